@@ -1,0 +1,180 @@
+import crypto from 'node:crypto';
+import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Type } from 'typebox';
+import type { Deps } from './platform/deps.js';
+import type { App } from './platform/http/app-type.js';
+import { authHook } from './platform/http/auth.js';
+import { AppError } from './platform/http/errors.js';
+import { errorHandler } from './platform/http/error-handler.js';
+import { ErrorBodySchema } from './platform/http/envelope.js';
+import { checkJsonValue, jsonBodyLimitBytes, validatorCompiler } from './platform/http/validation.js';
+import { createMetrics } from './platform/http/metrics.js';
+import { registerOperationRoutes } from './platform/http/operations.js';
+import { registerRemovedEndpoints } from './platform/http/removed-endpoints.js';
+import { logRedactPaths } from './platform/log.js';
+import { ApiKeyResolver } from './modules/tenants/api-key-resolver.js';
+import { ipAllowed } from './modules/tenants/api-key.js';
+import { registerAdminRoutes } from './modules/tenants/admin.routes.js';
+import { registerModuleRoutes } from './modules/routes.js';
+
+/** A trace id we accept from the caller: short, printable, no spaces. */
+const traceIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface BuildAppOptions {
+  logger?: FastifyServerOptions['logger'];
+  /** Extra routes registered with the others (tests use it to drive platform mechanisms). */
+  extraRoutes?: (app: App, deps: Deps) => void;
+}
+
+export interface RouteInfo {
+  method: string;
+  url: string;
+  public: boolean;
+  admin: boolean;
+}
+
+export interface BuiltApp {
+  app: App;
+  /** Every route registered, for the route-coverage checks of the tests. */
+  routes: RouteInfo[];
+  /** Set when shutdown starts: /health/ready then answers 503. */
+  markShuttingDown(): void;
+}
+
+/** Builds the HTTP application without listening; tests call inject() or listen on port 0. */
+export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<BuiltApp> {
+  let shuttingDown = false;
+  const app: App = Fastify({
+    logger: options.logger ?? { level: deps.config.logLevel, redact: { paths: logRedactPaths, censor: '[REDACTED]' } },
+    bodyLimit: jsonBodyLimitBytes,
+    logController: new LogController({ requestIdLogLabel: 'traceId' }),
+    genReqId: (request) => {
+      const given = request.headers['x-trace-id'];
+      return typeof given === 'string' && traceIdPattern.test(given) ? given : crypto.randomUUID();
+    },
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request) => {
+    throw new AppError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0] ?? ''} not found`);
+  });
+
+  // JSON bodies: parsed by Fastify's prototype-poisoning-safe parser, then checked for what
+  // JSON.parse lets through (deep nesting, NUL, lone surrogates). An empty body counts as none.
+  app.removeAllContentTypeParsers();
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, text, (error, value) => {
+      if (error) {
+        done(new AppError('INVALID_JSON', `The body is not valid JSON: ${error.message}`), undefined);
+        return;
+      }
+      try {
+        checkJsonValue(value);
+        done(null, value);
+      } catch (checkError) {
+        done(checkError as Error, undefined);
+      }
+    });
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Trace-Id', String(request.id));
+  });
+  const resolver = new ApiKeyResolver(deps);
+  app.addHook(
+    'onRequest',
+    authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey }),
+  );
+  app.addHook('preValidation', async (request) => {
+    const removed = request.routeOptions.config.removedFields;
+    const body = request.body;
+    if (!removed || body === null || typeof body !== 'object' || Array.isArray(body)) return;
+    const found = Object.keys(removed).filter((field) => Object.hasOwn(body, field));
+    if (found.length > 0) {
+      const details = found.map((field) => ({ field, message: `was removed: ${removed[field] ?? ''}` }));
+      throw new AppError('FIELD_REMOVED', details.map((detail) => `${detail.field} ${detail.message}`).join(' '), { details });
+    }
+  });
+
+  // Every API route refuses unknown query parameters (an empty strict schema when it declares
+  // none) and documents the error body; the docs UI routes are public.
+  const routes: RouteInfo[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method === 'HEAD') continue;
+      routes.push({ method, url: route.url, public: Boolean(route.config?.public) || route.url.startsWith('/docs'), admin: Boolean(route.config?.admin) });
+    }
+    if (route.url.startsWith('/docs')) {
+      route.config = { ...(route.config ?? {}), public: true, rateLimit: false } as typeof route.config;
+      return;
+    }
+    const isApiRoute = route.url.startsWith('/v1') || route.url === '/internal-transfer';
+    if (!isApiRoute) return;
+    const schema = (route.schema ??= {});
+    schema.querystring ??= Type.Object({}, { additionalProperties: false });
+    schema.response = { ...(schema.response as object), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema };
+  });
+
+  await app.register(rateLimit, {
+    global: true,
+    max: deps.config.rateLimitPerMinute,
+    timeWindow: 60_000,
+    keyGenerator: (request) => request.auth?.keyId ?? request.ip,
+    errorResponseBuilder: (_request, context) =>
+      new AppError('RATE_LIMITED', `Rate limit exceeded: ${context.max} requests per minute; retry in ${context.after}.`),
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'OpenBaaS API',
+        version: '1',
+        description:
+          'Banking-as-a-Service core: customers, compliance, wallets, bank rails, transfers, cards and webhooks. ' +
+          'Every success body is { message, data, traceId }; every error body is { message, code, details?, traceId }.',
+      },
+      servers: [{ url: deps.config.publicBaseUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Your API key, raw or as "Bearer <key>".' },
+          adminKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'OPENBAAS_ADMIN_KEY' },
+        },
+      },
+      security: [{ apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  const metrics = createMetrics(deps.database.pool);
+  app.addHook('onResponse', async (request, reply) => metrics.observe(request, reply));
+
+  registerOperationRoutes(app, deps, metrics.registry, () => shuttingDown);
+  registerRemovedEndpoints(app);
+  registerAdminRoutes(app, deps, resolver);
+  registerModuleRoutes(app, deps);
+  options.extraRoutes?.(app, deps);
+
+  await app.ready();
+  return {
+    app,
+    routes,
+    markShuttingDown: () => {
+      shuttingDown = true;
+    },
+  };
+}

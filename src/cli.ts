@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './platform/config.js';
+import { DataFolderLockedError } from './platform/db/lock-file.js';
+import { AppError } from './platform/http/errors.js';
+import { openDeps, runWorkersOnly, serve } from './main.js';
+import * as tenants from './modules/tenants/tenants.service.js';
+
+const usage = `Usage: openbaas <command> [options]
+
+Commands:
+  serve [--memory] [--port N] [--no-workers]   HTTP API plus background workers
+  worker                                       background workers only
+  migrate                                      apply pending database migrations
+  clients create --name NAME [--json]          create a client (tenant) and its first API key
+  clients list [--json]                        list clients
+  keys create --client ID [--read-only] [--allow-ip CIDR]... [--json]
+  keys revoke PREFIX [--json]
+
+Configuration comes from environment variables (see README). With no DATABASE_URL the embedded
+database in DATA_DIR (default ./data) is used; it is locked by a running server, so use the
+/v1/admin HTTP routes (OPENBAAS_ADMIN_KEY) to administer a running embedded server.`;
+
+function print(json: boolean, value: unknown, text: string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
+}
+
+async function withDeps<T>(work: (deps: Awaited<ReturnType<typeof openDeps>>) => Promise<T>): Promise<T> {
+  const deps = await openDeps(loadConfig(process.env, { runWorkers: false }));
+  try {
+    return await work(deps);
+  } finally {
+    await deps.database.close();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, subcommand] = argv;
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      memory: { type: 'boolean' },
+      port: { type: 'string' },
+      'no-workers': { type: 'boolean' },
+      name: { type: 'string' },
+      client: { type: 'string' },
+      'read-only': { type: 'boolean' },
+      'allow-ip': { type: 'string', multiple: true },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const json = values.json ?? false;
+  if (values.help || !command) {
+    process.stdout.write(`${usage}\n`);
+    return command ? 0 : 1;
+  }
+  switch (command) {
+    case 'serve': {
+      const port = values.port === undefined ? undefined : Number(values.port);
+      if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new ConfigError('--port must be 0 to 65535');
+      await serve(loadConfig(process.env, { memory: values.memory ?? false, runWorkers: !values['no-workers'], ...(port === undefined ? {} : { port }) }));
+      return -1;
+    }
+    case 'worker':
+      await runWorkersOnly(loadConfig(process.env));
+      return -1;
+    case 'migrate':
+      await withDeps(async () => undefined);
+      print(json, { migrated: true }, 'Migrations are up to date.');
+      return 0;
+    case 'clients':
+      if (subcommand === 'create') {
+        if (!values.name) throw new ConfigError('clients create needs --name');
+        const name = values.name;
+        const result = await withDeps((deps) => tenants.createClientWithKey(deps, name));
+        print(json, result, `Client ${result.client.id} (${result.client.name})\nAPI key (shown once): ${result.apiKey.key}`);
+        return 0;
+      }
+      if (subcommand === 'list') {
+        const clients = await withDeps((deps) => tenants.listClients(deps));
+        print(json, clients, clients.map((client) => `${client.id}  ${client.name}  ${client.createdAt}`).join('\n') || 'No clients.');
+        return 0;
+      }
+      break;
+    case 'keys':
+      if (subcommand === 'create') {
+        if (!values.client) throw new ConfigError('keys create needs --client <clientId>');
+        const clientId = values.client;
+        const apiKey = await withDeps((deps) =>
+          tenants.createApiKey(deps, clientId, { readOnly: values['read-only'] ?? false, allowedCidrs: values['allow-ip'] ?? [] }),
+        );
+        print(json, apiKey, `API key (shown once): ${apiKey.key}${apiKey.readOnly ? ' (read-only)' : ''}`);
+        return 0;
+      }
+      if (subcommand === 'revoke') {
+        const prefix = positionals[2];
+        if (!prefix) throw new ConfigError('keys revoke needs the key prefix, for example sk_test_Ab12Cd34');
+        const revoked = await withDeps((deps) => tenants.revokeApiKey(deps, prefix));
+        print(json, revoked, `Revoked ${revoked.prefix} at ${revoked.revokedAt}.`);
+        return 0;
+      }
+      break;
+    default:
+      break;
+  }
+  process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${usage}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    if (error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof AppError) {
+      process.stderr.write(`openbaas: ${error.message}\n`);
+    } else {
+      process.stderr.write(`openbaas: ${(error as Error).stack ?? String(error)}\n`);
+    }
+    process.exit(1);
+  },
+);

@@ -1,0 +1,98 @@
+import { Type } from 'typebox';
+import type { App } from '../../platform/http/app-type.js';
+import type { Deps } from '../../platform/deps.js';
+import { Envelope, Text } from '../../platform/http/envelope.js';
+import { isUuid } from '../../platform/ids.js';
+import { notFound } from '../../platform/http/errors.js';
+import type { ApiKeyResolver } from './api-key-resolver.js';
+import * as tenants from './tenants.service.js';
+
+const ClientSchema = Type.Object({ id: Type.String(), name: Type.String(), createdAt: Type.String() }, { title: 'Client' });
+const ApiKeySchema = Type.Object(
+  {
+    key: Type.String({ description: 'the full key: shown once, stored only as a hash' }),
+    prefix: Type.String(),
+    clientId: Type.String(),
+    readOnly: Type.Boolean(),
+    allowedCidrs: Type.Array(Type.String()),
+    createdAt: Type.String(),
+  },
+  { title: 'ApiKey' },
+);
+const KeyOptionsSchema = Type.Object(
+  {
+    readOnly: Type.Optional(Type.Boolean()),
+    allowedCidrs: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Tenant administration over HTTP, for a running server whose embedded database the CLI cannot
+ * open. These routes exist only when OPENBAAS_ADMIN_KEY is set.
+ */
+export function registerAdminRoutes(app: App, deps: Deps, resolver: ApiKeyResolver): void {
+  if (!deps.config.adminKey) return;
+  const config = { admin: true } as const;
+  const security = [{ adminKey: [] }];
+
+  app.post(
+    '/v1/admin/clients',
+    {
+      config,
+      schema: {
+        tags: ['Admin'],
+        summary: 'Create a client (tenant) and its first API key',
+        security,
+        body: Type.Object({ name: Text.short({ maxLength: tenants.clientNameLengthMax }), ...KeyOptionsSchema.properties }, { additionalProperties: false }),
+        response: { 201: Envelope(Type.Object({ client: ClientSchema, apiKey: ApiKeySchema })) },
+      },
+    },
+    async (request, reply) => {
+      const { name, ...keyOptions } = request.body;
+      const result = await tenants.createClientWithKey(deps, name, keyOptions);
+      return reply.code(201).send({ message: 'Client created', data: result, traceId: String(request.id) });
+    },
+  );
+
+  app.post(
+    '/v1/admin/clients/:clientId/keys',
+    {
+      config,
+      schema: {
+        tags: ['Admin'],
+        summary: 'Create another API key for a client',
+        security,
+        params: Type.Object({ clientId: Text.id() }),
+        body: Type.Optional(KeyOptionsSchema),
+        response: { 201: Envelope(Type.Object({ apiKey: ApiKeySchema })) },
+      },
+    },
+    async (request, reply) => {
+      if (!isUuid(request.params.clientId)) throw notFound('Client');
+      const apiKey = await tenants.createApiKey(deps, request.params.clientId, request.body ?? {});
+      return reply.code(201).send({ message: 'API key created', data: { apiKey }, traceId: String(request.id) });
+    },
+  );
+
+  app.delete(
+    '/v1/admin/keys/:keyPrefix',
+    {
+      config,
+      schema: {
+        tags: ['Admin'],
+        summary: 'Revoke an API key by its prefix',
+        security,
+        params: Type.Object({ keyPrefix: Text.short() }),
+        response: {
+          200: Envelope(Type.Object({ prefix: Type.String(), clientId: Type.String(), revokedAt: Type.String() })),
+        },
+      },
+    },
+    async (request) => {
+      const revoked = await tenants.revokeApiKey(deps, request.params.keyPrefix);
+      resolver.forgetAll();
+      return { message: 'API key revoked', data: revoked, traceId: String(request.id) };
+    },
+  );
+}

@@ -1,0 +1,133 @@
+import { sql } from 'kysely';
+import type { Deps } from '../../platform/deps.js';
+import { withTransaction, type Tx } from '../../platform/db/transaction.js';
+import { newId } from '../../platform/ids.js';
+import { AppError, notFound, validationError } from '../../platform/http/errors.js';
+import { apiKeyPattern, apiKeyPrefix, generateApiKey, hashApiKey, parseCidr } from './api-key.js';
+import * as store from './tenants.store.js';
+
+export interface ClientView {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ApiKeyView {
+  /** The full key: shown once, never stored. */
+  key: string;
+  prefix: string;
+  clientId: string;
+  readOnly: boolean;
+  allowedCidrs: string[];
+  createdAt: string;
+}
+
+export interface CreateKeyOptions {
+  readOnly?: boolean;
+  allowedCidrs?: string[];
+  /** A key chosen by the operator (OPENBAAS_API_KEY) instead of a generated one. */
+  fixedKey?: string;
+}
+
+export const clientNameLengthMax = 200;
+const bootstrapLockId = 7_300_151_002;
+
+function clientView(row: store.ClientRow): ClientView {
+  return { id: row.id, name: row.name, createdAt: row.created_at.toISOString() };
+}
+
+export function validateClientName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > clientNameLengthMax) {
+    throw validationError('name', `must be a non-empty string of at most ${clientNameLengthMax} characters`);
+  }
+  return name.trim();
+}
+
+/** Creates a client and runs every module's client seeder in the same transaction. */
+export async function createClientInTx(tx: Tx, deps: Deps, name: string): Promise<ClientView> {
+  const now = deps.clock.now();
+  const row: store.ClientRow = { id: newId(deps.clock), name: validateClientName(name), created_at: now };
+  await store.insertClient(tx, row);
+  for (const seed of deps.clientSeeders) await seed(tx, row.id, now, deps);
+  return clientView(row);
+}
+
+export async function createClient(deps: Deps, name: string): Promise<ClientView> {
+  return withTransaction(deps.db, (tx) => createClientInTx(tx, deps, name));
+}
+
+export async function createApiKeyInTx(tx: Tx, deps: Deps, clientId: string, options: CreateKeyOptions = {}): Promise<ApiKeyView> {
+  if (!(await store.findClient(tx, clientId))) throw notFound('Client');
+  const live = deps.config.mode === 'production';
+  const key = options.fixedKey ?? generateApiKey(live);
+  const match = apiKeyPattern.exec(key);
+  if (!match || (match[1] === 'live') !== live) {
+    throw validationError('key', `must be an ${live ? 'sk_live_' : 'sk_test_'} key in ${deps.config.mode} mode`);
+  }
+  const allowedCidrs = options.allowedCidrs ?? [];
+  for (const cidr of allowedCidrs) {
+    if (!parseCidr(cidr)) throw validationError('allowIp', `"${cidr}" is not an IP address or CIDR range`);
+  }
+  const now = deps.clock.now();
+  const prefix = apiKeyPrefix(key);
+  if (await store.findApiKeyByPrefix(tx, prefix)) throw new AppError('CONFLICT', 'A key with this prefix already exists.');
+  await store.insertApiKey(tx, {
+    client_id: clientId,
+    id: newId(deps.clock),
+    prefix,
+    secret_hash: hashApiKey(key),
+    live,
+    read_only: options.readOnly ?? false,
+    allowed_cidrs: allowedCidrs,
+    created_at: now,
+    revoked_at: null,
+  });
+  return { key, prefix, clientId, readOnly: options.readOnly ?? false, allowedCidrs, createdAt: now.toISOString() };
+}
+
+export async function createApiKey(deps: Deps, clientId: string, options: CreateKeyOptions = {}): Promise<ApiKeyView> {
+  return withTransaction(deps.db, (tx) => createApiKeyInTx(tx, deps, clientId, options));
+}
+
+export async function revokeApiKey(deps: Deps, prefix: string): Promise<{ prefix: string; clientId: string; revokedAt: string }> {
+  const row = await store.revokeApiKey(deps.db, prefix, deps.clock.now());
+  if (!row?.revoked_at) throw notFound('Active API key');
+  return { prefix: row.prefix, clientId: row.client_id, revokedAt: row.revoked_at.toISOString() };
+}
+
+export async function listClients(deps: Deps): Promise<ClientView[]> {
+  return (await store.listClients(deps.db)).map(clientView);
+}
+
+/**
+ * Sandbox start-up: on an empty database create a client and a key (returned so the caller can
+ * print it once); with OPENBAAS_API_KEY make sure that exact key exists.
+ */
+export async function bootstrapSandbox(deps: Deps): Promise<{ client: ClientView; key: ApiKeyView } | undefined> {
+  if (deps.config.mode !== 'sandbox') return undefined;
+  const fixedKey = deps.config.sandboxApiKey;
+  return withTransaction(deps.db, async (tx) => {
+    // Several processes may start at once on one PostgreSQL database: only one bootstraps.
+    await sql`SELECT pg_advisory_xact_lock(${bootstrapLockId})`.execute(tx);
+    if (fixedKey) {
+      if (await store.findApiKeyByPrefix(tx, apiKeyPrefix(fixedKey))) return undefined;
+      const existing = (await store.listClients(tx))[0];
+      const client = existing ? clientView(existing) : await createClientInTx(tx, deps, 'Sandbox');
+      return { client, key: await createApiKeyInTx(tx, deps, client.id, { fixedKey }) };
+    }
+    if ((await store.countClients(tx)) > 0) return undefined;
+    const client = await createClientInTx(tx, deps, 'Sandbox');
+    return { client, key: await createApiKeyInTx(tx, deps, client.id) };
+  });
+}
+
+export async function createClientWithKey(
+  deps: Deps,
+  name: string,
+  keyOptions: CreateKeyOptions = {},
+): Promise<{ client: ClientView; apiKey: ApiKeyView }> {
+  return withTransaction(deps.db, async (tx) => {
+    const client = await createClientInTx(tx, deps, name);
+    return { client, apiKey: await createApiKeyInTx(tx, deps, client.id, keyOptions) };
+  });
+}

@@ -1,0 +1,108 @@
+import path from 'node:path';
+
+export type Mode = 'sandbox' | 'production';
+
+export interface Config {
+  mode: Mode;
+  host: string;
+  port: number;
+  /** PostgreSQL connection string; absent means the embedded PGlite database. */
+  databaseUrl: string | undefined;
+  /** Data folder of the embedded database (ignored with databaseUrl). */
+  dataDir: string;
+  /** Throwaway in-memory embedded database. */
+  memory: boolean;
+  databasePoolMax: number;
+  databaseConnectTimeoutMs: number;
+  /** Fixed sandbox API key (sk_test_…), created at start when missing. */
+  sandboxApiKey: string | undefined;
+  /** Enables the /v1/admin routes when set. */
+  adminKey: string | undefined;
+  logLevel: string;
+  rateLimitPerMinute: number;
+  shutdownTimeoutMs: number;
+  idempotencyRetentionHours: number;
+  eventRetentionDays: number;
+  publicBaseUrl: string;
+  runWorkers: boolean;
+  authCacheTtlMs: number;
+}
+
+/** Every environment variable the program reads, with its default. The README table mirrors it. */
+export const environmentVariables = [
+  ['OPENBAAS_MODE', 'sandbox', '`sandbox` (simulation API, generated sandbox key) or `production`'],
+  ['HOST', '127.0.0.1', 'address to listen on (use 0.0.0.0 to accept outside connections)'],
+  ['PORT', '8080', 'HTTP port'],
+  ['DATABASE_URL', '(unset)', 'PostgreSQL connection string; unset means the embedded PGlite database'],
+  ['DATA_DIR', './data', 'folder of the embedded database (and its lock file)'],
+  ['DB_POOL_MAX', '20', 'PostgreSQL pool size (the embedded database always uses exactly one connection)'],
+  ['DB_CONNECT_TIMEOUT_MS', '10000', 'how long a request waits for a database connection'],
+  ['OPENBAAS_API_KEY', '(unset)', 'in sandbox mode, a fixed `sk_test_…` key created at start if missing'],
+  ['OPENBAAS_ADMIN_KEY', '(unset)', 'enables the `/v1/admin` routes, authenticated by this value'],
+  ['LOG_LEVEL', 'info', 'pino log level (`fatal` … `trace`, or `silent`)'],
+  ['RATE_LIMIT_PER_MINUTE', '6000 (sandbox), 1200 (production)', 'requests per minute per API key'],
+  ['SHUTDOWN_TIMEOUT_MS', '10000', 'how long shutdown waits for in-flight requests'],
+  ['IDEMPOTENCY_RETENTION_HOURS', '24', 'how long idempotency keys are kept'],
+  ['EVENT_RETENTION_DAYS', '30', 'how long events stay readable through /v1/events'],
+  ['PUBLIC_BASE_URL', 'http://localhost:$PORT', 'address this server is reached at (links it hands out)'],
+  ['AUTH_CACHE_TTL_MS', '2000', 'how long a process trusts a looked-up API key before checking it again'],
+] as const;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+export interface ConfigOverrides {
+  memory?: boolean;
+  port?: number;
+  runWorkers?: boolean;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
+  const modeRaw = env.OPENBAAS_MODE ?? 'sandbox';
+  if (modeRaw !== 'sandbox' && modeRaw !== 'production') {
+    throw new ConfigError(`OPENBAAS_MODE must be sandbox or production, got "${modeRaw}"`);
+  }
+  const mode: Mode = modeRaw;
+  const port = overrides.port ?? integer(env, 'PORT', 8080, 0, 65535);
+  const sandboxApiKey = env.OPENBAAS_API_KEY || undefined;
+  if (sandboxApiKey !== undefined) {
+    if (mode !== 'sandbox') throw new ConfigError('OPENBAAS_API_KEY is only for sandbox mode');
+    if (!/^sk_test_[A-Za-z0-9]{16,96}$/.test(sandboxApiKey)) {
+      throw new ConfigError('OPENBAAS_API_KEY must look like sk_test_ followed by 16 to 96 letters or digits');
+    }
+  }
+  const adminKey = env.OPENBAAS_ADMIN_KEY || undefined;
+  if (adminKey !== undefined && adminKey.length < 16) {
+    throw new ConfigError('OPENBAAS_ADMIN_KEY must be at least 16 characters long');
+  }
+  return {
+    mode,
+    host: env.HOST || '127.0.0.1',
+    port,
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    memory: overrides.memory ?? false,
+    databasePoolMax: integer(env, 'DB_POOL_MAX', 20, 1, 1000),
+    databaseConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
+    sandboxApiKey,
+    adminKey,
+    logLevel: env.LOG_LEVEL || 'info',
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', mode === 'sandbox' ? 6000 : 1200, 1, 10_000_000),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    idempotencyRetentionHours: integer(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 24, 24 * 365),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 30, 3650),
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    runWorkers: overrides.runWorkers ?? true,
+    authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2000, 0, 60_000),
+  };
+}

@@ -1,0 +1,82 @@
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database } from './schema.js';
+import { acquireDataFolderLock } from './lock-file.js';
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  pool: pg.Pool;
+  kind: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL server; when absent the embedded PGlite database is used. */
+  databaseUrl?: string | undefined;
+  /** PGlite data folder (ignored when memory is true). */
+  dataDir?: string | undefined;
+  memory?: boolean | undefined;
+  poolMax: number;
+  connectTimeoutMs: number;
+  /** PostgreSQL only: the schema every connection works in (tests give each file its own). */
+  searchPath?: string | undefined;
+}
+
+/**
+ * One code path for both databases: a pg.Pool, backed either by a PostgreSQL server or by PGlite
+ * through its node-postgres adapter. PGlite has exactly one connection, so the pool size is 1
+ * and a connection timeout turns an accidental nested use into an error instead of a hang.
+ */
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolMax,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
+    });
+    pool.on('error', () => {
+      // An idle client lost its connection; the pool replaces it. Requests see their own errors.
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, pool, kind: 'postgres', close: () => db.destroy() };
+  }
+
+  const releaseLock = options.memory ? () => {} : acquireDataFolderLock(requireDataDir(options));
+  let lite: PGlite;
+  try {
+    lite = await PGlite.create(options.memory ? 'memory://' : requireDataDir(options));
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+  const pool = new pg.Pool({
+    ...(createPgConfig(lite) as unknown as pg.PoolConfig),
+    max: 1,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+  });
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    pool,
+    kind: 'pglite',
+    close: async () => {
+      try {
+        await db.destroy();
+        await lite.close();
+      } finally {
+        releaseLock();
+      }
+    },
+  };
+}
+
+function requireDataDir(options: DatabaseOptions): string {
+  if (!options.dataDir) throw new Error('dataDir is required for the embedded database');
+  return options.dataDir;
+}

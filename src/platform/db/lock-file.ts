@@ -1,0 +1,57 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+export class DataFolderLockedError extends Error {
+  override name = 'DataFolderLockedError';
+}
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM means the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite is a single-process database: two processes on one data folder would corrupt it. The
+ * lock file holds the owner's pid; a lock left by a process that no longer runs is taken over.
+ */
+export function acquireDataFolderLock(dataDir: string): () => void {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const lockPath = path.join(dataDir, 'openbaas.lock');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = fs.openSync(lockPath, 'wx');
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        try {
+          if (fs.readFileSync(lockPath, 'utf8').trim() === String(process.pid)) fs.unlinkSync(lockPath);
+        } catch {
+          // already gone: nothing to release
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const ownerPid = Number.parseInt(fs.readFileSync(lockPath, 'utf8').trim(), 10);
+      if (Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && processIsAlive(ownerPid)) {
+        throw new DataFolderLockedError(
+          `The data folder ${dataDir} is in use by another OpenBaaS process (pid ${ownerPid}). ` +
+            'Stop that process first, or use another DATA_DIR (or DATABASE_URL for PostgreSQL, which several processes can share).',
+        );
+      }
+      if (ownerPid === process.pid) {
+        throw new DataFolderLockedError(`The data folder ${dataDir} is already open in this process.`);
+      }
+      // Stale lock from a process that died: remove it and try again.
+      fs.rmSync(lockPath, { force: true });
+    }
+  }
+  throw new DataFolderLockedError(`Could not lock the data folder ${dataDir}.`);
+}

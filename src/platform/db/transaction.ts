@@ -1,0 +1,36 @@
+import type { Transaction } from 'kysely';
+import type { Database } from './schema.js';
+import type { Db } from './database.js';
+
+export type Tx = Transaction<Database>;
+
+/** PostgreSQL errors that mean "run the whole transaction again": serialization failure, deadlock. */
+const retryableSqlStates = new Set(['40001', '40P01']);
+export const transactionAttemptsMax = 8;
+
+export function isRetryableDatabaseError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && retryableSqlStates.has(code);
+}
+
+export function sqlStateOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * Runs `work` in one database transaction and runs it again, a bounded number of times, when
+ * PostgreSQL reports a serialization failure or a deadlock. `work` must therefore have no effect
+ * outside the transaction. Never use the pool from inside `work`: on PGlite that deadlocks.
+ */
+export async function withTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(work);
+    } catch (error) {
+      if (!isRetryableDatabaseError(error) || attempt >= transactionAttemptsMax) throw error;
+      const backoffMs = Math.min(200, 2 ** attempt) * (0.5 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, backoffMs));
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import type { FastifyRequest } from 'fastify';
+import { AppError } from './errors.js';
+
+export interface Authentication {
+  clientId: string;
+  keyId: string;
+  keyPrefix: string;
+  readOnly: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: Authentication | undefined;
+  }
+  interface FastifyContextConfig {
+    /** Route needs no API key (health, metrics, docs, hosted pages). */
+    public?: boolean;
+    /** Route is authenticated by OPENBAAS_ADMIN_KEY instead of a client key. */
+    admin?: boolean;
+    /** Body fields that were removed from the API, each with the text naming its replacement. */
+    removedFields?: Record<string, string>;
+  }
+}
+
+/** What a service needs to know about the request it serves. */
+export interface RequestContext {
+  clientId: string;
+  traceId: string;
+  /** The moment of the request, read once from the injected clock. */
+  now: Date;
+}
+
+export function authOf(request: FastifyRequest): Authentication {
+  if (!request.auth) throw new AppError('UNAUTHENTICATED', 'An API key is required.');
+  return request.auth;
+}

@@ -1,0 +1,72 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from './errors.js';
+import { detailsFromAjvErrors } from './validation.js';
+import type { ErrorObject } from 'ajv';
+
+export function errorBody(error: AppError, traceId: string) {
+  return {
+    message: error.message,
+    code: error.code,
+    ...(error.details && error.details.length > 0 ? { details: error.details } : {}),
+    traceId,
+  };
+}
+
+const fastifyCodes: Record<string, (error: FastifyError) => AppError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large (1 MiB at most for JSON).'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (error) =>
+    new AppError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: send JSON bodies as application/json. (${error.message})`),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('INVALID_JSON', 'The body is empty but Content-Type is application/json.'),
+  FST_ERR_CTP_INVALID_JSON_BODY: (error) => new AppError('INVALID_JSON', `The body is not valid JSON: ${error.message}`),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('BAD_REQUEST', 'The Content-Length header does not match the body.'),
+};
+
+function toAppError(error: FastifyError & { validationContext?: string }): AppError | undefined {
+  if (error instanceof AppError) return error;
+  if (error.validation) {
+    const context = error.validationContext ?? 'body';
+    const details = detailsFromAjvErrors(error.validation as unknown as ErrorObject[], context);
+    const summary = details.map((detail) => `${detail.field} ${detail.message}`).join('; ');
+    const where = context === 'querystring' ? 'query parameters' : context === 'params' ? 'path parameters' : 'request body';
+    return new AppError('VALIDATION_ERROR', `Invalid ${where}: ${summary}`, { details });
+  }
+  const mapped = error.code ? fastifyCodes[error.code] : undefined;
+  if (mapped) return mapped(error);
+  if (error instanceof SyntaxError) return new AppError('INVALID_JSON', `The body is not valid JSON: ${error.message}`);
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    if (error.statusCode === 413) return fastifyCodes.FST_ERR_CTP_BODY_TOO_LARGE?.(error);
+    if (error.statusCode === 415) return fastifyCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE?.(error);
+    return new AppError('BAD_REQUEST', error.message);
+  }
+  return undefined;
+}
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    (typeof message === 'string' && /timeout exceeded when trying to connect|Connection terminated|ECONNREFUSED/.test(message)) ||
+    code === '57P01' ||
+    code === '57P03' ||
+    code === 'ECONNREFUSED'
+  );
+}
+
+/** Expected outcomes become their 4xx; anything else is a bug: a 500, logged with its stack. */
+export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const traceId = String(request.id);
+  let appError = toAppError(error);
+  if (!appError) {
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: error }, 'database unavailable');
+      appError = new AppError('SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly.', {
+        headers: { 'retry-after': '1' },
+      });
+    } else {
+      request.log.error({ err: error }, 'unexpected error');
+      appError = new AppError('INTERNAL_ERROR', `Internal error. Please report it with the trace id ${traceId}.`);
+    }
+  }
+  if (appError.headers) reply.headers(appError.headers);
+  return reply.code(appError.statusCode).send(errorBody(appError, traceId));
+}

@@ -1,0 +1,31 @@
+import { errorCodes, type ErrorCode } from './error-codes.js';
+
+export interface ErrorDetail {
+  field: string;
+  message: string;
+}
+
+/** An expected outcome that ends a request with a 4xx: a stable code, a status and a message for a person. */
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.code = code;
+    this.statusCode = errorCodes[code].status;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+export function notFound(resource: string): AppError {
+  return new AppError('NOT_FOUND', `${resource} not found`);
+}
+
+export function validationError(field: string, message: string): AppError {
+  return new AppError('VALIDATION_ERROR', `${field}: ${message}`, { details: [{ field, message }] });
+}

@@ -1,0 +1,171 @@
+import crypto from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import type { Deps } from '../deps.js';
+import { withTransaction, sqlStateOf, type Tx } from '../db/transaction.js';
+import { authOf, type RequestContext } from './context.js';
+import { AppError } from './errors.js';
+import { errorBody } from './error-handler.js';
+
+/** Visible ASCII only (0x21–0x7E), 1 to 255 characters. */
+const idempotencyKeyPattern = /^[\x21-\x7e]{1,255}$/;
+
+export interface WriteResult<T> {
+  statusCode?: number;
+  message: string;
+  data: T;
+}
+
+interface StoredResponse {
+  statusCode: number;
+  body: unknown;
+}
+
+declare module '../db/schema.js' {
+  interface Database {
+    idempotency_keys: {
+      client_id: string;
+      key: string;
+      request_hash: Buffer;
+      method: string;
+      path: string;
+      status_code: number;
+      response_body: import('kysely').ColumnType<unknown, string, string>;
+      created_at: Date;
+    };
+  }
+}
+
+/** Reads and checks the Idempotency-Key header; undefined when absent. */
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (!idempotencyKeyPattern.test(value)) {
+    throw new AppError('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', {
+      details: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }],
+    });
+  }
+  return value;
+}
+
+function requestHash(request: FastifyRequest): Buffer {
+  const path = request.url.split('?')[0] ?? '';
+  return crypto
+    .createHash('sha256')
+    .update(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`)
+    .digest();
+}
+
+/** A 64-bit advisory lock id for (client, key), so two requests with one key never run at once. */
+function advisoryLockId(clientId: string, key: string): string {
+  return crypto.createHash('sha256').update(`${clientId}\n${key}`).digest().readBigInt64BE(0).toString();
+}
+
+export function requestContext(request: FastifyRequest, deps: Deps): RequestContext {
+  return { clientId: authOf(request).clientId, traceId: String(request.id), now: deps.clock.now() };
+}
+
+/**
+ * Runs a write in one database transaction and sends its envelope. With an Idempotency-Key the
+ * key is recorded in that same transaction together with the response, so the effect and the
+ * record commit or vanish together; a replay returns the stored status and body. A 4xx outcome
+ * is stored as well (in a second transaction, since the first rolled back); a 5xx never is.
+ */
+export async function runWrite<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+  work: (tx: Tx, context: RequestContext) => Promise<WriteResult<T>>,
+): Promise<unknown> {
+  const context = requestContext(request, deps);
+  const key = idempotencyKeyOf(request);
+  if (key === undefined) {
+    const result = await withTransaction(deps.db, (tx) => work(tx, context));
+    return reply.code(result.statusCode ?? 200).send(envelopeOf(result, context));
+  }
+
+  const hash = requestHash(request);
+  const lockId = advisoryLockId(context.clientId, key);
+  const stored = async (tx: Tx): Promise<StoredResponse | undefined> => {
+    const locked = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${lockId}::bigint) AS locked`.execute(tx);
+    if (!locked.rows[0]?.locked) {
+      throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.');
+    }
+    const row = await tx
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'status_code', 'response_body'])
+      .where('client_id', '=', context.clientId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    if (!row.request_hash.equals(hash)) {
+      throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
+    }
+    return { statusCode: row.status_code, body: row.response_body };
+  };
+  const record = async (tx: Tx, response: StoredResponse) => {
+    await tx
+      .insertInto('idempotency_keys')
+      .values({
+        client_id: context.clientId,
+        key,
+        request_hash: hash,
+        method: request.method,
+        path: (request.url.split('?')[0] ?? '').slice(0, 2000),
+        status_code: response.statusCode,
+        response_body: JSON.stringify(response.body),
+        created_at: context.now,
+      })
+      .execute();
+  };
+
+  let outcome: { replay: boolean; response: StoredResponse };
+  try {
+    outcome = await withTransaction(deps.db, async (tx) => {
+      const previous = await stored(tx);
+      if (previous) return { replay: true, response: previous };
+      const result = await work(tx, context);
+      const response = { statusCode: result.statusCode ?? 200, body: envelopeOf(result, context) };
+      await record(tx, response);
+      return { replay: false, response };
+    });
+  } catch (error) {
+    if (sqlStateOf(error) === '23505') {
+      // Another process recorded this key between our check and our insert: answer with its response.
+      outcome = await withTransaction(deps.db, async (tx) => {
+        const previous = await stored(tx);
+        if (!previous) throw error;
+        return { replay: true, response: previous };
+      });
+    } else if (error instanceof AppError && error.statusCode < 500 && !isKeyError(error)) {
+      const response = { statusCode: error.statusCode, body: errorBody(error, context.traceId) };
+      outcome = await withTransaction(deps.db, async (tx) => {
+        const previous = await stored(tx);
+        if (previous) return { replay: true, response: previous };
+        await record(tx, response);
+        return { replay: false, response };
+      });
+      if (!outcome.replay) throw error;
+    } else {
+      throw error;
+    }
+  }
+  if (outcome.replay) reply.header('Idempotent-Replayed', 'true');
+  return reply.code(outcome.response.statusCode).send(outcome.response.body);
+}
+
+function isKeyError(error: AppError): boolean {
+  return error.code === 'IDEMPOTENCY_KEY_REUSED' || error.code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS';
+}
+
+function envelopeOf<T>(result: WriteResult<T>, context: RequestContext) {
+  return { message: result.message, data: result.data, traceId: context.traceId };
+}
+
+/** Deletes idempotency records older than the retention period; run by a worker. */
+export async function purgeIdempotencyKeys(deps: Deps): Promise<number> {
+  const cutoff = new Date(deps.clock.now().getTime() - deps.config.idempotencyRetentionHours * 3600_000);
+  const result = await deps.db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,36 @@
+import client from 'prom-client';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type pg from 'pg';
+
+/** One registry per app instance, so tests that build several apps do not share counters. */
+export function createMetrics(pool: pg.Pool) {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  const requestDuration = new client.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route, method and status',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  new client.Gauge({
+    name: 'db_pool_connections',
+    help: 'Database pool connections by state',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ state: 'total' }, pool.totalCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+      this.set({ state: 'waiting' }, pool.waitingCount);
+    },
+  });
+  return {
+    registry,
+    observe(request: FastifyRequest, reply: FastifyReply) {
+      requestDuration.observe(
+        { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+        reply.elapsedTime / 1000,
+      );
+    },
+  };
+}

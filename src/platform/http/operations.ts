@@ -1,0 +1,32 @@
+import type { App } from './app-type.js';
+import type { Deps } from '../deps.js';
+import { migrationsAreCurrent } from '../db/migrate.js';
+import { AppError } from './errors.js';
+import type { Registry } from 'prom-client';
+
+/** Health, metrics and the OpenAPI document: public, not rate limited, hidden from the reference. */
+export function registerOperationRoutes(app: App, deps: Deps, registry: Registry, isShuttingDown: () => boolean): void {
+  const config = { public: true, rateLimit: false } as const;
+  let migrationsChecked = false;
+
+  app.get('/health/live', { config, schema: { hide: true } }, async () => ({ status: 'ok' }));
+
+  app.get('/health/ready', { config, schema: { hide: true } }, async (_request, reply) => {
+    try {
+      if (isShuttingDown()) throw new Error('shutting down');
+      await deps.database.pool.query('SELECT 1');
+      if (!migrationsChecked) migrationsChecked = await migrationsAreCurrent(deps.database.pool);
+      if (!migrationsChecked) throw new Error('migrations pending');
+      return reply.send({ status: 'ready', database: deps.database.kind });
+    } catch (error) {
+      throw new AppError('SERVICE_UNAVAILABLE', `Not ready: ${(error as Error).message}`);
+    }
+  });
+
+  app.get('/metrics', { config, schema: { hide: true } }, async (_request, reply) => {
+    const text = await registry.metrics();
+    return reply.type(registry.contentType).send(text);
+  });
+
+  app.get('/openapi.json', { config, schema: { hide: true } }, async () => app.swagger());
+}

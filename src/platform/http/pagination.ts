@@ -1,0 +1,92 @@
+import { sql, type SelectQueryBuilder } from 'kysely';
+import { Type, type Static } from 'typebox';
+import { isUuid } from '../ids.js';
+import { validationError } from './errors.js';
+
+export const listLimitMax = 200;
+export const listLimitDefault = 20;
+export const listOffsetMax = 1_000_000;
+
+const DateOrDateTime = Type.String({
+  maxLength: 40,
+  pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?$',
+  description: 'ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)',
+});
+
+/** Query parameters shared by every list endpoint; spread them into the route's own query object. */
+export const listQueryProperties = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: listLimitMax, default: listLimitDefault })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: listOffsetMax, default: 0 })),
+  startAfterId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'keyset cursor: the nextStartAfterId of the previous page' })),
+  createdAfter: Type.Optional(DateOrDateTime),
+  createdBefore: Type.Optional(DateOrDateTime),
+};
+
+const ListQuerySchema = Type.Object(listQueryProperties);
+export type ListQuery = Static<typeof ListQuerySchema>;
+
+export interface Pagination {
+  totalResults: number;
+  hasMoreResults: boolean;
+  nextStartAfterId: string | null;
+}
+
+function parseInstant(value: string, field: string): Date {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw validationError(field, 'is not a valid date');
+  // Reject dates that JavaScript silently rolls over, such as 2023-02-30.
+  if (value.slice(0, 10) !== date.toISOString().slice(0, 10) && !/[+-]\d{2}:\d{2}$/.test(value)) {
+    throw validationError(field, 'is not a valid date');
+  }
+  return date;
+}
+
+/**
+ * Pages a query newest first. Ids are UUIDv7, so descending id order is creation order and the
+ * keyset cursor is simply "id below startAfterId". `createdAfter` is inclusive, `createdBefore`
+ * exclusive. totalResults counts every row that matches the filters.
+ */
+export async function paginate<DB, TB extends keyof DB, O extends { id: string }>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  list: ListQuery,
+  columns: { id: string; createdAt: string },
+): Promise<{ rows: O[]; pagination: Pagination }> {
+  const limit = list.limit ?? listLimitDefault;
+  const offset = list.offset ?? 0;
+  if (list.startAfterId !== undefined && offset > 0) {
+    throw validationError('offset', 'cannot be combined with startAfterId');
+  }
+  let filtered = query;
+  if (list.createdAfter) {
+    filtered = filtered.where(sql<boolean>`${sql.ref(columns.createdAt)} >= ${parseInstant(list.createdAfter, 'createdAfter')}`);
+  }
+  if (list.createdBefore) {
+    filtered = filtered.where(sql<boolean>`${sql.ref(columns.createdAt)} < ${parseInstant(list.createdBefore, 'createdBefore')}`);
+  }
+  const countRow = await filtered
+    .clearSelect()
+    .clearOrderBy()
+    .select(sql<string>`count(*)`.as('total'))
+    .executeTakeFirst();
+  const total = Number((countRow as unknown as { total: string } | undefined)?.total ?? 0);
+
+  let page = filtered;
+  if (list.startAfterId !== undefined) {
+    // A cursor that is not one of our ids cannot match anything: an empty page, as with a missing id.
+    if (!isUuid(list.startAfterId)) return { rows: [], pagination: { totalResults: total, hasMoreResults: false, nextStartAfterId: null } };
+    page = page.where(sql<boolean>`${sql.ref(columns.id)} < ${list.startAfterId}::uuid`);
+  }
+  const rows = await page
+    .clearOrderBy()
+    .orderBy(sql.ref(columns.id), 'desc')
+    .limit(limit + 1)
+    .offset(offset)
+    .execute();
+  const hasMoreResults = rows.length > limit;
+  const pageRows = hasMoreResults ? rows.slice(0, limit) : rows;
+  const last = pageRows[pageRows.length - 1];
+  return {
+    rows: pageRows,
+    pagination: { totalResults: total, hasMoreResults, nextStartAfterId: hasMoreResults && last ? last.id : null },
+  };
+}

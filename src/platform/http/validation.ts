@@ -1,0 +1,130 @@
+import { Ajv, type ErrorObject, type Options as AjvOptions } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { AppError, type ErrorDetail } from './errors.js';
+
+// ajv-formats is CommonJS; its default export arrives as the module object under NodeNext.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+export const jsonBodyLimitBytes = 1024 * 1024;
+export const uploadBodyLimitBytes = 10 * 1024 * 1024;
+export const jsonDepthMax = 32;
+export const validationDetailsMax = 20;
+
+const sharedAjvOptions: AjvOptions = {
+  allErrors: true,
+  strict: true,
+  // TypeBox marks its schemas with non-enumerable keys and our own OpenAPI keywords.
+  keywords: ['example'],
+};
+
+/**
+ * Bodies are validated strictly: no type coercion (a JSON number is not a decimal string), no
+ * removal of unknown fields (they are refused), no defaults filled in.
+ */
+const bodyAjv = addFormats(new Ajv({ ...sharedAjvOptions, coerceTypes: false, removeAdditional: false, useDefaults: false }));
+/** Query strings and path parameters arrive as text, so they are coerced; unknown ones are still refused. */
+const queryAjv = addFormats(new Ajv({ ...sharedAjvOptions, coerceTypes: 'array', removeAdditional: false, useDefaults: true }));
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : queryAjv;
+  return ajv.compile(schema as object);
+};
+
+function jsonPointerToPath(pointer: string): string {
+  if (pointer === '') return '';
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '');
+}
+
+function joinPath(base: string, child: string): string {
+  return base ? `${base}.${child}` : child;
+}
+
+/** Turns Ajv errors into `details` entries that name each field by its path. */
+export function detailsFromAjvErrors(errors: readonly ErrorObject[], context: string): ErrorDetail[] {
+  const rootName = context === 'body' ? 'body' : context;
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    let field = jsonPointerToPath(error.instancePath);
+    let message = error.message ?? 'is invalid';
+    if (error.keyword === 'required') {
+      field = joinPath(field, String((error.params as { missingProperty: string }).missingProperty));
+      message = 'is required';
+    } else if (error.keyword === 'additionalProperties') {
+      field = joinPath(field, String((error.params as { additionalProperty: string }).additionalProperty));
+      message = context === 'body' ? 'is not a known field' : 'is not a known query parameter';
+    } else if (error.keyword === 'const' || error.keyword === 'enum') {
+      const allowed = (error.params as { allowedValue?: unknown; allowedValues?: unknown[] });
+      const values = allowed.allowedValues ?? [allowed.allowedValue];
+      message = `must be one of ${values.map((value) => JSON.stringify(value)).join(', ')}`;
+    } else if (error.keyword === 'anyOf' || error.keyword === 'oneOf') {
+      // The branch errors carry the useful text; this summary adds nothing.
+      if (errors.some((other) => other !== error && other.instancePath === error.instancePath)) continue;
+      message = 'does not match any allowed form';
+    }
+    if (!field) field = rootName;
+    const key = `${field}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    details.push({ field, message });
+    if (details.length >= validationDetailsMax) break;
+  }
+  // Several branch errors of one union on the same field read best as one line.
+  return mergeUnionDetails(details);
+}
+
+function mergeUnionDetails(details: ErrorDetail[]): ErrorDetail[] {
+  const byField = new Map<string, string[]>();
+  for (const detail of details) {
+    const messages = byField.get(detail.field) ?? [];
+    messages.push(detail.message);
+    byField.set(detail.field, messages);
+  }
+  return [...byField.entries()].map(([field, messages]) => ({
+    field,
+    message: messages.length === 1 ? (messages[0] ?? '') : messages.join('; or '),
+  }));
+}
+
+/**
+ * Checks a parsed JSON body for what JSON.parse lets through but we refuse: nesting deeper than
+ * jsonDepthMax, NUL characters and lone UTF-16 surrogates in strings or keys. Iterative, so a
+ * hostile body cannot exhaust the stack.
+ */
+export function checkJsonValue(root: unknown): void {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (!item) break;
+    const { value, depth } = item;
+    if (typeof value === 'string') {
+      checkString(value);
+    } else if (value !== null && typeof value === 'object') {
+      if (depth >= jsonDepthMax) {
+        throw new AppError('INVALID_JSON', `The body is nested more than ${jsonDepthMax} levels deep.`);
+      }
+      if (Array.isArray(value)) {
+        for (const element of value) stack.push({ value: element, depth: depth + 1 });
+      } else {
+        for (const [key, element] of Object.entries(value as Record<string, unknown>)) {
+          checkString(key);
+          stack.push({ value: element, depth: depth + 1 });
+        }
+      }
+    }
+  }
+}
+
+function checkString(value: string): void {
+  if (value.includes('\u0000')) {
+    throw new AppError('INVALID_JSON', 'Strings may not contain the NUL character (\\u0000).');
+  }
+  if (!value.isWellFormed()) {
+    throw new AppError('INVALID_JSON', 'Strings may not contain lone UTF-16 surrogates.');
+  }
+}

@@ -1,0 +1,55 @@
+import type { Mode } from '../config.js';
+import { AppError } from '../http/errors.js';
+
+export interface Asset {
+  /** The currency acronym used everywhere in the API (USD, BTC, …). */
+  code: string;
+  name: string;
+  /** Number of decimal places: an amount of 1 minor unit is 10^-scale of the asset. */
+  scale: number;
+  kind: 'FIAT' | 'CRYPTO';
+  /** Only usable in sandbox mode (USD_TEST). */
+  sandboxOnly: boolean;
+}
+
+/** Largest whole-unit part any amount may have: 15 digits, under a quadrillion units. */
+export const amountIntegerDigitsMax = 15;
+
+const assetList: Asset[] = [
+  { code: 'USD', name: 'US Dollar', scale: 2, kind: 'FIAT', sandboxOnly: false },
+  { code: 'USD_TEST', name: 'US Dollar (sandbox test asset)', scale: 2, kind: 'FIAT', sandboxOnly: true },
+  { code: 'EUR', name: 'Euro', scale: 2, kind: 'FIAT', sandboxOnly: false },
+  { code: 'BTC', name: 'Bitcoin', scale: 8, kind: 'CRYPTO', sandboxOnly: false },
+  { code: 'ETH', name: 'Ether', scale: 18, kind: 'CRYPTO', sandboxOnly: false },
+  { code: 'USDC', name: 'USD Coin', scale: 6, kind: 'CRYPTO', sandboxOnly: false },
+  { code: 'USDT', name: 'Tether USD', scale: 6, kind: 'CRYPTO', sandboxOnly: false },
+];
+
+const assetsByCode = new Map(assetList.map((asset) => [asset.code, asset]));
+
+export function listAssets(mode: Mode): Asset[] {
+  return assetList.filter((asset) => mode === 'sandbox' || !asset.sandboxOnly);
+}
+
+/** The asset with this code, or undefined when it is unknown or not available in this mode. */
+export function findAsset(code: string, mode: Mode): Asset | undefined {
+  const asset = assetsByCode.get(code);
+  if (!asset || (asset.sandboxOnly && mode !== 'sandbox')) return undefined;
+  return asset;
+}
+
+export function requireAsset(code: string, mode: Mode, field = 'asset'): Asset {
+  const asset = findAsset(code, mode);
+  if (!asset) {
+    const known = listAssets(mode).map((entry) => entry.code).join(', ');
+    throw new AppError('UNKNOWN_ASSET', `${field}: unknown asset "${code}"; known assets: ${known}`, {
+      details: [{ field, message: `unknown asset; one of ${known}` }],
+    });
+  }
+  return asset;
+}
+
+/** Largest amount of the asset, in minor units. */
+export function maxAmountMinor(asset: Asset): bigint {
+  return 10n ** BigInt(amountIntegerDigitsMax + asset.scale) - 1n;
+}

@@ -1,0 +1,143 @@
+import crypto from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { buildApp, type BuildAppOptions, type RouteInfo } from '../src/app.js';
+import { ManualClock } from '../src/platform/clock.js';
+import { loadConfig, type Config } from '../src/platform/config.js';
+import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import type { Deps } from '../src/platform/deps.js';
+import type { App } from '../src/platform/http/app-type.js';
+import { clientSeeders } from '../src/modules/routes.js';
+import { createApiKey, createClientWithKey } from '../src/modules/tenants/tenants.service.js';
+
+export const testDatabase = (process.env.TEST_DB ?? 'pglite') as 'pglite' | 'postgres';
+
+export interface TestClient {
+  id: string;
+  key: string;
+  readOnlyKey: string;
+}
+
+export interface TestResponse {
+  status: number;
+  // Tests read response bodies freely.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  headers: LightMyRequestResponse['headers'];
+  raw: LightMyRequestResponse;
+}
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  url: string;
+  /** The API key to send; null sends no Authorization header. Defaults to client A's key. */
+  key?: string | null;
+  body?: unknown;
+  /** Sent as-is (already serialised), with the given content type. */
+  rawBody?: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+  idempotencyKey?: string;
+}
+
+export interface TestContext {
+  app: App;
+  routes: RouteInfo[];
+  deps: Deps;
+  config: Config;
+  clock: ManualClock;
+  database: DatabaseHandle;
+  clientA: TestClient;
+  clientB: TestClient;
+  request(options: RequestOptions): Promise<TestResponse>;
+  newClient(name?: string): Promise<TestClient>;
+  close(): Promise<void>;
+}
+
+async function openTestDatabase(): Promise<{ database: DatabaseHandle; dispose(): Promise<void> }> {
+  if (testDatabase === 'pglite') {
+    const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs: 30_000 });
+    await migrate(database.pool);
+    return { database, dispose: () => database.close() };
+  }
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is required for the postgres test project');
+  // Each test file works in its own schema, so files run in parallel without seeing each other.
+  const schema = `test_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = await openDatabase({ databaseUrl: url, poolMax: 1, connectTimeoutMs: 10_000 });
+  await admin.pool.query(`CREATE SCHEMA ${schema}`);
+  const database = await openDatabase({ databaseUrl: url, poolMax: 10, connectTimeoutMs: 10_000, searchPath: schema });
+  await migrate(database.pool);
+  return {
+    database,
+    dispose: async () => {
+      await database.close();
+      await admin.pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.close();
+    },
+  };
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  extraRoutes?: BuildAppOptions['extraRoutes'];
+  clockStart?: string;
+}
+
+/** Builds the real app on a fresh database with two clients (A and B), each with a full and a read-only key. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestContext> {
+  const { database, dispose } = await openTestDatabase();
+  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://openbaas.test', ...options.env });
+  const clock = new ManualClock(options.clockStart ?? '2026-03-01T12:00:00.000Z');
+  const deps: Deps = { config, database, db: database.db, clock, clientSeeders };
+  const { app, routes } = await buildApp(deps, { logger: false, ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}) });
+
+  const newClient = async (name = 'Test client'): Promise<TestClient> => {
+    const { client, apiKey } = await createClientWithKey(deps, name);
+    const readOnly = await createApiKey(deps, client.id, { readOnly: true });
+    return { id: client.id, key: apiKey.key, readOnlyKey: readOnly.key };
+  };
+  const clientA = await newClient('Client A');
+  const clientB = await newClient('Client B');
+
+  const request = async (requestOptions: RequestOptions): Promise<TestResponse> => {
+    const headers: Record<string, string> = { ...requestOptions.headers };
+    const key = requestOptions.key === undefined ? clientA.key : requestOptions.key;
+    if (key !== null) headers.authorization = key;
+    if (requestOptions.idempotencyKey !== undefined) headers['idempotency-key'] = requestOptions.idempotencyKey;
+    let payload: string | Buffer | undefined;
+    if (requestOptions.rawBody !== undefined) {
+      payload = requestOptions.rawBody;
+      headers['content-type'] = requestOptions.contentType ?? 'application/json';
+    } else if (requestOptions.body !== undefined) {
+      payload = JSON.stringify(requestOptions.body);
+      headers['content-type'] = requestOptions.contentType ?? 'application/json';
+    }
+    const raw = await app.inject({
+      method: requestOptions.method ?? 'GET',
+      url: requestOptions.url,
+      headers,
+      ...(payload === undefined ? {} : { payload }),
+    });
+    let body: unknown = raw.body;
+    if ((raw.headers['content-type'] ?? '').toString().includes('json') && raw.body.length > 0) body = JSON.parse(raw.body);
+    return { status: raw.statusCode, body, headers: raw.headers, raw };
+  };
+
+  return {
+    app,
+    routes,
+    deps,
+    config,
+    clock,
+    database,
+    clientA,
+    clientB,
+    request,
+    newClient,
+    close: async () => {
+      await app.close();
+      await dispose();
+    },
+  };
+}

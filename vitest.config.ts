@@ -1,0 +1,21 @@
+import { defineConfig } from 'vitest/config';
+
+// One project per database: every test runs on the embedded PGlite (PostgreSQL 18) and, when
+// TEST_DATABASE_URL is set, again on that PostgreSQL server.
+const databases = ['pglite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];
+
+export default defineConfig({
+  test: {
+    projects: databases.map((database) => ({
+      extends: true,
+      test: {
+        name: database,
+        env: { TEST_DB: database },
+        include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+        testTimeout: 60_000,
+        hookTimeout: 120_000,
+        pool: 'forks',
+      },
+    })),
+  },
+});
