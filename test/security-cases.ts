@@ -1,0 +1,11 @@
+import type { SecurityCase } from './security/types.js';
+import { platformSecurityCases } from './security/platform.js';
+
+/** Every module adds its cases here (one import line each). */
+export const securityCases: SecurityCase[] = [...platformSecurityCases];
+
+/**
+ * Authenticated routes that have no security case on purpose, each with the reason.
+ * Keep this list short: a route here is not covered by the shared checks.
+ */
+export const securityExemptRoutes: Record<string, string> = {};

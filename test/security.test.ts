@@ -1,0 +1,90 @@
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from './harness.js';
+import { securityCases, securityExemptRoutes } from './security-cases.js';
+
+const writeMethods = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('route coverage', () => {
+  it('every authenticated route has a security case or a documented exemption', () => {
+    const covered = new Set(securityCases.map((entry) => `${entry.method} ${entry.route}`));
+    const missing = t.routes
+      .filter((route) => !route.public && !route.admin)
+      .map((route) => `${route.method} ${route.url}`)
+      .filter((key) => !covered.has(key) && !(key in securityExemptRoutes));
+    expect(missing).toEqual([]);
+  });
+
+  it('every security case names a route that exists', () => {
+    const registered = new Set(t.routes.map((route) => `${route.method} ${route.url}`));
+    const unknown = securityCases.map((entry) => `${entry.method} ${entry.route}`).filter((key) => !registered.has(key));
+    expect(unknown).toEqual([]);
+  });
+});
+
+describe.each(securityCases.map((entry) => [`${entry.method} ${entry.route}`, entry] as const))('%s', (_name, entry) => {
+  it('401 without an API key', async () => {
+    const prepared = await entry.prepare(t, t.clientA);
+    const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, key: null });
+    expect(response.status).toBe(401);
+    expect(response.body.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('401 with an unknown API key', async () => {
+    const prepared = await entry.prepare(t, t.clientA);
+    const unknownKey = `sk_test_${crypto.randomBytes(16).toString('hex')}`;
+    const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, key: unknownKey });
+    expect(response.status).toBe(401);
+    expect(response.body.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('succeeds for the owner', async () => {
+    const prepared = await entry.prepare(t, t.clientA);
+    const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body });
+    expect(response.status, JSON.stringify(response.body)).toBeLessThan(300);
+  });
+
+  if (writeMethods.has(entry.method)) {
+    it('403 with a read-only key', async () => {
+      const prepared = await entry.prepare(t, t.clientA);
+      const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, key: t.clientA.readOnlyKey });
+      expect(response.status).toBe(403);
+      expect(response.body.code).toBe('FORBIDDEN');
+    });
+
+    it('replays the first response for a repeated Idempotency-Key, and refuses the key for another request', async () => {
+      const prepared = await entry.prepare(t, t.clientA);
+      const idempotencyKey = `security-${crypto.randomUUID()}`;
+      const first = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, idempotencyKey });
+      expect(first.status, JSON.stringify(first.body)).toBeLessThan(300);
+      const second = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, idempotencyKey });
+      expect(second.status).toBe(first.status);
+      expect(second.body).toEqual(first.body);
+      expect(second.headers['idempotent-replayed']).toBe('true');
+
+      const other = await entry.prepare(t, t.clientA);
+      if (other.url !== prepared.url || JSON.stringify(other.body) !== JSON.stringify(prepared.body)) {
+        const reused = await t.request({ method: entry.method, url: other.url, body: other.body, idempotencyKey });
+        expect(reused.status).toBe(422);
+        expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+      }
+    });
+  }
+
+  if (entry.ownsResource) {
+    it("404 for another client's resource, the same as for a missing one", async () => {
+      const prepared = await entry.prepare(t, t.clientB);
+      const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body });
+      expect(response.status).toBe(404);
+      expect(response.body.code).toBe('NOT_FOUND');
+    });
+  }
+});

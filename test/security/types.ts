@@ -1,0 +1,24 @@
+import type { TestClient, TestContext } from '../harness.js';
+
+export interface PreparedRequest {
+  url: string;
+  body?: unknown;
+}
+
+/**
+ * One entry per authenticated route. The shared suite (test/security.test.ts) runs on each:
+ * 401 without a key and with an unknown key, 403 for a read-only key on a write, 404 when the
+ * request names another client's resource, and idempotent replay / key reuse on writes.
+ */
+export interface SecurityCase {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** The route pattern exactly as registered, for example '/v1/events/:id'. */
+  route: string;
+  /**
+   * Creates whatever the request needs, owned by `client`, and returns a request that succeeds
+   * for that client. Called several times: it must create fresh resources each time.
+   */
+  prepare(t: TestContext, client: TestClient): Promise<PreparedRequest>;
+  /** True when the request names a resource of `client` (in the path or body), so another client gets 404. */
+  ownsResource: boolean;
+}
