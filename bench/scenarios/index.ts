@@ -1,0 +1,4 @@
+import type { Scenario } from '../lib.js';
+
+/** Every benchmark scenario; `npm run bench -- <name>` runs one, `npm run bench` runs all. */
+export const scenarios: Scenario[] = [];
