@@ -3,11 +3,13 @@ import type { Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
 import { registerAssetRoutes } from './assets/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
+import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps): void {
   registerAssetRoutes(app, deps);
   registerEventRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
 }
 
 /** Work every module does when a client is created (default programs and so on). */

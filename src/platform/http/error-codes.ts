@@ -13,6 +13,8 @@ export const errorCodes = {
   UNKNOWN_ASSET: { status: 400, description: 'The asset is not in the asset registry (or not available in this mode).' },
   BAD_REQUEST: { status: 400, description: 'The request itself is malformed (for example a badly encoded URL).' },
   INVALID_IDEMPOTENCY_KEY: { status: 400, description: 'The Idempotency-Key header is empty, too long or holds characters other than visible ASCII.' },
+  UNKNOWN_EVENT_TYPE: { status: 400, description: 'A subscribed event type is not in the event catalogue (a renamed legacy name is refused with its replacement); `details` names each one.' },
+  WEBHOOK_URL_NOT_ALLOWED: { status: 400, description: 'The webhook URL is refused in this mode: production accepts only https URLs whose host is a public address (no loopback, private, link-local or unique-local address, also after DNS resolution).' },
   // 401, 403
   UNAUTHENTICATED: { status: 401, description: 'The Authorization header is missing, malformed, or names no known key.' },
   FORBIDDEN: { status: 403, description: 'The key is valid but may not do this: revoked, read-only on a write, or the caller\'s address is outside its allow-list.' },

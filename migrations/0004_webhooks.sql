@@ -1,0 +1,97 @@
+-- Webhook subscriptions, their deliveries (one per event and subscription) and the log of every
+-- delivery attempt. Deliveries are created in the same transaction as the event they carry, so an
+-- event can never be committed without its deliveries; workers claim them with FOR UPDATE SKIP
+-- LOCKED and a lease.
+
+-- A UUIDv7 for a given moment (PostgreSQL 15 has no uuidv7()): 48 bits of milliseconds, then
+-- random bits with the version and variant set. Used to give fanned-out deliveries time-ordered ids
+-- taken from the injected clock, like every other id.
+CREATE FUNCTION openbaas_uuid_v7(moment timestamptz) RETURNS uuid
+LANGUAGE sql VOLATILE AS $$
+  SELECT encode(
+    set_bit(
+      set_bit(
+        overlay(uuid_send(gen_random_uuid())
+          PLACING substring(int8send(floor(extract(epoch FROM moment) * 1000)::bigint) FROM 3)
+          FROM 1 FOR 6),
+        52, 1),
+      53, 1),
+    'hex')::uuid
+$$;
+
+CREATE TABLE webhook_subscriptions (
+  client_id uuid NOT NULL REFERENCES clients (id),
+  id uuid NOT NULL,
+  name text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+  url text NOT NULL CHECK (length(url) BETWEEN 1 AND 2048),
+  event_types text[] NOT NULL CHECK (cardinality(event_types) BETWEEN 1 AND 100),
+  active boolean NOT NULL,
+  -- The signing secret (whsec_ + base64). It has to be readable to sign, so it is stored as is.
+  secret text NOT NULL CHECK (secret LIKE 'whsec\_%'),
+  -- After a rotation the previous secret keeps signing, next to the new one, until it expires.
+  previous_secret text CHECK (previous_secret LIKE 'whsec\_%'),
+  previous_secret_expires_at timestamptz,
+  secret_rotated_at timestamptz,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  deleted_at timestamptz,
+  PRIMARY KEY (client_id, id),
+  CHECK ((previous_secret IS NULL) = (previous_secret_expires_at IS NULL)),
+  CHECK (deleted_at IS NULL OR NOT active)
+);
+-- Fan-out reads the active subscriptions of one client; workers walk all active ones.
+CREATE INDEX webhook_subscriptions_active ON webhook_subscriptions (client_id, id) WHERE active;
+
+CREATE TABLE webhook_deliveries (
+  client_id uuid NOT NULL REFERENCES clients (id),
+  id uuid NOT NULL,
+  subscription_id uuid NOT NULL,
+  -- The event id, sent as webhook-id on every attempt. Test deliveries carry an id of their own
+  -- that has no row in events; their body data is kept in test_data instead.
+  event_id uuid NOT NULL,
+  event_type text NOT NULL CHECK (event_type ~ '^[A-Z][A-Z0-9_]*$'),
+  test_data jsonb CHECK (test_data IS NULL OR jsonb_typeof(test_data) = 'object'),
+  status text NOT NULL CHECK (status IN ('PENDING', 'DELIVERED', 'FAILED', 'CANCELLED')),
+  -- Attempts started so far (a claim counts as an attempt, even if its worker then dies).
+  attempt_count integer NOT NULL DEFAULT 0 CHECK (attempt_count >= 0),
+  -- Set by a manual retry: the attempt after which the delivery fails without further retries.
+  final_attempt integer CHECK (final_attempt IS NULL OR final_attempt >= 1),
+  next_attempt_at timestamptz NOT NULL,
+  -- A worker's claim: only the holder of the token may record the outcome, and the claim comes
+  -- back to the pool when lease_expires_at passes (the worker died).
+  lease_token uuid,
+  lease_expires_at timestamptz,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  completed_at timestamptz,
+  PRIMARY KEY (client_id, id),
+  FOREIGN KEY (client_id, subscription_id) REFERENCES webhook_subscriptions (client_id, id),
+  UNIQUE (client_id, subscription_id, event_id),
+  CHECK ((lease_token IS NULL) = (lease_expires_at IS NULL)),
+  CHECK (status = 'PENDING' OR lease_token IS NULL),
+  CHECK ((status = 'PENDING') = (completed_at IS NULL))
+);
+-- Due work of one subscription, oldest first.
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (client_id, subscription_id, next_attempt_at, id)
+  WHERE status = 'PENDING';
+-- Requests in flight (or abandoned by a dead worker) per subscription: small by construction.
+CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (client_id, subscription_id)
+  WHERE lease_token IS NOT NULL;
+-- The delivery log of one subscription, newest first.
+CREATE INDEX webhook_deliveries_log ON webhook_deliveries (client_id, subscription_id, id);
+
+CREATE TABLE webhook_delivery_attempts (
+  client_id uuid NOT NULL,
+  delivery_id uuid NOT NULL,
+  attempt_number integer NOT NULL CHECK (attempt_number >= 1),
+  attempted_at timestamptz NOT NULL,
+  succeeded boolean NOT NULL,
+  http_status integer CHECK (http_status BETWEEN 100 AND 999),
+  latency_ms integer CHECK (latency_ms >= 0),
+  response_body text CHECK (length(response_body) <= 2000),
+  error text CHECK (length(error) <= 1000),
+  -- Which worker made the attempt (host and process), for operators.
+  worker text NOT NULL CHECK (length(worker) <= 200),
+  PRIMARY KEY (client_id, delivery_id, attempt_number),
+  FOREIGN KEY (client_id, delivery_id) REFERENCES webhook_deliveries (client_id, id)
+);

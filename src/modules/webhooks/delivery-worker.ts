@@ -1,0 +1,251 @@
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import type { Deps } from '../../platform/deps.js';
+import { withTransaction } from '../../platform/db/transaction.js';
+import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, truncate } from './delivery-policy.js';
+import { webhookHttpClient, type PostOutcome, type WebhookHttpClient } from './webhook-http.js';
+import { signedHeaders, signingSecrets } from './webhook-signing.js';
+import { workerName } from './webhooks.service.js';
+import './webhooks.tables.js';
+import './events.tables.js';
+
+/**
+ * The delivery worker. Each claim takes, for every active subscription, its due deliveries up to
+ * the free part of the subscription's concurrency (requests already in flight, in any process,
+ * count against it), marks them with a lease and counts the attempt; the claim is one statement
+ * with FOR UPDATE SKIP LOCKED, so concurrent workers never take the same delivery. The requests
+ * then run outside any transaction; each outcome is written back only by the holder of the lease.
+ * A worker that dies leaves its leases to expire: the deliveries are then claimed again as a new
+ * attempt (the lost one is logged as such), so every delivery is made at least once and no
+ * attempt number is ever sent twice.
+ */
+
+/** Deliveries claimed by one statement at most. */
+const claimBatchMax = 500;
+/** Pending deliveries of deactivated subscriptions (left by a race with the deactivation) are swept this often. */
+const sweepIntervalMs = 30_000;
+/** A claim never follows the previous one sooner than this, so completions are claimed for in groups. */
+const claimGapMs = 5;
+/** Read at most this much of a receiver's answer. */
+const responseBodyReadMaxBytes = 16 * 1024;
+const abandonedAttemptError = 'no outcome recorded: the worker stopped before recording it (its claim expired)';
+const eventMissingError = 'the event is no longer available';
+
+interface ClaimedRow {
+  client_id: string;
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  test_data: Record<string, unknown> | null;
+  attempt_count: number;
+  final_attempt: number | null;
+  created_at: Date;
+  lease_token: string;
+  previous_lease_expires_at: Date | null;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  event_data: Record<string, unknown> | null;
+  event_created_at: Date | null;
+}
+
+export class DeliveryWorker {
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly http: WebhookHttpClient;
+  private stopping = false;
+  private wake: (() => void) | undefined;
+  private lastSweepMs = 0;
+  private lastClaimMs = 0;
+
+  constructor(private readonly deps: Deps) {
+    this.http = webhookHttpClient(deps.config.mode);
+  }
+
+  /**
+   * One run of the background task: claims and sends until nothing is due and nothing is in
+   * flight (the runner then waits its poll interval), or until stop() is called.
+   */
+  async run(): Promise<void> {
+    await this.sweepIfDue();
+    while (!this.stopping) {
+      const gap = this.lastClaimMs + claimGapMs - Date.now();
+      if (gap > 0) await sleep(gap);
+      const claimed = await this.claimAndStart();
+      if (claimed > 0) continue;
+      if (this.inflight.size === 0) return;
+      await this.nextCompletionOr(this.deps.config.webhookPollIntervalMs);
+    }
+  }
+
+  /** Stops claiming and waits for the requests in flight to finish and be recorded. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  /**
+   * Delivers everything that is due now and waits for the outcomes; returns the number of
+   * attempts made. Tests drive delivery with it (after moving the injected clock).
+   */
+  async deliverDue(): Promise<number> {
+    let attempts = 0;
+    for (;;) {
+      const claimed = await this.claimAndStart();
+      attempts += claimed;
+      if (claimed === 0 && this.inflight.size === 0) return attempts;
+      await Promise.allSettled([...this.inflight]);
+    }
+  }
+
+  /** Cancels pending deliveries whose subscription is no longer active. */
+  async sweep(): Promise<number> {
+    const now = this.deps.clock.now();
+    const result = await sql`
+      UPDATE webhook_deliveries d
+      SET status = 'CANCELLED', lease_token = NULL, lease_expires_at = NULL, completed_at = ${now}, updated_at = ${now}
+      FROM webhook_subscriptions s
+      WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND NOT s.active
+        AND d.status = 'PENDING' AND (d.lease_token IS NULL OR d.lease_expires_at <= ${now})
+    `.execute(this.deps.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  private async sweepIfDue(): Promise<void> {
+    if (Date.now() - this.lastSweepMs < sweepIntervalMs) return;
+    this.lastSweepMs = Date.now();
+    await this.sweep();
+  }
+
+  private nextCompletionOr(timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.wake === done) this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.wake = done;
+    });
+  }
+
+  private async claimAndStart(): Promise<number> {
+    this.lastClaimMs = Date.now();
+    const rows = await this.claim();
+    for (const row of rows) {
+      const execution = this.deliver(row).catch(() => {
+        // The outcome could not be written (database unavailable): the lease expires and the
+        // delivery is attempted again, which is what at-least-once asks for.
+      });
+      const tracked = execution.finally(() => {
+        this.inflight.delete(tracked);
+        this.wake?.();
+      });
+      this.inflight.add(tracked);
+    }
+    return rows.length;
+  }
+
+  private async claim(): Promise<ClaimedRow[]> {
+    const { clock, config } = this.deps;
+    const now = clock.now();
+    const leaseUntil = new Date(now.getTime() + config.webhookLeaseMs);
+    const token = crypto.randomUUID();
+    return withTransaction(this.deps.db, async (tx) => {
+      const result = await sql<ClaimedRow>`
+        WITH candidates AS (
+          SELECT d.client_id, d.id, d.subscription_id, d.event_id, d.lease_expires_at AS previous_lease_expires_at
+          FROM webhook_subscriptions s
+          CROSS JOIN LATERAL (
+            SELECT d.client_id, d.id, d.subscription_id, d.event_id, d.lease_expires_at
+            FROM webhook_deliveries d
+            WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND d.status = 'PENDING'
+              AND d.next_attempt_at <= ${now}
+              AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${now})
+            ORDER BY d.next_attempt_at, d.id
+            LIMIT GREATEST(0, ${config.webhookConcurrencyPerSubscription}::int - (
+              SELECT count(*) FROM webhook_deliveries f
+              WHERE f.client_id = s.client_id AND f.subscription_id = s.id
+                AND f.lease_token IS NOT NULL AND f.lease_expires_at > ${now}))
+            FOR UPDATE OF d SKIP LOCKED
+          ) d
+          WHERE s.active
+          LIMIT ${claimBatchMax}::int
+        )
+        UPDATE webhook_deliveries w
+        SET attempt_count = w.attempt_count + 1, lease_token = ${token}::uuid, lease_expires_at = ${leaseUntil}, updated_at = ${now}
+        FROM candidates c
+        JOIN webhook_subscriptions s ON s.client_id = c.client_id AND s.id = c.subscription_id
+        LEFT JOIN events e ON e.client_id = c.client_id AND e.id = c.event_id
+        WHERE w.client_id = c.client_id AND w.id = c.id
+        RETURNING w.client_id, w.id, w.subscription_id, w.event_id, w.event_type, w.test_data, w.attempt_count,
+          w.final_attempt, w.created_at, w.lease_token, c.previous_lease_expires_at,
+          s.url, s.secret, s.previous_secret, s.previous_secret_expires_at,
+          e.data AS event_data, e.created_at AS event_created_at
+      `.execute(tx);
+      return result.rows;
+    });
+  }
+
+  private async deliver(row: ClaimedRow): Promise<void> {
+    const attemptedAt = this.deps.clock.now();
+    const data = row.test_data ?? row.event_data;
+    const createdAt = row.test_data ? row.created_at : row.event_created_at;
+    let outcome: PostOutcome;
+    if (!data || !createdAt) {
+      outcome = { ok: false, httpStatus: null, latencyMs: 0, responseBody: null, error: eventMissingError };
+    } else {
+      const body = deliveryBody({ id: row.event_id, type: row.event_type, createdAt: createdAt.toISOString(), data });
+      // The signature timestamp is the real time of sending: receivers compare it with their own
+      // clock to refuse replays, so it must not follow a simulated clock.
+      const headers = signedHeaders(signingSecrets(row, attemptedAt), row.event_id, Math.floor(Date.now() / 1000), body);
+      outcome = await this.http.post(
+        row.url,
+        { ...headers, 'openbaas-delivery-id': row.id, 'openbaas-attempt': String(row.attempt_count) },
+        body,
+        { timeoutMs: this.deps.config.webhookTimeoutMs, responseBodyMaxBytes: responseBodyReadMaxBytes },
+      );
+    }
+    await this.record(row, attemptedAt, outcome);
+  }
+
+  private async record(row: ClaimedRow, attemptedAt: Date, outcome: PostOutcome): Promise<void> {
+    const now = this.deps.clock.now();
+    // Without its event a delivery cannot be made at all: fail it now rather than retry.
+    const finalAttempt = outcome.error === eventMissingError ? row.attempt_count : row.final_attempt;
+    const next = nextStateAfter(this.deps.config, outcome, row.attempt_count, finalAttempt, now);
+    const abandonedNumber = row.previous_lease_expires_at ? row.attempt_count - 1 : null;
+    const abandonedAt = row.previous_lease_expires_at
+      ? new Date(row.previous_lease_expires_at.getTime() - this.deps.config.webhookLeaseMs)
+      : now;
+    // One statement: the delivery changes only if this worker still holds the claim; the attempt
+    // is logged either way (it happened). A lost earlier attempt is logged as such, unless its
+    // slow worker recorded the real outcome first, which then wins.
+    await sql`
+      WITH updated AS (
+        UPDATE webhook_deliveries
+        SET status = ${next.status}, next_attempt_at = ${next.nextAttemptAt}, completed_at = ${next.completedAt},
+          lease_token = NULL, lease_expires_at = NULL, updated_at = ${now}
+        WHERE client_id = ${row.client_id} AND id = ${row.id} AND lease_token = ${row.lease_token}::uuid
+        RETURNING id
+      ), abandoned AS (
+        INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)
+        SELECT ${row.client_id}::uuid, ${row.id}::uuid, ${abandonedNumber}::int, ${abandonedAt}::timestamptz, false, NULL, NULL, NULL, ${abandonedAttemptError}, 'unknown'
+        WHERE ${abandonedNumber}::int IS NOT NULL AND ${abandonedNumber}::int >= 1
+        ON CONFLICT (client_id, delivery_id, attempt_number) DO NOTHING
+      )
+      INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)
+      VALUES (${row.client_id}, ${row.id}, ${row.attempt_count}, ${attemptedAt}, ${outcome.ok}, ${outcome.httpStatus}, ${outcome.latencyMs},
+        ${truncate(outcome.responseBody, responseBodyKeptChars)}, ${truncate(outcome.error, errorKeptChars)}, ${workerName})
+      ON CONFLICT (client_id, delivery_id, attempt_number) DO UPDATE SET
+        attempted_at = EXCLUDED.attempted_at, succeeded = EXCLUDED.succeeded, http_status = EXCLUDED.http_status,
+        latency_ms = EXCLUDED.latency_ms, response_body = EXCLUDED.response_body, error = EXCLUDED.error, worker = EXCLUDED.worker
+    `.execute(this.deps.db);
+  }
+}
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
