@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 
 /** One request as the receiver saw it. */
 export interface ReceivedWebhook {
+  path: string;
   headers: Record<string, string>;
   body: string;
   receivedAtMs: number;
@@ -18,6 +19,8 @@ export type ReceiverMode = 'ok' | 'error' | 'hang' | 'redirect' | 'hold';
 
 /** A webhook receiver on 127.0.0.1 for tests: records every request, can fail on demand, can go down and come back. */
 export class WebhookReceiver {
+  /** Every receiver started in this test file, so a hook can verify everything they received. */
+  static readonly started: WebhookReceiver[] = [];
   mode: ReceiverMode = 'ok';
   errorStatus = 500;
   responseBody = 'ok';
@@ -33,6 +36,7 @@ export class WebhookReceiver {
   static async start(): Promise<WebhookReceiver> {
     const receiver = new WebhookReceiver();
     await receiver.listen();
+    WebhookReceiver.started.push(receiver);
     return receiver;
   }
 
@@ -40,9 +44,9 @@ export class WebhookReceiver {
     return `http://127.0.0.1:${this.port}${path}`;
   }
 
-  /** Requests whose webhook-id is `id`. */
-  requestsFor(id: string): ReceivedWebhook[] {
-    return this.requests.filter((request) => request.headers['webhook-id'] === id);
+  /** Requests whose webhook-id is `id` (and whose path is `path`, when given). */
+  requestsFor(id: string, path?: string): ReceivedWebhook[] {
+    return this.requests.filter((request) => request.headers['webhook-id'] === id && (path === undefined || request.path === path));
   }
 
   release(): void {
@@ -77,7 +81,7 @@ export class WebhookReceiver {
         for (const [name, value] of Object.entries(request.headers)) {
           if (typeof value === 'string') headers[name] = value;
         }
-        this.requests.push({ headers, body: Buffer.concat(chunks).toString('utf8'), receivedAtMs: Date.now() });
+        this.requests.push({ path: request.url ?? '', headers, body: Buffer.concat(chunks).toString('utf8'), receivedAtMs: Date.now() });
         switch (this.mode) {
           case 'ok':
             response.writeHead(200, { 'content-type': 'text/plain' }).end(this.responseBody);
@@ -134,4 +138,30 @@ export async function closedPortUrl(): Promise<string> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}/hooks`;
+}
+
+/**
+ * Checks every request received so far (by every receiver of the file) with the reference
+ * implementation: each must verify with one of the secrets its subscription had. The subscription
+ * is found from the openbaas-delivery-id header. Returns the number of requests checked.
+ */
+export async function verifyEveryDelivery(
+  subscriptionOf: (deliveryId: string) => Promise<string | undefined>,
+  secretsBySubscription: ReadonlyMap<string, readonly string[]>,
+): Promise<number> {
+  let checked = 0;
+  for (const receiver of WebhookReceiver.started) {
+    for (const request of receiver.requests) {
+      const deliveryId = request.headers['openbaas-delivery-id'];
+      if (!deliveryId) throw new Error(`a request without openbaas-delivery-id reached ${request.path}`);
+      const subscriptionId = await subscriptionOf(deliveryId);
+      if (!subscriptionId) throw new Error(`delivery ${deliveryId} is unknown`);
+      const secrets = secretsBySubscription.get(subscriptionId) ?? [];
+      if (!secrets.some((secret) => verifiesWith(secret, request))) {
+        throw new Error(`delivery ${deliveryId} to ${request.path} does not verify with any secret of subscription ${subscriptionId}`);
+      }
+      checked += 1;
+    }
+  }
+  return checked;
 }

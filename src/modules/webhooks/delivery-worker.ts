@@ -13,13 +13,20 @@ import './events.tables.js';
  * The delivery worker. Each claim takes, for every active subscription, its due deliveries up to
  * the free part of the subscription's concurrency (requests already in flight, in any process,
  * count against it), marks them with a lease and counts the attempt; the claim is one statement
- * with FOR UPDATE SKIP LOCKED, so concurrent workers never take the same delivery. The requests
+ * with FOR UPDATE SKIP LOCKED, so concurrent workers never take the same delivery (and claims
+ * also take a short advisory lock, so the concurrency bound holds across processes). The requests
  * then run outside any transaction; each outcome is written back only by the holder of the lease.
  * A worker that dies leaves its leases to expire: the deliveries are then claimed again as a new
  * attempt (the lost one is logged as such), so every delivery is made at least once and no
  * attempt number is ever sent twice.
  */
 
+/**
+ * Claims are serialised across processes by this advisory lock (held for the few milliseconds of
+ * the claim transaction): each claim then sees the requests the others have in flight, so the
+ * per-subscription concurrency holds across all workers, not just within one.
+ */
+const claimLockId = 7_300_151_006;
 /** Deliveries claimed by one statement at most. */
 const claimBatchMax = 500;
 /** Pending deliveries of deactivated subscriptions (left by a race with the deactivation) are swept this often. */
@@ -154,6 +161,7 @@ export class DeliveryWorker {
     const leaseUntil = new Date(now.getTime() + config.webhookLeaseMs);
     const token = crypto.randomUUID();
     return withTransaction(this.deps.db, async (tx) => {
+      await sql`SELECT pg_advisory_xact_lock(${claimLockId}::bigint)`.execute(tx);
       const result = await sql<ClaimedRow>`
         WITH candidates AS (
           SELECT d.client_id, d.id, d.subscription_id, d.event_id, d.lease_expires_at AS previous_lease_expires_at

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Mode } from '../../platform/config.js';
-import { guardedLookup, ipLiteralOf, parseWebhookUrl, isPublicAddress } from './webhook-url.js';
+import { guardedLookup, guardedLookupWith, parseWebhookUrl, type ResolveAll } from './webhook-url.js';
 
 /**
  * The outgoing HTTP client of webhooks: keep-alive connections, one overall timeout per request
@@ -51,13 +51,18 @@ export class WebhookHttpClient {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
 
-  constructor(private readonly mode: Mode) {
+  /** `resolve` replaces the system resolver of the production address check (tests use it to play DNS). */
+  constructor(
+    private readonly mode: Mode,
+    options: { resolve?: ResolveAll } = {},
+  ) {
     // Sockets are reused across deliveries (keep-alive); the number in use is bounded by the
     // callers (per-subscription concurrency), not by the agent.
-    const production = mode === 'production';
+    const lookup = options.resolve ? guardedLookupWith(options.resolve) : guardedLookup;
+    const guard = mode === 'production' ? { lookup } : {};
     const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 256, scheduling: 'lifo' as const };
-    this.httpAgent = new http.Agent({ ...agentOptions, ...(production ? { lookup: guardedLookup } : {}) });
-    this.httpsAgent = new https.Agent({ ...agentOptions, ...(production ? { lookup: guardedLookup } : {}) });
+    this.httpAgent = new http.Agent({ ...agentOptions, ...guard });
+    this.httpsAgent = new https.Agent({ ...agentOptions, ...guard });
   }
 
   /** POSTs a JSON body. Never throws: every failure becomes an outcome with `error`. */
@@ -66,12 +71,9 @@ export class WebhookHttpClient {
     const elapsed = () => Math.max(0, Math.round(performance.now() - started));
     const parsed = parseWebhookUrl(rawUrl, this.mode);
     if ('problem' in parsed) return { ok: false, httpStatus: null, latencyMs: 0, responseBody: null, error: `url ${parsed.problem}` };
+    // parseWebhookUrl also refuses non-public IP literals in production: those never go
+    // through the lookup below.
     const url = parsed.url;
-    const literal = ipLiteralOf(url);
-    // An IP literal never goes through lookup, so the production rule is checked here as well.
-    if (this.mode === 'production' && literal !== undefined && !isPublicAddress(literal)) {
-      return { ok: false, httpStatus: null, latencyMs: 0, responseBody: null, error: `address not allowed: ${literal}` };
-    }
     const bodyMaxBytes = options.responseBodyMaxBytes ?? responseBodyMaxBytesDefault;
     const payload = Buffer.from(body, 'utf8');
     const transport = url.protocol === 'https:' ? https : http;

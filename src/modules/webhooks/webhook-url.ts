@@ -95,31 +95,35 @@ export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> 
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+/** Resolves every address of a name (dns.lookup with all: true, by default). */
+export type ResolveAll = (hostname: string, options: dns.LookupOptions, callback: (error: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => void;
+
+const systemResolveAll: ResolveAll = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, callback);
+};
 
 /**
  * A `lookup` for outgoing sockets that refuses non-public addresses. The connection then uses
- * exactly the address checked here, which closes the gap a separate check-then-connect leaves.
+ * exactly the address checked here, which closes the gap a separate check-then-connect leaves
+ * (DNS rebinding). A name with any non-public address is refused as a whole.
  */
-export function guardedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
-  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) {
-      callback(error, []);
-      return;
-    }
-    const refused = addresses.find((entry) => !isPublicAddress(entry.address));
-    if (refused || addresses.length === 0) {
-      callback(new AddressNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is not a public address`), []);
-      return;
-    }
-    if (options.all) {
-      callback(null, addresses);
-      return;
-    }
-    const first = addresses[0];
-    if (!first) {
-      callback(new AddressNotAllowedError(`${hostname} resolves to nothing`), []);
-      return;
-    }
-    callback(null, first.address, first.family);
-  });
+export function guardedLookupWith(resolve: ResolveAll) {
+  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    resolve(hostname, options, (error, addresses) => {
+      if (error) {
+        callback(error, []);
+        return;
+      }
+      const refused = addresses.find((entry) => !isPublicAddress(entry.address));
+      const first = addresses[0];
+      if (refused || !first) {
+        callback(new AddressNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is not a public address`), []);
+        return;
+      }
+      if (options.all) callback(null, addresses);
+      else callback(null, first.address, first.family);
+    });
+  };
 }
+
+export const guardedLookup = guardedLookupWith(systemResolveAll);

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
-import { closedPortUrl, verifyWebhook, WebhookReceiver } from '../../../test/webhook-receiver.js';
+import { closedPortUrl, verifyEveryDelivery, verifyWebhook, WebhookReceiver } from '../../../test/webhook-receiver.js';
 
 let t: TestContext;
 let receiver: WebhookReceiver;
 const missingId = '0195a3c2-7a10-7c4e-9d8a-3f1e2b4c5d6e';
+const secrets = new Map<string, string[]>();
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_LEASE_MS: '10000', WEBHOOK_SECRET_OVERLAP_MS: '60000' } });
@@ -23,6 +24,7 @@ async function createWebhook(body: Record<string, unknown> = {}, key?: string) {
     ...(key === undefined ? {} : { key }),
   });
   expect(response.status, JSON.stringify(response.body)).toBe(201);
+  secrets.set(response.body.data.id, [response.body.data.secret]);
   return response.body.data;
 }
 
@@ -70,6 +72,7 @@ describe('200', () => {
   it('lists subscriptions newest first, without deleted ones unless asked', async () => {
     const client = await t.newClient('Lister');
     const first = await createWebhook({ name: 'first' }, client.key);
+    t.clock.advance(1);
     const second = await createWebhook({ name: 'second' }, client.key);
     await t.request({ method: 'DELETE', url: `/v1/webhooks/${first.id}`, key: client.key });
 
@@ -307,5 +310,15 @@ describe('409', () => {
     const response = await t.request({ method: 'POST', url: `/v1/webhooks/deliveries/${tested.body.data.id}/retry` });
     expect(response.status).toBe(409);
     expect(response.body.code).toBe('CONFLICT');
+  });
+});
+
+describe('verification', () => {
+  it('every request received in this file verifies with the standardwebhooks package', async () => {
+    const checked = await verifyEveryDelivery(async (deliveryId) => {
+      const row = await t.deps.db.selectFrom('webhook_deliveries').select('subscription_id').where('id', '=', deliveryId).executeTakeFirst();
+      return row?.subscription_id;
+    }, secrets);
+    expect(checked).toBeGreaterThanOrEqual(2);
   });
 });
