@@ -24,6 +24,8 @@ export class WebhookReceiver {
   mode: ReceiverMode = 'ok';
   errorStatus = 500;
   responseBody = 'ok';
+  /** In 'ok' mode, answer after this many milliseconds (keeps requests in flight for a while). */
+  delayMs = 0;
   redirectTo = '';
   readonly requests: ReceivedWebhook[] = [];
   openNow = 0;
@@ -84,7 +86,11 @@ export class WebhookReceiver {
         this.requests.push({ path: request.url ?? '', headers, body: Buffer.concat(chunks).toString('utf8'), receivedAtMs: Date.now() });
         switch (this.mode) {
           case 'ok':
-            response.writeHead(200, { 'content-type': 'text/plain' }).end(this.responseBody);
+            if (this.delayMs > 0) {
+              setTimeout(() => response.writeHead(200, { 'content-type': 'text/plain' }).end(this.responseBody), this.delayMs);
+            } else {
+              response.writeHead(200, { 'content-type': 'text/plain' }).end(this.responseBody);
+            }
             return;
           case 'error':
             response.writeHead(this.errorStatus, { 'content-type': 'text/plain' }).end(this.responseBody);
