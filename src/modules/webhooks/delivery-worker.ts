@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
 import { withTransaction } from '../../platform/db/transaction.js';
-import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, truncate } from './delivery-policy.js';
+import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, truncate, type NextState } from './delivery-policy.js';
 import { webhookHttpClient, type PostOutcome, type WebhookHttpClient } from './webhook-http.js';
 import { signedHeaders, signingSecrets } from './webhook-signing.js';
 import { workerName } from './webhooks.service.js';
@@ -33,6 +33,15 @@ const claimBatchMax = 500;
 const sweepIntervalMs = 30_000;
 /** A claim never follows the previous one sooner than this, so completions are claimed for in groups. */
 const claimGapMs = 5;
+/**
+ * While deliveries keep coming (work found within the last busySpanMs), an idle worker looks
+ * again after busyPollMs instead of the configured poll interval, so the lag stays low under
+ * load without polling fast when nothing happens.
+ */
+const busyPollMs = 10;
+const busySpanMs = 2000;
+/** Outcomes written by one statement at most. */
+const outcomeBatchMax = 500;
 /** Read at most this much of a receiver's answer. */
 const responseBodyReadMaxBytes = 16 * 1024;
 const abandonedAttemptError = 'no outcome recorded: the worker stopped before recording it (its claim expired)';
@@ -58,11 +67,25 @@ interface ClaimedRow {
   event_created_at: Date | null;
 }
 
+interface QueuedOutcome {
+  row: ClaimedRow;
+  attemptedAt: Date;
+  outcome: PostOutcome;
+  next: NextState;
+  abandonedAt: Date | null;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 export class DeliveryWorker {
   private readonly inflight = new Set<Promise<void>>();
+  private readonly outcomes: QueuedOutcome[] = [];
+  private flushing: Promise<void> | undefined;
   private readonly http: WebhookHttpClient;
   private stopping = false;
   private wake: (() => void) | undefined;
+  private signalled = false;
+  private lastWorkMs = 0;
   private lastSweepMs = 0;
   private lastClaimMs = 0;
 
@@ -71,25 +94,29 @@ export class DeliveryWorker {
   }
 
   /**
-   * One run of the background task: claims and sends until nothing is due and nothing is in
-   * flight (the runner then waits its poll interval), or until stop() is called.
+   * The background task: claims and sends until stop() is called. Between claims it sleeps
+   * until a request finishes or the poll interval passes (short while work keeps coming); the
+   * poll also picks up scheduled retries and expired claims.
    */
   async run(): Promise<void> {
-    await this.sweepIfDue();
     while (!this.stopping) {
+      await this.sweepIfDue();
       const gap = this.lastClaimMs + claimGapMs - Date.now();
       if (gap > 0) await sleep(gap);
       const claimed = await this.claimAndStart();
-      if (claimed > 0) continue;
-      if (this.inflight.size === 0) return;
-      await this.nextCompletionOr(this.deps.config.webhookPollIntervalMs);
+      if (claimed > 0) {
+        this.lastWorkMs = Date.now();
+        continue;
+      }
+      const busy = Date.now() - this.lastWorkMs < busySpanMs;
+      await this.nextWakeOr(busy ? Math.min(busyPollMs, this.deps.config.webhookPollIntervalMs) : this.deps.config.webhookPollIntervalMs);
     }
   }
 
   /** Stops claiming and waits for the requests in flight to finish and be recorded. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake?.();
+    this.signal();
     await Promise.allSettled([...this.inflight]);
   }
 
@@ -126,11 +153,22 @@ export class DeliveryWorker {
     await this.sweep();
   }
 
-  private nextCompletionOr(timeoutMs: number): Promise<void> {
+  /** Something worth a new claim happened (a request finished, or stop). */
+  private signal(): void {
+    this.signalled = true;
+    this.wake?.();
+  }
+
+  private nextWakeOr(timeoutMs: number): Promise<void> {
+    if (this.signalled || this.stopping) {
+      this.signalled = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         if (this.wake === done) this.wake = undefined;
+        this.signalled = false;
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
@@ -148,7 +186,7 @@ export class DeliveryWorker {
       });
       const tracked = execution.finally(() => {
         this.inflight.delete(tracked);
-        this.wake?.();
+        this.signal();
       });
       this.inflight.add(tracked);
     }
@@ -219,34 +257,89 @@ export class DeliveryWorker {
     await this.record(row, attemptedAt, outcome);
   }
 
-  private async record(row: ClaimedRow, attemptedAt: Date, outcome: PostOutcome): Promise<void> {
+  /**
+   * Queues the outcome of an attempt; outcomes are written in batches (one statement for all
+   * that arrived while the previous batch was being written), so a busy worker does not pay one
+   * commit per delivery. Resolves once this outcome is written.
+   */
+  private record(row: ClaimedRow, attemptedAt: Date, outcome: PostOutcome): Promise<void> {
     const now = this.deps.clock.now();
     // Without its event a delivery cannot be made at all: fail it now rather than retry.
     const finalAttempt = outcome.error === eventMissingError ? row.attempt_count : row.final_attempt;
     const next = nextStateAfter(this.deps.config, outcome, row.attempt_count, finalAttempt, now);
-    const abandonedNumber = row.previous_lease_expires_at ? row.attempt_count - 1 : null;
-    const abandonedAt = row.previous_lease_expires_at
-      ? new Date(row.previous_lease_expires_at.getTime() - this.deps.config.webhookLeaseMs)
-      : now;
-    // One statement: the delivery changes only if this worker still holds the claim; the attempt
-    // is logged either way (it happened). A lost earlier attempt is logged as such, unless its
-    // slow worker recorded the real outcome first, which then wins.
+    return new Promise<void>((resolve, reject) => {
+      this.outcomes.push({
+        row,
+        attemptedAt,
+        outcome,
+        next,
+        abandonedAt: row.previous_lease_expires_at
+          ? new Date(row.previous_lease_expires_at.getTime() - this.deps.config.webhookLeaseMs)
+          : null,
+        resolve,
+        reject,
+      });
+      if (!this.flushing) this.flushing = this.flushOutcomes().finally(() => (this.flushing = undefined));
+    });
+  }
+
+  private async flushOutcomes(): Promise<void> {
+    while (this.outcomes.length > 0) {
+      const batch = this.outcomes.splice(0, outcomeBatchMax);
+      try {
+        await this.writeOutcomes(batch);
+        for (const entry of batch) entry.resolve();
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+  }
+
+  private async writeOutcomes(batch: readonly QueuedOutcome[]): Promise<void> {
+    const now = this.deps.clock.now();
+    const real = new Set(batch.map((entry) => `${entry.row.id}#${entry.row.attempt_count}`));
+    // A lost earlier attempt is logged as such, unless its slow worker records the real outcome
+    // (here or later), which then wins.
+    const abandoned = batch.filter(
+      (entry) => entry.abandonedAt !== null && entry.row.attempt_count > 1 && !real.has(`${entry.row.id}#${entry.row.attempt_count - 1}`),
+    );
+    const column = <T>(pick: (entry: QueuedOutcome) => T) => batch.map(pick);
+    // One statement: each delivery changes only if this worker still holds its claim; every
+    // attempt is logged either way (it happened).
     await sql`
-      WITH updated AS (
-        UPDATE webhook_deliveries
-        SET status = ${next.status}, next_attempt_at = ${next.nextAttemptAt}, completed_at = ${next.completedAt},
+      WITH input AS (
+        SELECT * FROM unnest(
+          ${column((entry) => entry.row.client_id)}::uuid[], ${column((entry) => entry.row.id)}::uuid[],
+          ${column((entry) => entry.row.lease_token)}::uuid[], ${column((entry) => entry.next.status)}::text[],
+          ${column((entry) => entry.next.nextAttemptAt.toISOString())}::timestamptz[],
+          ${column((entry) => entry.next.completedAt?.toISOString() ?? null)}::timestamptz[],
+          ${column((entry) => entry.row.attempt_count)}::int[], ${column((entry) => entry.attemptedAt.toISOString())}::timestamptz[],
+          ${column((entry) => entry.outcome.ok)}::boolean[], ${column((entry) => entry.outcome.httpStatus)}::int[],
+          ${column((entry) => entry.outcome.latencyMs)}::int[],
+          ${column((entry) => truncate(entry.outcome.responseBody, responseBodyKeptChars))}::text[],
+          ${column((entry) => truncate(entry.outcome.error, errorKeptChars))}::text[]
+        ) AS i(client_id, id, lease_token, status, next_attempt_at, completed_at, attempt_number, attempted_at, succeeded,
+               http_status, latency_ms, response_body, error)
+      ), updated AS (
+        UPDATE webhook_deliveries d
+        SET status = i.status, next_attempt_at = i.next_attempt_at, completed_at = i.completed_at,
           lease_token = NULL, lease_expires_at = NULL, updated_at = ${now}
-        WHERE client_id = ${row.client_id} AND id = ${row.id} AND lease_token = ${row.lease_token}::uuid
-        RETURNING id
+        FROM input i
+        WHERE d.client_id = i.client_id AND d.id = i.id AND d.lease_token = i.lease_token
+        RETURNING d.id
       ), abandoned AS (
         INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)
-        SELECT ${row.client_id}::uuid, ${row.id}::uuid, ${abandonedNumber}::int, ${abandonedAt}::timestamptz, false, NULL, NULL, NULL, ${abandonedAttemptError}, 'unknown'
-        WHERE ${abandonedNumber}::int IS NOT NULL AND ${abandonedNumber}::int >= 1
+        SELECT a.client_id, a.id, a.attempt_number, a.attempted_at, false, NULL, NULL, NULL, ${abandonedAttemptError}, 'unknown'
+        FROM unnest(
+          ${abandoned.map((entry) => entry.row.client_id)}::uuid[], ${abandoned.map((entry) => entry.row.id)}::uuid[],
+          ${abandoned.map((entry) => entry.row.attempt_count - 1)}::int[],
+          ${abandoned.map((entry) => entry.abandonedAt?.toISOString() ?? null)}::timestamptz[]
+        ) AS a(client_id, id, attempt_number, attempted_at)
         ON CONFLICT (client_id, delivery_id, attempt_number) DO NOTHING
       )
       INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)
-      VALUES (${row.client_id}, ${row.id}, ${row.attempt_count}, ${attemptedAt}, ${outcome.ok}, ${outcome.httpStatus}, ${outcome.latencyMs},
-        ${truncate(outcome.responseBody, responseBodyKeptChars)}, ${truncate(outcome.error, errorKeptChars)}, ${workerName})
+      SELECT i.client_id, i.id, i.attempt_number, i.attempted_at, i.succeeded, i.http_status, i.latency_ms, i.response_body, i.error, ${workerName}
+      FROM input i
       ON CONFLICT (client_id, delivery_id, attempt_number) DO UPDATE SET
         attempted_at = EXCLUDED.attempted_at, succeeded = EXCLUDED.succeeded, http_status = EXCLUDED.http_status,
         latency_ms = EXCLUDED.latency_ms, response_body = EXCLUDED.response_body, error = EXCLUDED.error, worker = EXCLUDED.worker

@@ -19,9 +19,10 @@ function payload(properties: Record<string, TSchema>, description: string) {
   return Type.Object({ ...properties, traceId }, { additionalProperties: true, description });
 }
 
-const webhookPayload = payload({ webhookId: Type.String() }, 'A webhook subscription changed.');
-const ltvPayload = payload({ customerId: Type.String() }, 'A loan-to-value threshold of a credit line secured by crypto collateral was crossed.');
-const tradePayload = payload({ transactionId: Type.String({ description: 'parent transaction id of the trade' }) }, 'A quote was executed (or failed to execute).');
+const webhookPayload = (description: string) => payload({ webhookId: Type.String() }, description);
+const ltvPayload = (description: string) => payload({ customerId: Type.String() }, description);
+const tradePayload = (description: string) =>
+  payload({ transactionId: Type.String({ description: 'parent transaction id of the trade' }) }, description);
 
 const bankCounterparty = Type.Object(
   {
@@ -148,19 +149,19 @@ const cryptoPayload = (description: string) =>
   payload({ walletId: Type.String(), cryptoTransactionId: Type.String() }, description);
 
 export const eventPayloadSchemas = {
-  WEBHOOK_CREATED: webhookPayload,
-  WEBHOOK_UPDATED: webhookPayload,
-  WEBHOOK_DELETED: webhookPayload,
+  WEBHOOK_CREATED: webhookPayload('A webhook subscription was created.'),
+  WEBHOOK_UPDATED: webhookPayload('A webhook subscription was changed (PATCH) or its secret rotated.'),
+  WEBHOOK_DELETED: webhookPayload('A webhook subscription was deleted (DELETE /v1/webhooks/:id).'),
   CUSTOMER_CREATED: payload({ customerId: Type.String() }, 'A customer was created.'),
   VIRTUAL_ACCOUNT_CREATED: payload({ customerId: Type.String(), walletId: Type.String() }, 'A wallet received a virtual account.'),
-  ASSET_TRADE_SUCCESSFUL: tradePayload,
-  ASSET_TRADE_FAIL: tradePayload,
-  LTV_LIQUIDATED: ltvPayload,
-  LTV_LIQUIDATION_WARNING: ltvPayload,
-  LTV_URGENT_COLLATERAL_NEEDED: ltvPayload,
-  LTV_COLLATERAL_NEEDED: ltvPayload,
-  LTV_PURCHASE_RESTRICTED: ltvPayload,
-  LTV_THRESHOLD_WARNING: ltvPayload,
+  ASSET_TRADE_SUCCESSFUL: tradePayload('A quote was executed.'),
+  ASSET_TRADE_FAIL: tradePayload('A quote failed to execute.'),
+  LTV_LIQUIDATED: ltvPayload('The collateral of a crypto-secured credit line was liquidated.'),
+  LTV_LIQUIDATION_WARNING: ltvPayload('The loan-to-value ratio is close to the liquidation threshold.'),
+  LTV_URGENT_COLLATERAL_NEEDED: ltvPayload('More collateral is needed urgently.'),
+  LTV_COLLATERAL_NEEDED: ltvPayload('More collateral is needed.'),
+  LTV_PURCHASE_RESTRICTED: ltvPayload('Purchases on the credit line are restricted until the ratio improves.'),
+  LTV_THRESHOLD_WARNING: ltvPayload('The loan-to-value ratio crossed a warning threshold.'),
   BANK_DEPOSIT_TRANSACTION_PENDING: bankPayload('A bank deposit was received and is pending clearing.'),
   BANK_DEPOSIT_TRANSACTION_COMPLETED: bankPayload('A bank deposit cleared.'),
   BANK_DEPOSIT_TRANSACTION_FAILED: bankPayload('A bank deposit was returned or rejected.'),

@@ -20,7 +20,8 @@ export interface EventRecord {
  * event then commits with the change or not at all, and delivery happens after commit.
  * `data.traceId` is filled from the request context. The same statement creates one pending
  * delivery for every active subscription of the client that subscribes to this type, so an
- * event is never committed without the deliveries it owes.
+ * event is never committed without the deliveries it owes. (No NOTIFY for the workers: its
+ * commit-time lock would serialise every transaction that records an event; they poll.)
  */
 export async function recordEvent(
   tx: Tx,

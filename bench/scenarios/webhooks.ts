@@ -1,0 +1,345 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { packageRoot } from '../../src/paths.js';
+import { systemClock } from '../../src/platform/clock.js';
+import { loadConfig } from '../../src/platform/config.js';
+import { openDatabase, type DatabaseHandle } from '../../src/platform/db/database.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { withTransaction } from '../../src/platform/db/transaction.js';
+import type { Deps } from '../../src/platform/deps.js';
+import { clientSeeders } from '../../src/modules/routes.js';
+import { createClient } from '../../src/modules/tenants/tenants.service.js';
+import { deliveryBody } from '../../src/modules/webhooks/delivery-policy.js';
+import { recordEvent } from '../../src/modules/webhooks/events.store.js';
+import { signedHeaders } from '../../src/modules/webhooks/webhook-signing.js';
+import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js';
+import type { Scenario, ScenarioResult } from '../lib.js';
+
+/**
+ * Webhook delivery on PostgreSQL. Ten clients, each with one subscription served by its own
+ * local receiver; events are recorded round-robin across the clients, one transaction each, at a
+ * steady rate (1,000/s by default), while one `openbaas worker` process delivers them.
+ *
+ * - rate, lag_p50_ms, lag_p99_ms: the steady phase; lag runs from the commit of the event's
+ *   transaction to its receipt by the receiver. The target is keeping up with 1,000 events/s with
+ *   p99 lag at most 250 ms.
+ * - drain_rate: a backlog of events delivered by a worker that starts after they were recorded
+ *   (deliveries per second, first to last receipt).
+ * - anchor_rate: a bare Node sender posting the same signed bodies to the same receivers with
+ *   the same concurrency (10 per receiver) and keep-alive, without any database.
+ * - ratio = drain_rate / anchor_rate: what the database-backed, crash-safe delivery costs against
+ *   plain HTTP posting.
+ */
+
+const subscriptionCount = 10;
+const concurrencyPerSubscription = 10;
+const recorderConnections = 20;
+
+function settings() {
+  const number = (name: string, fallback: number) => {
+    const raw = process.env[name];
+    return raw && /^\d+$/.test(raw) ? Number(raw) : fallback;
+  };
+  return {
+    serverUrl: (process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
+    databaseName: process.env.BENCH_WEBHOOKS_DATABASE ?? 'openbaas_bench_webhooks',
+    ratePerSecond: number('BENCH_WEBHOOKS_RATE', 1000),
+    seconds: number('BENCH_WEBHOOKS_SECONDS', 10),
+    backlog: number('BENCH_WEBHOOKS_BACKLOG', 5000),
+  };
+}
+
+/** Receivers that answer 200 at once and note when each webhook-id first arrived. */
+class Receivers {
+  readonly receivedAt = new Map<string, number>();
+  total = 0;
+  private readonly servers: http.Server[] = [];
+  readonly urls: string[] = [];
+
+  async start(count: number): Promise<void> {
+    for (let index = 0; index < count; index++) {
+      const server = http.createServer((request, response) => {
+        request.resume();
+        request.on('end', () => {
+          const now = performance.timeOrigin + performance.now();
+          const id = request.headers['webhook-id'];
+          if (typeof id === 'string' && !this.receivedAt.has(id)) this.receivedAt.set(id, now);
+          this.total += 1;
+          response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        });
+      });
+      server.keepAliveTimeout = 30_000;
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+      this.servers.push(server);
+      this.urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/${index}`);
+    }
+  }
+
+  reset(): void {
+    this.receivedAt.clear();
+    this.total = 0;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.servers.map((server) => {
+        server.closeAllConnections();
+        return new Promise<void>((resolve) => server.close(() => resolve()));
+      }),
+    );
+  }
+}
+
+function percentile(sorted: readonly number[], fraction: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
+  return sorted[index] ?? Number.NaN;
+}
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+function startWorker(databaseUrl: string): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'src', 'cli.ts'), 'worker'], {
+    cwd: packageRoot,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'silent',
+      WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(concurrencyPerSubscription),
+      DB_POOL_MAX: '10',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function prepareDatabase(serverUrl: string, databaseName: string): Promise<string> {
+  const server = new pg.Client({ connectionString: `${serverUrl}/postgres` });
+  await server.connect();
+  try {
+    const exists = await server.query('SELECT 1 FROM pg_database WHERE datname = $1', [databaseName]);
+    if (exists.rowCount === 0) await server.query(`CREATE DATABASE ${databaseName}`);
+  } finally {
+    await server.end();
+  }
+  const database = new pg.Client({ connectionString: `${serverUrl}/${databaseName}` });
+  await database.connect();
+  try {
+    await database.query('DROP SCHEMA IF EXISTS bench CASCADE');
+    await database.query('CREATE SCHEMA bench');
+  } finally {
+    await database.end();
+  }
+  return `${serverUrl}/${databaseName}?options=${encodeURIComponent('-c search_path=bench')}`;
+}
+
+async function recordOne(deps: Deps, clientId: string, index: number): Promise<string> {
+  const event = await withTransaction(deps.db, (tx) =>
+    recordEvent(tx, { clientId, traceId: `bench-${index}`, now: systemClock.now() }, 'CUSTOMER_CREATED', { customerId: `customer-${index}` }),
+  );
+  return event.id;
+}
+
+/** Records events at a steady rate, one transaction each; returns commit times by event id. */
+async function recordSteadily(deps: Deps, clientIds: readonly string[], ratePerSecond: number, seconds: number) {
+  const total = ratePerSecond * seconds;
+  const committedAt = new Map<string, number>();
+  const started = performance.now();
+  const pending = new Set<Promise<void>>();
+  let issued = 0;
+  while (issued < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * ratePerSecond) + 1);
+    // At most one transaction per pooled connection at a time: a recorder that falls behind
+    // shows as an offered rate below the target instead of a queue of waiting transactions.
+    while (issued < due && pending.size < recorderConnections) {
+      const index = issued++;
+      const clientId = clientIds[index % clientIds.length] ?? '';
+      const work = recordOne(deps, clientId, index).then((id) => {
+        committedAt.set(id, performance.timeOrigin + performance.now());
+      });
+      const tracked = work.finally(() => pending.delete(tracked));
+      pending.add(tracked);
+    }
+    await (pending.size >= recorderConnections ? Promise.race(pending) : sleep(2));
+  }
+  await Promise.all(pending);
+  const recordingSeconds = (performance.now() - started) / 1000;
+  return { committedAt, offeredRate: total / recordingSeconds };
+}
+
+/** The anchor: the same kind of signed bodies, posted by plain Node with the same concurrency. */
+async function bareSender(urls: readonly string[], secret: string, count: number, receivers: Receivers): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true });
+  const bodies = Array.from({ length: count }, (_unused, index) => {
+    const id = `anchor-${index}`;
+    return { id, body: deliveryBody({ id, type: 'CUSTOMER_CREATED', createdAt: new Date().toISOString(), data: { customerId: `c-${index}`, traceId: 'anchor' } }) };
+  });
+  const queues = urls.map((_url, receiver) => bodies.filter((_body, index) => index % urls.length === receiver));
+  const post = (url: string, entry: { id: string; body: string }) =>
+    new Promise<void>((resolve, reject) => {
+      const headers = signedHeaders([secret], entry.id, Math.floor(Date.now() / 1000), entry.body);
+      const request = http.request(url, {
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(entry.body)) },
+      });
+      request.on('response', (response) => {
+        response.resume();
+        response.on('end', () => resolve());
+      });
+      request.on('error', reject);
+      request.end(entry.body);
+    });
+  receivers.reset();
+  const started = performance.now();
+  await Promise.all(
+    queues.map(async (queue, receiver) => {
+      const url = urls[receiver] ?? '';
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: concurrencyPerSubscription }, async () => {
+          while (next < queue.length) {
+            const entry = queue[next++];
+            if (entry) await post(url, entry);
+          }
+        }),
+      );
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  return count / seconds;
+}
+
+async function run(): Promise<ScenarioResult> {
+  const options = settings();
+  const databaseUrl = await prepareDatabase(options.serverUrl, options.databaseName);
+  const database: DatabaseHandle = await openDatabase({ databaseUrl, poolMax: recorderConnections, connectTimeoutMs: 30_000 });
+  const receivers = new Receivers();
+  let worker: ChildProcess | undefined;
+  try {
+    await migrate(database.pool);
+    const deps: Deps = { config: loadConfig({ LOG_LEVEL: 'silent' }), database, db: database.db, clock: systemClock, clientSeeders };
+    await receivers.start(subscriptionCount);
+    const clientIds: string[] = [];
+    let secret = '';
+    for (let index = 0; index < subscriptionCount; index++) {
+      const client = await createClient(deps, `Bench client ${index}`);
+      const created = await withTransaction(deps.db, (tx) =>
+        createWebhook(tx, { clientId: client.id, traceId: 'bench', now: systemClock.now() }, {
+          name: `bench ${index}`,
+          url: receivers.urls[index] ?? '',
+          eventTypes: ['CUSTOMER_CREATED'],
+          active: true,
+        }),
+      );
+      secret = created.secret;
+      clientIds.push(client.id);
+    }
+
+    // Steady phase.
+    worker = startWorker(databaseUrl);
+    await sleep(3000); // let the worker start (tsx compiles on first load)
+    const warmupIds = await Promise.all(clientIds.map((clientId, index) => recordOne(deps, clientId, -1 - index)));
+    await waitFor(() => warmupIds.every((id) => receivers.receivedAt.has(id)), 60_000, 'the worker to deliver the warm-up events');
+    receivers.reset();
+    const steady = await recordSteadily(deps, clientIds, options.ratePerSecond, options.seconds);
+    const steadyCount = steady.committedAt.size;
+    await waitFor(() => [...steady.committedAt.keys()].every((id) => receivers.receivedAt.has(id)), 120_000, 'steady-phase deliveries');
+    const lags: number[] = [];
+    let firstCommit = Number.POSITIVE_INFINITY;
+    let lastReceipt = 0;
+    for (const [id, committed] of steady.committedAt) {
+      const received = receivers.receivedAt.get(id) ?? Number.NaN;
+      lags.push(received - committed);
+      firstCommit = Math.min(firstCommit, committed);
+      lastReceipt = Math.max(lastReceipt, received);
+    }
+    lags.sort((a, b) => a - b);
+    const rate = steadyCount / ((lastReceipt - firstCommit) / 1000);
+
+    // Drain phase: a backlog recorded while no worker runs, then delivered as fast as possible.
+    await stopWorker(worker);
+    worker = undefined;
+    receivers.reset();
+    const backlogIds: string[] = [];
+    for (let start = 0; start < options.backlog; start += 100) {
+      const ids = await withTransaction(deps.db, async (tx) => {
+        const recorded: string[] = [];
+        for (let index = start; index < Math.min(options.backlog, start + 100); index++) {
+          const clientId = clientIds[index % clientIds.length] ?? '';
+          const event = await recordEvent(tx, { clientId, traceId: `backlog-${index}`, now: systemClock.now() }, 'CUSTOMER_CREATED', { customerId: `b-${index}` });
+          recorded.push(event.id);
+        }
+        return recorded;
+      });
+      backlogIds.push(...ids);
+    }
+    worker = startWorker(databaseUrl);
+    await waitFor(() => backlogIds.every((id) => receivers.receivedAt.has(id)), 300_000, 'the backlog to drain');
+    const receipts = backlogIds.map((id) => receivers.receivedAt.get(id) ?? Number.NaN);
+    const drainRate = (backlogIds.length - 1) / ((Math.max(...receipts) - Math.min(...receipts)) / 1000);
+    await stopWorker(worker);
+    worker = undefined;
+
+    // Anchor.
+    const anchorRate = await bareSender(receivers.urls, secret, options.backlog, receivers);
+
+    return {
+      scenario: 'webhooks',
+      ratio: drainRate / anchorRate,
+      figures: {
+        rate,
+        lag_p50_ms: percentile(lags, 0.5),
+        lag_p99_ms: percentile(lags, 0.99),
+        lag_max_ms: lags[lags.length - 1] ?? Number.NaN,
+        offered_rate: steady.offeredRate,
+        drain_rate: drainRate,
+        anchor_rate: anchorRate,
+      },
+      extra: {
+        database: 'PostgreSQL',
+        subscriptions: subscriptionCount,
+        concurrencyPerSubscription,
+        steadyEvents: steadyCount,
+        backlogEvents: backlogIds.length,
+        workerProcesses: 1,
+        targetRatePerSecond: options.ratePerSecond,
+        targetMet: rate >= options.ratePerSecond * 0.95 && percentile(lags, 0.99) <= 250,
+        cpus: os.cpus().length,
+        node: process.version,
+      },
+    };
+  } finally {
+    if (worker) await stopWorker(worker);
+    await receivers.stop();
+    await database.close();
+  }
+}
+
+export const webhooksScenario: Scenario = {
+  name: 'webhooks',
+  description: 'webhook delivery from PostgreSQL: 1,000 events/s into 10 subscriptions, lag commit→receipt; anchor: bare Node sender',
+  run,
+};
