@@ -79,6 +79,8 @@ CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (client_id, subscri
   WHERE lease_token IS NOT NULL;
 -- The delivery log of one subscription, newest first.
 CREATE INDEX webhook_deliveries_log ON webhook_deliveries (client_id, subscription_id, id);
+-- Finished deliveries, for the purge of old ones.
+CREATE INDEX webhook_deliveries_completed ON webhook_deliveries (completed_at) WHERE completed_at IS NOT NULL;
 
 CREATE TABLE webhook_delivery_attempts (
   client_id uuid NOT NULL,

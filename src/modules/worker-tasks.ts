@@ -1,18 +1,15 @@
 import type { Deps } from '../platform/deps.js';
 import { purgeIdempotencyKeys } from '../platform/http/idempotency.js';
 import type { WorkerTask } from '../platform/workers.js';
-import { DeliveryWorker } from './webhooks/delivery-worker.js';
+import { DeliveryWorker, purgeOldDeliveries } from './webhooks/index.js';
 
 /** Every background task of the program, run by `openbaas serve` (unless --no-workers) and `openbaas worker`. */
 export function workerTasks(deps: Deps): WorkerTask[] {
   const webhookDelivery = new DeliveryWorker(deps);
   return [
     { name: 'purge-idempotency-keys', intervalMs: 15 * 60_000, run: () => purgeIdempotencyKeys(deps) },
-    {
-      name: 'webhook-delivery',
-      intervalMs: deps.config.webhookPollIntervalMs,
-      run: () => webhookDelivery.run(),
-      stop: () => webhookDelivery.stop(),
-    },
+    // run() keeps delivering until stop(); the interval only spaces restarts after an error.
+    { name: 'webhook-delivery', intervalMs: 1000, run: () => webhookDelivery.run(), stop: () => webhookDelivery.stop() },
+    { name: 'purge-webhook-deliveries', intervalMs: 60 * 60_000, run: () => purgeOldDeliveries(deps) },
   ];
 }

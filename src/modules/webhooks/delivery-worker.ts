@@ -347,6 +347,39 @@ export class DeliveryWorker {
   }
 }
 
+/** Deleted by one statement at most, so the purge never holds many locks for long. */
+const purgeBatchMax = 5000;
+
+/**
+ * Deletes deliveries (and their attempts) that finished longer ago than the event retention
+ * (EVENT_RETENTION_DAYS, at least 30 days): the delivery log is kept as long as the events.
+ * Pending deliveries are never purged. Returns the number of deliveries deleted.
+ */
+export async function purgeOldDeliveries(deps: Deps): Promise<number> {
+  const cutoff = new Date(deps.clock.now().getTime() - deps.config.eventRetentionDays * 86_400_000);
+  let deleted = 0;
+  for (;;) {
+    const result = await sql<{ count: string }>`
+      WITH old AS (
+        SELECT client_id, id FROM webhook_deliveries
+        WHERE completed_at IS NOT NULL AND completed_at < ${cutoff}
+        LIMIT ${purgeBatchMax}::int
+      ), attempts AS (
+        DELETE FROM webhook_delivery_attempts a USING old
+        WHERE a.client_id = old.client_id AND a.delivery_id = old.id
+      ), removed AS (
+        DELETE FROM webhook_deliveries d USING old
+        WHERE d.client_id = old.client_id AND d.id = old.id
+        RETURNING 1
+      )
+      SELECT count(*) AS count FROM removed
+    `.execute(deps.db);
+    const count = Number(result.rows[0]?.count ?? 0);
+    deleted += count;
+    if (count < purgeBatchMax) return deleted;
+  }
+}
+
 function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));
 }

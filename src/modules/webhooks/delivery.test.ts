@@ -4,7 +4,7 @@ import { createTestApp, type TestClient, type TestContext } from '../../../test/
 import { verifiesWith, verifyEveryDelivery, verifyWebhook, WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { AssertionError } from '../../platform/assert.js';
 import { withTransaction } from '../../platform/db/transaction.js';
-import { DeliveryWorker } from './delivery-worker.js';
+import { DeliveryWorker, purgeOldDeliveries } from './delivery-worker.js';
 import type { EventType } from './event-types.js';
 import { recordEvent } from './events.store.js';
 
@@ -429,5 +429,31 @@ describe('verification', () => {
       return row?.subscription_id;
     }, secrets);
     expect(checked).toBeGreaterThanOrEqual(100);
+  });
+});
+
+// Last: it moves the clock a month ahead.
+describe('retention', () => {
+  it('purges deliveries finished longer ago than the event retention, never pending ones', async () => {
+    const client = await t.newClient('Retention');
+    const kept = await WebhookReceiver.start();
+    try {
+      const subscription = await subscribe(client, kept.url(), ['CUSTOMER_CREATED']);
+      await record(client, 'CUSTOMER_CREATED');
+      await worker.deliverDue();
+      kept.mode = 'error';
+      await record(client, 'CUSTOMER_CREATED');
+      await worker.deliverDue();
+      expect((await deliveries(client, subscription.id)).map((entry) => entry.status).sort()).toEqual(['DELIVERED', 'PENDING']);
+
+      t.clock.advance(29 * 86_400_000);
+      await purgeOldDeliveries(t.deps);
+      expect(await deliveries(client, subscription.id)).toHaveLength(2);
+      t.clock.advance(2 * 86_400_000);
+      expect(await purgeOldDeliveries(t.deps)).toBeGreaterThanOrEqual(1);
+      expect((await deliveries(client, subscription.id)).map((entry) => entry.status)).toEqual(['PENDING']);
+    } finally {
+      await kept.stop();
+    }
   });
 });
