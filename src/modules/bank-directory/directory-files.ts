@@ -207,6 +207,13 @@ export function parseBicList(content: string): BicRecord[] {
     rejectDuplicate(seen, bic, lineNumber, 'SWIFT code');
     const bankName = text(cell(record, columns.bankName));
     if (!bankName) throw new DirectoryFileError(`line ${lineNumber}: the name of ${bic} is empty`);
+    const address = text(cell(record, columns.address));
+    const city = text(cell(record, columns.city));
+    for (const [label, value, lengthMax] of [['name', bankName, 200], ['address', address, 300], ['town name', city, 100]] as const) {
+      if (value !== null && value.length > lengthMax) {
+        throw new DirectoryFileError(`line ${lineNumber}: the ${label} of ${bic} is longer than ${lengthMax} characters`);
+      }
+    }
     const countryColumn = cell(record, columns.countryCode).toUpperCase();
     if (countryColumn !== '' && countryColumn !== check.value.countryCode) {
       throw new DirectoryFileError(`line ${lineNumber}: country code ${countryColumn} does not match ${bic}, whose country is ${check.value.countryCode}`);
@@ -214,8 +221,8 @@ export function parseBicList(content: string): BicRecord[] {
     return {
       bic,
       bankName,
-      address: text(cell(record, columns.address)),
-      city: text(cell(record, columns.city)),
+      address,
+      city,
       countryCode: check.value.countryCode,
     };
   });
