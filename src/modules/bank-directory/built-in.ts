@@ -46,7 +46,7 @@ const fedwireRecords: FedwireRecord[] = routingData.records
 const bicRecords: BicRecord[] = bicData.records.map((record) => ({ ...record }));
 const ibanBankCodeRecords: IbanBankCodeRecord[] = ibanBankCodeData.records.map((record) => ({ ...record }));
 
-export const builtInDirectory: Record<DirectoryKind, DirectoryBatch> = {
+export const builtInDirectory: { [K in DirectoryKind]: Extract<DirectoryBatch, { kind: K }> } = {
   FEDACH: { kind: 'FEDACH', records: achRecords, version: versionOf(achRecords), fileName: null },
   FEDWIRE: { kind: 'FEDWIRE', records: fedwireRecords, version: versionOf(fedwireRecords), fileName: null },
   BIC: { kind: 'BIC', records: bicRecords, version: versionOf(bicRecords), fileName: null },
