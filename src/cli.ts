@@ -113,19 +113,21 @@ async function main(argv: string[]): Promise<number> {
     case 'directory':
       if (subcommand === 'import') {
         const files = { fedach: values.fedach, fedwire: values.fedwire, bic: values.bic };
-        if (!files.fedach && !files.fedwire && !files.bic) throw new ConfigError('directory import needs --fedach FILE, --fedwire FILE and/or --bic FILE');
+        if (!files.fedach && !files.fedwire && !files.bic) {
+          throw new ConfigError('directory import needs --fedach FILE, --fedwire FILE and/or --bic FILE');
+        }
         const imported = await withDeps((deps) => importDirectoryFiles(deps.db, files, deps.clock.now()));
         print(json, imported, imported.map((entry) => `Imported ${entry.recordCount} ${entry.kind} records from ${entry.fileName}.`).join('\n'));
         return 0;
       }
       if (subcommand === 'status') {
         const sources = await withDeps((deps) => directorySources(deps.db));
-        print(
-          json,
-          sources,
-          sources.map((source) => `${source.kind.padEnd(15)} ${source.origin.padEnd(9)} ${String(source.record_count).padStart(7)} records  ${source.file_name ?? 'built-in'}  ${source.loaded_at.toISOString()}`).join('\n') ||
-            'The bank directory is empty; it is loaded from the built-in data when the server starts.',
+        const lines = sources.map(
+          (source) =>
+            `${source.kind.padEnd(15)} ${source.origin.padEnd(9)} ${String(source.record_count).padStart(7)} records  ` +
+            `${source.file_name ?? 'built-in'}  ${source.loaded_at.toISOString()}`,
         );
+        print(json, sources, lines.join('\n') || 'The bank directory is empty; the server loads the built-in directory when it starts.');
         return 0;
       }
       break;
@@ -141,7 +143,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof AppError || error instanceof DirectoryFileError) {
+    const expected = error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof AppError;
+    if (expected || error instanceof DirectoryFileError) {
       process.stderr.write(`openbaas: ${error.message}\n`);
     } else {
       process.stderr.write(`openbaas: ${(error as Error).stack ?? String(error)}\n`);
