@@ -12,12 +12,16 @@ export const errorCodes = {
   INVALID_AMOUNT: { status: 400, description: 'An amount is not a positive decimal string within the asset\'s scale and maximum.' },
   UNKNOWN_ASSET: { status: 400, description: 'The asset is not in the asset registry (or not available in this mode).' },
   BAD_REQUEST: { status: 400, description: 'The request itself is malformed (for example a badly encoded URL).' },
+  INVALID_ROUTING_NUMBER: { status: 400, description: 'A US routing number is not 9 digits or fails the ABA checksum; the message gives the reason.' },
+  INVALID_SWIFT_CODE: { status: 400, description: 'A SWIFT/BIC code does not have the ISO 9362 form (8 or 11 letters and digits with a valid country code); the message gives the reason.' },
+  INVALID_IBAN: { status: 400, description: 'An IBAN has the wrong characters, country, length or format, or fails its mod-97 or national checksum; the message gives the reason.' },
   INVALID_IDEMPOTENCY_KEY: { status: 400, description: 'The Idempotency-Key header is empty, too long or holds characters other than visible ASCII.' },
   // 401, 403
   UNAUTHENTICATED: { status: 401, description: 'The Authorization header is missing, malformed, or names no known key.' },
   FORBIDDEN: { status: 403, description: 'The key is valid but may not do this: revoked, read-only on a write, or the caller\'s address is outside its allow-list.' },
   // 404
   NOT_FOUND: { status: 404, description: 'No such resource for this client (another client\'s resource answers the same).' },
+  BANK_NOT_FOUND: { status: 404, description: 'A well-formed routing number or SWIFT/BIC code that is not in the bank directory.' },
   ROUTE_NOT_FOUND: { status: 404, description: 'No such route.' },
   // 409
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of a resource.' },
