@@ -20,7 +20,7 @@ beforeAll(async () => {
       for (let index = batch * 100; index < (batch + 1) * 100; index++) {
         t.clock.advance(1);
         const context = { clientId: t.clientA.id, traceId: `paging-${index}`, now: t.clock.now() };
-        const customer = await createIndividual(tx, context, cipher, individualBody({ email: `paging.${index}@example.com` }) as Parameters<typeof createIndividual>[3]);
+        const customer = await createIndividual(tx, context, cipher, individualBody({ email: `paging.${index}@example.com` }));
         created.push(customer.id);
       }
     });
