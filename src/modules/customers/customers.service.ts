@@ -26,6 +26,7 @@ import {
   type AddressInput,
   type CustomerType,
 } from './customer-rules.js';
+import type { CustomerCreatedPayload } from './customers.events.js';
 import type { Address, StoredKyb } from './customers.tables.js';
 import * as store from './customers.store.js';
 import type {
@@ -396,7 +397,8 @@ async function createDefaultPortfolio(tx: Tx, context: RequestContext, customerI
 
 async function finishCreate(tx: Tx, context: RequestContext, cipher: FieldCipher, customerId: string): Promise<CustomerViewData> {
   await createDefaultPortfolio(tx, context, customerId);
-  await recordEvent(tx, context, 'CUSTOMER_CREATED', { customerId });
+  const payload: CustomerCreatedPayload = { customerId };
+  await recordEvent(tx, context, 'CUSTOMER_CREATED', payload);
   return getCustomer(tx, context.clientId, cipher, customerId);
 }
 

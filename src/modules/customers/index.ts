@@ -17,3 +17,4 @@ export { seedMembershipPrograms, findCustomer, findWallet, primaryWalletOf, getC
 export { assertKycEditable, isKycEditable, kycEditableStatuses, maskSsn, occupationGroups, type CustomerType } from './customer-rules.js';
 export type { CustomerRow, WalletRow, PortfolioRow } from './customers.store.js';
 export type { Address } from './customers.tables.js';
+export { CustomerCreatedPayload } from './customers.events.js';
