@@ -3,19 +3,17 @@
 -- event can never be committed without its deliveries; workers claim them with FOR UPDATE SKIP
 -- LOCKED and a lease.
 
--- A UUIDv7 for a given moment (PostgreSQL 15 has no uuidv7()): 48 bits of milliseconds, then
--- random bits with the version and variant set. Used to give fanned-out deliveries time-ordered ids
--- taken from the injected clock, like every other id.
-CREATE FUNCTION openbaas_uuid_v7(moment timestamptz) RETURNS uuid
+-- The id of the delivery of an event to the subscription at `ordinal` (1, 2, ...) among the
+-- event's deliveries: the event id's first 11 bytes (UUIDv7 milliseconds and sequence, so ids
+-- keep creation order as every id does), then the ordinal, then random bytes. Deliveries of one
+-- event thus sort by ordinal, and deliveries of different events sort like their events. (A
+-- client has at most 100 subscriptions, so the ordinal fits its byte.)
+CREATE FUNCTION openbaas_delivery_id(event_id uuid, ordinal integer) RETURNS uuid
 LANGUAGE sql VOLATILE AS $$
   SELECT encode(
-    set_bit(
-      set_bit(
-        overlay(uuid_send(gen_random_uuid())
-          PLACING substring(int8send(floor(extract(epoch FROM moment) * 1000)::bigint) FROM 3)
-          FROM 1 FOR 6),
-        52, 1),
-      53, 1),
+    substring(uuid_send(event_id) FROM 1 FOR 11)
+      || set_byte('\x00'::bytea, 0, ordinal % 256)
+      || substring(uuid_send(gen_random_uuid()) FROM 13 FOR 4),
     'hex')::uuid
 $$;
 

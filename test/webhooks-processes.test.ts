@@ -31,6 +31,8 @@ const workerEnv = {
   WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '10',
   WEBHOOK_RETRY_SCHEDULE: '200ms,400ms,800ms,1s,1s,1s,1s',
   DB_POOL_MAX: '5',
+  // Required with DATABASE_URL; these workers never read encrypted fields.
+  OPENBAAS_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'),
 };
 
 let schema: string;

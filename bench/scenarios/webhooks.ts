@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -122,6 +123,8 @@ function startWorker(databaseUrl: string): ChildProcess {
       LOG_LEVEL: 'silent',
       WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(concurrencyPerSubscription),
       DB_POOL_MAX: '10',
+      // Required with DATABASE_URL; the worker never reads encrypted fields.
+      OPENBAAS_ENCRYPTION_KEY: process.env.OPENBAAS_ENCRYPTION_KEY ?? crypto.randomBytes(32).toString('hex'),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

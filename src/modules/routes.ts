@@ -2,6 +2,8 @@ import type { App } from '../platform/http/app-type.js';
 import type { Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
 import { registerAssetRoutes } from './assets/index.js';
+import { registerBankDirectoryRoutes } from './bank-directory/index.js';
+import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 
@@ -10,7 +12,9 @@ export function registerModuleRoutes(app: App, deps: Deps): void {
   registerAssetRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerWebhookRoutes(app, deps);
+  registerBankDirectoryRoutes(app, deps);
+  registerCustomersModuleRoutes(app, deps);
 }
 
 /** Work every module does when a client is created (default programs and so on). */
-export const clientSeeders: readonly ClientSeeder[] = [];
+export const clientSeeders: readonly ClientSeeder[] = [seedMembershipPrograms];

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseEncryptionKey } from './crypto/field-cipher.js';
 
 export type Mode = 'sandbox' | 'production';
 
@@ -40,6 +41,8 @@ export interface Config {
   webhookSecretOverlapMs: number;
   /** How often an idle delivery worker looks for new work. */
   webhookPollIntervalMs: number;
+  /** AES-256-GCM key for sensitive customer fields; absent means the embedded database's key file. */
+  encryptionKey: Buffer | undefined;
 }
 
 /** Every environment variable the program reads, with its default. The README table mirrors it. */
@@ -67,6 +70,11 @@ export const environmentVariables = [
   ['WEBHOOK_LEASE_MS', '60000', 'how long a worker holds a claimed delivery; a crashed worker\'s claims are retried after it (more than WEBHOOK_TIMEOUT_MS)'],
   ['WEBHOOK_SECRET_OVERLAP_MS', '86400000', 'after a secret rotation, how long deliveries also carry a signature made with the previous secret'],
   ['WEBHOOK_POLL_INTERVAL_MS', '100', 'how often an idle delivery worker looks for new deliveries'],
+  [
+    'OPENBAAS_ENCRYPTION_KEY',
+    '(unset: embedded database only)',
+    '32-byte key (64 hex digits or base64) encrypting SSNs and document numbers; required with DATABASE_URL; unset on the embedded database means a key generated once into `$DATA_DIR/encryption.key`',
+  ],
 ] as const;
 
 export class ConfigError extends Error {
@@ -132,11 +140,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (webhookLeaseMs <= webhookTimeoutMs) {
     throw new ConfigError(`WEBHOOK_LEASE_MS (${webhookLeaseMs}) must be longer than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs})`);
   }
+  const databaseUrl = env.DATABASE_URL || undefined;
+  const encryptionKeyRaw = env.OPENBAAS_ENCRYPTION_KEY || undefined;
+  const encryptionKey = encryptionKeyRaw === undefined ? undefined : parseEncryptionKey(encryptionKeyRaw);
+  if (encryptionKeyRaw !== undefined && !encryptionKey) {
+    throw new ConfigError('OPENBAAS_ENCRYPTION_KEY must be 32 bytes written as 64 hex digits or in base64 (make one with: openssl rand -hex 32)');
+  }
+  if (databaseUrl && !encryptionKey) {
+    // Several processes share a PostgreSQL database, so they must share one key: it has to come from configuration.
+    throw new ConfigError('OPENBAAS_ENCRYPTION_KEY is required with DATABASE_URL (make one with: openssl rand -hex 32, and keep it safe)');
+  }
   return {
     mode,
     host: env.HOST || '127.0.0.1',
     port,
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
     memory: overrides.memory ?? false,
     databasePoolMax: integer(env, 'DB_POOL_MAX', 20, 1, 1000),
@@ -158,5 +176,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     webhookLeaseMs,
     webhookSecretOverlapMs: integer(env, 'WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
     webhookPollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 100, 5, 60_000),
+    encryptionKey,
   };
 }

@@ -105,6 +105,21 @@ describe('fan-out and delivery', () => {
     expect(receiver.requestsFor(event.id)).toHaveLength(2);
   });
 
+  it('delivery ids keep creation order, even for events of the same millisecond', async () => {
+    const client = await t.newClient('Order');
+    const first = await subscribe(client, receiver.url('/order/1'), ['CUSTOMER_CREATED']);
+    const second = await subscribe(client, receiver.url('/order/2'), ['CUSTOMER_CREATED']);
+    const events = [];
+    for (let index = 0; index < 5; index++) events.push(await record(client, 'CUSTOMER_CREATED'));
+    for (const subscription of [first, second]) {
+      const log = await deliveries(client, subscription.id);
+      expect(log.map((entry) => entry.eventId)).toEqual(events.map((event) => event.id).reverse());
+    }
+    const rows = await t.deps.db.selectFrom('webhook_deliveries').select(['id', 'event_id', 'subscription_id']).where('client_id', '=', client.id).orderBy('id').execute();
+    expect(rows.map((row) => row.event_id)).toEqual(events.flatMap((event) => [event.id, event.id]));
+    await worker.deliverDue();
+  });
+
   it('retries a receiver that answers 500, hangs past the timeout, then is down, and delivers once it recovers, with one webhook-id', async () => {
     const client = await t.newClient('Flaky receiver');
     const flaky = await WebhookReceiver.start();

@@ -42,7 +42,7 @@ export async function recordEvent(
       VALUES (${context.clientId}, ${event.id}, ${type}, ${JSON.stringify(event.data)}::jsonb, ${context.now})
     )
     INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
-    SELECT s.client_id, openbaas_uuid_v7(${context.now}), s.id, ${event.id}, ${type}, 'PENDING', ${context.now}, ${context.now}, ${context.now}
+    SELECT s.client_id, openbaas_delivery_id(${event.id}::uuid, (row_number() OVER (ORDER BY s.id))::int), s.id, ${event.id}, ${type}, 'PENDING', ${context.now}, ${context.now}, ${context.now}
     FROM webhook_subscriptions s
     WHERE s.client_id = ${context.clientId} AND s.active AND ${type} = ANY (s.event_types)
   `.execute(tx);

@@ -260,6 +260,24 @@ describe('400', () => {
   });
 });
 
+describe('422', () => {
+  it('a client has at most 100 subscriptions; deleted ones do not count', async () => {
+    const client = await t.newClient('Many webhooks');
+    const ids: string[] = [];
+    for (let index = 0; index < 100; index++) ids.push((await createWebhook({ name: `w${index}` }, client.key)).id);
+    const refused = await t.request({
+      method: 'POST',
+      url: '/v1/webhooks',
+      key: client.key,
+      body: { name: 'one too many', url: receiver.url(), subscribedEventTypes: ['CUSTOMER_CREATED'] },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('WEBHOOK_LIMIT_REACHED');
+    await t.request({ method: 'DELETE', url: `/v1/webhooks/${ids[0]}`, key: client.key });
+    await createWebhook({ name: 'room again' }, client.key);
+  });
+});
+
 describe('404', () => {
   it.each([
     ['GET', ''],

@@ -94,6 +94,9 @@ export async function checkWebhookInput(deps: Deps, input: UpdateWebhookInput): 
   };
 }
 
+/** Subscriptions a client may have at once (deleted ones do not count). */
+export const subscriptionsPerClientMax = 100;
+
 /** Names this process in the attempt log. */
 export const workerName = `${os.hostname()}:${process.pid}`.slice(0, 200);
 
@@ -177,6 +180,15 @@ export async function createWebhook(
   context: RequestContext,
   input: NewWebhookInput,
 ): Promise<WebhookView & { secret: string }> {
+  // The client's row is locked so that concurrent creations count one after the other.
+  await tx.selectFrom('clients').select('id').where('id', '=', context.clientId).forNoKeyUpdate().executeTakeFirst();
+  const existing = await store.countLiveSubscriptions(tx, context.clientId);
+  if (existing >= subscriptionsPerClientMax) {
+    throw new AppError(
+      'WEBHOOK_LIMIT_REACHED',
+      `A client can have at most ${subscriptionsPerClientMax} webhook subscriptions; delete one you no longer use.`,
+    );
+  }
   const row: SubscriptionRow = {
     client_id: context.clientId,
     id: idAt(context.now),

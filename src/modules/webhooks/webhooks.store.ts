@@ -20,6 +20,17 @@ export async function insertSubscription(tx: Tx, row: SubscriptionRow): Promise<
   await tx.insertInto('webhook_subscriptions').values(row).execute();
 }
 
+/** Subscriptions of a client that are not deleted (paused ones count). */
+export async function countLiveSubscriptions(tx: Tx, clientId: string): Promise<number> {
+  const row = await tx
+    .selectFrom('webhook_subscriptions')
+    .select((builder) => builder.fn.countAll<string>().as('count'))
+    .where('client_id', '=', clientId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 export async function findSubscription(db: Db | Tx, clientId: string, id: string, options: { forUpdate?: boolean } = {}) {
   let query = db.selectFrom('webhook_subscriptions').selectAll().where('client_id', '=', clientId).where('id', '=', id);
   if (options.forUpdate) query = query.forUpdate();
