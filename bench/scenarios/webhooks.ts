@@ -15,9 +15,7 @@ import { withTransaction } from '../../src/platform/db/transaction.js';
 import type { Deps } from '../../src/platform/deps.js';
 import { clientSeeders } from '../../src/modules/routes.js';
 import { createClient } from '../../src/modules/tenants/tenants.service.js';
-import { deliveryBody } from '../../src/modules/webhooks/delivery-policy.js';
 import { recordEvent } from '../../src/modules/webhooks/events.store.js';
-import { signedHeaders } from '../../src/modules/webhooks/webhook-signing.js';
 import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js';
 import type { Scenario, ScenarioResult } from '../lib.js';
 
@@ -31,8 +29,9 @@ import type { Scenario, ScenarioResult } from '../lib.js';
  *   p99 lag at most 250 ms.
  * - drain_rate: a backlog of events delivered by a worker that starts after they were recorded
  *   (deliveries per second, first to last receipt).
- * - anchor_rate: a bare Node sender posting the same signed bodies to the same receivers with
- *   the same concurrency (10 per receiver) and keep-alive, without any database.
+ * - anchor_rate: a bare Node sender, in its own process like the worker, posting the same kind of
+ *   signed bodies to the same receivers with the same concurrency (10 per receiver) and
+ *   keep-alive, without any database; measured the same way.
  * - ratio = drain_rate / anchor_rate: what the database-backed, crash-safe delivery costs against
  *   plain HTTP posting.
  */
@@ -191,48 +190,22 @@ async function recordSteadily(deps: Deps, clientIds: readonly string[], ratePerS
   return { committedAt, offeredRate: total / recordingSeconds };
 }
 
-/** The anchor: the same kind of signed bodies, posted by plain Node with the same concurrency. */
+/**
+ * The anchor: the same kind of signed bodies posted by plain Node in a process of its own, with
+ * the same concurrency per receiver; measured like the drain, first to last receipt.
+ */
 async function bareSender(urls: readonly string[], secret: string, count: number, receivers: Receivers): Promise<number> {
-  const agent = new http.Agent({ keepAlive: true });
-  const bodies = Array.from({ length: count }, (_unused, index) => {
-    const id = `anchor-${index}`;
-    return { id, body: deliveryBody({ id, type: 'CUSTOMER_CREATED', createdAt: new Date().toISOString(), data: { customerId: `c-${index}`, traceId: 'anchor' } }) };
-  });
-  const queues = urls.map((_url, receiver) => bodies.filter((_body, index) => index % urls.length === receiver));
-  const post = (url: string, entry: { id: string; body: string }) =>
-    new Promise<void>((resolve, reject) => {
-      const headers = signedHeaders([secret], entry.id, Math.floor(Date.now() / 1000), entry.body);
-      const request = http.request(url, {
-        method: 'POST',
-        agent,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(entry.body)) },
-      });
-      request.on('response', (response) => {
-        response.resume();
-        response.on('end', () => resolve());
-      });
-      request.on('error', reject);
-      request.end(entry.body);
-    });
   receivers.reset();
-  const started = performance.now();
-  await Promise.all(
-    queues.map(async (queue, receiver) => {
-      const url = urls[receiver] ?? '';
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: concurrencyPerSubscription }, async () => {
-          while (next < queue.length) {
-            const entry = queue[next++];
-            if (entry) await post(url, entry);
-          }
-        }),
-      );
-    }),
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(packageRoot, 'bench', 'webhooks-anchor.ts'), String(count), String(concurrencyPerSubscription), secret, ...urls],
+    { cwd: packageRoot, stdio: ['ignore', 'ignore', 'inherit'] },
   );
-  const seconds = (performance.now() - started) / 1000;
-  agent.destroy();
-  return count / seconds;
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+  if (code !== 0) throw new Error(`the anchor sender exited with ${code}`);
+  if (receivers.receivedAt.size !== count) throw new Error(`the anchor delivered ${receivers.receivedAt.size} of ${count}`);
+  const receipts = [...receivers.receivedAt.values()];
+  return (count - 1) / ((Math.max(...receipts) - Math.min(...receipts)) / 1000);
 }
 
 async function run(): Promise<ScenarioResult> {
