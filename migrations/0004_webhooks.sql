@@ -77,8 +77,6 @@ CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (client_id, subscri
   WHERE lease_token IS NOT NULL;
 -- The delivery log of one subscription, newest first.
 CREATE INDEX webhook_deliveries_log ON webhook_deliveries (client_id, subscription_id, id);
--- Finished deliveries, for the purge of old ones.
-CREATE INDEX webhook_deliveries_completed ON webhook_deliveries (completed_at) WHERE completed_at IS NOT NULL;
 
 CREATE TABLE webhook_delivery_attempts (
   client_id uuid NOT NULL,
@@ -95,3 +93,62 @@ CREATE TABLE webhook_delivery_attempts (
   PRIMARY KEY (client_id, delivery_id, attempt_number),
   FOREIGN KEY (client_id, delivery_id) REFERENCES webhook_deliveries (client_id, id)
 );
+
+-- The claim of the delivery workers, in one round trip. It first takes an advisory lock (held
+-- until the end of the caller's transaction: with autocommit, this statement), so claims of all
+-- processes run one after the other; the claim statement then starts after the previous claim
+-- committed and sees its leases, which keeps the per-subscription concurrency exact across
+-- processes. For every active subscription it takes the oldest due deliveries, as many as the
+-- subscription has free slots (unexpired leases count as busy, except those in `answered`: the
+-- caller's own requests that are over but not yet recorded), with FOR UPDATE SKIP LOCKED; leases
+-- them to `token` until `lease_until`; counts the attempt; and returns what a delivery needs.
+CREATE FUNCTION openbaas_claim_webhook_deliveries(
+  claim_now timestamptz,
+  lease_until timestamptz,
+  token uuid,
+  concurrency integer,
+  batch_max integer,
+  answered uuid[]
+) RETURNS TABLE (
+  client_id uuid, id uuid, subscription_id uuid, event_id uuid, event_type text, test_data jsonb,
+  attempt_count integer, final_attempt integer, created_at timestamptz, lease_token uuid,
+  previous_lease_expires_at timestamptz, url text, secret text, previous_secret text,
+  previous_secret_expires_at timestamptz, event_data jsonb, event_created_at timestamptz
+)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+  PERFORM pg_advisory_xact_lock(7300151006);
+  RETURN QUERY
+  WITH candidates AS (
+    SELECT d.client_id, d.id, d.subscription_id, d.event_id, d.lease_expires_at AS previous_lease_expires_at
+    FROM webhook_subscriptions s
+    CROSS JOIN LATERAL (
+      SELECT d.client_id, d.id, d.subscription_id, d.event_id, d.lease_expires_at
+      FROM webhook_deliveries d
+      WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND d.status = 'PENDING'
+        AND d.next_attempt_at <= claim_now
+        AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= claim_now)
+      ORDER BY d.next_attempt_at, d.id
+      LIMIT GREATEST(0, concurrency - (
+        SELECT count(*) FROM webhook_deliveries f
+        WHERE f.client_id = s.client_id AND f.subscription_id = s.id
+          AND f.lease_token IS NOT NULL AND f.lease_expires_at > claim_now
+          AND f.id <> ALL (answered)))
+      FOR UPDATE OF d SKIP LOCKED
+    ) d
+    WHERE s.active
+    LIMIT batch_max
+  )
+  UPDATE webhook_deliveries w
+  SET attempt_count = w.attempt_count + 1, lease_token = token, lease_expires_at = lease_until, updated_at = claim_now
+  FROM candidates c
+  JOIN webhook_subscriptions s ON s.client_id = c.client_id AND s.id = c.subscription_id
+  LEFT JOIN events e ON e.client_id = c.client_id AND e.id = c.event_id
+  WHERE w.client_id = c.client_id AND w.id = c.id
+  RETURNING w.client_id, w.id, w.subscription_id, w.event_id, w.event_type, w.test_data, w.attempt_count,
+    w.final_attempt, w.created_at, w.lease_token, c.previous_lease_expires_at,
+    s.url, s.secret, s.previous_secret, s.previous_secret_expires_at,
+    e.data, e.created_at;
+END
+$$;

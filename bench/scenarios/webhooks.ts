@@ -21,8 +21,9 @@ import type { Scenario, ScenarioResult } from '../lib.js';
 
 /**
  * Webhook delivery on PostgreSQL. Ten clients, each with one subscription served by its own
- * local receiver; events are recorded round-robin across the clients, one transaction each, at a
- * steady rate (1,000/s by default), while one `openbaas worker` process delivers them.
+ * local receiver (all in this process); events are recorded round-robin across the clients, one
+ * transaction each, at a steady rate (1,000/s by default) by a recorder process, while one
+ * `openbaas worker` process delivers them.
  *
  * - rate, lag_p50_ms, lag_p99_ms: the steady phase; lag runs from the commit of the event's
  *   transaction to its receipt by the receiver. The target is keeping up with 1,000 events/s with
@@ -38,7 +39,6 @@ import type { Scenario, ScenarioResult } from '../lib.js';
 
 const subscriptionCount = 10;
 const concurrencyPerSubscription = 10;
-const recorderConnections = 20;
 
 function settings() {
   const number = (name: string, fallback: number) => {
@@ -163,31 +163,28 @@ async function recordOne(deps: Deps, clientId: string, index: number): Promise<s
   return event.id;
 }
 
-/** Records events at a steady rate, one transaction each; returns commit times by event id. */
-async function recordSteadily(deps: Deps, clientIds: readonly string[], ratePerSecond: number, seconds: number) {
-  const total = ratePerSecond * seconds;
+/** Runs the recorder process; returns commit times by event id and the rate it managed. */
+async function recordSteadily(databaseUrl: string, clientIds: readonly string[], ratePerSecond: number, seconds: number) {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(packageRoot, 'bench', 'webhooks-recorder.ts'), databaseUrl, String(ratePerSecond), String(seconds), ...clientIds],
+    { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+  if (code !== 0) throw new Error(`the recorder exited with ${code}`);
   const committedAt = new Map<string, number>();
-  const started = performance.now();
-  const pending = new Set<Promise<void>>();
-  let issued = 0;
-  while (issued < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * ratePerSecond) + 1);
-    // At most one transaction per pooled connection at a time: a recorder that falls behind
-    // shows as an offered rate below the target instead of a queue of waiting transactions.
-    while (issued < due && pending.size < recorderConnections) {
-      const index = issued++;
-      const clientId = clientIds[index % clientIds.length] ?? '';
-      const work = recordOne(deps, clientId, index).then((id) => {
-        committedAt.set(id, performance.timeOrigin + performance.now());
-      });
-      const tracked = work.finally(() => pending.delete(tracked));
-      pending.add(tracked);
-    }
-    await (pending.size >= recorderConnections ? Promise.race(pending) : sleep(2));
+  let offeredRate = Number.NaN;
+  for (const line of output.split('\n')) {
+    const [first, second] = line.split(' ');
+    if (!first || !second) continue;
+    if (first === 'done') offeredRate = Number(second);
+    else committedAt.set(first, Number(second));
   }
-  await Promise.all(pending);
-  const recordingSeconds = (performance.now() - started) / 1000;
-  return { committedAt, offeredRate: total / recordingSeconds };
+  return { committedAt, offeredRate };
 }
 
 /**
@@ -211,7 +208,7 @@ async function bareSender(urls: readonly string[], secret: string, count: number
 async function run(): Promise<ScenarioResult> {
   const options = settings();
   const databaseUrl = await prepareDatabase(options.serverUrl, options.databaseName);
-  const database: DatabaseHandle = await openDatabase({ databaseUrl, poolMax: recorderConnections, connectTimeoutMs: 30_000 });
+  const database: DatabaseHandle = await openDatabase({ databaseUrl, poolMax: 5, connectTimeoutMs: 30_000 });
   const receivers = new Receivers();
   let worker: ChildProcess | undefined;
   try {
@@ -240,7 +237,7 @@ async function run(): Promise<ScenarioResult> {
     const warmupIds = await Promise.all(clientIds.map((clientId, index) => recordOne(deps, clientId, -1 - index)));
     await waitFor(() => warmupIds.every((id) => receivers.receivedAt.has(id)), 60_000, 'the worker to deliver the warm-up events');
     receivers.reset();
-    const steady = await recordSteadily(deps, clientIds, options.ratePerSecond, options.seconds);
+    const steady = await recordSteadily(databaseUrl, clientIds, options.ratePerSecond, options.seconds);
     const steadyCount = steady.committedAt.size;
     await waitFor(() => [...steady.committedAt.keys()].every((id) => receivers.receivedAt.has(id)), 120_000, 'steady-phase deliveries');
     const lags: number[] = [];

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
-import { withTransaction } from '../../platform/db/transaction.js';
 import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, truncate, type NextState } from './delivery-policy.js';
 import { webhookHttpClient, type PostOutcome, type WebhookHttpClient } from './webhook-http.js';
 import { signedHeaders, signingSecrets } from './webhook-signing.js';
@@ -12,7 +11,8 @@ import './events.tables.js';
 /**
  * The delivery worker. Each claim takes, for every active subscription, its due deliveries up to
  * the free part of the subscription's concurrency (requests already in flight, in any process,
- * count against it), marks them with a lease and counts the attempt; the claim is one statement
+ * count against it; a request that got its answer stops counting at once, before its outcome is
+ * written), marks them with a lease and counts the attempt; the claim is one statement
  * with FOR UPDATE SKIP LOCKED, so concurrent workers never take the same delivery (and claims
  * also take a short advisory lock, so the concurrency bound holds across processes). The requests
  * then run outside any transaction; each outcome is written back only by the holder of the lease.
@@ -21,12 +21,6 @@ import './events.tables.js';
  * attempt number is ever sent twice.
  */
 
-/**
- * Claims are serialised across processes by this advisory lock (held for the few milliseconds of
- * the claim transaction): each claim then sees the requests the others have in flight, so the
- * per-subscription concurrency holds across all workers, not just within one.
- */
-const claimLockId = 7_300_151_006;
 /** Deliveries claimed by one statement at most. */
 const claimBatchMax = 500;
 /** Pending deliveries of deactivated subscriptions (left by a race with the deactivation) are swept this often. */
@@ -80,6 +74,8 @@ interface QueuedOutcome {
 export class DeliveryWorker {
   private readonly inflight = new Set<Promise<void>>();
   private readonly outcomes: QueuedOutcome[] = [];
+  /** Deliveries of this worker whose request is over but whose outcome is not written yet. */
+  private readonly answered = new Set<string>();
   private flushing: Promise<void> | undefined;
   private readonly http: WebhookHttpClient;
   private stopping = false;
@@ -193,46 +189,17 @@ export class DeliveryWorker {
     return rows.length;
   }
 
+  /** One claim (see openbaas_claim_webhook_deliveries in migration 0004): one statement, one round trip. */
   private async claim(): Promise<ClaimedRow[]> {
     const { clock, config } = this.deps;
     const now = clock.now();
     const leaseUntil = new Date(now.getTime() + config.webhookLeaseMs);
-    const token = crypto.randomUUID();
-    return withTransaction(this.deps.db, async (tx) => {
-      await sql`SELECT pg_advisory_xact_lock(${claimLockId}::bigint)`.execute(tx);
-      const result = await sql<ClaimedRow>`
-        WITH candidates AS (
-          SELECT d.client_id, d.id, d.subscription_id, d.event_id, d.lease_expires_at AS previous_lease_expires_at
-          FROM webhook_subscriptions s
-          CROSS JOIN LATERAL (
-            SELECT d.client_id, d.id, d.subscription_id, d.event_id, d.lease_expires_at
-            FROM webhook_deliveries d
-            WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND d.status = 'PENDING'
-              AND d.next_attempt_at <= ${now}
-              AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${now})
-            ORDER BY d.next_attempt_at, d.id
-            LIMIT GREATEST(0, ${config.webhookConcurrencyPerSubscription}::int - (
-              SELECT count(*) FROM webhook_deliveries f
-              WHERE f.client_id = s.client_id AND f.subscription_id = s.id
-                AND f.lease_token IS NOT NULL AND f.lease_expires_at > ${now}))
-            FOR UPDATE OF d SKIP LOCKED
-          ) d
-          WHERE s.active
-          LIMIT ${claimBatchMax}::int
-        )
-        UPDATE webhook_deliveries w
-        SET attempt_count = w.attempt_count + 1, lease_token = ${token}::uuid, lease_expires_at = ${leaseUntil}, updated_at = ${now}
-        FROM candidates c
-        JOIN webhook_subscriptions s ON s.client_id = c.client_id AND s.id = c.subscription_id
-        LEFT JOIN events e ON e.client_id = c.client_id AND e.id = c.event_id
-        WHERE w.client_id = c.client_id AND w.id = c.id
-        RETURNING w.client_id, w.id, w.subscription_id, w.event_id, w.event_type, w.test_data, w.attempt_count,
-          w.final_attempt, w.created_at, w.lease_token, c.previous_lease_expires_at,
-          s.url, s.secret, s.previous_secret, s.previous_secret_expires_at,
-          e.data AS event_data, e.created_at AS event_created_at
-      `.execute(tx);
-      return result.rows;
-    });
+    const result = await sql<ClaimedRow>`
+      SELECT * FROM openbaas_claim_webhook_deliveries(
+        ${now}::timestamptz, ${leaseUntil}::timestamptz, ${crypto.randomUUID()}::uuid,
+        ${config.webhookConcurrencyPerSubscription}::int, ${claimBatchMax}::int, ${[...this.answered]}::uuid[])
+    `.execute(this.deps.db);
+    return result.rows;
   }
 
   private async deliver(row: ClaimedRow): Promise<void> {
@@ -254,7 +221,14 @@ export class DeliveryWorker {
         { timeoutMs: this.deps.config.webhookTimeoutMs, responseBodyMaxBytes: responseBodyReadMaxBytes },
       );
     }
-    await this.record(row, attemptedAt, outcome);
+    // The request is over: its slot is free for the next claim even before the outcome is written.
+    this.answered.add(row.id);
+    this.signal();
+    try {
+      await this.record(row, attemptedAt, outcome);
+    } finally {
+      this.answered.delete(row.id);
+    }
   }
 
   /**
@@ -357,12 +331,22 @@ const purgeBatchMax = 5000;
  */
 export async function purgeOldDeliveries(deps: Deps): Promise<number> {
   const cutoff = new Date(deps.clock.now().getTime() - deps.config.eventRetentionDays * 86_400_000);
+  // Delivery ids are UUIDv7 from the creation time: every delivery created before the cutoff has
+  // an id below this one, which lets each subscription's log index find them.
+  const milliseconds = cutoff.getTime().toString(16).padStart(12, '0');
+  const cutoffId = `${milliseconds.slice(0, 8)}-${milliseconds.slice(8, 12)}-7000-8000-000000000000`;
   let deleted = 0;
   for (;;) {
     const result = await sql<{ count: string }>`
       WITH old AS (
-        SELECT client_id, id FROM webhook_deliveries
-        WHERE completed_at IS NOT NULL AND completed_at < ${cutoff}
+        SELECT d.client_id, d.id
+        FROM webhook_subscriptions s
+        CROSS JOIN LATERAL (
+          SELECT d.client_id, d.id FROM webhook_deliveries d
+          WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND d.id < ${cutoffId}::uuid
+            AND d.completed_at IS NOT NULL AND d.completed_at < ${cutoff}
+          LIMIT ${purgeBatchMax}::int
+        ) d
         LIMIT ${purgeBatchMax}::int
       ), attempts AS (
         DELETE FROM webhook_delivery_attempts a USING old
