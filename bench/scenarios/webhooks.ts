@@ -50,6 +50,7 @@ function settings() {
     databaseName: process.env.BENCH_WEBHOOKS_DATABASE ?? 'openbaas_bench_webhooks',
     ratePerSecond: number('BENCH_WEBHOOKS_RATE', 1000),
     seconds: number('BENCH_WEBHOOKS_SECONDS', 10),
+    eventsPerTransaction: Math.max(1, number('BENCH_WEBHOOKS_EVENTS_PER_TRANSACTION', 1)),
     backlog: number('BENCH_WEBHOOKS_BACKLOG', 5000),
   };
 }
@@ -164,10 +165,19 @@ async function recordOne(deps: Deps, clientId: string, index: number): Promise<s
 }
 
 /** Runs the recorder process; returns commit times by event id and the rate it managed. */
-async function recordSteadily(databaseUrl: string, clientIds: readonly string[], ratePerSecond: number, seconds: number) {
+async function recordSteadily(databaseUrl: string, clientIds: readonly string[], ratePerSecond: number, seconds: number, perTransaction: number) {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(packageRoot, 'bench', 'webhooks-recorder.ts'), databaseUrl, String(ratePerSecond), String(seconds), ...clientIds],
+    [
+      '--import',
+      'tsx',
+      path.join(packageRoot, 'bench', 'webhooks-recorder.ts'),
+      databaseUrl,
+      String(ratePerSecond),
+      String(seconds),
+      String(perTransaction),
+      ...clientIds,
+    ],
     { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let output = '';
@@ -237,7 +247,7 @@ async function run(): Promise<ScenarioResult> {
     const warmupIds = await Promise.all(clientIds.map((clientId, index) => recordOne(deps, clientId, -1 - index)));
     await waitFor(() => warmupIds.every((id) => receivers.receivedAt.has(id)), 60_000, 'the worker to deliver the warm-up events');
     receivers.reset();
-    const steady = await recordSteadily(databaseUrl, clientIds, options.ratePerSecond, options.seconds);
+    const steady = await recordSteadily(databaseUrl, clientIds, options.ratePerSecond, options.seconds, options.eventsPerTransaction);
     const steadyCount = steady.committedAt.size;
     await waitFor(() => [...steady.committedAt.keys()].every((id) => receivers.receivedAt.has(id)), 120_000, 'steady-phase deliveries');
     const lags: number[] = [];
@@ -299,6 +309,8 @@ async function run(): Promise<ScenarioResult> {
         backlogEvents: backlogIds.length,
         workerProcesses: 1,
         targetRatePerSecond: options.ratePerSecond,
+        eventsPerTransaction: options.eventsPerTransaction,
+        loadAverage: os.loadavg(),
         targetMet: rate >= options.ratePerSecond * 0.95 && percentile(lags, 0.99) <= 250,
         cpus: os.cpus().length,
         node: process.version,
