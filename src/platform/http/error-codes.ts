@@ -21,6 +21,7 @@ export const errorCodes = {
   ROUTE_NOT_FOUND: { status: 404, description: 'No such route.' },
   // 409
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of a resource.' },
+  INVALID_STATE: { status: 409, description: 'The resource is in a state that does not allow this change; the message names the state (for example KYC data after onboarding was decided).' },
   IDEMPOTENCY_REQUEST_IN_PROGRESS: { status: 409, description: 'A request with this Idempotency-Key is still being processed; retry later.' },
   // 410
   ENDPOINT_REMOVED: { status: 410, description: 'The endpoint was removed; the message names its replacement.' },
