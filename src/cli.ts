@@ -5,6 +5,7 @@ import { DataFolderLockedError } from './platform/db/lock-file.js';
 import { AppError } from './platform/http/errors.js';
 import { openDeps, runWorkersOnly, serve } from './main.js';
 import * as tenants from './modules/tenants/tenants.service.js';
+import { DirectoryFileError, directorySources, importDirectoryFiles } from './modules/bank-directory/index.js';
 
 const usage = `Usage: openbaas <command> [options]
 
@@ -16,6 +17,10 @@ Commands:
   clients list [--json]                        list clients
   keys create --client ID [--read-only] [--allow-ip CIDR]... [--json]
   keys revoke PREFIX [--json]
+  directory import [--fedach FILE] [--fedwire FILE] [--bic FILE] [--json]
+                                               replace the built-in bank directory of each kind given
+                                               (FedACHdir.txt, fpddir.txt, a BIC list as CSV)
+  directory status [--json]                    where each kind of bank directory data came from
 
 Configuration comes from environment variables (see README). With no DATABASE_URL the embedded
 database in DATA_DIR (default ./data) is used; it is locked by a running server, so use the
@@ -48,6 +53,9 @@ async function main(argv: string[]): Promise<number> {
       'read-only': { type: 'boolean' },
       'allow-ip': { type: 'string', multiple: true },
       json: { type: 'boolean' },
+      fedach: { type: 'string' },
+      fedwire: { type: 'string' },
+      bic: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -102,6 +110,27 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       break;
+    case 'directory':
+      if (subcommand === 'import') {
+        const files = { fedach: values.fedach, fedwire: values.fedwire, bic: values.bic };
+        if (!files.fedach && !files.fedwire && !files.bic) {
+          throw new ConfigError('directory import needs --fedach FILE, --fedwire FILE and/or --bic FILE');
+        }
+        const imported = await withDeps((deps) => importDirectoryFiles(deps.db, files, deps.clock.now()));
+        print(json, imported, imported.map((entry) => `Imported ${entry.recordCount} ${entry.kind} records from ${entry.fileName}.`).join('\n'));
+        return 0;
+      }
+      if (subcommand === 'status') {
+        const sources = await withDeps((deps) => directorySources(deps.db));
+        const lines = sources.map(
+          (source) =>
+            `${source.kind.padEnd(15)} ${source.origin.padEnd(9)} ${String(source.record_count).padStart(7)} records  ` +
+            `${source.file_name ?? 'built-in'}  ${source.loaded_at.toISOString()}`,
+        );
+        print(json, sources, lines.join('\n') || 'The bank directory is empty; the server loads the built-in directory when it starts.');
+        return 0;
+      }
+      break;
     default:
       break;
   }
@@ -114,7 +143,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof AppError) {
+    const expected = error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof AppError;
+    if (expected || error instanceof DirectoryFileError) {
       process.stderr.write(`openbaas: ${error.message}\n`);
     } else {
       process.stderr.write(`openbaas: ${(error as Error).stack ?? String(error)}\n`);

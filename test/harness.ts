@@ -10,6 +10,9 @@ import type { App } from '../src/platform/http/app-type.js';
 import { clientSeeders } from '../src/modules/routes.js';
 import { createApiKey, createClientWithKey } from '../src/modules/tenants/tenants.service.js';
 
+/** The field-encryption key of every test app (32 bytes, hex); override it through createTestApp({ env }). */
+export const testEncryptionKey = '0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0';
+
 export const testDatabase = (process.env.TEST_DB ?? 'pglite') as 'pglite' | 'postgres';
 
 export interface TestClient {
@@ -87,7 +90,13 @@ export interface TestAppOptions {
 /** Builds the real app on a fresh database with two clients (A and B), each with a full and a read-only key. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestContext> {
   const { database, dispose } = await openTestDatabase();
-  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://openbaas.test', ...options.env });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    PUBLIC_BASE_URL: 'http://openbaas.test',
+    // A fixed test key: without one the embedded database would write a key file into ./data.
+    OPENBAAS_ENCRYPTION_KEY: testEncryptionKey,
+    ...options.env,
+  });
   const clock = new ManualClock(options.clockStart ?? '2026-03-01T12:00:00.000Z');
   const deps: Deps = { config, database, db: database.db, clock, clientSeeders };
   const { app, routes } = await buildApp(deps, { logger: false, ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}) });

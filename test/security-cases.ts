@@ -1,8 +1,14 @@
 import type { SecurityCase } from './security/types.js';
 import { platformSecurityCases } from './security/platform.js';
+import { bankDirectorySecurityCases } from './security/bank-directory.js';
+import { customerSecurityCases } from './security/customers.js';
 
 /** Every module adds its cases here (one import line each). */
-export const securityCases: SecurityCase[] = [...platformSecurityCases];
+export const securityCases: SecurityCase[] = [
+  ...platformSecurityCases,
+  ...bankDirectorySecurityCases,
+  ...customerSecurityCases,
+];
 
 /**
  * Authenticated routes that have no security case on purpose, each with the reason.

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { bootstrapSandbox, createApiKey } from '../src/modules/tenants/tenants.service.js';
@@ -113,8 +114,8 @@ describe('sandbox bootstrap', () => {
   it('creates a client and a key on an empty database, and nothing on the next start', async () => {
     const fresh = await createTestApp();
     try {
-      await fresh.deps.db.deleteFrom('api_keys').execute();
-      await fresh.deps.db.deleteFrom('clients').execute();
+      // Every module's tables reference clients: empty them all, whatever modules exist.
+      await sql`TRUNCATE clients CASCADE`.execute(fresh.deps.db);
       const first = await bootstrapSandbox(fresh.deps);
       expect(first?.key.key).toMatch(/^sk_test_/);
       expect(await bootstrapSandbox(fresh.deps)).toBeUndefined();

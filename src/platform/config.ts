@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseEncryptionKey } from './crypto/field-cipher.js';
 
 export type Mode = 'sandbox' | 'production';
 
@@ -26,6 +27,8 @@ export interface Config {
   publicBaseUrl: string;
   runWorkers: boolean;
   authCacheTtlMs: number;
+  /** AES-256-GCM key for sensitive customer fields; absent means the embedded database's key file. */
+  encryptionKey: Buffer | undefined;
 }
 
 /** Every environment variable the program reads, with its default. The README table mirrors it. */
@@ -46,6 +49,11 @@ export const environmentVariables = [
   ['EVENT_RETENTION_DAYS', '30', 'how long events stay readable through /v1/events'],
   ['PUBLIC_BASE_URL', 'http://localhost:$PORT', 'address this server is reached at (links it hands out)'],
   ['AUTH_CACHE_TTL_MS', '2000', 'how long a process trusts a looked-up API key before checking it again'],
+  [
+    'OPENBAAS_ENCRYPTION_KEY',
+    '(unset: embedded database only)',
+    '32-byte key (64 hex digits or base64) encrypting SSNs and document numbers; required with DATABASE_URL; unset on the embedded database means a key generated once into `$DATA_DIR/encryption.key`',
+  ],
 ] as const;
 
 export class ConfigError extends Error {
@@ -85,11 +93,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (adminKey !== undefined && adminKey.length < 16) {
     throw new ConfigError('OPENBAAS_ADMIN_KEY must be at least 16 characters long');
   }
+  const databaseUrl = env.DATABASE_URL || undefined;
+  const encryptionKeyRaw = env.OPENBAAS_ENCRYPTION_KEY || undefined;
+  const encryptionKey = encryptionKeyRaw === undefined ? undefined : parseEncryptionKey(encryptionKeyRaw);
+  if (encryptionKeyRaw !== undefined && !encryptionKey) {
+    throw new ConfigError('OPENBAAS_ENCRYPTION_KEY must be 32 bytes written as 64 hex digits or in base64 (make one with: openssl rand -hex 32)');
+  }
+  if (databaseUrl && !encryptionKey) {
+    // Several processes share a PostgreSQL database, so they must share one key: it has to come from configuration.
+    throw new ConfigError('OPENBAAS_ENCRYPTION_KEY is required with DATABASE_URL (make one with: openssl rand -hex 32, and keep it safe)');
+  }
   return {
     mode,
     host: env.HOST || '127.0.0.1',
     port,
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
     memory: overrides.memory ?? false,
     databasePoolMax: integer(env, 'DB_POOL_MAX', 20, 1, 1000),
@@ -104,5 +122,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     runWorkers: overrides.runWorkers ?? true,
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2000, 0, 60_000),
+    encryptionKey,
   };
 }

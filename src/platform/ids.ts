@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { Clock } from './clock.js';
 
@@ -8,14 +9,33 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
  * time even when the sandbox clock runs ahead of the wall clock.
  */
 export function newId(clock: Clock): string {
-  return uuidv7({ msecs: clock.now().getTime() });
+  return idAt(clock.now());
 }
 
 export function isUuid(value: string): boolean {
   return uuidPattern.test(value);
 }
 
-/** An id for a record created at `moment` (normally RequestContext.now). */
+const state = { msecs: -Infinity, seq: 0 };
+
+/**
+ * An id for a record created at `moment` (normally RequestContext.now). Within this process ids
+ * are strictly increasing: two ids of the same millisecond take consecutive sequence numbers
+ * (RFC 9562 method 1), and a moment earlier than the last one reuses the last millisecond, so
+ * ordering by id is creation order even for records made in the same millisecond.
+ */
 export function idAt(moment: Date): string {
-  return uuidv7({ msecs: moment.getTime() });
+  const msecs = moment.getTime();
+  if (msecs > state.msecs) {
+    state.msecs = msecs;
+    // Start each millisecond at a random point in the lower half, leaving room to count up.
+    state.seq = crypto.randomInt(0, 2 ** 30);
+  } else {
+    state.seq += 1;
+    if (state.seq >= 2 ** 31) {
+      state.msecs += 1;
+      state.seq = 0;
+    }
+  }
+  return uuidv7({ msecs: state.msecs, seq: state.seq });
 }

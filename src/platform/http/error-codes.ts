@@ -12,16 +12,24 @@ export const errorCodes = {
   INVALID_AMOUNT: { status: 400, description: 'An amount is not a positive decimal string within the asset\'s scale and maximum.' },
   UNKNOWN_ASSET: { status: 400, description: 'The asset is not in the asset registry (or not available in this mode).' },
   BAD_REQUEST: { status: 400, description: 'The request itself is malformed (for example a badly encoded URL).' },
+  INVALID_ROUTING_NUMBER: { status: 400, description: 'A US routing number is not 9 digits or fails the ABA checksum; the message gives the reason.' },
+  INVALID_SWIFT_CODE: { status: 400, description: 'A SWIFT/BIC code does not have the ISO 9362 form (8 or 11 letters and digits with a valid country code); the message gives the reason.' },
+  INVALID_IBAN: { status: 400, description: 'An IBAN has the wrong characters, country, length or format, or fails its mod-97 or national checksum; the message gives the reason.' },
+  WRONG_CUSTOMER_TYPE: { status: 400, description: 'The customer is of the other type for this route or field (an individual where a business is needed, or the reverse); the message names the right route.' },
   INVALID_IDEMPOTENCY_KEY: { status: 400, description: 'The Idempotency-Key header is empty, too long or holds characters other than visible ASCII.' },
   // 401, 403
   UNAUTHENTICATED: { status: 401, description: 'The Authorization header is missing, malformed, or names no known key.' },
   FORBIDDEN: { status: 403, description: 'The key is valid but may not do this: revoked, read-only on a write, or the caller\'s address is outside its allow-list.' },
   // 404
   NOT_FOUND: { status: 404, description: 'No such resource for this client (another client\'s resource answers the same).' },
+  BANK_NOT_FOUND: { status: 404, description: 'A well-formed routing number or SWIFT/BIC code that is not in the bank directory.' },
   ROUTE_NOT_FOUND: { status: 404, description: 'No such route.' },
   // 409
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of a resource.' },
+  DUPLICATE_EMAIL: { status: 409, description: 'Another customer of this client already uses this email address (compared without regard to letter case).' },
   INVALID_STATE: { status: 409, description: 'The resource is in a state that does not allow this change; the message names the state (for example KYC data after onboarding was decided).' },
+  DUPLICATE_RELATION: { status: 409, description: 'The person already has this role in the business; update the relation with PATCH instead.' },
+  OWNERSHIP_LIMIT_EXCEEDED: { status: 409, description: 'The shareholders of a business would together own more than 100%.' },
   IDEMPOTENCY_REQUEST_IN_PROGRESS: { status: 409, description: 'A request with this Idempotency-Key is still being processed; retry later.' },
   // 410
   ENDPOINT_REMOVED: { status: 410, description: 'The endpoint was removed; the message names its replacement.' },
@@ -29,6 +37,7 @@ export const errorCodes = {
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The body exceeds the size limit (1 MiB for JSON, 10 MiB for uploads).' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The Content-Type is not accepted by this route (JSON bodies need application/json).' },
   // 422
+  RESOURCE_LIMIT_REACHED: { status: 422, description: 'A documented per-record limit is reached (for example portfolios per customer or wallets per portfolio).' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'The Idempotency-Key was already used with a different request.' },
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key; wait for the number of seconds in Retry-After.' },

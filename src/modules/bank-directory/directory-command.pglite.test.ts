@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { packageRoot } from '../../paths.js';
+
+// The `openbaas directory` command on an embedded database folder (PGlite only: PostgreSQL has
+// no data folder). The import itself is tested on both databases in directory-import.test.ts.
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: packageRoot,
+      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('openbaas directory', () => {
+  it('imports a BIC list, reports where each kind came from, and refuses bad input with a plain message', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-directory-command-'));
+    const env = { DATA_DIR: path.join(folder, 'data') };
+    const bicFile = path.join(folder, 'bics.csv');
+    fs.writeFileSync(bicFile, 'SWIFT CODE,NAME,TOWN NAME\nDEUTDEFF,DEUTSCHE BANK AG,FRANKFURT\nCOBADEFF,COMMERZBANK AG,FRANKFURT\n');
+    try {
+      const missing = await runCli(['directory', 'import'], env);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toBe('openbaas: directory import needs --fedach FILE, --fedwire FILE and/or --bic FILE\n');
+
+      const imported = await runCli(['directory', 'import', '--bic', bicFile, '--json'], env);
+      expect(imported.stderr).toBe('');
+      expect(imported.code).toBe(0);
+      expect(JSON.parse(imported.stdout)).toEqual([{ kind: 'BIC', fileName: 'bics.csv', recordCount: 2 }]);
+
+      const status = await runCli(['directory', 'status', '--json'], env);
+      expect(status.code).toBe(0);
+      expect(JSON.parse(status.stdout)).toEqual([expect.objectContaining({ kind: 'BIC', origin: 'IMPORT', file_name: 'bics.csv', record_count: 2 })]);
+
+      const wrongFile = await runCli(['directory', 'import', '--fedach', bicFile], env);
+      expect(wrongFile.code).toBe(1);
+      expect(wrongFile.stderr).toMatch(/^openbaas: bics\.csv: line 1: a FedACH directory line is 155 characters long/);
+      expect(wrongFile.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});

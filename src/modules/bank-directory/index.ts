@@ -1,0 +1,20 @@
+/** The bank directory's public surface: routes, validation and lookups, the import. */
+export { registerBankDirectoryRoutes } from './bank-directory.routes.js';
+export {
+  directorySources,
+  ensureBuiltInDirectory,
+  importDirectoryFiles,
+  lookupRoutingNumber,
+  validateIban,
+  validateRoutingNumber,
+  validateSwiftCode,
+  type DirectoryImportFiles,
+  type DirectoryImportResult,
+  type IbanInfo,
+  type RoutingNumberInfo,
+  type SwiftCodeInfo,
+} from './bank-directory.service.js';
+export { DirectoryFileError } from './directory-files.js';
+export { abaChecksumIsValid, checkRoutingNumber, type IdentifierCheck } from './routing-number.js';
+export { checkBic, countryName, isCountryCode, type ParsedBic } from './bic.js';
+export { checkIban, looksLikeIban, usesIban, type ParsedIban } from './iban.js';

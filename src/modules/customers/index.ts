@@ -1,0 +1,20 @@
+/**
+ * Public surface of the customers module: other modules import only from here.
+ */
+import type { App } from '../../platform/http/app-type.js';
+import type { Deps } from '../../platform/deps.js';
+import { registerCustomerRoutes } from './routes/customers.routes.js';
+import { registerPortfolioRoutes } from './routes/portfolios.routes.js';
+import { registerRelationRoutes } from './routes/relations.routes.js';
+
+export function registerCustomersModuleRoutes(app: App, deps: Deps): void {
+  registerCustomerRoutes(app, deps);
+  registerRelationRoutes(app, deps);
+  registerPortfolioRoutes(app, deps);
+}
+
+export { seedMembershipPrograms, findCustomer, findWallet, primaryWalletOf, getCustomer, getWallet, walletView } from './customers.service.js';
+export { assertKycEditable, isKycEditable, kycEditableStatuses, maskSsn, occupationGroups, type CustomerType } from './customer-rules.js';
+export type { CustomerRow, WalletRow, PortfolioRow } from './customers.store.js';
+export type { Address } from './customers.tables.js';
+export { CustomerCreatedPayload } from './customers.events.js';
