@@ -1,4 +1,5 @@
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
+import { validationError } from '../../platform/http/errors.js';
 
 /**
  * The source-of-funds declaration: the sources a customer declares, turned into a real PDF
@@ -162,4 +163,19 @@ export async function renderDeclarationPdf(input: DeclarationInput): Promise<Uin
   writer.text(`Declared electronically by ${input.declarantName} on ${input.declaredAt.toISOString().slice(0, 10)}.`);
 
   return document.save({ useObjectStreams: false });
+}
+
+/**
+ * Checks the declared sources: each type at most once; OTHER needs a description; descriptions
+ * are trimmed and kept within their limit. Errors name the field by its path.
+ */
+export function normaliseSources(input: ReadonlyArray<{ type: FundSourceType; description?: string | undefined }>): DeclaredSource[] {
+  const seen = new Set<FundSourceType>();
+  return input.map((source, index) => {
+    if (seen.has(source.type)) throw validationError(`sources[${index}].type`, `${source.type} is declared twice; declare each source once`);
+    seen.add(source.type);
+    const description = source.description?.trim() ?? '';
+    if (source.type === 'OTHER' && description === '') throw validationError(`sources[${index}].description`, 'is required for OTHER');
+    return { type: source.type, description: description === '' ? null : description };
+  });
 }
