@@ -15,6 +15,7 @@ function sameRequest(a: PreparedRequest, b: PreparedRequest): boolean {
   const raw = (request: PreparedRequest) => request.rawBody?.toString('base64') ?? null;
   return a.url === b.url && JSON.stringify(a.body) === JSON.stringify(b.body) && raw(a) === raw(b);
 }
+
 let t: TestContext;
 
 beforeAll(async () => {
