@@ -26,7 +26,10 @@ let profileDir: string | undefined;
 
 beforeAll(async () => {
   t = await createTestApp();
-  if (!hasChromium) return;
+  if (!hasChromium) {
+    console.warn(`hosted-page browser test skipped: ${skipReason}`);
+    return;
+  }
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const address = t.app.server.address();
   if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
