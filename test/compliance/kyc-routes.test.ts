@@ -128,6 +128,7 @@ describe('POST /v1/compliance/kyc/:onboardingId/rerun', () => {
     expect((await t.request({ url: `/v1/customers/${customer.id}` })).body.data.onboardingId).toBe(onboardingId);
     // The old link no longer leads to a form.
     const oldPage = await t.request({ url: pathOf(started.sdk.link), key: null });
+    expect(oldPage.status).toBe(410);
     expect(oldPage.body).not.toContain('<form');
 
     const events = (await eventsOf(t, customer.id)).filter((event) => event.data.traceId === 'trace-rerun');

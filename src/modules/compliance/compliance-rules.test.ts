@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { renderRulesTables } from './rules-doc.js';
 import {
   businessCheckNames,
   businessCheckRules,
@@ -287,5 +289,12 @@ describe('business next action: each row is the first match for its facts', () =
 
   it.each(rows)('%s → %s', (_name, facts, action) => {
     expect(evaluateBusiness(business(facts)).nextAction).toBe(action);
+  });
+});
+
+describe('docs/compliance.md', () => {
+  it('holds the rules tables exactly as the code renders them', () => {
+    const document = fs.readFileSync(new URL('../../../docs/compliance.md', import.meta.url), 'utf8');
+    expect(document).toContain(renderRulesTables());
   });
 });

@@ -55,7 +55,9 @@ export function registerHostedPageRoutes(app: App, deps: Deps, runtime: Complian
         const { onboarding } = found;
         const now = deps.clock.now();
         const name = fullName(found);
-        if (onboarding.status === 'EXPIRED' || (onboarding.status === 'PENDING' && onboarding.sdk_expires_at !== null && onboarding.sdk_expires_at <= now)) {
+        // A link replaced by a re-run is as dead as an expired one.
+        const dead = onboarding.status === 'EXPIRED' || onboarding.status === 'ARCHIVED';
+        if (dead || (onboarding.status === 'PENDING' && onboarding.sdk_expires_at !== null && onboarding.sdk_expires_at <= now)) {
           return sendPage(reply, 410, { kind: 'expired', fullName: name });
         }
         if (onboarding.status === 'PENDING' && onboarding.verification_status === 'PENDING' && onboarding.sdk_expires_at !== null) {
@@ -81,7 +83,7 @@ export function registerHostedPageRoutes(app: App, deps: Deps, runtime: Complian
         const result = await withTransaction(deps.db, async (tx) => {
           if (await expireIfDue(tx, context, found.onboarding.id)) return 'expired' as const;
           const onboarding = (await findByTokenHash(tx, hashSdkToken(token)))?.onboarding;
-          if (!onboarding || onboarding.status === 'EXPIRED') return 'expired' as const;
+          if (!onboarding || onboarding.status === 'EXPIRED' || onboarding.status === 'ARCHIVED') return 'expired' as const;
           // Only an unfinished flow takes a result; a second submission just shows the result.
           if (!outcome || onboarding.status !== 'PENDING' || onboarding.verification_status !== 'PENDING') return 'done' as const;
           await applyVerificationOutcome(tx, context, runtime, onboarding.id, outcome);
