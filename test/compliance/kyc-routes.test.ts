@@ -313,3 +313,31 @@ describe('GET /v1/compliance/status/:customerId', () => {
     for (const id of [missingId, 'x', other.id]) await expectCode(await t.request({ url: `/v1/compliance/status/${id}` }), 404, 'NOT_FOUND');
   });
 });
+
+describe('concurrent requests on one customer', () => {
+  it('two KYC starts at once: exactly one onboarding, the other refused', async () => {
+    const customer = await createReadyIndividual(t);
+    const responses = await Promise.all(
+      Array.from({ length: 4 }, () => t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: customer.id } })),
+    );
+    expect(responses.map((response) => response.status).sort()).toEqual([201, 409, 409, 409]);
+    const rows = await t.deps.db.selectFrom('onboardings').select('id').where('customer_id', '=', customer.id).execute();
+    expect(rows).toHaveLength(1);
+    expect((await eventsOf(t, customer.id)).filter((event) => event.type === 'CUSTOMER_KYC_STARTED')).toHaveLength(1);
+  });
+
+  it('uploads that complete the onboarding at once approve it once, with one virtual account', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    await setOutcome(t, started.onboardingId, 'APPROVED');
+    const responses = await Promise.all([
+      upload(t, { customerId: customer.id, documentType: 'DOC_FATCA_W9' }),
+      upload(t, { customerId: customer.id, documentType: 'DOC_SOURCE_OF_FUNDS' }),
+      upload(t, { customerId: customer.id, documentType: 'DOC_FATCA_W9' }),
+    ]);
+    expect(responses.map((response) => response.status)).toEqual([201, 201, 201]);
+    const types = (await eventsOf(t, customer.id)).map((event) => event.type);
+    expect(types.filter((type) => type === 'CUSTOMER_KYC_FINISHED')).toHaveLength(1);
+    expect(types.filter((type) => type === 'VIRTUAL_ACCOUNT_CREATED')).toHaveLength(1);
+  });
+});

@@ -39,8 +39,8 @@ const businessActionText: Record<string, string> = {
   KYB_STATUS: '`START_KYB` (no KYB), `CONTACT_SUPPORT` (denied), else `WAIT`',
 };
 
-function fixedAction<F, N extends string, A extends string>(texts: Record<string, string>, sample: Record<string, A>) {
-  return (rule: CheckRule<F, N, A>) => texts[rule.name] ?? `\`${sample[rule.category] ?? ''}\``;
+function fixedAction(texts: Record<string, string>, byCategory: Record<string, string>) {
+  return (rule: { name: string; category: string }) => texts[rule.name] ?? `\`${byCategory[rule.category] ?? ''}\``;
 }
 
 export function renderRulesTables(): string {
