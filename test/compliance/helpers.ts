@@ -1,4 +1,7 @@
+import type { TSchema } from 'typebox';
+import { Value } from 'typebox/value';
 import type { TestClient, TestContext } from '../harness.js';
+import { complianceEventPayloads } from '../../src/modules/compliance/index.js';
 import { address, businessBody, individualBody } from '../customers/fixtures.js';
 import { multipart, samplePdf } from './files.js';
 
@@ -95,4 +98,19 @@ export async function relate(t: TestContext, businessId: string, userId: string,
   const response = await t.request({ method: 'POST', url: `/v1/customers/business/${businessId}/related-persons`, key: client.key, body });
   if (response.status !== 201) throw new Error(`relating a person failed: ${JSON.stringify(response.body)}`);
   return response.body.data;
+}
+
+/** Every compliance event matches its payload schema exactly (besides traceId). */
+export function expectPayloadsMatchSchemas(events: any[]): number {
+  let checked = 0;
+  for (const event of events) {
+    const schema = (complianceEventPayloads as Record<string, TSchema>)[event.type];
+    if (!schema) continue;
+    const { traceId, ...payload } = event.data;
+    if (typeof traceId !== 'string' || !Value.Check(schema, payload)) {
+      throw new Error(`${event.type} does not match its payload schema: ${JSON.stringify(event.data)}`);
+    }
+    checked++;
+  }
+  return checked;
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../harness.js';
-import { businessStatus, complianceStatus, createBusinessWith, createReadyIndividual, eventsOf, pathOf, relate, startKyc, upload } from './helpers.js';
+import { businessStatus, complianceStatus, createBusinessWith, createReadyIndividual, eventsOf, expectPayloadsMatchSchemas, pathOf, relate, startKyc, upload } from './helpers.js';
 
 /**
  * The business journey through HTTP: a business with related persons, KYB waiting on the
@@ -115,6 +115,7 @@ describe('business KYB journey', () => {
     ]);
     expect(events[1].data).toEqual({ customerId: business.id, status: 'PROCESSING', businessOnboardingId, traceId: 'trace-kyb-start' });
     expect(events[2].data).toEqual({ customerId: business.id, status: 'APPROVED', businessOnboardingId, traceId: 'trace-kyb-sof' });
+    expect(expectPayloadsMatchSchemas(events)).toBe(3);
   });
 
   it('is denied when a related person\'s KYC is denied', async () => {

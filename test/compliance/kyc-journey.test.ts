@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../harness.js';
 import { address, individualBody } from '../customers/fixtures.js';
-import { complianceStatus, eventsOf, pathOf, upload } from './helpers.js';
+import { complianceStatus, eventsOf, expectPayloadsMatchSchemas, pathOf, upload } from './helpers.js';
 
 /**
  * The whole individual journey through HTTP only: create the customer, start KYC, open the SDK
@@ -138,6 +138,7 @@ describe('individual KYC journey', () => {
     ]);
     for (const event of events.slice(1, 5)) expect(event.data).toEqual({ customerId, status: event.data.status, onboardingId, traceId: event.data.traceId });
     expect(events[5].data).toEqual({ customerId, walletId: primaryWalletId, traceId: 'trace-sof' });
+    expect(expectPayloadsMatchSchemas(events)).toBe(5);
 
     // 7. Another wallet of the approved customer gets its own number on request; the primary one has one already.
     const portfolioId: string = approved.body.data.portfolios[0].id;

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../harness.js';
-import { createBusinessWith, createReadyIndividual, complianceStatus, eventsOf, pathOf, setOutcome, startKyc, upload } from './helpers.js';
+import { createBusinessWith, createReadyIndividual, complianceStatus, eventsOf, expectPayloadsMatchSchemas, pathOf, setOutcome, startKyc, upload } from './helpers.js';
 import { expireDueLinks } from '../../src/modules/compliance/index.js';
 import { individualBody } from '../customers/fixtures.js';
 
@@ -134,6 +134,7 @@ describe('POST /v1/compliance/kyc/:onboardingId/rerun', () => {
     const events = (await eventsOf(t, customer.id)).filter((event) => event.data.traceId === 'trace-rerun');
     expect(events.map((event) => event.type)).toEqual(['CUSTOMER_KYC_RESTARTED', 'CUSTOMER_KYC_STARTED', 'CUSTOMER_KYC_SDK_FLOW_REQUIRED']);
     expect(events[0].data).toEqual({ customerId: customer.id, status: 'PENDING', onboardingId, previousOnboardingId: started.onboardingId, traceId: 'trace-rerun' });
+    expect(expectPayloadsMatchSchemas(events)).toBe(3);
   });
 
   it('201: a PROCESSING onboarding can be re-run too', async () => {
@@ -235,6 +236,7 @@ describe('hosted page magic values and outcomes', () => {
     const last = (await eventsOf(t, customerId)).at(-1);
     expect(last.type).toBe('CUSTOMER_KYC_ERROR');
     expect(last.data).toMatchObject({ customerId, status: 'PENDING', onboardingId, errorType: 'VERIFICATION_SYSTEM_ERROR', errorMessage: expect.any(String) });
+    expect(expectPayloadsMatchSchemas([last])).toBe(1);
     const page = await t.request({ url: pathOf(link), key: null });
     expect(page.body).toContain('ask for a new verification link');
     const rerun = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${onboardingId}/rerun` });

@@ -6,7 +6,6 @@ import { idAt, isUuid } from '../../platform/ids.js';
 import { findCustomer, primaryWalletOf, type CustomerRow } from '../customers/index.js';
 import { assignVirtualAccount } from '../virtual-accounts/index.js';
 import { recordEvent } from '../webhooks/events.store.js';
-import type { EventType } from '../webhooks/event-types.js';
 import {
   evaluateBusiness,
   evaluateIndividual,
@@ -18,6 +17,7 @@ import {
   type IndividualFacts,
 } from './compliance-rules.js';
 import * as store from './compliance.store.js';
+import type { complianceEventPayloads, KybEventPayload, KycErrorPayload, KycEventPayload, KycRestartedPayload } from './compliance.events.js';
 import { sha256, type AcceptedContentType, type DocumentType } from './documents.js';
 import { qrCodeDataUrl, type IdentityVerificationProvider } from './identity-provider.js';
 import {
@@ -216,9 +216,21 @@ export async function businessStatus(db: Queryable, clientId: string, customerId
 // Events
 // ---------------------------------------------------------------------------------------------
 
-async function onboardingEvent(tx: Tx, context: RequestContext, type: EventType, onboarding: OnboardingRow, extra: Record<string, unknown> = {}): Promise<void> {
-  const idField = onboarding.kind === 'KYB' ? 'businessOnboardingId' : 'onboardingId';
-  await recordEvent(tx, context, type, { customerId: onboarding.customer_id, status: onboarding.status, [idField]: onboarding.id, ...extra });
+type OnboardingEventType = Exclude<keyof typeof complianceEventPayloads, 'VIRTUAL_ACCOUNT_CREATED'>;
+
+/** Records an onboarding event with the payload of the specification (compliance.events.ts). */
+async function onboardingEvent(
+  tx: Tx,
+  context: RequestContext,
+  type: OnboardingEventType,
+  onboarding: OnboardingRow,
+  extra: Pick<KycRestartedPayload, 'previousOnboardingId'> | Pick<KycErrorPayload, 'errorType' | 'errorMessage'> = {},
+): Promise<void> {
+  const payload: KycEventPayload | KybEventPayload =
+    onboarding.kind === 'KYB'
+      ? { customerId: onboarding.customer_id, status: onboarding.status, businessOnboardingId: onboarding.id }
+      : { customerId: onboarding.customer_id, status: onboarding.status, onboardingId: onboarding.id };
+  await recordEvent(tx, context, type, { ...payload, ...extra });
 }
 
 // ---------------------------------------------------------------------------------------------

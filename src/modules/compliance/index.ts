@@ -13,6 +13,7 @@ export function registerComplianceModuleRoutes(app: App, deps: Deps, runtime: Co
 }
 
 export * from './onboarding.js';
+export { complianceEventPayloads, KycEventPayload, KycRestartedPayload, KycErrorPayload, KybEventPayload, VirtualAccountCreatedPayload } from './compliance.events.js';
 export type { IdentityVerificationProvider, PersonToVerify, VerificationSession, BusinessReviewInput, BusinessReviewDecision } from './identity-provider.js';
 export {
   applyVerificationOutcome,
