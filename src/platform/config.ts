@@ -41,6 +41,8 @@ export interface Config {
   webhookSecretOverlapMs: number;
   /** How often an idle delivery worker looks for new work. */
   webhookPollIntervalMs: number;
+  /** How long a KYC SDK link stays valid, measured by the injected clock. */
+  kycLinkTtlMs: number;
   /** AES-256-GCM key for sensitive customer fields; absent means the embedded database's key file. */
   encryptionKey: Buffer | undefined;
 }
@@ -70,6 +72,7 @@ export const environmentVariables = [
   ['WEBHOOK_LEASE_MS', '60000', 'how long a worker holds a claimed delivery; a crashed worker\'s claims are retried after it (more than WEBHOOK_TIMEOUT_MS)'],
   ['WEBHOOK_SECRET_OVERLAP_MS', '86400000', 'after a secret rotation, how long deliveries also carry a signature made with the previous secret'],
   ['WEBHOOK_POLL_INTERVAL_MS', '100', 'how often an idle delivery worker looks for new deliveries'],
+  ['KYC_LINK_TTL_MINUTES', '1440', 'how long a KYC SDK link (the hosted verification page) stays valid'],
   [
     'OPENBAAS_ENCRYPTION_KEY',
     '(unset: embedded database only)',
@@ -176,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     webhookLeaseMs,
     webhookSecretOverlapMs: integer(env, 'WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
     webhookPollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 100, 5, 60_000),
+    kycLinkTtlMs: integer(env, 'KYC_LINK_TTL_MINUTES', 1440, 1, 60 * 24 * 90) * 60_000,
     encryptionKey,
   };
 }
