@@ -2,6 +2,7 @@ import type { SecurityCase } from './security/types.js';
 import { platformSecurityCases } from './security/platform.js';
 import { bankDirectorySecurityCases } from './security/bank-directory.js';
 import { customerSecurityCases } from './security/customers.js';
+import { webhookSecurityCases } from './security/webhooks.js';
 import { complianceSecurityCases } from './security/compliance.js';
 
 /** Every module adds its cases here (one import line each). */
@@ -9,6 +10,7 @@ export const securityCases: SecurityCase[] = [
   ...platformSecurityCases,
   ...bankDirectorySecurityCases,
   ...customerSecurityCases,
+  ...webhookSecurityCases,
   ...complianceSecurityCases,
 ];
 

@@ -8,11 +8,13 @@ import { registerCustomersModuleRoutes, seedMembershipPrograms } from './custome
 import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbox/identity/index.js';
 import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
+import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps): void {
   registerAssetRoutes(app, deps);
   registerEventRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
   registerBankDirectoryRoutes(app, deps);
   registerCustomersModuleRoutes(app, deps);
   const compliance = complianceRuntime(deps);

@@ -27,6 +27,20 @@ export interface Config {
   publicBaseUrl: string;
   runWorkers: boolean;
   authCacheTtlMs: number;
+  /** Webhook delivery: how long one request may take before it counts as failed. */
+  webhookTimeoutMs: number;
+  /** Delay before each automatic retry of a failed delivery; its length is the number of retries. */
+  webhookRetryScheduleMs: number[];
+  /** Each retry delay is moved by up to this share (in percent) either way, so retries spread out. */
+  webhookRetryJitterPercent: number;
+  /** Requests in flight at once to one subscription. */
+  webhookConcurrencyPerSubscription: number;
+  /** How long a worker's claim on a delivery lasts; a dead worker's claims come back after it. */
+  webhookLeaseMs: number;
+  /** After a secret rotation, how long deliveries are also signed with the previous secret. */
+  webhookSecretOverlapMs: number;
+  /** How often an idle delivery worker looks for new work. */
+  webhookPollIntervalMs: number;
   /** How long a KYC SDK link stays valid, measured by the injected clock. */
   kycLinkTtlMs: number;
   /** AES-256-GCM key for sensitive customer fields; absent means the embedded database's key file. */
@@ -51,6 +65,13 @@ export const environmentVariables = [
   ['EVENT_RETENTION_DAYS', '30', 'how long events stay readable through /v1/events'],
   ['PUBLIC_BASE_URL', 'http://localhost:$PORT', 'address this server is reached at (links it hands out)'],
   ['AUTH_CACHE_TTL_MS', '2000', 'how long a process trusts a looked-up API key before checking it again'],
+  ['WEBHOOK_TIMEOUT_MS', '10000', 'how long a webhook delivery request may take before it counts as failed'],
+  ['WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h', 'delays before each retry of a failed delivery (units ms, s, m, h; `none` for no retries); then FAILED'],
+  ['WEBHOOK_RETRY_JITTER_PERCENT', '10', 'each retry delay moves randomly by up to this percentage either way'],
+  ['WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', '10', 'webhook requests in flight at once to one subscription'],
+  ['WEBHOOK_LEASE_MS', '60000', 'how long a worker holds a claimed delivery; a crashed worker\'s claims are retried after it (more than WEBHOOK_TIMEOUT_MS)'],
+  ['WEBHOOK_SECRET_OVERLAP_MS', '86400000', 'after a secret rotation, how long deliveries also carry a signature made with the previous secret'],
+  ['WEBHOOK_POLL_INTERVAL_MS', '100', 'how often an idle delivery worker looks for new deliveries'],
   ['KYC_LINK_TTL_MINUTES', '1440', 'how long a KYC SDK link (the hosted verification page) stays valid'],
   [
     'OPENBAAS_ENCRYPTION_KEY',
@@ -70,6 +91,27 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+const durationUnitsMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+/** Retries at most this many times, each at most a week later. */
+const retryScheduleLengthMax = 20;
+const retryDelayMaxMs = 7 * 24 * 3_600_000;
+
+/** Parses a comma-separated list of durations such as "5s,5m,30m,2h" into milliseconds. */
+export function parseDurationList(name: string, raw: string): number[] {
+  if (raw.trim() === 'none') return [];
+  const values = raw.split(',').map((part) => {
+    const match = /^\s*(\d{1,9})\s*(ms|s|m|h)\s*$/.exec(part);
+    if (!match?.[1] || !match[2]) {
+      throw new ConfigError(`${name} must list durations such as 5s,5m,30m,2h (units ms, s, m, h), got "${raw}"`);
+    }
+    const milliseconds = Number(match[1]) * (durationUnitsMs[match[2]] ?? 1);
+    if (milliseconds < 1 || milliseconds > retryDelayMaxMs) throw new ConfigError(`${name}: each delay must be between 1 ms and 7 days`);
+    return milliseconds;
+  });
+  if (values.length > retryScheduleLengthMax) throw new ConfigError(`${name} may hold at most ${retryScheduleLengthMax} delays`);
+  return values;
 }
 
 export interface ConfigOverrides {
@@ -95,6 +137,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   const adminKey = env.OPENBAAS_ADMIN_KEY || undefined;
   if (adminKey !== undefined && adminKey.length < 16) {
     throw new ConfigError('OPENBAAS_ADMIN_KEY must be at least 16 characters long');
+  }
+  const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000);
+  const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', 60_000, 100, 3_600_000);
+  if (webhookLeaseMs <= webhookTimeoutMs) {
+    throw new ConfigError(`WEBHOOK_LEASE_MS (${webhookLeaseMs}) must be longer than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs})`);
   }
   const databaseUrl = env.DATABASE_URL || undefined;
   const encryptionKeyRaw = env.OPENBAAS_ENCRYPTION_KEY || undefined;
@@ -125,6 +172,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     runWorkers: overrides.runWorkers ?? true,
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2000, 0, 60_000),
+    webhookTimeoutMs,
+    webhookRetryScheduleMs: parseDurationList('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE || '5s,5m,30m,2h,5h,10h,10h'),
+    webhookRetryJitterPercent: integer(env, 'WEBHOOK_RETRY_JITTER_PERCENT', 10, 0, 50),
+    webhookConcurrencyPerSubscription: integer(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 10, 1, 200),
+    webhookLeaseMs,
+    webhookSecretOverlapMs: integer(env, 'WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
+    webhookPollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 100, 5, 60_000),
     kycLinkTtlMs: integer(env, 'KYC_LINK_TTL_MINUTES', 1440, 1, 60 * 24 * 90) * 60_000,
     encryptionKey,
   };

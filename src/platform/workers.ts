@@ -8,6 +8,12 @@ export interface WorkerTask {
   name: string;
   intervalMs: number;
   run(): Promise<unknown>;
+  /**
+   * For a task whose run() keeps going while it has work (or that starts work it does not await):
+   * asks it to wrap up. Called when the runner stops, before the runner waits for the current run;
+   * resolves when the task's own work in flight is finished.
+   */
+  stop?(): Promise<void>;
 }
 
 export interface WorkerLogger {
@@ -54,6 +60,7 @@ export class WorkerRunner {
     this.stopped = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    await Promise.allSettled([...this.running]);
+    const stopping = this.tasks.map((task) => task.stop?.());
+    await Promise.allSettled([...this.running, ...stopping]);
   }
 }

@@ -1,9 +1,12 @@
+import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { Db } from '../../platform/db/database.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { idAt } from '../../platform/ids.js';
 import type { EventType } from './event-types.js';
+import { assertEventPayload } from './event-payloads.js';
 import './events.tables.js';
+import './webhooks.tables.js';
 
 export interface EventRecord {
   id: string;
@@ -15,7 +18,10 @@ export interface EventRecord {
 /**
  * Records an event in the outbox. Call it inside the transaction of the change it reports: the
  * event then commits with the change or not at all, and delivery happens after commit.
- * `data.traceId` is filled from the request context.
+ * `data.traceId` is filled from the request context. The same statement creates one pending
+ * delivery for every active subscription of the client that subscribes to this type, so an
+ * event is never committed without the deliveries it owes. (No NOTIFY for the workers: its
+ * commit-time lock would serialise every transaction that records an event; they poll.)
  */
 export async function recordEvent(
   tx: Tx,
@@ -29,16 +35,17 @@ export async function recordEvent(
     createdAt: context.now.toISOString(),
     data: { ...data, traceId: context.traceId },
   };
-  await tx
-    .insertInto('events')
-    .values({
-      client_id: context.clientId,
-      id: event.id,
-      type,
-      data: JSON.stringify(event.data),
-      created_at: context.now,
-    })
-    .execute();
+  assertEventPayload(type, event.data);
+  await sql`
+    WITH recorded AS (
+      INSERT INTO events (client_id, id, type, data, created_at)
+      VALUES (${context.clientId}, ${event.id}, ${type}, ${JSON.stringify(event.data)}::jsonb, ${context.now})
+    )
+    INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
+    SELECT s.client_id, openbaas_delivery_id(${event.id}::uuid, (row_number() OVER (ORDER BY s.id))::int), s.id, ${event.id}, ${type}, 'PENDING', ${context.now}, ${context.now}, ${context.now}
+    FROM webhook_subscriptions s
+    WHERE s.client_id = ${context.clientId} AND s.active AND ${type} = ANY (s.event_types)
+  `.execute(tx);
   return event;
 }
 

@@ -17,6 +17,8 @@ export const errorCodes = {
   INVALID_IBAN: { status: 400, description: 'An IBAN has the wrong characters, country, length or format, or fails its mod-97 or national checksum; the message gives the reason.' },
   WRONG_CUSTOMER_TYPE: { status: 400, description: 'The customer is of the other type for this route or field (an individual where a business is needed, or the reverse); the message names the right route.' },
   INVALID_IDEMPOTENCY_KEY: { status: 400, description: 'The Idempotency-Key header is empty, too long or holds characters other than visible ASCII.' },
+  UNKNOWN_EVENT_TYPE: { status: 400, description: 'A subscribed event type is not in the event catalogue (a renamed legacy name is refused with its replacement); `details` names each one.' },
+  WEBHOOK_URL_NOT_ALLOWED: { status: 400, description: 'The webhook URL is refused in this mode: production accepts only https URLs whose host is a public address (no loopback, private, link-local or unique-local address, also after DNS resolution).' },
   // 401, 403
   UNAUTHENTICATED: { status: 401, description: 'The Authorization header is missing, malformed, or names no known key.' },
   FORBIDDEN: { status: 403, description: 'The key is valid but may not do this: revoked, read-only on a write, or the caller\'s address is outside its allow-list.' },
@@ -42,6 +44,7 @@ export const errorCodes = {
   // 422
   COMPLIANCE_PROFILE_INCOMPLETE: { status: 422, description: 'KYC or KYB cannot start until the customer\'s data is complete; `details` names each missing field.' },
   RESOURCE_LIMIT_REACHED: { status: 422, description: 'A documented per-record limit is reached (for example portfolios per customer or wallets per portfolio).' },
+  WEBHOOK_LIMIT_REACHED: { status: 422, description: 'The client already has the maximum number of webhook subscriptions (100, deleted ones not counted).' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'The Idempotency-Key was already used with a different request.' },
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key; wait for the number of seconds in Retry-After.' },

@@ -1,0 +1,369 @@
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import type { Deps } from '../../platform/deps.js';
+import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, truncate, type NextState } from './delivery-policy.js';
+import { webhookHttpClient, type PostOutcome, type WebhookHttpClient } from './webhook-http.js';
+import { signedHeaders, signingSecrets } from './webhook-signing.js';
+import { workerName } from './webhooks.service.js';
+import './webhooks.tables.js';
+import './events.tables.js';
+
+/**
+ * The delivery worker. Each claim takes, for every active subscription, its due deliveries up to
+ * the free part of the subscription's concurrency (requests already in flight, in any process,
+ * count against it; a request that got its answer stops counting at once, before its outcome is
+ * written), marks them with a lease and counts the attempt; the claim is one statement
+ * with FOR UPDATE SKIP LOCKED, so concurrent workers never take the same delivery (and claims
+ * also take a short advisory lock, so the concurrency bound holds across processes). The requests
+ * then run outside any transaction; each outcome is written back only by the holder of the lease.
+ * A worker that dies leaves its leases to expire: the deliveries are then claimed again as a new
+ * attempt (the lost one is logged as such), so every delivery is made at least once and no
+ * attempt number is ever sent twice.
+ */
+
+/** Deliveries claimed by one statement at most. */
+const claimBatchMax = 500;
+/** Pending deliveries of deactivated subscriptions (left by a race with the deactivation) are swept this often. */
+const sweepIntervalMs = 30_000;
+/** A claim never follows the previous one sooner than this, so completions are claimed for in groups. */
+const claimGapMs = 5;
+/**
+ * While deliveries keep coming (work found within the last busySpanMs), an idle worker looks
+ * again after busyPollMs instead of the configured poll interval, so the lag stays low under
+ * load without polling fast when nothing happens.
+ */
+const busyPollMs = 10;
+const busySpanMs = 2000;
+/** Outcomes written by one statement at most. */
+const outcomeBatchMax = 500;
+/** Read at most this much of a receiver's answer. */
+const responseBodyReadMaxBytes = 16 * 1024;
+const abandonedAttemptError = 'no outcome recorded: the worker stopped before recording it (its claim expired)';
+const eventMissingError = 'the event is no longer available';
+
+interface ClaimedRow {
+  client_id: string;
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  test_data: Record<string, unknown> | null;
+  attempt_count: number;
+  final_attempt: number | null;
+  created_at: Date;
+  lease_token: string;
+  previous_lease_expires_at: Date | null;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  event_data: Record<string, unknown> | null;
+  event_created_at: Date | null;
+}
+
+interface QueuedOutcome {
+  row: ClaimedRow;
+  attemptedAt: Date;
+  outcome: PostOutcome;
+  next: NextState;
+  abandonedAt: Date | null;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+export class DeliveryWorker {
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly outcomes: QueuedOutcome[] = [];
+  /** Deliveries of this worker whose request is over but whose outcome is not written yet. */
+  private readonly answered = new Set<string>();
+  private flushing: Promise<void> | undefined;
+  private readonly http: WebhookHttpClient;
+  private stopping = false;
+  private wake: (() => void) | undefined;
+  private signalled = false;
+  private lastWorkMs = 0;
+  private lastSweepMs = 0;
+  private lastClaimMs = 0;
+
+  constructor(private readonly deps: Deps) {
+    this.http = webhookHttpClient(deps.config.mode);
+  }
+
+  /**
+   * The background task: claims and sends until stop() is called. Between claims it sleeps
+   * until a request finishes or the poll interval passes (short while work keeps coming); the
+   * poll also picks up scheduled retries and expired claims.
+   */
+  async run(): Promise<void> {
+    while (!this.stopping) {
+      await this.sweepIfDue();
+      const gap = this.lastClaimMs + claimGapMs - Date.now();
+      if (gap > 0) await sleep(gap);
+      const claimed = await this.claimAndStart();
+      if (claimed > 0) {
+        this.lastWorkMs = Date.now();
+        continue;
+      }
+      const busy = Date.now() - this.lastWorkMs < busySpanMs;
+      await this.nextWakeOr(busy ? Math.min(busyPollMs, this.deps.config.webhookPollIntervalMs) : this.deps.config.webhookPollIntervalMs);
+    }
+  }
+
+  /** Stops claiming and waits for the requests in flight to finish and be recorded. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.signal();
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  /**
+   * Delivers everything that is due now and waits for the outcomes; returns the number of
+   * attempts made. Tests drive delivery with it (after moving the injected clock).
+   */
+  async deliverDue(): Promise<number> {
+    let attempts = 0;
+    for (;;) {
+      const claimed = await this.claimAndStart();
+      attempts += claimed;
+      if (claimed === 0 && this.inflight.size === 0) return attempts;
+      await Promise.allSettled([...this.inflight]);
+    }
+  }
+
+  /** Cancels pending deliveries whose subscription is no longer active. */
+  async sweep(): Promise<number> {
+    const now = this.deps.clock.now();
+    const result = await sql`
+      UPDATE webhook_deliveries d
+      SET status = 'CANCELLED', lease_token = NULL, lease_expires_at = NULL, completed_at = ${now}, updated_at = ${now}
+      FROM webhook_subscriptions s
+      WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND NOT s.active
+        AND d.status = 'PENDING' AND (d.lease_token IS NULL OR d.lease_expires_at <= ${now})
+    `.execute(this.deps.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  private async sweepIfDue(): Promise<void> {
+    if (Date.now() - this.lastSweepMs < sweepIntervalMs) return;
+    this.lastSweepMs = Date.now();
+    await this.sweep();
+  }
+
+  /** Something worth a new claim happened (a request finished, or stop). */
+  private signal(): void {
+    this.signalled = true;
+    this.wake?.();
+  }
+
+  private nextWakeOr(timeoutMs: number): Promise<void> {
+    if (this.signalled || this.stopping) {
+      this.signalled = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.wake === done) this.wake = undefined;
+        this.signalled = false;
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.wake = done;
+    });
+  }
+
+  private async claimAndStart(): Promise<number> {
+    this.lastClaimMs = Date.now();
+    const rows = await this.claim();
+    for (const row of rows) {
+      const execution = this.deliver(row).catch(() => {
+        // The outcome could not be written (database unavailable): the lease expires and the
+        // delivery is attempted again, which is what at-least-once asks for.
+      });
+      const tracked = execution.finally(() => {
+        this.inflight.delete(tracked);
+        this.signal();
+      });
+      this.inflight.add(tracked);
+    }
+    return rows.length;
+  }
+
+  /** One claim (see openbaas_claim_webhook_deliveries in migration 0004): one statement, one round trip. */
+  private async claim(): Promise<ClaimedRow[]> {
+    const { clock, config } = this.deps;
+    const now = clock.now();
+    const leaseUntil = new Date(now.getTime() + config.webhookLeaseMs);
+    const result = await sql<ClaimedRow>`
+      SELECT * FROM openbaas_claim_webhook_deliveries(
+        ${now}::timestamptz, ${leaseUntil}::timestamptz, ${crypto.randomUUID()}::uuid,
+        ${config.webhookConcurrencyPerSubscription}::int, ${claimBatchMax}::int, ${[...this.answered]}::uuid[])
+    `.execute(this.deps.db);
+    return result.rows;
+  }
+
+  private async deliver(row: ClaimedRow): Promise<void> {
+    const attemptedAt = this.deps.clock.now();
+    const data = row.test_data ?? row.event_data;
+    const createdAt = row.test_data ? row.created_at : row.event_created_at;
+    let outcome: PostOutcome;
+    if (!data || !createdAt) {
+      outcome = { ok: false, httpStatus: null, latencyMs: 0, responseBody: null, error: eventMissingError };
+    } else {
+      const body = deliveryBody({ id: row.event_id, type: row.event_type, createdAt: createdAt.toISOString(), data });
+      // The signature timestamp is the real time of sending: receivers compare it with their own
+      // clock to refuse replays, so it must not follow a simulated clock.
+      const headers = signedHeaders(signingSecrets(row, attemptedAt), row.event_id, Math.floor(Date.now() / 1000), body);
+      outcome = await this.http.post(
+        row.url,
+        { ...headers, 'openbaas-delivery-id': row.id, 'openbaas-attempt': String(row.attempt_count) },
+        body,
+        { timeoutMs: this.deps.config.webhookTimeoutMs, responseBodyMaxBytes: responseBodyReadMaxBytes },
+      );
+    }
+    // The request is over: its slot is free for the next claim even before the outcome is written.
+    this.answered.add(row.id);
+    this.signal();
+    try {
+      await this.record(row, attemptedAt, outcome);
+    } finally {
+      this.answered.delete(row.id);
+    }
+  }
+
+  /**
+   * Queues the outcome of an attempt; outcomes are written in batches (one statement for all
+   * that arrived while the previous batch was being written), so a busy worker does not pay one
+   * commit per delivery. Resolves once this outcome is written.
+   */
+  private record(row: ClaimedRow, attemptedAt: Date, outcome: PostOutcome): Promise<void> {
+    const now = this.deps.clock.now();
+    // Without its event a delivery cannot be made at all: fail it now rather than retry.
+    const finalAttempt = outcome.error === eventMissingError ? row.attempt_count : row.final_attempt;
+    const next = nextStateAfter(this.deps.config, outcome, row.attempt_count, finalAttempt, now);
+    return new Promise<void>((resolve, reject) => {
+      this.outcomes.push({
+        row,
+        attemptedAt,
+        outcome,
+        next,
+        abandonedAt: row.previous_lease_expires_at
+          ? new Date(row.previous_lease_expires_at.getTime() - this.deps.config.webhookLeaseMs)
+          : null,
+        resolve,
+        reject,
+      });
+      if (!this.flushing) this.flushing = this.flushOutcomes().finally(() => (this.flushing = undefined));
+    });
+  }
+
+  private async flushOutcomes(): Promise<void> {
+    while (this.outcomes.length > 0) {
+      const batch = this.outcomes.splice(0, outcomeBatchMax);
+      try {
+        await this.writeOutcomes(batch);
+        for (const entry of batch) entry.resolve();
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+  }
+
+  private async writeOutcomes(batch: readonly QueuedOutcome[]): Promise<void> {
+    const now = this.deps.clock.now();
+    const real = new Set(batch.map((entry) => `${entry.row.id}#${entry.row.attempt_count}`));
+    // A lost earlier attempt is logged as such, unless its slow worker records the real outcome
+    // (here or later), which then wins.
+    const abandoned = batch.filter(
+      (entry) => entry.abandonedAt !== null && entry.row.attempt_count > 1 && !real.has(`${entry.row.id}#${entry.row.attempt_count - 1}`),
+    );
+    const column = <T>(pick: (entry: QueuedOutcome) => T) => batch.map(pick);
+    // One statement: each delivery changes only if this worker still holds its claim; every
+    // attempt is logged either way (it happened).
+    await sql`
+      WITH input AS (
+        SELECT * FROM unnest(
+          ${column((entry) => entry.row.client_id)}::uuid[], ${column((entry) => entry.row.id)}::uuid[],
+          ${column((entry) => entry.row.lease_token)}::uuid[], ${column((entry) => entry.next.status)}::text[],
+          ${column((entry) => entry.next.nextAttemptAt.toISOString())}::timestamptz[],
+          ${column((entry) => entry.next.completedAt?.toISOString() ?? null)}::timestamptz[],
+          ${column((entry) => entry.row.attempt_count)}::int[], ${column((entry) => entry.attemptedAt.toISOString())}::timestamptz[],
+          ${column((entry) => entry.outcome.ok)}::boolean[], ${column((entry) => entry.outcome.httpStatus)}::int[],
+          ${column((entry) => entry.outcome.latencyMs)}::int[],
+          ${column((entry) => truncate(entry.outcome.responseBody, responseBodyKeptChars))}::text[],
+          ${column((entry) => truncate(entry.outcome.error, errorKeptChars))}::text[]
+        ) AS i(client_id, id, lease_token, status, next_attempt_at, completed_at, attempt_number, attempted_at, succeeded,
+               http_status, latency_ms, response_body, error)
+      ), updated AS (
+        UPDATE webhook_deliveries d
+        SET status = i.status, next_attempt_at = i.next_attempt_at, completed_at = i.completed_at,
+          lease_token = NULL, lease_expires_at = NULL, updated_at = ${now}
+        FROM input i
+        WHERE d.client_id = i.client_id AND d.id = i.id AND d.lease_token = i.lease_token
+        RETURNING d.id
+      ), abandoned AS (
+        INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)
+        SELECT a.client_id, a.id, a.attempt_number, a.attempted_at, false, NULL, NULL, NULL, ${abandonedAttemptError}, 'unknown'
+        FROM unnest(
+          ${abandoned.map((entry) => entry.row.client_id)}::uuid[], ${abandoned.map((entry) => entry.row.id)}::uuid[],
+          ${abandoned.map((entry) => entry.row.attempt_count - 1)}::int[],
+          ${abandoned.map((entry) => entry.abandonedAt?.toISOString() ?? null)}::timestamptz[]
+        ) AS a(client_id, id, attempt_number, attempted_at)
+        ON CONFLICT (client_id, delivery_id, attempt_number) DO NOTHING
+      )
+      INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)
+      SELECT i.client_id, i.id, i.attempt_number, i.attempted_at, i.succeeded, i.http_status, i.latency_ms, i.response_body, i.error, ${workerName}
+      FROM input i
+      ON CONFLICT (client_id, delivery_id, attempt_number) DO UPDATE SET
+        attempted_at = EXCLUDED.attempted_at, succeeded = EXCLUDED.succeeded, http_status = EXCLUDED.http_status,
+        latency_ms = EXCLUDED.latency_ms, response_body = EXCLUDED.response_body, error = EXCLUDED.error, worker = EXCLUDED.worker
+    `.execute(this.deps.db);
+  }
+}
+
+/** Deleted by one statement at most, so the purge never holds many locks for long. */
+const purgeBatchMax = 5000;
+
+/**
+ * Deletes deliveries (and their attempts) that finished longer ago than the event retention
+ * (EVENT_RETENTION_DAYS, at least 30 days): the delivery log is kept as long as the events.
+ * Pending deliveries are never purged. Returns the number of deliveries deleted.
+ */
+export async function purgeOldDeliveries(deps: Deps): Promise<number> {
+  const cutoff = new Date(deps.clock.now().getTime() - deps.config.eventRetentionDays * 86_400_000);
+  // Delivery ids are UUIDv7 from the creation time: every delivery created before the cutoff has
+  // an id below this one, which lets each subscription's log index find them.
+  const milliseconds = cutoff.getTime().toString(16).padStart(12, '0');
+  const cutoffId = `${milliseconds.slice(0, 8)}-${milliseconds.slice(8, 12)}-7000-8000-000000000000`;
+  let deleted = 0;
+  for (;;) {
+    const result = await sql<{ count: string }>`
+      WITH old AS (
+        SELECT d.client_id, d.id
+        FROM webhook_subscriptions s
+        CROSS JOIN LATERAL (
+          SELECT d.client_id, d.id FROM webhook_deliveries d
+          WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND d.id < ${cutoffId}::uuid
+            AND d.completed_at IS NOT NULL AND d.completed_at < ${cutoff}
+          LIMIT ${purgeBatchMax}::int
+        ) d
+        LIMIT ${purgeBatchMax}::int
+      ), attempts AS (
+        DELETE FROM webhook_delivery_attempts a USING old
+        WHERE a.client_id = old.client_id AND a.delivery_id = old.id
+      ), removed AS (
+        DELETE FROM webhook_deliveries d USING old
+        WHERE d.client_id = old.client_id AND d.id = old.id
+        RETURNING 1
+      )
+      SELECT count(*) AS count FROM removed
+    `.execute(deps.db);
+    const count = Number(result.rows[0]?.count ?? 0);
+    deleted += count;
+    if (count < purgeBatchMax) return deleted;
+  }
+}
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}

@@ -1,0 +1,225 @@
+import { Ajv } from 'ajv';
+import { Type, type TSchema } from 'typebox';
+import { AssertionError } from '../../platform/assert.js';
+import type { EventType } from './event-types.js';
+
+/**
+ * The payload (`data`) schema of every event type, taken from the specification. docs/webhooks.md
+ * lists them, generated from this file (npm run docs:webhooks; a test checks they match), and
+ * recordEvent checks every payload against its schema, so a module cannot emit an event that
+ * breaks what the docs promise. Payloads may carry more fields than listed (new optional fields
+ * are a backwards-compatible change); the listed ones must be there with these types.
+ */
+
+const traceId = Type.String({ description: 'trace id of the request or job that caused the event' });
+const nullableString = (description?: string) =>
+  Type.Union([Type.String(), Type.Null()], description === undefined ? {} : { description });
+
+function payload(properties: Record<string, TSchema>, description: string) {
+  return Type.Object({ ...properties, traceId }, { additionalProperties: true, description });
+}
+
+const webhookPayload = (description: string) => payload({ webhookId: Type.String() }, description);
+const ltvPayload = (description: string) => payload({ customerId: Type.String() }, description);
+const tradePayload = (description: string) =>
+  payload({ transactionId: Type.String({ description: 'parent transaction id of the trade' }) }, description);
+
+const bankCounterparty = Type.Object(
+  {
+    name: Type.String(),
+    givenName: nullableString(),
+    surname: nullableString(),
+    accountNumber: Type.String(),
+    swiftCode: Type.Optional(nullableString('BIC/SWIFT')),
+    routingNumber: Type.Optional(nullableString('ABA routing number')),
+    financialInstitutionId: Type.Optional(nullableString('institution id when it is neither BIC/SWIFT nor ABA')),
+    street1: Type.Optional(nullableString()),
+    street2: Type.Optional(nullableString()),
+    cityCounty: Type.Optional(nullableString()),
+    stateRegion: Type.Optional(nullableString()),
+    countryCode: Type.Optional(nullableString()),
+    zip: Type.Optional(nullableString()),
+    addressLine: Type.Optional(nullableString()),
+  },
+  { additionalProperties: true },
+);
+const bankPayload = (description: string) =>
+  payload(
+    {
+      walletId: Type.String(),
+      bankTransactionId: Type.String({ description: 'the child bank transaction record' }),
+      amount: Type.String({ description: 'decimal string' }),
+      asset: Type.String(),
+      bankNetwork: Type.Union([Type.Literal('ACH'), Type.Literal('FEDWIRE'), Type.Literal('SWIFT'), Type.Literal('UNSPECIFIED'), Type.Null()]),
+      counterparty: Type.Union([bankCounterparty, Type.Null()], { description: 'the sender for deposits; null for withdrawals' }),
+    },
+    description,
+  );
+
+const kycPayload = (description: string, extra: Record<string, TSchema> = {}) =>
+  payload({ customerId: Type.String(), status: Type.String({ description: 'onboarding status' }), onboardingId: Type.String(), ...extra }, description);
+const kybPayload = (description: string) =>
+  payload({ customerId: Type.String(), status: Type.String(), businessOnboardingId: Type.String() }, description);
+
+const minor = (description: string) => Type.Optional(Type.Integer({ description }));
+const optionalString = (description?: string) => Type.Optional(Type.String(description === undefined ? {} : { description }));
+const coopAuthPayload = (description: string) =>
+  payload(
+    {
+      mti: Type.String({ description: 'ISO 8583 message type indicator' }),
+      stan: optionalString('system trace audit number'),
+      rrn: optionalString('retrieval reference number'),
+      timestamp: optionalString(),
+      amountMinor: minor('amount in minor units'),
+      billingAmountMinor: minor('billing amount in minor units'),
+      currency: optionalString('currency acronym, not the numeric code'),
+      processingCode: optionalString(),
+      mcc: optionalString(),
+      posEntryMode: optionalString(),
+      posConditionCode: optionalString(),
+      terminalId: optionalString(),
+      merchantId: optionalString(),
+      merchantNameLocation: optionalString(),
+      acquirerId: optionalString(),
+      cardReferenceId: optionalString(),
+      posData: optionalString(),
+      networkData: optionalString(),
+      tpi: optionalString(),
+      networkDataRef: optionalString('stable lifecycle id from positions 9-24 of DE63; correlate messages by it'),
+      original: Type.Optional(
+        Type.Object({ mti: optionalString(), stan: optionalString(), rrn: optionalString() }, { additionalProperties: true }),
+      ),
+      raw: Type.Optional(
+        Type.Object(
+          { isoMti: Type.String(), fields: Type.Object({}, { additionalProperties: true, description: 'raw ISO 8583 fields' }) },
+          { additionalProperties: true },
+        ),
+      ),
+      responseCode: optionalString(),
+      authCode: optionalString(),
+      message: optionalString(),
+      approvedAmountMinor: minor('approved amount in minor units'),
+    },
+    description,
+  );
+
+const cardPayload = (description: string) =>
+  payload(
+    {
+      cardId: Type.String(),
+      cardTransactionId: Type.String({ description: 'the child card transaction record' }),
+      parentCardTransactionId: optionalString('groups the records of one card transaction'),
+      cardType: Type.Optional(Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')])),
+      type: optionalString('PRE_AUTHORIZATION, PRE_AUTH_COMPLETION, REVERSAL_ADVICE, PURCHASE, ...'),
+      operation: Type.Optional(Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')])),
+      status: Type.Optional(
+        Type.Union([Type.Literal('PENDING'), Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED')]),
+      ),
+      amount: Type.Optional(Type.Number({ description: 'major units' })),
+      asset: optionalString('currency acronym'),
+      amounts: Type.Optional(
+        Type.Object(
+          {
+            transaction: Type.Number({ description: 'total (DE4), major units' }),
+            transactionCurrency: Type.String({ description: 'DE49' }),
+            surcharge: Type.Optional(Type.Number({ description: 'DE28, included in the total' })),
+            fees: Type.Optional(
+              Type.Array(
+                Type.Object({ type: Type.String(), amount: Type.Number(), currency: optionalString() }, { additionalProperties: true }),
+                { description: 'entries of DE54' },
+              ),
+            ),
+          },
+          { additionalProperties: true },
+        ),
+      ),
+      retrievalReferenceNo: optionalString('DE37'),
+      merchant: Type.Optional(
+        Type.Object(
+          { name: optionalString(), mcc: optionalString(), city: optionalString(), state: optionalString(), country: optionalString() },
+          { additionalProperties: true },
+        ),
+      ),
+      timestamp: optionalString('ISO 8601'),
+    },
+    description,
+  );
+
+const cryptoPayload = (description: string) =>
+  payload({ walletId: Type.String(), cryptoTransactionId: Type.String() }, description);
+
+export const eventPayloadSchemas = {
+  WEBHOOK_CREATED: webhookPayload('A webhook subscription was created.'),
+  WEBHOOK_UPDATED: webhookPayload('A webhook subscription was changed (PATCH) or its secret rotated.'),
+  WEBHOOK_DELETED: webhookPayload('A webhook subscription was deleted (DELETE /v1/webhooks/:id).'),
+  CUSTOMER_CREATED: payload({ customerId: Type.String() }, 'A customer was created.'),
+  VIRTUAL_ACCOUNT_CREATED: payload({ customerId: Type.String(), walletId: Type.String() }, 'A wallet received a virtual account.'),
+  ASSET_TRADE_SUCCESSFUL: tradePayload('A quote was executed.'),
+  ASSET_TRADE_FAIL: tradePayload('A quote failed to execute.'),
+  LTV_LIQUIDATED: ltvPayload('The collateral of a crypto-secured credit line was liquidated.'),
+  LTV_LIQUIDATION_WARNING: ltvPayload('The loan-to-value ratio is close to the liquidation threshold.'),
+  LTV_URGENT_COLLATERAL_NEEDED: ltvPayload('More collateral is needed urgently.'),
+  LTV_COLLATERAL_NEEDED: ltvPayload('More collateral is needed.'),
+  LTV_PURCHASE_RESTRICTED: ltvPayload('Purchases on the credit line are restricted until the ratio improves.'),
+  LTV_THRESHOLD_WARNING: ltvPayload('The loan-to-value ratio crossed a warning threshold.'),
+  BANK_DEPOSIT_TRANSACTION_PENDING: bankPayload('A bank deposit was received and is pending clearing.'),
+  BANK_DEPOSIT_TRANSACTION_COMPLETED: bankPayload('A bank deposit cleared.'),
+  BANK_DEPOSIT_TRANSACTION_FAILED: bankPayload('A bank deposit was returned or rejected.'),
+  BANK_WITHDRAWAL_TRANSACTION_PENDING: bankPayload('A bank withdrawal was initiated; its funds are reserved.'),
+  BANK_WITHDRAWAL_TRANSACTION_COMPLETED: bankPayload('A bank withdrawal completed.'),
+  BANK_WITHDRAWAL_TRANSACTION_FAILED: bankPayload('A bank withdrawal failed or was returned.'),
+  INTERNAL_TRANSACTION_COMPLETED: payload(
+    { walletId: Type.String(), transactionId: Type.String({ description: 'the ledger transaction of this wallet (debit or credit side)' }) },
+    'An internal transfer completed; one event per wallet (source and destination).',
+  ),
+  CUSTOMER_KYC_STARTED: kycPayload('KYC started: SDK links generated; the person must complete verification.'),
+  CUSTOMER_KYC_SDK_FLOW_REQUIRED: kycPayload('SDK links generated: the person must complete the SDK flow.'),
+  CUSTOMER_KYC_SDK_FLOW_COMPLETED: kycPayload('The person finished the SDK flow; verification was submitted.'),
+  CUSTOMER_KYC_FINISHED: kycPayload('KYC reached its final outcome; read status (APPROVED, DENIED_COMPLIANCE, ...).'),
+  CUSTOMER_KYC_RESTARTED: kycPayload('KYC was re-run; a new onboarding replaces the previous one.', { previousOnboardingId: Type.String() }),
+  CUSTOMER_KYC_SDK_EXPIRED: kycPayload('The SDK links expired before the person completed verification.'),
+  CUSTOMER_KYC_ERROR: kycPayload('A system error occurred during verification.', { errorType: optionalString(), errorMessage: optionalString() }),
+  CUSTOMER_KYB_STARTED: kybPayload('KYB started for a business customer.'),
+  CUSTOMER_KYB_FINISHED: kybPayload('KYB reached its final outcome; read status.'),
+  COOP_AUTH_0100: coopAuthPayload('Authorization request (MTI 0100): a synchronous decision request to the cooperative-authorization endpoint.'),
+  COOP_AUTH_0120: coopAuthPayload('Authorization advice (MTI 0120).'),
+  COOP_AUTH_0200: coopAuthPayload('Financial transaction request (MTI 0200): a synchronous decision request.'),
+  COOP_AUTH_0220: coopAuthPayload('Authorization completion (MTI 0220); the RRN may differ from the 0100.'),
+  COOP_AUTH_0420: coopAuthPayload('Reversal (MTI 0420).'),
+  CARD_TRANSACTION_PENDING: cardPayload('A card authorization was approved with a hold.'),
+  CARD_TRANSACTION_COMPLETED: cardPayload('A card transaction settled.'),
+  CARD_TRANSACTION_FAILED: cardPayload('A card authorization was declined; no hold.'),
+  CARD_TRANSACTION_CANCELLED: cardPayload('A card transaction was reversed or voided.'),
+  CRYPTO_DEPOSIT_TRANSACTION_PENDING: cryptoPayload('A crypto deposit was detected on chain and awaits confirmations.'),
+  CRYPTO_DEPOSIT_TRANSACTION_COMPLETED: cryptoPayload('A crypto deposit reached its confirmations.'),
+  CRYPTO_DEPOSIT_TRANSACTION_FAILED: cryptoPayload('A crypto deposit failed.'),
+  CRYPTO_WITHDRAWAL_TRANSACTION_PENDING: cryptoPayload('A crypto withdrawal was initiated.'),
+  CRYPTO_WITHDRAWAL_TRANSACTION_COMPLETED: cryptoPayload('A crypto withdrawal was confirmed on chain.'),
+  CRYPTO_WITHDRAWAL_TRANSACTION_FAILED: cryptoPayload('A crypto withdrawal failed.'),
+} satisfies Record<EventType, TSchema>;
+
+/**
+ * The type of the test event sent by POST /v1/webhooks/:id/test. It is not part of the event
+ * stream (GET /v1/events never lists it) and cannot be subscribed to: every subscription can be
+ * tested.
+ */
+export const testEventType = 'WEBHOOK_TEST';
+export const testEventPayloadSchema = payload(
+  { webhookId: Type.String(), test: Type.Literal(true) },
+  'Sent only by POST /v1/webhooks/:id/test, whatever the subscribed event types; never part of GET /v1/events.',
+);
+
+const ajv = new Ajv({ allErrors: true, strict: true, keywords: ['example'] });
+const validators = new Map(
+  Object.entries(eventPayloadSchemas).map(([type, schema]) => [type, ajv.compile(schema as object)] as const),
+);
+
+/** A payload that breaks its schema is a bug in the module emitting it: fail loudly. */
+export function assertEventPayload(type: EventType, data: Record<string, unknown>): void {
+  const validate = validators.get(type);
+  if (!validate) throw new AssertionError(`no payload schema for event type ${type}`);
+  if (!validate(data)) {
+    const problems = (validate.errors ?? []).map((error) => `${error.instancePath || '(data)'} ${error.message ?? 'is invalid'}`);
+    throw new AssertionError(`event ${type}: payload does not match its schema: ${problems.join('; ')}`);
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * The webhooks module's public surface. Other modules record events with recordEvent (inside the
+ * transaction of the change); a later synchronous sender (cooperative card authorization) reuses
+ * the Standard Webhooks signing and the outgoing HTTP client.
+ */
+export { recordEvent, type EventRecord } from './events.store.js';
+export { eventTypes, isEventType, type EventType } from './event-types.js';
+export { eventPayloadSchemas } from './event-payloads.js';
+export { signedHeaders, signingSecrets, type SignedHeaders } from './webhook-signing.js';
+export { webhookHttpClient, WebhookHttpClient, type PostOptions, type PostOutcome } from './webhook-http.js';
+export { DeliveryWorker, purgeOldDeliveries } from './delivery-worker.js';
+export { registerEventRoutes } from './events.routes.js';
+export { registerWebhookRoutes } from './webhooks.routes.js';

@@ -1,0 +1,162 @@
+import http from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import type { Mode } from '../../platform/config.js';
+import { guardedLookup, guardedLookupWith, parseWebhookUrl, type ResolveAll } from './webhook-url.js';
+
+/**
+ * The outgoing HTTP client of webhooks: keep-alive connections, one overall timeout per request
+ * (connect, send, response and body), no redirects followed (node:http never follows them, and a
+ * 3xx is simply not a 2xx), a cap on the response body read, and in production the address rules
+ * of webhook-url.ts enforced on the connection itself. Later synchronous senders (cooperative
+ * card authorization) reuse it with their own timeout.
+ */
+
+export interface PostOptions {
+  timeoutMs: number;
+  /** Reads at most this many bytes of the response body; the rest is discarded (the connection is closed). */
+  responseBodyMaxBytes?: number;
+}
+
+export interface PostOutcome {
+  /** The receiver answered 2xx within the timeout. */
+  ok: boolean;
+  httpStatus: number | null;
+  latencyMs: number;
+  /** The start of the response body (UTF-8, at most responseBodyMaxBytes), or null when there was none. */
+  responseBody: string | null;
+  /** Why the request failed without a response (timeout, refused connection, ...), or null. */
+  error: string | null;
+}
+
+export const userAgent = 'OpenBaaS-Webhooks/1';
+const responseBodyMaxBytesDefault = 16 * 1024;
+
+class RequestTimeoutError extends Error {
+  override name = 'RequestTimeoutError';
+}
+
+function describeError(error: unknown, timeoutMs: number): string {
+  if (error instanceof RequestTimeoutError) return `timed out after ${timeoutMs} ms`;
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'EADDRNOTALLOWED') return `address not allowed: ${message}`;
+  if (code === 'ENOTFOUND') return `host not found: ${message}`;
+  if (code === 'ECONNRESET') return 'connection reset by the receiver';
+  return typeof code === 'string' ? `${code}: ${message}` : message;
+}
+
+export class WebhookHttpClient {
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+
+  /** `resolve` replaces the system resolver of the production address check (tests use it to play DNS). */
+  constructor(
+    private readonly mode: Mode,
+    options: { resolve?: ResolveAll } = {},
+  ) {
+    // Sockets are reused across deliveries (keep-alive); the number in use is bounded by the
+    // callers (per-subscription concurrency), not by the agent.
+    const lookup = options.resolve ? guardedLookupWith(options.resolve) : guardedLookup;
+    const guard = mode === 'production' ? { lookup } : {};
+    const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 256, scheduling: 'lifo' as const };
+    this.httpAgent = new http.Agent({ ...agentOptions, ...guard });
+    this.httpsAgent = new https.Agent({ ...agentOptions, ...guard });
+  }
+
+  /** POSTs a JSON body. Never throws: every failure becomes an outcome with `error`. */
+  async post(rawUrl: string, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostOutcome> {
+    const started = performance.now();
+    const elapsed = () => Math.max(0, Math.round(performance.now() - started));
+    const parsed = parseWebhookUrl(rawUrl, this.mode);
+    if ('problem' in parsed) return { ok: false, httpStatus: null, latencyMs: 0, responseBody: null, error: `url ${parsed.problem}` };
+    // parseWebhookUrl also refuses non-public IP literals in production: those never go
+    // through the lookup below.
+    const url = parsed.url;
+    const bodyMaxBytes = options.responseBodyMaxBytes ?? responseBodyMaxBytesDefault;
+    const payload = Buffer.from(body, 'utf8');
+    const transport = url.protocol === 'https:' ? https : http;
+
+    return new Promise<PostOutcome>((resolve) => {
+      let settled = false;
+      const finish = (outcome: PostOutcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(outcome);
+      };
+      const request = transport.request(
+        url,
+        {
+          method: 'POST',
+          agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'content-length': String(payload.length),
+            'user-agent': userAgent,
+          },
+        },
+        (response) => {
+          const status = response.statusCode ?? 0;
+          const chunks: Buffer[] = [];
+          let received = 0;
+          let truncated = false;
+          const complete = () => {
+            const text = chunks.length === 0 ? null : Buffer.concat(chunks).toString('utf8');
+            finish({
+              ok: status >= 200 && status < 300,
+              httpStatus: status,
+              latencyMs: elapsed(),
+              responseBody: text,
+              error: null,
+            });
+          };
+          response.on('data', (chunk: Buffer) => {
+            if (truncated) return;
+            const room = bodyMaxBytes - received;
+            if (chunk.length > room) {
+              chunks.push(chunk.subarray(0, room));
+              received = bodyMaxBytes;
+              truncated = true;
+              // Enough read: do not wait for (or keep the socket of) a body this large.
+              complete();
+              response.destroy();
+              return;
+            }
+            chunks.push(chunk);
+            received += chunk.length;
+          });
+          response.on('end', complete);
+          response.on('error', (error) => finish({ ok: false, httpStatus: status, latencyMs: elapsed(), responseBody: null, error: describeError(error, options.timeoutMs) }));
+          response.on('aborted', () => finish({ ok: false, httpStatus: status, latencyMs: elapsed(), responseBody: null, error: 'the receiver closed the connection mid-response' }));
+        },
+      );
+      const timer = setTimeout(() => {
+        request.destroy(new RequestTimeoutError());
+      }, options.timeoutMs);
+      request.on('error', (error) => {
+        finish({ ok: false, httpStatus: null, latencyMs: elapsed(), responseBody: null, error: describeError(error, options.timeoutMs) });
+      });
+      request.end(payload);
+    });
+  }
+
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}
+
+const clients = new Map<Mode, WebhookHttpClient>();
+
+/** One client (and its connection pool) per process and mode. */
+export function webhookHttpClient(mode: Mode): WebhookHttpClient {
+  let client = clients.get(mode);
+  if (!client) {
+    client = new WebhookHttpClient(mode);
+    clients.set(mode, client);
+  }
+  return client;
+}

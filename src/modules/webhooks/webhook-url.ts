@@ -1,0 +1,129 @@
+import dns from 'node:dns';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import type { Mode } from '../../platform/config.js';
+import { AppError, validationError } from '../../platform/http/errors.js';
+
+/**
+ * Where webhooks may be sent. Any mode: an absolute http or https URL without credentials. In
+ * production: https only, and never to an address that is not plain public unicast (loopback,
+ * private, link-local, unique-local, carrier-grade NAT, multicast, reserved, IPv4 embedded in
+ * IPv6, ...). Host names are resolved and checked at creation, and again by the delivery
+ * connection itself (see guardedLookup), so a name that later resolves elsewhere (DNS
+ * rebinding) is still refused.
+ */
+
+export const webhookUrlLengthMax = 2048;
+/** How long the creation-time DNS check waits; an unresolvable name is accepted and checked at delivery. */
+const creationLookupTimeoutMs = 2000;
+
+export class AddressNotAllowedError extends Error {
+  override name = 'AddressNotAllowedError';
+  readonly code = 'EADDRNOTALLOWED';
+}
+
+/** True only for ordinary public unicast addresses (IPv4-mapped IPv6 is judged as its IPv4 address). */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'unicast';
+}
+
+/** The URL's host as a bare IP address when it is one (IPv6 comes in brackets), else undefined. */
+export function ipLiteralOf(url: URL): string | undefined {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return net.isIP(host) ? host : undefined;
+}
+
+function isLocalhostName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+function notAllowed(message: string): AppError {
+  return new AppError('WEBHOOK_URL_NOT_ALLOWED', message, { details: [{ field: 'url', message }] });
+}
+
+/** Parses and checks the URL's shape; the same rules at creation and at delivery. Returns a reason or the URL. */
+export function parseWebhookUrl(raw: string, mode: Mode): { url: URL } | { problem: string; notAllowed: boolean } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { problem: 'must be an absolute URL such as https://example.com/webhooks', notAllowed: false };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: 'must use http or https', notAllowed: false };
+  if (url.username !== '' || url.password !== '') return { problem: 'must not contain credentials (user:password@)', notAllowed: false };
+  if (url.hostname === '') return { problem: 'must name a host', notAllowed: false };
+  if (url.hash !== '') return { problem: 'must not contain a fragment (#...)', notAllowed: false };
+  if (mode === 'production') {
+    if (url.protocol !== 'https:') return { problem: 'must use https in production', notAllowed: true };
+    const literal = ipLiteralOf(url);
+    if (literal !== undefined && !isPublicAddress(literal)) {
+      return { problem: `must not point to a loopback, private, link-local or otherwise non-public address (${literal})`, notAllowed: true };
+    }
+    if (isLocalhostName(url.hostname)) return { problem: 'must not point to localhost', notAllowed: true };
+  }
+  return { url };
+}
+
+async function resolveAll(hostname: string): Promise<dns.LookupAddress[] | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), creationLookupTimeoutMs);
+  });
+  try {
+    return await Promise.race([dns.promises.lookup(hostname, { all: true, verbatim: true }).catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Checks a subscription URL given by a client (create or update); throws a 400 naming `url`. */
+export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> {
+  if (raw.length > webhookUrlLengthMax) throw validationError('url', `must be at most ${webhookUrlLengthMax} characters`);
+  const parsed = parseWebhookUrl(raw, mode);
+  if ('problem' in parsed) {
+    if (parsed.notAllowed) throw notAllowed(`url ${parsed.problem}.`);
+    throw validationError('url', parsed.problem);
+  }
+  if (mode === 'production' && ipLiteralOf(parsed.url) === undefined) {
+    const addresses = await resolveAll(parsed.url.hostname);
+    const refused = addresses?.find((entry) => !isPublicAddress(entry.address));
+    if (refused) throw notAllowed(`url must not point to a non-public address: ${parsed.url.hostname} resolves to ${refused.address}.`);
+  }
+  return raw;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+/** Resolves every address of a name (dns.lookup with all: true, by default). */
+export type ResolveAll = (hostname: string, options: dns.LookupOptions, callback: (error: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => void;
+
+const systemResolveAll: ResolveAll = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, callback);
+};
+
+/**
+ * A `lookup` for outgoing sockets that refuses non-public addresses. The connection then uses
+ * exactly the address checked here, which closes the gap a separate check-then-connect leaves
+ * (DNS rebinding). A name with any non-public address is refused as a whole.
+ */
+export function guardedLookupWith(resolve: ResolveAll) {
+  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    resolve(hostname, options, (error, addresses) => {
+      if (error) {
+        callback(error, []);
+        return;
+      }
+      const refused = addresses.find((entry) => !isPublicAddress(entry.address));
+      const first = addresses[0];
+      if (refused || !first) {
+        callback(new AddressNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is not a public address`), []);
+        return;
+      }
+      if (options.all) callback(null, addresses);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+export const guardedLookup = guardedLookupWith(systemResolveAll);

@@ -1,0 +1,342 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../../../test/harness.js';
+import { closedPortUrl, verifyEveryDelivery, verifyWebhook, WebhookReceiver } from '../../../test/webhook-receiver.js';
+
+let t: TestContext;
+let receiver: WebhookReceiver;
+const missingId = '0195a3c2-7a10-7c4e-9d8a-3f1e2b4c5d6e';
+const secrets = new Map<string, string[]>();
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_LEASE_MS: '10000', WEBHOOK_SECRET_OVERLAP_MS: '60000' } });
+  receiver = await WebhookReceiver.start();
+});
+afterAll(async () => {
+  await receiver.stop();
+  await t.close();
+});
+
+async function createWebhook(body: Record<string, unknown> = {}, key?: string) {
+  const response = await t.request({
+    method: 'POST',
+    url: '/v1/webhooks',
+    body: { name: 'Main', url: receiver.url(), subscribedEventTypes: ['CUSTOMER_CREATED'], ...body },
+    ...(key === undefined ? {} : { key }),
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+  secrets.set(response.body.data.id, [response.body.data.secret]);
+  return response.body.data;
+}
+
+async function eventsOf(type: string) {
+  const response = await t.request({ url: `/v1/events?type=${type}&limit=200` });
+  return response.body.data as Array<{ id: string; type: string; data: Record<string, unknown> }>;
+}
+
+describe('201', () => {
+  it('creates a subscription and returns its whsec_ secret once', async () => {
+    const response = await t.request({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: { 'x-trace-id': 'trace-create-1' },
+      body: { name: 'Ledger sync', url: receiver.url(), subscribedEventTypes: ['BANK_DEPOSIT_TRANSACTION_COMPLETED', 'CUSTOMER_CREATED'] },
+    });
+    expect(response.status).toBe(201);
+    const created = response.body.data;
+    expect(created).toMatchObject({
+      name: 'Ledger sync',
+      url: receiver.url(),
+      subscribedEventTypes: ['CUSTOMER_CREATED', 'BANK_DEPOSIT_TRANSACTION_COMPLETED'],
+      active: true,
+      deletedAt: null,
+      createdAt: '2026-03-01T12:00:00.000Z',
+    });
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    const read = await t.request({ url: `/v1/webhooks/${created.id}` });
+    expect(read.status).toBe(200);
+    expect(read.body.data.secret).toBeUndefined();
+
+    const events = await eventsOf('WEBHOOK_CREATED');
+    const event = events.find((entry) => entry.data.webhookId === created.id);
+    expect(event?.data).toEqual({ webhookId: created.id, traceId: 'trace-create-1' });
+  });
+
+  it('can create a paused subscription', async () => {
+    const created = await createWebhook({ active: false });
+    expect(created.active).toBe(false);
+  });
+});
+
+describe('200', () => {
+  it('lists subscriptions newest first, without deleted ones unless asked', async () => {
+    const client = await t.newClient('Lister');
+    const first = await createWebhook({ name: 'first' }, client.key);
+    t.clock.advance(1);
+    const second = await createWebhook({ name: 'second' }, client.key);
+    await t.request({ method: 'DELETE', url: `/v1/webhooks/${first.id}`, key: client.key });
+
+    const listed = await t.request({ url: '/v1/webhooks', key: client.key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((entry: { id: string }) => entry.id)).toEqual([second.id]);
+    expect(listed.body.pagination).toEqual({ totalResults: 1, hasMoreResults: false, nextStartAfterId: null });
+
+    const all = await t.request({ url: '/v1/webhooks?includeDeleted=true', key: client.key });
+    expect(all.body.data.map((entry: { id: string }) => entry.id)).toEqual([second.id, first.id]);
+    expect(all.body.data.every((entry: Record<string, unknown>) => entry.secret === undefined)).toBe(true);
+  });
+
+  it('PATCH changes name, url, event types and active, and records WEBHOOK_UPDATED', async () => {
+    const created = await createWebhook();
+    const response = await t.request({
+      method: 'PATCH',
+      url: `/v1/webhooks/${created.id}`,
+      body: { name: 'Renamed', url: receiver.url('/other'), subscribedEventTypes: ['CARD_TRANSACTION_PENDING'], active: false },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toMatchObject({
+      id: created.id,
+      name: 'Renamed',
+      url: receiver.url('/other'),
+      subscribedEventTypes: ['CARD_TRANSACTION_PENDING'],
+      active: false,
+    });
+    const events = await eventsOf('WEBHOOK_UPDATED');
+    expect(events.some((event) => event.data.webhookId === created.id)).toBe(true);
+  });
+
+  it('DELETE is a soft delete: the record stays readable with deletedAt; deleting again changes nothing', async () => {
+    const created = await createWebhook();
+    t.clock.advance(1000);
+    const deleted = await t.request({ method: 'DELETE', url: `/v1/webhooks/${created.id}` });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.data).toMatchObject({ id: created.id, active: false, deletedAt: t.clock.now().toISOString() });
+
+    const read = await t.request({ url: `/v1/webhooks/${created.id}` });
+    expect(read.body.data.deletedAt).toBe(t.clock.now().toISOString());
+
+    const again = await t.request({ method: 'DELETE', url: `/v1/webhooks/${created.id}` });
+    expect(again.status).toBe(200);
+    expect(again.body.message).toBe('Webhook was already deleted');
+    const events = (await eventsOf('WEBHOOK_DELETED')).filter((event) => event.data.webhookId === created.id);
+    expect(events).toHaveLength(1);
+  });
+
+  it('rotate-secret returns a new secret once and keeps the previous one signing for the overlap', async () => {
+    const created = await createWebhook();
+    const rotated = await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/rotate-secret` });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.secret).toMatch(/^whsec_/);
+    expect(rotated.body.data.secret).not.toBe(created.secret);
+    expect(rotated.body.data.secretRotatedAt).toBe(t.clock.now().toISOString());
+    expect(rotated.body.data.previousSecretExpiresAt).toBe(new Date(t.clock.now().getTime() + 60_000).toISOString());
+  });
+
+  it('test sends a signed WEBHOOK_TEST event, reports the outcome and logs it', async () => {
+    const created = await createWebhook({ subscribedEventTypes: ['LTV_LIQUIDATED'] });
+    const before = receiver.requests.length;
+    const response = await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/test`, headers: { 'x-trace-id': 'trace-test-1' } });
+    expect(response.status).toBe(200);
+    expect(response.body.message).toBe('Test event delivered');
+    const delivery = response.body.data;
+    expect(delivery).toMatchObject({ webhookId: created.id, eventType: 'WEBHOOK_TEST', test: true, status: 'DELIVERED', attemptCount: 1 });
+    expect(delivery.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, succeeded: true, httpStatus: 200, responseBody: 'ok', error: null }),
+    ]);
+
+    expect(receiver.requests.length).toBe(before + 1);
+    const received = receiver.requests[receiver.requests.length - 1];
+    if (!received) throw new Error('nothing received');
+    const body = verifyWebhook(created.secret, received);
+    expect(body).toEqual({
+      id: delivery.eventId,
+      type: 'WEBHOOK_TEST',
+      createdAt: t.clock.now().toISOString(),
+      data: { webhookId: created.id, test: true, traceId: 'trace-test-1' },
+    });
+    expect(received.headers['openbaas-attempt']).toBe('1');
+    expect(received.headers['openbaas-delivery-id']).toBe(delivery.id);
+
+    const log = await t.request({ url: `/v1/webhooks/${created.id}/deliveries` });
+    expect(log.body.data).toEqual([delivery]);
+    const events = await t.request({ url: `/v1/events/${delivery.eventId}` });
+    expect(events.status).toBe(404);
+  });
+
+  it('test reports a receiver that cannot be reached', async () => {
+    const created = await createWebhook({ url: await closedPortUrl() });
+    const response = await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/test` });
+    expect(response.status).toBe(200);
+    expect(response.body.message).toBe('Test event not delivered');
+    expect(response.body.data.status).toBe('FAILED');
+    expect(response.body.data.attempts[0]).toMatchObject({ succeeded: false, httpStatus: null, error: 'connection refused' });
+  });
+
+  it('a replayed test request (same Idempotency-Key) answers again without sending again', async () => {
+    const created = await createWebhook();
+    const before = receiver.requests.length;
+    const first = await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/test`, idempotencyKey: 'test-once' });
+    const second = await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/test`, idempotencyKey: 'test-once' });
+    expect(second.body).toEqual(first.body);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(receiver.requests.length).toBe(before + 1);
+  });
+});
+
+describe('400', () => {
+  it('an unknown event type is named', async () => {
+    const response = await t.request({
+      method: 'POST',
+      url: '/v1/webhooks',
+      body: { name: 'x', url: receiver.url(), subscribedEventTypes: ['CUSTOMER_CREATED', 'NOT_A_THING'] },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('UNKNOWN_EVENT_TYPE');
+    expect(response.body.details).toEqual([
+      { field: 'subscribedEventTypes[1]', message: expect.stringContaining('NOT_A_THING is not an event type') },
+    ]);
+  });
+
+  it('a renamed legacy event name is refused with its replacement', async () => {
+    const response = await t.request({
+      method: 'PATCH',
+      url: `/v1/webhooks/${(await createWebhook()).id}`,
+      body: { subscribedEventTypes: ['DEPOSIT_TRANSACTION_SUCCEEDED'] },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('UNKNOWN_EVENT_TYPE');
+    expect(response.body.details[0]).toEqual({
+      field: 'subscribedEventTypes[0]',
+      message: 'DEPOSIT_TRANSACTION_SUCCEEDED was renamed BANK_DEPOSIT_TRANSACTION_COMPLETED; subscribe to BANK_DEPOSIT_TRANSACTION_COMPLETED',
+    });
+  });
+
+  it.each([
+    ['ftp://example.com/hooks', 'must use http or https'],
+    ['example.com/hooks', 'must be an absolute URL such as https://example.com/webhooks'],
+    ['https://user:secret@example.com/hooks', 'must not contain credentials (user:password@)'],
+    ['https://example.com/hooks#part', 'must not contain a fragment (#...)'],
+  ])('url %s is refused', async (url, message) => {
+    const response = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'x', url, subscribedEventTypes: ['CUSTOMER_CREATED'] } });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(response.body.details).toEqual([{ field: 'url', message }]);
+  });
+
+  it.each([
+    [{ url: 'http://127.0.0.1/x', subscribedEventTypes: ['CUSTOMER_CREATED'] }, 'name', 'is required'],
+    [{ name: 'x', url: 'http://127.0.0.1/x', subscribedEventTypes: [] }, 'subscribedEventTypes', 'must NOT have fewer than 1 items'],
+    [{ name: 'x', url: 'http://127.0.0.1/x', subscribedEventTypes: ['CUSTOMER_CREATED'], secret: 'whsec_x' }, 'secret', 'is not a known field'],
+    [{ name: 5, url: 'http://127.0.0.1/x', subscribedEventTypes: ['CUSTOMER_CREATED'] }, 'name', 'must be string'],
+    [{ name: 'x', url: 'http://127.0.0.1/x', subscribedEventTypes: ['CUSTOMER_CREATED'], active: 'yes' }, 'active', 'must be boolean'],
+  ])('body %j is refused naming %s', async (body, field, message) => {
+    const response = await t.request({ method: 'POST', url: '/v1/webhooks', body });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(response.body.details).toContainEqual({ field, message });
+  });
+
+  it('repeated event types are refused', async () => {
+    const response = await t.request({
+      method: 'POST',
+      url: '/v1/webhooks',
+      body: { name: 'x', url: receiver.url(), subscribedEventTypes: ['CUSTOMER_CREATED', 'CUSTOMER_CREATED'] },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.details[0].field).toBe('subscribedEventTypes');
+  });
+
+  it('an empty PATCH is refused', async () => {
+    const response = await t.request({ method: 'PATCH', url: `/v1/webhooks/${(await createWebhook()).id}`, body: {} });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('an unknown deliveries filter is refused', async () => {
+    const created = await createWebhook();
+    const response = await t.request({ url: `/v1/webhooks/${created.id}/deliveries?status=DONE` });
+    expect(response.status).toBe(400);
+    expect(response.body.details[0].field).toBe('status');
+  });
+});
+
+describe('422', () => {
+  it('a client has at most 100 subscriptions; deleted ones do not count', async () => {
+    const client = await t.newClient('Many webhooks');
+    const ids: string[] = [];
+    for (let index = 0; index < 100; index++) ids.push((await createWebhook({ name: `w${index}` }, client.key)).id);
+    const refused = await t.request({
+      method: 'POST',
+      url: '/v1/webhooks',
+      key: client.key,
+      body: { name: 'one too many', url: receiver.url(), subscribedEventTypes: ['CUSTOMER_CREATED'] },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('WEBHOOK_LIMIT_REACHED');
+    await t.request({ method: 'DELETE', url: `/v1/webhooks/${ids[0]}`, key: client.key });
+    await createWebhook({ name: 'room again' }, client.key);
+  });
+});
+
+describe('404', () => {
+  it.each([
+    ['GET', ''],
+    ['PATCH', ''],
+    ['DELETE', ''],
+    ['POST', '/rotate-secret'],
+    ['POST', '/test'],
+    ['GET', '/deliveries'],
+  ] as const)('%s /v1/webhooks/:id%s answers 404 for a malformed, missing or other client\'s id', async (method, suffix) => {
+    const other = await createWebhook({}, t.clientB.key);
+    for (const id of ['not-a-uuid', missingId, other.id]) {
+      const response = await t.request({ method, url: `/v1/webhooks/${id}${suffix}`, ...(method === 'PATCH' ? { body: { name: 'x' } } : {}) });
+      expect(response.status, `${method} ${id}`).toBe(404);
+      expect(response.body).toMatchObject({ code: 'NOT_FOUND', message: 'Webhook not found' });
+    }
+  });
+
+  it('retrying a malformed, missing or other client\'s delivery answers 404', async () => {
+    const other = await createWebhook({}, t.clientB.key);
+    const tested = await t.request({ method: 'POST', url: `/v1/webhooks/${other.id}/test`, key: t.clientB.key });
+    for (const id of ['nope', missingId, tested.body.data.id]) {
+      const response = await t.request({ method: 'POST', url: `/v1/webhooks/deliveries/${id}/retry` });
+      expect(response.status).toBe(404);
+      expect(response.body).toMatchObject({ code: 'NOT_FOUND', message: 'Delivery not found' });
+    }
+  });
+});
+
+describe('409', () => {
+  it('a deleted subscription cannot be changed, rotated or tested', async () => {
+    const created = await createWebhook();
+    await t.request({ method: 'DELETE', url: `/v1/webhooks/${created.id}` });
+    const attempts = [
+      await t.request({ method: 'PATCH', url: `/v1/webhooks/${created.id}`, body: { active: true } }),
+      await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/rotate-secret` }),
+      await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/test` }),
+    ];
+    for (const response of attempts) {
+      expect(response.status).toBe(409);
+      expect(response.body.code).toBe('CONFLICT');
+    }
+  });
+
+  it('a delivery of a paused subscription cannot be retried', async () => {
+    const created = await createWebhook();
+    const tested = await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/test` });
+    await t.request({ method: 'PATCH', url: `/v1/webhooks/${created.id}`, body: { active: false } });
+    const response = await t.request({ method: 'POST', url: `/v1/webhooks/deliveries/${tested.body.data.id}/retry` });
+    expect(response.status).toBe(409);
+    expect(response.body.code).toBe('CONFLICT');
+  });
+});
+
+describe('verification', () => {
+  it('every request received in this file verifies with the standardwebhooks package', async () => {
+    const checked = await verifyEveryDelivery(async (deliveryId) => {
+      const row = await t.deps.db.selectFrom('webhook_deliveries').select('subscription_id').where('id', '=', deliveryId).executeTakeFirst();
+      return row?.subscription_id;
+    }, secrets);
+    expect(checked).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -1,0 +1,330 @@
+import { Type } from 'typebox';
+import type { App } from '../../platform/http/app-type.js';
+import type { Deps } from '../../platform/deps.js';
+import { authOf } from '../../platform/http/context.js';
+import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
+import { AppError, notFound } from '../../platform/http/errors.js';
+import { idempotencyKeyOf, requestContext, runWrite } from '../../platform/http/idempotency.js';
+import { isUuid } from '../../platform/ids.js';
+import { listQueryProperties, paginate } from '../../platform/http/pagination.js';
+import { eventTypes } from './event-types.js';
+import { testEventType } from './event-payloads.js';
+import * as service from './webhooks.service.js';
+import * as store from './webhooks.store.js';
+import { webhookUrlLengthMax } from './webhook-url.js';
+
+const exampleId = '0195a3c2-7a10-7c4e-9d8a-3f1e2b4c5d6e';
+const exampleTime = '2026-03-01T12:00:00.000Z';
+
+const webhookProperties = {
+  id: Type.String({ examples: [exampleId] }),
+  name: Type.String({ examples: ['Ledger sync'] }),
+  url: Type.String({ examples: ['https://example.com/webhooks/openbaas'] }),
+  subscribedEventTypes: Type.Array(Type.String(), { examples: [['CUSTOMER_CREATED', 'BANK_DEPOSIT_TRANSACTION_COMPLETED']] }),
+  active: Type.Boolean({ description: 'false when paused (PATCH active) or deleted: nothing is delivered' }),
+  createdAt: Type.String({ format: 'date-time', examples: [exampleTime] }),
+  updatedAt: Type.String({ format: 'date-time', examples: [exampleTime] }),
+  deletedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'set by DELETE (soft delete)' }),
+  secretRotatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  previousSecretExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'after a rotation, until this moment deliveries also carry a signature made with the previous secret',
+  }),
+};
+const WebhookSchema = Type.Object(webhookProperties, { title: 'Webhook' });
+const WebhookWithSecretSchema = Type.Object(
+  {
+    ...webhookProperties,
+    secret: Type.String({
+      description: 'the signing secret (Standard Webhooks, whsec_ + base64): returned only here, keep it',
+      examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+    }),
+  },
+  { title: 'WebhookWithSecret' },
+);
+
+const AttemptSchema = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1, description: 'attempt number, also sent in the openbaas-attempt header' }),
+    attemptedAt: Type.String({ format: 'date-time' }),
+    succeeded: Type.Boolean(),
+    httpStatus: Type.Union([Type.Integer(), Type.Null()], { description: 'null when no response arrived' }),
+    latencyMs: Type.Union([Type.Integer(), Type.Null()]),
+    responseBody: Type.Union([Type.String(), Type.Null()], { description: 'the start of the receiver\'s answer (1000 characters at most)' }),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'why no 2xx arrived: timeout, connection refused, ...' }),
+  },
+  { title: 'WebhookDeliveryAttempt' },
+);
+const DeliveryStatusSchema = Type.Union(
+  [Type.Literal('PENDING'), Type.Literal('DELIVERED'), Type.Literal('FAILED'), Type.Literal('CANCELLED')],
+  { description: 'PENDING: waiting for its first attempt or a retry; DELIVERED: a 2xx arrived; FAILED: every attempt failed (retry it by hand); CANCELLED: the webhook was paused, deleted or unsubscribed from the type' },
+);
+const DeliverySchema = Type.Object(
+  {
+    id: Type.String({ examples: [exampleId] }),
+    webhookId: Type.String(),
+    eventId: Type.String({ description: 'the event id, sent as webhook-id on every attempt' }),
+    eventType: Type.String({ examples: ['CUSTOMER_CREATED'] }),
+    test: Type.Boolean({ description: `true for the ${testEventType} deliveries of POST /v1/webhooks/:id/test` }),
+    status: DeliveryStatusSchema,
+    attemptCount: Type.Integer({ minimum: 0 }),
+    nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when PENDING: the earliest next attempt' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+    completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    attempts: Type.Array(AttemptSchema, { description: 'the attempts, oldest first (the 50 most recent)' }),
+  },
+  { title: 'WebhookDelivery' },
+);
+
+const eventTypesDescription = `event types of the catalogue (see the webhooks documentation): ${eventTypes.join(', ')}`;
+const NameSchema = Type.String({ minLength: 1, maxLength: 200, examples: ['Ledger sync'] });
+const UrlSchema = Type.String({
+  minLength: 1,
+  maxLength: webhookUrlLengthMax,
+  description: 'http or https (https only in production, and never a private or loopback address); no credentials',
+  examples: ['https://example.com/webhooks/openbaas'],
+});
+const EventTypesSchema = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+  minItems: 1,
+  maxItems: 100,
+  uniqueItems: true,
+  description: eventTypesDescription,
+  examples: [['CUSTOMER_CREATED', 'BANK_DEPOSIT_TRANSACTION_COMPLETED']],
+});
+
+const IdParams = Type.Object({ id: Text.id() });
+
+export function registerWebhookRoutes(app: App, deps: Deps): void {
+  app.post(
+    '/v1/webhooks',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Create a webhook subscription; the signing secret is returned only in this response',
+        body: Type.Object(
+          {
+            name: NameSchema,
+            url: UrlSchema,
+            subscribedEventTypes: EventTypesSchema,
+            active: Type.Optional(Type.Boolean({ default: true, description: 'create it paused with false' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Envelope(WebhookWithSecretSchema) },
+      },
+    },
+    async (request, reply) => {
+      const input = await service.checkNewWebhookInput(deps, request.body);
+      await runWrite(request, reply, deps, async (tx, context) => ({
+        statusCode: 201,
+        message: 'Webhook created',
+        data: await service.createWebhook(tx, context, input),
+      }));
+    },
+  );
+
+  app.get(
+    '/v1/webhooks',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'List webhook subscriptions (newest first)',
+        querystring: Type.Object(
+          {
+            ...listQueryProperties,
+            includeDeleted: Type.Optional(Type.Boolean({ default: false, description: 'also list deleted subscriptions' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ListEnvelope(WebhookSchema) },
+      },
+    },
+    async (request) => {
+      const { clientId } = authOf(request);
+      let query = store.subscriptionsQuery(deps.db, clientId);
+      if (!request.query.includeDeleted) query = query.where('deleted_at', 'is', null);
+      const { rows, pagination } = await paginate(query, request.query, { id: 'id', createdAt: 'created_at' });
+      return { message: 'Webhooks retrieved', data: rows.map(service.webhookView), pagination, traceId: String(request.id) };
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Retrieve a webhook subscription (deleted ones too, with deletedAt)',
+        params: IdParams,
+        response: { 200: Envelope(WebhookSchema) },
+      },
+    },
+    async (request) => {
+      const row = await service.getWebhook(deps, authOf(request).clientId, request.params.id);
+      return { message: 'Webhook retrieved', data: service.webhookView(row), traceId: String(request.id) };
+    },
+  );
+
+  app.patch(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Change a webhook subscription; pausing it (active: false) cancels its pending deliveries',
+        params: IdParams,
+        body: Type.Object(
+          {
+            name: Type.Optional(NameSchema),
+            url: Type.Optional(UrlSchema),
+            subscribedEventTypes: Type.Optional(EventTypesSchema),
+            active: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: { 200: Envelope(WebhookSchema) },
+      },
+    },
+    async (request, reply) => {
+      const checked = await service.checkWebhookInput(deps, request.body);
+      await runWrite(request, reply, deps, async (tx, context) => ({
+        message: 'Webhook updated',
+        data: await service.updateWebhook(tx, context, request.params.id, checked),
+      }));
+    },
+  );
+
+  app.delete(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Delete a webhook subscription (soft delete: it stays readable with deletedAt and receives nothing more)',
+        params: IdParams,
+        response: { 200: Envelope(WebhookSchema) },
+      },
+    },
+    async (request, reply) => {
+      await runWrite(request, reply, deps, async (tx, context) => {
+        const { view, deletedNow } = await service.deleteWebhook(tx, context, request.params.id);
+        return { message: deletedNow ? 'Webhook deleted' : 'Webhook was already deleted', data: view };
+      });
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:id/rotate-secret',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Replace the signing secret; the new one is returned only in this response',
+        description:
+          'For WEBHOOK_SECRET_OVERLAP_MS (default 24 hours) deliveries carry two signatures in webhook-signature, ' +
+          'one with the new secret and one with the previous, so receivers can switch without losing a message.',
+        params: IdParams,
+        response: { 200: Envelope(WebhookWithSecretSchema) },
+      },
+    },
+    async (request, reply) => {
+      await runWrite(request, reply, deps, async (tx, context) => ({
+        message: 'Webhook secret rotated',
+        data: await service.rotateSecret(tx, context, deps, request.params.id),
+      }));
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:id/test',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: `Send a ${testEventType} event to the subscription now and report the outcome`,
+        description:
+          `The ${testEventType} event (data: webhookId, test: true, traceId) is signed like every delivery and sent once, ` +
+          'whatever the subscribed event types and even when the webhook is paused. It appears in the delivery log; it is ' +
+          'not part of GET /v1/events. The response holds the delivery with its attempt (status DELIVERED or FAILED).',
+        params: IdParams,
+        response: { 200: Envelope(DeliverySchema) },
+      },
+    },
+    async (request, reply) => {
+      // The request to the receiver happens before the write transaction (never inside one). A
+      // replay of an Idempotency-Key that already has its answer does not send again.
+      const key = idempotencyKeyOf(request);
+      const answered = key !== undefined && (await idempotencyKeyRecorded(deps, authOf(request).clientId, key));
+      if (answered) {
+        await runWrite(request, reply, deps, async () => {
+          throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'The earlier answer to this Idempotency-Key is gone; send the request again.');
+        });
+        return;
+      }
+      const sent = await service.sendTestEvent(deps, requestContext(request, deps), request.params.id);
+      await runWrite(request, reply, deps, async (tx, context) => {
+        const delivery = await service.recordTestDelivery(tx, context, sent);
+        return { message: delivery.status === 'DELIVERED' ? 'Test event delivered' : 'Test event not delivered', data: delivery };
+      });
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/:id/deliveries',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'The delivery log of a subscription (newest first), each delivery with its attempts',
+        params: IdParams,
+        querystring: Type.Object(
+          {
+            ...listQueryProperties,
+            status: Type.Optional(DeliveryStatusSchema),
+            eventType: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: `an event type, or ${testEventType}` })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ListEnvelope(DeliverySchema) },
+      },
+    },
+    async (request) => {
+      const { clientId } = authOf(request);
+      const subscription = await service.getWebhook(deps, clientId, request.params.id);
+      let query = store.deliveriesQuery(deps.db, clientId, subscription.id);
+      if (request.query.status) query = query.where('status', '=', request.query.status);
+      if (request.query.eventType) query = query.where('event_type', '=', request.query.eventType);
+      const { rows, pagination } = await paginate(query, request.query, { id: 'id', createdAt: 'created_at' });
+      const attempts = await store.attemptsOf(deps.db, clientId, rows.map((row) => row.id));
+      return {
+        message: 'Deliveries retrieved',
+        data: rows.map((row) => service.deliveryView(row, attempts.get(row.id) ?? [])),
+        pagination,
+        traceId: String(request.id),
+      };
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/deliveries/:deliveryId/retry',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Send a delivery again (same webhook-id): a finished one gets one more attempt, a waiting one is brought forward',
+        params: Type.Object({ deliveryId: Text.id() }),
+        response: { 200: Envelope(DeliverySchema) },
+      },
+    },
+    async (request, reply) => {
+      if (!isUuid(request.params.deliveryId)) throw notFound('Delivery');
+      await runWrite(request, reply, deps, async (tx, context) => ({
+        message: 'Delivery scheduled',
+        data: await service.retryDelivery(tx, context, request.params.deliveryId),
+      }));
+    },
+  );
+}
+
+async function idempotencyKeyRecorded(deps: Deps, clientId: string, key: string): Promise<boolean> {
+  const row = await deps.db
+    .selectFrom('idempotency_keys')
+    .select('key')
+    .where('client_id', '=', clientId)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  return row !== undefined;
+}

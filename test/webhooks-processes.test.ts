@@ -1,0 +1,207 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { packageRoot } from '../src/paths.js';
+import { systemClock } from '../src/platform/clock.js';
+import { loadConfig } from '../src/platform/config.js';
+import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import { withTransaction } from '../src/platform/db/transaction.js';
+import type { Deps } from '../src/platform/deps.js';
+import { recordEvent } from '../src/modules/webhooks/events.store.js';
+import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
+import { clientSeeders } from '../src/modules/routes.js';
+import { createClient } from '../src/modules/tenants/tenants.service.js';
+import { testDatabase } from './harness.js';
+import { verifiesWith, WebhookReceiver, type ReceivedWebhook } from './webhook-receiver.js';
+
+/**
+ * The real program in separate processes (`node dist/cli.js worker`) against one PostgreSQL
+ * schema: a worker killed with SIGKILL in the middle of a burst, then a fresh one, must leave no
+ * event undelivered; two workers at once must never make one attempt twice. PostgreSQL only: on
+ * the embedded PGlite database a second process cannot open the database at all.
+ */
+
+const workerEnv = {
+  LOG_LEVEL: 'silent',
+  WEBHOOK_TIMEOUT_MS: '2000',
+  WEBHOOK_LEASE_MS: '3000',
+  WEBHOOK_POLL_INTERVAL_MS: '20',
+  WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '10',
+  WEBHOOK_RETRY_SCHEDULE: '200ms,400ms,800ms,1s,1s,1s,1s',
+  DB_POOL_MAX: '5',
+  // Required with DATABASE_URL; these workers never read encrypted fields.
+  OPENBAAS_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'),
+};
+
+let schema: string;
+let admin: DatabaseHandle;
+let database: DatabaseHandle;
+let deps: Deps;
+let databaseUrl: string;
+const spawned = new Set<ChildProcess>();
+
+function startWorker(): ChildProcess {
+  const child = spawn(process.execPath, [path.join(packageRoot, 'dist', 'cli.js'), 'worker'], {
+    cwd: packageRoot,
+    env: { ...process.env, ...workerEnv, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errors += chunk.toString('utf8');
+  });
+  child.on('exit', (code, signal) => {
+    spawned.delete(child);
+    if (code !== 0 && signal === null) console.error(`worker ${child.pid} exited with ${code}: ${errors}`);
+  });
+  spawned.add(child);
+  return child;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function newSubscription(receiver: WebhookReceiver, name: string) {
+  const client = await createClient(deps, name);
+  const subscription = await withTransaction(deps.db, (tx) =>
+    createWebhook(tx, { clientId: client.id, traceId: 'process-test', now: systemClock.now() }, {
+      name,
+      url: receiver.url(),
+      eventTypes: ['CUSTOMER_CREATED'],
+      active: true,
+    }),
+  );
+  return { clientId: client.id, secret: subscription.secret };
+}
+
+/** Records `count` events, `perTransaction` to a transaction; returns their ids. */
+async function recordBurst(clientId: string, count: number, perTransaction: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let start = 0; start < count; start += perTransaction) {
+    const batch = await withTransaction(deps.db, async (tx) => {
+      const recorded: string[] = [];
+      for (let index = start; index < Math.min(count, start + perTransaction); index++) {
+        const event = await recordEvent(tx, { clientId, traceId: `burst-${index}`, now: systemClock.now() }, 'CUSTOMER_CREATED', { customerId: `c-${index}` });
+        recorded.push(event.id);
+      }
+      return recorded;
+    });
+    ids.push(...batch);
+  }
+  return ids;
+}
+
+function uniqueIds(requests: readonly ReceivedWebhook[]): Set<string> {
+  return new Set(requests.map((request) => request.headers['webhook-id'] ?? ''));
+}
+
+function attemptKeys(requests: readonly ReceivedWebhook[]): string[] {
+  return requests.map((request) => `${request.headers['webhook-id'] ?? ''}#${request.headers['openbaas-attempt'] ?? ''}`);
+}
+
+async function deliveryCounts(clientId: string): Promise<Record<string, number>> {
+  const rows = await deps.db
+    .selectFrom('webhook_deliveries')
+    .select(['status'])
+    .select((builder) => builder.fn.countAll<string>().as('count'))
+    .where('client_id', '=', clientId)
+    .groupBy('status')
+    .execute();
+  return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
+}
+
+describe.skipIf(testDatabase !== 'postgres')('webhook workers as separate processes (PostgreSQL only: PGlite allows one process)', () => {
+  beforeAll(async () => {
+    execFileSync(process.execPath, [path.join(packageRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: packageRoot,
+      stdio: 'inherit',
+    });
+    const url = process.env.TEST_DATABASE_URL;
+    if (!url) throw new Error('TEST_DATABASE_URL is required');
+    schema = `webhooks_process_${crypto.randomBytes(5).toString('hex')}`;
+    admin = await openDatabase({ databaseUrl: url, poolMax: 1, connectTimeoutMs: 10_000 });
+    await admin.pool.query(`CREATE SCHEMA ${schema}`);
+    database = await openDatabase({ databaseUrl: url, poolMax: 5, connectTimeoutMs: 10_000, searchPath: schema });
+    await migrate(database.pool);
+    deps = { config: loadConfig({ LOG_LEVEL: 'silent' }), database, db: database.db, clock: systemClock, clientSeeders };
+    databaseUrl = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const child of spawned) child.kill('SIGKILL');
+    await Promise.all([...spawned].map(exited));
+    await database?.close();
+    await admin?.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin?.close();
+  });
+
+  it('a worker killed with SIGKILL in the middle of a burst of 1,000 events, then a fresh worker: every event delivered, none stranded', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      receiver.delayMs = 15;
+      const { clientId, secret } = await newSubscription(receiver, 'Kill -9');
+      const first = startWorker();
+      const eventIds = await recordBurst(clientId, 1000, 50);
+
+      await vi.waitFor(() => expect(uniqueIds(receiver.requests).size).toBeGreaterThanOrEqual(300), { timeout: 60_000, interval: 10 });
+      first.kill('SIGKILL');
+      await exited(first);
+      const deliveredBeforeKill = uniqueIds(receiver.requests).size;
+      expect(deliveredBeforeKill).toBeLessThan(1000);
+      const leftClaimed = await deps.db
+        .selectFrom('webhook_deliveries')
+        .select((builder) => builder.fn.countAll<string>().as('count'))
+        .where('client_id', '=', clientId)
+        .where('lease_token', 'is not', null)
+        .executeTakeFirstOrThrow();
+      expect(Number(leftClaimed.count)).toBeGreaterThan(0);
+
+      const second = startWorker();
+      await vi.waitFor(async () => expect(await deliveryCounts(clientId)).toEqual({ DELIVERED: 1000 }), { timeout: 90_000, interval: 100 });
+      second.kill('SIGTERM');
+      await exited(second);
+
+      const received = uniqueIds(receiver.requests);
+      for (const id of eventIds) expect(received.has(id), id).toBe(true);
+      expect(received.size).toBe(1000);
+      expect(new Set(attemptKeys(receiver.requests)).size).toBe(receiver.requests.length);
+      for (const request of receiver.requests) expect(verifiesWith(secret, request)).toBe(true);
+    } finally {
+      await receiver.stop();
+    }
+  }, 180_000);
+
+  it('two worker processes on one database deliver 2,000 events with no attempt made twice', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      const { clientId, secret } = await newSubscription(receiver, 'Two workers');
+      const workers = [startWorker(), startWorker()];
+      const eventIds = await recordBurst(clientId, 2000, 100);
+
+      await vi.waitFor(async () => expect(await deliveryCounts(clientId)).toEqual({ DELIVERED: 2000 }), { timeout: 120_000, interval: 100 });
+      for (const worker of workers) worker.kill('SIGTERM');
+      await Promise.all(workers.map(exited));
+
+      const keys = attemptKeys(receiver.requests);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(receiver.requests).toHaveLength(2000);
+      const received = uniqueIds(receiver.requests);
+      for (const id of eventIds) expect(received.has(id), id).toBe(true);
+      for (const request of receiver.requests) expect(verifiesWith(secret, request)).toBe(true);
+
+      const byWorker = await deps.db
+        .selectFrom('webhook_delivery_attempts')
+        .select('worker')
+        .where('client_id', '=', clientId)
+        .groupBy('worker')
+        .execute();
+      expect(byWorker).toHaveLength(2);
+    } finally {
+      await receiver.stop();
+    }
+  }, 180_000);
+});
