@@ -46,7 +46,9 @@ const bankCounterparty = Type.Object(
 const bankPayload = (description: string) =>
   payload(
     {
-      walletId: Type.String(),
+      walletId: Type.Union([Type.String(), Type.Null()], {
+        description: 'the wallet credited or debited; null only on BANK_DEPOSIT_TRANSACTION_FAILED for a deposit that could not be routed to any wallet',
+      }),
       bankTransactionId: Type.String({ description: 'the child bank transaction record' }),
       amount: Type.String({ description: 'decimal string' }),
       asset: Type.String(),
