@@ -29,6 +29,7 @@ export const errorCodes = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The Content-Type is not accepted by this route (JSON bodies need application/json).' },
   // 422
   IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'The Idempotency-Key was already used with a different request.' },
+  INSUFFICIENT_FUNDS: { status: 422, description: 'The wallet\'s AVAILABLE balance in the asset is smaller than the amount; nothing was moved.' },
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key; wait for the number of seconds in Retry-After.' },
   // 500, 503
