@@ -5,6 +5,7 @@ import { DataFolderLockedError } from './platform/db/lock-file.js';
 import { AppError } from './platform/http/errors.js';
 import { openDeps, runWorkersOnly, serve } from './main.js';
 import * as tenants from './modules/tenants/tenants.service.js';
+import { ledgerVerifyCommand } from './modules/ledger/index.js';
 
 const usage = `Usage: openbaas <command> [options]
 
@@ -16,6 +17,8 @@ Commands:
   clients list [--json]                        list clients
   keys create --client ID [--read-only] [--allow-ip CIDR]... [--json]
   keys revoke PREFIX [--json]
+  ledger verify [--json]                       recompute every balance from the ledger entries and check
+                                               every invariant; exits 1 and names the rows on a violation
 
 Configuration comes from environment variables (see README). With no DATABASE_URL the embedded
 database in DATA_DIR (default ./data) is used; it is locked by a running server, so use the
@@ -100,6 +103,11 @@ async function main(argv: string[]): Promise<number> {
         const revoked = await withDeps((deps) => tenants.revokeApiKey(deps, prefix));
         print(json, revoked, `Revoked ${revoked.prefix} at ${revoked.revokedAt}.`);
         return 0;
+      }
+      break;
+    case 'ledger':
+      if (subcommand === 'verify') {
+        return withDeps((deps) => ledgerVerifyCommand(deps.db, (text) => process.stdout.write(text), json));
       }
       break;
     default:

@@ -25,5 +25,5 @@ export {
   type HoldView,
   type PendingCreditView,
 } from './ledger.service.js';
-export { verifyLedger, formatVerifyReport, type VerifyReport, type VerifyCheck } from './ledger-verify.js';
+export { verifyLedger, formatVerifyReport, ledgerVerifyCommand, type VerifyReport, type VerifyCheck } from './ledger-verify.js';
 export type { WalletTransactionsTable } from './ledger.tables.js';

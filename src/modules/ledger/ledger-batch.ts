@@ -772,7 +772,7 @@ function isWallet(side: Side): side is { account: WalletAccountState; balance: B
 
 function changeBalance(side: Side, amount: bigint): void {
   if (!isWallet(side)) {
-    (side.account as SystemAccountState).deltaAvailable += amount;
+    side.account.deltaAvailable += amount;
     return;
   }
   const account = side.account;

@@ -200,3 +200,10 @@ export function formatVerifyReport(report: VerifyReport): string {
   lines.push(report.ok ? 'Ledger verified: every invariant holds.' : 'Ledger verification FAILED.');
   return lines.join('\n');
 }
+
+/** `openbaas ledger verify`: prints the report and answers the exit code (0 clean, 1 on any violation). */
+export async function ledgerVerifyCommand(db: Db, write: (text: string) => void, json: boolean): Promise<number> {
+  const report = await verifyLedger(db);
+  write(json ? `${JSON.stringify(report, null, 2)}\n` : `${formatVerifyReport(report)}\n`);
+  return report.ok ? 0 : 1;
+}
