@@ -12,6 +12,8 @@ export default defineConfig({
         name: database,
         env: { TEST_DB: database },
         include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+        // A file named *.pglite.test.ts or *.postgres.test.ts is about that database only.
+        exclude: [`**/*.${database === 'pglite' ? 'postgres' : 'pglite'}.test.ts`, '**/node_modules/**'],
         testTimeout: 60_000,
         hookTimeout: 120_000,
         pool: 'forks',

@@ -42,7 +42,7 @@ export interface BuiltApp {
   /** Every route registered, for the route-coverage checks of the tests. */
   routes: RouteInfo[];
   /** Set when shutdown starts: /health/ready then answers 503. */
-  markShuttingDown(): void;
+  markShuttingDown: () => void;
 }
 
 /** Builds the HTTP application without listening; tests call inject() or listen on port 0. */
@@ -76,7 +76,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       done(null, undefined);
       return;
     }
-    parseJson(request, text, (error, value) => {
+    void parseJson(request, text, (error, value) => {
       if (error) {
         done(new AppError('INVALID_JSON', `The body is not valid JSON: ${error.message}`), undefined);
         return;
@@ -99,6 +99,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey }),
   );
   app.addHook('preValidation', async (request) => {
+    // A write sent without a body is treated as an empty object: routes whose fields are all
+    // optional accept it, and the others name each missing field.
+    if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
     const removed = request.routeOptions.config.removedFields;
     const body = request.body;
     if (!removed || body === null || typeof body !== 'object' || Array.isArray(body)) return;
@@ -119,7 +122,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       routes.push({ method, url: route.url, public: Boolean(route.config?.public) || route.url.startsWith('/docs'), admin: Boolean(route.config?.admin) });
     }
     if (route.url.startsWith('/docs')) {
-      route.config = { ...(route.config ?? {}), public: true, rateLimit: false } as typeof route.config;
+      route.config = { ...(route.config ?? {}), public: true, rateLimit: false };
       return;
     }
     const isApiRoute = route.url.startsWith('/v1') || route.url === '/internal-transfer';

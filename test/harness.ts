@@ -54,7 +54,7 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-async function openTestDatabase(): Promise<{ database: DatabaseHandle; dispose(): Promise<void> }> {
+async function openTestDatabase(): Promise<{ database: DatabaseHandle; dispose: () => Promise<void> }> {
   if (testDatabase === 'pglite') {
     const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs: 30_000 });
     await migrate(database.pool);

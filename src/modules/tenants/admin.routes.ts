@@ -64,13 +64,13 @@ export function registerAdminRoutes(app: App, deps: Deps, resolver: ApiKeyResolv
         summary: 'Create another API key for a client',
         security,
         params: Type.Object({ clientId: Text.id() }),
-        body: Type.Optional(KeyOptionsSchema),
+        body: KeyOptionsSchema,
         response: { 201: Envelope(Type.Object({ apiKey: ApiKeySchema })) },
       },
     },
     async (request, reply) => {
       if (!isUuid(request.params.clientId)) throw notFound('Client');
-      const apiKey = await tenants.createApiKey(deps, request.params.clientId, request.body ?? {});
+      const apiKey = await tenants.createApiKey(deps, request.params.clientId, request.body);
       return reply.code(201).send({ message: 'API key created', data: { apiKey }, traceId: String(request.id) });
     },
   );

@@ -7,7 +7,6 @@ import type { ColumnType, Generated } from 'kysely';
  *
  *   declare module '../../platform/db/schema.js' { interface Database { customers: CustomersTable } }
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Database {
   schema_migrations: SchemaMigrationsTable;
 }

@@ -1,7 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
 import { detailsFromAjvErrors } from './validation.js';
-import type { ErrorObject } from 'ajv';
 
 export function errorBody(error: AppError, traceId: string) {
   return {
@@ -25,7 +24,7 @@ function toAppError(error: FastifyError & { validationContext?: string }): AppEr
   if (error instanceof AppError) return error;
   if (error.validation) {
     const context = error.validationContext ?? 'body';
-    const details = detailsFromAjvErrors(error.validation as unknown as ErrorObject[], context);
+    const details = detailsFromAjvErrors(error.validation, context);
     const summary = details.map((detail) => `${detail.field} ${detail.message}`).join('; ');
     const where = context === 'querystring' ? 'query parameters' : context === 'params' ? 'path parameters' : 'request body';
     return new AppError('VALIDATION_ERROR', `Invalid ${where}: ${summary}`, { details });

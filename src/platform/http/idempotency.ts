@@ -77,7 +77,7 @@ export async function runWrite<T>(
   reply: FastifyReply,
   deps: Deps,
   work: (tx: Tx, context: RequestContext) => Promise<WriteResult<T>>,
-): Promise<unknown> {
+): Promise<FastifyReply> {
   const context = requestContext(request, deps);
   const key = idempotencyKeyOf(request);
   if (key === undefined) {

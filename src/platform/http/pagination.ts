@@ -22,7 +22,7 @@ export const listQueryProperties = {
   createdBefore: Type.Optional(DateOrDateTime),
 };
 
-const ListQuerySchema = Type.Object(listQueryProperties);
+export const ListQuerySchema = Type.Object(listQueryProperties, { additionalProperties: false });
 export type ListQuery = Static<typeof ListQuerySchema>;
 
 export interface Pagination {

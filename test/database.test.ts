@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db/lock-file.js';
+import { migrate, readMigrationFiles } from '../src/platform/db/migrate.js';
+import { withTransaction } from '../src/platform/db/transaction.js';
+import { createTestApp, type TestContext } from './harness.js';
+
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+function temporaryFolder(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-test-'));
+}
+
+describe('migrations', () => {
+  it('are all applied, once, and running them again changes nothing', async () => {
+    const expected = readMigrationFiles().map((migration) => migration.version);
+    expect(await migrate(t.database.pool)).toEqual([]);
+    const applied = await t.deps.db.selectFrom('schema_migrations').select('version').orderBy('version').execute();
+    expect(applied.map((row) => row.version)).toEqual(expected);
+  });
+
+  it('enforce the database-level rules: an event without traceId is refused', async () => {
+    await expect(
+      sql`INSERT INTO events (client_id, id, type, data, created_at) VALUES (${t.clientA.id}, gen_random_uuid(), 'CUSTOMER_CREATED', '{}', now())`.execute(t.deps.db),
+    ).rejects.toThrow(/check constraint/);
+  });
+});
+
+describe('withTransaction', () => {
+  it('runs the work again after a serialization failure or a deadlock, then commits once', async () => {
+    let attempts = 0;
+    const result = await withTransaction(t.deps.db, async (tx) => {
+      attempts += 1;
+      await sql`SELECT 1`.execute(tx);
+      if (attempts === 1) throw Object.assign(new Error('could not serialize access'), { code: '40001' });
+      if (attempts === 2) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(attempts).toBe(3);
+  });
+
+  it('does not retry other errors, and rolls back', async () => {
+    let attempts = 0;
+    await expect(
+      withTransaction(t.deps.db, async (tx) => {
+        attempts += 1;
+        await sql`INSERT INTO clients (id, name, created_at) VALUES (gen_random_uuid(), 'rolled back', now())`.execute(tx);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(attempts).toBe(1);
+    const rows = await t.deps.db.selectFrom('clients').select('id').where('name', '=', 'rolled back').execute();
+    expect(rows).toEqual([]);
+  });
+
+  it('gives up after a bounded number of attempts', async () => {
+    let attempts = 0;
+    await expect(
+      withTransaction(t.deps.db, async () => {
+        attempts += 1;
+        throw Object.assign(new Error('always conflicting'), { code: '40001' });
+      }),
+    ).rejects.toThrow('always conflicting');
+    expect(attempts).toBe(8);
+  });
+});
+
+describe('embedded database folder', () => {
+  it('refuses a second owner while the first is alive, and takes over a stale lock', () => {
+    const folder = temporaryFolder();
+    const release = acquireDataFolderLock(folder);
+    expect(() => acquireDataFolderLock(folder)).toThrow(DataFolderLockedError);
+    release();
+    // A lock left by a process that no longer exists is taken over.
+    fs.writeFileSync(path.join(folder, 'openbaas.lock'), '999999999');
+    const again = acquireDataFolderLock(folder);
+    again();
+    // A lock held by another live process (our parent) is refused with its pid.
+    fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(process.ppid));
+    expect(() => acquireDataFolderLock(folder)).toThrow(new RegExp(`pid ${process.ppid}`));
+  });
+});

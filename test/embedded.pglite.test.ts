@@ -1,0 +1,155 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/platform/db/database.js';
+import { DataFolderLockedError } from '../src/platform/db/lock-file.js';
+import { migrate } from '../src/platform/db/migrate.js';
+
+// Behaviour of the embedded PGlite database and of the command on it; PostgreSQL has neither a
+// data folder nor a lock file, so this file runs only in the pglite project.
+
+function temporaryFolder(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-test-'));
+}
+
+describe('embedded database folder', () => {
+  it('keeps data across close and reopen, and holds the lock while open', async () => {
+    const folder = temporaryFolder();
+    const first = await openDatabase({ dataDir: folder, poolMax: 1, connectTimeoutMs: 30_000 });
+    await migrate(first.pool);
+    await sql`INSERT INTO clients (id, name, created_at) VALUES (gen_random_uuid(), 'persisted', now())`.execute(first.db);
+    await expect(openDatabase({ dataDir: folder, poolMax: 1, connectTimeoutMs: 30_000 })).rejects.toThrow(DataFolderLockedError);
+    await first.close();
+    const second = await openDatabase({ dataDir: folder, poolMax: 1, connectTimeoutMs: 30_000 });
+    try {
+      const rows = await second.db.selectFrom('clients').select('name').execute();
+      expect(rows.map((row) => row.name)).toEqual(['persisted']);
+    } finally {
+      await second.close();
+    }
+    expect(fs.existsSync(path.join(folder, 'openbaas.lock'))).toBe(false);
+  });
+});
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('openbaas command (embedded database)', () => {
+  it('administers clients and keys, and refuses a data folder in use', async () => {
+    const env = { DATA_DIR: temporaryFolder() };
+    const created = await runCli(['clients', 'create', '--name', 'Cli Co', '--json'], env);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const { client, apiKey } = JSON.parse(created.stdout);
+    expect(client.name).toBe('Cli Co');
+
+    const key = await runCli(['keys', 'create', '--client', client.id, '--read-only', '--allow-ip', '127.0.0.1/32', '--json'], env);
+    expect(key.code).toBe(0);
+    expect(JSON.parse(key.stdout)).toMatchObject({ readOnly: true, allowedCidrs: ['127.0.0.1/32'] });
+
+    const revoked = await runCli(['keys', 'revoke', apiKey.prefix, '--json'], env);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout).prefix).toBe(apiKey.prefix);
+
+    const badIp = await runCli(['keys', 'create', '--client', client.id, '--allow-ip', 'nonsense'], env);
+    expect(badIp.code).toBe(1);
+    expect(badIp.stderr).toContain('allowIp');
+
+    fs.writeFileSync(path.join(env.DATA_DIR, 'openbaas.lock'), String(process.pid));
+    const locked = await runCli(['clients', 'list'], env);
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toContain('in use by another OpenBaaS process');
+  });
+});
+
+interface RunningServer {
+  output(): string;
+  exited: Promise<number | null>;
+  stop(signal: NodeJS.Signals): Promise<number | null>;
+}
+
+function startServer(env: Record<string, string>): RunningServer {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += String(chunk)));
+  child.stderr.on('data', (chunk) => (output += String(chunk)));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return {
+    output: () => output,
+    exited,
+    stop: async (signal) => {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+async function waitForReady(baseUrl: string, server: RunningServer): Promise<void> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    try {
+      const response = await fetch(`${baseUrl}/health/ready`);
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`server did not become ready:\n${server.output()}`);
+}
+
+describe('openbaas serve (embedded database)', () => {
+  it('prints a working key on first start, keeps data and key across a graceful restart, and refuses a second server', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const env = { DATA_DIR: temporaryFolder(), PORT: String(port) };
+
+    const first = startServer(env);
+    await waitForReady(baseUrl, first);
+    const key = /API key \(shown once, keep it\): (sk_test_[A-Za-z0-9]+)/.exec(first.output())?.[1];
+    expect(key).toBeDefined();
+    const assets = await fetch(`${baseUrl}/v1/assets`, { headers: { authorization: `Bearer ${key}` } });
+    expect(assets.status).toBe(200);
+
+    const second = startServer({ ...env, PORT: String(port + 1) });
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toContain('in use by another OpenBaaS process');
+
+    expect(await first.stop('SIGTERM')).toBe(0);
+    expect(first.output()).toContain('stopped');
+    expect(fs.existsSync(path.join(env.DATA_DIR, 'openbaas.lock'))).toBe(false);
+
+    const restarted = startServer(env);
+    try {
+      await waitForReady(baseUrl, restarted);
+      expect(restarted.output()).not.toContain('API key (shown once');
+      const again = await fetch(`${baseUrl}/v1/assets`, { headers: { authorization: key ?? '' } });
+      expect(again.status).toBe(200);
+    } finally {
+      expect(await restarted.stop('SIGINT')).toBe(0);
+    }
+  });
+});

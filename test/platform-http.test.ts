@@ -1,0 +1,301 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from './harness.js';
+import { registerTestRoutes } from './support/test-routes.js';
+
+let t: TestContext;
+const thing = { name: 'widget', amount: '10.50', asset: 'USD' };
+
+beforeAll(async () => {
+  t = await createTestApp({ extraRoutes: registerTestRoutes });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function eventCount(clientId = t.clientA.id): Promise<number> {
+  const rows = await t.deps.db.selectFrom('events').select('id').where('client_id', '=', clientId).execute();
+  return rows.length;
+}
+
+describe('success envelope and trace ids', () => {
+  it('wraps data in { message, data, traceId } and echoes a sane X-Trace-Id', async () => {
+    const response = await t.request({ url: '/v1/assets', headers: { 'x-trace-id': 'my-trace_1.2:3' } });
+    expect(response.status).toBe(200);
+    expect(Object.keys(response.body).sort()).toEqual(['data', 'message', 'traceId']);
+    expect(response.body.traceId).toBe('my-trace_1.2:3');
+    expect(response.headers['x-trace-id']).toBe('my-trace_1.2:3');
+  });
+
+  it('replaces an insane X-Trace-Id with a new UUID', async () => {
+    const response = await t.request({ url: '/v1/assets', headers: { 'x-trace-id': 'has spaces and <tags>' } });
+    expect(response.body.traceId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(response.headers['x-trace-id']).toBe(response.body.traceId);
+  });
+
+  it('puts the request trace id into the events the request records', async () => {
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, headers: { 'x-trace-id': 'trace-for-event' } });
+    expect(response.status).toBe(201);
+    const event = await t.request({ url: `/v1/events/${response.body.data.eventId}` });
+    expect(event.body.data.data.traceId).toBe('trace-for-event');
+  });
+});
+
+describe('400', () => {
+  const cases: Array<[string, { rawBody?: string; body?: unknown; contentType?: string }, string, string | undefined]> = [
+    ['malformed JSON', { rawBody: '{"name": ' }, 'INVALID_JSON', undefined],
+    ['a body that is an array', { body: [thing] }, 'VALIDATION_ERROR', 'body'],
+    ['a body that is a string', { body: 'hello' }, 'VALIDATION_ERROR', 'body'],
+    ['a JSON number where a decimal string is expected', { body: { ...thing, amount: 10.5 } }, 'VALIDATION_ERROR', 'amount'],
+    ['an unknown field', { body: { ...thing, colour: 'red' } }, 'VALIDATION_ERROR', 'colour'],
+    ['an unknown nested field', { body: { ...thing, nested: { note: 'a', extra: 1 } } }, 'VALIDATION_ERROR', 'nested.extra'],
+    ['a missing required field', { body: { amount: '1.00', asset: 'USD' } }, 'VALIDATION_ERROR', 'name'],
+    ['a removed field', { body: { ...thing, legacyName: 'x' } }, 'FIELD_REMOVED', 'legacyName'],
+    ['an over-long string', { body: { ...thing, name: 'x'.repeat(51) } }, 'VALIDATION_ERROR', 'name'],
+    ['a NUL character in a string', { rawBody: JSON.stringify({ ...thing, name: 'a\u0000b' }) }, 'INVALID_JSON', undefined],
+    ['a lone surrogate in a string', { rawBody: '{"name":"a\\ud800b","amount":"1.00","asset":"USD"}' }, 'INVALID_JSON', undefined],
+    ['a lone surrogate in a key', { rawBody: '{"\\udc00":"x","name":"a","amount":"1.00","asset":"USD"}' }, 'INVALID_JSON', undefined],
+    ['nesting deeper than 32 levels', { rawBody: `${'['.repeat(40)}${']'.repeat(40)}` }, 'INVALID_JSON', undefined],
+    ['very deep nesting', { rawBody: `${'{"a":'.repeat(20000)}1${'}'.repeat(20000)}` }, 'INVALID_JSON', undefined],
+    ['an amount with too many decimals', { body: { ...thing, amount: '1.234' } }, 'INVALID_AMOUNT', 'amount'],
+    ['an amount with an exponent', { body: { ...thing, amount: '1e3' } }, 'INVALID_AMOUNT', 'amount'],
+    ['an unknown asset', { body: { ...thing, asset: 'DOGE' } }, 'UNKNOWN_ASSET', 'asset'],
+    ['__proto__ pollution', { rawBody: '{"__proto__":{"admin":true},"name":"a","amount":"1.00","asset":"USD"}' }, 'INVALID_JSON', undefined],
+  ];
+
+  it.each(cases)('%s', async (_name, input, code, field) => {
+    const before = await eventCount();
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', ...input });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe(code);
+    expect(typeof response.body.message).toBe('string');
+    expect(response.body.traceId).toBeTypeOf('string');
+    if (field) expect(response.body.details.map((detail: { field: string }) => detail.field)).toContain(field);
+    expect(await eventCount()).toBe(before);
+  });
+
+  it('refuses unknown query parameters', async () => {
+    const response = await t.request({ url: '/v1/assets?colour=red' });
+    expect(response.status).toBe(400);
+    expect(response.body.details).toEqual([{ field: 'colour', message: 'is not a known query parameter' }]);
+  });
+
+  it.each([
+    ['limit=-1', 'limit'],
+    ['limit=0', 'limit'],
+    ['limit=201', 'limit'],
+    ['limit=99999999999999999999', 'limit'],
+    ['limit=abc', 'limit'],
+    ['offset=-5', 'offset'],
+    ['offset=1000000000', 'offset'],
+    ['createdAfter=yesterday', 'createdAfter'],
+    ['type=NOT_AN_EVENT', 'type'],
+  ])('refuses the list query %s', async (query, field) => {
+    const response = await t.request({ url: `/v1/events?${query}` });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(response.body.details.map((detail: { field: string }) => detail.field)).toContain(field);
+  });
+
+  it('refuses offset together with startAfterId', async () => {
+    const response = await t.request({ url: '/v1/events?offset=1&startAfterId=01900000-0000-7000-8000-000000000000' });
+    expect(response.status).toBe(400);
+    expect(response.body.details[0].field).toBe('offset');
+  });
+
+  it.each([
+    ['empty', ''],
+    ['300 characters long', 'k'.repeat(300)],
+    ['holding a space', 'two words'],
+    ['holding non-ASCII', 'clé'],
+  ])('refuses an Idempotency-Key that is %s', async (_name, idempotencyKey) => {
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, headers: { 'idempotency-key': idempotencyKey } });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('INVALID_IDEMPOTENCY_KEY');
+  });
+});
+
+describe('401 and 403', () => {
+  it('accepts the raw key, Bearer, and odd spacing around them', async () => {
+    for (const header of [t.clientA.key, `Bearer ${t.clientA.key}`, `bearer   ${t.clientA.key}`, `  ${t.clientA.key}\t`, `Bearer\t${t.clientA.key} `]) {
+      const response = await t.request({ url: '/v1/assets', key: header });
+      expect(response.status, header).toBe(200);
+    }
+  });
+
+  it.each([
+    ['no header', null],
+    ['an empty header', ''],
+    ['only the scheme', 'Bearer'],
+    ['two keys', `${t?.clientA?.key ?? 'sk_test_x'} ${t?.clientA?.key ?? 'sk_test_y'}`],
+    ['Basic auth', 'Basic dXNlcjpwYXNz'],
+    ['a key of the wrong shape', 'sk_test_short'],
+    ['an unknown well-formed key', `sk_test_${'A'.repeat(32)}`],
+  ])('401 for %s', async (_name, key) => {
+    const response = await t.request({ url: '/v1/assets', key });
+    expect(response.status).toBe(401);
+    expect(response.body.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('401 comes before body parsing: a huge body without a key is not read', async () => {
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: 'x'.repeat(2 * 1024 * 1024), key: null });
+    expect(response.status).toBe(401);
+  });
+
+  it('403 for a read-only key on a write, 200 on a read', async () => {
+    expect((await t.request({ url: '/v1/assets', key: t.clientA.readOnlyKey })).status).toBe(200);
+    const write = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, key: t.clientA.readOnlyKey });
+    expect(write.status).toBe(403);
+    expect(write.body.code).toBe('FORBIDDEN');
+  });
+});
+
+describe('404, 410, 413, 415', () => {
+  it('answers an unknown route with a JSON 404', async () => {
+    const response = await t.request({ url: '/v1/nothing-here' });
+    expect(response.status).toBe(404);
+    expect(response.body.code).toBe('ROUTE_NOT_FOUND');
+  });
+
+  it.each([
+    ['GET', '/v1/customers/abc/transactions', 'GET /v1/transactions?walletId='],
+    ['POST', '/v1/customers/abc/addresses', 'PATCH /v1/customers/:id'],
+    ['DELETE', '/v1/digital-wallets/abc', 'Wallet archival is unavailable'],
+  ] as const)('410 for the removed %s %s, naming the replacement', async (method, url, replacement) => {
+    const response = await t.request({ method, url });
+    expect(response.status).toBe(410);
+    expect(response.body.code).toBe('ENDPOINT_REMOVED');
+    expect(response.body.message).toContain(replacement);
+  });
+
+  it('413 for a 2 MiB JSON body', async () => {
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: JSON.stringify({ ...thing, name: 'x'.repeat(2 * 1024 * 1024) }) });
+    expect(response.status).toBe(413);
+    expect(response.body.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/xml'])('415 for Content-Type %s', async (contentType) => {
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: 'name=widget', contentType });
+    expect(response.status).toBe(415);
+    expect(response.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+});
+
+describe('idempotency', () => {
+  it('replays the first response and records the effect once', async () => {
+    const before = await eventCount();
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'replay-1' });
+    const second = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'replay-1' });
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(201);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(await eventCount()).toBe(before + 1);
+  });
+
+  it('422 when the key is reused with a different body', async () => {
+    await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'reuse-1' });
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', body: { ...thing, amount: '11.00' }, idempotencyKey: 'reuse-1' });
+    expect(response.status).toBe(422);
+    expect(response.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+
+  it('keys are scoped to the client', async () => {
+    const a = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'shared-key' });
+    const b = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'shared-key', key: t.clientB.key });
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.headers['idempotent-replayed']).toBeUndefined();
+    expect(b.body.data.eventId).not.toBe(a.body.data.eventId);
+  });
+
+  it('stores a 4xx outcome and replays it, with nothing recorded', async () => {
+    const before = await eventCount();
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: { ...thing, name: 'conflict' }, idempotencyKey: 'conflict-1' });
+    const second = await t.request({ method: 'POST', url: '/v1/test/things', body: { ...thing, name: 'conflict' }, idempotencyKey: 'conflict-1' });
+    expect(first.status).toBe(409);
+    expect(second.status).toBe(409);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(await eventCount()).toBe(before);
+  });
+
+  it('does not store a 500, so the client may retry', async () => {
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: { ...thing, name: 'crash' }, idempotencyKey: 'crash-1' });
+    expect(first.status).toBe(500);
+    expect(first.body.code).toBe('INTERNAL_ERROR');
+    const stored = await t.deps.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'crash-1').execute();
+    expect(stored).toEqual([]);
+  });
+
+  it('20 concurrent requests with one key record the effect once', async () => {
+    const before = await eventCount();
+    const body = { ...thing, name: 'slow' };
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => t.request({ method: 'POST', url: '/v1/test/things', body, idempotencyKey: 'concurrent-1' })),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
+    const created = responses.filter((response) => response.status === 201);
+    expect(new Set(created.map((response) => response.body.data.eventId)).size).toBe(1);
+    for (const conflict of responses.filter((response) => response.status === 409)) {
+      expect(conflict.body.code).toBe('IDEMPOTENCY_REQUEST_IN_PROGRESS');
+    }
+    expect(await eventCount()).toBe(before + 1);
+  });
+});
+
+describe('events', () => {
+  it('lists newest first and pages with offset and with startAfterId alike', async () => {
+    const client = await t.newClient('Pager');
+    for (let index = 0; index < 45; index++) {
+      t.clock.advance(1000);
+      const response = await t.request({ method: 'POST', url: '/v1/test/things', body: { ...thing, name: `n${index}` }, key: client.key });
+      expect(response.status).toBe(201);
+    }
+    const byOffset: string[] = [];
+    for (let offset = 0; ; offset += 20) {
+      const page = await t.request({ url: `/v1/events?limit=20&offset=${offset}`, key: client.key });
+      expect(page.body.pagination.totalResults).toBe(45);
+      byOffset.push(...page.body.data.map((event: { id: string }) => event.id));
+      if (!page.body.pagination.hasMoreResults) break;
+    }
+    const byCursor: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof t.request>> = await t.request({ url: `/v1/events?limit=20${cursor ? `&startAfterId=${cursor}` : ''}`, key: client.key });
+      byCursor.push(...page.body.data.map((event: { id: string }) => event.id));
+      cursor = page.body.pagination.nextStartAfterId;
+    } while (cursor);
+    expect(byOffset).toHaveLength(45);
+    expect(byCursor).toEqual(byOffset);
+    expect([...byOffset].sort().reverse()).toEqual(byOffset);
+  });
+
+  it('filters by type and creation time', async () => {
+    const client = await t.newClient('Filter');
+    t.clock.set('2026-06-01T00:00:00Z');
+    await t.request({ method: 'POST', url: '/v1/test/things', body: thing, key: client.key });
+    t.clock.set('2026-06-02T00:00:00Z');
+    await t.request({ method: 'POST', url: '/v1/test/things', body: thing, key: client.key });
+    const after = await t.request({ url: '/v1/events?createdAfter=2026-06-01T12:00:00Z', key: client.key });
+    expect(after.body.data).toHaveLength(1);
+    const before = await t.request({ url: '/v1/events?createdBefore=2026-06-02', key: client.key });
+    expect(before.body.data).toHaveLength(1);
+    const byType = await t.request({ url: '/v1/events?type=WEBHOOK_CREATED', key: client.key });
+    expect(byType.body.data).toHaveLength(0);
+  });
+
+  it("404 for a malformed id, a missing id and another client's id alike", async () => {
+    const created = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, key: t.clientB.key });
+    const responses = await Promise.all([
+      t.request({ url: '/v1/events/not-a-uuid' }),
+      t.request({ url: '/v1/events/01900000-0000-7000-8000-000000000000' }),
+      t.request({ url: `/v1/events/${created.body.data.eventId}` }),
+    ]);
+    for (const response of responses) {
+      expect(response.status).toBe(404);
+      expect({ code: response.body.code, message: response.body.message }).toEqual({ code: 'NOT_FOUND', message: 'Event not found' });
+    }
+  });
+});

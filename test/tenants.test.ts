@@ -1,0 +1,148 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { bootstrapSandbox, createApiKey } from '../src/modules/tenants/tenants.service.js';
+import { createTestApp, type TestContext } from './harness.js';
+
+const adminKey = 'admin-key-0123456789abcdef';
+const fixedKey = `sk_test_${'F1xed'.repeat(6)}`;
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { OPENBAAS_ADMIN_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '40' } });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('admin routes', () => {
+  it('create a client with a working key, a second key, and revoke a key', async () => {
+    const created = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Acme' } });
+    expect(created.status).toBe(201);
+    expect(created.body.data.client.name).toBe('Acme');
+    const { key, prefix } = created.body.data.apiKey;
+    expect(key).toMatch(/^sk_test_[A-Za-z0-9]{32}$/);
+    expect(prefix).toBe(key.slice(0, 16));
+    expect((await t.request({ url: '/v1/assets', key })).status).toBe(200);
+
+    const second = await t.request({
+      method: 'POST',
+      url: `/v1/admin/clients/${created.body.data.client.id}/keys`,
+      key: adminKey,
+      body: { readOnly: true },
+    });
+    expect(second.status).toBe(201);
+    expect(second.body.data.apiKey.readOnly).toBe(true);
+
+    const revoked = await t.request({ method: 'DELETE', url: `/v1/admin/keys/${prefix}`, key: adminKey });
+    expect(revoked.status).toBe(200);
+    const afterRevoke = await t.request({ url: '/v1/assets', key });
+    expect(afterRevoke.status).toBe(403);
+    expect(afterRevoke.body.message).toContain('revoked');
+    expect((await t.request({ method: 'DELETE', url: `/v1/admin/keys/${prefix}`, key: adminKey })).status).toBe(404);
+  });
+
+  it('never stores a key in clear', async () => {
+    const created = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Hashed' } });
+    const rows = await t.deps.db.selectFrom('api_keys').selectAll().where('client_id', '=', created.body.data.client.id).execute();
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(created.body.data.apiKey.key.slice(16));
+    expect(rows[0]?.secret_hash).toHaveLength(32);
+  });
+
+  it('401 with a client key or no key, 404 for an unknown client', async () => {
+    expect((await t.request({ method: 'POST', url: '/v1/admin/clients', body: { name: 'X' } })).status).toBe(401);
+    expect((await t.request({ method: 'POST', url: '/v1/admin/clients', key: null, body: { name: 'X' } })).status).toBe(401);
+    const missing = await t.request({ method: 'POST', url: '/v1/admin/clients/01900000-0000-7000-8000-000000000000/keys', key: adminKey });
+    expect(missing.status).toBe(404);
+  });
+
+  it('400 for a bad name or CIDR', async () => {
+    expect((await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: '' } })).status).toBe(400);
+    const cidr = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Y', allowedCidrs: ['10.0.0.0/99'] } });
+    expect(cidr.status).toBe(400);
+    expect(cidr.body.details[0].field).toBe('allowIp');
+  });
+
+  it('do not exist without OPENBAAS_ADMIN_KEY', async () => {
+    const plain = await createTestApp();
+    try {
+      const response = await plain.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'X' } });
+      expect(response.status).toBe(404);
+      expect(response.body.code).toBe('ROUTE_NOT_FOUND');
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
+describe('API key restrictions', () => {
+  it('403 from outside the allow-list, 200 from inside', async () => {
+    const inside = await createApiKey(t.deps, t.clientA.id, { allowedCidrs: ['127.0.0.0/8'] });
+    const outside = await createApiKey(t.deps, t.clientA.id, { allowedCidrs: ['10.1.2.0/24', '2001:db8::/32'] });
+    expect((await t.request({ url: '/v1/assets', key: inside.key })).status).toBe(200);
+    const refused = await t.request({ url: '/v1/assets', key: outside.key });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('FORBIDDEN');
+  });
+});
+
+describe('rate limit', () => {
+  it('429 with Retry-After once a key exceeds its budget, per key', async () => {
+    const client = await t.newClient('Busy');
+    let limited;
+    for (let index = 0; index < 45 && !limited; index++) {
+      const response = await t.request({ url: '/v1/assets', key: client.key });
+      if (response.status === 429) limited = response;
+    }
+    expect(limited?.body.code).toBe('RATE_LIMITED');
+    expect(Number(limited?.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await t.request({ url: '/v1/assets', key: t.clientB.key })).status).toBe(200);
+  });
+});
+
+describe('sandbox bootstrap', () => {
+  it('creates the fixed OPENBAAS_API_KEY once, attached to the first client', async () => {
+    const deps = { ...t.deps, config: { ...t.config, sandboxApiKey: fixedKey } };
+    const first = await bootstrapSandbox(deps);
+    expect(first?.key.key).toBe(fixedKey);
+    expect(await bootstrapSandbox(deps)).toBeUndefined();
+    expect((await t.request({ url: '/v1/assets', key: fixedKey })).status).toBe(200);
+  });
+
+  it('creates a client and a key on an empty database, and nothing on the next start', async () => {
+    const fresh = await createTestApp();
+    try {
+      await fresh.deps.db.deleteFrom('api_keys').execute();
+      await fresh.deps.db.deleteFrom('clients').execute();
+      const first = await bootstrapSandbox(fresh.deps);
+      expect(first?.key.key).toMatch(/^sk_test_/);
+      expect(await bootstrapSandbox(fresh.deps)).toBeUndefined();
+      expect((await fresh.request({ url: '/v1/assets', key: first?.key.key ?? null })).status).toBe(200);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+describe('logs', () => {
+  it('never contain the API key, even when a request fails', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(String(chunk));
+        callback();
+      },
+    });
+    const { app } = await buildApp(t.deps, { logger: { level: 'trace', stream } });
+    try {
+      await app.inject({ url: '/v1/assets', headers: { authorization: t.clientA.key } });
+      await app.inject({ url: '/v1/nothing', headers: { authorization: t.clientA.key, 'x-trace-id': 'log-trace' } });
+      const logged = lines.join('');
+      expect(logged).toContain('log-trace');
+      expect(logged).not.toContain(t.clientA.key);
+    } finally {
+      await app.close();
+    }
+  });
+});
