@@ -3,11 +3,18 @@ import type { Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
 import { registerAssetRoutes } from './assets/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
+import { registerInternalTransferRoutes } from './internal-transfers/index.js';
+import { walletExists, walletsExist } from './internal-transfers/wallet-directory.js';
+import { registerWalletBalanceRoutes } from './ledger/index.js';
+import { registerTransactionRoutes } from './transactions/index.js';
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps): void {
   registerAssetRoutes(app, deps);
   registerEventRoutes(app, deps);
+  registerInternalTransferRoutes(app, deps, walletsExist);
+  registerWalletBalanceRoutes(app, deps, walletExists);
+  registerTransactionRoutes(app, deps, walletExists);
 }
 
 /** Work every module does when a client is created (default programs and so on). */

@@ -26,6 +26,10 @@ export interface Config {
   publicBaseUrl: string;
   runWorkers: boolean;
   authCacheTtlMs: number;
+  /** Most concurrent write requests of one batched route (internal transfers) written in one transaction. */
+  writeBatchSizeMax: number;
+  /** Most such transactions in flight at once (the embedded database always uses 1). */
+  writeBatchConcurrency: number;
 }
 
 /** Every environment variable the program reads, with its default. The README table mirrors it. */
@@ -46,6 +50,8 @@ export const environmentVariables = [
   ['EVENT_RETENTION_DAYS', '30', 'how long events stay readable through /v1/events'],
   ['PUBLIC_BASE_URL', 'http://localhost:$PORT', 'address this server is reached at (links it hands out)'],
   ['AUTH_CACHE_TTL_MS', '2000', 'how long a process trusts a looked-up API key before checking it again'],
+  ['WRITE_BATCH_SIZE_MAX', '64', 'most concurrent internal transfers written together in one database transaction (1 turns batching off)'],
+  ['WRITE_BATCH_CONCURRENCY', '4', 'most such batched transactions in flight at once on PostgreSQL (the embedded database uses 1)'],
 ] as const;
 
 export class ConfigError extends Error {
@@ -104,5 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     runWorkers: overrides.runWorkers ?? true,
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2000, 0, 60_000),
+    writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
+    writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 4, 1, 64),
   };
 }

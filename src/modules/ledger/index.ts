@@ -27,3 +27,4 @@ export {
 } from './ledger.service.js';
 export { verifyLedger, formatVerifyReport, ledgerVerifyCommand, type VerifyReport, type VerifyCheck } from './ledger-verify.js';
 export type { WalletTransactionsTable } from './ledger.tables.js';
+export { registerWalletBalanceRoutes, type WalletExists } from './routes/wallet-balance.routes.js';
