@@ -1,4 +1,5 @@
 import type { Tx } from '../../platform/db/transaction.js';
+import type { WriteStatement } from '../../platform/db/write-statement.js';
 import type { Mode } from '../../platform/config.js';
 import { AppError, validationError } from '../../platform/http/errors.js';
 import type { BatchItem, BatchOutcome } from '../../platform/http/write-batcher.js';
@@ -73,6 +74,7 @@ export function validateInternalTransfer(body: InternalTransferRequest, mode: Mo
 export async function processInternalTransfers(
   tx: Tx,
   items: BatchItem<InternalTransferRequest>[],
+  write: WriteStatement,
   mode: Mode,
   walletsExist: WalletsExist,
 ): Promise<BatchOutcome<InternalTransferData>[]> {
@@ -148,8 +150,8 @@ export async function processInternalTransfers(
         outcomes[entry.index] = { ok: false, error };
       }
     }
-    await batch.flush();
-    await recordEvents(tx, events);
+    await batch.flush(write);
+    await recordEvents(tx, events, write);
   }
   return outcomes.map((outcome) => outcome ?? { ok: false, error: new AppError('INTERNAL_ERROR', 'Internal error: a transfer was left without an outcome.') });
 }

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Tx } from '../../platform/db/transaction.js';
+import { WriteStatement } from '../../platform/db/write-statement.js';
 import { assert } from '../../platform/assert.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { formatAmount } from '../../platform/money/amount.js';
@@ -45,6 +46,8 @@ export interface LoadOptions {
 interface WalletAccountState {
   clientId: string;
   id: string;
+  /** Row location, known once the row is locked. */
+  ctid: string | null;
   walletId: string;
   asset: string;
   /** The account row exists and is locked by this transaction. */
@@ -300,6 +303,7 @@ export class LedgerBatch {
     this.wallets.set(row.id, {
       clientId: row.client_id,
       id: row.id,
+      ctid: row.ctid,
       walletId: row.wallet_id,
       asset: row.asset,
       exists: true,
@@ -319,6 +323,7 @@ export class LedgerBatch {
     return {
       clientId,
       id,
+      ctid: null,
       walletId,
       asset,
       exists,
@@ -720,44 +725,51 @@ export class LedgerBatch {
 
   // ---- 4. flush ---------------------------------------------------------------------------
 
-  async flush(): Promise<void> {
+  /**
+   * Writes everything the applied operations changed. With `write`, the statements are added to
+   * the caller's combined statement (executed by the caller, together with its own writes, in one
+   * round trip); without it they are executed here.
+   */
+  async flush(write?: WriteStatement): Promise<void> {
     assert(this.loaded && !this.flushed, 'flush() runs once, after load()');
     this.flushed = true;
-    const now = this.now;
+    const statement = write ?? new WriteStatement();
 
     const walletDeltas: store.WalletAccountDelta[] = [];
     for (const account of this.wallets.values()) {
       if (account.deltaAvailable === 0n && account.deltaReserved === 0n && account.deltaPending === 0n) continue;
-      assert(account.exists, `account ${account.id} changed but does not exist`);
+      assert(account.exists && account.ctid !== null, `account ${account.id} changed but is not locked`);
       // Checked in code before the database checks it again.
       assert(account.reserved >= 0n && account.pending >= 0n, `account ${account.id} would go negative`);
       assert(account.available >= 0n || account.forced || account.deltaAvailable >= 0n, `account ${account.id} would go below zero outside the forced path`);
       walletDeltas.push({
         clientId: account.clientId,
         id: account.id,
+        ctid: account.ctid,
         available: account.deltaAvailable,
         reserved: account.deltaReserved,
         pending: account.deltaPending,
         forced: account.forced,
       });
     }
-    const updated = await store.updateWalletAccounts(this.tx, walletDeltas);
-    assert(updated === walletDeltas.length, `updated ${updated} of ${walletDeltas.length} wallet accounts`);
-
+    if (walletDeltas.length > 0) {
+      statement.add('ledger_wallet_accounts', store.updateWalletAccountsStatement(walletDeltas), { countRows: true });
+      statement.onExecuted((counts) =>
+        assert(counts.ledger_wallet_accounts === walletDeltas.length, `updated ${counts.ledger_wallet_accounts} of ${walletDeltas.length} wallet accounts`),
+      );
+    }
     const systemDeltas = [...this.systems.values()].filter((account) => account.deltaAvailable !== 0n);
-    await store.upsertSystemAccounts(this.tx, systemDeltas.map((account) => ({ ...account, available: account.deltaAvailable })), now);
-
-    await store.writeHolds(
-      this.tx,
-      [...this.holds.values()].filter((hold) => hold.changed),
-    );
-    await store.writePendingCredits(
-      this.tx,
-      [...this.pendingCredits.values()].filter((credit) => credit.changed),
-    );
-    await store.insertTransfers(this.tx, this.transfers);
-    await store.insertEntries(this.tx, this.entries);
-    await store.insertWalletTransactions(this.tx, this.records);
+    if (systemDeltas.length > 0) {
+      statement.add('ledger_system_accounts', store.upsertSystemAccountsStatement(systemDeltas.map((account) => ({ ...account, available: account.deltaAvailable })), this.now));
+    }
+    const holds = [...this.holds.values()].filter((hold) => hold.changed);
+    if (holds.length > 0) statement.add('ledger_holds', store.writeHoldsStatement(holds));
+    const credits = [...this.pendingCredits.values()].filter((credit) => credit.changed);
+    if (credits.length > 0) statement.add('ledger_pending_credits', store.writePendingCreditsStatement(credits));
+    if (this.transfers.length > 0) statement.add('ledger_transfers', store.insertTransfersStatement(this.transfers));
+    if (this.entries.length > 0) statement.add('ledger_entries', store.insertEntriesStatement(this.entries));
+    if (this.records.length > 0) statement.add('wallet_transactions', store.insertWalletTransactionsStatement(this.records));
+    if (!write) await statement.execute(this.tx);
   }
 
   /** How many ledger transfers this batch wrote (or will write). */

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { AccountKind, BalanceType, HoldStatus, LedgerTransferKind, PendingCreditStatus, SystemAccountKind } from './ledger.js';
 import './ledger.tables.js';
@@ -11,6 +11,8 @@ import './ledger.tables.js';
 export interface AccountRow {
   client_id: string;
   id: string;
+  /** Where the row is: stable while this transaction holds its lock, used to update it without an index lookup. */
+  ctid: string;
   kind: AccountKind;
   wallet_id: string | null;
   asset: string;
@@ -29,7 +31,7 @@ export interface AccountKey {
 export async function lockAccounts(tx: Tx, keys: readonly AccountKey[]): Promise<AccountRow[]> {
   if (keys.length === 0) return [];
   const result = await sql<AccountRow>`
-    SELECT client_id, id, kind, wallet_id, asset, available, reserved, pending, overdrawn
+    SELECT client_id, id, ctid::text AS ctid, kind, wallet_id, asset, available, reserved, pending, overdrawn
     FROM ledger_accounts
     WHERE (client_id, id) IN (SELECT * FROM unnest(${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.id)}::uuid[]))
     ORDER BY id
@@ -63,6 +65,7 @@ export async function insertWalletAccounts(tx: Tx, accounts: readonly NewWalletA
 export interface WalletAccountDelta {
   clientId: string;
   id: string;
+  ctid: string;
   available: bigint;
   reserved: bigint;
   pending: bigint;
@@ -73,11 +76,10 @@ export interface WalletAccountDelta {
 /**
  * Applies balance changes to wallet accounts locked earlier in this transaction. Outside the
  * forced path, `overdrawn` can only shrink, so the table's CHECK refuses any other write that
- * would take AVAILABLE below zero. Returns the number of rows updated.
+ * would take AVAILABLE below zero. Returns one row per account updated.
  */
-export async function updateWalletAccounts(tx: Tx, deltas: readonly WalletAccountDelta[]): Promise<number> {
-  if (deltas.length === 0) return 0;
-  const result = await sql`
+export function updateWalletAccountsStatement(deltas: readonly WalletAccountDelta[]): RawBuilder<unknown> {
+  return sql`
     UPDATE ledger_accounts a SET
       available = a.available + d.available,
       reserved = a.reserved + d.reserved,
@@ -85,15 +87,18 @@ export async function updateWalletAccounts(tx: Tx, deltas: readonly WalletAccoun
       overdrawn = CASE WHEN d.forced THEN GREATEST(0, -(a.available + d.available))
                        ELSE LEAST(a.overdrawn, GREATEST(0, -(a.available + d.available))) END
     FROM unnest(
+      ${deltas.map((delta) => delta.ctid)}::tid[],
       ${deltas.map((delta) => delta.clientId)}::uuid[],
       ${deltas.map((delta) => delta.id)}::uuid[],
       ${deltas.map((delta) => delta.available.toString())}::numeric[],
       ${deltas.map((delta) => delta.reserved.toString())}::numeric[],
       ${deltas.map((delta) => delta.pending.toString())}::numeric[],
       ${deltas.map((delta) => delta.forced)}::boolean[]
-    ) AS d (client_id, id, available, reserved, pending, forced)
-    WHERE a.client_id = d.client_id AND a.id = d.id AND a.kind = 'WALLET'`.execute(tx);
-  return Number(result.numAffectedRows ?? 0n);
+    ) AS d (ctid, client_id, id, available, reserved, pending, forced)
+    -- The rows are locked by this transaction, so their ctid cannot change under us; the id check
+    -- makes any mistake a missing row (and the caller's row count check fails loudly).
+    WHERE a.ctid = d.ctid AND a.client_id = d.client_id AND a.id = d.id
+    RETURNING 1`;
 }
 
 export interface SystemAccountDelta {
@@ -109,10 +114,9 @@ export interface SystemAccountDelta {
  * Adds to system account shards, creating a shard on first use. Rows are written in id order so
  * two transactions touching the same shards lock them in the same order.
  */
-export async function upsertSystemAccounts(tx: Tx, deltas: readonly SystemAccountDelta[], now: Date): Promise<void> {
-  if (deltas.length === 0) return;
+export function upsertSystemAccountsStatement(deltas: readonly SystemAccountDelta[], now: Date): RawBuilder<unknown> {
   const sorted = [...deltas].sort((a, b) => (a.id < b.id ? -1 : 1));
-  await sql`
+  return sql`
     INSERT INTO ledger_accounts AS a (client_id, id, kind, wallet_id, shard, asset, available, created_at)
     SELECT client_id, id, kind, NULL, shard, asset, available, ${now}::timestamptz
     FROM unnest(
@@ -123,7 +127,8 @@ export async function upsertSystemAccounts(tx: Tx, deltas: readonly SystemAccoun
       ${sorted.map((delta) => delta.asset)}::text[],
       ${sorted.map((delta) => delta.available.toString())}::numeric[]
     ) AS n (client_id, id, kind, shard, asset, available)
-    ON CONFLICT (client_id, id) DO UPDATE SET available = a.available + EXCLUDED.available`.execute(tx);
+    ORDER BY id
+    ON CONFLICT (client_id, id) DO UPDATE SET available = a.available + EXCLUDED.available`;
 }
 
 export interface HoldRow {
@@ -173,10 +178,9 @@ export interface HoldWrite {
 }
 
 /** Writes the new state of holds created or changed in this transaction (they are locked). */
-export async function writeHolds(tx: Tx, holds: readonly HoldWrite[]): Promise<void> {
-  if (holds.length === 0) return;
+export function writeHoldsStatement(holds: readonly HoldWrite[]): RawBuilder<unknown> {
   const column = <T>(pick: (hold: HoldWrite) => T) => holds.map(pick);
-  await sql`
+  return sql`
     INSERT INTO ledger_holds AS h (client_id, id, account_id, asset, status, amount_placed, amount_remaining, amount_captured,
       amount_over_captured, amount_released, shortfall, expires_at, parent_transaction_id, created_at, updated_at)
     SELECT * FROM unnest(
@@ -205,7 +209,7 @@ export async function writeHolds(tx: Tx, holds: readonly HoldWrite[]): Promise<v
       amount_released = EXCLUDED.amount_released,
       shortfall = EXCLUDED.shortfall,
       expires_at = EXCLUDED.expires_at,
-      updated_at = EXCLUDED.updated_at`.execute(tx);
+      updated_at = EXCLUDED.updated_at`;
 }
 
 export interface PendingCreditRow {
@@ -244,10 +248,9 @@ export interface PendingCreditWrite {
   updatedAt: Date;
 }
 
-export async function writePendingCredits(tx: Tx, credits: readonly PendingCreditWrite[]): Promise<void> {
-  if (credits.length === 0) return;
+export function writePendingCreditsStatement(credits: readonly PendingCreditWrite[]): RawBuilder<unknown> {
   const column = <T>(pick: (credit: PendingCreditWrite) => T) => credits.map(pick);
-  await sql`
+  return sql`
     INSERT INTO ledger_pending_credits AS p (client_id, id, account_id, asset, source_kind, status, amount, parent_transaction_id,
       created_at, updated_at)
     SELECT * FROM unnest(
@@ -262,7 +265,7 @@ export async function writePendingCredits(tx: Tx, credits: readonly PendingCredi
       ${column((credit) => credit.createdAt)}::timestamptz[],
       ${column((credit) => credit.updatedAt)}::timestamptz[]
     )
-    ON CONFLICT (client_id, id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at`.execute(tx);
+    ON CONFLICT (client_id, id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at`;
 }
 
 export interface TransferWrite {
@@ -276,10 +279,9 @@ export interface TransferWrite {
   createdAt: Date;
 }
 
-export async function insertTransfers(tx: Tx, transfers: readonly TransferWrite[]): Promise<void> {
-  if (transfers.length === 0) return;
+export function insertTransfersStatement(transfers: readonly TransferWrite[]): RawBuilder<unknown> {
   const column = <T>(pick: (transfer: TransferWrite) => T) => transfers.map(pick);
-  await sql`
+  return sql`
     INSERT INTO ledger_transfers (client_id, id, kind, parent_transaction_id, hold_id, pending_credit_id, description, created_at)
     SELECT * FROM unnest(
       ${column((transfer) => transfer.clientId)}::uuid[],
@@ -290,7 +292,7 @@ export async function insertTransfers(tx: Tx, transfers: readonly TransferWrite[
       ${column((transfer) => transfer.pendingCreditId)}::uuid[],
       ${column((transfer) => transfer.description)}::text[],
       ${column((transfer) => transfer.createdAt)}::timestamptz[]
-    )`.execute(tx);
+    )`;
 }
 
 export interface EntryWrite {
@@ -306,10 +308,9 @@ export interface EntryWrite {
   createdAt: Date;
 }
 
-export async function insertEntries(tx: Tx, entries: readonly EntryWrite[]): Promise<void> {
-  if (entries.length === 0) return;
+export function insertEntriesStatement(entries: readonly EntryWrite[]): RawBuilder<unknown> {
   const column = <T>(pick: (entry: EntryWrite) => T) => entries.map(pick);
-  await sql`
+  return sql`
     INSERT INTO ledger_entries (client_id, transfer_id, entry_index, asset, amount, debit_account_id, debit_balance,
       credit_account_id, credit_balance, created_at)
     SELECT * FROM unnest(
@@ -323,7 +324,7 @@ export async function insertEntries(tx: Tx, entries: readonly EntryWrite[]): Pro
       ${column((entry) => entry.creditAccountId)}::uuid[],
       ${column((entry) => entry.creditBalance)}::text[],
       ${column((entry) => entry.createdAt)}::timestamptz[]
-    )`.execute(tx);
+    )`;
 }
 
 export interface WalletTransactionWrite {
@@ -349,10 +350,9 @@ export interface WalletTransactionWrite {
   createdAt: Date;
 }
 
-export async function insertWalletTransactions(tx: Tx, records: readonly WalletTransactionWrite[]): Promise<void> {
-  if (records.length === 0) return;
+export function insertWalletTransactionsStatement(records: readonly WalletTransactionWrite[]): RawBuilder<unknown> {
   const column = <T>(pick: (record: WalletTransactionWrite) => T) => records.map(pick);
-  await sql`
+  return sql`
     INSERT INTO wallet_transactions (client_id, id, parent_transaction_id, wallet_id, ledger_transfer_id, type, purpose, operation,
       balance_type, status, amount, asset, note, card_transaction_id, parent_card_transaction_id, bank_transaction_id,
       parent_bank_transaction_id, crypto_transaction_id, parent_crypto_transaction_id, created_at)
@@ -377,5 +377,5 @@ export async function insertWalletTransactions(tx: Tx, records: readonly WalletT
       ${column((record) => record.cryptoTransactionId)}::uuid[],
       ${column((record) => record.parentCryptoTransactionId)}::uuid[],
       ${column((record) => record.createdAt)}::timestamptz[]
-    )`.execute(tx);
+    )`;
 }

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { withTransaction, type Tx } from '../db/transaction.js';
+import { WriteStatement } from '../db/write-statement.js';
 import type { RequestContext } from './context.js';
 import { AppError } from './errors.js';
 import { errorBody } from './error-handler.js';
@@ -31,11 +32,13 @@ export interface WriteBatcherOptions<I, O> {
   concurrency: number;
   /**
    * Does the work of every item in the batch's transaction and answers one outcome per item, in
-   * order. An item it refuses must leave no effect behind (the others still commit). Throwing
+   * order. An item it refuses must leave no effect behind (the others still commit). Writes go
+   * preferably into `write`, which the batcher executes once, together with the idempotency
+   * records, right before commit. Throwing
    * fails the whole batch; the batcher then runs each item alone, so one bad request cannot fail
    * its neighbours.
    */
-  process(tx: Tx, items: BatchItem<I>[]): Promise<BatchOutcome<O>[]>;
+  process(tx: Tx, items: BatchItem<I>[], write: WriteStatement): Promise<BatchOutcome<O>[]>;
 }
 
 type Settlement = { kind: 'response'; response: StoredResponse; replay: boolean } | { kind: 'error'; error: unknown };
@@ -49,6 +52,16 @@ interface Pending<I> {
   method: string;
   path: string;
   settle(settlement: Settlement): void;
+}
+
+const debugBatches = process.env.OPENBAAS_DEBUG_BATCHES === '1';
+const debugStats = { batches: 0, items: 0 };
+if (debugBatches) {
+  setInterval(() => {
+    if (debugStats.batches > 0) process.stderr.write(`batches=${debugStats.batches} items=${debugStats.items} avg=${(debugStats.items / debugStats.batches).toFixed(1)}\n`);
+    debugStats.batches = 0;
+    debugStats.items = 0;
+  }, 2000).unref();
 }
 
 const keyOf = (item: { context: RequestContext; key: string | undefined }) =>
@@ -96,7 +109,11 @@ export class WriteBatcher<I, O> {
   }
 
   private startBatches(): void {
-    while (this.running < this.options.concurrency && this.queue.length > 0) {
+    // A batch starts at once when none is running. Another one joins it in flight only when
+    // enough requests wait to fill a good part of it: otherwise the waiting requests are better
+    // off riding together in the next batch (fewer commits and round trips per request).
+    const fillToOverlap = Math.max(1, Math.ceil(this.options.sizeMax / 4));
+    while (this.running < this.options.concurrency && this.queue.length > 0 && (this.running === 0 || this.queue.length >= fillToOverlap)) {
       const batch: Pending<I>[] = [];
       const batchKeys = new Set<string>();
       for (let index = 0; index < this.queue.length && batch.length < this.options.sizeMax; ) {
@@ -138,39 +155,47 @@ export class WriteBatcher<I, O> {
   }
 
   private async runBatch(batch: Pending<I>[]): Promise<Settlement[]> {
+    if (debugBatches) {
+      debugStats.batches++;
+      debugStats.items += batch.length;
+    }
     return withTransaction(this.deps.db, async (tx) => {
       const settlements: (Settlement | undefined)[] = batch.map(() => undefined);
       const keyed = batch.map((item, index) => ({ item, index })).filter(({ item }) => item.key !== undefined);
 
       if (keyed.length > 0) {
-        const lockIds = keyed.map(({ item }) => item.lockId ?? '0');
-        const locks = await sql<{ lock_id: string; locked: boolean }>`
-          SELECT lock_id::text, pg_try_advisory_xact_lock(lock_id) AS locked FROM unnest(${lockIds}::bigint[]) AS l (lock_id)`.execute(tx);
-        const lockedIds = new Set(locks.rows.filter((row) => row.locked).map((row) => row.lock_id));
-        const stored = await sql<{ client_id: string; key: string; request_hash: Buffer; status_code: number; response_body: unknown }>`
-          SELECT client_id, key, request_hash, status_code, response_body FROM idempotency_keys
-          WHERE (client_id, key) IN (SELECT * FROM unnest(${keyed.map(({ item }) => item.context.clientId)}::uuid[], ${keyed.map(({ item }) => item.key ?? '')}::text[]))`.execute(tx);
-        const storedByKey = new Map(stored.rows.map((row) => [`${row.client_id}\n${row.key}`, row]));
-        for (const { item, index } of keyed) {
-          if (!lockedIds.has(item.lockId ?? '')) {
+        // One round trip: try each key's advisory lock and read what is stored under it. A request
+        // that commits the same key between this statement's snapshot and its lock attempt is
+        // caught by the primary key when this batch records the key; the batch then fails, and
+        // the items rerun alone and replay the stored response.
+        const rows = await sql<{ position: number; locked: boolean; request_hash: Buffer | null; status_code: number | null; response_body: unknown }>`
+          SELECT k.position::int AS position, pg_try_advisory_xact_lock(k.lock_id) AS locked, i.request_hash, i.status_code, i.response_body
+          FROM unnest(${keyed.map(({ item }) => item.lockId ?? '0')}::bigint[], ${keyed.map(({ item }) => item.context.clientId)}::uuid[],
+                      ${keyed.map(({ item }) => item.key ?? '')}::text[]) WITH ORDINALITY AS k (lock_id, client_id, key, position)
+          LEFT JOIN idempotency_keys i ON i.client_id = k.client_id AND i.key = k.key
+          ORDER BY k.position`.execute(tx);
+        for (const row of rows.rows) {
+          const entry = keyed[row.position - 1];
+          if (!entry) continue;
+          const { item, index } = entry;
+          if (!row.locked) {
             settlements[index] = {
               kind: 'error',
               error: new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.'),
             };
-            continue;
-          }
-          const previous = storedByKey.get(keyOf(item) ?? '');
-          if (!previous) continue;
-          if (!item.hash || !previous.request_hash.equals(item.hash)) {
-            settlements[index] = { kind: 'error', error: new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.') };
-          } else {
-            settlements[index] = { kind: 'response', replay: true, response: { statusCode: previous.status_code, body: previous.response_body } };
+          } else if (row.request_hash !== null) {
+            if (!item.hash || !row.request_hash.equals(item.hash)) {
+              settlements[index] = { kind: 'error', error: new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.') };
+            } else {
+              settlements[index] = { kind: 'response', replay: true, response: { statusCode: row.status_code ?? 200, body: row.response_body } };
+            }
           }
         }
       }
 
       const fresh = batch.map((item, index) => ({ item, index })).filter(({ index }) => settlements[index] === undefined);
-      const outcomes = fresh.length === 0 ? [] : await this.options.process(tx, fresh.map(({ item }) => ({ context: item.context, input: item.input })));
+      const write = new WriteStatement();
+      const outcomes = fresh.length === 0 ? [] : await this.options.process(tx, fresh.map(({ item }) => ({ context: item.context, input: item.input })), write);
       if (outcomes.length !== fresh.length) throw new Error(`process answered ${outcomes.length} outcomes for ${fresh.length} items`);
 
       const records: { item: Pending<I>; response: StoredResponse }[] = [];
@@ -187,15 +212,16 @@ export class WriteBatcher<I, O> {
           if (item.key !== undefined) records.push({ item, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
         }
       });
-      if (records.length > 0) await recordKeys(tx, records);
+      if (records.length > 0) write.add('idempotency_keys', recordKeysStatement(records));
+      await write.execute(tx);
       return settlements.map((settlement) => settlement ?? { kind: 'error', error: new Error('batch item left unsettled') });
     });
   }
 }
 
-async function recordKeys(tx: Tx, records: { item: Pending<unknown>; response: StoredResponse }[]): Promise<void> {
+function recordKeysStatement(records: { item: Pending<unknown>; response: StoredResponse }[]) {
   const column = <T>(pick: (record: { item: Pending<unknown>; response: StoredResponse }) => T) => records.map(pick);
-  await sql`
+  return sql`
     INSERT INTO idempotency_keys (client_id, key, request_hash, method, path, status_code, response_body, created_at)
     SELECT client_id, key, decode(request_hash, 'hex'), method, path, status_code, response_body, created_at FROM unnest(
       ${column((record) => record.item.context.clientId)}::uuid[],
@@ -206,5 +232,5 @@ async function recordKeys(tx: Tx, records: { item: Pending<unknown>; response: S
       ${column((record) => record.response.statusCode)}::int[],
       ${column((record) => JSON.stringify(record.response.body))}::jsonb[],
       ${column((record) => record.item.context.now)}::timestamptz[]
-    ) AS r (client_id, key, request_hash, method, path, status_code, response_body, created_at)`.execute(tx);
+    ) AS r (client_id, key, request_hash, method, path, status_code, response_body, created_at)`;
 }

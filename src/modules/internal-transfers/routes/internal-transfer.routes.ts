@@ -47,7 +47,7 @@ export function registerInternalTransferRoutes(app: App, deps: Deps, walletsExis
   const batcher = new WriteBatcher<InternalTransferRequest, InternalTransferData>(deps, {
     sizeMax: deps.config.writeBatchSizeMax,
     concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency,
-    process: (tx, items) => processInternalTransfers(tx, items, deps.config.mode, walletsExist),
+    process: (tx, items, write) => processInternalTransfers(tx, items, write, deps.config.mode, walletsExist),
   });
   for (const path of internalTransferPaths) {
     app.post(
