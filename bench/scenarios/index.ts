@@ -1,5 +1,8 @@
 import type { Scenario } from '../lib.js';
+import { balance } from './balance.js';
+import { embedded } from './embedded.js';
+import { hotAccount } from './hot-account.js';
 import { transfers } from './transfers.js';
 
 /** Every benchmark scenario; `npm run bench -- <name>` runs one, `npm run bench` runs all. */
-export const scenarios: Scenario[] = [transfers];
+export const scenarios: Scenario[] = [transfers, hotAccount, balance, embedded];

@@ -69,6 +69,8 @@ export async function startServer(env: Record<string, string>, script = path.joi
   const port = await freePort();
   // BENCH_NODE_ARGS passes flags to the server's node, for example "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // TypeScript helpers (the hello-world anchor) run through tsx; the server runs compiled.
+  if (script.endsWith('.ts')) nodeArgs.push('--import', 'tsx');
   const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     cwd: packageRoot,
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },

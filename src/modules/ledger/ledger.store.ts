@@ -30,13 +30,16 @@ export interface AccountKey {
 /** Locks the accounts (in id order, so concurrent transactions never wait on each other in a cycle) and reads them. */
 export async function lockAccounts(tx: Tx, keys: readonly AccountKey[]): Promise<AccountRow[]> {
   if (keys.length === 0) return [];
-  const result = await sql<AccountRow>`
+  return (await lockAccountsStatement(keys).execute(tx)).rows;
+}
+
+export function lockAccountsStatement(keys: readonly AccountKey[]): RawBuilder<AccountRow> {
+  return sql<AccountRow>`
     SELECT client_id, id, ctid::text AS ctid, kind, wallet_id, asset, available, reserved, pending, overdrawn
     FROM ledger_accounts
     WHERE (client_id, id) IN (SELECT * FROM unnest(${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.id)}::uuid[]))
     ORDER BY id
-    FOR NO KEY UPDATE`.execute(tx);
-  return result.rows;
+    FOR NO KEY UPDATE`;
 }
 
 export interface NewWalletAccount {

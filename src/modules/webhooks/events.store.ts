@@ -64,6 +64,15 @@ export interface EventToRecord {
  */
 export async function recordEvents(tx: Tx, events: readonly EventToRecord[], write?: WriteStatement): Promise<EventRecord[]> {
   if (events.length === 0) return [];
+  const { records, statement } = recordEventsStatement(events);
+  // With `write`, the insert joins the caller's combined statement (one round trip for the batch).
+  if (write) write.add('events', statement);
+  else await statement.execute(tx);
+  return records;
+}
+
+/** The statement recordEvents runs, and the events it records. */
+export function recordEventsStatement(events: readonly EventToRecord[]) {
   const records: EventRecord[] = events.map(({ context, type, data }) => ({
     id: idAt(context.now),
     type,
@@ -79,8 +88,5 @@ export async function recordEvents(tx: Tx, events: readonly EventToRecord[], wri
       ${records.map((record) => JSON.stringify(record.data))}::jsonb[],
       ${events.map((event) => event.context.now)}::timestamptz[]
     )`;
-  // With `write`, the insert joins the caller's combined statement (one round trip for the batch).
-  if (write) write.add('events', statement);
-  else await statement.execute(tx);
-  return records;
+  return { records, statement };
 }

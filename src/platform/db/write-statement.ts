@@ -30,10 +30,8 @@ export class WriteStatement {
     return this.parts.length === 0;
   }
 
-  async execute(tx: Tx): Promise<Record<string, number>> {
-    if (this.executed) throw new Error('WriteStatement already executed');
-    this.executed = true;
-    if (this.parts.length === 0) return {};
+  /** The combined statement (for execute(), and for benchmarks that replay the same SQL elsewhere). */
+  build(): RawBuilder<Record<string, number>> {
     const counted = this.parts.filter((part) => part.countRows);
     const withClauses = sql.join(
       this.parts.map((part) => sql`${sql.raw(part.name)} AS (${part.statement})`),
@@ -46,9 +44,16 @@ export class WriteStatement {
             counted.map((part) => sql`(SELECT count(*) FROM ${sql.raw(part.name)})::int AS ${sql.raw(part.name)}`),
             sql`, `,
           )}`;
-    const result = await sql<Record<string, number>>`WITH ${withClauses} ${select}`.execute(tx);
+    return sql<Record<string, number>>`WITH ${withClauses} ${select}`;
+  }
+
+  async execute(tx: Tx): Promise<Record<string, number>> {
+    if (this.executed) throw new Error('WriteStatement already executed');
+    this.executed = true;
+    if (this.parts.length === 0) return {};
+    const result = await this.build().execute(tx);
     const row = result.rows[0] ?? {};
-    const counts = Object.fromEntries(counted.map((part) => [part.name, Number(row[part.name] ?? 0)]));
+    const counts = Object.fromEntries(this.parts.filter((part) => part.countRows).map((part) => [part.name, Number(row[part.name] ?? 0)]));
     for (const check of this.checks) check(counts);
     return counts;
   }

@@ -168,12 +168,9 @@ export class WriteBatcher<I, O> {
         // that commits the same key between this statement's snapshot and its lock attempt is
         // caught by the primary key when this batch records the key; the batch then fails, and
         // the items rerun alone and replay the stored response.
-        const rows = await sql<{ position: number; locked: boolean; request_hash: Buffer | null; status_code: number | null; response_body: unknown }>`
-          SELECT k.position::int AS position, pg_try_advisory_xact_lock(k.lock_id) AS locked, i.request_hash, i.status_code, i.response_body
-          FROM unnest(${keyed.map(({ item }) => item.lockId ?? '0')}::bigint[], ${keyed.map(({ item }) => item.context.clientId)}::uuid[],
-                      ${keyed.map(({ item }) => item.key ?? '')}::text[]) WITH ORDINALITY AS k (lock_id, client_id, key, position)
-          LEFT JOIN idempotency_keys i ON i.client_id = k.client_id AND i.key = k.key
-          ORDER BY k.position`.execute(tx);
+        const rows = await lockAndLookupKeysStatement(
+          keyed.map(({ item }) => ({ lockId: item.lockId ?? '0', clientId: item.context.clientId, key: item.key ?? '' })),
+        ).execute(tx);
         for (const row of rows.rows) {
           const entry = keyed[row.position - 1];
           if (!entry) continue;
@@ -212,25 +209,64 @@ export class WriteBatcher<I, O> {
           if (item.key !== undefined) records.push({ item, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
         }
       });
-      if (records.length > 0) write.add('idempotency_keys', recordKeysStatement(records));
+      if (records.length > 0) {
+        write.add(
+          'idempotency_keys',
+          idempotencyRecordsStatement(
+            records.map(({ item, response }) => ({
+              clientId: item.context.clientId,
+              key: item.key ?? '',
+              hash: item.hash ?? Buffer.alloc(0),
+              method: item.method,
+              path: item.path,
+              response,
+              createdAt: item.context.now,
+            })),
+          ),
+        );
+      }
       await write.execute(tx);
       return settlements.map((settlement) => settlement ?? { kind: 'error', error: new Error('batch item left unsettled') });
     });
   }
 }
 
-function recordKeysStatement(records: { item: Pending<unknown>; response: StoredResponse }[]) {
-  const column = <T>(pick: (record: { item: Pending<unknown>; response: StoredResponse }) => T) => records.map(pick);
+/**
+ * Tries each key's advisory lock and reads what is stored under it, in one statement; one row per
+ * key, in the order given (`position` counts from 1).
+ */
+export function lockAndLookupKeysStatement(keys: readonly { lockId: string; clientId: string; key: string }[]) {
+  return sql<{ position: number; locked: boolean; request_hash: Buffer | null; status_code: number | null; response_body: unknown }>`
+    SELECT k.position::int AS position, pg_try_advisory_xact_lock(k.lock_id) AS locked, i.request_hash, i.status_code, i.response_body
+    FROM unnest(${keys.map((key) => key.lockId)}::bigint[], ${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.key)}::text[])
+      WITH ORDINALITY AS k (lock_id, client_id, key, position)
+    LEFT JOIN idempotency_keys i ON i.client_id = k.client_id AND i.key = k.key
+    ORDER BY k.position`;
+}
+
+export interface IdempotencyRecord {
+  clientId: string;
+  key: string;
+  hash: Buffer;
+  method: string;
+  path: string;
+  response: StoredResponse;
+  createdAt: Date;
+}
+
+/** Records idempotency keys with their responses, many in one statement. */
+export function idempotencyRecordsStatement(records: readonly IdempotencyRecord[]) {
+  const column = <T>(pick: (record: IdempotencyRecord) => T) => records.map(pick);
   return sql`
     INSERT INTO idempotency_keys (client_id, key, request_hash, method, path, status_code, response_body, created_at)
     SELECT client_id, key, decode(request_hash, 'hex'), method, path, status_code, response_body, created_at FROM unnest(
-      ${column((record) => record.item.context.clientId)}::uuid[],
-      ${column((record) => record.item.key ?? '')}::text[],
-      ${column((record) => record.item.hash?.toString('hex') ?? '')}::text[],
-      ${column((record) => record.item.method)}::text[],
-      ${column((record) => record.item.path)}::text[],
+      ${column((record) => record.clientId)}::uuid[],
+      ${column((record) => record.key)}::text[],
+      ${column((record) => record.hash.toString('hex'))}::text[],
+      ${column((record) => record.method)}::text[],
+      ${column((record) => record.path)}::text[],
       ${column((record) => record.response.statusCode)}::int[],
       ${column((record) => JSON.stringify(record.response.body))}::jsonb[],
-      ${column((record) => record.item.context.now)}::timestamptz[]
+      ${column((record) => record.createdAt)}::timestamptz[]
     ) AS r (client_id, key, request_hash, method, path, status_code, response_body, created_at)`;
 }
