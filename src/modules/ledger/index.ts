@@ -18,6 +18,7 @@ export {
   clearPendingCredit,
   failPendingCredit,
   walletBalances,
+  walletBalancesMany,
   systemAccountBalance,
   findHold,
   findExpiredHolds,

@@ -80,6 +80,7 @@ export class WriteBatcher<I, O> {
   private readonly queue: Pending<I>[] = [];
   private readonly keysInFlight = new Set<string>();
   private running = 0;
+  private startScheduled = false;
 
   constructor(
     private readonly deps: Deps,
@@ -101,11 +102,26 @@ export class WriteBatcher<I, O> {
         path: (request.url.split('?')[0] ?? '').slice(0, 2000),
         settle,
       });
-      this.startBatches();
+      this.scheduleStart();
     });
     if (settlement.kind === 'error') throw settlement.error;
     if (settlement.replay) reply.header('Idempotent-Replayed', 'true');
     return reply.code(settlement.response.statusCode).send(settlement.response.body);
+  }
+
+  /**
+   * Starts batches after the requests that arrived in the same turn of the event loop have
+   * queued (setImmediate runs after the pending I/O callbacks). Without this the first request
+   * would always leave alone, and on the embedded database, whose queries run on this very
+   * thread, the others could not even be read before it finished.
+   */
+  private scheduleStart(): void {
+    if (this.startScheduled) return;
+    this.startScheduled = true;
+    setImmediate(() => {
+      this.startScheduled = false;
+      this.startBatches();
+    });
   }
 
   private startBatches(): void {

@@ -9,7 +9,8 @@ import { isUuid } from '../../../platform/ids.js';
 import { assert } from '../../../platform/assert.js';
 import { formatAmount } from '../../../platform/money/amount.js';
 import { findAsset } from '../../../platform/money/assets.js';
-import { walletBalances } from '../ledger.service.js';
+import { ReadBatcher } from '../../../platform/db/read-batcher.js';
+import { walletBalancesMany } from '../ledger.service.js';
 
 /** Answers whether the wallet exists for the client. */
 export type WalletExists = (db: Db, clientId: string, walletId: string) => Promise<boolean>;
@@ -25,7 +26,17 @@ const BalanceSchema = Type.Object(
   { title: 'WalletBalance' },
 );
 
+/** Most wallets read by one balance query, and most such queries in flight. */
+const balanceReadSizeMax = 200;
+const balanceReadConcurrency = 4;
+
 export function registerWalletBalanceRoutes(app: App, deps: Deps, walletExists: WalletExists): void {
+  // Concurrent balance requests share one query: one round trip to the database for many requests.
+  const reader = new ReadBatcher({
+    fetch: (wallets: { clientId: string; walletId: string }[]) => walletBalancesMany(deps.db, wallets),
+    sizeMax: balanceReadSizeMax,
+    concurrency: deps.database.kind === 'pglite' ? 1 : balanceReadConcurrency,
+  });
   app.get(
     '/v1/wallets/:id/balance',
     {
@@ -44,7 +55,7 @@ export function registerWalletBalanceRoutes(app: App, deps: Deps, walletExists: 
       const walletId = request.params.id.toLowerCase();
       if (!isUuid(walletId)) throw notFound('Wallet');
       // A wallet with ledger accounts exists; only an empty answer needs the wallet looked up.
-      const balances = await walletBalances(deps.db, clientId, walletId);
+      const balances = await reader.load({ clientId, walletId });
       if (balances.length === 0 && !(await walletExists(deps.db, clientId, walletId))) throw notFound('Wallet');
       const data: Record<'AVAILABLE' | 'RESERVED' | 'PENDING', { asset: string; amount: string }[]> = { AVAILABLE: [], RESERVED: [], PENDING: [] };
       for (const balance of balances) {
