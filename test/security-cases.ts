@@ -2,6 +2,7 @@ import type { SecurityCase } from './security/types.js';
 import { platformSecurityCases } from './security/platform.js';
 import { bankDirectorySecurityCases } from './security/bank-directory.js';
 import { customerSecurityCases } from './security/customers.js';
+import { ledgerSecurityCases } from './security/ledger.js';
 import { webhookSecurityCases } from './security/webhooks.js';
 import { complianceSecurityCases } from './security/compliance.js';
 
@@ -10,6 +11,7 @@ export const securityCases: SecurityCase[] = [
   ...platformSecurityCases,
   ...bankDirectorySecurityCases,
   ...customerSecurityCases,
+  ...ledgerSecurityCases,
   ...webhookSecurityCases,
   ...complianceSecurityCases,
 ];

@@ -9,6 +9,10 @@ import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbo
 import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
+import { registerInternalTransferRoutes } from './internal-transfers/index.js';
+import { walletExists, walletsExist } from './internal-transfers/wallet-directory.js';
+import { registerWalletBalanceRoutes } from './ledger/index.js';
+import { registerTransactionRoutes } from './transactions/index.js';
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps): void {
@@ -21,6 +25,9 @@ export function registerModuleRoutes(app: App, deps: Deps): void {
   registerComplianceModuleRoutes(app, deps, compliance);
   registerVirtualAccountRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerSandboxIdentityRoutes(app, deps, compliance);
+  registerInternalTransferRoutes(app, deps, walletsExist);
+  registerWalletBalanceRoutes(app, deps, walletExists);
+  registerTransactionRoutes(app, deps, walletExists);
 }
 
 /** The identity vendor: the sandbox one in sandbox mode; production ships none (EXTERNAL strategy only). */

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
+import type { WriteStatement } from '../../platform/db/write-statement.js';
 import type { Db } from '../../platform/db/database.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { idAt } from '../../platform/ids.js';
@@ -54,4 +55,44 @@ export function eventsQuery(db: Db, clientId: string) {
     .selectFrom('events')
     .select(['id', 'type', 'data', 'created_at'])
     .where('client_id', '=', clientId);
+}
+
+export interface EventToRecord {
+  context: RequestContext;
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Records many events in one statement (the batched write paths record dozens per transaction).
+ * Same contract as recordEvent, which it must stay equivalent to: whatever recordEvent does for
+ * one event, this does for each.
+ */
+export async function recordEvents(tx: Tx, events: readonly EventToRecord[], write?: WriteStatement): Promise<EventRecord[]> {
+  if (events.length === 0) return [];
+  const { records, statement } = recordEventsStatement(events);
+  // With `write`, the insert joins the caller's combined statement (one round trip for the batch).
+  if (write) write.add('events', statement);
+  else await statement.execute(tx);
+  return records;
+}
+
+/** The statement recordEvents runs, and the events it records. */
+export function recordEventsStatement(events: readonly EventToRecord[]) {
+  const records: EventRecord[] = events.map(({ context, type, data }) => ({
+    id: idAt(context.now),
+    type,
+    createdAt: context.now.toISOString(),
+    data: { ...data, traceId: context.traceId },
+  }));
+  const statement = sql`
+    INSERT INTO events (client_id, id, type, data, created_at)
+    SELECT * FROM unnest(
+      ${events.map((event) => event.context.clientId)}::uuid[],
+      ${records.map((record) => record.id)}::uuid[],
+      ${records.map((record) => record.type)}::text[],
+      ${records.map((record) => JSON.stringify(record.data))}::jsonb[],
+      ${events.map((event) => event.context.now)}::timestamptz[]
+    )`;
+  return { records, statement };
 }

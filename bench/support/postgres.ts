@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { runCommand } from './server.js';
+
+/** The PostgreSQL server the benchmarks use; each scenario works in its own database on it. */
+export const benchServerUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
+export const benchDatabaseName = process.env.BENCH_DATABASE ?? 'openbaas_bench';
+
+export function databaseUrl(database: string): string {
+  const url = new URL(benchServerUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** Drops and creates the bench database, so every scenario starts empty. */
+export async function recreateDatabase(database = benchDatabaseName): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`unsafe database name ${database}`);
+  const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${database}`);
+  } finally {
+    await admin.end();
+  }
+  return databaseUrl(database);
+}
+
+export async function runSql(url: string, statements: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const statement of statements) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface PgbenchResult {
+  tps: number;
+  latencyAverageMs: number;
+  transactions: number;
+  command: string;
+}
+
+/** Runs pgbench with a custom script and reads its transactions per second. */
+export async function runPgbench(url: string, script: string, clients: number, durationS: number): Promise<PgbenchResult> {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-pgbench-')), 'script.sql');
+  fs.writeFileSync(file, script);
+  const target = new URL(url);
+  const args = [
+    '-h', target.hostname,
+    '-p', target.port || '5432',
+    '-U', decodeURIComponent(target.username || 'postgres'),
+    '-n', '-c', String(clients), '-j', '2', '-T', String(durationS), '-f', file,
+    target.pathname.slice(1),
+  ];
+  const pgbench = process.env.PGBENCH ?? '/usr/bin/pgbench';
+  const output = await runCommand(pgbench, args);
+  fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  const tps = /tps = ([\d.]+)/.exec(output)?.[1];
+  const latency = /latency average = ([\d.]+) ms/.exec(output)?.[1];
+  const transactions = /number of transactions actually processed: (\d+)/.exec(output)?.[1];
+  if (!tps) throw new Error(`could not read pgbench output:\n${output}`);
+  return {
+    tps: Number(tps),
+    latencyAverageMs: Number(latency ?? Number.NaN),
+    transactions: Number(transactions ?? 0),
+    command: `pgbench -n -c ${clients} -j 2 -T ${durationS} -f <script>`,
+  };
+}

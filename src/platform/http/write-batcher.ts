@@ -1,0 +1,288 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import type { Deps } from '../deps.js';
+import { withTransaction, type Tx } from '../db/transaction.js';
+import { WriteStatement } from '../db/write-statement.js';
+import type { RequestContext } from './context.js';
+import { AppError } from './errors.js';
+import { errorBody } from './error-handler.js';
+import {
+  advisoryLockId,
+  envelopeOf,
+  idempotencyKeyOf,
+  requestContext,
+  requestHash,
+  type StoredResponse,
+  type WriteResult,
+} from './idempotency.js';
+
+/** One request of a batch, as the route's `process` function sees it. */
+export interface BatchItem<I> {
+  context: RequestContext;
+  input: I;
+}
+
+/** What `process` answers for one item: its result, or the expected refusal (a 4xx AppError). */
+export type BatchOutcome<O> = { ok: true; result: WriteResult<O> } | { ok: false; error: AppError };
+
+export interface WriteBatcherOptions<I, O> {
+  /** Most requests written in one database transaction. */
+  sizeMax: number;
+  /** Most batches in flight at once (PGlite has one connection: use 1 there). */
+  concurrency: number;
+  /**
+   * Does the work of every item in the batch's transaction and answers one outcome per item, in
+   * order. An item it refuses must leave no effect behind (the others still commit). Writes go
+   * preferably into `write`, which the batcher executes once, together with the idempotency
+   * records, right before commit. Throwing
+   * fails the whole batch; the batcher then runs each item alone, so one bad request cannot fail
+   * its neighbours.
+   */
+  process(tx: Tx, items: BatchItem<I>[], write: WriteStatement): Promise<BatchOutcome<O>[]>;
+}
+
+type Settlement = { kind: 'response'; response: StoredResponse; replay: boolean } | { kind: 'error'; error: unknown };
+
+interface Pending<I> {
+  context: RequestContext;
+  input: I;
+  key: string | undefined;
+  hash: Buffer | undefined;
+  lockId: string | undefined;
+  method: string;
+  path: string;
+  settle(settlement: Settlement): void;
+}
+
+const debugBatches = process.env.OPENBAAS_DEBUG_BATCHES === '1';
+const debugStats = { batches: 0, items: 0 };
+if (debugBatches) {
+  setInterval(() => {
+    if (debugStats.batches > 0) process.stderr.write(`batches=${debugStats.batches} items=${debugStats.items} avg=${(debugStats.items / debugStats.batches).toFixed(1)}\n`);
+    debugStats.batches = 0;
+    debugStats.items = 0;
+  }, 2000).unref();
+}
+
+const keyOf = (item: { context: RequestContext; key: string | undefined }) =>
+  item.key === undefined ? undefined : `${item.context.clientId}\n${item.key}`;
+
+/**
+ * Writes concurrent requests of one route together: requests that arrive while earlier batches are
+ * being written wait and go into the next batch, which is written in one database transaction.
+ * Under light load every request runs alone (no added delay); under heavy load one commit
+ * carries many requests. Idempotency stays per request, exactly as `runWrite` does it: each key
+ * is locked, looked up and recorded in the transaction that carries its effect, replays and key
+ * reuse answer as usual, and two requests with one key never share a batch (the second waits and
+ * then replays the first).
+ */
+export class WriteBatcher<I, O> {
+  private readonly queue: Pending<I>[] = [];
+  private readonly keysInFlight = new Set<string>();
+  private running = 0;
+  private startScheduled = false;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly options: WriteBatcherOptions<I, O>,
+  ) {}
+
+  /** Queues the request, waits for its batch, and sends its response (or throws its error). */
+  async submit(request: FastifyRequest, reply: FastifyReply, input: I): Promise<unknown> {
+    const context = requestContext(request, this.deps);
+    const key = idempotencyKeyOf(request);
+    const settlement = await new Promise<Settlement>((settle) => {
+      this.queue.push({
+        context,
+        input,
+        key,
+        hash: key === undefined ? undefined : requestHash(request),
+        lockId: key === undefined ? undefined : advisoryLockId(context.clientId, key),
+        method: request.method,
+        path: (request.url.split('?')[0] ?? '').slice(0, 2000),
+        settle,
+      });
+      this.scheduleStart();
+    });
+    if (settlement.kind === 'error') throw settlement.error;
+    if (settlement.replay) reply.header('Idempotent-Replayed', 'true');
+    return reply.code(settlement.response.statusCode).send(settlement.response.body);
+  }
+
+  /**
+   * Starts batches after the requests that arrived in the same turn of the event loop have
+   * queued (setImmediate runs after the pending I/O callbacks). Without this the first request
+   * would always leave alone, and on the embedded database, whose queries run on this very
+   * thread, the others could not even be read before it finished.
+   */
+  private scheduleStart(): void {
+    if (this.startScheduled) return;
+    this.startScheduled = true;
+    setImmediate(() => {
+      this.startScheduled = false;
+      this.startBatches();
+    });
+  }
+
+  private startBatches(): void {
+    // A batch starts at once when none is running. Another one joins it in flight only when
+    // enough requests wait to fill a good part of it: otherwise the waiting requests are better
+    // off riding together in the next batch (fewer commits and round trips per request).
+    const fillToOverlap = Math.max(1, Math.ceil(this.options.sizeMax / 4));
+    while (this.running < this.options.concurrency && this.queue.length > 0 && (this.running === 0 || this.queue.length >= fillToOverlap)) {
+      const batch: Pending<I>[] = [];
+      const batchKeys = new Set<string>();
+      for (let index = 0; index < this.queue.length && batch.length < this.options.sizeMax; ) {
+        const item = this.queue[index];
+        const itemKey = item ? keyOf(item) : undefined;
+        if (item && (itemKey === undefined || (!this.keysInFlight.has(itemKey) && !batchKeys.has(itemKey)))) {
+          if (itemKey !== undefined) batchKeys.add(itemKey);
+          batch.push(item);
+          this.queue.splice(index, 1);
+        } else {
+          index++;
+        }
+      }
+      if (batch.length === 0) return;
+      for (const itemKey of batchKeys) this.keysInFlight.add(itemKey);
+      this.running++;
+      void this.runIsolated(batch).finally(() => {
+        for (const itemKey of batchKeys) this.keysInFlight.delete(itemKey);
+        this.running--;
+        this.startBatches();
+      });
+    }
+  }
+
+  /** Runs a batch; if it fails as a whole, runs each of its items alone. Never rejects. */
+  private async runIsolated(batch: Pending<I>[]): Promise<void> {
+    let settlements: Settlement[];
+    try {
+      settlements = await this.runBatch(batch);
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]?.settle({ kind: 'error', error });
+        return;
+      }
+      for (const item of batch) await this.runIsolated([item]);
+      return;
+    }
+    batch.forEach((item, index) => item.settle(settlements[index] ?? { kind: 'error', error: new Error('batch lost an item') }));
+  }
+
+  private async runBatch(batch: Pending<I>[]): Promise<Settlement[]> {
+    if (debugBatches) {
+      debugStats.batches++;
+      debugStats.items += batch.length;
+    }
+    return withTransaction(this.deps.db, async (tx) => {
+      const settlements: (Settlement | undefined)[] = batch.map(() => undefined);
+      const keyed = batch.map((item, index) => ({ item, index })).filter(({ item }) => item.key !== undefined);
+
+      if (keyed.length > 0) {
+        // One round trip: try each key's advisory lock and read what is stored under it. A request
+        // that commits the same key between this statement's snapshot and its lock attempt is
+        // caught by the primary key when this batch records the key; the batch then fails, and
+        // the items rerun alone and replay the stored response.
+        const rows = await lockAndLookupKeysStatement(
+          keyed.map(({ item }) => ({ lockId: item.lockId ?? '0', clientId: item.context.clientId, key: item.key ?? '' })),
+        ).execute(tx);
+        for (const row of rows.rows) {
+          const entry = keyed[row.position - 1];
+          if (!entry) continue;
+          const { item, index } = entry;
+          if (!row.locked) {
+            settlements[index] = {
+              kind: 'error',
+              error: new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.'),
+            };
+          } else if (row.request_hash !== null) {
+            if (!item.hash || !row.request_hash.equals(item.hash)) {
+              settlements[index] = { kind: 'error', error: new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.') };
+            } else {
+              settlements[index] = { kind: 'response', replay: true, response: { statusCode: row.status_code ?? 200, body: row.response_body } };
+            }
+          }
+        }
+      }
+
+      const fresh = batch.map((item, index) => ({ item, index })).filter(({ index }) => settlements[index] === undefined);
+      const write = new WriteStatement();
+      const outcomes = fresh.length === 0 ? [] : await this.options.process(tx, fresh.map(({ item }) => ({ context: item.context, input: item.input })), write);
+      if (outcomes.length !== fresh.length) throw new Error(`process answered ${outcomes.length} outcomes for ${fresh.length} items`);
+
+      const records: { item: Pending<I>; response: StoredResponse }[] = [];
+      fresh.forEach(({ item, index }, position) => {
+        const outcome = outcomes[position];
+        if (!outcome) return;
+        if (outcome.ok) {
+          const response = { statusCode: outcome.result.statusCode ?? 200, body: envelopeOf(outcome.result, item.context) };
+          settlements[index] = { kind: 'response', replay: false, response };
+          if (item.key !== undefined) records.push({ item, response });
+        } else {
+          if (outcome.error.statusCode >= 500) throw outcome.error;
+          settlements[index] = { kind: 'error', error: outcome.error };
+          if (item.key !== undefined) records.push({ item, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
+        }
+      });
+      if (records.length > 0) {
+        write.add(
+          'idempotency_keys',
+          idempotencyRecordsStatement(
+            records.map(({ item, response }) => ({
+              clientId: item.context.clientId,
+              key: item.key ?? '',
+              hash: item.hash ?? Buffer.alloc(0),
+              method: item.method,
+              path: item.path,
+              response,
+              createdAt: item.context.now,
+            })),
+          ),
+        );
+      }
+      await write.execute(tx);
+      return settlements.map((settlement) => settlement ?? { kind: 'error', error: new Error('batch item left unsettled') });
+    });
+  }
+}
+
+/**
+ * Tries each key's advisory lock and reads what is stored under it, in one statement; one row per
+ * key, in the order given (`position` counts from 1).
+ */
+export function lockAndLookupKeysStatement(keys: readonly { lockId: string; clientId: string; key: string }[]) {
+  return sql<{ position: number; locked: boolean; request_hash: Buffer | null; status_code: number | null; response_body: unknown }>`
+    SELECT k.position::int AS position, pg_try_advisory_xact_lock(k.lock_id) AS locked, i.request_hash, i.status_code, i.response_body
+    FROM unnest(${keys.map((key) => key.lockId)}::bigint[], ${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.key)}::text[])
+      WITH ORDINALITY AS k (lock_id, client_id, key, position)
+    LEFT JOIN idempotency_keys i ON i.client_id = k.client_id AND i.key = k.key
+    ORDER BY k.position`;
+}
+
+export interface IdempotencyRecord {
+  clientId: string;
+  key: string;
+  hash: Buffer;
+  method: string;
+  path: string;
+  response: StoredResponse;
+  createdAt: Date;
+}
+
+/** Records idempotency keys with their responses, many in one statement. */
+export function idempotencyRecordsStatement(records: readonly IdempotencyRecord[]) {
+  const column = <T>(pick: (record: IdempotencyRecord) => T) => records.map(pick);
+  return sql`
+    INSERT INTO idempotency_keys (client_id, key, request_hash, method, path, status_code, response_body, created_at)
+    SELECT client_id, key, decode(request_hash, 'hex'), method, path, status_code, response_body, created_at FROM unnest(
+      ${column((record) => record.clientId)}::uuid[],
+      ${column((record) => record.key)}::text[],
+      ${column((record) => record.hash.toString('hex'))}::text[],
+      ${column((record) => record.method)}::text[],
+      ${column((record) => record.path)}::text[],
+      ${column((record) => record.response.statusCode)}::int[],
+      ${column((record) => JSON.stringify(record.response.body))}::jsonb[],
+      ${column((record) => record.createdAt)}::timestamptz[]
+    ) AS r (client_id, key, request_hash, method, path, status_code, response_body, created_at)`;
+}

@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/modules/ledger/index.js';
+import { createTestApp, type TestContext } from '../harness.js';
+import { availableOf, fundWallet, newWallet } from './fixtures.js';
+
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function funded(amountMinor: bigint): Promise<string> {
+  const walletId = await newWallet(t);
+  await fundWallet(t, t.clientA.id, walletId, amountMinor);
+  return walletId;
+}
+
+function transfer(body: Record<string, unknown>, options: { idempotencyKey?: string; url?: string; key?: string } = {}) {
+  return t.request({
+    method: 'POST',
+    url: options.url ?? '/internal-transfer',
+    body,
+    ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+    ...(options.key ? { key: options.key } : {}),
+  });
+}
+
+async function expectLedgerClean() {
+  const report = await verifyLedger(t.deps.db);
+  expect(report.checks.filter((check) => check.violationCount > 0)).toEqual([]);
+  expect(report.ok).toBe(true);
+}
+
+describe('201', () => {
+  it('moves the money, answers the specification shape, records both events and both history records', async () => {
+    const source = await funded(10_000n);
+    const destination = await newWallet(t);
+    const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '25.50', asset: 'USD' }, { key: t.clientA.key });
+    expect(response.status).toBe(201);
+    expect(Object.keys(response.body).sort()).toEqual(['data', 'message', 'traceId']);
+    const data = response.body.data;
+    expect(Object.keys(data).sort()).toEqual(['amount', 'asset', 'createdAt', 'destination', 'parentTransactionId', 'source', 'status', 'type']);
+    expect(data).toMatchObject({ type: 'INTERNAL_TRANSFER', status: 'COMPLETED', amount: '25.50', asset: 'USD' });
+    expect(data.source.walletId).toBe(source);
+    expect(data.destination.walletId).toBe(destination);
+
+    expect(await availableOf(t, source)).toBe('74.50');
+    expect(await availableOf(t, destination)).toBe('25.50');
+
+    const events = await t.deps.db
+      .selectFrom('events')
+      .select(['type', 'data'])
+      .where('client_id', '=', t.clientA.id)
+      .where('type', '=', 'INTERNAL_TRANSACTION_COMPLETED')
+      .execute();
+    const mine = events.map((event) => event.data).filter((payload) => payload.traceId === response.body.traceId);
+    expect(mine).toHaveLength(2);
+    expect(mine).toContainEqual({ walletId: source, transactionId: data.source.transactionId, traceId: response.body.traceId });
+    expect(mine).toContainEqual({ walletId: destination, transactionId: data.destination.transactionId, traceId: response.body.traceId });
+
+    const history = await t.request({ url: `/v1/transactions?parentTransactionId=${data.parentTransactionId}` });
+    expect(history.status).toBe(200);
+    const ids = history.body.data.map((record: { id: string }) => record.id).sort();
+    expect(ids).toEqual([data.source.transactionId, data.destination.transactionId].sort());
+    const debit = history.body.data.find((record: { id: string }) => record.id === data.source.transactionId);
+    expect(debit).toMatchObject({ walletId: source, operation: 'DEBIT', amount: '25.50', asset: 'USD', parentTransactionId: data.parentTransactionId });
+
+    const one = await t.request({ url: `/v1/transactions/${data.destination.transactionId}` });
+    expect(one.status).toBe(200);
+    expect(one.body.data).toMatchObject({ walletId: destination, operation: 'CREDIT' });
+    await expectLedgerClean();
+  });
+
+  it.each(['/v1/internal-transfer', '/v1/baas/transactions/internal-transfer'])('is also served at %s, with referenceWalletId accepted', async (url) => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const response = await transfer({ sourceWalletId: source, referenceWalletId: destination, amount: '1', asset: 'USD' }, { url });
+    expect(response.status).toBe(201);
+    expect(response.body.data.destination.walletId).toBe(destination);
+    expect(await availableOf(t, destination)).toBe('1.00');
+  });
+});
+
+describe('400', () => {
+  it.each([
+    ['the same wallet on both sides', (w: string) => ({ sourceWalletId: w, destinationWalletId: w, amount: '1.00', asset: 'USD' })],
+    ['an unknown asset', (w: string, d: string) => ({ sourceWalletId: w, destinationWalletId: d, amount: '1.00', asset: 'DOGE' })],
+    ['too many decimals', (w: string, d: string) => ({ sourceWalletId: w, destinationWalletId: d, amount: '1.001', asset: 'USD' })],
+    ['a JSON number amount', (w: string, d: string) => ({ sourceWalletId: w, destinationWalletId: d, amount: 1, asset: 'USD' })],
+    ['a zero amount', (w: string, d: string) => ({ sourceWalletId: w, destinationWalletId: d, amount: '0.00', asset: 'USD' })],
+    ['no destination', (w: string) => ({ sourceWalletId: w, amount: '1.00', asset: 'USD' })],
+  ])('for %s, and nothing moves', async (_name, build) => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const response = await transfer(build(source, destination));
+    expect(response.status).toBe(400);
+    expect(response.body.details?.length ?? 0).toBeGreaterThan(0);
+    expect(await availableOf(t, source)).toBe('10.00');
+  });
+});
+
+describe('404', () => {
+  it("for an unknown, malformed or other client's wallet on either side, with one message", async () => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const foreign = await newWallet(t, t.clientB);
+    const bodies = [
+      { sourceWalletId: source, destinationWalletId: foreign },
+      { sourceWalletId: foreign, destinationWalletId: destination },
+      { sourceWalletId: source, destinationWalletId: '01900000-0000-7000-8000-000000000000' },
+      { sourceWalletId: source, destinationWalletId: 'not-a-wallet' },
+    ];
+    for (const body of bodies) {
+      const response = await transfer({ ...body, amount: '1.00', asset: 'USD' });
+      expect(response.status, JSON.stringify(body)).toBe(404);
+      expect(response.body.code).toBe('NOT_FOUND');
+    }
+    expect(await availableOf(t, source)).toBe('10.00');
+  });
+});
+
+describe('422', () => {
+  it('for more than the AVAILABLE balance, and nothing moves', async () => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '10.01', asset: 'USD' });
+    expect(response.status).toBe(422);
+    expect(response.body.code).toBe('INSUFFICIENT_FUNDS');
+    expect(await availableOf(t, source)).toBe('10.00');
+    // The batch may open the destination's USD account before the refusal; it holds nothing.
+    expect(['0.00', undefined]).toContain(await availableOf(t, destination));
+  });
+});
+
+describe('concurrency', () => {
+  it('50 concurrent transfers of 10.00 from a wallet holding 100.00: exactly 10 succeed', async () => {
+    const source = await funded(10_000n);
+    const destinations = await Promise.all(Array.from({ length: 5 }, () => newWallet(t)));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, index) =>
+        transfer({ sourceWalletId: source, destinationWalletId: destinations[index % 5], amount: '10.00', asset: 'USD' }),
+      ),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 422)).toHaveLength(40);
+    for (const refused of responses.filter((response) => response.status === 422)) expect(refused.body.code).toBe('INSUFFICIENT_FUNDS');
+    expect(await availableOf(t, source)).toBe('0.00');
+    await expectLedgerClean();
+  });
+
+  it('A→B and B→A fired at once never fail with a 500', async () => {
+    const a = await funded(100_000n);
+    const b = await funded(100_000n);
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, (_, index) =>
+        transfer(index % 2 === 0 ? { sourceWalletId: a, destinationWalletId: b, amount: '1.00', asset: 'USD' } : { sourceWalletId: b, destinationWalletId: a, amount: '1.00', asset: 'USD' }),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(Array.from({ length: 40 }, () => 201));
+    expect(await availableOf(t, a)).toBe('1000.00');
+    expect(await availableOf(t, b)).toBe('1000.00');
+    await expectLedgerClean();
+  });
+
+  it('20 concurrent requests with one Idempotency-Key move the money once', async () => {
+    const source = await funded(10_000n);
+    const destination = await newWallet(t);
+    const body = { sourceWalletId: source, destinationWalletId: destination, amount: '7.00', asset: 'USD' };
+    const responses = await Promise.all(Array.from({ length: 20 }, () => transfer(body, { idempotencyKey: `once-${source}` })));
+    for (const response of responses) expect([201, 409]).toContain(response.status);
+    const created = responses.filter((response) => response.status === 201);
+    expect(new Set(created.map((response) => response.body.data.parentTransactionId)).size).toBe(1);
+    expect(await availableOf(t, source)).toBe('93.00');
+    expect(await availableOf(t, destination)).toBe('7.00');
+    const replay = await transfer(body, { idempotencyKey: `once-${source}` });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(await availableOf(t, source)).toBe('93.00');
+  });
+});
+
+describe('wallet balance and history', () => {
+  it('GET /v1/wallets/:id/balance answers AVAILABLE, RESERVED and PENDING', async () => {
+    const walletId = await funded(12_345n);
+    const response = await t.request({ url: `/v1/wallets/${walletId}/balance` });
+    expect(response.status).toBe(200);
+    expect(Object.keys(response.body.data).sort()).toEqual(['AVAILABLE', 'PENDING', 'RESERVED']);
+    expect(response.body.data.AVAILABLE).toEqual([{ asset: 'USD', amount: '123.45' }]);
+  });
+
+  it('404 for the balance and history of another client', async () => {
+    const walletId = await funded(100n);
+    expect((await t.request({ url: `/v1/wallets/${walletId}/balance`, key: t.clientB.key })).status).toBe(404);
+    expect((await t.request({ url: `/v1/transactions?walletId=${walletId}`, key: t.clientB.key })).status).toBe(404);
+  });
+
+  it('GET /v1/transactions needs walletId or a linking filter', async () => {
+    const response = await t.request({ url: '/v1/transactions' });
+    expect(response.status).toBe(400);
+  });
+
+  it('lists a wallet history newest first, filtered by operation', async () => {
+    const source = await funded(5_000n);
+    const destination = await newWallet(t);
+    for (let index = 0; index < 3; index++) {
+      t.clock.advance(1000);
+      expect((await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD' })).status).toBe(201);
+    }
+    const debits = await t.request({ url: `/v1/transactions?walletId=${source}&operation=DEBIT` });
+    expect(debits.status).toBe(200);
+    expect(debits.body.data).toHaveLength(3);
+    expect(debits.body.pagination.totalResults).toBe(3);
+    const ids = debits.body.data.map((record: { id: string }) => record.id);
+    expect([...ids].sort().reverse()).toEqual(ids);
+  });
+});
