@@ -6,6 +6,7 @@ import { AppError } from './platform/http/errors.js';
 import { openDeps, runWorkersOnly, serve } from './main.js';
 import * as tenants from './modules/tenants/tenants.service.js';
 import { DirectoryFileError, directorySources, importDirectoryFiles } from './modules/bank-directory/index.js';
+import { ledgerVerifyCommand } from './modules/ledger/index.js';
 
 const usage = `Usage: openbaas <command> [options]
 
@@ -21,6 +22,8 @@ Commands:
                                                replace the built-in bank directory of each kind given
                                                (FedACHdir.txt, fpddir.txt, a BIC list as CSV)
   directory status [--json]                    where each kind of bank directory data came from
+  ledger verify [--json]                       recompute every balance from the ledger entries and check
+                                               every invariant; exits 1 and names the rows on a violation
 
 Configuration comes from environment variables (see README). With no DATABASE_URL the embedded
 database in DATA_DIR (default ./data) is used; it is locked by a running server, so use the
@@ -129,6 +132,11 @@ async function main(argv: string[]): Promise<number> {
         );
         print(json, sources, lines.join('\n') || 'The bank directory is empty; the server loads the built-in directory when it starts.');
         return 0;
+      }
+      break;
+    case 'ledger':
+      if (subcommand === 'verify') {
+        return withDeps((deps) => ledgerVerifyCommand(deps.db, (text) => process.stdout.write(text), json));
       }
       break;
     default:

@@ -5,6 +5,10 @@ import { registerAssetRoutes } from './assets/index.js';
 import { registerBankDirectoryRoutes } from './bank-directory/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
+import { registerInternalTransferRoutes } from './internal-transfers/index.js';
+import { walletExists, walletsExist } from './internal-transfers/wallet-directory.js';
+import { registerWalletBalanceRoutes } from './ledger/index.js';
+import { registerTransactionRoutes } from './transactions/index.js';
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps): void {
@@ -12,6 +16,9 @@ export function registerModuleRoutes(app: App, deps: Deps): void {
   registerEventRoutes(app, deps);
   registerBankDirectoryRoutes(app, deps);
   registerCustomersModuleRoutes(app, deps);
+  registerInternalTransferRoutes(app, deps, walletsExist);
+  registerWalletBalanceRoutes(app, deps, walletExists);
+  registerTransactionRoutes(app, deps, walletExists);
 }
 
 /** Work every module does when a client is created (default programs and so on). */

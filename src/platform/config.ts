@@ -29,6 +29,10 @@ export interface Config {
   authCacheTtlMs: number;
   /** AES-256-GCM key for sensitive customer fields; absent means the embedded database's key file. */
   encryptionKey: Buffer | undefined;
+  /** Most concurrent write requests of one batched route (internal transfers) written in one transaction. */
+  writeBatchSizeMax: number;
+  /** Most such transactions in flight at once (the embedded database always uses 1). */
+  writeBatchConcurrency: number;
 }
 
 /** Every environment variable the program reads, with its default. The README table mirrors it. */
@@ -54,6 +58,8 @@ export const environmentVariables = [
     '(unset: embedded database only)',
     '32-byte key (64 hex digits or base64) encrypting SSNs and document numbers; required with DATABASE_URL; unset on the embedded database means a key generated once into `$DATA_DIR/encryption.key`',
   ],
+  ['WRITE_BATCH_SIZE_MAX', '64', 'most concurrent internal transfers written together in one database transaction (1 turns batching off)'],
+  ['WRITE_BATCH_CONCURRENCY', '4', 'most such batched transactions in flight at once on PostgreSQL (the embedded database uses 1)'],
 ] as const;
 
 export class ConfigError extends Error {
@@ -123,5 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     runWorkers: overrides.runWorkers ?? true,
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2000, 0, 60_000),
     encryptionKey,
+    writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
+    writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 4, 1, 64),
   };
 }

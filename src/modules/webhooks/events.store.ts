@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { Db } from '../../platform/db/database.js';
 import type { RequestContext } from '../../platform/http/context.js';
@@ -47,4 +48,35 @@ export function eventsQuery(db: Db, clientId: string) {
     .selectFrom('events')
     .select(['id', 'type', 'data', 'created_at'])
     .where('client_id', '=', clientId);
+}
+
+export interface EventToRecord {
+  context: RequestContext;
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Records many events in one statement (the batched write paths record dozens per transaction).
+ * Same contract as recordEvent, which it must stay equivalent to: whatever recordEvent does for
+ * one event, this does for each.
+ */
+export async function recordEvents(tx: Tx, events: readonly EventToRecord[]): Promise<EventRecord[]> {
+  if (events.length === 0) return [];
+  const records: EventRecord[] = events.map(({ context, type, data }) => ({
+    id: idAt(context.now),
+    type,
+    createdAt: context.now.toISOString(),
+    data: { ...data, traceId: context.traceId },
+  }));
+  await sql`
+    INSERT INTO events (client_id, id, type, data, created_at)
+    SELECT * FROM unnest(
+      ${events.map((event) => event.context.clientId)}::uuid[],
+      ${records.map((record) => record.id)}::uuid[],
+      ${records.map((record) => record.type)}::text[],
+      ${records.map((record) => JSON.stringify(record.data))}::jsonb[],
+      ${events.map((event) => event.context.now)}::timestamptz[]
+    )`.execute(tx);
+  return records;
 }

@@ -16,7 +16,7 @@ export interface WriteResult<T> {
   data: T;
 }
 
-interface StoredResponse {
+export interface StoredResponse {
   statusCode: number;
   body: unknown;
 }
@@ -49,7 +49,7 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return value;
 }
 
-function requestHash(request: FastifyRequest): Buffer {
+export function requestHash(request: FastifyRequest): Buffer {
   const path = request.url.split('?')[0] ?? '';
   return crypto
     .createHash('sha256')
@@ -58,7 +58,7 @@ function requestHash(request: FastifyRequest): Buffer {
 }
 
 /** A 64-bit advisory lock id for (client, key), so two requests with one key never run at once. */
-function advisoryLockId(clientId: string, key: string): string {
+export function advisoryLockId(clientId: string, key: string): string {
   return crypto.createHash('sha256').update(`${clientId}\n${key}`).digest().readBigInt64BE(0).toString();
 }
 
@@ -155,11 +155,11 @@ export async function runWrite<T>(
   return reply.code(outcome.response.statusCode).send(outcome.response.body);
 }
 
-function isKeyError(error: AppError): boolean {
+export function isKeyError(error: AppError): boolean {
   return error.code === 'IDEMPOTENCY_KEY_REUSED' || error.code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS';
 }
 
-function envelopeOf<T>(result: WriteResult<T>, context: RequestContext) {
+export function envelopeOf<T>(result: WriteResult<T>, context: RequestContext) {
   return { message: result.message, data: result.data, traceId: context.traceId };
 }
 

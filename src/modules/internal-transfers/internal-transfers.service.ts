@@ -1,0 +1,155 @@
+import type { Tx } from '../../platform/db/transaction.js';
+import type { Mode } from '../../platform/config.js';
+import { AppError, validationError } from '../../platform/http/errors.js';
+import type { BatchItem, BatchOutcome } from '../../platform/http/write-batcher.js';
+import { formatAmount, parseAmount } from '../../platform/money/amount.js';
+import { requireAsset, type Asset } from '../../platform/money/assets.js';
+import { idAt, isUuid } from '../../platform/ids.js';
+import { LedgerBatch, type TransferOperation, type WalletsExist } from '../ledger/index.js';
+import { recordEvents, type EventToRecord } from '../webhooks/events.store.js';
+
+/** The request body, as the route schema lets it through. */
+export interface InternalTransferRequest {
+  sourceWalletId: string;
+  destinationWalletId?: string;
+  referenceWalletId?: string;
+  amount: string;
+  asset: string;
+  note?: string;
+}
+
+/** The response data, exactly the specification's shape. */
+export interface InternalTransferData {
+  parentTransactionId: string;
+  type: 'INTERNAL_TRANSFER';
+  status: 'COMPLETED';
+  amount: string;
+  asset: string;
+  source: { walletId: string; transactionId: string };
+  destination: { walletId: string; transactionId: string };
+  createdAt: string;
+}
+
+interface ValidTransfer {
+  sourceWalletId: string;
+  destinationWalletId: string;
+  asset: Asset;
+  amountMinor: bigint;
+  note: string | null;
+}
+
+const walletNotFound = (field: string) => new AppError('NOT_FOUND', 'Wallet not found', { details: [{ field, message: 'no such wallet' }] });
+
+/**
+ * The rules that need no database, in the documented order (the first failing rule wins):
+ * destination given once, known asset, amount within the asset's scale, two different wallets,
+ * well-formed wallet ids. Then, in the ledger: source wallet exists, destination wallet exists,
+ * enough AVAILABLE money.
+ */
+export function validateInternalTransfer(body: InternalTransferRequest, mode: Mode): ValidTransfer {
+  if (body.destinationWalletId !== undefined && body.referenceWalletId !== undefined && body.destinationWalletId !== body.referenceWalletId) {
+    throw validationError('referenceWalletId', 'is another name for destinationWalletId; send one of them');
+  }
+  const destination = body.destinationWalletId ?? body.referenceWalletId;
+  if (destination === undefined) throw validationError('destinationWalletId', 'is required');
+  const asset = requireAsset(body.asset, mode);
+  const amountMinor = parseAmount(body.amount, asset);
+  const sourceWalletId = body.sourceWalletId.toLowerCase();
+  const destinationWalletId = destination.toLowerCase();
+  if (sourceWalletId === destinationWalletId) {
+    throw validationError(body.destinationWalletId === undefined ? 'referenceWalletId' : 'destinationWalletId', 'must be a different wallet than sourceWalletId');
+  }
+  // A malformed id answers exactly like an unknown one.
+  if (!isUuid(sourceWalletId)) throw walletNotFound('sourceWalletId');
+  if (!isUuid(destinationWalletId)) throw walletNotFound('destinationWalletId');
+  return { sourceWalletId, destinationWalletId, asset, amountMinor, note: body.note ?? null };
+}
+
+/**
+ * Writes a batch of internal transfers in the caller's transaction: one ledger batch for all of
+ * them (the accounts of the whole batch are locked once, in a fixed order), then their two
+ * INTERNAL_TRANSACTION_COMPLETED events each. A refused transfer leaves nothing behind.
+ */
+export async function processInternalTransfers(
+  tx: Tx,
+  items: BatchItem<InternalTransferRequest>[],
+  mode: Mode,
+  walletsExist: WalletsExist,
+): Promise<BatchOutcome<InternalTransferData>[]> {
+  const outcomes: (BatchOutcome<InternalTransferData> | undefined)[] = items.map(() => undefined);
+  const planned: { index: number; transfer: ValidTransfer; parentTransactionId: string; operation: TransferOperation }[] = [];
+  items.forEach((item, index) => {
+    try {
+      const transfer = validateInternalTransfer(item.input, mode);
+      const parentTransactionId = idAt(item.context.now);
+      planned.push({
+        index,
+        transfer,
+        parentTransactionId,
+        operation: {
+          operation: 'transfer',
+          clientId: item.context.clientId,
+          now: item.context.now,
+          asset: transfer.asset,
+          legs: [
+            {
+              from: { walletId: transfer.sourceWalletId, field: 'sourceWalletId' },
+              to: { walletId: transfer.destinationWalletId, field: item.input.destinationWalletId === undefined ? 'referenceWalletId' : 'destinationWalletId' },
+              amount: transfer.amountMinor,
+            },
+          ],
+          history: { parentTransactionId, type: 'INTERNAL_TRANSFER', note: transfer.note },
+          description: transfer.note,
+        },
+      });
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      outcomes[index] = { ok: false, error };
+    }
+  });
+
+  if (planned.length > 0) {
+    const latest = planned.reduce((moment, entry) => (entry.operation.now > moment ? entry.operation.now : moment), planned[0]?.operation.now ?? new Date(0));
+    const batch = new LedgerBatch(tx, latest);
+    for (const entry of planned) batch.declare(entry.operation);
+    await batch.load({ walletsExist });
+    const events: EventToRecord[] = [];
+    for (const entry of planned) {
+      const item = items[entry.index];
+      if (!item) continue;
+      try {
+        const result = batch.apply(entry.operation);
+        const leg = result.legs[0];
+        if (!leg?.debitTransactionId || !leg.creditTransactionId) throw new Error('an internal transfer writes two wallet records');
+        const { transfer } = entry;
+        events.push(
+          { context: item.context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: transfer.sourceWalletId, transactionId: leg.debitTransactionId } },
+          { context: item.context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: transfer.destinationWalletId, transactionId: leg.creditTransactionId } },
+        );
+        outcomes[entry.index] = {
+          ok: true,
+          result: {
+            statusCode: 201,
+            message: 'Internal transfer completed',
+            data: {
+              parentTransactionId: entry.parentTransactionId,
+              type: 'INTERNAL_TRANSFER',
+              status: 'COMPLETED',
+              amount: formatAmount(transfer.amountMinor, transfer.asset),
+              asset: transfer.asset.code,
+              source: { walletId: transfer.sourceWalletId, transactionId: leg.debitTransactionId },
+              destination: { walletId: transfer.destinationWalletId, transactionId: leg.creditTransactionId },
+              createdAt: item.context.now.toISOString(),
+            },
+          },
+        };
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        outcomes[entry.index] = { ok: false, error };
+      }
+    }
+    await batch.flush();
+    await recordEvents(tx, events);
+  }
+  return outcomes.map((outcome) => outcome ?? { ok: false, error: new AppError('INTERNAL_ERROR', 'Internal error: a transfer was left without an outcome.') });
+}

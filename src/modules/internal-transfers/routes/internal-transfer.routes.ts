@@ -1,0 +1,74 @@
+import { Type } from 'typebox';
+import type { App } from '../../../platform/http/app-type.js';
+import type { Deps } from '../../../platform/deps.js';
+import { Envelope, Text } from '../../../platform/http/envelope.js';
+import { WriteBatcher } from '../../../platform/http/write-batcher.js';
+import type { WalletsExist } from '../../ledger/index.js';
+import { processInternalTransfers, type InternalTransferData, type InternalTransferRequest } from '../internal-transfers.service.js';
+
+/** The path the specification lists, then the two forms the provider also accepts. */
+export const internalTransferPaths = ['/internal-transfer', '/v1/internal-transfer', '/v1/baas/transactions/internal-transfer'] as const;
+
+export const noteLengthMax = 500;
+
+const exampleWalletA = '019c8f2e-6b1a-7c3d-9e4f-0a1b2c3d4e5f';
+const exampleWalletB = '019c8f2e-7d2b-7e4f-8a5b-1c2d3e4f5a6b';
+
+const InternalTransferBody = Type.Object(
+  {
+    sourceWalletId: Text.id({ description: 'wallet the money leaves (debit side)', examples: [exampleWalletA] }),
+    destinationWalletId: Type.Optional(Text.id({ description: 'wallet the money goes to (credit side)', examples: [exampleWalletB] })),
+    referenceWalletId: Type.Optional(Text.id({ description: 'accepted in place of destinationWalletId' })),
+    amount: Text.amount({ examples: ['25.00'] }),
+    asset: Type.String({ minLength: 1, maxLength: 16, description: 'asset code from GET /v1/assets', examples: ['USD'] }),
+    note: Type.Optional(Type.String({ maxLength: noteLengthMax, description: 'free text kept on both wallet transaction records' })),
+  },
+  { additionalProperties: false, title: 'InternalTransferRequest' },
+);
+
+const Side = (description: string) =>
+  Type.Object({ walletId: Type.String(), transactionId: Type.String({ description: 'the wallet transaction record of this side' }) }, { description });
+
+const InternalTransferSchema = Type.Object(
+  {
+    parentTransactionId: Type.String({ description: 'groups both wallet transaction records; filter GET /v1/transactions by it' }),
+    type: Type.Literal('INTERNAL_TRANSFER'),
+    status: Type.Literal('COMPLETED'),
+    amount: Type.String({ examples: ['25.00'] }),
+    asset: Type.String({ examples: ['USD'] }),
+    source: Side('debit side'),
+    destination: Side('credit side'),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'InternalTransfer' },
+);
+
+export function registerInternalTransferRoutes(app: App, deps: Deps, walletsExist: WalletsExist): void {
+  const batcher = new WriteBatcher<InternalTransferRequest, InternalTransferData>(deps, {
+    sizeMax: deps.config.writeBatchSizeMax,
+    concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency,
+    process: (tx, items) => processInternalTransfers(tx, items, deps.config.mode, walletsExist),
+  });
+  for (const path of internalTransferPaths) {
+    app.post(
+      path,
+      {
+        schema: {
+          tags: ['Internal transfers'],
+          summary: path === internalTransferPaths[0] ? 'Move money between two wallets of the client' : `Same as POST ${internalTransferPaths[0]}`,
+          description:
+            'Debits the source wallet and credits the destination wallet in one ledger transfer, writes one wallet transaction ' +
+            'record per side under one parentTransactionId, and records two INTERNAL_TRANSACTION_COMPLETED events (one per wallet). ' +
+            'Rules, first failing wins: destination given once (400), known asset (400 UNKNOWN_ASSET), amount within the asset scale ' +
+            '(400 INVALID_AMOUNT), two different wallets (400), source wallet exists (404), destination wallet exists (404), ' +
+            'enough AVAILABLE money in the source wallet (422 INSUFFICIENT_FUNDS). Honours Idempotency-Key.',
+          body: InternalTransferBody,
+          response: { 201: Envelope(InternalTransferSchema) },
+        },
+      },
+      async (request, reply) => {
+        await batcher.submit(request, reply, request.body);
+      },
+    );
+  }
+}

@@ -1,0 +1,140 @@
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../../../test/harness.js';
+import { withTransaction } from '../../platform/db/transaction.js';
+import { findAsset, type Asset } from '../../platform/money/assets.js';
+import * as ledger from './index.js';
+
+let t: TestContext;
+let usd: Asset;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const found = findAsset('USD', 'sandbox');
+  if (!found) throw new Error('USD missing');
+  usd = found;
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const history = () => ({ parentTransactionId: crypto.randomUUID(), type: 'TEST' });
+
+/** A small but complete ledger: a deposit, a transfer, an open hold, a pending credit. */
+async function seed(): Promise<{ walletA: string; walletB: string; holdId: string }> {
+  const walletA = crypto.randomUUID();
+  const walletB = crypto.randomUUID();
+  const clientId = t.clientA.id;
+  const now = t.clock.now();
+  return withTransaction(t.deps.db, async (tx) => {
+    await ledger.postTransfer(tx, { clientId, now, asset: usd, legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId: walletA }, amount: 10_000n }], history: history() });
+    await ledger.postTransfer(tx, { clientId, now, asset: usd, legs: [{ from: { walletId: walletA }, to: { walletId: walletB }, amount: 1_000n }], history: history() });
+    const hold = await ledger.placeHold(tx, { clientId, now, wallet: { walletId: walletA }, asset: usd, amount: 2_000n, history: history() });
+    await ledger.recordPendingCredit(tx, { clientId, now, wallet: { walletId: walletB }, asset: usd, amount: 500n, source: 'BANK_SETTLEMENT', history: history() });
+    return { walletA, walletB, holdId: hold.holdId };
+  });
+}
+
+async function failedChecks(): Promise<Map<string, ledger.VerifyCheck>> {
+  const report = await ledger.verifyLedger(t.deps.db);
+  return new Map(report.checks.filter((check) => check.violationCount > 0).map((check) => [check.name, check]));
+}
+
+/** Tampering happens outside the ledger, as an operator with SQL access could do it; the CHECK constraints still hold. */
+async function tamper(statement: ReturnType<typeof sql>): Promise<void> {
+  await statement.execute(t.deps.db);
+}
+
+describe('ledger verify', () => {
+  let seeded: { walletA: string; walletB: string; holdId: string };
+  beforeEach(async () => {
+    // Each case starts from a clean ledger: earlier cases' tampering is undone by wiping the tables.
+    await sql`TRUNCATE wallet_transactions, ledger_entries, ledger_transfers, ledger_holds, ledger_pending_credits, ledger_accounts`.execute(t.deps.db);
+    seeded = await seed();
+  });
+
+  it('passes on a ledger written only through the service, and the command exits 0', async () => {
+    expect([...(await failedChecks()).keys()]).toEqual([]);
+    let output = '';
+    const code = await ledger.ledgerVerifyCommand(t.deps.db, (text) => (output += text), false);
+    expect(code).toBe(0);
+    expect(output).toContain('Ledger verified');
+  });
+
+  it('catches a balance changed by hand, names the account, and the command exits 1', async () => {
+    const accountId = ledger.walletAccountId(t.clientA.id, seeded.walletB, 'USD');
+    await tamper(sql`UPDATE ledger_accounts SET available = available + 1 WHERE id = ${accountId}`);
+    const failed = await failedChecks();
+    expect([...failed.keys()]).toEqual(['balances_match_entries']);
+    expect(failed.get('balances_match_entries')?.violations).toEqual([
+      expect.objectContaining({ account_id: accountId, wallet_id: seeded.walletB, available: '1001', available_from_entries: '1000' }),
+    ]);
+    let output = '';
+    const code = await ledger.ledgerVerifyCommand(t.deps.db, (text) => (output += text), false);
+    expect(code).toBe(1);
+    expect(output).toContain('FAIL balances_match_entries');
+    expect(output).toContain(accountId);
+  });
+
+  it('catches a deleted entry', async () => {
+    await tamper(sql`DELETE FROM ledger_entries WHERE transfer_id = (SELECT ledger_transfer_id FROM wallet_transactions WHERE wallet_id = ${seeded.walletB} AND balance_type = 'AVAILABLE')`);
+    const failed = await failedChecks();
+    expect(failed.has('balances_match_entries')).toBe(true);
+    expect(failed.has('transfer_has_entries')).toBe(true);
+  });
+
+  it('catches an entry added by hand to an existing transfer', async () => {
+    await tamper(sql`
+      INSERT INTO ledger_entries (client_id, transfer_id, entry_index, asset, amount, debit_account_id, debit_balance, credit_account_id, credit_balance, created_at)
+      SELECT client_id, transfer_id, 99, asset, 1, debit_account_id, debit_balance, debit_account_id, 'PENDING', created_at
+      FROM ledger_entries WHERE debit_balance = 'AVAILABLE' AND credit_balance = 'RESERVED' LIMIT 1`);
+    const failed = await failedChecks();
+    expect(failed.has('balances_match_entries')).toBe(true);
+    expect(failed.has('holds_match_entries')).toBe(false);
+  });
+
+  it('catches a hold whose amounts no longer match its entries, and reserved money no hold accounts for', async () => {
+    await tamper(sql`UPDATE ledger_holds SET amount_remaining = amount_remaining - 1, amount_released = amount_released + 1 WHERE id = ${seeded.holdId}`);
+    const failed = await failedChecks();
+    expect(failed.get('holds_match_entries')?.violations).toEqual([expect.objectContaining({ hold_id: seeded.holdId, released: '1', released_from_entries: '0' })]);
+    expect(failed.has('reserved_equals_open_holds')).toBe(true);
+  });
+
+  it('catches a pending credit marked cleared without its money moving', async () => {
+    await tamper(sql`UPDATE ledger_pending_credits SET status = 'CLEARED'`);
+    expect((await failedChecks()).has('pending_equals_open_credits')).toBe(true);
+  });
+
+  it('catches a ledger movement missing from the wallet transaction history', async () => {
+    await tamper(sql`DELETE FROM wallet_transactions WHERE wallet_id = ${seeded.walletB} AND balance_type = 'PENDING'`);
+    expect((await failedChecks()).get('wallet_effects_recorded')?.violations).toEqual([expect.objectContaining({ wallet_id: seeded.walletB })]);
+  });
+});
+
+describe('the database refuses what the code refuses', () => {
+  it('a customer AVAILABLE balance below zero outside the forced path', async () => {
+    const walletId = crypto.randomUUID();
+    await withTransaction(t.deps.db, (tx) =>
+      ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount: 100n }], history: history() }),
+    );
+    const accountId = ledger.walletAccountId(t.clientA.id, walletId, 'USD');
+    await expect(sql`UPDATE ledger_accounts SET available = available - 101 WHERE id = ${accountId}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23514' });
+    await expect(sql`UPDATE ledger_accounts SET reserved = -1 WHERE id = ${accountId}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23514' });
+  });
+
+  it('an entry between accounts of different assets', async () => {
+    const walletId = crypto.randomUUID();
+    const btc = findAsset('BTC', 'sandbox');
+    if (!btc) throw new Error('BTC missing');
+    await withTransaction(t.deps.db, async (tx) => {
+      await ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount: 100n }], history: history() });
+      await ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: btc, legs: [{ from: { system: 'CRYPTO_CUSTODY' }, to: { walletId }, amount: 100n }], history: history() });
+    });
+    await expect(
+      sql`INSERT INTO ledger_entries (client_id, transfer_id, entry_index, asset, amount, debit_account_id, debit_balance, credit_account_id, credit_balance, created_at)
+          SELECT client_id, transfer_id, 50, 'USD', 1, ${ledger.walletAccountId(t.clientA.id, walletId, 'USD')}, 'AVAILABLE', ${ledger.walletAccountId(t.clientA.id, walletId, 'BTC')}, 'AVAILABLE', now()
+          FROM ledger_entries LIMIT 1`.execute(t.deps.db),
+    ).rejects.toMatchObject({ code: '23503' });
+  });
+});

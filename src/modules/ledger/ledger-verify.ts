@@ -1,0 +1,209 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../platform/db/database.js';
+import type { Tx } from '../../platform/db/transaction.js';
+import './ledger.tables.js';
+
+/** At most this many offending rows are reported per check (the count is always complete). */
+export const verifyRowsPerCheckMax = 50;
+
+export interface VerifyCheck {
+  name: string;
+  description: string;
+  /** How many rows break the rule. */
+  violationCount: number;
+  /** The first offending rows, each naming its table and key. */
+  violations: Record<string, unknown>[];
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  checks: VerifyCheck[];
+  totals: { accounts: number; transfers: number; entries: number; holds: number; pendingCredits: number; walletTransactions: number };
+}
+
+/** Every movement of every entry, signed: the debit side negative, the credit side positive. */
+const movements = sql`
+  SELECT client_id, transfer_id, asset, debit_account_id AS account_id, debit_balance AS balance, -amount AS amount FROM ledger_entries
+  UNION ALL
+  SELECT client_id, transfer_id, asset, credit_account_id, credit_balance, amount FROM ledger_entries`;
+
+interface CheckDefinition {
+  name: string;
+  description: string;
+  query: RawBuilder<Record<string, unknown>>;
+}
+
+const checks: CheckDefinition[] = [
+  {
+    name: 'transfer_zero_sum',
+    description: 'the entries of every ledger transfer sum to zero per asset',
+    query: sql`
+      SELECT client_id, transfer_id, asset, sum(amount)::text AS total
+      FROM (${movements}) m GROUP BY client_id, transfer_id, asset HAVING sum(amount) <> 0`,
+  },
+  {
+    name: 'transfer_has_entries',
+    description: 'every ledger transfer moves something',
+    query: sql`
+      SELECT t.client_id, t.id AS transfer_id, t.kind FROM ledger_transfers t
+      WHERE NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.client_id = t.client_id AND e.transfer_id = t.id)`,
+  },
+  {
+    name: 'balances_match_entries',
+    description: 'every account balance equals the sum of its entries',
+    query: sql`
+      WITH sums AS (
+        SELECT client_id, account_id,
+          coalesce(sum(amount) FILTER (WHERE balance = 'AVAILABLE'), 0) AS available,
+          coalesce(sum(amount) FILTER (WHERE balance = 'RESERVED'), 0) AS reserved,
+          coalesce(sum(amount) FILTER (WHERE balance = 'PENDING'), 0) AS pending
+        FROM (${movements}) m GROUP BY client_id, account_id
+      )
+      SELECT a.client_id, a.id AS account_id, a.kind, a.wallet_id, a.shard, a.asset,
+        a.available::text AS available, coalesce(s.available, 0)::text AS available_from_entries,
+        a.reserved::text AS reserved, coalesce(s.reserved, 0)::text AS reserved_from_entries,
+        a.pending::text AS pending, coalesce(s.pending, 0)::text AS pending_from_entries
+      FROM ledger_accounts a LEFT JOIN sums s ON s.client_id = a.client_id AND s.account_id = a.id
+      WHERE a.available <> coalesce(s.available, 0) OR a.reserved <> coalesce(s.reserved, 0) OR a.pending <> coalesce(s.pending, 0)`,
+  },
+  {
+    name: 'wallet_balances_not_negative',
+    description: 'no customer balance is negative, except AVAILABLE by exactly a shortfall recorded by a forced capture',
+    query: sql`
+      SELECT a.client_id, a.id AS account_id, a.wallet_id, a.asset, a.available::text AS available, a.reserved::text AS reserved,
+        a.pending::text AS pending, a.overdrawn::text AS overdrawn
+      FROM ledger_accounts a
+      WHERE a.kind = 'WALLET' AND (
+        a.reserved < 0 OR a.pending < 0 OR a.overdrawn <> GREATEST(0, -a.available)
+        OR (a.available < 0 AND NOT EXISTS (
+          SELECT 1 FROM ledger_holds h WHERE h.client_id = a.client_id AND h.account_id = a.id AND h.shortfall > 0)))`,
+  },
+  {
+    name: 'reserved_equals_open_holds',
+    description: 'every wallet account reserves exactly what its open holds still hold',
+    query: sql`
+      SELECT a.client_id, a.id AS account_id, a.wallet_id, a.asset, a.reserved::text AS reserved, coalesce(h.total, 0)::text AS open_holds
+      FROM ledger_accounts a
+      LEFT JOIN (SELECT client_id, account_id, sum(amount_remaining) AS total FROM ledger_holds WHERE status = 'OPEN' GROUP BY 1, 2) h
+        ON h.client_id = a.client_id AND h.account_id = a.id
+      WHERE a.kind = 'WALLET' AND a.reserved <> coalesce(h.total, 0)`,
+  },
+  {
+    name: 'holds_match_entries',
+    description: 'every hold’s placed, captured, over-captured, released and remaining amounts equal its entries',
+    query: sql`
+      WITH per_hold AS (
+        SELECT h.client_id, h.id, h.status,
+          h.amount_placed, h.amount_remaining, h.amount_captured, h.amount_over_captured, h.amount_released,
+          coalesce(sum(e.amount) FILTER (WHERE e.debit_account_id = h.account_id AND e.debit_balance = 'AVAILABLE'
+            AND e.credit_account_id = h.account_id AND e.credit_balance = 'RESERVED'), 0) AS placed,
+          coalesce(sum(e.amount) FILTER (WHERE e.debit_account_id = h.account_id AND e.debit_balance = 'RESERVED'
+            AND e.credit_account_id = h.account_id AND e.credit_balance = 'AVAILABLE'), 0) AS released,
+          coalesce(sum(e.amount) FILTER (WHERE t.kind = 'HOLD_CAPTURE' AND e.debit_account_id = h.account_id
+            AND e.credit_account_id <> h.account_id), 0) AS captured,
+          coalesce(sum(e.amount) FILTER (WHERE t.kind = 'HOLD_CAPTURE' AND e.debit_account_id = h.account_id
+            AND e.debit_balance = 'AVAILABLE' AND e.credit_account_id <> h.account_id), 0) AS over_captured
+        FROM ledger_holds h
+        LEFT JOIN ledger_transfers t ON t.client_id = h.client_id AND t.hold_id = h.id
+        LEFT JOIN ledger_entries e ON e.client_id = t.client_id AND e.transfer_id = t.id
+        GROUP BY h.client_id, h.id
+      )
+      SELECT client_id, id AS hold_id, status,
+        amount_placed::text AS placed, placed::text AS placed_from_entries,
+        amount_captured::text AS captured, captured::text AS captured_from_entries,
+        amount_over_captured::text AS over_captured, over_captured::text AS over_captured_from_entries,
+        amount_released::text AS released, released::text AS released_from_entries,
+        amount_remaining::text AS remaining
+      FROM per_hold
+      WHERE amount_placed <> placed OR amount_captured <> captured OR amount_over_captured <> over_captured
+        OR amount_released <> released
+        OR amount_remaining <> amount_placed - (amount_captured - amount_over_captured) - amount_released
+        OR (status = 'OPEN') <> (amount_remaining > 0)`,
+  },
+  {
+    name: 'pending_equals_open_credits',
+    description: 'every wallet account’s PENDING balance equals its pending credits not yet cleared or failed',
+    query: sql`
+      SELECT a.client_id, a.id AS account_id, a.wallet_id, a.asset, a.pending::text AS pending, coalesce(p.total, 0)::text AS open_credits
+      FROM ledger_accounts a
+      LEFT JOIN (SELECT client_id, account_id, sum(amount) AS total FROM ledger_pending_credits WHERE status = 'PENDING' GROUP BY 1, 2) p
+        ON p.client_id = a.client_id AND p.account_id = a.id
+      WHERE a.kind = 'WALLET' AND a.pending <> coalesce(p.total, 0)`,
+  },
+  {
+    name: 'wallet_effects_recorded',
+    description: 'every ledger transfer that touches a wallet has its records in the wallet transaction history',
+    query: sql`
+      SELECT DISTINCT e.client_id, e.transfer_id, a.wallet_id
+      FROM ledger_entries e
+      JOIN ledger_accounts a ON a.client_id = e.client_id AND a.id IN (e.debit_account_id, e.credit_account_id) AND a.kind = 'WALLET'
+      WHERE NOT EXISTS (
+        SELECT 1 FROM wallet_transactions w
+        WHERE w.client_id = e.client_id AND w.ledger_transfer_id = e.transfer_id AND w.wallet_id = a.wallet_id)`,
+  },
+];
+
+async function runCheck(tx: Tx, check: CheckDefinition): Promise<VerifyCheck> {
+  const counted = await sql<{ count: string }>`SELECT count(*)::text AS count FROM (${check.query}) c`.execute(tx);
+  const violationCount = Number(counted.rows[0]?.count ?? 0);
+  const violations =
+    violationCount === 0 ? [] : (await sql<Record<string, unknown>>`${check.query} LIMIT ${verifyRowsPerCheckMax}`.execute(tx)).rows;
+  return { name: check.name, description: check.description, violationCount, violations };
+}
+
+/**
+ * Recomputes every balance from the entries and checks every ledger invariant, in one read-only
+ * snapshot so it can run next to a live server.
+ */
+export async function verifyLedger(db: Db): Promise<VerifyReport> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (tx) => {
+      const results: VerifyCheck[] = [];
+      for (const check of checks) results.push(await runCheck(tx, check));
+      const totals = await sql<Record<string, string>>`
+        SELECT (SELECT count(*) FROM ledger_accounts)::text AS accounts,
+               (SELECT count(*) FROM ledger_transfers)::text AS transfers,
+               (SELECT count(*) FROM ledger_entries)::text AS entries,
+               (SELECT count(*) FROM ledger_holds)::text AS holds,
+               (SELECT count(*) FROM ledger_pending_credits)::text AS pending_credits,
+               (SELECT count(*) FROM wallet_transactions)::text AS wallet_transactions`.execute(tx);
+      const row = totals.rows[0] ?? {};
+      return {
+        ok: results.every((check) => check.violationCount === 0),
+        checks: results,
+        totals: {
+          accounts: Number(row.accounts ?? 0),
+          transfers: Number(row.transfers ?? 0),
+          entries: Number(row.entries ?? 0),
+          holds: Number(row.holds ?? 0),
+          pendingCredits: Number(row.pending_credits ?? 0),
+          walletTransactions: Number(row.wallet_transactions ?? 0),
+        },
+      };
+    });
+}
+
+/** A report for people: one line per check, then the offending rows of each failed check. */
+export function formatVerifyReport(report: VerifyReport): string {
+  const lines = [
+    `Ledger: ${report.totals.accounts} accounts, ${report.totals.transfers} transfers, ${report.totals.entries} entries, ` +
+      `${report.totals.holds} holds, ${report.totals.pendingCredits} pending credits, ${report.totals.walletTransactions} wallet transactions.`,
+  ];
+  for (const check of report.checks) {
+    lines.push(`${check.violationCount === 0 ? 'ok  ' : 'FAIL'} ${check.name}: ${check.description}${check.violationCount ? ` (${check.violationCount} violation(s))` : ''}`);
+    for (const violation of check.violations) lines.push(`       ${JSON.stringify(violation)}`);
+    if (check.violationCount > check.violations.length) lines.push(`       … and ${check.violationCount - check.violations.length} more`);
+  }
+  lines.push(report.ok ? 'Ledger verified: every invariant holds.' : 'Ledger verification FAILED.');
+  return lines.join('\n');
+}
+
+/** `openbaas ledger verify`: prints the report and answers the exit code (0 clean, 1 on any violation). */
+export async function ledgerVerifyCommand(db: Db, write: (text: string) => void, json: boolean): Promise<number> {
+  const report = await verifyLedger(db);
+  write(json ? `${JSON.stringify(report, null, 2)}\n` : `${formatVerifyReport(report)}\n`);
+  return report.ok ? 0 : 1;
+}

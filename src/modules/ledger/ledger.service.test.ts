@@ -1,0 +1,72 @@
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../../../test/harness.js';
+import { withTransaction } from '../../platform/db/transaction.js';
+import { AppError } from '../../platform/http/errors.js';
+import { findAsset, type Asset } from '../../platform/money/assets.js';
+import * as ledger from './index.js';
+
+let t: TestContext;
+let usd: Asset;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const found = findAsset('USD', 'sandbox');
+  if (!found) throw new Error('USD missing');
+  usd = found;
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const history = (type = 'TEST') => ({ parentTransactionId: crypto.randomUUID(), type });
+
+async function fund(clientId: string, walletId: string, amount: bigint) {
+  return withTransaction(t.deps.db, (tx) =>
+    ledger.postTransfer(tx, { clientId, now: t.clock.now(), asset: usd, legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount }], history: history('DEPOSIT') }),
+  );
+}
+
+async function balance(clientId: string, walletId: string) {
+  const [row] = await ledger.walletBalances(t.deps.db, clientId, walletId);
+  return row;
+}
+
+async function refusal(work: () => Promise<unknown>): Promise<AppError> {
+  try {
+    await work();
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('transfers', () => {
+  it('moves money between wallets and keeps the bank settlement account in step', async () => {
+    const a = crypto.randomUUID();
+    const b = crypto.randomUUID();
+    await fund(t.clientA.id, a, 10_000n);
+    const result = await withTransaction(t.deps.db, (tx) =>
+      ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { walletId: a }, to: { walletId: b }, amount: 2_500n }], history: history() }),
+    );
+    expect(result.legs[0]?.debitTransactionId).toBeTruthy();
+    expect((await balance(t.clientA.id, a))?.available).toBe(7_500n);
+    expect((await balance(t.clientA.id, b))?.available).toBe(2_500n);
+    expect(await ledger.systemAccountBalance(t.deps.db, t.clientA.id, 'BANK_SETTLEMENT', 'USD')).toBeLessThanOrEqual(-10_000n);
+    expect((await ledger.verifyLedger(t.deps.db)).ok).toBe(true);
+  });
+
+  it('refuses to take AVAILABLE below zero and moves nothing', async () => {
+    const a = crypto.randomUUID();
+    await fund(t.clientA.id, a, 1_000n);
+    const error = await refusal(() =>
+      withTransaction(t.deps.db, (tx) =>
+        ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { walletId: a, field: 'sourceWalletId' }, to: { walletId: crypto.randomUUID() }, amount: 1_001n }], history: history() }),
+      ),
+    );
+    expect(error.code).toBe('INSUFFICIENT_FUNDS');
+    expect(error.details?.[0]?.field).toBe('sourceWalletId');
+    expect((await balance(t.clientA.id, a))?.available).toBe(1_000n);
+  });
+});

@@ -1,0 +1,171 @@
+import { sql } from 'kysely';
+import type { Db } from '../../platform/db/database.js';
+import type { Tx } from '../../platform/db/transaction.js';
+import { LedgerBatch, type LoadOptions } from './ledger-batch.js';
+import type {
+  CaptureHoldOperation,
+  ClearPendingCreditOperation,
+  ExpireHoldOperation,
+  FailPendingCreditOperation,
+  IncrementHoldOperation,
+  LedgerOperation,
+  PlaceHoldOperation,
+  RecordPendingCreditOperation,
+  ReleaseHoldOperation,
+  ResultOf,
+  TransferOperation,
+} from './ledger-operations.js';
+import type { HoldStatus, PendingCreditStatus, SystemAccountKind, WalletBalance } from './ledger.js';
+import './ledger.tables.js';
+
+/**
+ * Runs one ledger operation inside the caller's transaction: lock what it touches, check it,
+ * write it. Throws an AppError (and writes nothing) when the operation is refused.
+ */
+export async function runLedgerOperation<O extends LedgerOperation>(tx: Tx, operation: O, options: LoadOptions = {}): Promise<ResultOf<O>> {
+  const batch = new LedgerBatch(tx, operation.now);
+  batch.declare(operation);
+  await batch.load(options);
+  const result = batch.apply(operation);
+  await batch.flush();
+  return result;
+}
+
+type Input<O> = Omit<O, 'operation'>;
+
+export const postTransfer = (tx: Tx, input: Input<TransferOperation>, options?: LoadOptions) =>
+  runLedgerOperation(tx, { operation: 'transfer', ...input }, options);
+export const placeHold = (tx: Tx, input: Input<PlaceHoldOperation>, options?: LoadOptions) =>
+  runLedgerOperation(tx, { operation: 'placeHold', ...input }, options);
+export const incrementHold = (tx: Tx, input: Input<IncrementHoldOperation>) => runLedgerOperation(tx, { operation: 'incrementHold', ...input });
+export const captureHold = (tx: Tx, input: Input<CaptureHoldOperation>, options?: LoadOptions) =>
+  runLedgerOperation(tx, { operation: 'captureHold', ...input }, options);
+export const releaseHold = (tx: Tx, input: Input<ReleaseHoldOperation>) => runLedgerOperation(tx, { operation: 'releaseHold', ...input });
+export const expireHold = (tx: Tx, input: Input<ExpireHoldOperation>) => runLedgerOperation(tx, { operation: 'expireHold', ...input });
+export const recordPendingCredit = (tx: Tx, input: Input<RecordPendingCreditOperation>, options?: LoadOptions) =>
+  runLedgerOperation(tx, { operation: 'recordPendingCredit', ...input }, options);
+export const clearPendingCredit = (tx: Tx, input: Input<ClearPendingCreditOperation>) =>
+  runLedgerOperation(tx, { operation: 'clearPendingCredit', ...input });
+export const failPendingCredit = (tx: Tx, input: Input<FailPendingCreditOperation>) =>
+  runLedgerOperation(tx, { operation: 'failPendingCredit', ...input });
+
+/** Balances of a wallet in every asset it has ever held, sorted by asset. Empty when it never held any. */
+export async function walletBalances(db: Db | Tx, clientId: string, walletId: string): Promise<WalletBalance[]> {
+  const rows = await db
+    .selectFrom('ledger_accounts')
+    .select(['asset', 'available', 'reserved', 'pending', 'overdrawn'])
+    .where('client_id', '=', clientId)
+    .where('kind', '=', 'WALLET')
+    .where('wallet_id', '=', walletId)
+    .orderBy('asset')
+    .execute();
+  return rows.map((row) => ({
+    asset: row.asset,
+    available: BigInt(row.available),
+    reserved: BigInt(row.reserved),
+    pending: BigInt(row.pending),
+    overdrawn: BigInt(row.overdrawn),
+  }));
+}
+
+/** The balance of a system account: the sum of its shards. */
+export async function systemAccountBalance(db: Db | Tx, clientId: string, kind: SystemAccountKind, asset: string): Promise<bigint> {
+  const row = await db
+    .selectFrom('ledger_accounts')
+    .select(sql<string>`coalesce(sum(available), 0)`.as('total'))
+    .where('client_id', '=', clientId)
+    .where('kind', '=', kind)
+    .where('asset', '=', asset)
+    .executeTakeFirst();
+  return BigInt(row?.total ?? '0');
+}
+
+export interface HoldView {
+  id: string;
+  walletId: string;
+  asset: string;
+  status: HoldStatus;
+  placed: bigint;
+  remaining: bigint;
+  captured: bigint;
+  overCaptured: bigint;
+  released: bigint;
+  shortfall: bigint;
+  expiresAt: Date | null;
+  parentTransactionId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export async function findHold(db: Db | Tx, clientId: string, holdId: string): Promise<HoldView | undefined> {
+  const row = await db
+    .selectFrom('ledger_holds as h')
+    .innerJoin('ledger_accounts as a', (join) => join.onRef('a.client_id', '=', 'h.client_id').onRef('a.id', '=', 'h.account_id'))
+    .selectAll('h')
+    .select('a.wallet_id')
+    .where('h.client_id', '=', clientId)
+    .where('h.id', '=', holdId)
+    .executeTakeFirst();
+  if (!row?.wallet_id) return undefined;
+  return {
+    id: row.id,
+    walletId: row.wallet_id,
+    asset: row.asset,
+    status: row.status,
+    placed: BigInt(row.amount_placed),
+    remaining: BigInt(row.amount_remaining),
+    captured: BigInt(row.amount_captured),
+    overCaptured: BigInt(row.amount_over_captured),
+    released: BigInt(row.amount_released),
+    shortfall: BigInt(row.shortfall),
+    expiresAt: row.expires_at,
+    parentTransactionId: row.parent_transaction_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Open holds whose expiry has passed, oldest first (for the worker of the module that owns them). */
+export async function findExpiredHolds(db: Db | Tx, now: Date, limit: number): Promise<{ clientId: string; holdId: string }[]> {
+  const rows = await db
+    .selectFrom('ledger_holds')
+    .select(['client_id', 'id'])
+    .where('status', '=', 'OPEN')
+    .where('expires_at', 'is not', null)
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ clientId: row.client_id, holdId: row.id }));
+}
+
+export interface PendingCreditView {
+  id: string;
+  walletId: string;
+  asset: string;
+  status: PendingCreditStatus;
+  amount: bigint;
+  source: SystemAccountKind;
+  parentTransactionId: string | null;
+}
+
+export async function findPendingCredit(db: Db | Tx, clientId: string, pendingCreditId: string): Promise<PendingCreditView | undefined> {
+  const row = await db
+    .selectFrom('ledger_pending_credits as p')
+    .innerJoin('ledger_accounts as a', (join) => join.onRef('a.client_id', '=', 'p.client_id').onRef('a.id', '=', 'p.account_id'))
+    .selectAll('p')
+    .select('a.wallet_id')
+    .where('p.client_id', '=', clientId)
+    .where('p.id', '=', pendingCreditId)
+    .executeTakeFirst();
+  if (!row?.wallet_id) return undefined;
+  return {
+    id: row.id,
+    walletId: row.wallet_id,
+    asset: row.asset,
+    status: row.status,
+    amount: BigInt(row.amount),
+    source: row.source_kind,
+    parentTransactionId: row.parent_transaction_id,
+  };
+}

@@ -1,0 +1,60 @@
+import { Type } from 'typebox';
+import type { App } from '../../../platform/http/app-type.js';
+import type { Deps } from '../../../platform/deps.js';
+import type { Db } from '../../../platform/db/database.js';
+import { authOf } from '../../../platform/http/context.js';
+import { Envelope, Text } from '../../../platform/http/envelope.js';
+import { notFound } from '../../../platform/http/errors.js';
+import { isUuid } from '../../../platform/ids.js';
+import { assert } from '../../../platform/assert.js';
+import { formatAmount } from '../../../platform/money/amount.js';
+import { findAsset } from '../../../platform/money/assets.js';
+import { walletBalances } from '../ledger.service.js';
+
+/** Answers whether the wallet exists for the client. */
+export type WalletExists = (db: Db, clientId: string, walletId: string) => Promise<boolean>;
+
+const AssetAmount = Type.Object({ asset: Type.String({ examples: ['USD'] }), amount: Type.String({ examples: ['125.50'] }) });
+
+const BalanceSchema = Type.Object(
+  {
+    AVAILABLE: Type.Array(AssetAmount, { description: 'money the wallet can spend now' }),
+    RESERVED: Type.Array(AssetAmount, { description: 'held for outgoing money not final yet (card holds, pending withdrawals, pending trades)' }),
+    PENDING: Type.Array(AssetAmount, { description: 'incoming money not cleared yet' }),
+  },
+  { title: 'WalletBalance' },
+);
+
+export function registerWalletBalanceRoutes(app: App, deps: Deps, walletExists: WalletExists): void {
+  app.get(
+    '/v1/wallets/:id/balance',
+    {
+      schema: {
+        tags: ['Wallets'],
+        summary: 'Wallet balance: AVAILABLE, RESERVED and PENDING per asset',
+        description:
+          'One entry per asset the wallet has ever held, in each of the three lists (sorted by asset). A wallet that never held ' +
+          'anything has three empty lists.',
+        params: Type.Object({ id: Text.id() }),
+        response: { 200: Envelope(BalanceSchema) },
+      },
+    },
+    async (request) => {
+      const { clientId } = authOf(request);
+      const walletId = request.params.id.toLowerCase();
+      if (!isUuid(walletId)) throw notFound('Wallet');
+      // A wallet with ledger accounts exists; only an empty answer needs the wallet looked up.
+      const balances = await walletBalances(deps.db, clientId, walletId);
+      if (balances.length === 0 && !(await walletExists(deps.db, clientId, walletId))) throw notFound('Wallet');
+      const data: Record<'AVAILABLE' | 'RESERVED' | 'PENDING', { asset: string; amount: string }[]> = { AVAILABLE: [], RESERVED: [], PENDING: [] };
+      for (const balance of balances) {
+        const asset = findAsset(balance.asset, 'sandbox');
+        assert(asset, `wallet ${walletId} holds an unknown asset ${balance.asset}`);
+        data.AVAILABLE.push({ asset: asset.code, amount: formatAmount(balance.available, asset) });
+        data.RESERVED.push({ asset: asset.code, amount: formatAmount(balance.reserved, asset) });
+        data.PENDING.push({ asset: asset.code, amount: formatAmount(balance.pending, asset) });
+      }
+      return { message: 'Balance retrieved', data, traceId: String(request.id) };
+    },
+  );
+}

@@ -1,0 +1,124 @@
+import { Type } from 'typebox';
+import type { App } from '../../../platform/http/app-type.js';
+import type { Deps } from '../../../platform/deps.js';
+import { authOf } from '../../../platform/http/context.js';
+import { Envelope, ListEnvelope, Text } from '../../../platform/http/envelope.js';
+import { notFound, validationError } from '../../../platform/http/errors.js';
+import { listQueryProperties, paginate } from '../../../platform/http/pagination.js';
+import { isUuid } from '../../../platform/ids.js';
+import type { WalletExists } from '../../ledger/index.js';
+import { linkingFilters, walletTransactionView } from '../transactions.js';
+import { walletTransactionsQuery } from '../transactions.store.js';
+
+
+const Id = (description: string) => Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description });
+
+export const WalletTransactionSchema = Type.Object(
+  {
+    id: Type.String({ description: 'this child record' }),
+    parentTransactionId: Type.String({ description: 'the parent that groups related records (both sides of an internal transfer, every step of a card swipe, …)' }),
+    walletId: Type.String(),
+    type: Type.String({ description: 'business type of the parent, for example INTERNAL_TRANSFER', examples: ['INTERNAL_TRANSFER'] }),
+    purpose: Type.String({
+      description:
+        'what this record did to the wallet: TRANSFER, HOLD, HOLD_INCREMENT, CAPTURE, RELEASE, EXPIRY, PENDING_CREDIT, CLEARING or PENDING_FAILURE',
+      examples: ['TRANSFER'],
+    }),
+    operation: Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')]),
+    balanceType: Type.Union([Type.Literal('AVAILABLE'), Type.Literal('RESERVED'), Type.Literal('PENDING')], {
+      description: 'the balance the record concerns',
+    }),
+    status: Type.Union([Type.Literal('PENDING'), Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED')]),
+    amount: Type.String({ description: 'decimal string, always positive; operation gives the direction', examples: ['25.00'] }),
+    asset: Type.String({ examples: ['USD'] }),
+    note: Type.Union([Type.String(), Type.Null()]),
+    cardTransactionId: Id('card transaction record that caused this one'),
+    parentCardTransactionId: Id('parent card transaction (one card swipe)'),
+    bankTransactionId: Id('bank transaction record that caused this one'),
+    parentBankTransactionId: Id('parent bank transaction'),
+    cryptoTransactionId: Id('crypto transaction record that caused this one'),
+    parentCryptoTransactionId: Id('parent crypto transaction'),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'WalletTransaction' },
+);
+
+const linkingProperties = Object.fromEntries(
+  linkingFilters.map(([name]) => [name, Type.Optional(Text.id({ description: `only records whose ${name} is this id` }))]),
+) as Record<(typeof linkingFilters)[number][0], ReturnType<typeof Type.Optional<ReturnType<typeof Text.id>>>>;
+
+const ListQuery = Type.Object(
+  {
+    ...listQueryProperties,
+    walletId: Type.Optional(Text.id({ description: 'the wallet whose records to list (an unknown wallet answers 404)' })),
+    ...linkingProperties,
+    operation: Type.Optional(Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')])),
+    status: Type.Optional(Type.Union([Type.Literal('PENDING'), Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED')])),
+    balanceType: Type.Optional(Type.Union([Type.Literal('AVAILABLE'), Type.Literal('RESERVED'), Type.Literal('PENDING')])),
+    type: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'business type, for example INTERNAL_TRANSFER' })),
+  },
+  { additionalProperties: false },
+);
+
+export function registerTransactionRoutes(app: App, deps: Deps, walletExists: WalletExists): void {
+  app.get(
+    '/v1/transactions',
+    {
+      schema: {
+        tags: ['Transactions'],
+        summary: 'List wallet transactions (the unified history), newest first',
+        description:
+          'Every effect of the ledger on a wallet is a child record under a parent. Needs walletId or at least one linking filter ' +
+          '(parentTransactionId, cardTransactionId, parentCardTransactionId, bankTransactionId, parentBankTransactionId, ' +
+          'cryptoTransactionId, parentCryptoTransactionId). Filtering by parentTransactionId returns both sides of an internal transfer.',
+        querystring: ListQuery,
+        response: { 200: ListEnvelope(WalletTransactionSchema) },
+      },
+    },
+    async (request) => {
+      const { clientId } = authOf(request);
+      const query = request.query;
+      const linked = linkingFilters.filter(([name]) => query[name] !== undefined);
+      if (query.walletId === undefined && linked.length === 0) {
+        throw validationError('walletId', `is required unless one of ${linkingFilters.map(([name]) => name).join(', ')} is given`);
+      }
+      const empty = { message: 'Transactions retrieved', data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null }, traceId: String(request.id) };
+      let select = walletTransactionsQuery(deps.db, clientId);
+      if (query.walletId !== undefined) {
+        if (!isUuid(query.walletId) || !(await walletExists(deps.db, clientId, query.walletId))) throw notFound('Wallet');
+        select = select.where('wallet_id', '=', query.walletId);
+      }
+      for (const [name, column] of linked) {
+        const value = query[name];
+        // An id that is not one of ours matches nothing, as an unknown id would.
+        if (value === undefined || !isUuid(value)) return empty;
+        select = select.where(column, '=', value);
+      }
+      if (query.operation) select = select.where('operation', '=', query.operation);
+      if (query.status) select = select.where('status', '=', query.status);
+      if (query.balanceType) select = select.where('balance_type', '=', query.balanceType);
+      if (query.type) select = select.where('type', '=', query.type);
+      const { rows, pagination } = await paginate(select, query, { id: 'id', createdAt: 'created_at' });
+      return { message: 'Transactions retrieved', data: rows.map(walletTransactionView), pagination, traceId: String(request.id) };
+    },
+  );
+
+  app.get(
+    '/v1/transactions/:id',
+    {
+      schema: {
+        tags: ['Transactions'],
+        summary: 'Retrieve one wallet transaction record',
+        params: Type.Object({ id: Text.id() }),
+        response: { 200: Envelope(WalletTransactionSchema) },
+      },
+    },
+    async (request) => {
+      const { clientId } = authOf(request);
+      if (!isUuid(request.params.id)) throw notFound('Transaction');
+      const row = await walletTransactionsQuery(deps.db, clientId).where('id', '=', request.params.id).executeTakeFirst();
+      if (!row) throw notFound('Transaction');
+      return { message: 'Transaction retrieved', data: walletTransactionView(row), traceId: String(request.id) };
+    },
+  );
+}
