@@ -2,12 +2,14 @@ import type { SecurityCase } from './security/types.js';
 import { platformSecurityCases } from './security/platform.js';
 import { bankDirectorySecurityCases } from './security/bank-directory.js';
 import { customerSecurityCases } from './security/customers.js';
+import { complianceSecurityCases } from './security/compliance.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
   ...platformSecurityCases,
   ...bankDirectorySecurityCases,
   ...customerSecurityCases,
+  ...complianceSecurityCases,
 ];
 
 /**

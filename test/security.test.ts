@@ -2,8 +2,20 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from './harness.js';
 import { securityCases, securityExemptRoutes } from './security-cases.js';
+import type { PreparedRequest } from './security/types.js';
 
 const writeMethods = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+
+/** The body of a prepared request: JSON, or raw bytes with their content type (uploads). */
+function payload(prepared: PreparedRequest) {
+  return prepared.rawBody !== undefined ? { rawBody: prepared.rawBody, contentType: prepared.contentType } : { body: prepared.body };
+}
+
+function sameRequest(a: PreparedRequest, b: PreparedRequest): boolean {
+  const raw = (request: PreparedRequest) => request.rawBody?.toString('base64') ?? null;
+  return a.url === b.url && JSON.stringify(a.body) === JSON.stringify(b.body) && raw(a) === raw(b);
+}
+
 let t: TestContext;
 
 beforeAll(async () => {
@@ -33,7 +45,7 @@ describe('route coverage', () => {
 describe.each(securityCases.map((entry) => [`${entry.method} ${entry.route}`, entry] as const))('%s', (_name, entry) => {
   it('401 without an API key', async () => {
     const prepared = await entry.prepare(t, t.clientA);
-    const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, key: null });
+    const response = await t.request({ method: entry.method, url: prepared.url, ...payload(prepared), key: null });
     expect(response.status).toBe(401);
     expect(response.body.code).toBe('UNAUTHENTICATED');
   });
@@ -41,21 +53,21 @@ describe.each(securityCases.map((entry) => [`${entry.method} ${entry.route}`, en
   it('401 with an unknown API key', async () => {
     const prepared = await entry.prepare(t, t.clientA);
     const unknownKey = `sk_test_${crypto.randomBytes(16).toString('hex')}`;
-    const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, key: unknownKey });
+    const response = await t.request({ method: entry.method, url: prepared.url, ...payload(prepared), key: unknownKey });
     expect(response.status).toBe(401);
     expect(response.body.code).toBe('UNAUTHENTICATED');
   });
 
   it('succeeds for the owner', async () => {
     const prepared = await entry.prepare(t, t.clientA);
-    const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body });
+    const response = await t.request({ method: entry.method, url: prepared.url, ...payload(prepared) });
     expect(response.status, JSON.stringify(response.body)).toBeLessThan(300);
   });
 
   if (writeMethods.has(entry.method)) {
     it('403 with a read-only key', async () => {
       const prepared = await entry.prepare(t, t.clientA);
-      const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, key: t.clientA.readOnlyKey });
+      const response = await t.request({ method: entry.method, url: prepared.url, ...payload(prepared), key: t.clientA.readOnlyKey });
       expect(response.status).toBe(403);
       expect(response.body.code).toBe('FORBIDDEN');
     });
@@ -63,16 +75,16 @@ describe.each(securityCases.map((entry) => [`${entry.method} ${entry.route}`, en
     it('replays the first response for a repeated Idempotency-Key, and refuses the key for another request', async () => {
       const prepared = await entry.prepare(t, t.clientA);
       const idempotencyKey = `security-${crypto.randomUUID()}`;
-      const first = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, idempotencyKey });
+      const first = await t.request({ method: entry.method, url: prepared.url, ...payload(prepared), idempotencyKey });
       expect(first.status, JSON.stringify(first.body)).toBeLessThan(300);
-      const second = await t.request({ method: entry.method, url: prepared.url, body: prepared.body, idempotencyKey });
+      const second = await t.request({ method: entry.method, url: prepared.url, ...payload(prepared), idempotencyKey });
       expect(second.status).toBe(first.status);
       expect(second.body).toEqual(first.body);
       expect(second.headers['idempotent-replayed']).toBe('true');
 
       const other = await entry.prepare(t, t.clientA);
-      if (other.url !== prepared.url || JSON.stringify(other.body) !== JSON.stringify(prepared.body)) {
-        const reused = await t.request({ method: entry.method, url: other.url, body: other.body, idempotencyKey });
+      if (!sameRequest(other, prepared)) {
+        const reused = await t.request({ method: entry.method, url: other.url, ...payload(other), idempotencyKey });
         expect(reused.status).toBe(422);
         expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
       }
@@ -82,7 +94,7 @@ describe.each(securityCases.map((entry) => [`${entry.method} ${entry.route}`, en
   if (entry.ownsResource) {
     it("404 for another client's resource, the same as for a missing one", async () => {
       const prepared = await entry.prepare(t, t.clientB);
-      const response = await t.request({ method: entry.method, url: prepared.url, body: prepared.body });
+      const response = await t.request({ method: entry.method, url: prepared.url, ...payload(prepared) });
       expect(response.status).toBe(404);
       expect(response.body.code).toBe('NOT_FOUND');
     });

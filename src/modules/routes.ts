@@ -3,7 +3,10 @@ import type { Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
 import { registerAssetRoutes } from './assets/index.js';
 import { registerBankDirectoryRoutes } from './bank-directory/index.js';
+import { registerComplianceModuleRoutes, type ComplianceRuntime } from './compliance/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
+import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbox/identity/index.js';
+import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
 import { registerInternalTransferRoutes } from './internal-transfers/index.js';
 import { walletExists, walletsExist } from './internal-transfers/wallet-directory.js';
@@ -19,6 +22,20 @@ export function registerModuleRoutes(app: App, deps: Deps): void {
   registerInternalTransferRoutes(app, deps, walletsExist);
   registerWalletBalanceRoutes(app, deps, walletExists);
   registerTransactionRoutes(app, deps, walletExists);
+  const compliance = complianceRuntime(deps);
+  registerComplianceModuleRoutes(app, deps, compliance);
+  registerVirtualAccountRoutes(app, deps);
+  if (deps.config.mode === 'sandbox') registerSandboxIdentityRoutes(app, deps, compliance);
+}
+
+/** The identity vendor: the sandbox one in sandbox mode; production ships none (EXTERNAL strategy only). */
+export function complianceRuntime(deps: Deps): ComplianceRuntime {
+  return {
+    provider:
+      deps.config.mode === 'sandbox'
+        ? new SandboxIdentityProvider({ publicBaseUrl: deps.config.publicBaseUrl, linkTtlMs: deps.config.kycLinkTtlMs })
+        : undefined,
+  };
 }
 
 /** Work every module does when a client is created (default programs and so on). */

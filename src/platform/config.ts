@@ -27,6 +27,8 @@ export interface Config {
   publicBaseUrl: string;
   runWorkers: boolean;
   authCacheTtlMs: number;
+  /** How long a KYC SDK link stays valid, measured by the injected clock. */
+  kycLinkTtlMs: number;
   /** AES-256-GCM key for sensitive customer fields; absent means the embedded database's key file. */
   encryptionKey: Buffer | undefined;
   /** Most concurrent write requests of one batched route (internal transfers) written in one transaction. */
@@ -53,6 +55,7 @@ export const environmentVariables = [
   ['EVENT_RETENTION_DAYS', '30', 'how long events stay readable through /v1/events'],
   ['PUBLIC_BASE_URL', 'http://localhost:$PORT', 'address this server is reached at (links it hands out)'],
   ['AUTH_CACHE_TTL_MS', '2000', 'how long a process trusts a looked-up API key before checking it again'],
+  ['KYC_LINK_TTL_MINUTES', '1440', 'how long a KYC SDK link (the hosted verification page) stays valid'],
   [
     'OPENBAAS_ENCRYPTION_KEY',
     '(unset: embedded database only)',
@@ -128,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     runWorkers: overrides.runWorkers ?? true,
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2000, 0, 60_000),
+    kycLinkTtlMs: integer(env, 'KYC_LINK_TTL_MINUTES', 1440, 1, 60 * 24 * 90) * 60_000,
     encryptionKey,
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
     writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 4, 1, 64),

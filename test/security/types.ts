@@ -3,6 +3,9 @@ import type { TestClient, TestContext } from '../harness.js';
 export interface PreparedRequest {
   url: string;
   body?: unknown;
+  /** A body sent as-is with its own content type (multipart uploads), instead of `body`. */
+  rawBody?: Buffer;
+  contentType?: string;
 }
 
 /**

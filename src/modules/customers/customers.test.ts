@@ -246,17 +246,17 @@ describe('GET /v1/customers/:id', () => {
       expect(plain.body.data).not.toHaveProperty('bankingInfo');
 
       const walletId = customer.portfolios[0].wallets[0];
-      await t.deps.db.updateTable('wallets').set({ virtual_account_number: '9876543210' }).where('id', '=', walletId).execute();
+      await t.deps.db.updateTable('wallets').set({ virtual_account_number: '709876543210' }).where('id', '=', walletId).execute();
       const withAccount = await t.request({ url: `/v1/customers/${customer.id}` });
-      expect(withAccount.body.data.bankingInfo).toEqual({ virtual_account_number: '9876543210' });
+      expect(withAccount.body.data.bankingInfo).toEqual({ virtual_account_number: '709876543210' });
       const listed = await t.request({ url: `/v1/customers?email=${encodeURIComponent(customer.email)}` });
       expect(listed.body.data[0]).not.toHaveProperty('bankingInfo');
 
       await t.deps.db.updateTable('wallets').set({ vrn: 'VRN00012345' }).where('id', '=', walletId).execute();
       const withVrn = await t.request({ url: `/v1/customers/${customer.id}` });
-      expect(withVrn.body.data.bankingInfo).toEqual({ virtual_account_number: '9876543210', virtual_reference_number: 'VRN00012345' });
+      expect(withVrn.body.data.bankingInfo).toEqual({ virtual_account_number: '709876543210', virtual_reference_number: 'VRN00012345' });
       const wallet = await t.request({ url: `/v1/wallets/${walletId}` });
-      expect(wallet.body.data.virtualAccount).toEqual({ virtualAccountNumber: '9876543210', dedicatedAccountNumber: null, vrn: 'VRN00012345' });
+      expect(wallet.body.data.virtualAccount).toEqual({ virtualAccountNumber: '709876543210', dedicatedAccountNumber: null, vrn: 'VRN00012345' });
     });
   });
 

@@ -29,14 +29,18 @@ export const errorCodes = {
   DUPLICATE_EMAIL: { status: 409, description: 'Another customer of this client already uses this email address (compared without regard to letter case).' },
   INVALID_STATE: { status: 409, description: 'The resource is in a state that does not allow this change; the message names the state (for example KYC data after onboarding was decided).' },
   DUPLICATE_RELATION: { status: 409, description: 'The person already has this role in the business; update the relation with PATCH instead.' },
+  KYC_NOT_APPROVED: { status: 409, description: 'The customer\'s KYC (or KYB, for a business) is not APPROVED, which this request needs (for example a virtual account).' },
+  VIRTUAL_ACCOUNT_EXISTS: { status: 409, description: 'The wallet already has a virtual account; a wallet has at most one.' },
   OWNERSHIP_LIMIT_EXCEEDED: { status: 409, description: 'The shareholders of a business would together own more than 100%.' },
   IDEMPOTENCY_REQUEST_IN_PROGRESS: { status: 409, description: 'A request with this Idempotency-Key is still being processed; retry later.' },
   // 410
   ENDPOINT_REMOVED: { status: 410, description: 'The endpoint was removed; the message names its replacement.' },
   // 413, 415
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The body exceeds the size limit (1 MiB for JSON, 10 MiB for uploads).' },
+  UNSUPPORTED_FILE_TYPE: { status: 415, description: 'The uploaded file is not a PDF, PNG or JPEG; the type is read from the file\'s content, not its name.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The Content-Type is not accepted by this route (JSON bodies need application/json).' },
   // 422
+  COMPLIANCE_PROFILE_INCOMPLETE: { status: 422, description: 'KYC or KYB cannot start until the customer\'s data is complete; `details` names each missing field.' },
   RESOURCE_LIMIT_REACHED: { status: 422, description: 'A documented per-record limit is reached (for example portfolios per customer or wallets per portfolio).' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'The Idempotency-Key was already used with a different request.' },
   INSUFFICIENT_FUNDS: { status: 422, description: 'The wallet\'s AVAILABLE balance in the asset is smaller than the amount; nothing was moved.' },
@@ -44,6 +48,7 @@ export const errorCodes = {
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key; wait for the number of seconds in Retry-After.' },
   // 500, 503
   INTERNAL_ERROR: { status: 500, description: 'A bug on our side. It is logged with the trace id; please report it.' },
+  IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, description: 'No identity verification provider is configured in this mode (production ships none); only the EXTERNAL onboarding strategy works.' },
   SERVICE_UNAVAILABLE: { status: 503, description: 'The service is starting, shutting down or cannot reach its database.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 

@@ -1,0 +1,155 @@
+import multipart from '@fastify/multipart';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type { App } from '../../../platform/http/app-type.js';
+import type { Deps } from '../../../platform/deps.js';
+import { Envelope } from '../../../platform/http/envelope.js';
+import { AppError, validationError } from '../../../platform/http/errors.js';
+import { runWrite } from '../../../platform/http/idempotency.js';
+import { uploadBodyLimitBytes, validatorCompiler } from '../../../platform/http/validation.js';
+import * as compliance from '../compliance.service.js';
+import {
+  businessDocumentTypes,
+  cleanFileName,
+  documentSizeMaxBytes,
+  documentTypeDescriptions,
+  individualDocumentTypes,
+  sha256,
+  sniffDocumentType,
+  type DocumentType,
+} from '../documents.js';
+import { DocumentSchema } from './schemas.js';
+
+/** Limits of the multipart form: one file, two short text fields, nothing else. */
+const formFieldLengthMax = 100;
+const formLimits = { fileSize: documentSizeMaxBytes, files: 1, fields: 2, parts: 3, fieldSize: formFieldLengthMax, fieldNameSize: 50, headerPairs: 20 };
+
+interface ParsedUpload {
+  customerId: string;
+  documentType: DocumentType;
+  file: compliance.UploadedFile;
+}
+
+function isFastifyError(error: unknown, code: string): boolean {
+  return (error as { code?: unknown } | null)?.code === code;
+}
+
+/**
+ * Reads the form: fields customerId and documentType and one file part named file. Unknown
+ * parts, a missing part, a file over 10 MiB and a file that is not a PDF, PNG or JPEG (by its
+ * content) are refused, each naming the part.
+ */
+async function readUpload(request: FastifyRequest, allowedTypes: readonly DocumentType[]): Promise<ParsedUpload> {
+  if (!request.isMultipart()) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the document as multipart/form-data with the parts customerId, documentType and file.');
+  }
+  const fields: Record<string, string> = {};
+  let file: { content: Buffer; fileName: string | null } | undefined;
+  try {
+    for await (const part of request.parts({ limits: formLimits })) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file' || file) {
+          await part.toBuffer().catch(() => undefined);
+          throw validationError(part.fieldname, part.fieldname === 'file' ? 'only one file may be sent' : 'is not a known part; send the document as the part named file');
+        }
+        file = { content: await part.toBuffer(), fileName: cleanFileName(part.filename) };
+      } else {
+        if (part.fieldname !== 'customerId' && part.fieldname !== 'documentType') throw validationError(part.fieldname, 'is not a known part');
+        if (part.valueTruncated) throw validationError(part.fieldname, `must be at most ${formFieldLengthMax} characters`);
+        if (typeof part.value !== 'string') throw validationError(part.fieldname, 'must be text');
+        fields[part.fieldname] = part.value;
+      }
+    }
+  } catch (error) {
+    if (isFastifyError(error, 'FST_REQ_FILE_TOO_LARGE')) {
+      throw new AppError('PAYLOAD_TOO_LARGE', `The file is larger than ${documentSizeMaxBytes / 1024 / 1024} MiB.`, { details: [{ field: 'file', message: 'is larger than 10 MiB' }] });
+    }
+    if (isFastifyError(error, 'FST_PARTS_LIMIT') || isFastifyError(error, 'FST_FILES_LIMIT') || isFastifyError(error, 'FST_FIELDS_LIMIT')) {
+      throw validationError('body', 'send exactly the parts customerId, documentType and one file');
+    }
+    throw error;
+  }
+  const customerId = fields.customerId;
+  const documentType = fields.documentType;
+  const missing = [customerId === undefined ? 'customerId' : undefined, documentType === undefined ? 'documentType' : undefined, file ? undefined : 'file'].filter(
+    (field): field is string => field !== undefined,
+  );
+  if (missing.length > 0 || customerId === undefined || documentType === undefined || !file) {
+    throw new AppError('VALIDATION_ERROR', `Missing parts: ${missing.join(', ')}.`, { details: missing.map((field) => ({ field, message: 'is required' })) });
+  }
+  if (!(allowedTypes as readonly string[]).includes(documentType)) {
+    throw validationError('documentType', `must be one of ${allowedTypes.join(', ')}`);
+  }
+  if (file.content.length === 0) throw validationError('file', 'is empty');
+  const contentType = await sniffDocumentType(file.content);
+  if (!contentType) {
+    throw new AppError('UNSUPPORTED_FILE_TYPE', 'The file is not a PDF, PNG or JPEG (its content was checked, not its name).', {
+      details: [{ field: 'file', message: 'must be a PDF, PNG or JPEG' }],
+    });
+  }
+  return { customerId, documentType: documentType as DocumentType, file: { content: file.content, fileName: file.fileName, contentType } };
+}
+
+/**
+ * The form as the OpenAPI document shows it. The handler reads the parts itself (readUpload), so
+ * this schema documents the body and is never compiled into a validator.
+ */
+function formSchema(types: readonly DocumentType[]) {
+  return {
+    type: 'object',
+    required: ['customerId', 'documentType', 'file'],
+    properties: {
+      customerId: { type: 'string', maxLength: 64, description: 'the customer the document belongs to' },
+      documentType: { type: 'string', maxLength: 50, enum: [...types] },
+      file: { type: 'string', format: 'binary', maxLength: documentSizeMaxBytes, description: 'PDF, PNG or JPEG (by content), at most 10 MiB' },
+    },
+  };
+}
+
+const documentedOnly: FastifySchemaCompiler<unknown> = (route) =>
+  route.httpPart === 'body' ? () => true : validatorCompiler(route);
+
+function typeList(types: readonly DocumentType[]): string {
+  return types.map((type) => `${type} (${documentTypeDescriptions[type]})`).join('; ');
+}
+
+export function registerDocumentRoutes(app: App, deps: Deps, runtime: compliance.ComplianceRuntime): void {
+  const routes = [
+    { url: '/v1/compliance/upload-document', customerType: 'PRIVATE' as const, types: individualDocumentTypes, who: 'an individual' },
+    { url: '/v1/compliance/business/upload-document', customerType: 'LEGAL' as const, types: businessDocumentTypes, who: 'a business' },
+  ];
+  // Multipart parsing exists only inside this scope: every other route keeps JSON only.
+  void app.register(async (scope) => {
+    await scope.register(multipart, { limits: formLimits, throwFileSizeLimit: true });
+    for (const route of routes) {
+      scope.post(
+        route.url,
+        {
+          bodyLimit: uploadBodyLimitBytes + 64 * 1024,
+          validatorCompiler: documentedOnly,
+          schema: {
+            body: formSchema(route.types),
+            tags: ['Compliance'],
+            summary: `Upload a compliance document of ${route.who}`,
+            description:
+              `multipart/form-data with the parts customerId, documentType and file. Types: ${typeList(route.types)}. ` +
+              'The file must be a PDF, PNG or JPEG by its content (415 UNSUPPORTED_FILE_TYPE) and at most 10 MiB (413). ' +
+              'It is stored with its SHA-256; an upload may complete the onboarding.',
+            consumes: ['multipart/form-data'],
+            response: { 201: Envelope(DocumentSchema) },
+          },
+        },
+        async (request, reply) => {
+          const upload = await readUpload(request, route.types);
+          // The idempotency fingerprint covers the fields and the file's digest.
+          request.body = { customerId: upload.customerId, documentType: upload.documentType, fileName: upload.file.fileName, sha256: sha256(upload.file.content).toString('hex') };
+          return runWrite(request, reply, deps, async (tx, context) => ({
+            statusCode: 201,
+            message: 'Document uploaded',
+            data: await compliance.uploadDocument(tx, context, runtime, { customerType: route.customerType, ...upload }),
+          }));
+        },
+      );
+    }
+  });
+}
+

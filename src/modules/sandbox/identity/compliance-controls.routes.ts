@@ -1,0 +1,88 @@
+import { Type } from 'typebox';
+import type { App } from '../../../platform/http/app-type.js';
+import type { Deps } from '../../../platform/deps.js';
+import { Envelope, Text } from '../../../platform/http/envelope.js';
+import { runWrite } from '../../../platform/http/idempotency.js';
+import {
+  BusinessStatusSchema,
+  ForceCheckBody,
+  IndividualStatusSchema,
+  OnboardingSchema,
+  OutcomeBody,
+  applyVerificationOutcome,
+  expireOnboarding,
+  forceCheck,
+  onboardingView,
+  type ComplianceRuntime,
+} from '../../compliance/index.js';
+
+const tags = ['Sandbox'];
+const onboardingParams = Type.Object({ onboardingId: Text.id() });
+
+/**
+ * Sandbox controls of the identity vendor (CONTRACT §10): decide a verification, expire a link,
+ * force a single compliance check. Registered only in sandbox mode; authenticated like the rest.
+ */
+export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: ComplianceRuntime): void {
+  app.post(
+    '/v1/sandbox/onboardings/:onboardingId/outcome',
+    {
+      schema: {
+        tags,
+        summary: 'Decide an identity verification (sandbox)',
+        description:
+          'Acts as the identity vendor. On a PENDING KYC it is as if the person finished the SDK flow with that outcome; on a verification under ' +
+          'manual review (or after an error) it is the review\'s verdict; on a KYB it decides the business review (no ERROR). ' +
+          'APPROVED may complete the onboarding when the required documents are in. 409 INVALID_STATE when the onboarding or its verification is finished.',
+        params: onboardingParams,
+        body: OutcomeBody,
+        response: { 200: Envelope(OnboardingSchema) },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, deps, async (tx, context) => {
+        const details = request.body.errorMessage === undefined ? {} : { errorMessage: request.body.errorMessage };
+        const onboarding = await applyVerificationOutcome(tx, context, runtime, request.params.onboardingId, request.body.outcome, details);
+        return { message: `Outcome ${request.body.outcome} recorded`, data: onboardingView(onboarding) };
+      }),
+  );
+
+  app.post(
+    '/v1/sandbox/onboardings/:onboardingId/expire',
+    {
+      schema: {
+        tags,
+        summary: 'Expire an SDK link now (sandbox)',
+        description: 'PENDING → EXPIRED and CUSTOMER_KYC_SDK_EXPIRED, as when the link outlives KYC_LINK_TTL_MINUTES. 409 INVALID_STATE otherwise.',
+        params: onboardingParams,
+        response: { 200: Envelope(OnboardingSchema) },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, deps, async (tx, context) => ({
+        message: 'SDK link expired',
+        data: onboardingView(await expireOnboarding(tx, context, request.params.onboardingId)),
+      })),
+  );
+
+  app.post(
+    '/v1/sandbox/customers/:customerId/compliance-checks',
+    {
+      schema: {
+        tags,
+        summary: 'Force one compliance check to pass or fail (sandbox)',
+        description:
+          'Holds until forced again. Data and document checks only (the verification is decided with the outcome control). ' +
+          'May complete the onboarding. Returns the customer\'s compliance status (individual or business).',
+        params: Type.Object({ customerId: Text.id() }),
+        body: ForceCheckBody,
+        response: { 200: Envelope(Type.Union([IndividualStatusSchema, BusinessStatusSchema])) },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, deps, async (tx, context) => ({
+        message: `Check ${request.body.name} forced to ${request.body.passed ? 'pass' : 'fail'}`,
+        data: await forceCheck(tx, context, runtime, request.params.customerId, request.body.name, request.body.passed),
+      })),
+  );
+}

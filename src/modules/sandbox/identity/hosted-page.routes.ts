@@ -1,0 +1,98 @@
+import type { FastifyReply } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { App } from '../../../platform/http/app-type.js';
+import type { Deps } from '../../../platform/deps.js';
+import { withTransaction } from '../../../platform/db/transaction.js';
+import type { RequestContext } from '../../../platform/http/context.js';
+import { applyVerificationOutcome, expireIfDue, findByTokenHash, verificationOutcomes, type ComplianceRuntime, type VerificationOutcome } from '../../compliance/index.js';
+import { renderHostedPage, type HostedPageView } from './hosted-page.js';
+import { hashSdkToken, hostedKycPathPrefix, sandboxOutcomeFor, sdkTokenPattern } from './sandbox-identity-provider.js';
+
+/** The form posts one short field; anything bigger is not ours. */
+const formBodyLimitBytes = 4096;
+
+/** Headers of every hosted page: never cached, never framed, no referrer (the token is in the URL), no script. */
+function sendPage(reply: FastifyReply, statusCode: number, view: HostedPageView): FastifyReply {
+  return reply
+    .code(statusCode)
+    .headers({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    })
+    .send(renderHostedPage(view));
+}
+
+function fullName(person: { firstName: string; lastName: string }): string {
+  return `${person.firstName} ${person.lastName}`.trim();
+}
+
+/**
+ * The hosted verification page (sandbox only): GET shows it, POST submits the person's result.
+ * Public routes: the unguessable token in the path is the only credential.
+ */
+export function registerHostedPageRoutes(app: App, deps: Deps, runtime: ComplianceRuntime): void {
+  const params = Type.Object({ token: Type.String({ maxLength: 200 }) });
+
+  void app.register(async (plainScope) => {
+    const scope = plainScope.withTypeProvider<TypeBoxTypeProvider>();
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: formBodyLimitBytes }, (_request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      done(null, Object.fromEntries(new URLSearchParams(text)));
+    });
+
+    scope.get(
+      `${hostedKycPathPrefix}:token`,
+      { config: { public: true }, schema: { hide: true, params } },
+      async (request, reply) => {
+        const token = request.params.token;
+        const found = sdkTokenPattern.test(token) ? await findByTokenHash(deps.db, hashSdkToken(token)) : undefined;
+        if (!found) return sendPage(reply, 404, { kind: 'not-found' });
+        const { onboarding } = found;
+        const now = deps.clock.now();
+        const name = fullName(found);
+        // A link replaced by a re-run is as dead as an expired one.
+        const dead = onboarding.status === 'EXPIRED' || onboarding.status === 'ARCHIVED';
+        if (dead || (onboarding.status === 'PENDING' && onboarding.sdk_expires_at !== null && onboarding.sdk_expires_at <= now)) {
+          return sendPage(reply, 410, { kind: 'expired', fullName: name });
+        }
+        if (onboarding.status === 'PENDING' && onboarding.verification_status === 'PENDING' && onboarding.sdk_expires_at !== null) {
+          return sendPage(reply, 200, { kind: 'open', token, fullName: name, expiresAt: onboarding.sdk_expires_at, magicOutcome: sandboxOutcomeFor(found) });
+        }
+        return sendPage(reply, 200, { kind: 'done', fullName: name, onboardingStatus: onboarding.status, verificationStatus: onboarding.verification_status });
+      },
+    );
+
+    scope.post(
+      `${hostedKycPathPrefix}:token`,
+      { config: { public: true }, schema: { hide: true, params } },
+      async (request, reply) => {
+        const token = request.params.token;
+        const found = sdkTokenPattern.test(token) ? await findByTokenHash(deps.db, hashSdkToken(token)) : undefined;
+        if (!found) return sendPage(reply, 404, { kind: 'not-found' });
+        const body = (request.body ?? {}) as Record<string, unknown>;
+        const chosen = typeof body.outcome === 'string' ? body.outcome : 'AUTO';
+        const outcome: VerificationOutcome | undefined =
+          chosen === 'AUTO' ? sandboxOutcomeFor(found) : (verificationOutcomes as readonly string[]).includes(chosen) ? (chosen as VerificationOutcome) : undefined;
+        const context: RequestContext = { clientId: found.onboarding.client_id, traceId: String(request.id), now: deps.clock.now() };
+        const name = fullName(found);
+        const result = await withTransaction(deps.db, async (tx) => {
+          if (await expireIfDue(tx, context, found.onboarding.id)) return 'expired' as const;
+          const onboarding = (await findByTokenHash(tx, hashSdkToken(token)))?.onboarding;
+          if (!onboarding || onboarding.status === 'EXPIRED' || onboarding.status === 'ARCHIVED') return 'expired' as const;
+          // Only an unfinished flow takes a result; a second submission just shows the result.
+          if (!outcome || onboarding.status !== 'PENDING' || onboarding.verification_status !== 'PENDING') return 'done' as const;
+          await applyVerificationOutcome(tx, context, runtime, onboarding.id, outcome);
+          return 'done' as const;
+        });
+        if (result === 'expired') return sendPage(reply, 410, { kind: 'expired', fullName: name });
+        // Post/redirect/get: reloading the result page does not submit again.
+        return reply.code(303).header('location', `${hostedKycPathPrefix}${token}`).header('cache-control', 'no-store').send();
+      },
+    );
+  });
+}

@@ -1,0 +1,40 @@
+/**
+ * Virtual account numbers: 12 digits, "70" + a 9-digit serial + a Luhn check digit, for example
+ * 700000000017. The serial comes from one PostgreSQL sequence shared by every client, so a number
+ * is globally unique (an inbound deposit names only the number) and never handed out twice,
+ * even after a rolled-back transaction (a sequence never goes back). The check digit lets a
+ * mistyped number be told apart from an unknown one.
+ */
+
+export const virtualAccountNumberLength = 12;
+export const virtualAccountNumberPrefix = '70';
+export const virtualAccountSerialDigits = 9;
+export const virtualAccountSerialMax = 10n ** BigInt(virtualAccountSerialDigits) - 1n;
+export const virtualAccountNumberPattern = /^70[0-9]{10}$/;
+
+/** The Luhn (mod 10) check digit of a string of digits. */
+export function luhnCheckDigit(digits: string): number {
+  let sum = 0;
+  for (let index = 0; index < digits.length; index++) {
+    // Double every second digit counting from the right of the payload (the check digit goes after it).
+    let digit = Number(digits[digits.length - 1 - index]);
+    if (index % 2 === 0) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return (10 - (sum % 10)) % 10;
+}
+
+export function formatVirtualAccountNumber(serial: bigint): string {
+  if (serial < 1n || serial > virtualAccountSerialMax) throw new Error(`virtual account serial out of range: ${serial}`);
+  const payload = `${virtualAccountNumberPrefix}${serial.toString().padStart(virtualAccountSerialDigits, '0')}`;
+  return `${payload}${luhnCheckDigit(payload)}`;
+}
+
+/** True for a well-formed number with a correct check digit. */
+export function isValidVirtualAccountNumber(value: string): boolean {
+  if (!virtualAccountNumberPattern.test(value)) return false;
+  return luhnCheckDigit(value.slice(0, -1)) === Number(value.slice(-1));
+}

@@ -1,0 +1,68 @@
+import { sql } from 'kysely';
+import type { Tx } from '../../platform/db/transaction.js';
+import type { RequestContext } from '../../platform/http/context.js';
+import { AppError, notFound } from '../../platform/http/errors.js';
+import { findCustomer, findWallet, type WalletRow } from '../customers/index.js';
+import { recordEvent } from '../webhooks/events.store.js';
+import { formatVirtualAccountNumber } from './virtual-account-number.js';
+
+export interface VirtualAccountView {
+  walletId: string;
+  virtualAccountNumber: string;
+}
+
+/** The next number from the shared sequence (outside the transaction's rollback: never reused). */
+async function nextVirtualAccountNumber(tx: Tx): Promise<string> {
+  const result = await sql<{ serial: string }>`SELECT nextval('virtual_account_serial')::text AS serial`.execute(tx);
+  const serial = result.rows[0]?.serial;
+  if (serial === undefined) throw new Error('the virtual account sequence returned no value');
+  return formatVirtualAccountNumber(BigInt(serial));
+}
+
+/**
+ * Gives the wallet a virtual account number and records VIRTUAL_ACCOUNT_CREATED, in the caller's
+ * transaction. The caller holds the customer's row lock. A wallet that already has a number
+ * keeps it: undefined is returned and nothing is recorded.
+ */
+export async function assignVirtualAccount(tx: Tx, context: RequestContext, wallet: WalletRow): Promise<VirtualAccountView | undefined> {
+  if (wallet.virtual_account_number !== null) return undefined;
+  const number = await nextVirtualAccountNumber(tx);
+  const updated = await tx
+    .updateTable('wallets')
+    .set({ virtual_account_number: number })
+    .where('client_id', '=', context.clientId)
+    .where('id', '=', wallet.id)
+    .where('virtual_account_number', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  if (!updated) return undefined;
+  await recordEvent(tx, context, 'VIRTUAL_ACCOUNT_CREATED', { customerId: wallet.customer_id, walletId: wallet.id });
+  return { walletId: wallet.id, virtualAccountNumber: number };
+}
+
+/**
+ * POST /v1/virtual-accounts: a number for any wallet of a customer whose KYC (or KYB) is
+ * APPROVED. Rules, first failing wins: the wallet exists for this client (404); the customer is
+ * APPROVED (409 KYC_NOT_APPROVED); the wallet has no number yet (409 VIRTUAL_ACCOUNT_EXISTS).
+ */
+export async function createVirtualAccount(tx: Tx, context: RequestContext, walletId: string): Promise<VirtualAccountView> {
+  const found = await findWallet(tx, context.clientId, walletId);
+  if (!found) throw notFound('Wallet');
+  // Lock the owner first (the order every compliance write uses), then read the wallet again.
+  await sql`SELECT 1 FROM customers WHERE client_id = ${context.clientId} AND id = ${found.customer_id} FOR UPDATE`.execute(tx);
+  const customer = await findCustomer(tx, context.clientId, found.customer_id);
+  const wallet = await findWallet(tx, context.clientId, walletId);
+  if (!customer || !wallet) throw notFound('Wallet');
+  if (customer.onboarding_status !== 'APPROVED') {
+    throw new AppError(
+      'KYC_NOT_APPROVED',
+      `A virtual account needs the customer's ${customer.type === 'LEGAL' ? 'KYB' : 'KYC'} to be APPROVED; it is ${customer.onboarding_status ?? 'not started'}.`,
+    );
+  }
+  if (wallet.virtual_account_number !== null) {
+    throw new AppError('VIRTUAL_ACCOUNT_EXISTS', 'This wallet already has a virtual account.');
+  }
+  const created = await assignVirtualAccount(tx, context, wallet);
+  if (!created) throw new AppError('VIRTUAL_ACCOUNT_EXISTS', 'This wallet already has a virtual account.');
+  return created;
+}

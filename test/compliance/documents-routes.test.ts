@@ -1,0 +1,240 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../harness.js';
+import { approveIndividual, complianceStatus, createBusinessWith, createReadyIndividual, startKyc, upload } from './helpers.js';
+import { multipart, sampleGif, sampleJpeg, samplePdf, samplePng, sampleText } from './files.js';
+
+/** Document uploads, source-of-funds declarations and virtual accounts, by outcome. */
+
+let t: TestContext;
+const missingId = '019ca945-0a00-74c1-8797-3bfde107f365';
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function expectCode(response: { status: number; body: { code: string } }, status: number, code: string) {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  expect(response.body.code).toBe(code);
+}
+
+async function sendForm(parts: Parameters<typeof multipart>[0], url = '/v1/compliance/upload-document') {
+  const form = multipart(parts);
+  return t.request({ method: 'POST', url, rawBody: form.body, contentType: form.contentType });
+}
+
+describe('POST /v1/compliance/upload-document', () => {
+  describe('201', () => {
+    it.each([
+      ['a PDF', samplePdf, 'application/pdf'],
+      ['a PNG', samplePng, 'image/png'],
+      ['a JPEG', async () => sampleJpeg(), 'image/jpeg'],
+    ])('stores %s in the database with its SHA-256, whatever its declared name and type', async (_name, make, contentType) => {
+      const customer = await createReadyIndividual(t);
+      const content = await make();
+      const response = await sendForm([
+        { name: 'customerId', value: customer.id },
+        { name: 'documentType', value: 'DOC_PROOF_OF_ADDRESS' },
+        { name: 'file', file: { content, fileName: 'C:\\scans\\bill.bin', contentType: 'application/octet-stream' } },
+      ]);
+      expect(response.status, JSON.stringify(response.body)).toBe(201);
+      expect(response.body.data).toMatchObject({ customerId: customer.id, documentType: 'DOC_PROOF_OF_ADDRESS', contentType, fileName: 'bill.bin', sizeBytes: content.length, onboardingId: null });
+      const row = await t.deps.db.selectFrom('compliance_documents').selectAll().where('id', '=', response.body.data.documentId).executeTakeFirstOrThrow();
+      expect(row.content.equals(content)).toBe(true);
+      expect(row.sha256.toString('hex')).toBe(response.body.data.sha256);
+      expect(row.client_id).toBe(t.clientA.id);
+    });
+
+    it('replays an upload sent again with the same Idempotency-Key, storing one document', async () => {
+      const customer = await createReadyIndividual(t);
+      const form = multipart([
+        { name: 'customerId', value: customer.id },
+        { name: 'documentType', value: 'DOC_FATCA_W9' },
+        { name: 'file', file: { content: await samplePdf(), fileName: 'w9.pdf', contentType: 'application/pdf' } },
+      ]);
+      const send = () => t.request({ method: 'POST', url: '/v1/compliance/upload-document', rawBody: form.body, contentType: form.contentType, idempotencyKey: `upload-${customer.id}` });
+      const first = await send();
+      const second = await send();
+      expect(second.status).toBe(201);
+      expect(second.body).toEqual(first.body);
+      expect(second.headers['idempotent-replayed']).toBe('true');
+      const rows = await t.deps.db.selectFrom('compliance_documents').select('id').where('customer_id', '=', customer.id).execute();
+      expect(rows).toHaveLength(1);
+    });
+  });
+
+  describe('400', () => {
+    it('names a missing part', async () => {
+      const customer = await createReadyIndividual(t);
+      const response = await sendForm([{ name: 'customerId', value: customer.id }, { name: 'documentType', value: 'DOC_FATCA_W9' }]);
+      await expectCode(response, 400, 'VALIDATION_ERROR');
+      expect(response.body.details).toEqual([{ field: 'file', message: 'is required' }]);
+    });
+
+    it('refuses an unknown part, an unknown document type and an empty file', async () => {
+      const customer = await createReadyIndividual(t);
+      const pdf = await samplePdf();
+      const unknown = await sendForm([
+        { name: 'customerId', value: customer.id },
+        { name: 'note', value: 'hello' },
+        { name: 'file', file: { content: pdf, fileName: 'a.pdf', contentType: 'application/pdf' } },
+      ]);
+      await expectCode(unknown, 400, 'VALIDATION_ERROR');
+      expect(unknown.body.details[0].field).toBe('note');
+      const wrongType = await sendForm([
+        { name: 'customerId', value: customer.id },
+        { name: 'documentType', value: 'DOC_BUSINESS_REGISTRATION' },
+        { name: 'file', file: { content: pdf, fileName: 'a.pdf', contentType: 'application/pdf' } },
+      ]);
+      await expectCode(wrongType, 400, 'VALIDATION_ERROR');
+      expect(wrongType.body.details[0].field).toBe('documentType');
+      const empty = await sendForm([
+        { name: 'customerId', value: customer.id },
+        { name: 'documentType', value: 'DOC_FATCA_W9' },
+        { name: 'file', file: { content: Buffer.alloc(0), fileName: 'a.pdf', contentType: 'application/pdf' } },
+      ]);
+      await expectCode(empty, 400, 'VALIDATION_ERROR');
+      expect(empty.body.details[0].field).toBe('file');
+    });
+
+    it('refuses a business on the individual route', async () => {
+      const business = await createBusinessWith(t);
+      await expectCode(await upload(t, { customerId: business.id, documentType: 'DOC_FATCA_W9' }), 400, 'WRONG_CUSTOMER_TYPE');
+    });
+  });
+
+  describe('404', () => {
+    it('answers the same for a missing, malformed and other client\'s customer', async () => {
+      const other = await createReadyIndividual(t, t.clientB);
+      for (const customerId of [missingId, 'zzz', other.id]) {
+        await expectCode(await upload(t, { customerId, documentType: 'DOC_FATCA_W9' }), 404, 'NOT_FOUND');
+      }
+    });
+  });
+
+  describe('413', () => {
+    it('refuses a file over 10 MiB', async () => {
+      const customer = await createReadyIndividual(t);
+      const big = Buffer.concat([await samplePdf(), Buffer.alloc(10 * 1024 * 1024, 0x20)]);
+      const response = await upload(t, { customerId: customer.id, documentType: 'DOC_FATCA_W9', content: big });
+      await expectCode(response, 413, 'PAYLOAD_TOO_LARGE');
+      expect(response.body.details).toEqual([{ field: 'file', message: 'is larger than 10 MiB' }]);
+    });
+  });
+
+  describe('415', () => {
+    it.each([
+      ['text named .pdf', sampleText],
+      ['a GIF', sampleGif],
+    ])('refuses %s: the content decides, not the name', async (_name, make) => {
+      const customer = await createReadyIndividual(t);
+      const response = await upload(t, { customerId: customer.id, documentType: 'DOC_FATCA_W9', content: make(), fileName: 'w9.pdf' });
+      await expectCode(response, 415, 'UNSUPPORTED_FILE_TYPE');
+      expect(response.body.details).toEqual([{ field: 'file', message: 'must be a PDF, PNG or JPEG' }]);
+    });
+
+    it('refuses a JSON body', async () => {
+      await expectCode(await t.request({ method: 'POST', url: '/v1/compliance/upload-document', body: { customerId: missingId } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    });
+  });
+});
+
+describe('POST /v1/compliance/onboardings/:onboardingId/source-of-funds', () => {
+  it('400: a source declared twice, OTHER without a description, an unknown source, no source', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    const url = `/v1/compliance/onboardings/${started.onboardingId}/source-of-funds`;
+    const twice = await t.request({ method: 'POST', url, body: { sources: [{ type: 'SAVINGS' }, { type: 'SAVINGS' }] } });
+    await expectCode(twice, 400, 'VALIDATION_ERROR');
+    expect(twice.body.details[0].field).toBe('sources[1].type');
+    const other = await t.request({ method: 'POST', url, body: { sources: [{ type: 'OTHER', description: '   ' }] } });
+    await expectCode(other, 400, 'VALIDATION_ERROR');
+    expect(other.body.details[0].field).toBe('sources[0].description');
+    await expectCode(await t.request({ method: 'POST', url, body: { sources: [{ type: 'LOTTERY' }] } }), 400, 'VALIDATION_ERROR');
+    await expectCode(await t.request({ method: 'POST', url, body: { sources: [] } }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('404: a KYB onboarding on the individual route, and the reverse', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    await expectCode(
+      await t.request({ method: 'POST', url: `/v1/compliance/business/onboardings/${started.onboardingId}/source-of-funds`, body: { sources: [{ type: 'SAVINGS' }] } }),
+      404,
+      'NOT_FOUND',
+    );
+    await expectCode(await t.request({ method: 'POST', url: `/v1/compliance/onboardings/${missingId}/source-of-funds`, body: { sources: [{ type: 'SAVINGS' }] } }), 404, 'NOT_FOUND');
+  });
+
+  it('201: the declaration keeps the declared sources beside the PDF', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    const response = await t.request({
+      method: 'POST',
+      url: `/v1/compliance/onboardings/${started.onboardingId}/source-of-funds`,
+      body: { sources: [{ type: 'OTHER', description: '  Prize money  ' }, { type: 'INHERITANCE_OR_GIFT' }] },
+    });
+    expect(response.status).toBe(201);
+    const row = await t.deps.db.selectFrom('compliance_documents').selectAll().where('id', '=', response.body.data.documentId).executeTakeFirstOrThrow();
+    expect(row.declaration).toEqual({ sources: [{ type: 'OTHER', description: 'Prize money' }, { type: 'INHERITANCE_OR_GIFT', description: null }] });
+    expect(row.onboarding_id).toBe(started.onboardingId);
+    expect(row.content_type).toBe('application/pdf');
+  });
+});
+
+describe('POST /v1/virtual-accounts', () => {
+  it('409 KYC_NOT_APPROVED while the customer is not approved', async () => {
+    const customer = await createReadyIndividual(t);
+    const walletId: string = customer.portfolios[0].wallets[0];
+    const before = await t.request({ method: 'POST', url: '/v1/virtual-accounts', body: { walletId } });
+    await expectCode(before, 409, 'KYC_NOT_APPROVED');
+    await startKyc(t, customer.id);
+    await expectCode(await t.request({ method: 'POST', url: '/v1/baas/virtual-accounts', body: { walletId } }), 409, 'KYC_NOT_APPROVED');
+  });
+
+  it('404 for a missing, malformed and other client\'s wallet', async () => {
+    const other = await approveIndividual(t, t.clientB);
+    for (const walletId of [missingId, 'w', other.portfolios[0].wallets[0]]) {
+      await expectCode(await t.request({ method: 'POST', url: '/v1/virtual-accounts', body: { walletId } }), 404, 'NOT_FOUND');
+    }
+  });
+
+  it('numbers are unique across clients and never repeat', async () => {
+    const numbers: string[] = [];
+    for (const client of [t.clientA, t.clientB, t.clientA]) {
+      const customer = await approveIndividual(t, client);
+      const view = await t.request({ url: `/v1/customers/${customer.id}`, key: client.key });
+      numbers.push(view.body.data.bankingInfo.virtual_account_number);
+    }
+    expect(new Set(numbers).size).toBe(3);
+    const unique = await t.deps.db
+      .selectFrom('wallets')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('virtual_account_number', 'is not', null)
+      .executeTakeFirstOrThrow();
+    const distinct = await t.deps.db
+      .selectFrom('wallets')
+      .select((eb) => eb.fn.count<string>('virtual_account_number').distinct().as('count'))
+      .executeTakeFirstOrThrow();
+    expect(distinct.count).toBe(unique.count);
+  });
+});
+
+describe('compliance status of an approved customer after a forced failure', () => {
+  it('is no longer compliant and names the action', async () => {
+    const customer = await approveIndividual(t);
+    const forced = await t.request({ method: 'POST', url: `/v1/sandbox/customers/${customer.id}/compliance-checks`, body: { name: 'DOC_FATCA', passed: false } });
+    expect(forced.status).toBe(200);
+    expect(forced.body.data).toMatchObject({ onboardingStatus: 'APPROVED', isCompliant: false, nextAction: 'UPLOAD_DOCUMENT' });
+    const status = await complianceStatus(t, customer.id);
+    expect(status.summary.requiredFailed).toEqual(['DOC_FATCA']);
+  });
+
+  it('400 for a check that cannot be forced', async () => {
+    const customer = await createReadyIndividual(t);
+    const response = await t.request({ method: 'POST', url: `/v1/sandbox/customers/${customer.id}/compliance-checks`, body: { name: 'KYC_STATUS', passed: true } });
+    await expectCode(response, 400, 'VALIDATION_ERROR');
+    expect(response.body.details[0].field).toBe('name');
+  });
+});

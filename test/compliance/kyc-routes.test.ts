@@ -1,0 +1,345 @@
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../harness.js';
+import { createBusinessWith, createReadyIndividual, complianceStatus, eventsOf, expectPayloadsMatchSchemas, pathOf, setOutcome, startKyc, upload } from './helpers.js';
+import { expireDueLinks } from '../../src/modules/compliance/index.js';
+import { individualBody } from '../customers/fixtures.js';
+
+/** The KYC routes by outcome, the re-run, the expiry by the injected clock and every illegal transition over HTTP. */
+
+let t: TestContext;
+const missingId = '019ca945-0a00-74c1-8797-3bfde107f365';
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { KYC_LINK_TTL_MINUTES: '30' } });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function expectCode(response: { status: number; body: { code: string } }, status: number, code: string) {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  expect(response.body.code).toBe(code);
+}
+
+/** Each final (or archived) state, reached through the API. */
+async function onboardingIn(state: 'APPROVED' | 'DENIED_COMPLIANCE' | 'DENIED_IDENTITY_THEFT' | 'EXPIRED' | 'ARCHIVED') {
+  const customer = await createReadyIndividual(t);
+  const started = await startKyc(t, customer.id);
+  if (state === 'EXPIRED') {
+    await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${started.onboardingId}/expire` });
+  } else if (state === 'ARCHIVED') {
+    await t.request({ method: 'POST', url: `/v1/compliance/kyc/${started.onboardingId}/rerun` });
+  } else if (state === 'APPROVED') {
+    await setOutcome(t, started.onboardingId, 'APPROVED');
+    await upload(t, { customerId: customer.id, documentType: 'DOC_FATCA_W9' });
+    await upload(t, { customerId: customer.id, documentType: 'DOC_SOURCE_OF_FUNDS' });
+  } else {
+    await setOutcome(t, started.onboardingId, state);
+  }
+  const onboarding = await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` });
+  expect(onboarding.body.data.status).toBe(state);
+  return { customerId: customer.id as string, onboardingId: started.onboardingId as string };
+}
+
+describe('POST /v1/compliance/kyc', () => {
+  describe('201', () => {
+    it('starts PENDING with a link that expires after KYC_LINK_TTL_MINUTES', async () => {
+      const customer = await createReadyIndividual(t);
+      const started = await startKyc(t, customer.id);
+      const onboarding = await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` });
+      expect(onboarding.body.data).toMatchObject({ kind: 'KYC', strategy: 'STANDARD', status: 'PENDING', verificationStatus: 'PENDING', previousOnboardingId: null });
+      expect(new Date(onboarding.body.data.sdkExpiresAt).getTime() - t.clock.now().getTime()).toBe(30 * 60_000);
+    });
+
+    it('starts again after the last onboarding expired', async () => {
+      const { customerId } = await onboardingIn('EXPIRED');
+      expect((await complianceStatus(t, customerId)).nextAction).toBe('START_KYC');
+      const again = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId } });
+      expect(again.status).toBe(201);
+    });
+  });
+
+  describe('400', () => {
+    it('refuses a business customer, pointing at KYB', async () => {
+      const business = await createBusinessWith(t);
+      const response = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: business.id } });
+      await expectCode(response, 400, 'WRONG_CUSTOMER_TYPE');
+      expect(response.body.message).toContain('/v1/compliance/kyb');
+    });
+
+    it('refuses unknown fields and a missing customerId', async () => {
+      await expectCode(await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: missingId, strategy: 'EXTERNAL' } }), 400, 'VALIDATION_ERROR');
+      const missing = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: {} });
+      await expectCode(missing, 400, 'VALIDATION_ERROR');
+      expect(missing.body.details).toEqual([{ field: 'customerId', message: 'is required' }]);
+    });
+  });
+
+  describe('404', () => {
+    it('answers the same for a missing, a malformed and another client\'s customer', async () => {
+      const other = await createReadyIndividual(t, t.clientB);
+      for (const customerId of [missingId, 'not-a-uuid', other.id]) {
+        const response = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId } });
+        await expectCode(response, 404, 'NOT_FOUND');
+        expect(response.body.message).toBe('Customer not found');
+      }
+    });
+  });
+
+  describe('409', () => {
+    it('refuses while a KYC runs (re-run instead), after approval and after a denial', async () => {
+      const customer = await createReadyIndividual(t);
+      const started = await startKyc(t, customer.id);
+      const running = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: customer.id } });
+      await expectCode(running, 409, 'INVALID_STATE');
+      expect(running.body.message).toContain(`/v1/compliance/kyc/${started.onboardingId}/rerun`);
+      for (const state of ['APPROVED', 'DENIED_COMPLIANCE'] as const) {
+        const { customerId } = await onboardingIn(state);
+        await expectCode(await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId } }), 409, 'INVALID_STATE');
+      }
+    });
+  });
+
+  describe('422', () => {
+    it('names every missing field of the KYC data, address and tax country', async () => {
+      const created = await t.request({ method: 'POST', url: '/v1/customers/individual', body: individualBody({}, { documentSsn: undefined }) });
+      const response = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: created.body.data.id } });
+      await expectCode(response, 422, 'COMPLIANCE_PROFILE_INCOMPLETE');
+      expect(response.body.details.map((detail: { field: string }) => detail.field)).toEqual(['kyc.documentSsn', 'kyc.mainAddress', 'kyc.taxIdCountry']);
+    });
+  });
+});
+
+describe('POST /v1/compliance/kyc/:onboardingId/rerun', () => {
+  it('201: archives the onboarding, starts a new one with a new link and records the events', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    t.clock.advance(1000);
+    const rerun = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${started.onboardingId}/rerun`, headers: { 'x-trace-id': 'trace-rerun' } });
+    expect(rerun.status).toBe(201);
+    const { onboardingId, previousOnboardingId, sdk } = rerun.body.data;
+    expect(previousOnboardingId).toBe(started.onboardingId);
+    expect(onboardingId).not.toBe(started.onboardingId);
+    expect(sdk.link).not.toBe(started.sdk.link);
+    expect(sdk.qrCode).toMatch(/^data:image\/png;base64,/);
+    const previous = await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` });
+    expect(previous.body.data).toMatchObject({ status: 'ARCHIVED', archivedAt: t.clock.now().toISOString() });
+    expect((await t.request({ url: `/v1/customers/${customer.id}` })).body.data.onboardingId).toBe(onboardingId);
+    // The old link no longer leads to a form.
+    const oldPage = await t.request({ url: pathOf(started.sdk.link), key: null });
+    expect(oldPage.status).toBe(410);
+    expect(oldPage.body).not.toContain('<form');
+
+    const events = (await eventsOf(t, customer.id)).filter((event) => event.data.traceId === 'trace-rerun');
+    expect(events.map((event) => event.type)).toEqual(['CUSTOMER_KYC_RESTARTED', 'CUSTOMER_KYC_STARTED', 'CUSTOMER_KYC_SDK_FLOW_REQUIRED']);
+    expect(events[0].data).toEqual({ customerId: customer.id, status: 'PENDING', onboardingId, previousOnboardingId: started.onboardingId, traceId: 'trace-rerun' });
+    expect(expectPayloadsMatchSchemas(events)).toBe(3);
+  });
+
+  it('201: a PROCESSING onboarding can be re-run too', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    await setOutcome(t, started.onboardingId, 'MANUAL_REVIEW');
+    const rerun = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${started.onboardingId}/rerun` });
+    expect(rerun.status).toBe(201);
+    expect((await complianceStatus(t, customer.id)).nextAction).toBe('COMPLETE_SDK_FLOW');
+  });
+
+  it('404: a missing, malformed, KYB or other client\'s onboarding', async () => {
+    const other = await startKyc(t, (await createReadyIndividual(t, t.clientB)).id, t.clientB);
+    for (const id of [missingId, 'nope', other.onboardingId]) {
+      await expectCode(await t.request({ method: 'POST', url: `/v1/compliance/kyc/${id}/rerun` }), 404, 'NOT_FOUND');
+    }
+  });
+
+  it.each(['APPROVED', 'DENIED_COMPLIANCE', 'DENIED_IDENTITY_THEFT', 'EXPIRED', 'ARCHIVED'] as const)('409: refused when %s', async (state) => {
+    const { onboardingId } = await onboardingIn(state);
+    const response = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${onboardingId}/rerun` });
+    await expectCode(response, 409, 'INVALID_STATE');
+    expect(response.body.message).toContain(state);
+  });
+});
+
+describe('SDK link expiry by the injected clock', () => {
+  it('the worker expires a PENDING link once its deadline passes, not before', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    t.clock.advance(29 * 60_000);
+    await expireDueLinks(t.deps.db, t.clock.now(), () => 'trace-expiry-early');
+    expect((await complianceStatus(t, customer.id)).onboardingStatus).toBe('PENDING');
+    const page = await t.request({ url: pathOf(started.sdk.link), key: null });
+    expect(page.status).toBe(200);
+
+    t.clock.advance(60_000);
+    // The page already refuses the link before the worker runs.
+    const expiredPage = await t.request({ url: pathOf(started.sdk.link), key: null });
+    expect(expiredPage.status).toBe(410);
+    const expired = await expireDueLinks(t.deps.db, t.clock.now(), () => crypto.randomUUID());
+    expect(expired).toBeGreaterThanOrEqual(1);
+    const status = await complianceStatus(t, customer.id);
+    expect(status).toMatchObject({ onboardingStatus: 'EXPIRED', verificationStatus: 'EXPIRED', nextAction: 'START_KYC' });
+    const last = (await eventsOf(t, customer.id)).at(-1);
+    expect(last).toMatchObject({ type: 'CUSTOMER_KYC_SDK_EXPIRED', data: { customerId: customer.id, status: 'EXPIRED', onboardingId: started.onboardingId } });
+    // Running it again finds nothing more for this link.
+    await expireDueLinks(t.deps.db, t.clock.now(), () => crypto.randomUUID());
+    expect((await eventsOf(t, customer.id)).filter((event) => event.type === 'CUSTOMER_KYC_SDK_EXPIRED')).toHaveLength(1);
+  });
+
+  it('submitting the page after the deadline expires the link instead of verifying', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    t.clock.advance(31 * 60_000);
+    const submitted = await t.request({ method: 'POST', url: pathOf(started.sdk.link), key: null, rawBody: 'outcome=APPROVED', contentType: 'application/x-www-form-urlencoded' });
+    expect(submitted.status).toBe(410);
+    expect(submitted.body).toContain('has expired');
+    expect((await complianceStatus(t, customer.id)).onboardingStatus).toBe('EXPIRED');
+  });
+});
+
+describe('hosted page magic values and outcomes', () => {
+  async function submitFor(lastName: string, outcome = 'AUTO') {
+    const customer = await createReadyIndividual(t, t.clientA, { lastName });
+    const started = await startKyc(t, customer.id);
+    const page = await t.request({ url: pathOf(started.sdk.link), key: null });
+    expect(page.body).toContain(lastName);
+    const submitted = await t.request({ method: 'POST', url: pathOf(started.sdk.link), key: null, rawBody: `outcome=${outcome}`, contentType: 'application/x-www-form-urlencoded' });
+    expect(submitted.status).toBe(303);
+    return { customerId: customer.id as string, onboardingId: started.onboardingId as string, link: started.sdk.link as string };
+  }
+
+  it('Deny: denied straight from PENDING, with SDK_FLOW_COMPLETED then FINISHED', async () => {
+    const { customerId } = await submitFor('Deny');
+    expect(await complianceStatus(t, customerId)).toMatchObject({ onboardingStatus: 'DENIED_COMPLIANCE', nextAction: 'CONTACT_SUPPORT' });
+    const types = (await eventsOf(t, customerId)).map((event) => [event.type, event.data.status]);
+    expect(types.slice(-2)).toEqual([
+      ['CUSTOMER_KYC_SDK_FLOW_COMPLETED', 'DENIED_COMPLIANCE'],
+      ['CUSTOMER_KYC_FINISHED', 'DENIED_COMPLIANCE'],
+    ]);
+  });
+
+  it('Theft: DENIED_IDENTITY_THEFT', async () => {
+    const { customerId } = await submitFor('Theft');
+    expect((await complianceStatus(t, customerId)).onboardingStatus).toBe('DENIED_IDENTITY_THEFT');
+  });
+
+  it('Review: PROCESSING under manual review, so the next action is WAIT until the review decides', async () => {
+    const { customerId, onboardingId } = await submitFor('Review');
+    expect(await complianceStatus(t, customerId)).toMatchObject({ onboardingStatus: 'PROCESSING', verificationStatus: 'MANUAL_REVIEW', nextAction: 'WAIT' });
+    await setOutcome(t, onboardingId, 'APPROVED');
+    expect((await complianceStatus(t, customerId)).nextAction).toBe('UPLOAD_DOCUMENT');
+  });
+
+  it('Error: CUSTOMER_KYC_ERROR with errorType and errorMessage, status unchanged, next action RERUN_KYC', async () => {
+    const { customerId, onboardingId, link } = await submitFor('Error');
+    expect(await complianceStatus(t, customerId)).toMatchObject({ onboardingStatus: 'PENDING', verificationStatus: 'ERROR', nextAction: 'RERUN_KYC' });
+    const last = (await eventsOf(t, customerId)).at(-1);
+    expect(last.type).toBe('CUSTOMER_KYC_ERROR');
+    expect(last.data).toMatchObject({ customerId, status: 'PENDING', onboardingId, errorType: 'VERIFICATION_SYSTEM_ERROR', errorMessage: expect.any(String) });
+    expect(expectPayloadsMatchSchemas([last])).toBe(1);
+    const page = await t.request({ url: pathOf(link), key: null });
+    expect(page.body).toContain('ask for a new verification link');
+    const rerun = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${onboardingId}/rerun` });
+    expect(rerun.status).toBe(201);
+  });
+
+  it('an explicit choice on the page wins over the magic name', async () => {
+    const { customerId } = await submitFor('Deny', 'MANUAL_REVIEW');
+    expect((await complianceStatus(t, customerId)).verificationStatus).toBe('MANUAL_REVIEW');
+  });
+
+  it('a second submission changes nothing, and an unknown token is a 404 page', async () => {
+    const { customerId, link } = await submitFor('Lovelace');
+    const before = (await eventsOf(t, customerId)).length;
+    const again = await t.request({ method: 'POST', url: pathOf(link), key: null, rawBody: 'outcome=DENIED_COMPLIANCE', contentType: 'application/x-www-form-urlencoded' });
+    expect(again.status).toBe(303);
+    expect((await complianceStatus(t, customerId)).verificationStatus).toBe('APPROVED');
+    expect((await eventsOf(t, customerId)).length).toBe(before);
+    const unknown = await t.request({ url: `/hosted/kyc/${'A'.repeat(43)}`, key: null });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers['content-type']).toContain('text/html');
+    expect((await t.request({ url: '/hosted/kyc/short', key: null })).status).toBe(404);
+  });
+});
+
+describe('illegal transitions over HTTP are refused with 409', () => {
+  const finalStates = ['APPROVED', 'DENIED_COMPLIANCE', 'DENIED_IDENTITY_THEFT', 'EXPIRED', 'ARCHIVED'] as const;
+
+  it.each(finalStates)('no outcome, expiry or declaration once %s', async (state) => {
+    const { onboardingId } = await onboardingIn(state);
+    for (const outcome of ['APPROVED', 'DENIED_COMPLIANCE', 'DENIED_IDENTITY_THEFT', 'MANUAL_REVIEW', 'ERROR']) {
+      await expectCode(await setOutcome(t, onboardingId, outcome), 409, 'INVALID_STATE');
+    }
+    await expectCode(await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${onboardingId}/expire` }), 409, 'INVALID_STATE');
+    await expectCode(
+      await t.request({ method: 'POST', url: `/v1/compliance/onboardings/${onboardingId}/source-of-funds`, body: { sources: [{ type: 'SAVINGS' }] } }),
+      409,
+      'INVALID_STATE',
+    );
+  });
+
+  it('PROCESSING cannot expire, and a verification under manual review cannot go to manual review again', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    await setOutcome(t, started.onboardingId, 'MANUAL_REVIEW');
+    await expectCode(await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${started.onboardingId}/expire` }), 409, 'INVALID_STATE');
+    await expectCode(await setOutcome(t, started.onboardingId, 'MANUAL_REVIEW'), 409, 'INVALID_STATE');
+  });
+
+  it('an approved verification takes no further outcome while documents are awaited', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    await setOutcome(t, started.onboardingId, 'APPROVED');
+    await expectCode(await setOutcome(t, started.onboardingId, 'APPROVED'), 409, 'INVALID_STATE');
+    await expectCode(await setOutcome(t, started.onboardingId, 'MANUAL_REVIEW'), 409, 'INVALID_STATE');
+  });
+
+  it('KYC data cannot change after a denial or an expiry (the customers rule)', async () => {
+    for (const state of ['DENIED_COMPLIANCE', 'EXPIRED'] as const) {
+      const { customerId } = await onboardingIn(state);
+      await expectCode(await t.request({ method: 'PATCH', url: `/v1/customers/${customerId}`, body: { kyc: { firstName: 'Other' } } }), 409, 'INVALID_STATE');
+    }
+  });
+});
+
+describe('GET /v1/compliance/status/:customerId', () => {
+  it('400 for a business (its status has its own route)', async () => {
+    const business = await createBusinessWith(t);
+    const response = await t.request({ url: `/v1/compliance/status/${business.id}` });
+    await expectCode(response, 400, 'WRONG_CUSTOMER_TYPE');
+    expect(response.body.message).toContain('/v1/compliance/business/status');
+  });
+
+  it('404 for missing, malformed and other client\'s customers', async () => {
+    const other = await createReadyIndividual(t, t.clientB);
+    for (const id of [missingId, 'x', other.id]) await expectCode(await t.request({ url: `/v1/compliance/status/${id}` }), 404, 'NOT_FOUND');
+  });
+});
+
+describe('concurrent requests on one customer', () => {
+  it('two KYC starts at once: exactly one onboarding, the other refused', async () => {
+    const customer = await createReadyIndividual(t);
+    const responses = await Promise.all(
+      Array.from({ length: 4 }, () => t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: customer.id } })),
+    );
+    expect(responses.map((response) => response.status).sort()).toEqual([201, 409, 409, 409]);
+    const rows = await t.deps.db.selectFrom('onboardings').select('id').where('customer_id', '=', customer.id).execute();
+    expect(rows).toHaveLength(1);
+    expect((await eventsOf(t, customer.id)).filter((event) => event.type === 'CUSTOMER_KYC_STARTED')).toHaveLength(1);
+  });
+
+  it('uploads that complete the onboarding at once approve it once, with one virtual account', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    await setOutcome(t, started.onboardingId, 'APPROVED');
+    const responses = await Promise.all([
+      upload(t, { customerId: customer.id, documentType: 'DOC_FATCA_W9' }),
+      upload(t, { customerId: customer.id, documentType: 'DOC_SOURCE_OF_FUNDS' }),
+      upload(t, { customerId: customer.id, documentType: 'DOC_FATCA_W9' }),
+    ]);
+    expect(responses.map((response) => response.status)).toEqual([201, 201, 201]);
+    const types = (await eventsOf(t, customer.id)).map((event) => event.type);
+    expect(types.filter((type) => type === 'CUSTOMER_KYC_FINISHED')).toHaveLength(1);
+    expect(types.filter((type) => type === 'VIRTUAL_ACCOUNT_CREATED')).toHaveLength(1);
+  });
+});
