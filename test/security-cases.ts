@@ -3,6 +3,7 @@ import { platformSecurityCases } from './security/platform.js';
 import { bankDirectorySecurityCases } from './security/bank-directory.js';
 import { customerSecurityCases } from './security/customers.js';
 import { complianceSecurityCases } from './security/compliance.js';
+import { bankSecurityCases } from './security/bank.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -10,6 +11,7 @@ export const securityCases: SecurityCase[] = [
   ...bankDirectorySecurityCases,
   ...customerSecurityCases,
   ...complianceSecurityCases,
+  ...bankSecurityCases,
 ];
 
 /**
