@@ -13,7 +13,6 @@ import {
   sender,
   settle,
   withdrawalBody,
-  type LinkedWallet,
 } from '../../../test/bank/fixtures.js';
 import { runDueSettlements } from './index.js';
 
@@ -93,13 +92,13 @@ describe('deposit routing', () => {
   });
 
   it.each([
-    ['an unknown account number', () => '700000999998', 'ACH', 'R03'],
-    ['the master account without a reference', () => masterAccount, 'FEDWIRE', 'AC03'],
-    ['the master account with a reference nobody has', () => masterAccount, 'SWIFT', 'AC03'],
-    ['a number that is not even digits', () => 'ABC123', null, 'AC03'],
+    ['an unknown account number', '700000999998', 'ACH', 'R03'],
+    ['the master account without a reference', masterAccount, 'FEDWIRE', 'AC03'],
+    ['the master account with a reference nobody has', masterAccount, 'SWIFT', 'AC03'],
+    ['a number that is not even digits', 'ABC123', null, 'AC03'],
   ] as const)('unroutable: %s → returned, FAILED record and event, nothing credited', async (_name, number, network, returnCode) => {
     const before = await t.request({ url: '/v1/events?limit=1&type=BANK_DEPOSIT_TRANSACTION_FAILED' });
-    const response = await sendDeposit(depositBody(number(), '55.00', { network, memo: 'Ref 700000000000' }));
+    const response = await sendDeposit(depositBody(number, '55.00', { network, memo: 'Ref 700000000000' }));
     expect(response.status, JSON.stringify(response.body)).toBe(201);
     expect(response.body.message).toMatch(/could not be routed/);
     expect(response.body.data).toMatchObject({
@@ -109,7 +108,7 @@ describe('deposit routing', () => {
       returnCode,
       amount: '55.00',
       bankNetwork: network ?? 'UNSPECIFIED',
-      receivingAccountNumber: number(),
+      receivingAccountNumber: number,
     });
     const events = await bankEventsOf(t, response.body.data.parentBankTransactionId);
     expect(events.map((event) => event.type)).toEqual(['BANK_DEPOSIT_TRANSACTION_FAILED']);
@@ -151,7 +150,7 @@ describe('deposit routing', () => {
     const badRouting = await sendDeposit(depositBody(wallet.virtualAccountNumber, '1.00', { counterparty: { ...sender, routingNumber: '021000022' } }));
     expect(badRouting.status).toBe(400);
     expect(badRouting.body).toMatchObject({ code: 'INVALID_ROUTING_NUMBER', details: [{ field: 'counterparty.routingNumber' }] });
-    const number = await sendDeposit(depositBody(wallet.virtualAccountNumber, 12));
+    const number = await sendDeposit({ ...depositBody(wallet.virtualAccountNumber, '1.00'), amount: 12 });
     expect(number.status).toBe(400);
     expect(number.body.details[0].field).toBe('amount');
     const missingSender = await sendDeposit({ accountNumber: wallet.virtualAccountNumber, amount: '1.00', asset: 'USD' });

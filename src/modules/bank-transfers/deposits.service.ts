@@ -101,7 +101,7 @@ export async function receiveDeposit(tx: Tx, context: RequestContext, body: Depo
 
   const transferId = idAt(context.now);
   const childId = idAt(context.now);
-  const endToEndId = await endToEndIdFor(tx, bankNetwork, sender.routingNumber ?? runtime.operatingBank.routingNumber, sender.swiftCode ?? 'XXXXXXXX', context.now);
+  const endToEndId = await endToEndIdFor(tx, bankNetwork, sender.routingNumber ?? runtime.operatingBank.routingNumber, sender.swiftCode ?? runtime.operatingBank.swiftCode, context.now);
   const base = {
     client_id: context.clientId,
     id: transferId,
@@ -123,7 +123,11 @@ export async function receiveDeposit(tx: Tx, context: RequestContext, body: Depo
 
   if (!route) {
     const returnCode = unroutableReturnCode(bankNetwork);
-    const reason = `${describeReturnCode(returnCode)}: no account ${body.accountNumber}${body.accountNumber === runtime.operatingBank.masterAccountNumber ? ' with a known reference in the memo' : ''}; the deposit was returned to the sender`;
+    const target =
+      body.accountNumber === runtime.operatingBank.masterAccountNumber
+        ? `master account ${body.accountNumber} without a known reference in the memo`
+        : `account ${body.accountNumber}`;
+    const reason = `${describeReturnCode(returnCode)} (${target}); returned to the sender`;
     const history = { parentTransactionId: transferId, type: walletTransactionTypes.DEPOSIT };
     // Received into suspense (no wallet to credit), then sent straight back: both movements stay on the ledger.
     await postTransfer(tx, {
