@@ -58,6 +58,7 @@ export async function listBankTransfers(db: Db, clientId: string, filters: BankT
     query = query.where('customer_id', '=', customer.id);
   }
   if (filters.portfolioId !== undefined) {
+    // An existence check only (the customers module offers no lookup of a portfolio by id alone).
     const portfolioId = filters.portfolioId.toLowerCase();
     const known = isUuid(portfolioId)
       ? await db.selectFrom('portfolios').select('id').where('client_id', '=', clientId).where('id', '=', portfolioId).executeTakeFirst()
