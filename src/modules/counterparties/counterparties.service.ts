@@ -1,7 +1,7 @@
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
-import { notFound } from '../../platform/http/errors.js';
+import { AppError, notFound } from '../../platform/http/errors.js';
 import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { isCountryCode } from '../bank-directory/index.js';
@@ -18,6 +18,9 @@ import { getPortfolio } from '../customers/index.js';
 import * as store from './counterparties.store.js';
 
 type Queryable = Db | Tx;
+
+/** The most counterparties one portfolio may hold. */
+export const counterpartiesPerPortfolioMax = 1000;
 
 /** Fields a client sends; null clears an optional field on update. */
 export interface CounterpartyInput {
@@ -132,6 +135,10 @@ export async function createCounterparty(
   input: CounterpartyInput & { transferNetwork: TransferNetwork; accountHolderName: string },
 ): Promise<CounterpartyView> {
   const portfolio = await getPortfolio(tx, context.clientId, customerId, portfolioId);
+  await store.lockPortfolioCounterparties(tx, context.clientId, portfolio.id);
+  if ((await store.countCounterpartiesOfPortfolio(tx, context.clientId, portfolio.id)) >= counterpartiesPerPortfolioMax) {
+    throw new AppError('RESOURCE_LIMIT_REACHED', `A portfolio can hold at most ${counterpartiesPerPortfolioMax} counterparties; delete one first.`);
+  }
   const resolved: Resolved = {
     transferNetwork: input.transferNetwork,
     routingNumber: input.routingNumber ?? null,

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { CounterpartiesTable } from './counterparties.tables.js';
@@ -33,4 +33,19 @@ export function lockCounterparty(tx: Tx, clientId: string, id: string): Promise<
 
 export function counterpartiesOfPortfolio(db: Queryable, clientId: string, portfolioId: string) {
   return db.selectFrom('counterparties').selectAll().where('client_id', '=', clientId).where('portfolio_id', '=', portfolioId);
+}
+
+/** Serialises creations in one portfolio for the rest of the transaction, so its count stays within the limit. */
+export async function lockPortfolioCounterparties(tx: Tx, clientId: string, portfolioId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`counterparties/${clientId}/${portfolioId}`}, 0))`.execute(tx);
+}
+
+export async function countCounterpartiesOfPortfolio(tx: Tx, clientId: string, portfolioId: string): Promise<number> {
+  const row = await tx
+    .selectFrom('counterparties')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('client_id', '=', clientId)
+    .where('portfolio_id', '=', portfolioId)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
 }

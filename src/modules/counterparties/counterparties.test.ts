@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { createIndividual } from '../../../test/customers/fixtures.js';
+import { idAt } from '../../platform/ids.js';
+import { counterpartiesPerPortfolioMax } from './counterparties.service.js';
 
 let t: TestContext;
 let customerId: string;
@@ -224,5 +226,31 @@ describe('GET, PATCH, DELETE', () => {
     expect((await t.request({ url: `${base}/${created.id}`, key: t.clientB.key })).status).toBe(404);
     expect((await t.request({ url: `${base}/not-an-id` })).status).toBe(404);
     expect((await t.request({ method: 'PATCH', url: otherUrl, body: { name: 'x' } })).status).toBe(404);
+  });
+});
+
+describe('422', () => {
+  it(`RESOURCE_LIMIT_REACHED past ${counterpartiesPerPortfolioMax} counterparties in a portfolio`, async () => {
+    const customer = await createIndividual(t);
+    const url = `/v1/customers/${customer.id}/portfolios/${customer.portfolios[0].id}/counterparties`;
+    // Fill the portfolio up to one below the limit directly, then cross it through the API.
+    const rows = Array.from({ length: counterpartiesPerPortfolioMax - 1 }, () => ({
+      client_id: t.clientA.id,
+      id: idAt(t.clock.now()),
+      customer_id: customer.id,
+      portfolio_id: customer.portfolios[0].id,
+      transfer_network: 'ACH_DOMESTIC' as const,
+      account_holder_name: 'Filler',
+      routing_number: '021000021',
+      bank_name: 'JPMorgan Chase Bank, N.A.',
+      bank_country: 'US',
+      created_at: t.clock.now(),
+      updated_at: t.clock.now(),
+    }));
+    await t.deps.db.insertInto('counterparties').values(rows).execute();
+    expect((await create(achBody(), url)).status).toBe(201);
+    const refused = await create(achBody(), url);
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('RESOURCE_LIMIT_REACHED');
   });
 });
