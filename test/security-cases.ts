@@ -5,6 +5,7 @@ import { customerSecurityCases } from './security/customers.js';
 import { ledgerSecurityCases } from './security/ledger.js';
 import { webhookSecurityCases } from './security/webhooks.js';
 import { complianceSecurityCases } from './security/compliance.js';
+import { bankSecurityCases } from './security/bank.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -14,6 +15,7 @@ export const securityCases: SecurityCase[] = [
   ...ledgerSecurityCases,
   ...webhookSecurityCases,
   ...complianceSecurityCases,
+  ...bankSecurityCases,
 ];
 
 /**

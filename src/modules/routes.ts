@@ -2,6 +2,10 @@ import type { App } from '../platform/http/app-type.js';
 import type { Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
 import { registerAssetRoutes } from './assets/index.js';
+import { registerBankAccountRoutes } from './bank-accounts/index.js';
+import { registerBankTransferRoutes, unconnectedBankRail, type BankTransferRuntime } from './bank-transfers/index.js';
+import { findSavedCounterparty, registerCounterpartyRoutes } from './counterparties/index.js';
+import { SandboxBankRail, registerSandboxBankRoutes } from './sandbox/bank/index.js';
 import { registerBankDirectoryRoutes } from './bank-directory/index.js';
 import { registerComplianceModuleRoutes, type ComplianceRuntime } from './compliance/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
@@ -28,6 +32,21 @@ export function registerModuleRoutes(app: App, deps: Deps): void {
   registerInternalTransferRoutes(app, deps, walletsExist);
   registerWalletBalanceRoutes(app, deps, walletExists);
   registerTransactionRoutes(app, deps, walletExists);
+  const bankTransfers = bankTransferRuntime(deps);
+  registerBankAccountRoutes(app, deps);
+  registerCounterpartyRoutes(app, deps);
+  registerBankTransferRoutes(app, deps, bankTransfers);
+  if (deps.config.mode === 'sandbox') registerSandboxBankRoutes(app, deps, bankTransfers);
+}
+
+/** The payment rail: the sandbox rail in sandbox mode; production has no rail connected yet (payments wait for an outcome). */
+export function bankTransferRuntime(deps: Deps): BankTransferRuntime {
+  return {
+    mode: deps.config.mode,
+    rail: deps.config.mode === 'sandbox' ? new SandboxBankRail(deps.config.sandboxBankSettlementDelayMs) : unconnectedBankRail,
+    operatingBank: deps.config.operatingBank,
+    findCounterparty: findSavedCounterparty,
+  };
 }
 
 /** The identity vendor: the sandbox one in sandbox mode; production ships none (EXTERNAL strategy only). */

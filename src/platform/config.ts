@@ -43,6 +43,10 @@ export interface Config {
   webhookPollIntervalMs: number;
   /** How long a KYC SDK link stays valid, measured by the injected clock. */
   kycLinkTtlMs: number;
+  /** The bank that holds the money and receives deposits: shown in deposit instructions. */
+  operatingBank: OperatingBankConfig;
+  /** Sandbox: how long after it starts a bank deposit or withdrawal settles (or comes back) by itself. */
+  sandboxBankSettlementDelayMs: number;
   /** AES-256-GCM key for sensitive customer fields; absent means the embedded database's key file. */
   encryptionKey: Buffer | undefined;
   /** Most concurrent write requests of one batched route (internal transfers) written in one transaction. */
@@ -50,6 +54,30 @@ export interface Config {
   /** Most such transactions in flight at once (the embedded database always uses 1). */
   writeBatchConcurrency: number;
 }
+
+export interface OperatingBankConfig {
+  name: string;
+  address: string;
+  routingNumber: string;
+  swiftCode: string;
+  /** The pooled account that takes deposits identified by a reference in the memo. */
+  masterAccountNumber: string;
+  intermediaryName: string;
+  intermediaryRoutingNumber: string;
+  intermediaryBic: string;
+}
+
+/** Fictional values for the sandbox; a production deployment sets its own bank's. */
+export const sandboxOperatingBank: OperatingBankConfig = {
+  name: 'OpenBaaS Sandbox Bank (fictional)',
+  address: '100 Example Plaza, New York, NY 10004, US',
+  routingNumber: '026009991',
+  swiftCode: 'OBSBUS30',
+  masterAccountNumber: '8000000001',
+  intermediaryName: 'OpenBaaS Correspondent Bank (fictional)',
+  intermediaryRoutingNumber: '026011112',
+  intermediaryBic: 'OBCBUS30',
+};
 
 /** Every environment variable the program reads, with its default. The README table mirrors it. */
 export const environmentVariables = [
@@ -82,6 +110,15 @@ export const environmentVariables = [
     '(unset: embedded database only)',
     '32-byte key (64 hex digits or base64) encrypting SSNs and document numbers; required with DATABASE_URL; unset on the embedded database means a key generated once into `$DATA_DIR/encryption.key`',
   ],
+  ['OPERATING_BANK_NAME', sandboxOperatingBank.name, 'name of the bank holding the money, shown in deposit instructions'],
+  ['OPERATING_BANK_ADDRESS', sandboxOperatingBank.address, 'its address, shown in deposit instructions'],
+  ['OPERATING_BANK_ROUTING_NUMBER', sandboxOperatingBank.routingNumber, 'its ABA routing number (9 digits, checksum checked at start)'],
+  ['OPERATING_BANK_SWIFT_CODE', sandboxOperatingBank.swiftCode, 'its SWIFT/BIC code (8 or 11 characters)'],
+  ['OPERATING_BANK_MASTER_ACCOUNT_NUMBER', sandboxOperatingBank.masterAccountNumber, 'its pooled master account (4 to 17 digits), for deposits identified by a reference in the memo'],
+  ['INTERMEDIARY_BANK_NAME', sandboxOperatingBank.intermediaryName, 'correspondent bank named in SWIFT deposit instructions'],
+  ['INTERMEDIARY_BANK_ROUTING_NUMBER', sandboxOperatingBank.intermediaryRoutingNumber, 'its ABA routing number'],
+  ['INTERMEDIARY_BANK_BIC', sandboxOperatingBank.intermediaryBic, 'its SWIFT/BIC code'],
+  ['SANDBOX_BANK_SETTLEMENT_DELAY_MS', '60000', 'sandbox: time (by the sandbox clock) after which a pending bank deposit or withdrawal settles, or comes back when a magic value says so'],
   ['WRITE_BATCH_SIZE_MAX', '64', 'most concurrent internal transfers written together in one database transaction (1 turns batching off)'],
   ['WRITE_BATCH_CONCURRENCY', '4', 'most such batched transactions in flight at once on PostgreSQL (the embedded database uses 1)'],
 ] as const;
@@ -189,5 +226,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     encryptionKey,
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
     writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 4, 1, 64),
+    operatingBank: operatingBankFrom(env),
+    sandboxBankSettlementDelayMs: integer(env, 'SANDBOX_BANK_SETTLEMENT_DELAY_MS', 60_000, 0, 30 * 24 * 3600_000),
+  };
+}
+
+function text(env: NodeJS.ProcessEnv, name: string, fallback: string, pattern: RegExp, rule: string): string {
+  const value = env[name] || fallback;
+  if (!pattern.test(value)) throw new ConfigError(`${name} must be ${rule}, got "${value}"`);
+  return value;
+}
+
+/**
+ * The operating bank's details. Only their form is checked here; the bank-accounts module checks
+ * the routing numbers' ABA checksums when it starts.
+ */
+function operatingBankFrom(env: NodeJS.ProcessEnv): OperatingBankConfig {
+  const defaults = sandboxOperatingBank;
+  const name = /^\P{Cc}{1,140}$/u;
+  const routing = /^[0-9]{9}$/;
+  const bic = /^[A-Z0-9]{8}([A-Z0-9]{3})?$/;
+  const masterAccountNumber = text(env, 'OPERATING_BANK_MASTER_ACCOUNT_NUMBER', defaults.masterAccountNumber, /^[0-9]{4,17}$/, '4 to 17 digits');
+  // The master account must never be mistaken for a wallet's own number (12 digits starting 70, 71 or 72).
+  if (/^7[0-2][0-9]{10}$/.test(masterAccountNumber)) {
+    throw new ConfigError('OPERATING_BANK_MASTER_ACCOUNT_NUMBER must not have the form of a wallet\'s account number (12 digits starting with 70, 71 or 72)');
+  }
+  return {
+    name: text(env, 'OPERATING_BANK_NAME', defaults.name, name, '1 to 140 characters'),
+    address: text(env, 'OPERATING_BANK_ADDRESS', defaults.address, name, '1 to 140 characters'),
+    routingNumber: text(env, 'OPERATING_BANK_ROUTING_NUMBER', defaults.routingNumber, routing, '9 digits'),
+    swiftCode: text(env, 'OPERATING_BANK_SWIFT_CODE', defaults.swiftCode, bic, '8 or 11 capital letters and digits'),
+    masterAccountNumber,
+    intermediaryName: text(env, 'INTERMEDIARY_BANK_NAME', defaults.intermediaryName, name, '1 to 140 characters'),
+    intermediaryRoutingNumber: text(env, 'INTERMEDIARY_BANK_ROUTING_NUMBER', defaults.intermediaryRoutingNumber, routing, '9 digits'),
+    intermediaryBic: text(env, 'INTERMEDIARY_BANK_BIC', defaults.intermediaryBic, bic, '8 or 11 capital letters and digits'),
   };
 }

@@ -252,11 +252,11 @@ describe('GET /v1/customers/:id', () => {
       const listed = await t.request({ url: `/v1/customers?email=${encodeURIComponent(customer.email)}` });
       expect(listed.body.data[0]).not.toHaveProperty('bankingInfo');
 
-      await t.deps.db.updateTable('wallets').set({ vrn: 'VRN00012345' }).where('id', '=', walletId).execute();
+      await t.deps.db.updateTable('wallets').set({ vrn: '729876543210' }).where('id', '=', walletId).execute();
       const withVrn = await t.request({ url: `/v1/customers/${customer.id}` });
-      expect(withVrn.body.data.bankingInfo).toEqual({ virtual_account_number: '709876543210', virtual_reference_number: 'VRN00012345' });
+      expect(withVrn.body.data.bankingInfo).toEqual({ virtual_account_number: '709876543210', virtual_reference_number: '729876543210' });
       const wallet = await t.request({ url: `/v1/wallets/${walletId}` });
-      expect(wallet.body.data.virtualAccount).toEqual({ virtualAccountNumber: '709876543210', dedicatedAccountNumber: null, vrn: 'VRN00012345' });
+      expect(wallet.body.data.virtualAccount).toEqual({ virtualAccountNumber: '709876543210', dedicatedAccountNumber: null, vrn: '729876543210' });
     });
   });
 

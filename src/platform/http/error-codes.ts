@@ -16,6 +16,8 @@ export const errorCodes = {
   INVALID_SWIFT_CODE: { status: 400, description: 'A SWIFT/BIC code does not have the ISO 9362 form (8 or 11 letters and digits with a valid country code); the message gives the reason.' },
   INVALID_IBAN: { status: 400, description: 'An IBAN has the wrong characters, country, length or format, or fails its mod-97 or national checksum; the message gives the reason.' },
   WRONG_CUSTOMER_TYPE: { status: 400, description: 'The customer is of the other type for this route or field (an individual where a business is needed, or the reverse); the message names the right route.' },
+  WALLET_NOT_LINKED: { status: 400, description: 'A bank withdrawal from a wallet that has no virtual account: the wallet must be linked to a virtual account first.' },
+  ROUTING_NUMBER_NOT_ELIGIBLE: { status: 400, description: 'The bank of the routing number does not take payments on this network (not in the FedACH directory for ACH, or not eligible for Fedwire funds transfers).' },
   INVALID_IDEMPOTENCY_KEY: { status: 400, description: 'The Idempotency-Key header is empty, too long or holds characters other than visible ASCII.' },
   UNKNOWN_EVENT_TYPE: { status: 400, description: 'A subscribed event type is not in the event catalogue (a renamed legacy name is refused with its replacement); `details` names each one.' },
   WEBHOOK_URL_NOT_ALLOWED: { status: 400, description: 'The webhook URL is refused in this mode: production accepts only https URLs whose host is a public address (no loopback, private, link-local or unique-local address, also after DNS resolution).' },
@@ -34,6 +36,9 @@ export const errorCodes = {
   KYC_NOT_APPROVED: { status: 409, description: 'The customer\'s KYC (or KYB, for a business) is not APPROVED, which this request needs (for example a virtual account).' },
   VIRTUAL_ACCOUNT_EXISTS: { status: 409, description: 'The wallet already has a virtual account; a wallet has at most one.' },
   OWNERSHIP_LIMIT_EXCEEDED: { status: 409, description: 'The shareholders of a business would together own more than 100%.' },
+  VIRTUAL_ACCOUNT_REQUIRED: { status: 409, description: 'The wallet has no virtual account yet, which a dedicated account number, a VRN or deposit instructions need.' },
+  VRN_NOT_ASSIGNED: { status: 409, description: 'ACH deposit instructions were asked for a wallet without a VRN; assign one with POST /v1/virtual-accounts/assign-vrn.' },
+  BANK_TRANSFER_NOT_PENDING: { status: 409, description: 'The bank deposit or withdrawal already settled or failed; only a PENDING one can settle or fail.' },
   IDEMPOTENCY_REQUEST_IN_PROGRESS: { status: 409, description: 'A request with this Idempotency-Key is still being processed; retry later.' },
   // 410
   ENDPOINT_REMOVED: { status: 410, description: 'The endpoint was removed; the message names its replacement.' },

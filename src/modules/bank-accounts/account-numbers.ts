@@ -1,0 +1,47 @@
+/**
+ * The numbers a wallet can receive bank deposits on, besides its virtual account number ("70…",
+ * made by the virtual-accounts module):
+ *
+ * - a dedicated account number: "71" + a 9-digit serial + a Luhn check digit (12 digits);
+ * - a VRN (virtual reference number): "72" + a 9-digit serial + a Luhn check digit (12 digits).
+ *
+ * Each serial comes from its own PostgreSQL sequence shared by every client (migration 0007), so
+ * a number is unique across the platform (an inbound deposit names only the number) and never
+ * handed out twice, even after a rolled-back transaction. The prefixes keep the three kinds
+ * apart, and the check digit tells a mistyped number from an unknown one.
+ */
+export const accountNumberKinds = {
+  DEDICATED: { prefix: '71', sequence: 'dedicated_account_serial', pattern: /^71[0-9]{10}$/ },
+  VRN: { prefix: '72', sequence: 'vrn_serial', pattern: /^72[0-9]{10}$/ },
+} as const;
+
+export type AccountNumberKind = keyof typeof accountNumberKinds;
+
+const serialDigits = 9;
+const serialMax = 10n ** BigInt(serialDigits) - 1n;
+
+/** The Luhn (mod 10) check digit for a string of digits. */
+export function luhnCheckDigit(digits: string): number {
+  let sum = 0;
+  for (let index = 0; index < digits.length; index++) {
+    // Every second digit from the right of the payload is doubled (the check digit goes after it).
+    let digit = Number(digits[digits.length - 1 - index]);
+    if (index % 2 === 0) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return (10 - (sum % 10)) % 10;
+}
+
+export function formatAccountNumber(kind: AccountNumberKind, serial: bigint): string {
+  if (serial < 1n || serial > serialMax) throw new Error(`${kind} serial out of range: ${serial}`);
+  const payload = `${accountNumberKinds[kind].prefix}${serial.toString().padStart(serialDigits, '0')}`;
+  return `${payload}${luhnCheckDigit(payload)}`;
+}
+
+/** True for a well-formed number of the kind with a correct check digit. */
+export function isValidAccountNumber(kind: AccountNumberKind, value: string): boolean {
+  return accountNumberKinds[kind].pattern.test(value) && luhnCheckDigit(value.slice(0, -1)) === Number(value.slice(-1));
+}

@@ -1,0 +1,17 @@
+/**
+ * Public surface of the bank-accounts module: the bank numbers of wallets besides the virtual
+ * account number (dedicated account numbers and VRNs), deposit routing by number, and deposit
+ * instructions (banking details). Other modules import only from here.
+ */
+export { registerBankAccountRoutes, checkOperatingBank } from './bank-accounts.routes.js';
+export {
+  assignDedicatedAccountNumber,
+  assignVrn,
+  bankingDetails,
+  formatAddress,
+  holderName,
+  isWalletAccountNumberForm,
+  routeDeposit,
+  type DepositRoute,
+} from './bank-accounts.service.js';
+export { formatAccountNumber, isValidAccountNumber, luhnCheckDigit, accountNumberKinds, type AccountNumberKind } from './account-numbers.js';

@@ -1,0 +1,339 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../../../test/harness.js';
+import {
+  assignDedicated,
+  assignVrn,
+  balanceOf,
+  bankEventsOf,
+  deposit,
+  depositBody,
+  expectLedgerClean,
+  fund,
+  linkedWallet,
+  sender,
+  settle,
+  withdrawalBody,
+} from '../../../test/bank/fixtures.js';
+import { runDueSettlements } from './index.js';
+
+let t: TestContext;
+const delayMs = 60_000;
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { SANDBOX_BANK_SETTLEMENT_DELAY_MS: String(delayMs) } });
+});
+afterAll(async () => {
+  await t.close();
+});
+afterEach(async () => {
+  // Each test starts with nothing due: what a test left pending settles now.
+  t.clock.advance(delayMs);
+  await runDueSettlements(t.deps);
+  await expectLedgerClean(t);
+});
+
+const masterAccount = '8000000001';
+const fullSender = {
+  name: 'Babbage Engines Ltd',
+  givenName: 'Charles',
+  surname: 'Babbage',
+  accountNumber: '000111222333',
+  swiftCode: 'barcgb22',
+  routingNumber: null,
+  financialInstitutionId: null,
+  street1: '1 Dorset Street',
+  street2: 'Marylebone',
+  cityCounty: 'London',
+  stateRegion: 'Greater London',
+  countryCode: 'GB',
+  zip: 'W1U 4EG',
+  addressLine: null,
+};
+
+const sendDeposit = (body: Record<string, unknown>) => t.request({ method: 'POST', url: '/v1/sandbox/bank-deposits', body });
+
+/** Moves the sandbox clock past the settlement delay and runs the settlement worker once. */
+async function settleByTime(): Promise<number> {
+  t.clock.advance(delayMs);
+  return runDueSettlements(t.deps);
+}
+
+describe('deposit routing', () => {
+  it('to the virtual account number', async () => {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, wallet.virtualAccountNumber, '100.00');
+    expect(received).toMatchObject({ type: 'DEPOSIT_INITIATED', status: 'PENDING', walletId: wallet.walletId, receivingAccountNumber: wallet.virtualAccountNumber });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '100.00' });
+  });
+
+  it('to the dedicated account number', async () => {
+    const wallet = await linkedWallet(t);
+    const dedicated = await assignDedicated(t, wallet);
+    const received = await deposit(t, dedicated, '20.00', { network: 'FEDWIRE' });
+    expect(received).toMatchObject({ walletId: wallet.walletId, bankNetwork: 'FEDWIRE', receivingAccountNumber: dedicated });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '20.00' });
+  });
+
+  it('to the VRN', async () => {
+    const wallet = await linkedWallet(t);
+    const vrn = await assignVrn(t, wallet);
+    const received = await deposit(t, vrn, '30.00');
+    expect(received).toMatchObject({ walletId: wallet.walletId, bankNetwork: 'ACH' });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '30.00' });
+  });
+
+  it('to the master account with the reference in the memo', async () => {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, masterAccount, '40.00', { network: 'FEDWIRE', memo: `Ref ${wallet.virtualAccountNumber} rent` });
+    expect(received).toMatchObject({ walletId: wallet.walletId, status: 'PENDING', remittanceMemo: `Ref ${wallet.virtualAccountNumber} rent` });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '40.00' });
+    const stored = await t.deps.db.selectFrom('bank_transfers').select('routed_by').where('id', '=', received.parentBankTransactionId).executeTakeFirstOrThrow();
+    expect(stored.routed_by).toBe('MASTER_ACCOUNT_REFERENCE');
+  });
+
+  it.each([
+    ['an unknown account number', '700000999998', 'ACH', 'R03'],
+    ['the master account without a reference', masterAccount, 'FEDWIRE', 'AC03'],
+    ['the master account with a reference nobody has', masterAccount, 'SWIFT', 'AC03'],
+    ['a number that is not even digits', 'ABC123', null, 'AC03'],
+  ] as const)('unroutable: %s → returned, FAILED record and event, nothing credited', async (_name, number, network, returnCode) => {
+    const before = await t.request({ url: '/v1/events?limit=1&type=BANK_DEPOSIT_TRANSACTION_FAILED' });
+    const response = await sendDeposit(depositBody(number, '55.00', { network, memo: 'Ref 700000000000' }));
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body.message).toMatch(/could not be routed/);
+    expect(response.body.data).toMatchObject({
+      type: 'DEPOSIT_FAILURE',
+      status: 'FAILED',
+      walletId: null,
+      returnCode,
+      amount: '55.00',
+      bankNetwork: network ?? 'UNSPECIFIED',
+      receivingAccountNumber: number,
+    });
+    const events = await bankEventsOf(t, response.body.data.parentBankTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['BANK_DEPOSIT_TRANSACTION_FAILED']);
+    expect(events[0].data).toMatchObject({ walletId: null, bankTransactionId: response.body.data.id, amount: '55.00', returnCode });
+    const after = await t.request({ url: '/v1/events?limit=1&type=BANK_DEPOSIT_TRANSACTION_FAILED' });
+    expect(after.body.pagination.totalResults).toBe(before.body.pagination.totalResults + 1);
+    // The money passed through suspense and straight back: both movements are on the ledger, netting to zero.
+    const transfers = await t.deps.db
+      .selectFrom('ledger_transfers')
+      .select(['id', 'description'])
+      .where('client_id', '=', t.clientA.id)
+      .where('parent_transaction_id', '=', response.body.data.parentBankTransactionId)
+      .orderBy('id')
+      .execute();
+    expect(transfers.map((transfer) => transfer.description)).toEqual([
+      expect.stringMatching(/received into suspense/),
+      expect.stringMatching(new RegExp(`returned to the sender \\(${returnCode}\\)`)),
+    ]);
+    // The failed record can be read back and listed.
+    const read = await t.request({ url: `/v1/baas/transactions/${response.body.data.id}` });
+    expect(read.body.data.status).toBe('FAILED');
+  });
+
+  it("another client's account number is unroutable for this client (and that client sees nothing)", async () => {
+    const foreign = await linkedWallet(t, t.clientB);
+    const response = await sendDeposit(depositBody(foreign.virtualAccountNumber, '5.00'));
+    expect(response.body.data.status).toBe('FAILED');
+    expect(await balanceOf(t, foreign.walletId, 'USD', t.clientB)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+    const clientBEvents = await t.request({ url: '/v1/events?type=BANK_DEPOSIT_TRANSACTION_FAILED', key: t.clientB.key });
+    expect(clientBEvents.body.data).toEqual([]);
+  });
+
+  it('accepts USD_TEST, and refuses other assets and malformed sender identifiers', async () => {
+    const wallet = await linkedWallet(t);
+    expect((await sendDeposit(depositBody(wallet.virtualAccountNumber, '1.00', { asset: 'USD_TEST' }))).body.data.asset).toBe('USD_TEST');
+    const eur = await sendDeposit(depositBody(wallet.virtualAccountNumber, '1.00', { asset: 'EUR' }));
+    expect(eur.status).toBe(400);
+    expect(eur.body.details[0].field).toBe('asset');
+    const badRouting = await sendDeposit(depositBody(wallet.virtualAccountNumber, '1.00', { counterparty: { ...sender, routingNumber: '021000022' } }));
+    expect(badRouting.status).toBe(400);
+    expect(badRouting.body).toMatchObject({ code: 'INVALID_ROUTING_NUMBER', details: [{ field: 'counterparty.routingNumber' }] });
+    const number = await sendDeposit({ ...depositBody(wallet.virtualAccountNumber, '1.00'), amount: 12 });
+    expect(number.status).toBe(400);
+    expect(number.body.details[0].field).toBe('amount');
+    const missingSender = await sendDeposit({ accountNumber: wallet.virtualAccountNumber, amount: '1.00', asset: 'USD' });
+    expect(missingSender.status).toBe(400);
+    expect(missingSender.body.details[0].field).toBe('counterparty');
+  });
+});
+
+describe('deposit lifecycle', () => {
+  it('PENDING → COMPLETED by the sandbox clock: balances at each step, events in order with every payload field', async () => {
+    const wallet = await linkedWallet(t);
+    const response = await sendDeposit({ accountNumber: wallet.virtualAccountNumber, amount: '250.00', asset: 'USD', network: 'SWIFT', counterparty: fullSender, memo: 'Invoice 7' });
+    expect(response.status).toBe(201);
+    const received = response.body.data;
+    expect(received.counterparty).toEqual({ ...fullSender, swiftCode: 'BARCGB22' });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '250.00' });
+
+    // Not due yet: a minute minus a millisecond changes nothing.
+    t.clock.advance(delayMs - 1);
+    expect(await runDueSettlements(t.deps)).toBe(0);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '250.00' });
+    t.clock.advance(1);
+    expect(await runDueSettlements(t.deps)).toBe(1);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '250.00', RESERVED: '0.00', PENDING: '0.00' });
+
+    const events = await bankEventsOf(t, received.parentBankTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['BANK_DEPOSIT_TRANSACTION_PENDING', 'BANK_DEPOSIT_TRANSACTION_COMPLETED']);
+    const expectedCounterparty = { ...fullSender, swiftCode: 'BARCGB22' };
+    expect(events[0].data).toEqual({
+      walletId: wallet.walletId,
+      bankTransactionId: received.id,
+      parentBankTransactionId: received.parentBankTransactionId,
+      amount: '250.00',
+      asset: 'USD',
+      bankNetwork: 'SWIFT',
+      counterparty: expectedCounterparty,
+      traceId: response.body.traceId,
+    });
+    const list = await t.request({ url: `/v1/baas/transactions?walletId=${wallet.walletId}` });
+    const completedChild = list.body.data[0].children[1];
+    expect(completedChild).toMatchObject({ type: 'DEPOSIT_SUCCESS', status: 'COMPLETED' });
+    expect(events[1].data).toEqual({
+      walletId: wallet.walletId,
+      bankTransactionId: completedChild.id,
+      parentBankTransactionId: received.parentBankTransactionId,
+      amount: '250.00',
+      asset: 'USD',
+      bankNetwork: 'SWIFT',
+      counterparty: expectedCounterparty,
+      traceId: expect.any(String),
+    });
+  });
+
+  it('PENDING → FAILED by the fail control (child id): the pending amount goes away, FAILED event with the return code', async () => {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, wallet.virtualAccountNumber, '70.00');
+    const failed = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${received.id}/fail`, body: { returnCode: 'R10', reason: 'Sender says not authorized' } });
+    expect(failed.status, JSON.stringify(failed.body)).toBe(200);
+    expect(failed.body.data).toMatchObject({ type: 'DEPOSIT_FAILURE', status: 'FAILED', returnCode: 'R10', failureReason: 'Sender says not authorized' });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+    const events = await bankEventsOf(t, received.parentBankTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['BANK_DEPOSIT_TRANSACTION_PENDING', 'BANK_DEPOSIT_TRANSACTION_FAILED']);
+    expect(events[1].data).toMatchObject({ walletId: wallet.walletId, bankTransactionId: failed.body.data.id, returnCode: 'R10', counterparty: { name: sender.name } });
+    // Nothing is left for the worker.
+    expect(await settleByTime()).toBe(0);
+  });
+
+  it('a sender account ending in a return code (magic value) makes the deposit come back when due', async () => {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, wallet.virtualAccountNumber, '15.00', { counterparty: { ...sender, accountNumber: '123456R02' } });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '15.00' });
+    expect(await settleByTime()).toBe(1);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+    const read = await t.request({ url: `/v1/baas/transactions/${received.parentBankTransactionId}` });
+    expect(read.body.data).toMatchObject({ type: 'DEPOSIT_FAILURE', returnCode: 'R02', failureReason: 'Account closed' });
+  });
+});
+
+describe('withdrawal lifecycle', () => {
+  it('PENDING → COMPLETED: the reserved amount leaves, COMPLETED event; a FedWire withdrawal reports FEDWIRE', async () => {
+    const wallet = await linkedWallet(t);
+    await fund(t, wallet, '100.00');
+    const response = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '60.00', transferNetwork: 'FEDWIRE_DOMESTIC' }) });
+    const initiated = response.body.data;
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '40.00', RESERVED: '60.00', PENDING: '0.00' });
+    const settled = await settle(t, initiated.parentBankTransactionId);
+    expect(settled).toMatchObject({ type: 'WITHDRAWAL_SUCCESS', status: 'COMPLETED', bankNetwork: 'FEDWIRE' });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '40.00', RESERVED: '0.00', PENDING: '0.00' });
+    const events = await bankEventsOf(t, initiated.parentBankTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['BANK_WITHDRAWAL_TRANSACTION_PENDING', 'BANK_WITHDRAWAL_TRANSACTION_COMPLETED']);
+    expect(events[1].data).toEqual({
+      walletId: wallet.walletId,
+      bankTransactionId: settled.id,
+      parentBankTransactionId: initiated.parentBankTransactionId,
+      amount: '60.00',
+      asset: 'USD',
+      bankNetwork: 'FEDWIRE',
+      counterparty: null,
+      traceId: expect.any(String),
+    });
+    // The endToEndId is a Fedwire IMAD: date, input source, 6-digit sequence.
+    expect(initiated.endToEndId).toMatch(/^20260301OBSBSBX1[0-9]{6}$/);
+  });
+
+  it('PENDING → FAILED: the hold is released in full, FAILED event with the return code', async () => {
+    const wallet = await linkedWallet(t);
+    await fund(t, wallet, '100.00');
+    const initiated = (await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '99.99' }) })).body.data;
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.01', RESERVED: '99.99', PENDING: '0.00' });
+    const failed = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${initiated.parentBankTransactionId}/fail`, body: {} });
+    expect(failed.body.data).toMatchObject({ type: 'WITHDRAWAL_FAILURE', status: 'FAILED', returnCode: 'R03', failureReason: 'No account or unable to locate account' });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '100.00', RESERVED: '0.00', PENDING: '0.00' });
+    const events = await bankEventsOf(t, initiated.parentBankTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['BANK_WITHDRAWAL_TRANSACTION_PENDING', 'BANK_WITHDRAWAL_TRANSACTION_FAILED']);
+    expect(events[1].data).toMatchObject({ walletId: wallet.walletId, bankTransactionId: failed.body.data.id, counterparty: null, returnCode: 'R03', bankNetwork: 'ACH' });
+  });
+
+  it.each([
+    ['ACH_DOMESTIC', { routingNumber: '021000021' }, '000123456R01', 'R01', 'Insufficient funds'],
+    ['SWIFT', { routingNumber: undefined, bicSwiftCode: 'DEUTDEFF' }, '7654321AC04', 'AC04', 'Closed account number'],
+    ['FEDWIRE_DOMESTIC', { routingNumber: '021000021' }, '99RR01', 'RR01', 'Missing debtor account or identification'],
+  ] as const)('%s to an account ending in a return code (magic value) comes back with it when due', async (network, bank, accountNumber, code, reason) => {
+    const wallet = await linkedWallet(t);
+    await fund(t, wallet, '10.00');
+    const initiated = (await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '10.00', transferNetwork: network, ...bank, accountNumber }) })).body.data;
+    expect(initiated.status).toBe('PENDING');
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '10.00', PENDING: '0.00' });
+    expect(await settleByTime()).toBe(1);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '10.00', RESERVED: '0.00', PENDING: '0.00' });
+    const events = await bankEventsOf(t, initiated.parentBankTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['BANK_WITHDRAWAL_TRANSACTION_PENDING', 'BANK_WITHDRAWAL_TRANSACTION_FAILED']);
+    expect(events[1].data).toMatchObject({ returnCode: code, failureReason: reason });
+  });
+
+  it('settles by itself after the delay when nobody intervenes', async () => {
+    const wallet = await linkedWallet(t);
+    await fund(t, wallet, '5.00');
+    const initiated = (await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '5.00' }) })).body.data;
+    expect(await settleByTime()).toBe(1);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+    expect((await t.request({ url: `/v1/baas/transactions/${initiated.parentBankTransactionId}` })).body.data.type).toBe('WITHDRAWAL_SUCCESS');
+  });
+});
+
+describe('sandbox controls', () => {
+  it('409 BANK_TRANSFER_NOT_PENDING for a second settle or fail; nothing moves twice', async () => {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, wallet.virtualAccountNumber, '9.00');
+    await settle(t, received.id);
+    for (const action of ['settle', 'fail']) {
+      const again = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${received.parentBankTransactionId}/${action}`, body: action === 'fail' ? {} : undefined });
+      expect(again.status).toBe(409);
+      expect(again.body.code).toBe('BANK_TRANSFER_NOT_PENDING');
+    }
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '9.00', RESERVED: '0.00', PENDING: '0.00' });
+    expect(await settleByTime()).toBe(0);
+  });
+
+  it("404 for an unknown, malformed or other client's id", async () => {
+    const foreign = await linkedWallet(t, t.clientB);
+    const foreignDeposit = await deposit(t, foreign.virtualAccountNumber, '1.00', {}, t.clientB);
+    for (const id of ['019ca945-0a00-74c1-8797-3bfde107f365', 'nope', foreignDeposit.id, foreignDeposit.parentBankTransactionId]) {
+      const response = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${id}/settle` });
+      expect(response.status).toBe(404);
+      expect(response.body.code).toBe('NOT_FOUND');
+    }
+    expect(await balanceOf(t, foreign.walletId, 'USD', t.clientB)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '1.00' });
+  });
+
+  it('400 for a malformed return code', async () => {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, wallet.virtualAccountNumber, '1.00');
+    const response = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${received.id}/fail`, body: { returnCode: 'r 01' } });
+    expect(response.status).toBe(400);
+    expect(response.body.details[0].field).toBe('returnCode');
+  });
+
+  it('two workers at once settle each due payment exactly once', async () => {
+    const wallet = await linkedWallet(t);
+    for (let index = 0; index < 6; index++) await deposit(t, wallet.virtualAccountNumber, '1.00');
+    t.clock.advance(delayMs);
+    const [first, second] = await Promise.all([runDueSettlements(t.deps), runDueSettlements(t.deps)]);
+    expect(first + second).toBe(6);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '6.00', RESERVED: '0.00', PENDING: '0.00' });
+  });
+});

@@ -1,0 +1,166 @@
+import crypto from 'node:crypto';
+import type { Deps } from '../../platform/deps.js';
+import { withTransaction, type Tx } from '../../platform/db/transaction.js';
+import type { RequestContext } from '../../platform/http/context.js';
+import { AppError, notFound } from '../../platform/http/errors.js';
+import { idAt, isUuid } from '../../platform/ids.js';
+import { assert } from '../../platform/assert.js';
+import { captureHold, clearPendingCredit, failPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
+import { recordEvent } from '../webhooks/events.store.js';
+import { bankEventData, bankTransactionView, transactionTypes, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
+import * as store from './bank-transfers.store.js';
+import { defaultReturnCode, describeReturnCode } from './return-codes.js';
+
+const completedEvents = { DEPOSIT: 'BANK_DEPOSIT_TRANSACTION_COMPLETED', WITHDRAWAL: 'BANK_WITHDRAWAL_TRANSACTION_COMPLETED' } as const;
+const failedEvents = { DEPOSIT: 'BANK_DEPOSIT_TRANSACTION_FAILED', WITHDRAWAL: 'BANK_WITHDRAWAL_TRANSACTION_FAILED' } as const;
+
+function history(transfer: store.BankTransferRow, childId: string): HistoryInput {
+  return {
+    parentTransactionId: transfer.id,
+    type: walletTransactionTypes[transfer.direction],
+    links: { bankTransactionId: childId, parentBankTransactionId: transfer.id },
+  };
+}
+
+function notPending(transfer: store.BankTransferRow): AppError {
+  return new AppError('BANK_TRANSFER_NOT_PENDING', `The bank transaction is already ${transfer.status}; only a PENDING one can settle or fail.`);
+}
+
+/**
+ * The rail says the payment settled: a withdrawal's hold is captured (the money leaves for the
+ * bank's settlement account), a deposit's pending credit clears into AVAILABLE. Writes the
+ * SUCCESS child and the COMPLETED event. The caller holds the transfer's row lock.
+ */
+export async function completeTransfer(tx: Tx, context: RequestContext, transfer: store.BankTransferRow): Promise<BankTransactionView> {
+  if (transfer.status !== 'PENDING') throw notPending(transfer);
+  assert(transfer.wallet_id !== null, `pending bank transfer ${transfer.id} has no wallet`);
+  const childId = idAt(context.now);
+  if (transfer.direction === 'WITHDRAWAL') {
+    assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
+    await captureHold(tx, {
+      clientId: context.clientId,
+      now: context.now,
+      holdId: transfer.hold_id,
+      amount: BigInt(transfer.amount),
+      to: { system: 'BANK_SETTLEMENT' },
+      final: true,
+      history: history(transfer, childId),
+    });
+  } else {
+    assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
+    await clearPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: history(transfer, childId) });
+  }
+  const child: store.BankTransactionRow = {
+    client_id: context.clientId,
+    id: childId,
+    bank_transfer_id: transfer.id,
+    type: transactionTypes[transfer.direction].success,
+    status: 'COMPLETED',
+    return_code: null,
+    failure_reason: null,
+    created_at: context.now,
+  };
+  await store.insertBankTransaction(tx, child);
+  await store.updateBankTransfer(tx, context.clientId, transfer.id, { status: 'COMPLETED', settle_at: null, updated_at: context.now });
+  const updated = { ...transfer, status: 'COMPLETED' as const, settle_at: null, updated_at: context.now };
+  await recordEvent(tx, context, completedEvents[transfer.direction], bankEventData(updated, { id: childId }));
+  return bankTransactionView(updated, child);
+}
+
+/**
+ * The payment came back (or was rejected): a withdrawal's hold is released in full (the money
+ * returns to AVAILABLE), a deposit's pending credit goes back to the bank's settlement account.
+ * Writes the FAILURE child with the return code and the FAILED event.
+ */
+export async function failTransfer(
+  tx: Tx,
+  context: RequestContext,
+  transfer: store.BankTransferRow,
+  outcome: { returnCode?: string | undefined; reason?: string | undefined },
+): Promise<BankTransactionView> {
+  if (transfer.status !== 'PENDING') throw notPending(transfer);
+  assert(transfer.wallet_id !== null, `pending bank transfer ${transfer.id} has no wallet`);
+  const returnCode = outcome.returnCode ?? defaultReturnCode(transfer.bank_network);
+  const reason = outcome.reason ?? describeReturnCode(returnCode);
+  const childId = idAt(context.now);
+  if (transfer.direction === 'WITHDRAWAL') {
+    assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
+    await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, history: history(transfer, childId) });
+  } else {
+    assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
+    await failPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: history(transfer, childId) });
+  }
+  const child: store.BankTransactionRow = {
+    client_id: context.clientId,
+    id: childId,
+    bank_transfer_id: transfer.id,
+    type: transactionTypes[transfer.direction].failure,
+    status: 'FAILED',
+    return_code: returnCode,
+    failure_reason: reason,
+    created_at: context.now,
+  };
+  await store.insertBankTransaction(tx, child);
+  const changes = { status: 'FAILED' as const, settle_at: null, return_code: returnCode, failure_reason: reason, updated_at: context.now };
+  await store.updateBankTransfer(tx, context.clientId, transfer.id, changes);
+  const updated = { ...transfer, ...changes };
+  await recordEvent(tx, context, failedEvents[transfer.direction], bankEventData(updated, { id: childId, returnCode, failureReason: reason }));
+  return bankTransactionView(updated, child);
+}
+
+/** Locks the bank transfer named by its own id or by the id of one of its children (404 otherwise). */
+export async function lockTransferByAnyId(tx: Tx, clientId: string, id: string): Promise<store.BankTransferRow> {
+  if (!isUuid(id)) throw notFound('Bank transaction');
+  const child = await store.findBankTransaction(tx, clientId, id);
+  const transfer = await store.lockBankTransfer(tx, clientId, child?.bank_transfer_id ?? id);
+  if (!transfer) throw notFound('Bank transaction');
+  return transfer;
+}
+
+/** Sandbox control: settle a pending deposit or withdrawal now (parent or child id). */
+export async function settleBankTransaction(tx: Tx, context: RequestContext, id: string): Promise<BankTransactionView> {
+  return completeTransfer(tx, context, await lockTransferByAnyId(tx, context.clientId, id));
+}
+
+/** Sandbox control: fail a pending deposit or withdrawal now, with an optional return code and reason. */
+export async function failBankTransaction(
+  tx: Tx,
+  context: RequestContext,
+  id: string,
+  outcome: { returnCode?: string | undefined; reason?: string | undefined },
+): Promise<BankTransactionView> {
+  return failTransfer(tx, context, await lockTransferByAnyId(tx, context.clientId, id), outcome);
+}
+
+export const dueSettlementsPerRunMax = 500;
+
+/**
+ * The settlement worker: applies the rail's planned outcome to every pending transfer whose time
+ * has come by the injected clock, each in its own transaction. A transfer is claimed with FOR
+ * UPDATE SKIP LOCKED, so several workers share the work and none applies an outcome twice (and
+ * the outcome is checked again under the lock). Returns how many transfers it finished.
+ */
+export async function runDueSettlements(deps: Deps, limit = dueSettlementsPerRunMax): Promise<number> {
+  let finished = 0;
+  while (finished < limit) {
+    const done = await withTransaction(deps.db, async (tx) => {
+      const now = deps.clock.now();
+      const transfer = await store.claimDueBankTransfer(tx, now);
+      if (!transfer) return false;
+      // Events of the worker carry a trace id of their own, one per settled payment.
+      const context: RequestContext = { clientId: transfer.client_id, traceId: crypto.randomUUID(), now };
+      if (transfer.planned_outcome === 'FAILED') {
+        await failTransfer(tx, context, transfer, {
+          returnCode: transfer.planned_return_code ?? undefined,
+          reason: transfer.planned_failure_reason ?? undefined,
+        });
+      } else {
+        await completeTransfer(tx, context, transfer);
+      }
+      return true;
+    });
+    if (!done) break;
+    finished += 1;
+  }
+  return finished;
+}
