@@ -13,7 +13,6 @@ import { recordEvent } from '../src/modules/webhooks/events.store.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { clientSeeders } from '../src/modules/routes.js';
 import { createClient } from '../src/modules/tenants/tenants.service.js';
-import { testDatabase } from './harness.js';
 import { verifiesWith, WebhookReceiver, type ReceivedWebhook } from './webhook-receiver.js';
 
 /**
@@ -114,7 +113,7 @@ async function deliveryCounts(clientId: string): Promise<Record<string, number>>
   return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
 }
 
-describe.skipIf(testDatabase !== 'postgres')('webhook workers as separate processes (PostgreSQL only: PGlite allows one process)', () => {
+describe('webhook workers as separate processes (PostgreSQL only: PGlite allows one process, so this file runs in the postgres project)', () => {
   beforeAll(async () => {
     execFileSync(process.execPath, [path.join(packageRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
       cwd: packageRoot,
