@@ -5,6 +5,8 @@ import type { Deps } from '../../src/platform/deps.js';
 import { withTransaction } from '../../src/platform/db/transaction.js';
 import { findAsset } from '../../src/platform/money/assets.js';
 import { createClientWithKey } from '../../src/modules/tenants/tenants.service.js';
+import * as customers from '../../src/modules/customers/customers.service.js';
+import { fieldCipherOf } from '../../src/platform/crypto/field-cipher.js';
 import { LedgerBatch, verifyLedger, type TransferOperation, type VerifyReport } from '../../src/modules/ledger/index.js';
 
 export interface Target {
@@ -13,8 +15,14 @@ export interface Target {
   dataDir?: string;
 }
 
+/** One encryption key per bench run (customer fields are encrypted; PostgreSQL needs a key). */
+const benchEncryptionKey = crypto.randomBytes(32).toString('hex');
+
 export function targetEnv(target: Target): Record<string, string> {
-  return target.databaseUrl ? { DATABASE_URL: target.databaseUrl } : { DATA_DIR: target.dataDir ?? '' };
+  return {
+    OPENBAAS_ENCRYPTION_KEY: benchEncryptionKey,
+    ...(target.databaseUrl ? { DATABASE_URL: target.databaseUrl } : { DATA_DIR: target.dataDir ?? '' }),
+  };
 }
 
 async function withDeps<T>(target: Target, work: (deps: Deps) => Promise<T>): Promise<T> {
@@ -68,9 +76,39 @@ export async function seedWallets(target: Target, walletCount: number, fundingMi
   });
 }
 
-/** TEMPORARY until the customers module lands: wallet ids only (the stand-in directory accepts any). */
-async function createWallets(_deps: Deps, _clientId: string, count: number): Promise<string[]> {
-  return Array.from({ length: count }, () => crypto.randomUUID());
+/**
+ * Real wallets through the customers service: individual customers, each with 20 portfolios of
+ * up to 50 wallets (the module's limits), so 1,000 wallets per customer.
+ */
+async function createWallets(deps: Deps, clientId: string, count: number): Promise<string[]> {
+  const cipher = fieldCipherOf(deps);
+  const wallets: string[] = [];
+  let serial = 0;
+  while (wallets.length < count) {
+    const context = { clientId, traceId: 'bench-setup', now: deps.clock.now() };
+    const customer = await withTransaction(deps.db, (tx) =>
+      customers.createIndividual(tx, context, cipher, {
+        email: `bench.${serial++}.${crypto.randomBytes(4).toString('hex')}@example.com`,
+        phoneNumber: '212 555 0123',
+        phoneCountryCode: '+1',
+        kyc: { firstName: 'Bench', lastName: 'Customer', birthDate: '1990-01-01', nationality: 'US', documentSsn: '123-45-6789' },
+      }),
+    );
+    for (let portfolioIndex = 0; portfolioIndex < customers.portfoliosPerCustomerMax && wallets.length < count; portfolioIndex++) {
+      await withTransaction(deps.db, async (tx) => {
+        const portfolioId =
+          portfolioIndex === 0
+            ? (customer.portfolios[0]?.id ?? '')
+            : (await customers.createPortfolio(tx, context, customer.id, { name: `Bench ${portfolioIndex}` })).id;
+        const existing = portfolioIndex === 0 ? (customer.portfolios[0]?.wallets.length ?? 0) : 0;
+        if (portfolioIndex === 0) wallets.push(...(customer.portfolios[0]?.wallets ?? []));
+        for (let index = existing; index < customers.walletsPerPortfolioMax && wallets.length < count; index++) {
+          wallets.push((await customers.createWallet(tx, context, customer.id, portfolioId, { name: `Bench ${index}` })).id);
+        }
+      });
+    }
+  }
+  return wallets.slice(0, count);
 }
 
 export async function verify(target: Target): Promise<VerifyReport> {

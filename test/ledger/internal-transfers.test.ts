@@ -160,8 +160,8 @@ describe('422', () => {
     expect(response.status).toBe(422);
     expect(response.body.code).toBe('INSUFFICIENT_FUNDS');
     expect(await availableOf(t, source)).toBe('10.00');
-    // The batch may open the destination's USD account before the refusal; it holds nothing.
-    expect(['0.00', undefined]).toContain(await availableOf(t, destination));
+    // A refused transfer leaves nothing behind: the destination never held USD.
+    expect(await availableOf(t, destination)).toBeUndefined();
   });
 });
 
