@@ -16,7 +16,7 @@ export interface Target {
 }
 
 /** One encryption key per bench run (customer fields are encrypted; PostgreSQL needs a key). */
-const benchEncryptionKey = crypto.randomBytes(32).toString('hex');
+const benchEncryptionKey = process.env.BENCH_ENCRYPTION_KEY ?? crypto.randomBytes(32).toString('hex');
 
 export function targetEnv(target: Target): Record<string, string> {
   return {
