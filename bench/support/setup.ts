@@ -5,9 +5,8 @@ import type { Deps } from '../../src/platform/deps.js';
 import { withTransaction } from '../../src/platform/db/transaction.js';
 import { findAsset } from '../../src/platform/money/assets.js';
 import { createClientWithKey } from '../../src/modules/tenants/tenants.service.js';
-import { createIndividual } from '../../src/modules/customers/customers.service.js';
+import * as customers from '../../src/modules/customers/customers.service.js';
 import { fieldCipherOf } from '../../src/platform/crypto/field-cipher.js';
-import { idAt } from '../../src/platform/ids.js';
 import { LedgerBatch, verifyLedger, type TransferOperation, type VerifyReport } from '../../src/modules/ledger/index.js';
 
 export interface Target {
@@ -16,13 +15,14 @@ export interface Target {
   dataDir?: string;
 }
 
-/** A fixed key for the bench's own throwaway databases (PostgreSQL needs one configured). */
-const benchEncryptionKey = '6265 6e63 685f 6f6e 6c79 5f6b 6579 5f66 6f72 5f6c 6f61 6421 2121 2121 2121 2121'.replace(/ /g, '');
+/** One encryption key per bench run (customer fields are encrypted; PostgreSQL needs a key). */
+const benchEncryptionKey = process.env.BENCH_ENCRYPTION_KEY ?? crypto.randomBytes(32).toString('hex');
 
 export function targetEnv(target: Target): Record<string, string> {
-  return target.databaseUrl
-    ? { DATABASE_URL: target.databaseUrl, OPENBAAS_ENCRYPTION_KEY: benchEncryptionKey }
-    : { DATA_DIR: target.dataDir ?? '' };
+  return {
+    OPENBAAS_ENCRYPTION_KEY: benchEncryptionKey,
+    ...(target.databaseUrl ? { DATABASE_URL: target.databaseUrl } : { DATA_DIR: target.dataDir ?? '' }),
+  };
 }
 
 async function withDeps<T>(target: Target, work: (deps: Deps) => Promise<T>): Promise<T> {
@@ -77,48 +77,38 @@ export async function seedWallets(target: Target, walletCount: number, fundingMi
 }
 
 /**
- * One real customer (through the customers service, so its default portfolio and primary wallet
- * are made as the API makes them), then `count` wallets inserted into that portfolio in bulk, the
- * way pgbench -i fills its tables: a load fixture, not a product path.
+ * Real wallets through the customers service: individual customers, each with 20 portfolios of
+ * up to 50 wallets (the module's limits), so 1,000 wallets per customer.
  */
 async function createWallets(deps: Deps, clientId: string, count: number): Promise<string[]> {
-  const now = deps.clock.now();
-  const context = { clientId, traceId: 'bench-setup', now };
-  const input = {
-    email: `bench-${crypto.randomUUID()}@example.com`,
-    phoneNumber: '212 555 0123',
-    phoneCountryCode: '+1',
-    kyc: { firstName: 'Bench', lastName: 'Load', birthDate: '1990-12-10', nationality: 'US' },
-  } as unknown as Parameters<typeof createIndividual>[3];
-  const customer = await withTransaction(deps.db, (tx) => createIndividual(tx, context, fieldCipherOf(deps), input));
-  const primary = await deps.db
-    .selectFrom('wallets')
-    .select(['portfolio_id'])
-    .where('client_id', '=', clientId)
-    .where('customer_id', '=', customer.id)
-    .executeTakeFirstOrThrow();
-  const wallets = Array.from({ length: count }, () => idAt(now));
-  const chunk = 1000;
-  for (let start = 0; start < wallets.length; start += chunk) {
-    await deps.db
-      .insertInto('wallets')
-      .values(
-        wallets.slice(start, start + chunk).map((id, index) => ({
-          client_id: clientId,
-          id,
-          customer_id: customer.id,
-          portfolio_id: primary.portfolio_id,
-          name: `Load ${start + index}`,
-          is_primary: false,
-          virtual_account_number: null,
-          dedicated_account_number: null,
-          vrn: null,
-          created_at: now,
-        })),
-      )
-      .execute();
+  const cipher = fieldCipherOf(deps);
+  const wallets: string[] = [];
+  let serial = 0;
+  while (wallets.length < count) {
+    const context = { clientId, traceId: 'bench-setup', now: deps.clock.now() };
+    const customer = await withTransaction(deps.db, (tx) =>
+      customers.createIndividual(tx, context, cipher, {
+        email: `bench.${serial++}.${crypto.randomBytes(4).toString('hex')}@example.com`,
+        phoneNumber: '212 555 0123',
+        phoneCountryCode: '+1',
+        kyc: { firstName: 'Bench', lastName: 'Customer', birthDate: '1990-01-01', nationality: 'US', documentSsn: '123-45-6789' },
+      }),
+    );
+    for (let portfolioIndex = 0; portfolioIndex < customers.portfoliosPerCustomerMax && wallets.length < count; portfolioIndex++) {
+      await withTransaction(deps.db, async (tx) => {
+        const portfolioId =
+          portfolioIndex === 0
+            ? (customer.portfolios[0]?.id ?? '')
+            : (await customers.createPortfolio(tx, context, customer.id, { name: `Bench ${portfolioIndex}` })).id;
+        const existing = portfolioIndex === 0 ? (customer.portfolios[0]?.wallets.length ?? 0) : 0;
+        if (portfolioIndex === 0) wallets.push(...(customer.portfolios[0]?.wallets ?? []));
+        for (let index = existing; index < customers.walletsPerPortfolioMax && wallets.length < count; index++) {
+          wallets.push((await customers.createWallet(tx, context, customer.id, portfolioId, { name: `Bench ${index}` })).id);
+        }
+      });
+    }
   }
-  return wallets;
+  return wallets.slice(0, count);
 }
 
 export async function verify(target: Target): Promise<VerifyReport> {

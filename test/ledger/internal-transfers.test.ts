@@ -74,6 +74,36 @@ describe('201', () => {
     await expectLedgerClean();
   });
 
+  it('owes one webhook delivery per event to a subscription of INTERNAL_TRANSACTION_COMPLETED', async () => {
+    const client = await t.newClient('Webhook subscriber');
+    const subscription = await t.request({
+      method: 'POST',
+      url: '/v1/webhooks',
+      key: client.key,
+      body: { name: 'transfers', url: 'http://127.0.0.1:9/hook', subscribedEventTypes: ['INTERNAL_TRANSACTION_COMPLETED'] },
+    });
+    expect(subscription.status, JSON.stringify(subscription.body)).toBe(201);
+    const source = await newWallet(t, client);
+    const destination = await newWallet(t, client);
+    await fundWallet(t, client.id, source, 1_000n);
+    const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD' }, { key: client.key });
+    expect(response.status).toBe(201);
+    const deliveries = await t.deps.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('events as e', (join) => join.onRef('e.client_id', '=', 'd.client_id').onRef('e.id', '=', 'd.event_id'))
+      .select(['d.subscription_id', 'd.status', 'e.data'])
+      .where('d.client_id', '=', client.id)
+      .execute();
+    expect(deliveries).toHaveLength(2);
+    for (const delivery of deliveries) {
+      expect(delivery.subscription_id).toBe(subscription.body.data.id);
+      expect(delivery.status).toBe('PENDING');
+    }
+    expect(deliveries.map((delivery) => (delivery.data as { transactionId: string }).transactionId).sort()).toEqual(
+      [response.body.data.source.transactionId, response.body.data.destination.transactionId].sort(),
+    );
+  });
+
   it.each(['/v1/internal-transfer', '/v1/baas/transactions/internal-transfer'])('is also served at %s, with referenceWalletId accepted', async (url) => {
     const source = await funded(1_000n);
     const destination = await newWallet(t);
@@ -130,8 +160,8 @@ describe('422', () => {
     expect(response.status).toBe(422);
     expect(response.body.code).toBe('INSUFFICIENT_FUNDS');
     expect(await availableOf(t, source)).toBe('10.00');
-    // The batch may open the destination's USD account before the refusal; it holds nothing.
-    expect(['0.00', undefined]).toContain(await availableOf(t, destination));
+    // A refused transfer leaves nothing behind: the destination never held USD.
+    expect(await availableOf(t, destination)).toBeUndefined();
   });
 });
 

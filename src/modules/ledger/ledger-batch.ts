@@ -54,6 +54,8 @@ interface WalletAccountState {
   exists: boolean;
   /** The wallet exists (an account that does not exist yet reads as all zeros). */
   walletExists: boolean;
+  /** Not in the database yet, and may be opened by this batch if something is credited to it. */
+  creatable: boolean;
   available: bigint;
   reserved: bigint;
   pending: bigint;
@@ -62,6 +64,8 @@ interface WalletAccountState {
   deltaReserved: bigint;
   deltaPending: bigint;
   forced: boolean;
+  /** An entry of this batch names the account (it must exist when the entries are written). */
+  touched: boolean;
 }
 
 interface SystemAccountState {
@@ -71,6 +75,7 @@ interface SystemAccountState {
   shard: number;
   asset: string;
   deltaAvailable: bigint;
+  touched: boolean;
 }
 
 interface HoldState {
@@ -285,16 +290,11 @@ export class LedgerBatch {
       const unique = new Map(missing.map(([, need]) => [keyOf(need.clientId, need.walletId), { clientId: need.clientId, walletId: need.walletId }]));
       existing = await options.walletsExist(this.tx, [...unique.values()]);
     }
-    const toCreate: store.NewWalletAccount[] = [];
+    // Accounts that do not exist yet are opened at flush, and only if this batch credits them:
+    // a refused transfer leaves no empty account behind.
     for (const [id, need] of missing) {
       const walletExists = existing ? existing.has(keyOf(need.clientId, need.walletId)) : true;
-      if (walletExists && need.create) toCreate.push({ clientId: need.clientId, id, walletId: need.walletId, asset: need.asset });
-      else this.wallets.set(id, this.emptyAccount(need.clientId, id, need.walletId, need.asset, false, walletExists));
-    }
-    if (toCreate.length > 0) {
-      await store.insertWalletAccounts(this.tx, toCreate, this.now);
-      for (const row of await store.lockAccounts(this.tx, toCreate)) this.adoptAccountRow(row);
-      for (const account of toCreate) assert(this.wallets.get(account.id)?.exists, `wallet account ${account.id} was not created`);
+      this.wallets.set(id, this.emptyAccount(need.clientId, id, need.walletId, need.asset, walletExists, walletExists && need.create));
     }
   }
 
@@ -308,6 +308,7 @@ export class LedgerBatch {
       asset: row.asset,
       exists: true,
       walletExists: true,
+      creatable: false,
       available: BigInt(row.available),
       reserved: BigInt(row.reserved),
       pending: BigInt(row.pending),
@@ -316,18 +317,20 @@ export class LedgerBatch {
       deltaReserved: 0n,
       deltaPending: 0n,
       forced: false,
+      touched: false,
     });
   }
 
-  private emptyAccount(clientId: string, id: string, walletId: string, asset: string, exists: boolean, walletExists: boolean): WalletAccountState {
+  private emptyAccount(clientId: string, id: string, walletId: string, asset: string, walletExists: boolean, creatable: boolean): WalletAccountState {
     return {
       clientId,
       id,
       ctid: null,
       walletId,
       asset,
-      exists,
+      exists: false,
       walletExists,
+      creatable,
       available: 0n,
       reserved: 0n,
       pending: 0n,
@@ -336,6 +339,7 @@ export class LedgerBatch {
       deltaReserved: 0n,
       deltaPending: 0n,
       forced: false,
+      touched: false,
     };
   }
 
@@ -382,7 +386,7 @@ export class LedgerBatch {
     if (!account) {
       // One shard per batch and system account: a batch never locks two shards of one account.
       const shard = crypto.randomInt(systemAccountShards);
-      account = { clientId, id: systemAccountId(clientId, kind, asset, shard), kind, shard, asset, deltaAvailable: 0n };
+      account = { clientId, id: systemAccountId(clientId, kind, asset, shard), kind, shard, asset, deltaAvailable: 0n, touched: false };
       this.systems.set(key, account);
     }
     return account;
@@ -460,7 +464,6 @@ export class LedgerBatch {
     assert(amount > 0n, 'hold amounts are positive');
     const account = this.walletAccount(clientId, wallet.walletId, asset.code, wallet.field);
     if (account.available < amount) throw insufficientFunds(wallet.field, asset, account.available, amount);
-    assert(account.exists, 'an account with available money exists');
     const holdId = idAt(now);
     const hold: HoldState = {
       clientId,
@@ -602,7 +605,7 @@ export class LedgerBatch {
   ): PendingCreditResult {
     assert(amount > 0n, 'pending credits are positive');
     const account = this.walletAccount(clientId, wallet.walletId, asset.code, wallet.field);
-    assert(account.exists, 'the account of a pending credit is created by load()');
+    assert(account.exists || account.creatable, 'the account of a pending credit exists or is opened by this batch');
     const pendingCreditId = idAt(now);
     this.pendingCredits.set(keyOf(clientId, pendingCreditId), {
       clientId,
@@ -736,21 +739,38 @@ export class LedgerBatch {
     const statement = write ?? new WriteStatement();
 
     const walletDeltas: store.WalletAccountDelta[] = [];
+    const upserts: store.AccountUpsert[] = [];
     for (const account of this.wallets.values()) {
-      if (account.deltaAvailable === 0n && account.deltaReserved === 0n && account.deltaPending === 0n) continue;
-      assert(account.exists && account.ctid !== null, `account ${account.id} changed but is not locked`);
+      const changed = account.deltaAvailable !== 0n || account.deltaReserved !== 0n || account.deltaPending !== 0n;
+      if (!changed && (account.exists || !account.touched)) continue;
       // Checked in code before the database checks it again.
       assert(account.reserved >= 0n && account.pending >= 0n, `account ${account.id} would go negative`);
       assert(account.available >= 0n || account.forced || account.deltaAvailable >= 0n, `account ${account.id} would go below zero outside the forced path`);
-      walletDeltas.push({
-        clientId: account.clientId,
-        id: account.id,
-        ctid: account.ctid,
-        available: account.deltaAvailable,
-        reserved: account.deltaReserved,
-        pending: account.deltaPending,
-        forced: account.forced,
-      });
+      if (account.exists) {
+        assert(account.ctid !== null, `account ${account.id} changed but is not locked`);
+        walletDeltas.push({
+          clientId: account.clientId,
+          id: account.id,
+          ctid: account.ctid,
+          available: account.deltaAvailable,
+          reserved: account.deltaReserved,
+          pending: account.deltaPending,
+          forced: account.forced,
+        });
+      } else {
+        assert(account.creatable && !account.forced && account.available >= 0n, `account ${account.id} may not be opened by this batch`);
+        upserts.push({
+          clientId: account.clientId,
+          id: account.id,
+          kind: 'WALLET',
+          walletId: account.walletId,
+          shard: 0,
+          asset: account.asset,
+          available: account.deltaAvailable,
+          reserved: account.deltaReserved,
+          pending: account.deltaPending,
+        });
+      }
     }
     if (walletDeltas.length > 0) {
       statement.add('ledger_wallet_accounts', store.updateWalletAccountsStatement(walletDeltas), { countRows: true });
@@ -758,10 +778,11 @@ export class LedgerBatch {
         assert(counts.ledger_wallet_accounts === walletDeltas.length, `updated ${counts.ledger_wallet_accounts} of ${walletDeltas.length} wallet accounts`),
       );
     }
-    const systemDeltas = [...this.systems.values()].filter((account) => account.deltaAvailable !== 0n);
-    if (systemDeltas.length > 0) {
-      statement.add('ledger_system_accounts', store.upsertSystemAccountsStatement(systemDeltas.map((account) => ({ ...account, available: account.deltaAvailable })), this.now));
+    for (const account of this.systems.values()) {
+      if (!account.touched) continue;
+      upserts.push({ clientId: account.clientId, id: account.id, kind: account.kind, walletId: null, shard: account.shard, asset: account.asset, available: account.deltaAvailable, reserved: 0n, pending: 0n });
     }
+    if (upserts.length > 0) statement.add('ledger_opened_accounts', store.upsertAccountsStatement(upserts, this.now));
     const holds = [...this.holds.values()].filter((hold) => hold.changed);
     if (holds.length > 0) statement.add('ledger_holds', store.writeHoldsStatement(holds));
     const credits = [...this.pendingCredits.values()].filter((credit) => credit.changed);
@@ -783,6 +804,7 @@ function isWallet(side: Side): side is { account: WalletAccountState; balance: B
 }
 
 function changeBalance(side: Side, amount: bigint): void {
+  side.account.touched = true;
   if (!isWallet(side)) {
     side.account.deltaAvailable += amount;
     return;

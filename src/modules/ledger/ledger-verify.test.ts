@@ -5,6 +5,7 @@ import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { findAsset, type Asset } from '../../platform/money/assets.js';
 import * as ledger from './index.js';
+import { newWallet } from '../../../test/ledger/fixtures.js';
 
 let t: TestContext;
 let usd: Asset;
@@ -23,8 +24,8 @@ const history = () => ({ parentTransactionId: crypto.randomUUID(), type: 'TEST' 
 
 /** A small but complete ledger: a deposit, a transfer, an open hold, a pending credit. */
 async function seed(): Promise<{ walletA: string; walletB: string; holdId: string }> {
-  const walletA = crypto.randomUUID();
-  const walletB = crypto.randomUUID();
+  const walletA = await newWallet(t);
+  const walletB = await newWallet(t);
   const clientId = t.clientA.id;
   const now = t.clock.now();
   return withTransaction(t.deps.db, async (tx) => {
@@ -114,7 +115,7 @@ describe('ledger verify', () => {
 
 describe('the database refuses what the code refuses', () => {
   it('a customer AVAILABLE balance below zero outside the forced path', async () => {
-    const walletId = crypto.randomUUID();
+    const walletId = await newWallet(t);
     await withTransaction(t.deps.db, (tx) =>
       ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount: 100n }], history: history() }),
     );
@@ -123,8 +124,16 @@ describe('the database refuses what the code refuses', () => {
     await expect(sql`UPDATE ledger_accounts SET reserved = -1 WHERE id = ${accountId}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23514' });
   });
 
-  it('an entry between accounts of different assets', async () => {
+  it('a wallet account for a wallet that does not exist', async () => {
     const walletId = crypto.randomUUID();
+    await expect(
+      sql`INSERT INTO ledger_accounts (client_id, id, kind, wallet_id, asset, created_at)
+          VALUES (${t.clientA.id}, ${ledger.walletAccountId(t.clientA.id, walletId, 'USD')}, 'WALLET', ${walletId}, 'USD', now())`.execute(t.deps.db),
+    ).rejects.toMatchObject({ code: '23503' });
+  });
+
+  it('an entry between accounts of different assets', async () => {
+    const walletId = await newWallet(t);
     const btc = findAsset('BTC', 'sandbox');
     if (!btc) throw new Error('BTC missing');
     await withTransaction(t.deps.db, async (tx) => {

@@ -6,6 +6,7 @@ import { withTransaction, type Tx } from '../../platform/db/transaction.js';
 import { AppError } from '../../platform/http/errors.js';
 import { findAsset, type Asset } from '../../platform/money/assets.js';
 import * as ledger from './index.js';
+import { newWallet } from '../../../test/ledger/fixtures.js';
 
 /**
  * Model-based test of the ledger: fast-check generates a random sequence of operations, runs each
@@ -333,7 +334,8 @@ it('agrees with an in-memory model after every step, and ledger verify stays cle
   const seed = process.env.FC_SEED === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(process.env.FC_SEED);
   await fc.assert(
     fc.asyncProperty(fc.commands(commands, { maxCommands: 30, size: 'large' }), async (sequence) => {
-      const real: Real = { clientId: t.clientA.id, wallets: Array.from({ length: walletCount }, () => crypto.randomUUID()) };
+      const real: Real = { clientId: t.clientA.id, wallets: [] };
+      for (let index = 0; index < walletCount; index++) real.wallets.push(await newWallet(t));
       const model: Model = { balances: Array.from({ length: walletCount }, () => assets.map(zero)), holds: [], credits: [] };
       // Every wallet starts funded, so that most operations have money to work with.
       for (let walletIndex = 0; walletIndex < walletCount; walletIndex++) {

@@ -5,6 +5,7 @@ import { withTransaction } from '../../platform/db/transaction.js';
 import { AppError } from '../../platform/http/errors.js';
 import { findAsset, type Asset } from '../../platform/money/assets.js';
 import * as ledger from './index.js';
+import { newWallet } from '../../../test/ledger/fixtures.js';
 
 let t: TestContext;
 let usd: Asset;
@@ -44,8 +45,8 @@ async function refusal(work: () => Promise<unknown>): Promise<AppError> {
 
 describe('transfers', () => {
   it('moves money between wallets and keeps the bank settlement account in step', async () => {
-    const a = crypto.randomUUID();
-    const b = crypto.randomUUID();
+    const a = await newWallet(t);
+    const b = await newWallet(t);
     await fund(t.clientA.id, a, 10_000n);
     const result = await withTransaction(t.deps.db, (tx) =>
       ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { walletId: a }, to: { walletId: b }, amount: 2_500n }], history: history() }),
@@ -58,15 +59,18 @@ describe('transfers', () => {
   });
 
   it('refuses to take AVAILABLE below zero and moves nothing', async () => {
-    const a = crypto.randomUUID();
+    const a = await newWallet(t);
+    const b = await newWallet(t);
     await fund(t.clientA.id, a, 1_000n);
     const error = await refusal(() =>
       withTransaction(t.deps.db, (tx) =>
-        ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { walletId: a, field: 'sourceWalletId' }, to: { walletId: crypto.randomUUID() }, amount: 1_001n }], history: history() }),
+        ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { walletId: a, field: 'sourceWalletId' }, to: { walletId: b }, amount: 1_001n }], history: history() }),
       ),
     );
     expect(error.code).toBe('INSUFFICIENT_FUNDS');
     expect(error.details?.[0]?.field).toBe('sourceWalletId');
     expect((await balance(t.clientA.id, a))?.available).toBe(1_000n);
+    // The destination's account was never opened: a refusal leaves nothing behind.
+    expect(await ledger.walletBalances(t.deps.db, t.clientA.id, b)).toEqual([]);
   });
 });

@@ -42,29 +42,6 @@ export function lockAccountsStatement(keys: readonly AccountKey[]): RawBuilder<A
     FOR NO KEY UPDATE`;
 }
 
-export interface NewWalletAccount {
-  clientId: string;
-  id: string;
-  walletId: string;
-  asset: string;
-}
-
-/** Creates wallet accounts that do not exist yet; an account created meanwhile by another transaction is left as is. */
-export async function insertWalletAccounts(tx: Tx, accounts: readonly NewWalletAccount[], now: Date): Promise<void> {
-  if (accounts.length === 0) return;
-  const sorted = [...accounts].sort((a, b) => (a.id < b.id ? -1 : 1));
-  await sql`
-    INSERT INTO ledger_accounts (client_id, id, kind, wallet_id, shard, asset, created_at)
-    SELECT client_id, id, 'WALLET', wallet_id, 0, asset, ${now}::timestamptz
-    FROM unnest(
-      ${sorted.map((account) => account.clientId)}::uuid[],
-      ${sorted.map((account) => account.id)}::uuid[],
-      ${sorted.map((account) => account.walletId)}::uuid[],
-      ${sorted.map((account) => account.asset)}::text[]
-    ) AS n (client_id, id, wallet_id, asset)
-    ON CONFLICT DO NOTHING`.execute(tx);
-}
-
 export interface WalletAccountDelta {
   clientId: string;
   id: string;
@@ -104,34 +81,48 @@ export function updateWalletAccountsStatement(deltas: readonly WalletAccountDelt
     RETURNING 1`;
 }
 
-export interface SystemAccountDelta {
+export interface AccountUpsert {
   clientId: string;
   id: string;
-  kind: SystemAccountKind;
+  kind: AccountKind;
+  walletId: string | null;
   shard: number;
   asset: string;
   available: bigint;
+  reserved: bigint;
+  pending: bigint;
 }
 
 /**
- * Adds to system account shards, creating a shard on first use. Rows are written in id order so
- * two transactions touching the same shards lock them in the same order.
+ * Adds to accounts this transaction has not locked, creating them on first use: system account
+ * shards (which have no balance rule to check first) and wallet accounts opened by this batch
+ * (credited from zero, so whatever a concurrent transaction put there meanwhile only adds to
+ * them). Rows are written in id order so two transactions touching the same rows lock them in
+ * the same order. Outside the forced path `overdrawn` only shrinks, as in the update above.
  */
-export function upsertSystemAccountsStatement(deltas: readonly SystemAccountDelta[], now: Date): RawBuilder<unknown> {
-  const sorted = [...deltas].sort((a, b) => (a.id < b.id ? -1 : 1));
+export function upsertAccountsStatement(rows: readonly AccountUpsert[], now: Date): RawBuilder<unknown> {
+  const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const column = <T>(pick: (row: AccountUpsert) => T) => sorted.map(pick);
   return sql`
-    INSERT INTO ledger_accounts AS a (client_id, id, kind, wallet_id, shard, asset, available, created_at)
-    SELECT client_id, id, kind, NULL, shard, asset, available, ${now}::timestamptz
+    INSERT INTO ledger_accounts AS a (client_id, id, kind, wallet_id, shard, asset, available, reserved, pending, created_at)
+    SELECT client_id, id, kind, wallet_id, shard, asset, available, reserved, pending, ${now}::timestamptz
     FROM unnest(
-      ${sorted.map((delta) => delta.clientId)}::uuid[],
-      ${sorted.map((delta) => delta.id)}::uuid[],
-      ${sorted.map((delta) => delta.kind)}::text[],
-      ${sorted.map((delta) => delta.shard)}::smallint[],
-      ${sorted.map((delta) => delta.asset)}::text[],
-      ${sorted.map((delta) => delta.available.toString())}::numeric[]
-    ) AS n (client_id, id, kind, shard, asset, available)
+      ${column((row) => row.clientId)}::uuid[],
+      ${column((row) => row.id)}::uuid[],
+      ${column((row) => row.kind)}::text[],
+      ${column((row) => row.walletId)}::uuid[],
+      ${column((row) => row.shard)}::smallint[],
+      ${column((row) => row.asset)}::text[],
+      ${column((row) => row.available.toString())}::numeric[],
+      ${column((row) => row.reserved.toString())}::numeric[],
+      ${column((row) => row.pending.toString())}::numeric[]
+    ) AS n (client_id, id, kind, wallet_id, shard, asset, available, reserved, pending)
     ORDER BY id
-    ON CONFLICT (client_id, id) DO UPDATE SET available = a.available + EXCLUDED.available`;
+    ON CONFLICT (client_id, id) DO UPDATE SET
+      available = a.available + EXCLUDED.available,
+      reserved = a.reserved + EXCLUDED.reserved,
+      pending = a.pending + EXCLUDED.pending,
+      overdrawn = LEAST(a.overdrawn, GREATEST(0, -(a.available + EXCLUDED.available)))`;
 }
 
 export interface HoldRow {

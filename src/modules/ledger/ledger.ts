@@ -43,8 +43,19 @@ const accountIdNamespace = '6f1d3c56-2b7e-4d55-9a43-0c8e5b1f7a21';
  * asset), so every process computes the same id without a lookup, and the id is the natural key.
  */
 export function walletAccountId(clientId: string, walletId: string, asset: string): string {
-  return uuidv5(`wallet/${clientId}/${walletId.toLowerCase()}/${asset}`, accountIdNamespace);
+  const name = `wallet/${clientId}/${walletId.toLowerCase()}/${asset}`;
+  let id = accountIds.get(name);
+  if (id === undefined) {
+    // A SHA-1 per lookup adds up on the busy paths; the answer never changes, so keep it a while.
+    if (accountIds.size >= accountIdCacheMax) accountIds.clear();
+    id = uuidv5(name, accountIdNamespace);
+    accountIds.set(name, id);
+  }
+  return id;
 }
+
+const accountIdCacheMax = 100_000;
+const accountIds = new Map<string, string>();
 
 export function systemAccountId(clientId: string, kind: SystemAccountKind, asset: string, shard: number): string {
   return uuidv5(`system/${clientId}/${kind}/${asset}/${shard}`, accountIdNamespace);

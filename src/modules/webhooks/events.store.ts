@@ -64,35 +64,45 @@ export interface EventToRecord {
 }
 
 /**
- * Records many events in one statement (the batched write paths record dozens per transaction).
- * Same contract as recordEvent, which it must stay equivalent to: whatever recordEvent does for
- * one event, this does for each.
+ * Records many events at once (the batched write paths record dozens per transaction), with the
+ * same contract as recordEvent, which it must stay equivalent to: each payload is checked against
+ * its schema, and each event gets one pending delivery per active subscription of its client that
+ * subscribes to its type, in the same transaction. With `write`, both inserts join the caller's
+ * combined statement (one round trip for the whole batch).
  */
 export async function recordEvents(tx: Tx, events: readonly EventToRecord[], write?: WriteStatement): Promise<EventRecord[]> {
   if (events.length === 0) return [];
-  const { records, statement } = recordEventsStatement(events);
-  // With `write`, the insert joins the caller's combined statement (one round trip for the batch).
-  if (write) write.add('events', statement);
-  else await statement.execute(tx);
+  const { records, events: insertEvents, deliveries } = recordEventsStatements(events);
+  if (write) {
+    write.add('events', insertEvents);
+    write.add('webhook_deliveries', deliveries);
+  } else {
+    // The deliveries' foreign key to the event is checked at the end of the statement, so one
+    // statement can insert both.
+    await sql`WITH recorded AS (${insertEvents}) ${deliveries}`.execute(tx);
+  }
   return records;
 }
 
-/** The statement recordEvents runs, and the events it records. */
-export function recordEventsStatement(events: readonly EventToRecord[]) {
-  const records: EventRecord[] = events.map(({ context, type, data }) => ({
-    id: idAt(context.now),
-    type,
-    createdAt: context.now.toISOString(),
-    data: { ...data, traceId: context.traceId },
-  }));
-  const statement = sql`
+/** The two inserts recordEvents runs (events, then their deliveries), and the events it records. */
+export function recordEventsStatements(events: readonly EventToRecord[]) {
+  const records: EventRecord[] = events.map(({ context, type, data }) => {
+    const record: EventRecord = { id: idAt(context.now), type, createdAt: context.now.toISOString(), data: { ...data, traceId: context.traceId } };
+    assertEventPayload(type, record.data);
+    return record;
+  });
+  const clientIds = events.map((event) => event.context.clientId);
+  const ids = records.map((record) => record.id);
+  const types = records.map((record) => record.type);
+  const moments = events.map((event) => event.context.now);
+  const insertEvents = sql`
     INSERT INTO events (client_id, id, type, data, created_at)
-    SELECT * FROM unnest(
-      ${events.map((event) => event.context.clientId)}::uuid[],
-      ${records.map((record) => record.id)}::uuid[],
-      ${records.map((record) => record.type)}::text[],
-      ${records.map((record) => JSON.stringify(record.data))}::jsonb[],
-      ${events.map((event) => event.context.now)}::timestamptz[]
-    )`;
-  return { records, statement };
+    SELECT * FROM unnest(${clientIds}::uuid[], ${ids}::uuid[], ${types}::text[], ${records.map((record) => JSON.stringify(record.data))}::jsonb[], ${moments}::timestamptz[])`;
+  const deliveries = sql`
+    INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
+    SELECT s.client_id, openbaas_delivery_id(e.id, (row_number() OVER (PARTITION BY e.id ORDER BY s.id))::int), s.id, e.id, e.type, 'PENDING',
+      e.created_at, e.created_at, e.created_at
+    FROM unnest(${clientIds}::uuid[], ${ids}::uuid[], ${types}::text[], ${moments}::timestamptz[]) AS e (client_id, id, type, created_at)
+    JOIN webhook_subscriptions s ON s.client_id = e.client_id AND s.active AND e.type = ANY (s.event_types)`;
+  return { records, events: insertEvents, deliveries };
 }
