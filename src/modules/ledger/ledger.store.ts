@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
+import { prepared } from '../../platform/db/prepared-statements.js';
 import type { AccountKind, BalanceType, HoldStatus, LedgerTransferKind, PendingCreditStatus, SystemAccountKind } from './ledger.js';
 import './ledger.tables.js';
 
@@ -34,12 +35,12 @@ export async function lockAccounts(tx: Tx, keys: readonly AccountKey[]): Promise
 }
 
 export function lockAccountsStatement(keys: readonly AccountKey[]): RawBuilder<AccountRow> {
-  return sql<AccountRow>`
+  return prepared(sql<AccountRow>`
     SELECT client_id, id, ctid::text AS ctid, kind, wallet_id, asset, available, reserved, pending, overdrawn
     FROM ledger_accounts
     WHERE (client_id, id) IN (SELECT * FROM unnest(${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.id)}::uuid[]))
     ORDER BY id
-    FOR NO KEY UPDATE`;
+    FOR NO KEY UPDATE`);
 }
 
 export interface WalletAccountDelta {

@@ -77,14 +77,15 @@ export async function recordEvents(tx: Tx, events: readonly EventToRecord[], wri
     write.add('events', insertEvents);
     write.add('webhook_deliveries', deliveries);
   } else {
-    // The deliveries' foreign key to the event is checked at the end of the statement, so one
-    // statement can insert both.
-    await sql`WITH recorded AS (${insertEvents}) ${deliveries}`.execute(tx);
+    await sql`WITH events AS (${insertEvents}) ${deliveries}`.execute(tx);
   }
   return records;
 }
 
-/** The two inserts recordEvents runs (events, then their deliveries), and the events it records. */
+/**
+ * The two inserts recordEvents runs, and the events it records. The deliveries read the rows the
+ * events insert returns, so both must run in one statement with the events part named `events`.
+ */
 export function recordEventsStatements(events: readonly EventToRecord[]) {
   const records: EventRecord[] = events.map(({ context, type, data }) => {
     const record: EventRecord = { id: idAt(context.now), type, createdAt: context.now.toISOString(), data: { ...data, traceId: context.traceId } };
@@ -97,12 +98,13 @@ export function recordEventsStatements(events: readonly EventToRecord[]) {
   const moments = events.map((event) => event.context.now);
   const insertEvents = sql`
     INSERT INTO events (client_id, id, type, data, created_at)
-    SELECT * FROM unnest(${clientIds}::uuid[], ${ids}::uuid[], ${types}::text[], ${records.map((record) => JSON.stringify(record.data))}::jsonb[], ${moments}::timestamptz[])`;
+    SELECT * FROM unnest(${clientIds}::uuid[], ${ids}::uuid[], ${types}::text[], ${records.map((record) => JSON.stringify(record.data))}::jsonb[], ${moments}::timestamptz[])
+    RETURNING client_id, id, type, created_at`;
   const deliveries = sql`
     INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
     SELECT s.client_id, openbaas_delivery_id(e.id, (row_number() OVER (PARTITION BY e.id ORDER BY s.id))::int), s.id, e.id, e.type, 'PENDING',
       e.created_at, e.created_at, e.created_at
-    FROM unnest(${clientIds}::uuid[], ${ids}::uuid[], ${types}::text[], ${moments}::timestamptz[]) AS e (client_id, id, type, created_at)
+    FROM events e
     JOIN webhook_subscriptions s ON s.client_id = e.client_id AND s.active AND e.type = ANY (s.event_types)`;
   return { records, events: insertEvents, deliveries };
 }

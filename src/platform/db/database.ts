@@ -4,6 +4,7 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from './schema.js';
 import { acquireDataFolderLock } from './lock-file.js';
+import { PreparingClient } from './prepared-statements.js';
 
 export type Db = Kysely<Database>;
 
@@ -35,6 +36,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   if (options.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
+      Client: PreparingClient,
       max: options.poolMax,
       connectionTimeoutMillis: options.connectTimeoutMs,
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
@@ -56,6 +58,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
   const pool = new pg.Pool({
     ...(createPgConfig(lite) as unknown as pg.PoolConfig),
+    Client: PreparingClient,
     max: 1,
     connectionTimeoutMillis: options.connectTimeoutMs,
   });

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from './transaction.js';
+import { prepared } from './prepared-statements.js';
 
 /**
  * Several INSERT/UPDATE statements sent to the database as one statement (data-modifying WITH
@@ -44,7 +45,7 @@ export class WriteStatement {
             counted.map((part) => sql`(SELECT count(*) FROM ${sql.raw(part.name)})::int AS ${sql.raw(part.name)}`),
             sql`, `,
           )}`;
-    return sql<Record<string, number>>`WITH ${withClauses} ${select}`;
+    return prepared(sql<Record<string, number>>`WITH ${withClauses} ${select}`);
   }
 
   async execute(tx: Tx): Promise<Record<string, number>> {

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { withTransaction, type Tx } from '../db/transaction.js';
 import { WriteStatement } from '../db/write-statement.js';
+import { prepared } from '../db/prepared-statements.js';
 import type { RequestContext } from './context.js';
 import { AppError } from './errors.js';
 import { errorBody } from './error-handler.js';
@@ -252,12 +253,12 @@ export class WriteBatcher<I, O> {
  * key, in the order given (`position` counts from 1).
  */
 export function lockAndLookupKeysStatement(keys: readonly { lockId: string; clientId: string; key: string }[]) {
-  return sql<{ position: number; locked: boolean; request_hash: Buffer | null; status_code: number | null; response_body: unknown }>`
+  return prepared(sql<{ position: number; locked: boolean; request_hash: Buffer | null; status_code: number | null; response_body: unknown }>`
     SELECT k.position::int AS position, pg_try_advisory_xact_lock(k.lock_id) AS locked, i.request_hash, i.status_code, i.response_body
     FROM unnest(${keys.map((key) => key.lockId)}::bigint[], ${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.key)}::text[])
       WITH ORDINALITY AS k (lock_id, client_id, key, position)
     LEFT JOIN idempotency_keys i ON i.client_id = k.client_id AND i.key = k.key
-    ORDER BY k.position`;
+    ORDER BY k.position`);
 }
 
 export interface IdempotencyRecord {
