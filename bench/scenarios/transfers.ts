@@ -9,6 +9,8 @@ import { benchEnv, describeMachine, durationS } from '../support/settings.js';
 const walletCount = 10_000;
 const connections = 32;
 const anchorRows = 1_000_000;
+/** The issue's memory limit for the server during this scenario on PostgreSQL. */
+const peakRssLimitMiB = 400;
 
 /** pgbench's side: two UPDATEs and one INSERT per transaction on a 1,000,000-row table. */
 export const transferAnchorScript = `\\set a random(1, ${anchorRows})
@@ -65,6 +67,8 @@ export const transfers: Scenario = {
     const report = await verify(target);
     if (!report.ok) throw new Error(`ledger verify failed after the run: ${JSON.stringify(report.checks.filter((check) => check.violationCount > 0))}`);
     if (load.non2xx > 0 || load.errors > 0) throw new Error(`unexpected responses: ${JSON.stringify(load.statusCounts)}, errors ${load.errors}`);
+    const peakRssMiB = server.peakRssMiB();
+    if (peakRssMiB > peakRssLimitMiB) throw new Error(`the server's peak resident memory was ${peakRssMiB.toFixed(0)} MiB, over the ${peakRssLimitMiB} MiB limit`);
     return {
       scenario: 'transfers',
       ratio: load.okPerSecond / anchor.tps,
@@ -73,7 +77,7 @@ export const transfers: Scenario = {
         anchor: anchor.tps,
         p50_ms: load.p50Ms,
         p99_ms: load.p99Ms,
-        peak_rss_mib: server.peakRssMiB(),
+        peak_rss_mib: peakRssMiB,
         transfers: load.ok,
         non_2xx: load.non2xx,
         verify: report.ok ? 'clean' : 'FAILED',

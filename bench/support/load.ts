@@ -1,4 +1,5 @@
 import autocannon, { type RawRequest } from 'autocannon';
+import { warmupDefaultS } from './settings.js';
 
 export interface LoadResult {
   /** Successful (2xx) responses per second over the whole run. */
@@ -10,23 +11,54 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   durationS: number;
+  /** What the warm-up before the measured run answered (not counted in the figures above). */
+  warmup: { requests: number; non2xx: number; errors: number };
 }
 
 export interface LoadOptions {
   url: string;
   connections: number;
   durationS: number;
+  /** Seconds of the same load before the measured run (default BENCH_WARMUP_S), not counted. */
+  warmupS?: number;
   headers?: Record<string, string>;
   /** Called for every request: returns the path, method, body and extra headers to send. */
   next: () => { method: 'GET' | 'POST'; path: string; body?: string; headers?: Record<string, string> };
 }
 
-/** Closed-loop HTTP load: each connection sends its next request as soon as the previous answers. */
+/**
+ * Closed-loop HTTP load: each connection sends its next request as soon as the previous answers.
+ * A warm-up of the same load runs first and is not counted: the server's JIT compiler is still
+ * optimising the request path during its first seconds, and the figures are meant to describe
+ * the steady state (the warm-up's responses are still checked: any non-2xx fails the run).
+ */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const result = await autocannon({
+  const warmupS = options.warmupS ?? warmupDefaultS;
+  const warmup = warmupS > 0 ? await autocannonRun(options, warmupS) : undefined;
+  if (warmup && (warmup.non2xx > 0 || warmup.errors + warmup.timeouts > 0)) {
+    throw new Error(`unexpected responses during the warm-up: ${warmup.non2xx} non-2xx, ${warmup.errors + warmup.timeouts} errors`);
+  }
+  const result = await autocannonRun(options, options.durationS);
+  const statusCounts = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, stats]) => [code, stats.count]));
+  const ok = result['2xx'];
+  return {
+    okPerSecond: ok / result.duration,
+    ok,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    statusCounts,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    durationS: result.duration,
+    warmup: { requests: warmup ? warmup['2xx'] + warmup.non2xx : 0, non2xx: warmup?.non2xx ?? 0, errors: warmup ? warmup.errors + warmup.timeouts : 0 },
+  };
+}
+
+function autocannonRun(options: LoadOptions, durationS: number) {
+  return autocannon({
     url: options.url,
     connections: options.connections,
-    duration: options.durationS,
+    duration: durationS,
     timeout: 30,
     requests: [
       {
@@ -41,16 +73,4 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       },
     ],
   });
-  const statusCounts = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, stats]) => [code, stats.count]));
-  const ok = result['2xx'];
-  return {
-    okPerSecond: ok / result.duration,
-    ok,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-    statusCounts,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    durationS: result.duration,
-  };
 }

@@ -3,6 +3,9 @@ import os from 'node:os';
 /** Seconds each measurement runs (the issue asks for at least 20). */
 export const durationS = Number(process.env.BENCH_DURATION_S ?? 20);
 
+/** Seconds of load before each measured HTTP run, not counted (BENCH_WARMUP_S; 0 turns it off). */
+export const warmupDefaultS = Number(process.env.BENCH_WARMUP_S ?? 10);
+
 /** Server settings for every scenario: no rate limit in the way, quiet logs, no background workers. */
 export const benchEnv: Record<string, string> = {
   RATE_LIMIT_PER_MINUTE: '10000000',
