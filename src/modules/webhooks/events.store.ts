@@ -4,6 +4,7 @@ import type { WriteStatement } from '../../platform/db/write-statement.js';
 import type { Db } from '../../platform/db/database.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { idAt } from '../../platform/ids.js';
+import { jsonArray } from '../../platform/db/prepared-statements.js';
 import type { EventType } from './event-types.js';
 import { assertEventPayload } from './event-payloads.js';
 import './events.tables.js';
@@ -98,7 +99,7 @@ export function recordEventsStatements(events: readonly EventToRecord[]) {
   const moments = events.map((event) => event.context.now);
   const insertEvents = sql`
     INSERT INTO events (client_id, id, type, data, created_at)
-    SELECT * FROM unnest(${clientIds}::uuid[], ${ids}::uuid[], ${types}::text[], ${records.map((record) => JSON.stringify(record.data))}::jsonb[], ${moments}::timestamptz[])
+    SELECT * FROM unnest(${clientIds}::uuid[], ${ids}::uuid[], ${types}::text[], ${jsonArray(records.map((record) => record.data))}, ${moments}::timestamptz[])
     RETURNING client_id, id, type, created_at`;
   const deliveries = sql`
     INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)

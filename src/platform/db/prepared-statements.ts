@@ -41,6 +41,25 @@ type AnyQuery = (...args: unknown[]) => never;
 
 const plainElement = /^[A-Za-z0-9_.:+-]+$/;
 
+/** True when the text can stand unquoted in an array literal: letters, digits and _ . : + - only, and not NULL. */
+function isPlain(text: string): boolean {
+  return plainElement.test(text) && (text.length !== 4 || text.toUpperCase() !== 'NULL');
+}
+
+/** The batched statements carry the same few moments many times over (one per request, on every row it writes). */
+const isoTexts = new Map<number, string>();
+function isoText(moment: Date): string | undefined {
+  const time = moment.getTime();
+  if (Number.isNaN(time)) return undefined;
+  let text = isoTexts.get(time);
+  if (text === undefined) {
+    if (isoTexts.size >= 4096) isoTexts.clear();
+    text = moment.toISOString();
+    isoTexts.set(time, text);
+  }
+  return text;
+}
+
 /**
  * A PostgreSQL array literal for the common parameter values (strings, numbers, bigints,
  * booleans, dates, nulls, nested arrays), or undefined for anything else (node-postgres then
@@ -63,8 +82,10 @@ export function arrayLiteral(values: readonly unknown[]): string | undefined {
     } else if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
       text = String(value);
     } else if (value instanceof Date) {
-      if (Number.isNaN(value.getTime())) return undefined;
-      text = value.toISOString();
+      const iso = isoText(value);
+      if (iso === undefined) return undefined;
+      literal += iso;
+      continue;
     } else if (Array.isArray(value)) {
       const nested = arrayLiteral(value);
       if (nested === undefined) return undefined;
@@ -73,9 +94,18 @@ export function arrayLiteral(values: readonly unknown[]): string | undefined {
     } else {
       return undefined;
     }
-    literal += plainElement.test(text) && text.toUpperCase() !== 'NULL' ? text : `"${text.replace(/[\\"]/g, '\\$&')}"`;
+    literal += isPlain(text) ? text : `"${text.replace(/[\\"]/g, '\\$&')}"`;
   }
   return `${literal}}`;
+}
+
+/**
+ * An array of JSON documents as one parameter: `${jsonArray(values)}` in SQL is a jsonb[] with the
+ * documents in order. One JSON.stringify of the whole list is much cheaper than quoting every
+ * document as an element of an array literal.
+ */
+export function jsonArray(values: readonly unknown[]): RawBuilder<unknown> {
+  return sql`ARRAY(SELECT document FROM jsonb_array_elements(${JSON.stringify(values)}::jsonb) WITH ORDINALITY AS d (document, position) ORDER BY position)`;
 }
 
 function withArrayLiterals(values: unknown[]): unknown[] {

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { withTransaction, type Tx } from '../db/transaction.js';
 import { WriteStatement } from '../db/write-statement.js';
-import { prepared } from '../db/prepared-statements.js';
+import { jsonArray, prepared } from '../db/prepared-statements.js';
 import type { RequestContext } from './context.js';
 import { AppError } from './errors.js';
 import { errorBody } from './error-handler.js';
@@ -283,7 +283,7 @@ export function idempotencyRecordsStatement(records: readonly IdempotencyRecord[
       ${column((record) => record.method)}::text[],
       ${column((record) => record.path)}::text[],
       ${column((record) => record.response.statusCode)}::int[],
-      ${column((record) => JSON.stringify(record.response.body))}::jsonb[],
+      ${jsonArray(column((record) => record.response.body))},
       ${column((record) => record.createdAt)}::timestamptz[]
     ) AS r (client_id, key, request_hash, method, path, status_code, response_body, created_at)`;
 }
