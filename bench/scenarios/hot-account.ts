@@ -1,6 +1,6 @@
 import type { Scenario, ScenarioResult } from '../lib.js';
 import { runLoad } from '../support/load.js';
-import { recreateDatabase, runPgbench } from '../support/postgres.js';
+import { checkpoint, recreateDatabase, runPgbench } from '../support/postgres.js';
 import { buildOnce, startServer } from '../support/server.js';
 import { seedWallets, targetEnv, verify } from '../support/setup.js';
 import { benchEnv, describeMachine, durationS } from '../support/settings.js';
@@ -24,11 +24,13 @@ export const hotAccount: Scenario = {
     await buildOnce();
     const url = await recreateDatabase();
     await createAnchorTables(url);
+    await checkpoint(url);
     const anchor = await runPgbench(url, hotAnchorScript, connections, durationS);
 
     const target = { databaseUrl: url };
     const seeded = await seedWallets(target, walletCount, 1_000_000_00n);
     const hotWallet = seeded.wallets[0] ?? '';
+    await checkpoint(url);
     const server = await startServer({ ...benchEnv, ...targetEnv(target) });
     let load;
     try {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Scenario, ScenarioResult } from '../lib.js';
 import { runLoad } from '../support/load.js';
-import { recreateDatabase, runPgbench, runSql } from '../support/postgres.js';
+import { checkpoint, recreateDatabase, runPgbench, runSql } from '../support/postgres.js';
 import { buildOnce, startServer } from '../support/server.js';
 import { seedWallets, targetEnv, verify } from '../support/setup.js';
 import { benchEnv, describeMachine, durationS } from '../support/settings.js';
@@ -53,10 +53,12 @@ export const transfers: Scenario = {
     await buildOnce();
     const url = await recreateDatabase();
     await createAnchorTables(url);
+    await checkpoint(url);
     const anchor = await runPgbench(url, transferAnchorScript, connections, durationS);
 
     const target = { databaseUrl: url };
     const seeded = await seedWallets(target, walletCount, 1_000_000_00n);
+    await checkpoint(url);
     const server = await startServer({ ...benchEnv, ...targetEnv(target) });
     let load;
     try {

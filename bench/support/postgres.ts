@@ -45,6 +45,15 @@ export interface PgbenchResult {
   command: string;
 }
 
+/**
+ * Writes every dirty page now, so the measurement that follows does not pay for a checkpoint the
+ * previous phase (the anchor's writes, the seeding) made due. Called before the anchor and before
+ * our own load, so both start from the same state.
+ */
+export async function checkpoint(url: string): Promise<void> {
+  await runSql(url, ['CHECKPOINT']);
+}
+
 /** Runs pgbench with a custom script and reads its transactions per second. */
 export async function runPgbench(url: string, script: string, clients: number, durationS: number): Promise<PgbenchResult> {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-pgbench-')), 'script.sql');

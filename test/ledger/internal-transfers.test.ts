@@ -159,6 +159,7 @@ describe('422', () => {
     const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '10.01', asset: 'USD' });
     expect(response.status).toBe(422);
     expect(response.body.code).toBe('INSUFFICIENT_FUNDS');
+    expect(response.body.details).toEqual([{ field: 'amount', message: 'exceeds the AVAILABLE balance of sourceWalletId' }]);
     expect(await availableOf(t, source)).toBe('10.00');
     // A refused transfer leaves nothing behind: the destination never held USD.
     expect(await availableOf(t, destination)).toBeUndefined();

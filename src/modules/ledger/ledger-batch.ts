@@ -124,8 +124,15 @@ interface RecordSpec {
 
 const keyOf = (clientId: string, id: string) => `${clientId}/${id}`;
 
-function insufficientFunds(field: string | undefined, asset: Asset, available: bigint, needed: bigint): AppError {
-  const details: ErrorDetail[] = [{ field: field ?? 'amount', message: 'exceeds the available balance' }];
+/**
+ * The refusal of a movement larger than AVAILABLE. The offending field is the amount (the
+ * request is well-formed; its amount is more than the wallet holds); `walletField` names the
+ * wallet that lacks the money when the caller said which request field carries it.
+ */
+function insufficientFunds(walletField: string | undefined, asset: Asset, available: bigint, needed: bigint): AppError {
+  const details: ErrorDetail[] = [
+    { field: 'amount', message: walletField ? `exceeds the AVAILABLE balance of ${walletField}` : 'exceeds the AVAILABLE balance' },
+  ];
   return new AppError(
     'INSUFFICIENT_FUNDS',
     `Insufficient funds: ${formatAmount(needed, asset)} ${asset.code} needed, ${formatAmount(available > 0n ? available : 0n, asset)} ${asset.code} available.`,
