@@ -6,10 +6,10 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { Scenario, ScenarioResult } from '../lib.js';
-import { runLoad } from '../support/load.js';
-import { buildOnce, startServer } from '../support/server.js';
-import { seedWallets, targetEnv, verify, type Seeded } from '../support/setup.js';
-import { benchEnv, describeMachine, durationS } from '../support/settings.js';
+import { buildOnce } from '../support/server.js';
+import { seedWallets, type Seeded } from '../support/setup.js';
+import { describeMachine, durationS } from '../support/settings.js';
+import { measureTransferLoad, transferFigures } from '../support/transfer-load.js';
 import { transferRequests } from './transfers.js';
 import type { Database } from '../../src/platform/db/schema.js';
 import { WriteStatement } from '../../src/platform/db/write-statement.js';
@@ -117,32 +117,20 @@ export const embedded: Scenario = {
       const anchor = await anchorLoop(anchorTarget.dataDir, anchorSeed);
 
       const target = { dataDir: path.join(root, 'server') };
-      const seeded = await seedWallets(target, walletCount, 1_000_000_00n);
-      const server = await startServer({ ...benchEnv, ...targetEnv(target) });
-      let load;
-      try {
-        load = await runLoad({ url: server.url, connections, durationS, headers: { authorization: seeded.apiKey }, next: transferRequests(seeded.wallets) });
-      } finally {
-        await server.stop();
-      }
-      const report = await verify(target);
-      if (!report.ok) throw new Error(`ledger verify failed after the run: ${JSON.stringify(report.checks.filter((check) => check.violationCount > 0))}`);
-      if (load.non2xx > 0 || load.errors > 0) throw new Error(`unexpected responses: ${JSON.stringify(load.statusCounts)}, errors ${load.errors}`);
+      const measured = await measureTransferLoad(target, { connections, walletCount });
       return {
         scenario: 'embedded',
-        ratio: load.okPerSecond / anchor.perSecond,
-        figures: {
-          value: load.okPerSecond,
-          anchor: anchor.perSecond,
-          p50_ms: load.p50Ms,
-          p99_ms: load.p99Ms,
-          anchor_p99_ms: anchor.p99Ms,
-          peak_rss_mib: server.peakRssMiB(),
-          transfers: load.ok,
-          non_2xx: load.non2xx,
-          verify: report.ok ? 'clean' : 'FAILED',
+        ratio: measured.load.okPerSecond / anchor.perSecond,
+        figures: transferFigures(measured, anchor.perSecond, { anchor_p99_ms: anchor.p99Ms }),
+        extra: {
+          machine: describeMachine(),
+          connections,
+          durationS,
+          walletCount,
+          anchorTransfers: anchor.count,
+          statusCounts: measured.load.statusCounts,
+          ledgerTotals: measured.report.totals,
         },
-        extra: { machine: describeMachine(), connections, durationS, walletCount, anchorTransfers: anchor.count, statusCounts: load.statusCounts, ledgerTotals: report.totals },
       };
     } finally {
       fs.rmSync(root, { recursive: true, force: true });

@@ -1,10 +1,9 @@
 import crypto from 'node:crypto';
 import type { Scenario, ScenarioResult } from '../lib.js';
-import { runLoad } from '../support/load.js';
 import { checkpoint, recreateDatabase, runPgbench, runSql } from '../support/postgres.js';
-import { buildOnce, startServer } from '../support/server.js';
-import { seedWallets, targetEnv, verify } from '../support/setup.js';
-import { benchEnv, describeMachine, durationS } from '../support/settings.js';
+import { buildOnce } from '../support/server.js';
+import { describeMachine, durationS } from '../support/settings.js';
+import { measureTransferLoad, transferFigures } from '../support/transfer-load.js';
 
 const walletCount = 10_000;
 const connections = 32;
@@ -57,34 +56,24 @@ export const transfers: Scenario = {
     const anchor = await runPgbench(url, transferAnchorScript, connections, durationS);
 
     const target = { databaseUrl: url };
-    const seeded = await seedWallets(target, walletCount, 1_000_000_00n);
-    await checkpoint(url);
-    const server = await startServer({ ...benchEnv, ...targetEnv(target) });
-    let load;
-    try {
-      load = await runLoad({ url: server.url, connections, durationS, headers: { authorization: seeded.apiKey }, next: transferRequests(seeded.wallets) });
-    } finally {
-      await server.stop();
+    const measured = await measureTransferLoad(target, { connections, walletCount, beforeStart: () => checkpoint(url) });
+    if (measured.peakRssMiB > peakRssLimitMiB) {
+      throw new Error(`the server's peak resident memory was ${measured.peakRssMiB.toFixed(0)} MiB, over the ${peakRssLimitMiB} MiB limit`);
     }
-    const report = await verify(target);
-    if (!report.ok) throw new Error(`ledger verify failed after the run: ${JSON.stringify(report.checks.filter((check) => check.violationCount > 0))}`);
-    if (load.non2xx > 0 || load.errors > 0) throw new Error(`unexpected responses: ${JSON.stringify(load.statusCounts)}, errors ${load.errors}`);
-    const peakRssMiB = server.peakRssMiB();
-    if (peakRssMiB > peakRssLimitMiB) throw new Error(`the server's peak resident memory was ${peakRssMiB.toFixed(0)} MiB, over the ${peakRssLimitMiB} MiB limit`);
     return {
       scenario: 'transfers',
-      ratio: load.okPerSecond / anchor.tps,
-      figures: {
-        value: load.okPerSecond,
-        anchor: anchor.tps,
-        p50_ms: load.p50Ms,
-        p99_ms: load.p99Ms,
-        peak_rss_mib: peakRssMiB,
-        transfers: load.ok,
-        non_2xx: load.non2xx,
-        verify: report.ok ? 'clean' : 'FAILED',
+      ratio: measured.load.okPerSecond / anchor.tps,
+      figures: transferFigures(measured, anchor.tps),
+      extra: {
+        machine: describeMachine(),
+        anchorCommand: anchor.command,
+        anchorScript: transferAnchorScript,
+        connections,
+        durationS,
+        walletCount,
+        statusCounts: measured.load.statusCounts,
+        ledgerTotals: measured.report.totals,
       },
-      extra: { machine: describeMachine(), anchorCommand: anchor.command, anchorScript: transferAnchorScript, connections, durationS, walletCount, statusCounts: load.statusCounts, ledgerTotals: report.totals },
     };
   },
 };
