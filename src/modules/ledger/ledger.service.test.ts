@@ -68,7 +68,7 @@ describe('transfers', () => {
       ),
     );
     expect(error.code).toBe('INSUFFICIENT_FUNDS');
-    expect(error.details?.[0]?.field).toBe('sourceWalletId');
+    expect(error.details).toEqual([{ field: 'amount', message: 'exceeds the AVAILABLE balance of sourceWalletId' }]);
     expect((await balance(t.clientA.id, a))?.available).toBe(1_000n);
     // The destination's account was never opened: a refusal leaves nothing behind.
     expect(await ledger.walletBalances(t.deps.db, t.clientA.id, b)).toEqual([]);
