@@ -1,3 +1,4 @@
+import { prepared } from '../../platform/db/prepared-statements.js';
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
@@ -70,12 +71,12 @@ export async function walletBalances(db: Db | Tx, clientId: string, walletId: st
 
 /** Balances of many wallets in one query (same answer as walletBalances, per wallet, in the order given). */
 export async function walletBalancesMany(db: Db | Tx, wallets: readonly { clientId: string; walletId: string }[]): Promise<WalletBalance[][]> {
-  const result = await sql<{ position: number; asset: string; available: string; reserved: string; pending: string; overdrawn: string }>`
+  const result = await prepared(sql<{ position: number; asset: string; available: string; reserved: string; pending: string; overdrawn: string }>`
     SELECT w.position::int AS position, a.asset, a.available, a.reserved, a.pending, a.overdrawn
     FROM unnest(${wallets.map((wallet) => wallet.clientId)}::uuid[], ${wallets.map((wallet) => wallet.walletId)}::uuid[])
       WITH ORDINALITY AS w (client_id, wallet_id, position)
     JOIN ledger_accounts a ON a.client_id = w.client_id AND a.wallet_id = w.wallet_id AND a.kind = 'WALLET'
-    ORDER BY w.position, a.asset`.execute(db);
+    ORDER BY w.position, a.asset`).execute(db);
   const balances: WalletBalance[][] = wallets.map(() => []);
   for (const row of result.rows) {
     balances[row.position - 1]?.push({
