@@ -12,9 +12,7 @@ import {
   walletAccountId,
   type BalanceType,
   type HistoryInput,
-  type HoldStatus,
   type LedgerTransferKind,
-  type PendingCreditStatus,
   type SystemAccountKind,
   type WalletTransactionStatus,
 } from './ledger.js';
@@ -78,36 +76,13 @@ interface SystemAccountState {
   touched: boolean;
 }
 
-interface HoldState {
-  clientId: string;
-  id: string;
-  accountId: string;
-  asset: string;
-  status: HoldStatus;
-  placed: bigint;
-  remaining: bigint;
-  captured: bigint;
-  overCaptured: bigint;
-  released: bigint;
-  shortfall: bigint;
-  expiresAt: Date | null;
-  parentTransactionId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
+/** A hold as this batch sees it: its row, plus whether the batch changed it. */
+interface HoldState extends store.HoldWrite {
   changed: boolean;
 }
 
-interface PendingCreditState {
-  clientId: string;
-  id: string;
-  accountId: string;
-  asset: string;
-  sourceKind: SystemAccountKind;
-  status: PendingCreditStatus;
-  amount: bigint;
-  parentTransactionId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
+/** A pending credit as this batch sees it: its row, plus whether the batch changed it. */
+interface PendingCreditState extends store.PendingCreditWrite {
   changed: boolean;
 }
 
@@ -244,24 +219,7 @@ export class LedgerBatch {
     const accountIdsFromRecords = new Map<string, { clientId: string; id: string }>();
 
     for (const row of await store.lockHolds(this.tx, [...this.holdNeeds.values()])) {
-      this.holds.set(keyOf(row.client_id, row.id), {
-        clientId: row.client_id,
-        id: row.id,
-        accountId: row.account_id,
-        asset: row.asset,
-        status: row.status,
-        placed: BigInt(row.amount_placed),
-        remaining: BigInt(row.amount_remaining),
-        captured: BigInt(row.amount_captured),
-        overCaptured: BigInt(row.amount_over_captured),
-        released: BigInt(row.amount_released),
-        shortfall: BigInt(row.shortfall),
-        expiresAt: row.expires_at,
-        parentTransactionId: row.parent_transaction_id,
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-        changed: false,
-      });
+      this.holds.set(keyOf(row.client_id, row.id), { ...store.holdFromRow(row), changed: false });
       accountIdsFromRecords.set(row.account_id, { clientId: row.client_id, id: row.account_id });
     }
     for (const row of await store.lockPendingCredits(this.tx, [...this.pendingCreditNeeds.values()])) {

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { LedgerBatch, type LoadOptions } from './ledger-batch.js';
+import { holdFromRow } from './ledger.store.js';
 import type {
   CaptureHoldOperation,
   ClearPendingCreditOperation,
@@ -129,22 +130,8 @@ export async function findHold(db: Db | Tx, clientId: string, holdId: string): P
     .where('h.id', '=', holdId)
     .executeTakeFirst();
   if (!row?.wallet_id) return undefined;
-  return {
-    id: row.id,
-    walletId: row.wallet_id,
-    asset: row.asset,
-    status: row.status,
-    placed: BigInt(row.amount_placed),
-    remaining: BigInt(row.amount_remaining),
-    captured: BigInt(row.amount_captured),
-    overCaptured: BigInt(row.amount_over_captured),
-    released: BigInt(row.amount_released),
-    shortfall: BigInt(row.shortfall),
-    expiresAt: row.expires_at,
-    parentTransactionId: row.parent_transaction_id,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  const { clientId: _clientId, accountId: _accountId, ...hold } = holdFromRow(row);
+  return { ...hold, walletId: row.wallet_id };
 }
 
 /** Open holds whose expiry has passed, oldest first (for the worker of the module that owns them). */

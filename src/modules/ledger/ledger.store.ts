@@ -144,6 +144,27 @@ export interface HoldRow {
   updated_at: Date;
 }
 
+/** A hold row in the shape the code works with (amounts as bigint). */
+export function holdFromRow(row: HoldRow): HoldWrite {
+  return {
+    clientId: row.client_id,
+    id: row.id,
+    accountId: row.account_id,
+    asset: row.asset,
+    status: row.status,
+    placed: BigInt(row.amount_placed),
+    remaining: BigInt(row.amount_remaining),
+    captured: BigInt(row.amount_captured),
+    overCaptured: BigInt(row.amount_over_captured),
+    released: BigInt(row.amount_released),
+    shortfall: BigInt(row.shortfall),
+    expiresAt: row.expires_at,
+    parentTransactionId: row.parent_transaction_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
 export async function lockHolds(tx: Tx, keys: readonly AccountKey[]): Promise<HoldRow[]> {
   if (keys.length === 0) return [];
   const result = await sql<HoldRow>`
