@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { arrayLiteral, prepared, preparedStatementName } from '../src/platform/db/prepared-statements.js';
+import { arrayLiteral } from '../src/platform/db/parameters.js';
+import { prepared, preparedStatementName } from '../src/platform/db/prepared-statements.js';
 import { createTestApp, type TestContext } from './harness.js';
 
 let t: TestContext;
@@ -62,5 +63,25 @@ describe('prepared statements', () => {
     await expect(failing('not-a-uuid').execute(t.deps.db)).rejects.toThrow(/uuid/);
     const ok = await failing('019c8f2e-6b1a-7c3d-9e4f-0a1b2c3d4e5f').execute(t.deps.db);
     expect(ok.rows).toHaveLength(1);
+  });
+});
+
+describe('prepared statement names', () => {
+  // Last in this file: it fills the process's table of names.
+  it('stop at the cap with one warning, and marked statements past it still run (unnamed)', async () => {
+    const { preparedStatementsMax } = await import('../src/platform/db/prepared-statements.js');
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const names = Array.from({ length: preparedStatementsMax + 5 }, (_, index) => preparedStatementName(prepared(sql`SELECT ${sql.raw(String(index))}`).compile(t.deps.db).sql));
+      expect(names.filter((name) => name === undefined).length).toBeGreaterThanOrEqual(5);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.name === 'OpenBaaSWarning')).toHaveLength(1);
+      const result = await prepared(sql<{ value: number }>`SELECT ${sql.raw(String(preparedStatementsMax + 100))}::int AS value`).execute(t.deps.db);
+      expect(result.rows[0]?.value).toBe(preparedStatementsMax + 100);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });

@@ -1,5 +1,5 @@
-import { prepared } from '../../platform/db/prepared-statements.js';
 import { sql } from 'kysely';
+import { prepared } from '../../platform/db/prepared-statements.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { LedgerBatch, type LoadOptions } from './ledger-batch.js';

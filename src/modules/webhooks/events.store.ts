@@ -4,7 +4,7 @@ import type { WriteStatement } from '../../platform/db/write-statement.js';
 import type { Db } from '../../platform/db/database.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { idAt } from '../../platform/ids.js';
-import { jsonArray } from '../../platform/db/prepared-statements.js';
+import { jsonArray } from '../../platform/db/parameters.js';
 import type { EventType } from './event-types.js';
 import { assertEventPayload } from './event-payloads.js';
 import './events.tables.js';

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { sql, type RawBuilder } from 'kysely';
+import { withArrayLiterals } from './parameters.js';
 
 /**
  * Named prepared statements for the hot write path.
@@ -23,14 +24,24 @@ export function prepared<T>(statement: RawBuilder<T>): RawBuilder<T> {
 
 /** Statement names by text, so the text is hashed once per process rather than once per use. */
 const names = new Map<string, string>();
-/** Distinct prepared texts one process accepts; past it, statements run unnamed (and a bug shows in the log). */
+/**
+ * Distinct prepared texts one process accepts. Past it, statements run unnamed and a warning is
+ * written once: some statement marked `prepared()` builds its text from the data, which is a bug.
+ */
 export const preparedStatementsMax = 500;
+let warnedFull = false;
 
 export function preparedStatementName(text: string): string | undefined {
   if (!text.startsWith(marker)) return undefined;
   let name = names.get(text);
   if (name === undefined) {
-    if (names.size >= preparedStatementsMax) return undefined;
+    if (names.size >= preparedStatementsMax) {
+      if (!warnedFull) {
+        warnedFull = true;
+        process.emitWarning(`more than ${preparedStatementsMax} distinct prepared statements: one marked prepared() varies with its data`, 'OpenBaaSWarning');
+      }
+      return undefined;
+    }
     name = `ob_${crypto.createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
     names.set(text, name);
   }
@@ -39,91 +50,9 @@ export function preparedStatementName(text: string): string | undefined {
 
 type AnyQuery = (...args: unknown[]) => never;
 
-const plainElement = /^[A-Za-z0-9_.:+-]+$/;
-
-/** True when the text can stand unquoted in an array literal: letters, digits and _ . : + - only, and not NULL. */
-function isPlain(text: string): boolean {
-  return plainElement.test(text) && (text.length !== 4 || text.toUpperCase() !== 'NULL');
-}
-
-/** The batched statements carry the same few moments many times over (one per request, on every row it writes). */
-const isoTexts = new Map<number, string>();
-function isoText(moment: Date): string | undefined {
-  const time = moment.getTime();
-  if (Number.isNaN(time)) return undefined;
-  let text = isoTexts.get(time);
-  if (text === undefined) {
-    if (isoTexts.size >= 4096) isoTexts.clear();
-    text = moment.toISOString();
-    isoTexts.set(time, text);
-  }
-  return text;
-}
-
-/**
- * A PostgreSQL array literal for the common parameter values (strings, numbers, bigints,
- * booleans, dates, nulls, nested arrays), or undefined for anything else (node-postgres then
- * serialises the array itself). node-postgres quotes and escapes every element with two regular
- * expressions and formats dates by hand; the batched statements send thousands of ids, amounts
- * and timestamps per transaction, and most of them need no quoting at all. Dates are sent in
- * UTC (every timestamp column here is timestamptz).
- */
-export function arrayLiteral(values: readonly unknown[]): string | undefined {
-  let literal = '{';
-  for (let index = 0; index < values.length; index++) {
-    if (index > 0) literal += ',';
-    const value = values[index];
-    let text: string;
-    if (value === null || value === undefined) {
-      literal += 'NULL';
-      continue;
-    } else if (typeof value === 'string') {
-      text = value;
-    } else if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
-      text = String(value);
-    } else if (value instanceof Date) {
-      const iso = isoText(value);
-      if (iso === undefined) return undefined;
-      literal += iso;
-      continue;
-    } else if (Array.isArray(value)) {
-      const nested = arrayLiteral(value);
-      if (nested === undefined) return undefined;
-      literal += nested;
-      continue;
-    } else {
-      return undefined;
-    }
-    literal += isPlain(text) ? text : `"${text.replace(/[\\"]/g, '\\$&')}"`;
-  }
-  return `${literal}}`;
-}
-
-/**
- * An array of JSON documents as one parameter: `${jsonArray(values)}` in SQL is a jsonb[] with the
- * documents in order. One JSON.stringify of the whole list is much cheaper than quoting every
- * document as an element of an array literal.
- */
-export function jsonArray(values: readonly unknown[]): RawBuilder<unknown> {
-  return sql`ARRAY(SELECT document FROM jsonb_array_elements(${JSON.stringify(values)}::jsonb) WITH ORDINALITY AS d (document, position) ORDER BY position)`;
-}
-
-function withArrayLiterals(values: unknown[]): unknown[] {
-  let copy: unknown[] | undefined;
-  for (let index = 0; index < values.length; index++) {
-    const value = values[index];
-    if (!Array.isArray(value)) continue;
-    const literal = arrayLiteral(value);
-    if (literal === undefined) continue;
-    copy ??= [...values];
-    copy[index] = literal;
-  }
-  return copy ?? values;
-}
-
 /**
  * The pool's client: statements marked by `prepared()` become named prepared statements, and
- * array parameters are serialised by `arrayLiteral`.
+ * array parameters are serialised by `withArrayLiterals` (parameters.ts).
  */
 export class PreparingClient extends pg.Client {
   override query(...args: unknown[]): never {
