@@ -248,4 +248,23 @@ describe('wallet balance and history', () => {
     const ids = debits.body.data.map((record: { id: string }) => record.id);
     expect([...ids].sort().reverse()).toEqual(ids);
   });
+
+  it('filters the history by createdAfter (inclusive) and createdBefore (exclusive)', async () => {
+    const source = await funded(5_000n);
+    const destination = await newWallet(t);
+    const moments: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      t.clock.advance(60_000);
+      const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD' });
+      expect(response.status).toBe(201);
+      moments.push(response.body.data.createdAt);
+    }
+    const [first, second, third] = moments;
+    const after = await t.request({ url: `/v1/transactions?walletId=${destination}&createdAfter=${encodeURIComponent(second ?? '')}` });
+    expect(after.status).toBe(200);
+    expect(after.body.data.map((record: { createdAt: string }) => record.createdAt)).toEqual([third, second]);
+    const before = await t.request({ url: `/v1/transactions?walletId=${destination}&createdBefore=${encodeURIComponent(third ?? '')}` });
+    expect(before.body.data.map((record: { createdAt: string }) => record.createdAt)).toEqual([second, first]);
+    expect((await t.request({ url: `/v1/transactions?walletId=${destination}&createdAfter=yesterday` })).status).toBe(400);
+  });
 });
