@@ -69,7 +69,7 @@ async function anchorLoop(dataDir: string, seeded: Seeded): Promise<{ perSecond:
             { clientId, id: sourceId, ctid: source.ctid, available: -1n, reserved: 0n, pending: 0n, forced: false },
             { clientId, id: destinationId, ctid: destination.ctid, available: 1n, reserved: 0n, pending: 0n, forced: false },
           ]),
-          { countRows: true },
+          { expectRows: 2 },
         );
         write.add('transfers', store.insertTransfersStatement([{ clientId, id: transferId, kind: 'TRANSFER', parentTransactionId, holdId: null, pendingCreditId: null, description: null, createdAt: now }]));
         write.add('entries', store.insertEntriesStatement([{ clientId, transferId, index: 0, asset: 'USD', amount: 1n, debitAccountId: sourceId, debitBalance: 'AVAILABLE', creditAccountId: destinationId, creditBalance: 'AVAILABLE', createdAt: now }]));

@@ -36,7 +36,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const warmupS = options.warmupS ?? warmupDefaultS;
   const warmup = warmupS > 0 ? await autocannonRun(options, warmupS) : undefined;
   if (warmup && (warmup.non2xx > 0 || warmup.errors + warmup.timeouts > 0)) {
-    throw new Error(`unexpected responses during the warm-up: ${warmup.non2xx} non-2xx, ${warmup.errors + warmup.timeouts} errors`);
+    const codes = Object.fromEntries(Object.entries(warmup.statusCodeStats).map(([code, stats]) => [code, stats.count]));
+    throw new Error(`unexpected responses during the warm-up: ${warmup.non2xx} non-2xx (${JSON.stringify(codes)}), ${warmup.errors + warmup.timeouts} errors`);
   }
   const result = await autocannonRun(options, options.durationS);
   const statusCounts = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, stats]) => [code, stats.count]));

@@ -38,12 +38,16 @@ export async function measureTransferLoad(target: Target, options: TransferLoadO
       headers: { authorization: seeded.apiKey },
       next: transferRequests(seeded.wallets, options.hot ? seeded.wallets[0] : undefined),
     });
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nserver log (last lines):\n${server.logTail().split('\n').slice(-20).join('\n')}`, { cause: error });
   } finally {
     await server.stop();
   }
   const report = await verify(target);
   if (!report.ok) throw new Error(`ledger verify failed after the run: ${JSON.stringify(report.checks.filter((check) => check.violationCount > 0))}`);
-  if (load.non2xx > 0 || load.errors > 0) throw new Error(`unexpected responses: ${JSON.stringify(load.statusCounts)}, errors ${load.errors}`);
+  if (load.non2xx > 0 || load.errors > 0) {
+    throw new Error(`unexpected responses: ${JSON.stringify(load.statusCounts)}, errors ${load.errors}\nserver log (last lines):\n${server.logTail().split('\n').slice(-20).join('\n')}`);
+  }
   return { load, peakRssMiB: server.peakRssMiB(), report };
 }
 

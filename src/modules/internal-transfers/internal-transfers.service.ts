@@ -66,26 +66,36 @@ export function validateInternalTransfer(body: InternalTransferRequest, mode: Mo
   return { sourceWalletId, destinationWalletId, asset, amountMinor, note: body.note ?? null };
 }
 
+interface PlannedTransfer {
+  transfer: ValidTransfer;
+  parentTransactionId: string;
+  operation: TransferOperation;
+}
+
+/** A batch of internal transfers once checked and once their wallets' accounts are locked. */
+export interface LoadedTransfers {
+  items: BatchItem<InternalTransferRequest>[];
+  /** Per item: its plan, or the refusal found without the database. */
+  plans: (PlannedTransfer | AppError)[];
+  ledger: LedgerBatch | undefined;
+}
+
 /**
- * Writes a batch of internal transfers in the caller's transaction: one ledger batch for all of
- * them (the accounts of the whole batch are locked once, in a fixed order), then their two
- * INTERNAL_TRANSACTION_COMPLETED events each. A refused transfer leaves nothing behind.
+ * Checks every transfer of a batch and locks, in one ledger batch, the accounts of all of them
+ * (in a fixed order). Writes nothing: the batcher may learn afterwards that some items are
+ * replays, and those are then not processed.
  */
-export async function processInternalTransfers(
+export async function loadInternalTransfers(
   tx: Tx,
   items: BatchItem<InternalTransferRequest>[],
-  write: WriteStatement,
   mode: Mode,
   walletsExist: WalletsExist,
-): Promise<BatchOutcome<InternalTransferData>[]> {
-  const outcomes: (BatchOutcome<InternalTransferData> | undefined)[] = items.map(() => undefined);
-  const planned: { index: number; transfer: ValidTransfer; parentTransactionId: string; operation: TransferOperation }[] = [];
-  items.forEach((item, index) => {
+): Promise<LoadedTransfers> {
+  const plans = items.map((item): PlannedTransfer | AppError => {
     try {
       const transfer = validateInternalTransfer(item.input, mode);
       const parentTransactionId = idAt(item.context.now);
-      planned.push({
-        index,
+      return {
         transfer,
         parentTransactionId,
         operation: {
@@ -103,55 +113,71 @@ export async function processInternalTransfers(
           history: { parentTransactionId, type: 'INTERNAL_TRANSFER', note: transfer.note },
           description: transfer.note,
         },
-      });
+      };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      outcomes[index] = { ok: false, error };
+      return error;
     }
   });
+  const planned = plans.filter((plan): plan is PlannedTransfer => !(plan instanceof AppError));
+  if (planned.length === 0) return { items, plans, ledger: undefined };
+  const latest = planned.reduce((moment, entry) => (entry.operation.now > moment ? entry.operation.now : moment), new Date(0));
+  const ledger = new LedgerBatch(tx, latest);
+  for (const entry of planned) ledger.declare(entry.operation);
+  await ledger.load({ walletsExist });
+  return { items, plans, ledger };
+}
 
-  if (planned.length > 0) {
-    const latest = planned.reduce((moment, entry) => (entry.operation.now > moment ? entry.operation.now : moment), planned[0]?.operation.now ?? new Date(0));
-    const batch = new LedgerBatch(tx, latest);
-    for (const entry of planned) batch.declare(entry.operation);
-    await batch.load({ walletsExist });
-    const events: EventToRecord[] = [];
-    for (const entry of planned) {
-      const item = items[entry.index];
-      if (!item) continue;
-      try {
-        const result = batch.apply(entry.operation);
-        const leg = result.legs[0];
-        if (!leg?.debitTransactionId || !leg.creditTransactionId) throw new Error('an internal transfer writes two wallet records');
-        const { transfer } = entry;
-        events.push(
-          { context: item.context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: transfer.sourceWalletId, transactionId: leg.debitTransactionId } },
-          { context: item.context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: transfer.destinationWalletId, transactionId: leg.creditTransactionId } },
-        );
-        outcomes[entry.index] = {
-          ok: true,
-          result: {
-            statusCode: 201,
-            message: 'Internal transfer completed',
-            data: {
-              parentTransactionId: entry.parentTransactionId,
-              type: 'INTERNAL_TRANSFER',
-              status: 'COMPLETED',
-              amount: formatAmount(transfer.amountMinor, transfer.asset),
-              asset: transfer.asset.code,
-              source: { walletId: transfer.sourceWalletId, transactionId: leg.debitTransactionId },
-              destination: { walletId: transfer.destinationWalletId, transactionId: leg.creditTransactionId },
-              createdAt: item.context.now.toISOString(),
-            },
+/**
+ * Writes the fresh transfers of a loaded batch (`fresh` holds their positions) into `write`: the
+ * ledger's changes, then two INTERNAL_TRANSACTION_COMPLETED events per transfer. A refused
+ * transfer leaves nothing behind. Answers one outcome per fresh item, in order.
+ */
+export async function processInternalTransfers(
+  tx: Tx,
+  loaded: LoadedTransfers,
+  fresh: readonly number[],
+  write: WriteStatement,
+): Promise<BatchOutcome<InternalTransferData>[]> {
+  const events: EventToRecord[] = [];
+  const outcomes = fresh.map((index): BatchOutcome<InternalTransferData> => {
+    const item = loaded.items[index];
+    const plan = loaded.plans[index];
+    if (!item || !plan) return { ok: false, error: new AppError('INTERNAL_ERROR', 'Internal error: a transfer was left without an outcome.') };
+    if (plan instanceof AppError) return { ok: false, error: plan };
+    if (!loaded.ledger) throw new Error('a planned transfer has no ledger batch');
+    try {
+      const result = loaded.ledger.apply(plan.operation);
+      const leg = result.legs[0];
+      if (!leg?.debitTransactionId || !leg.creditTransactionId) throw new Error('an internal transfer writes two wallet records');
+      const { transfer } = plan;
+      events.push(
+        { context: item.context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: transfer.sourceWalletId, transactionId: leg.debitTransactionId } },
+        { context: item.context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: transfer.destinationWalletId, transactionId: leg.creditTransactionId } },
+      );
+      return {
+        ok: true,
+        result: {
+          statusCode: 201,
+          message: 'Internal transfer completed',
+          data: {
+            parentTransactionId: plan.parentTransactionId,
+            type: 'INTERNAL_TRANSFER',
+            status: 'COMPLETED',
+            amount: formatAmount(transfer.amountMinor, transfer.asset),
+            asset: transfer.asset.code,
+            source: { walletId: transfer.sourceWalletId, transactionId: leg.debitTransactionId },
+            destination: { walletId: transfer.destinationWalletId, transactionId: leg.creditTransactionId },
+            createdAt: item.context.now.toISOString(),
           },
-        };
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        outcomes[entry.index] = { ok: false, error };
-      }
+        },
+      };
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      return { ok: false, error };
     }
-    await batch.flush(write);
-    await recordEvents(tx, events, write);
-  }
-  return outcomes.map((outcome) => outcome ?? { ok: false, error: new AppError('INTERNAL_ERROR', 'Internal error: a transfer was left without an outcome.') });
+  });
+  if (loaded.ledger) await loaded.ledger.flush(write);
+  await recordEvents(tx, events, write);
+  return outcomes;
 }

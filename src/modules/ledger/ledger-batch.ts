@@ -738,10 +738,8 @@ export class LedgerBatch {
       }
     }
     if (walletDeltas.length > 0) {
-      statement.add('ledger_wallet_accounts', store.updateWalletAccountsStatement(walletDeltas), { countRows: true });
-      statement.onExecuted((counts) =>
-        assert(counts.ledger_wallet_accounts === walletDeltas.length, `updated ${counts.ledger_wallet_accounts} of ${walletDeltas.length} wallet accounts`),
-      );
+      // Every locked account changed is updated exactly once, or the statement fails.
+      statement.add('ledger_wallet_accounts', store.updateWalletAccountsStatement(walletDeltas), { expectRows: walletDeltas.length });
     }
     for (const account of this.systems.values()) {
       if (!account.touched) continue;

@@ -37,6 +37,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       Client: PreparingClient,
+      // Queries are sent without waiting for the previous answer (pipelined-transaction.ts).
+      pipeline: true,
       max: options.poolMax,
       connectionTimeoutMillis: options.connectTimeoutMs,
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),

@@ -52,10 +52,31 @@ type AnyQuery = (...args: unknown[]) => never;
 
 /**
  * The pool's client: statements marked by `prepared()` become named prepared statements, and
- * array parameters are serialised by `withArrayLiterals` (parameters.ts).
+ * array parameters are serialised by `withArrayLiterals` (parameters.ts). In pipeline mode the
+ * statements issued in one burst (one turn of the event loop, promise continuations included)
+ * leave in one write to the socket: node-postgres writes each statement as it is issued, and
+ * every write wakes the database process.
  */
 export class PreparingClient extends pg.Client {
+  private corked = false;
+
+  private coalesceWrites(): void {
+    const stream = this.pipeline && !this.corked ? this.connection?.stream : undefined;
+    if (!stream) return;
+    this.corked = true;
+    stream.cork();
+    // A tick queued from a microtask runs once the microtask queue is empty: after the awaits
+    // that lead to the burst's other statements.
+    queueMicrotask(() =>
+      process.nextTick(() => {
+        this.corked = false;
+        stream.uncork();
+      }),
+    );
+  }
+
   override query(...args: unknown[]): never {
+    this.coalesceWrites();
     const [text, values, callback] = args;
     if (typeof text === 'string' && Array.isArray(values)) {
       const name = preparedStatementName(text);

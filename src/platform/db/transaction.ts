@@ -23,13 +23,18 @@ export function sqlStateOf(error: unknown): string | undefined {
  * PostgreSQL reports a serialization failure or a deadlock. `work` must therefore have no effect
  * outside the transaction. Never use the pool from inside `work`: on PGlite that deadlocks.
  */
-export async function withTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+export function withTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return retryingTransaction(() => db.transaction().execute(work));
+}
+
+/** Runs one attempt of a transaction again, after a short random pause, while it fails retryably. */
+export async function retryingTransaction<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let attemptNumber = 1; ; attemptNumber++) {
     try {
-      return await db.transaction().execute(work);
+      return await attempt();
     } catch (error) {
-      if (!isRetryableDatabaseError(error) || attempt >= transactionAttemptsMax) throw error;
-      const backoffMs = Math.min(200, 2 ** attempt) * (0.5 + Math.random());
+      if (!isRetryableDatabaseError(error) || attemptNumber >= transactionAttemptsMax) throw error;
+      const backoffMs = Math.min(200, 2 ** attemptNumber) * (0.5 + Math.random());
       await new Promise((resolve) => setTimeout(resolve, backoffMs));
     }
   }

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import type { Tx } from './transaction.js';
 import { prepared } from './prepared-statements.js';
 
@@ -8,23 +8,19 @@ import { prepared } from './prepared-statements.js';
  * Every part runs against the same snapshot and none sees another's rows, so the parts must be
  * independent: they must not touch the same rows. Foreign keys between parts (an entry pointing
  * at a transfer inserted by another part) are checked at the end of the statement and see all of
- * them. A part added with `countRows` must end with `RETURNING 1`; execute() answers how many
- * rows each such part returned.
+ * them. A part added with `expectRows` must end with `RETURNING 1`: the statement itself checks
+ * that the part returned exactly that many rows, and fails (so the transaction cannot commit)
+ * when it did not. The check is made by the database because the pipelined write path sends
+ * COMMIT before this statement's answer arrives (migration 0010).
  */
 export class WriteStatement {
-  private readonly parts: { name: string; statement: RawBuilder<unknown>; countRows: boolean }[] = [];
-  private readonly checks: ((counts: Record<string, number>) => void)[] = [];
+  private readonly parts: { name: string; statement: RawBuilder<unknown>; expectRows: number | undefined }[] = [];
   private executed = false;
 
-  /** Runs after execute() with the row counts, for the parts' own consistency checks. */
-  onExecuted(check: (counts: Record<string, number>) => void): void {
-    this.checks.push(check);
-  }
-
-  add(name: string, statement: RawBuilder<unknown>, options: { countRows?: boolean } = {}): void {
+  add(name: string, statement: RawBuilder<unknown>, options: { expectRows?: number } = {}): void {
     if (this.executed) throw new Error('WriteStatement already executed');
     if (!/^[a-z_][a-z0-9_]*$/.test(name) || this.parts.some((part) => part.name === name)) throw new Error(`bad or repeated part name ${name}`);
-    this.parts.push({ name, statement, countRows: options.countRows ?? false });
+    this.parts.push({ name, statement, expectRows: options.expectRows });
   }
 
   get isEmpty(): boolean {
@@ -33,29 +29,41 @@ export class WriteStatement {
 
   /** The combined statement (for execute(), and for benchmarks that replay the same SQL elsewhere). */
   build(): RawBuilder<Record<string, number>> {
-    const counted = this.parts.filter((part) => part.countRows);
+    const counted = this.parts.filter((part) => part.expectRows !== undefined);
     const withClauses = sql.join(
       this.parts.map((part) => sql`${sql.raw(part.name)} AS (${part.statement})`),
       sql`, `,
     );
+    // The expected counts travel as parameters, so the text (and the prepared statement) does not
+    // change with them.
     const select =
       counted.length === 0
         ? sql`SELECT 1 AS done`
         : sql`SELECT ${sql.join(
-            counted.map((part) => sql`(SELECT count(*) FROM ${sql.raw(part.name)})::int AS ${sql.raw(part.name)}`),
+            counted.map(
+              (part) =>
+                sql`openbaas_check((SELECT count(*) FROM ${sql.raw(part.name)}) = ${part.expectRows ?? 0}::int, ${`${part.name}: expected ${part.expectRows ?? 0} rows`}::text) AS ${sql.raw(part.name)}`,
+            ),
             sql`, `,
           )}`;
-    return prepared(sql<Record<string, number>>`WITH ${withClauses} ${select}`);
+    return prepared(sql`WITH ${withClauses} ${select}`);
   }
 
-  async execute(tx: Tx): Promise<Record<string, number>> {
+  /**
+   * The statement, compiled, for a caller that sends it itself (the pipelined transaction sends it
+   * with COMMIT right behind); undefined when nothing was added.
+   */
+  compile(tx: Tx): CompiledQuery | undefined {
     if (this.executed) throw new Error('WriteStatement already executed');
     this.executed = true;
-    if (this.parts.length === 0) return {};
-    const result = await this.build().execute(tx);
-    const row = result.rows[0] ?? {};
-    const counts = Object.fromEntries(this.parts.filter((part) => part.countRows).map((part) => [part.name, Number(row[part.name] ?? 0)]));
-    for (const check of this.checks) check(counts);
-    return counts;
+    return this.parts.length === 0 ? undefined : this.build().compile(tx);
+  }
+
+  /** Sends the statement; it fails if a part did not return the rows it was expected to. */
+  async execute(tx: Tx): Promise<void> {
+    if (this.executed) throw new Error('WriteStatement already executed');
+    this.executed = true;
+    if (this.parts.length === 0) return;
+    await this.build().execute(tx);
   }
 }

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
-import { withTransaction, type Tx } from '../db/transaction.js';
+import type { Tx } from '../db/transaction.js';
+import { withPipelinedTransaction } from '../db/pipelined-transaction.js';
 import { WriteStatement } from '../db/write-statement.js';
 import { jsonArray } from '../db/parameters.js';
 import { prepared } from '../db/prepared-statements.js';
@@ -27,20 +28,26 @@ export interface BatchItem<I> {
 /** What `process` answers for one item: its result, or the expected refusal (a 4xx AppError). */
 export type BatchOutcome<O> = { ok: true; result: WriteResult<O> } | { ok: false; error: AppError };
 
-export interface WriteBatcherOptions<I, O> {
+export interface WriteBatcherOptions<I, O, L> {
   /** Most requests written in one database transaction. */
   sizeMax: number;
   /** Most batches in flight at once (PGlite has one connection: use 1 there). */
   concurrency: number;
   /**
-   * Does the work of every item in the batch's transaction and answers one outcome per item, in
-   * order. An item it refuses must leave no effect behind (the others still commit). Writes go
-   * preferably into `write`, which the batcher executes once, together with the idempotency
-   * records, right before commit. Throwing
+   * Locks and reads what the batch's items need, before anyone knows which items are replays:
+   * its statements leave together with the idempotency lookup, in one round trip. It must not
+   * write; an item found to be a replay is then simply not processed.
+   */
+  load(tx: Tx, items: BatchItem<I>[]): Promise<L>;
+  /**
+   * Does the work of the fresh items (`fresh` holds their positions in the batch given to
+   * `load`) and answers one outcome per fresh item, in that order. An item it refuses must leave
+   * no effect behind (the others still commit). Its writes go into `write`, which the batcher
+   * sends once, together with the idempotency records, with COMMIT right behind it. Throwing
    * fails the whole batch; the batcher then runs each item alone, so one bad request cannot fail
    * its neighbours.
    */
-  process(tx: Tx, items: BatchItem<I>[], write: WriteStatement): Promise<BatchOutcome<O>[]>;
+  process(tx: Tx, loaded: L, fresh: readonly number[], write: WriteStatement): Promise<BatchOutcome<O>[]>;
 }
 
 type Settlement = { kind: 'response'; response: StoredResponse; replay: boolean } | { kind: 'error'; error: unknown };
@@ -78,7 +85,7 @@ const keyOf = (item: { context: RequestContext; key: string | undefined }) =>
  * reuse answer as usual, and two requests with one key never share a batch (the second waits and
  * then replays the first).
  */
-export class WriteBatcher<I, O> {
+export class WriteBatcher<I, O, L> {
   private readonly queue: Pending<I>[] = [];
   private readonly keysInFlight = new Set<string>();
   private running = 0;
@@ -86,7 +93,7 @@ export class WriteBatcher<I, O> {
 
   constructor(
     private readonly deps: Deps,
-    private readonly options: WriteBatcherOptions<I, O>,
+    private readonly options: WriteBatcherOptions<I, O, L>,
   ) {}
 
   /** Queues the request, waits for its batch, and sends its response (or throws its error). */
@@ -178,46 +185,53 @@ export class WriteBatcher<I, O> {
       debugStats.batches++;
       debugStats.items += batch.length;
     }
-    return withTransaction(this.deps.db, async (tx) => {
+    // Two round trips: BEGIN, the idempotency lookup and `load`'s locks leave together; then the
+    // write and COMMIT (pipelined-transaction.ts).
+    return withPipelinedTransaction(this.deps.database.pool, async (tx) => {
       const settlements: (Settlement | undefined)[] = batch.map(() => undefined);
       const keyed = batch.map((item, index) => ({ item, index })).filter(({ item }) => item.key !== undefined);
 
-      if (keyed.length > 0) {
-        // One round trip: try each key's advisory lock and read what is stored under it. A request
-        // that commits the same key between this statement's snapshot and its lock attempt is
-        // caught by the primary key when this batch records the key; the batch then fails, and
-        // the items rerun alone and replay the stored response.
-        const rows = await lockAndLookupKeysStatement(
-          keyed.map(({ item }) => ({ lockId: item.lockId ?? '0', clientId: item.context.clientId, key: item.key ?? '' })),
-        ).execute(tx);
-        for (const row of rows.rows) {
-          const entry = keyed[row.position - 1];
-          if (!entry) continue;
-          const { item, index } = entry;
-          if (!row.locked) {
-            settlements[index] = {
-              kind: 'error',
-              error: new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.'),
-            };
-          } else if (row.request_hash !== null) {
-            if (!item.hash || !row.request_hash.equals(item.hash)) {
-              settlements[index] = { kind: 'error', error: new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.') };
-            } else {
-              settlements[index] = { kind: 'response', replay: true, response: { statusCode: row.status_code ?? 200, body: row.response_body } };
-            }
+      // Try each key's advisory lock and read what is stored under it. A request that commits the
+      // same key between this statement's snapshot and its lock attempt is caught by the primary
+      // key when this batch records the key; the batch then fails, and the items rerun alone and
+      // replay the stored response.
+      const lookup =
+        keyed.length === 0
+          ? undefined
+          : lockAndLookupKeysStatement(keyed.map(({ item }) => ({ lockId: item.lockId ?? '0', clientId: item.context.clientId, key: item.key ?? '' }))).execute(tx);
+      lookup?.catch(() => {});
+      const loaded = await this.options.load(
+        tx,
+        batch.map((item) => ({ context: item.context, input: item.input })),
+      );
+      for (const row of lookup ? (await lookup).rows : []) {
+        const entry = keyed[row.position - 1];
+        if (!entry) continue;
+        const { item, index } = entry;
+        if (!row.locked) {
+          settlements[index] = {
+            kind: 'error',
+            error: new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.'),
+          };
+        } else if (row.request_hash !== null) {
+          if (!item.hash || !row.request_hash.equals(item.hash)) {
+            settlements[index] = { kind: 'error', error: new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.') };
+          } else {
+            settlements[index] = { kind: 'response', replay: true, response: { statusCode: row.status_code ?? 200, body: row.response_body } };
           }
         }
       }
 
-      const fresh = batch.map((item, index) => ({ item, index })).filter(({ index }) => settlements[index] === undefined);
+      const fresh = batch.map((_, index) => index).filter((index) => settlements[index] === undefined);
       const write = new WriteStatement();
-      const outcomes = fresh.length === 0 ? [] : await this.options.process(tx, fresh.map(({ item }) => ({ context: item.context, input: item.input })), write);
+      const outcomes = fresh.length === 0 ? [] : await this.options.process(tx, loaded, fresh, write);
       if (outcomes.length !== fresh.length) throw new Error(`process answered ${outcomes.length} outcomes for ${fresh.length} items`);
 
       const records: { item: Pending<I>; response: StoredResponse }[] = [];
-      fresh.forEach(({ item, index }, position) => {
+      fresh.forEach((index, position) => {
+        const item = batch[index];
         const outcome = outcomes[position];
-        if (!outcome) return;
+        if (!item || !outcome) return;
         if (outcome.ok) {
           const response = { statusCode: outcome.result.statusCode ?? 200, body: envelopeOf(outcome.result, item.context) };
           settlements[index] = { kind: 'response', replay: false, response };
@@ -244,8 +258,10 @@ export class WriteBatcher<I, O> {
           ),
         );
       }
-      await write.execute(tx);
-      return settlements.map((settlement) => settlement ?? { kind: 'error', error: new Error('batch item left unsettled') });
+      return {
+        result: settlements.map((settlement): Settlement => settlement ?? { kind: 'error', error: new Error('batch item left unsettled') }),
+        last: write.compile(tx),
+      };
     });
   }
 }

@@ -4,7 +4,13 @@ import type { Deps } from '../../../platform/deps.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { WriteBatcher } from '../../../platform/http/write-batcher.js';
 import type { WalletsExist } from '../../ledger/index.js';
-import { processInternalTransfers, type InternalTransferData, type InternalTransferRequest } from '../internal-transfers.service.js';
+import {
+  loadInternalTransfers,
+  processInternalTransfers,
+  type InternalTransferData,
+  type InternalTransferRequest,
+  type LoadedTransfers,
+} from '../internal-transfers.service.js';
 
 /** The path the specification lists, then the two forms the provider also accepts. */
 export const internalTransferPaths = ['/internal-transfer', '/v1/internal-transfer', '/v1/baas/transactions/internal-transfer'] as const;
@@ -44,10 +50,11 @@ const InternalTransferSchema = Type.Object(
 );
 
 export function registerInternalTransferRoutes(app: App, deps: Deps, walletsExist: WalletsExist): void {
-  const batcher = new WriteBatcher<InternalTransferRequest, InternalTransferData>(deps, {
+  const batcher = new WriteBatcher<InternalTransferRequest, InternalTransferData, LoadedTransfers>(deps, {
     sizeMax: deps.config.writeBatchSizeMax,
     concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency,
-    process: (tx, items, write) => processInternalTransfers(tx, items, write, deps.config.mode, walletsExist),
+    load: (tx, items) => loadInternalTransfers(tx, items, deps.config.mode, walletsExist),
+    process: processInternalTransfers,
   });
   for (const path of internalTransferPaths) {
     app.post(

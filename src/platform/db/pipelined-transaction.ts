@@ -1,0 +1,148 @@
+import type pg from 'pg';
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
+import type { Database } from './schema.js';
+import { retryingTransaction, type Tx } from './transaction.js';
+
+/**
+ * A transaction whose statements go out without waiting for the answers to the ones before
+ * them, for the batched write path.
+ *
+ * Kysely's transactions send one statement at a time: BEGIN, wait, the next statement, wait, and
+ * so on, and COMMIT only after the last answer. On PostgreSQL the pool's connections run in
+ * node-postgres's pipeline mode (database.ts), which answers queries in the order they were sent
+ * however many are on the wire. Here BEGIN leaves together with the statements that follow it,
+ * statements that do not depend on each other's answers leave together (issue them without
+ * awaiting in between), and COMMIT leaves right behind the last write. A batch of transfers
+ * thus costs two round trips instead of five. On PGlite, whose client is not pipelined, the same
+ * statements simply run one after the other.
+ *
+ * Safety rests on PostgreSQL's ordering and on two rules:
+ * - no statement answers before BEGIN has answered successfully (each answer waits for BEGIN's),
+ *   so nothing that depends on an answer can be sent outside the transaction; only the
+ *   statements issued before the first answer could run outside it, and those are reads;
+ * - a write sent together with COMMIT that fails turns the COMMIT into a rollback (PostgreSQL
+ *   answers ROLLBACK), and its error is thrown; a COMMIT not answered `COMMIT` is an error too.
+ */
+
+/**
+ * What `work` answers: its result and, optionally, its last statement, compiled and not sent.
+ * The transaction sends it and COMMIT right behind it, in that order, in one write. (Were `work`
+ * to send it through Kysely unawaited, Kysely's own awaits could let COMMIT overtake it and the
+ * statement would run after the commit, outside the transaction.) Every other statement of
+ * `work` must have been answered by the time `work` returns.
+ */
+export interface PipelinedOutcome<T> {
+  result: T;
+  last?: CompiledQuery | undefined;
+}
+
+class PipelinedConnection implements DatabaseConnection {
+  /** Settled once BEGIN has answered; every statement's answer waits for it. */
+  opened: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly client: pg.PoolClient) {}
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.client.query(compiled.sql, [...compiled.parameters]);
+    await this.opened;
+    const command = result.command;
+    const counted = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
+    return { numAffectedRows: counted ? BigInt(result.rowCount ?? 0) : undefined, rows: (result.rows ?? []) as R[] };
+  }
+
+  // eslint-disable-next-line require-yield -- a generator that refuses at once
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not available in a pipelined transaction');
+  }
+}
+
+/** A Kysely instance over one pool client whose queries are not serialised by Kysely. */
+function kyselyOver(connection: PipelinedConnection): Tx {
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => connection,
+    beginTransaction: () => Promise.reject(new Error('a pipelined transaction is already open')),
+    commitTransaction: () => Promise.reject(new Error('a pipelined transaction commits by itself')),
+    rollbackTransaction: () => Promise.reject(new Error('a pipelined transaction rolls back by itself')),
+    releaseConnection: async () => {},
+    destroy: async () => {},
+  };
+  const db = new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (instance) => new PostgresIntrospector(instance),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+  // The work functions take a Tx: this instance is one (a single connection inside BEGIN), but
+  // it does not have Transaction's class. Nothing here calls transaction() or connection() on it.
+  return db as unknown as Tx;
+}
+
+const connections = new WeakMap<pg.PoolClient, { connection: PipelinedConnection; tx: Tx }>();
+
+function bound(client: pg.PoolClient): { connection: PipelinedConnection; tx: Tx } {
+  let entry = connections.get(client);
+  if (!entry) {
+    const connection = new PipelinedConnection(client);
+    entry = { connection, tx: kyselyOver(connection) };
+    connections.set(client, entry);
+  }
+  return entry;
+}
+
+/**
+ * Runs `work` in one pipelined transaction on a connection of its own, and runs it again, a
+ * bounded number of times, on a serialization failure or a deadlock (like `withTransaction`).
+ */
+export function withPipelinedTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
+  return retryingTransaction(() => attempt(pool, work));
+}
+
+async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
+  const client = await pool.connect();
+  const { connection, tx } = bound(client);
+  let last: Promise<unknown> | undefined;
+  let broken: unknown;
+  try {
+    const begin = client.query('BEGIN');
+    connection.opened = begin;
+    // Observed here as well, so a failed BEGIN is never an unhandled rejection.
+    begin.catch(() => {});
+    const outcome = await work(tx);
+    if (outcome.last) {
+      last = client.query(outcome.last.sql, [...outcome.last.parameters]);
+      last.catch(() => {});
+    }
+    const commit = client.query('COMMIT');
+    commit.catch(() => {});
+    await begin;
+    if (last) await last;
+    const committed = await commit;
+    if (committed.command !== 'COMMIT') throw new Error(`the transaction did not commit (PostgreSQL answered ${committed.command})`);
+    return outcome.result;
+  } catch (error) {
+    // Whatever was still on the wire answers first; then the transaction is rolled back (a
+    // warning only if COMMIT already ended it).
+    if (last) await last.catch(() => {});
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackError) {
+      broken = rollbackError;
+    }
+    throw error;
+  } finally {
+    connection.opened = Promise.resolve();
+    client.release(broken instanceof Error ? broken : undefined);
+  }
+}
