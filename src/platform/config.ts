@@ -53,6 +53,8 @@ export interface Config {
   writeBatchSizeMax: number;
   /** Most such transactions in flight at once (the embedded database always uses 1). */
   writeBatchConcurrency: number;
+  /** Most shared balance queries in flight at once (the embedded database always uses 1). */
+  readBatchConcurrency: number;
 }
 
 export interface OperatingBankConfig {
@@ -121,6 +123,7 @@ export const environmentVariables = [
   ['SANDBOX_BANK_SETTLEMENT_DELAY_MS', '60000', 'sandbox: time (by the sandbox clock) after which a pending bank deposit or withdrawal settles, or comes back when a magic value says so'],
   ['WRITE_BATCH_SIZE_MAX', '64', 'most concurrent internal transfers written together in one database transaction (1 turns batching off)'],
   ['WRITE_BATCH_CONCURRENCY', '4', 'most such batched transactions in flight at once on PostgreSQL (the embedded database uses 1)'],
+  ['READ_BATCH_CONCURRENCY', '1', 'most shared wallet-balance queries in flight at once on PostgreSQL; requests arriving meanwhile share the next one'],
 ] as const;
 
 export class ConfigError extends Error {
@@ -226,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     encryptionKey,
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
     writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 4, 1, 64),
+    readBatchConcurrency: integer(env, 'READ_BATCH_CONCURRENCY', 1, 1, 64),
     operatingBank: operatingBankFrom(env),
     sandboxBankSettlementDelayMs: integer(env, 'SANDBOX_BANK_SETTLEMENT_DELAY_MS', 60_000, 0, 30 * 24 * 3600_000),
   };
