@@ -23,13 +23,9 @@ export class WriteStatement {
     this.parts.push({ name, statement, expectRows: options.expectRows });
   }
 
-  get isEmpty(): boolean {
-    return this.parts.length === 0;
-  }
-
   /** The combined statement (for execute(), and for benchmarks that replay the same SQL elsewhere). */
-  build(): RawBuilder<Record<string, number>> {
-    const counted = this.parts.filter((part) => part.expectRows !== undefined);
+  build(): RawBuilder<unknown> {
+    const counted = this.parts.flatMap(({ name, expectRows }) => (expectRows === undefined ? [] : [{ name, expectRows }]));
     const withClauses = sql.join(
       this.parts.map((part) => sql`${sql.raw(part.name)} AS (${part.statement})`),
       sql`, `,
@@ -41,8 +37,8 @@ export class WriteStatement {
         ? sql`SELECT 1 AS done`
         : sql`SELECT ${sql.join(
             counted.map(
-              (part) =>
-                sql`openbaas_check((SELECT count(*) FROM ${sql.raw(part.name)}) = ${part.expectRows ?? 0}::int, ${`${part.name}: expected ${part.expectRows ?? 0} rows`}::text) AS ${sql.raw(part.name)}`,
+              ({ name, expectRows }) =>
+                sql`openbaas_check((SELECT count(*) FROM ${sql.raw(name)}) = ${expectRows}::int, ${`${name}: expected ${expectRows} rows`}::text) AS ${sql.raw(name)}`,
             ),
             sql`, `,
           )}`;
@@ -61,9 +57,7 @@ export class WriteStatement {
 
   /** Sends the statement; it fails if a part did not return the rows it was expected to. */
   async execute(tx: Tx): Promise<void> {
-    if (this.executed) throw new Error('WriteStatement already executed');
-    this.executed = true;
-    if (this.parts.length === 0) return;
-    await this.build().execute(tx);
+    const compiled = this.compile(tx);
+    if (compiled) await tx.executeQuery(compiled);
   }
 }
