@@ -27,13 +27,13 @@ const movements = sql`
   UNION ALL
   SELECT client_id, transfer_id, asset, credit_account_id, credit_balance, amount FROM ledger_entries`;
 
-interface CheckDefinition {
+export interface CheckDefinition {
   name: string;
   description: string;
   query: RawBuilder<Record<string, unknown>>;
 }
 
-const checks: CheckDefinition[] = [
+export const verifyChecks: readonly CheckDefinition[] = [
   {
     name: 'transfer_zero_sum',
     description: 'the entries of every ledger transfer sum to zero per asset',
@@ -133,8 +133,10 @@ const checks: CheckDefinition[] = [
   {
     name: 'wallet_effects_recorded',
     description: 'every ledger transfer that touches a wallet has its records in the wallet transaction history',
-    // Written as set operations (each side of each entry, then an anti-join) so it runs in
-    // hash joins, in time proportional to the ledger's size.
+    // Written as set operations only (each side of each entry, EXCEPT the history's records) so
+    // it runs in time proportional to the ledger's size whatever the planner believes. A NOT
+    // EXISTS here could become a nested loop probing the history by wallet, which is quadratic
+    // for a hot wallet (minutes for 60,000 transfers into one wallet on tables not yet analysed).
     query: sql`
       WITH wallet_sides AS (
         SELECT e.client_id, e.transfer_id, a.wallet_id
@@ -145,10 +147,9 @@ const checks: CheckDefinition[] = [
         FROM ledger_entries e JOIN ledger_accounts a ON a.client_id = e.client_id AND a.id = e.credit_account_id
         WHERE a.kind = 'WALLET'
       )
-      SELECT s.client_id, s.transfer_id, s.wallet_id FROM wallet_sides s
-      WHERE NOT EXISTS (
-        SELECT 1 FROM wallet_transactions w
-        WHERE w.client_id = s.client_id AND w.ledger_transfer_id = s.transfer_id AND w.wallet_id = s.wallet_id)`,
+      SELECT client_id, transfer_id, wallet_id FROM wallet_sides
+      EXCEPT
+      SELECT client_id, ledger_transfer_id, wallet_id FROM wallet_transactions`,
   },
 ];
 
@@ -171,7 +172,7 @@ export async function verifyLedger(db: Db): Promise<VerifyReport> {
     .setAccessMode('read only')
     .execute(async (tx) => {
       const results: VerifyCheck[] = [];
-      for (const check of checks) results.push(await runCheck(tx, check));
+      for (const check of verifyChecks) results.push(await runCheck(tx, check));
       const totals = await sql<Record<string, string>>`
         SELECT (SELECT count(*) FROM ledger_accounts)::text AS accounts,
                (SELECT count(*) FROM ledger_transfers)::text AS transfers,
