@@ -8,6 +8,7 @@ import { buildApp } from './app.js';
 import { bootstrapSandbox } from './modules/tenants/tenants.service.js';
 import { clientSeeders } from './modules/routes.js';
 import { workerTasks } from './modules/worker-tasks.js';
+import { sealPlaintextWebhookSecrets } from './modules/webhooks/index.js';
 
 export async function openDeps(config: Config, clock: Clock = systemClock): Promise<Deps> {
   const database: DatabaseHandle = await openDatabase({
@@ -17,13 +18,16 @@ export async function openDeps(config: Config, clock: Clock = systemClock): Prom
     poolMax: config.databasePoolMax,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
   });
+  const deps: Deps = { config, database, db: database.db, clock, clientSeeders };
   try {
     await migrate(database.pool);
+    // Webhook secrets written in plain text before migration 0012 are encrypted now.
+    await sealPlaintextWebhookSecrets(deps);
   } catch (error) {
     await database.close();
     throw error;
   }
-  return { config, database, db: database.db, clock, clientSeeders };
+  return deps;
 }
 
 function printSandboxKey(key: string, clientId: string, baseUrl: string): void {

@@ -30,7 +30,7 @@ const workerEnv = {
   WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '10',
   WEBHOOK_RETRY_SCHEDULE: '200ms,400ms,800ms,1s,1s,1s,1s',
   DB_POOL_MAX: '5',
-  // Required with DATABASE_URL; these workers never read encrypted fields.
+  // The key this test encrypts the subscriptions' secrets with: the worker processes open them.
   OPENBAAS_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'),
 };
 
@@ -67,7 +67,7 @@ function exited(child: ChildProcess): Promise<void> {
 async function newSubscription(receiver: WebhookReceiver, name: string) {
   const client = await createClient(deps, name);
   const subscription = await withTransaction(deps.db, (tx) =>
-    createWebhook(tx, { clientId: client.id, traceId: 'process-test', now: systemClock.now() }, {
+    createWebhook(tx, { clientId: client.id, traceId: 'process-test', now: systemClock.now() }, deps, {
       name,
       url: receiver.url(),
       eventTypes: ['CUSTOMER_CREATED'],
@@ -126,7 +126,7 @@ describe('webhook workers as separate processes (PostgreSQL only: PGlite allows 
     await admin.pool.query(`CREATE SCHEMA ${schema}`);
     database = await openDatabase({ databaseUrl: url, poolMax: 5, connectTimeoutMs: 10_000, searchPath: schema });
     await migrate(database.pool);
-    deps = { config: loadConfig({ LOG_LEVEL: 'silent' }), database, db: database.db, clock: systemClock, clientSeeders };
+    deps = { config: loadConfig({ LOG_LEVEL: 'silent', OPENBAAS_ENCRYPTION_KEY: workerEnv.OPENBAAS_ENCRYPTION_KEY }), database, db: database.db, clock: systemClock, clientSeeders };
     databaseUrl = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   }, 180_000);
 

@@ -114,6 +114,9 @@ async function waitFor(condition: () => boolean, timeoutMs: number, what: string
   }
 }
 
+/** One key for the whole run: the secrets are encrypted here and opened by the worker process. */
+const encryptionKey = process.env.OPENBAAS_ENCRYPTION_KEY ?? crypto.randomBytes(32).toString('hex');
+
 function startWorker(databaseUrl: string): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'src', 'cli.ts'), 'worker'], {
     cwd: packageRoot,
@@ -123,8 +126,8 @@ function startWorker(databaseUrl: string): ChildProcess {
       LOG_LEVEL: 'silent',
       WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(concurrencyPerSubscription),
       DB_POOL_MAX: '10',
-      // Required with DATABASE_URL; the worker never reads encrypted fields.
-      OPENBAAS_ENCRYPTION_KEY: process.env.OPENBAAS_ENCRYPTION_KEY ?? crypto.randomBytes(32).toString('hex'),
+      // The key the subscriptions' secrets were encrypted with (run() creates them).
+      OPENBAAS_ENCRYPTION_KEY: encryptionKey,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -223,14 +226,14 @@ async function run(): Promise<ScenarioResult> {
   let worker: ChildProcess | undefined;
   try {
     await migrate(database.pool);
-    const deps: Deps = { config: loadConfig({ LOG_LEVEL: 'silent' }), database, db: database.db, clock: systemClock, clientSeeders };
+    const deps: Deps = { config: loadConfig({ LOG_LEVEL: 'silent', OPENBAAS_ENCRYPTION_KEY: encryptionKey }), database, db: database.db, clock: systemClock, clientSeeders };
     await receivers.start(subscriptionCount);
     const clientIds: string[] = [];
     let secret = '';
     for (let index = 0; index < subscriptionCount; index++) {
       const client = await createClient(deps, `Bench client ${index}`);
       const created = await withTransaction(deps.db, (tx) =>
-        createWebhook(tx, { clientId: client.id, traceId: 'bench', now: systemClock.now() }, {
+        createWebhook(tx, { clientId: client.id, traceId: 'bench', now: systemClock.now() }, deps, {
           name: `bench ${index}`,
           url: receivers.urls[index] ?? '',
           eventTypes: ['CUSTOMER_CREATED'],

@@ -110,7 +110,7 @@ export const environmentVariables = [
   [
     'OPENBAAS_ENCRYPTION_KEY',
     '(unset: embedded database only)',
-    '32-byte key (64 hex digits or base64) encrypting SSNs and document numbers; required with DATABASE_URL; unset on the embedded database means a key generated once into `$DATA_DIR/encryption.key`',
+    '32-byte key (64 hex digits or base64) encrypting SSNs, document numbers and webhook signing secrets; required with DATABASE_URL; unset on the embedded database means a key generated once into `$DATA_DIR/encryption.key`',
   ],
   ['OPERATING_BANK_NAME', sandboxOperatingBank.name, 'name of the bank holding the money, shown in deposit instructions'],
   ['OPERATING_BANK_ADDRESS', sandboxOperatingBank.address, 'its address, shown in deposit instructions'],

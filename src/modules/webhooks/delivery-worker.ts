@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
 import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, truncate, type NextState } from './delivery-policy.js';
 import { webhookHttpClient, type PostOutcome, type WebhookHttpClient } from './webhook-http.js';
-import { signedHeaders, signingSecrets } from './webhook-signing.js';
+import { signedHeaders } from './webhook-signing.js';
+import { webhookSecretBoxOf } from './webhook-secrets.js';
 import { workerName } from './webhooks.service.js';
 import './webhooks.tables.js';
 import './events.tables.js';
@@ -213,7 +214,7 @@ export class DeliveryWorker {
       const body = deliveryBody({ id: row.event_id, type: row.event_type, createdAt: createdAt.toISOString(), data });
       // The signature timestamp is the real time of sending: receivers compare it with their own
       // clock to refuse replays, so it must not follow a simulated clock.
-      const headers = signedHeaders(signingSecrets(row, attemptedAt), row.event_id, Math.floor(Date.now() / 1000), body);
+      const headers = signedHeaders(webhookSecretBoxOf(this.deps).signingSecrets(row.client_id, row.subscription_id, row, attemptedAt), row.event_id, Math.floor(Date.now() / 1000), body);
       outcome = await this.http.post(
         row.url,
         { ...headers, 'openbaas-delivery-id': row.id, 'openbaas-attempt': String(row.attempt_count) },

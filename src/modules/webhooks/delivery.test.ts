@@ -5,6 +5,8 @@ import { verifiesWith, verifyEveryDelivery, verifyWebhook, WebhookReceiver } fro
 import { AssertionError } from '../../platform/assert.js';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { DeliveryWorker, purgeOldDeliveries } from './delivery-worker.js';
+import { sealPlaintextWebhookSecrets, webhookSecretBoxOf } from './webhook-secrets.js';
+import { generateSecret } from './webhook-signing.js';
 import type { EventType } from './event-types.js';
 import { recordEvent } from './events.store.js';
 
@@ -305,6 +307,80 @@ describe('secret rotation', () => {
     expect(afterRequest.headers['webhook-signature']?.split(' ')).toHaveLength(1);
     expect(verifiesWith(newSecret, afterRequest)).toBe(true);
     expect(verifiesWith(subscription.secret, afterRequest)).toBe(false);
+  });
+});
+
+describe('secrets at rest', () => {
+  async function storedSecrets(client: TestClient, id: string) {
+    const row = await t.deps.db
+      .selectFrom('webhook_subscriptions')
+      .select(['secret', 'previous_secret'])
+      .where('client_id', '=', client.id)
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    return row;
+  }
+
+  it('are stored encrypted, bound to their subscription; the previous one stays encrypted after a rotation', async () => {
+    const client = await t.newClient('Sealed');
+    const subscription = await subscribe(client, receiver.url('/sealed'), ['CUSTOMER_CREATED']);
+    const stored = await storedSecrets(client, subscription.id);
+    expect(stored.secret).toMatch(/^v1\./);
+    expect(stored.secret).not.toContain(subscription.secret.slice('whsec_'.length));
+    const box = webhookSecretBoxOf(t.deps);
+    expect(box.open(client.id, subscription.id, stored.secret)).toBe(subscription.secret);
+    // Copied onto another subscription, the value does not open.
+    const other = await subscribe(client, receiver.url('/sealed-other'), ['CUSTOMER_CREATED']);
+    expect(() => box.open(client.id, other.id, stored.secret)).toThrow();
+
+    const rotated = await t.request({ method: 'POST', url: `/v1/webhooks/${subscription.id}/rotate-secret`, key: client.key });
+    const newSecret: string = rotated.body.data.secret;
+    secrets.get(subscription.id)?.push(newSecret);
+    const afterRotation = await storedSecrets(client, subscription.id);
+    expect(afterRotation.previous_secret).toBe(stored.secret);
+    expect(afterRotation.secret).toMatch(/^v1\./);
+    expect(box.open(client.id, subscription.id, afterRotation.secret)).toBe(newSecret);
+  });
+
+  it('a secret still in plain text (written before migration 0012) signs as before, and startup encrypts it', async () => {
+    const client = await t.newClient('Plaintext');
+    const subscription = await subscribe(client, receiver.url('/plaintext'), ['CUSTOMER_CREATED']);
+    const legacy = generateSecret();
+    const legacyPrevious = generateSecret();
+    secrets.get(subscription.id)?.push(legacy);
+    await sql`UPDATE webhook_subscriptions SET secret = ${legacy}, previous_secret = ${legacyPrevious},
+      previous_secret_expires_at = ${new Date(t.clock.now().getTime() + 60_000)} WHERE client_id = ${client.id} AND id = ${subscription.id}`.execute(t.deps.db);
+
+    const before = await record(client, 'CUSTOMER_CREATED');
+    await worker.deliverDue();
+    const beforeRequest = receiver.requestsFor(before.id)[0];
+    if (!beforeRequest) throw new Error('not delivered');
+    expect(verifiesWith(legacy, beforeRequest)).toBe(true);
+    expect(verifiesWith(legacyPrevious, beforeRequest)).toBe(true);
+
+    expect(await sealPlaintextWebhookSecrets(t.deps)).toBeGreaterThanOrEqual(1);
+    const sealed = await storedSecrets(client, subscription.id);
+    expect(sealed.secret).toMatch(/^v1\./);
+    expect(sealed.previous_secret).toMatch(/^v1\./);
+    expect(await sealPlaintextWebhookSecrets(t.deps)).toBe(0);
+    const leftInPlainText = await sql<{ count: string }>`SELECT count(*)::text AS count FROM webhook_subscriptions
+      WHERE secret LIKE 'whsec\_%' OR previous_secret LIKE 'whsec\_%'`.execute(t.deps.db);
+    expect(leftInPlainText.rows[0]?.count).toBe('0');
+
+    const after = await record(client, 'CUSTOMER_CREATED');
+    await worker.deliverDue();
+    const afterRequest = receiver.requestsFor(after.id)[0];
+    if (!afterRequest) throw new Error('not delivered');
+    expect(verifiesWith(legacy, afterRequest)).toBe(true);
+    expect(verifiesWith(legacyPrevious, afterRequest)).toBe(true);
+  });
+
+  it('the database refuses a secret in any other form', async () => {
+    const client = await t.newClient('Refused');
+    const subscription = await subscribe(client, receiver.url('/refused'), ['CUSTOMER_CREATED']);
+    await expect(
+      sql`UPDATE webhook_subscriptions SET secret = 'not-a-secret' WHERE client_id = ${client.id} AND id = ${subscription.id}`.execute(t.deps.db),
+    ).rejects.toThrow(/webhook_subscriptions_secret_check/);
   });
 });
 

@@ -6,7 +6,8 @@
 export { recordEvent, type EventRecord } from './events.store.js';
 export { eventTypes, isEventType, type EventType } from './event-types.js';
 export { eventPayloadSchemas } from './event-payloads.js';
-export { signedHeaders, signingSecrets, type SignedHeaders } from './webhook-signing.js';
+export { signedHeaders, type SignedHeaders } from './webhook-signing.js';
+export { sealPlaintextWebhookSecrets, webhookSecretBoxOf, WebhookSecretBox } from './webhook-secrets.js';
 export { webhookHttpClient, WebhookHttpClient, type PostOptions, type PostOutcome } from './webhook-http.js';
 export { DeliveryWorker, purgeOldDeliveries } from './delivery-worker.js';
 export { registerEventRoutes } from './events.routes.js';

@@ -43,15 +43,3 @@ export function signedHeaders(secrets: readonly string[], messageId: string, tim
     'webhook-signature': secrets.map((secret) => signature(secret, messageId, timestampSeconds, body)).join(' '),
   };
 }
-
-/** The secrets a delivery made at `now` is signed with: the current one, plus the previous one during the overlap. */
-export function signingSecrets(
-  subscription: { secret: string; previous_secret: string | null; previous_secret_expires_at: Date | null },
-  now: Date,
-): string[] {
-  const secrets = [subscription.secret];
-  if (subscription.previous_secret && subscription.previous_secret_expires_at && now < subscription.previous_secret_expires_at) {
-    secrets.push(subscription.previous_secret);
-  }
-  return secrets;
-}

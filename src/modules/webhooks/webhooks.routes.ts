@@ -118,7 +118,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       await runWrite(request, reply, deps, async (tx, context) => ({
         statusCode: 201,
         message: 'Webhook created',
-        data: await service.createWebhook(tx, context, input),
+        data: await service.createWebhook(tx, context, deps, input),
       }));
     },
   );

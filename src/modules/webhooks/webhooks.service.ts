@@ -9,7 +9,8 @@ import { testEventType } from './event-payloads.js';
 import { recordEvent } from './events.store.js';
 import { deliveryBody, errorKeptChars, responseBodyKeptChars, truncate } from './delivery-policy.js';
 import { webhookHttpClient, type PostOutcome } from './webhook-http.js';
-import { generateSecret, signedHeaders, signingSecrets } from './webhook-signing.js';
+import { generateSecret, signedHeaders } from './webhook-signing.js';
+import { webhookSecretBoxOf } from './webhook-secrets.js';
 import { checkWebhookUrl } from './webhook-url.js';
 import * as store from './webhooks.store.js';
 import type { AttemptRow, DeliveryRow, SubscriptionRow } from './webhooks.store.js';
@@ -178,6 +179,7 @@ function refuseDeleted(row: SubscriptionRow, action: string): void {
 export async function createWebhook(
   tx: Tx,
   context: RequestContext,
+  deps: Pick<Deps, 'config' | 'database'>,
   input: NewWebhookInput,
 ): Promise<WebhookView & { secret: string }> {
   // The client's row is locked so that concurrent creations count one after the other.
@@ -189,14 +191,16 @@ export async function createWebhook(
       `A client can have at most ${subscriptionsPerClientMax} webhook subscriptions; delete one you no longer use.`,
     );
   }
+  const id = idAt(context.now);
+  const secret = generateSecret();
   const row: SubscriptionRow = {
     client_id: context.clientId,
-    id: idAt(context.now),
+    id,
     name: input.name,
     url: input.url,
     event_types: input.eventTypes,
     active: input.active,
-    secret: generateSecret(),
+    secret: webhookSecretBoxOf(deps).seal(context.clientId, id, secret),
     previous_secret: null,
     previous_secret_expires_at: null,
     secret_rotated_at: null,
@@ -206,7 +210,7 @@ export async function createWebhook(
   };
   await store.insertSubscription(tx, row);
   await recordEvent(tx, context, 'WEBHOOK_CREATED', { webhookId: row.id });
-  return { ...webhookView(row), secret: row.secret };
+  return { ...webhookView(row), secret };
 }
 
 export async function updateWebhook(tx: Tx, context: RequestContext, id: string, input: CheckedWebhookInput): Promise<WebhookView> {
@@ -258,15 +262,16 @@ export async function rotateSecret(
   const current = await loadSubscription(tx, context.clientId, id);
   refuseDeleted(current, 'rotated');
   const overlapMs = deps.config.webhookSecretOverlapMs;
+  const secret = generateSecret();
   const updated = await store.updateSubscription(tx, context.clientId, current.id, {
-    secret: generateSecret(),
+    secret: webhookSecretBoxOf(deps).seal(context.clientId, current.id, secret),
     previous_secret: overlapMs > 0 ? current.secret : null,
     previous_secret_expires_at: overlapMs > 0 ? new Date(context.now.getTime() + overlapMs) : null,
     secret_rotated_at: context.now,
     updated_at: context.now,
   });
   await recordEvent(tx, context, 'WEBHOOK_UPDATED', { webhookId: current.id });
-  return { ...webhookView(updated), secret: updated.secret };
+  return { ...webhookView(updated), secret };
 }
 
 export async function getWebhook(deps: Deps, clientId: string, id: string): Promise<SubscriptionRow> {
@@ -323,7 +328,7 @@ export async function sendTestEvent(deps: Deps, context: RequestContext, id: str
   const eventId = idAt(context.now);
   const data = { webhookId: subscription.id, test: true, traceId: context.traceId };
   const body = deliveryBody({ id: eventId, type: testEventType, createdAt: context.now.toISOString(), data });
-  const headers = signedHeaders(signingSecrets(subscription, context.now), eventId, Math.floor(Date.now() / 1000), body);
+  const headers = signedHeaders(webhookSecretBoxOf(deps).signingSecrets(subscription.client_id, subscription.id, subscription, context.now), eventId, Math.floor(Date.now() / 1000), body);
   const deliveryId = idAt(context.now);
   const outcome = await webhookHttpClient(deps.config.mode).post(
     subscription.url,
