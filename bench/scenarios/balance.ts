@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type { Scenario, ScenarioResult } from '../lib.js';
+import { cpuFigures } from '../support/cpu.js';
 import { runLoad } from '../support/load.js';
 import { recreateDatabase } from '../support/postgres.js';
 import { buildOnce, startServer } from '../support/server.js';
@@ -18,7 +19,7 @@ export const balance: Scenario = {
     const hello = await startServer({}, path.join('bench', 'support', 'hello-server.ts'), []);
     let anchor;
     try {
-      anchor = await runLoad({ url: hello.url, connections, durationS, next: () => ({ method: 'GET', path: '/' }) });
+      anchor = await runLoad({ url: hello.url, connections, durationS, next: () => ({ method: 'GET', path: '/' }), serverPid: hello.pid });
     } finally {
       await hello.stop();
     }
@@ -35,6 +36,7 @@ export const balance: Scenario = {
         durationS,
         headers: { authorization: seeded.apiKey },
         next: () => ({ method: 'GET', path: `/v1/wallets/${seeded.wallets[crypto.randomInt(seeded.wallets.length)] ?? ''}/balance` }),
+        serverPid: server.pid,
       });
     } finally {
       await server.stop();
@@ -51,6 +53,8 @@ export const balance: Scenario = {
         p50_ms: load.p50Ms,
         p99_ms: load.p99Ms,
         anchor_p99_ms: anchor.p99Ms,
+        ...cpuFigures(load.cpu),
+        ...(anchor.cpu ? { anchor_cpu_us: anchor.cpu.machineUs, anchor_cpu_server_us: anchor.cpu.serverUs, anchor_idle_pct: anchor.cpu.idlePercent } : {}),
         peak_rss_mib: server.peakRssMiB(),
         non_2xx: load.non2xx,
         verify: report.ok ? 'clean' : 'FAILED',

@@ -2,6 +2,7 @@ import type { Scenario, ScenarioResult } from '../lib.js';
 import { checkpoint, recreateDatabase, runPgbench } from '../support/postgres.js';
 import { buildOnce } from '../support/server.js';
 import { describeMachine, durationS } from '../support/settings.js';
+import { cpuFigures } from '../support/cpu.js';
 import { measureTransferLoad, transferFigures } from '../support/transfer-load.js';
 import { createAnchorTables } from './transfers.js';
 
@@ -31,7 +32,7 @@ export const hotAccount: Scenario = {
     return {
       scenario: 'hot-account',
       ratio: measured.load.okPerSecond / anchor.tps,
-      figures: transferFigures(measured, anchor.tps),
+      figures: transferFigures(measured, anchor.tps, cpuFigures(anchor.cpu, 'anchor_')),
       extra: {
         machine: describeMachine(),
         anchorCommand: anchor.command,

@@ -3,6 +3,7 @@ import type { Scenario, ScenarioResult } from '../lib.js';
 import { checkpoint, recreateDatabase, runPgbench, runSql } from '../support/postgres.js';
 import { buildOnce } from '../support/server.js';
 import { describeMachine, durationS } from '../support/settings.js';
+import { cpuFigures } from '../support/cpu.js';
 import { measureTransferLoad, transferFigures } from '../support/transfer-load.js';
 
 const walletCount = 10_000;
@@ -63,7 +64,7 @@ export const transfers: Scenario = {
     return {
       scenario: 'transfers',
       ratio: measured.load.okPerSecond / anchor.tps,
-      figures: transferFigures(measured, anchor.tps),
+      figures: transferFigures(measured, anchor.tps, cpuFigures(anchor.cpu, 'anchor_')),
       extra: {
         machine: describeMachine(),
         anchorCommand: anchor.command,

@@ -1,4 +1,5 @@
 import autocannon, { type RawRequest } from 'autocannon';
+import { cpuPerUnit, cpuSnapshot, type CpuPerUnit } from './cpu.js';
 import { warmupDefaultS } from './settings.js';
 
 export interface LoadResult {
@@ -13,6 +14,8 @@ export interface LoadResult {
   durationS: number;
   /** What the warm-up before the measured run answered (not counted in the figures above). */
   warmup: { requests: number; non2xx: number; errors: number };
+  /** CPU per successful response over the measured run (undefined without /proc). */
+  cpu: CpuPerUnit | undefined;
 }
 
 export interface LoadOptions {
@@ -24,6 +27,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   /** Called for every request: returns the path, method, body and extra headers to send. */
   next: () => { method: 'GET' | 'POST'; path: string; body?: string; headers?: Record<string, string> };
+  /** The server's process id, so its CPU is told apart from PostgreSQL's and the load's. */
+  serverPid?: number;
 }
 
 /**
@@ -39,7 +44,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const codes = Object.fromEntries(Object.entries(warmup.statusCodeStats).map(([code, stats]) => [code, stats.count]));
     throw new Error(`unexpected responses during the warm-up: ${warmup.non2xx} non-2xx (${JSON.stringify(codes)}), ${warmup.errors + warmup.timeouts} errors`);
   }
+  const before = cpuSnapshot(options.serverPid);
   const result = await autocannonRun(options, options.durationS);
+  const cpu = cpuPerUnit(before, cpuSnapshot(options.serverPid), result['2xx']);
   const statusCounts = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, stats]) => [code, stats.count]));
   const ok = result['2xx'];
   return {
@@ -52,6 +59,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     p99Ms: result.latency.p99,
     durationS: result.duration,
     warmup: { requests: warmup ? warmup['2xx'] + warmup.non2xx : 0, non2xx: warmup?.non2xx ?? 0, errors: warmup ? warmup.errors + warmup.timeouts : 0 },
+    cpu,
   };
 }
 

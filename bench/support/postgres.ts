@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { runCommand } from './server.js';
+import { cpuPerUnit, cpuSnapshot, type CpuPerUnit } from './cpu.js';
 
 /** The PostgreSQL server the benchmarks use; each scenario works in its own database on it. */
 export const benchServerUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
@@ -40,6 +41,8 @@ export async function runSql(url: string, statements: string[]): Promise<void> {
 
 export interface PgbenchResult {
   tps: number;
+  /** CPU per transaction over the run (the whole machine's figures only; undefined without /proc). */
+  cpu: CpuPerUnit | undefined;
   latencyAverageMs: number;
   transactions: number;
   command: string;
@@ -67,7 +70,9 @@ export async function runPgbench(url: string, script: string, clients: number, d
     target.pathname.slice(1),
   ];
   const pgbench = process.env.PGBENCH ?? '/usr/bin/pgbench';
+  const before = cpuSnapshot();
   const output = await runCommand(pgbench, args);
+  const after = cpuSnapshot();
   fs.rmSync(path.dirname(file), { recursive: true, force: true });
   const tps = /tps = ([\d.]+)/.exec(output)?.[1];
   const latency = /latency average = ([\d.]+) ms/.exec(output)?.[1];
@@ -75,6 +80,7 @@ export async function runPgbench(url: string, script: string, clients: number, d
   if (!tps) throw new Error(`could not read pgbench output:\n${output}`);
   return {
     tps: Number(tps),
+    cpu: cpuPerUnit(before, after, Number(transactions ?? 0)),
     latencyAverageMs: Number(latency ?? Number.NaN),
     transactions: Number(transactions ?? 0),
     command: `pgbench -n -c ${clients} -j 2 -T ${durationS} -f <script>`,

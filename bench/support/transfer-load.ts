@@ -1,3 +1,4 @@
+import { cpuFigures } from './cpu.js';
 import type { LoadResult } from './load.js';
 import { runLoad } from './load.js';
 import { startServer } from './server.js';
@@ -37,6 +38,7 @@ export async function measureTransferLoad(target: Target, options: TransferLoadO
       durationS,
       headers: { authorization: seeded.apiKey },
       next: transferRequests(seeded.wallets, options.hot ? seeded.wallets[0] : undefined),
+      serverPid: server.pid,
     });
   } catch (error) {
     throw new Error(`${error instanceof Error ? error.message : String(error)}\nserver log (last lines):\n${server.logTail().split('\n').slice(-20).join('\n')}`, { cause: error });
@@ -59,6 +61,7 @@ export function transferFigures(measured: TransferLoad, anchor: number, extra: R
     p50_ms: measured.load.p50Ms,
     p99_ms: measured.load.p99Ms,
     ...extra,
+    ...cpuFigures(measured.load.cpu),
     peak_rss_mib: measured.peakRssMiB,
     transfers: measured.load.ok,
     non_2xx: measured.load.non2xx,
