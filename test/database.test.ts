@@ -35,6 +35,15 @@ describe('migrations', () => {
   });
 });
 
+describe('result types', () => {
+  it('numeric and numeric[] come back as the exact decimal strings, int8 and int8[] as strings', async () => {
+    const result = await sql<{ n: string; a: string[]; b: string; c: string[] }>`
+      SELECT 12345678901234567890.12::numeric AS n, ARRAY[12345678901234567890.12, -0.10, NULL]::numeric[] AS a,
+        9223372036854775807::int8 AS b, ARRAY[9223372036854775807]::int8[] AS c`.execute(t.deps.db);
+    expect(result.rows[0]).toEqual({ n: '12345678901234567890.12', a: ['12345678901234567890.12', '-0.10', null], b: '9223372036854775807', c: ['9223372036854775807'] });
+  });
+});
+
 describe('withTransaction', () => {
   it('runs the work again after a serialization failure or a deadlock, then commits once', async () => {
     let attempts = 0;

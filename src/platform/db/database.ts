@@ -27,6 +27,21 @@ export interface DatabaseOptions {
   searchPath?: string | undefined;
 }
 
+const numericArrayOid = 1231;
+const textArrayOid = 1009;
+
+/**
+ * The result parsers of both pools. node-postgres returns numeric as a string (exact) but parses
+ * numeric[] into JavaScript numbers, which silently drops digits past about 16
+ * (12345678901234567890.12 comes back as 12345678901234567000). Amounts are decimal strings until
+ * they become bigint minor units, so numeric[] comes back as strings too, through node-postgres's
+ * own text[] parser.
+ */
+export const resultTypes: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
+    pg.types.getTypeParser(oid === numericArrayOid && format !== 'binary' ? textArrayOid : oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
 /**
  * One code path for both databases: a pg.Pool, backed either by a PostgreSQL server or by PGlite
  * through its node-postgres adapter. PGlite has exactly one connection, so the pool size is 1
@@ -37,6 +52,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       Client: PreparingClient,
+      types: resultTypes,
       // Queries are sent without waiting for the previous answer (pipelined-transaction.ts).
       pipeline: true,
       max: options.poolMax,
@@ -61,6 +77,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   const pool = new pg.Pool({
     ...(createPgConfig(lite) as unknown as pg.PoolConfig),
     Client: PreparingClient,
+    types: resultTypes,
     max: 1,
     connectionTimeoutMillis: options.connectTimeoutMs,
   });
