@@ -300,10 +300,7 @@ describe('secret rotation', () => {
     expect(verifiesWith(subscription.secret, duringRequest)).toBe(true);
 
     t.clock.advance(60_001);
-    const after = await record(client, 'CUSTOMER_CREATED');
-    await worker.deliverDue();
-    const afterRequest = receiver.requestsFor(after.id)[0];
-    if (!afterRequest) throw new Error('not delivered');
+    const afterRequest = await deliveredNow(client);
     expect(afterRequest.headers['webhook-signature']?.split(' ')).toHaveLength(1);
     expect(verifiesWith(newSecret, afterRequest)).toBe(true);
     expect(verifiesWith(subscription.secret, afterRequest)).toBe(false);
@@ -319,6 +316,15 @@ describe('secrets at rest', () => {
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
     return row;
+  }
+
+  /** Records one event for `client` and delivers it: the request its receiver got. */
+  async function deliveredNow(client: TestClient) {
+    const event = await record(client, 'CUSTOMER_CREATED');
+    await worker.deliverDue();
+    const request = receiver.requestsFor(event.id)[0];
+    if (!request) throw new Error('not delivered');
+    return request;
   }
 
   it('are stored encrypted, bound to their subscription; the previous one stays encrypted after a rotation', async () => {
@@ -351,10 +357,7 @@ describe('secrets at rest', () => {
     await sql`UPDATE webhook_subscriptions SET secret = ${legacy}, previous_secret = ${legacyPrevious},
       previous_secret_expires_at = ${new Date(t.clock.now().getTime() + 60_000)} WHERE client_id = ${client.id} AND id = ${subscription.id}`.execute(t.deps.db);
 
-    const before = await record(client, 'CUSTOMER_CREATED');
-    await worker.deliverDue();
-    const beforeRequest = receiver.requestsFor(before.id)[0];
-    if (!beforeRequest) throw new Error('not delivered');
+    const beforeRequest = await deliveredNow(client);
     expect(verifiesWith(legacy, beforeRequest)).toBe(true);
     expect(verifiesWith(legacyPrevious, beforeRequest)).toBe(true);
 
@@ -367,10 +370,7 @@ describe('secrets at rest', () => {
       WHERE secret LIKE 'whsec\_%' OR previous_secret LIKE 'whsec\_%'`.execute(t.deps.db);
     expect(leftInPlainText.rows[0]?.count).toBe('0');
 
-    const after = await record(client, 'CUSTOMER_CREATED');
-    await worker.deliverDue();
-    const afterRequest = receiver.requestsFor(after.id)[0];
-    if (!afterRequest) throw new Error('not delivered');
+    const afterRequest = await deliveredNow(client);
     expect(verifiesWith(legacy, afterRequest)).toBe(true);
     expect(verifiesWith(legacyPrevious, afterRequest)).toBe(true);
   });

@@ -56,7 +56,6 @@ export class WebhookSecretBox {
 
 const boundTo = (clientId: string, subscriptionId: string) => `${clientId}:webhook:${subscriptionId}:secret`;
 
-
 const boxes = new WeakMap<FieldCipher, WebhookSecretBox>();
 
 /** The secret box of a running program (one per field cipher, so its cache is shared). */
