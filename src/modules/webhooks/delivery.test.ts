@@ -57,6 +57,15 @@ async function record(client: TestClient, type: EventType, data: Record<string, 
   return withTransaction(t.deps.db, (tx) => recordEvent(tx, { clientId: client.id, traceId: 'trace-delivery', now: t.clock.now() }, type, data));
 }
 
+/** Records one CUSTOMER_CREATED event for `client` and delivers it: the request its receiver got. */
+async function deliveredNow(client: TestClient) {
+  const event = await record(client, 'CUSTOMER_CREATED');
+  await worker.deliverDue();
+  const request = receiver.requestsFor(event.id)[0];
+  if (!request) throw new Error('not delivered');
+  return request;
+}
+
 async function deliveries(client: TestClient, subscriptionId: string, query = '') {
   const response = await t.request({ url: `/v1/webhooks/${subscriptionId}/deliveries?limit=200${query}`, key: client.key });
   expect(response.status).toBe(200);
@@ -291,10 +300,7 @@ describe('secret rotation', () => {
     const newSecret: string = rotated.body.data.secret;
     secrets.get(subscription.id)?.push(newSecret);
 
-    const during = await record(client, 'CUSTOMER_CREATED');
-    await worker.deliverDue();
-    const duringRequest = receiver.requestsFor(during.id)[0];
-    if (!duringRequest) throw new Error('not delivered');
+    const duringRequest = await deliveredNow(client);
     expect(duringRequest.headers['webhook-signature']?.split(' ')).toHaveLength(2);
     expect(verifiesWith(newSecret, duringRequest)).toBe(true);
     expect(verifiesWith(subscription.secret, duringRequest)).toBe(true);
@@ -316,15 +322,6 @@ describe('secrets at rest', () => {
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
     return row;
-  }
-
-  /** Records one event for `client` and delivers it: the request its receiver got. */
-  async function deliveredNow(client: TestClient) {
-    const event = await record(client, 'CUSTOMER_CREATED');
-    await worker.deliverDue();
-    const request = receiver.requestsFor(event.id)[0];
-    if (!request) throw new Error('not delivered');
-    return request;
   }
 
   it('are stored encrypted, bound to their subscription; the previous one stays encrypted after a rotation', async () => {
