@@ -119,6 +119,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
         statusCode: 201,
         message: 'Webhook created',
         data: await service.createWebhook(tx, context, deps, input),
+        sealResponse: true,
       }));
     },
   );
@@ -227,6 +228,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Webhook secret rotated',
         data: await service.rotateSecret(tx, context, deps, request.params.id),
+        sealResponse: true,
       }));
     },
   );

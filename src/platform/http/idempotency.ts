@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { withTransaction, sqlStateOf, type Tx } from '../db/transaction.js';
+import { fieldCipherOf } from '../crypto/field-cipher.js';
 import { authOf, type RequestContext } from './context.js';
 import { AppError } from './errors.js';
 import { errorBody } from './error-handler.js';
@@ -14,6 +15,11 @@ export interface WriteResult<T> {
   statusCode?: number;
   message: string;
   data: T;
+  /**
+   * The response shows a secret once (a webhook signing secret, a person's document numbers):
+   * its idempotency record, replayed for the retention period, is stored encrypted.
+   */
+  sealResponse?: boolean;
 }
 
 export interface StoredResponse {
@@ -31,6 +37,7 @@ declare module '../db/schema.js' {
       path: string;
       status_code: number;
       response_body: import('kysely').ColumnType<unknown, string, string>;
+      response_sealed: import('kysely').ColumnType<boolean, boolean | undefined, boolean>;
       created_at: Date;
     };
   }
@@ -94,7 +101,7 @@ export async function runWrite<T>(
     }
     const row = await tx
       .selectFrom('idempotency_keys')
-      .select(['request_hash', 'status_code', 'response_body'])
+      .select(['request_hash', 'status_code', 'response_body', 'response_sealed'])
       .where('client_id', '=', context.clientId)
       .where('key', '=', key)
       .executeTakeFirst();
@@ -102,9 +109,12 @@ export async function runWrite<T>(
     if (!row.request_hash.equals(hash)) {
       throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
     }
-    return { statusCode: row.status_code, body: row.response_body };
+    const body: unknown = row.response_sealed ? JSON.parse(fieldCipherOf(deps).decrypt(String(row.response_body), sealedTo)) : row.response_body;
+    return { statusCode: row.status_code, body };
   };
-  const record = async (tx: Tx, response: StoredResponse) => {
+  const sealedTo = `${context.clientId}:idempotency:${key}`;
+  const record = async (tx: Tx, response: StoredResponse, seal = false) => {
+    const text = JSON.stringify(response.body);
     await tx
       .insertInto('idempotency_keys')
       .values({
@@ -114,7 +124,8 @@ export async function runWrite<T>(
         method: request.method,
         path: (request.url.split('?')[0] ?? '').slice(0, 2000),
         status_code: response.statusCode,
-        response_body: JSON.stringify(response.body),
+        response_body: seal ? JSON.stringify(fieldCipherOf(deps).encrypt(text, sealedTo)) : text,
+        response_sealed: seal,
         created_at: context.now,
       })
       .execute();
@@ -127,7 +138,7 @@ export async function runWrite<T>(
       if (previous) return { replay: true, response: previous };
       const result = await work(tx, context);
       const response = { statusCode: result.statusCode ?? 200, body: envelopeOf(result, context) };
-      await record(tx, response);
+      await record(tx, response, result.sealResponse === true);
       return { replay: false, response };
     });
   } catch (error) {

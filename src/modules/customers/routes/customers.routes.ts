@@ -56,7 +56,8 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
           statusCode: 201,
           message: 'Customer created',
           data: await customers.createIndividual(tx, context, cipher(), request.body),
-        }));
+          sealResponse: true,
+      }));
       },
     );
   }
@@ -158,6 +159,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Customer updated',
         data: await customers.updateIndividual(tx, context, cipher(), request.params.id, request.body),
+        sealResponse: true,
       }));
     },
   );
