@@ -109,10 +109,8 @@ export async function runWrite<T>(
     if (!row.request_hash.equals(hash)) {
       throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
     }
-    const body: unknown = row.response_sealed ? JSON.parse(fieldCipherOf(deps).decrypt(String(row.response_body), sealedTo)) : row.response_body;
-    return { statusCode: row.status_code, body };
+    return { statusCode: row.status_code, body: storedBody(deps, context.clientId, key, row) };
   };
-  const sealedTo = `${context.clientId}:idempotency:${key}`;
   const record = async (tx: Tx, response: StoredResponse, seal = false) => {
     const text = JSON.stringify(response.body);
     await tx
@@ -124,7 +122,7 @@ export async function runWrite<T>(
         method: request.method,
         path: (request.url.split('?')[0] ?? '').slice(0, 2000),
         status_code: response.statusCode,
-        response_body: seal ? JSON.stringify(fieldCipherOf(deps).encrypt(text, sealedTo)) : text,
+        response_body: seal ? JSON.stringify(fieldCipherOf(deps).encrypt(text, sealedTo(context.clientId, key))) : text,
         response_sealed: seal,
         created_at: context.now,
       })
@@ -164,6 +162,14 @@ export async function runWrite<T>(
   }
   if (outcome.replay) reply.header('Idempotent-Replayed', 'true');
   return reply.code(outcome.response.statusCode).send(outcome.response.body);
+}
+
+/** What a sealed idempotency record is bound to: it opens only under its own client and key. */
+const sealedTo = (clientId: string, key: string) => `${clientId}:idempotency:${key}`;
+
+/** The response body an idempotency record replays, decrypted when it was stored sealed. */
+export function storedBody(deps: Pick<Deps, 'config' | 'database'>, clientId: string, key: string, row: { response_body: unknown; response_sealed: boolean }): unknown {
+  return row.response_sealed ? JSON.parse(fieldCipherOf(deps).decrypt(String(row.response_body), sealedTo(clientId, key))) : row.response_body;
 }
 
 export function isKeyError(error: AppError): boolean {

@@ -15,6 +15,7 @@ import {
   idempotencyKeyOf,
   requestContext,
   requestHash,
+  storedBody,
   type StoredResponse,
   type WriteResult,
 } from './idempotency.js';
@@ -217,7 +218,8 @@ export class WriteBatcher<I, O, L> {
           if (!item.hash || !row.request_hash.equals(item.hash)) {
             settlements[index] = { kind: 'error', error: new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.') };
           } else {
-            settlements[index] = { kind: 'response', replay: true, response: { statusCode: row.status_code ?? 200, body: row.response_body } };
+            const body = storedBody(this.deps, item.context.clientId, item.key ?? '', { response_body: row.response_body, response_sealed: row.response_sealed ?? false });
+            settlements[index] = { kind: 'response', replay: true, response: { statusCode: row.status_code ?? 200, body } };
           }
         }
       }
@@ -271,8 +273,16 @@ export class WriteBatcher<I, O, L> {
  * key, in the order given (`position` counts from 1).
  */
 export function lockAndLookupKeysStatement(keys: readonly { lockId: string; clientId: string; key: string }[]) {
-  return prepared(sql<{ position: number; locked: boolean; request_hash: Buffer | null; status_code: number | null; response_body: unknown }>`
-    SELECT k.position::int AS position, pg_try_advisory_xact_lock(k.lock_id) AS locked, i.request_hash, i.status_code, i.response_body
+  return prepared(sql<{
+    position: number;
+    locked: boolean;
+    request_hash: Buffer | null;
+    status_code: number | null;
+    response_body: unknown;
+    response_sealed: boolean | null;
+  }>`
+    SELECT k.position::int AS position, pg_try_advisory_xact_lock(k.lock_id) AS locked, i.request_hash, i.status_code, i.response_body,
+      i.response_sealed
     FROM unnest(${keys.map((key) => key.lockId)}::bigint[], ${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.key)}::text[])
       WITH ORDINALITY AS k (lock_id, client_id, key, position)
     LEFT JOIN idempotency_keys i ON i.client_id = k.client_id AND i.key = k.key
