@@ -1,8 +1,10 @@
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sealedBody } from '../src/platform/http/idempotency.js';
 import { individualBody } from './customers/fixtures.js';
 import { createTestApp, type TestContext } from './harness.js';
+import { fundWallet, newWallet } from './ledger/fixtures.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -83,6 +85,30 @@ describe('idempotency records of responses that show a secret', () => {
     const storedRefusal = await storedRecord(refusedKey);
     expect(storedRefusal.response_sealed).toBe(false);
     expect(storedRefusal.response_body).toEqual(refused.body);
+  });
+
+  // No batched route seals today; the batcher must still open a sealed record the same way
+  // runWrite does, or a route that starts sealing would replay ciphertext.
+  it('the write batcher replays a sealed record as runWrite does', async () => {
+    const source = await newWallet(t);
+    await fundWallet(t, t.clientA.id, source, 1_000n);
+    const destination = await newWallet(t);
+    const key = crypto.randomUUID();
+    const body = { sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD' };
+    const first = await t.request({ method: 'POST', url: '/internal-transfer', body, idempotencyKey: key });
+    expect(first.status).toBe(201);
+    await t.deps.db
+      .updateTable('idempotency_keys')
+      .set({ response_body: sealedBody(t.deps, t.clientA.id, key, JSON.stringify(first.body)), response_sealed: true })
+      .where('client_id', '=', t.clientA.id)
+      .where('key', '=', key)
+      .execute();
+    expect(typeof (await storedRecord(key)).response_body).toBe('string');
+
+    const replay = await t.request({ method: 'POST', url: '/internal-transfer', body, idempotencyKey: key });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
   });
 
   it('the database refuses a sealed record that is not a ciphertext string', async () => {

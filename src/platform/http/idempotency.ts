@@ -122,7 +122,7 @@ export async function runWrite<T>(
         method: request.method,
         path: (request.url.split('?')[0] ?? '').slice(0, 2000),
         status_code: response.statusCode,
-        response_body: seal ? JSON.stringify(fieldCipherOf(deps).encrypt(text, sealedTo(context.clientId, key))) : text,
+        response_body: seal ? sealedBody(deps, context.clientId, key, text) : text,
         response_sealed: seal,
         created_at: context.now,
       })
@@ -166,6 +166,11 @@ export async function runWrite<T>(
 
 /** What a sealed idempotency record is bound to: it opens only under its own client and key. */
 const sealedTo = (clientId: string, key: string) => `${clientId}:idempotency:${key}`;
+
+/** The stored form of a sealed record's body (`text` is the body's JSON): a JSON string of ciphertext. */
+export function sealedBody(deps: Pick<Deps, 'config' | 'database'>, clientId: string, key: string, text: string): string {
+  return JSON.stringify(fieldCipherOf(deps).encrypt(text, sealedTo(clientId, key)));
+}
 
 /** The response body an idempotency record replays, decrypted when it was stored sealed. */
 export function storedBody(deps: Pick<Deps, 'config' | 'database'>, clientId: string, key: string, row: { response_body: unknown; response_sealed: boolean }): unknown {
