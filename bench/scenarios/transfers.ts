@@ -4,10 +4,10 @@ import { checkpoint, recreateDatabase, runPgbench, runSql } from '../support/pos
 import { buildOnce } from '../support/server.js';
 import { describeMachine, durationS } from '../support/settings.js';
 import { cpuFigures } from '../support/cpu.js';
-import { measureTransferLoad, transferFigures } from '../support/transfer-load.js';
+import { measureTransferLoad, roundFigures, transferFigures } from '../support/transfer-load.js';
 
-const walletCount = 10_000;
-const connections = 32;
+export const walletCount = 10_000;
+export const connections = 32;
 const anchorRows = 1_000_000;
 /** The issue's memory limit for the server during this scenario on PostgreSQL. */
 const peakRssLimitMiB = 400;
@@ -46,35 +46,55 @@ export function transferRequests(wallets: string[], hotWallet?: string) {
   };
 }
 
+/**
+ * The two pgbench-anchored ledger scenarios: seed, then measure the anchor script and our
+ * transfers in turn (BENCH_ROUNDS rounds, a checkpoint before each run), and report the ratio of
+ * the totals with each round's own ratio beside it.
+ */
+export async function measureAgainstPgbench(scenario: string, anchorScript: string, options: { hot: boolean; peakRssLimitMiB?: number }): Promise<ScenarioResult> {
+  await buildOnce();
+  const url = await recreateDatabase();
+  await createAnchorTables(url);
+  let anchorCommand = '';
+  const measured = await measureTransferLoad(
+    { databaseUrl: url },
+    {
+      connections,
+      walletCount,
+      hot: options.hot,
+      beforeEach: () => checkpoint(url),
+      anchor: async () => {
+        const run = await runPgbench(url, anchorScript, connections, durationS);
+        anchorCommand = run.command;
+        return { perSecond: run.tps, units: run.transactions, seconds: durationS, cpu: run.cpu };
+      },
+    },
+  );
+  if (options.peakRssLimitMiB !== undefined && measured.peakRssMiB > options.peakRssLimitMiB) {
+    throw new Error(`the server's peak resident memory was ${measured.peakRssMiB.toFixed(0)} MiB, over the ${options.peakRssLimitMiB} MiB limit`);
+  }
+  const anchor = measured.anchor;
+  if (!anchor) throw new Error('the anchor did not run');
+  return {
+    scenario,
+    ratio: measured.load.okPerSecond / anchor.perSecond,
+    figures: { ...transferFigures(measured, anchor.perSecond, cpuFigures(anchor.cpu, 'anchor_')), ...roundFigures(measured) },
+    extra: {
+      machine: describeMachine(),
+      anchorCommand,
+      anchorScript,
+      connections,
+      durationS,
+      rounds: measured.rounds,
+      walletCount,
+      statusCounts: measured.load.statusCounts,
+      ledgerTotals: measured.report.totals,
+    },
+  };
+}
+
 export const transfers: Scenario = {
   name: 'transfers',
-  description: `POST /internal-transfer with an Idempotency-Key, random pairs among ${walletCount} funded wallets, ${connections} connections, PostgreSQL; anchor: pgbench 2 UPDATEs + 1 INSERT on ${anchorRows} rows, ${connections} clients`,
-  async run(): Promise<ScenarioResult> {
-    await buildOnce();
-    const url = await recreateDatabase();
-    await createAnchorTables(url);
-    await checkpoint(url);
-    const anchor = await runPgbench(url, transferAnchorScript, connections, durationS);
-
-    const target = { databaseUrl: url };
-    const measured = await measureTransferLoad(target, { connections, walletCount, beforeStart: () => checkpoint(url) });
-    if (measured.peakRssMiB > peakRssLimitMiB) {
-      throw new Error(`the server's peak resident memory was ${measured.peakRssMiB.toFixed(0)} MiB, over the ${peakRssLimitMiB} MiB limit`);
-    }
-    return {
-      scenario: 'transfers',
-      ratio: measured.load.okPerSecond / anchor.tps,
-      figures: transferFigures(measured, anchor.tps, cpuFigures(anchor.cpu, 'anchor_')),
-      extra: {
-        machine: describeMachine(),
-        anchorCommand: anchor.command,
-        anchorScript: transferAnchorScript,
-        connections,
-        durationS,
-        walletCount,
-        statusCounts: measured.load.statusCounts,
-        ledgerTotals: measured.report.totals,
-      },
-    };
-  },
+  description: `POST /internal-transfer with an Idempotency-Key, random pairs among ${walletCount} funded wallets, ${connections} connections, PostgreSQL; anchor: pgbench 2 UPDATEs + 1 INSERT on ${anchorRows} rows, ${connections} clients; measured in turn`,
+  run: () => measureAgainstPgbench('transfers', transferAnchorScript, { hot: false, peakRssLimitMiB }),
 };

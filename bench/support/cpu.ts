@@ -123,3 +123,22 @@ export function cpuFigures(cpu: CpuPerUnit | undefined, prefix = ''): Record<str
   if (prefix) return { [`${prefix}cpu_us`]: cpu.machineUs, [`${prefix}idle_pct`]: cpu.idlePercent };
   return { cpu_us: cpu.machineUs, cpu_server_us: cpu.serverUs, cpu_postgres_us: cpu.postgresUs, cpu_load_us: cpu.loadUs, idle_pct: cpu.idlePercent };
 }
+
+/**
+ * One figure for several measurements: each measurement's CPU per unit weighted by its units,
+ * and the idle share weighted by its seconds. Undefined when any part lacks figures.
+ */
+export function combineCpu(parts: readonly { cpu: CpuPerUnit | undefined; units: number; seconds: number }[]): CpuPerUnit | undefined {
+  const units = parts.reduce((sum, part) => sum + part.units, 0);
+  const seconds = parts.reduce((sum, part) => sum + part.seconds, 0);
+  if (parts.length === 0 || units <= 0 || seconds <= 0 || parts.some((part) => !part.cpu)) return undefined;
+  const perUnit = (field: 'machineUs' | 'serverUs' | 'postgresUs' | 'loadUs') =>
+    parts.reduce((sum, part) => sum + (part.cpu?.[field] ?? 0) * part.units, 0) / units;
+  return {
+    machineUs: perUnit('machineUs'),
+    serverUs: perUnit('serverUs'),
+    postgresUs: perUnit('postgresUs'),
+    loadUs: perUnit('loadUs'),
+    idlePercent: parts.reduce((sum, part) => sum + (part.cpu?.idlePercent ?? 0) * part.seconds, 0) / seconds,
+  };
+}

@@ -1,5 +1,5 @@
 import autocannon, { type RawRequest } from 'autocannon';
-import { cpuPerUnit, cpuSnapshot, type CpuPerUnit } from './cpu.js';
+import { combineCpu, cpuPerUnit, cpuSnapshot, type CpuPerUnit } from './cpu.js';
 import { warmupDefaultS } from './settings.js';
 
 export interface LoadResult {
@@ -60,6 +60,36 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     durationS: result.duration,
     warmup: { requests: warmup ? warmup['2xx'] + warmup.non2xx : 0, non2xx: warmup?.non2xx ?? 0, errors: warmup ? warmup.errors + warmup.timeouts : 0 },
     cpu,
+  };
+}
+
+/**
+ * Several measured runs as one: counts and seconds add up, the rate is over all of them, p50 is
+ * the median of the runs' p50s and p99 the highest of their p99s (autocannon reports percentiles,
+ * not histograms, so the runs' latencies cannot be merged exactly), CPU is weighted by responses.
+ */
+export function combineLoads(runs: readonly LoadResult[]): LoadResult {
+  const [first] = runs;
+  if (!first) throw new Error('combineLoads needs at least one run');
+  const sum = (read: (run: LoadResult) => number) => runs.reduce((total, run) => total + read(run), 0);
+  const statusCounts: Record<string, number> = {};
+  for (const run of runs) {
+    for (const [code, count] of Object.entries(run.statusCounts)) statusCounts[code] = (statusCounts[code] ?? 0) + count;
+  }
+  const p50s = runs.map((run) => run.p50Ms).sort((a, b) => a - b);
+  const ok = sum((run) => run.ok);
+  const durationS = sum((run) => run.durationS);
+  return {
+    okPerSecond: ok / durationS,
+    ok,
+    non2xx: sum((run) => run.non2xx),
+    errors: sum((run) => run.errors),
+    statusCounts,
+    p50Ms: p50s[Math.floor((p50s.length - 1) / 2)] ?? Number.NaN,
+    p99Ms: Math.max(...runs.map((run) => run.p99Ms)),
+    durationS,
+    warmup: first.warmup,
+    cpu: combineCpu(runs.map((run) => ({ cpu: run.cpu, units: run.ok, seconds: run.durationS }))),
   };
 }
 

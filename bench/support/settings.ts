@@ -6,6 +6,12 @@ export const durationS = Number(process.env.BENCH_DURATION_S ?? 20);
 /** Seconds of load before each measured HTTP run, not counted (BENCH_WARMUP_S; 0 turns it off). */
 export const warmupDefaultS = Number(process.env.BENCH_WARMUP_S ?? 10);
 
+/**
+ * Rounds of anchor-then-ours for the scenarios whose anchor is pgbench (BENCH_ROUNDS): the ratio
+ * is taken over all rounds together, so that the machine's drift weighs on both sides alike.
+ */
+export const roundsDefault = Number(process.env.BENCH_ROUNDS ?? 3);
+
 /** Server settings for every scenario: no rate limit in the way, quiet logs, no background workers. */
 export const benchEnv: Record<string, string> = {
   RATE_LIMIT_PER_MINUTE: '10000000',
