@@ -16,7 +16,9 @@ const DateOrDateTime = Type.String({
 /** Query parameters shared by every list endpoint; spread them into the route's own query object. */
 export const listQueryProperties = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: listLimitMax, default: listLimitDefault })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: listOffsetMax, default: 0 })),
+  // No schema default: an offset given with startAfterId is refused, even 0, so the route must
+  // see whether one was sent (CONTRACT §5: with startAfterId, offset must be absent).
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: listOffsetMax, description: 'rows to skip (default 0); not with startAfterId' })),
   startAfterId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'keyset cursor: the nextStartAfterId of the previous page' })),
   createdAfter: Type.Optional(DateOrDateTime),
   createdBefore: Type.Optional(DateOrDateTime),
@@ -53,7 +55,7 @@ export async function paginate<DB, TB extends keyof DB, O extends { id: string }
 ): Promise<{ rows: O[]; pagination: Pagination }> {
   const limit = list.limit ?? listLimitDefault;
   const offset = list.offset ?? 0;
-  if (list.startAfterId !== undefined && offset > 0) {
+  if (list.startAfterId !== undefined && list.offset !== undefined) {
     throw validationError('offset', 'cannot be combined with startAfterId');
   }
   let filtered = query;
