@@ -23,8 +23,8 @@ const exampleWalletB = '019c8f2e-7d2b-7e4f-8a5b-1c2d3e4f5a6b';
 const InternalTransferBody = Type.Object(
   {
     sourceWalletId: Text.id({ description: 'wallet the money leaves (debit side)', examples: [exampleWalletA] }),
-    destinationWalletId: Type.Optional(Text.id({ description: 'wallet the money goes to (credit side)', examples: [exampleWalletB] })),
-    referenceWalletId: Type.Optional(Text.id({ description: 'accepted in place of destinationWalletId' })),
+    destinationWalletId: Type.Optional(Text.id({ description: 'wallet the money goes to (credit side); required unless referenceWalletId is sent (400 naming this field otherwise)', examples: [exampleWalletB] })),
+    referenceWalletId: Type.Optional(Text.id({ description: 'accepted in place of destinationWalletId; if both are sent they must be equal' })),
     amount: Text.amount({ examples: ['25.00'] }),
     asset: Type.String({ minLength: 1, maxLength: 16, description: 'asset code from GET /v1/assets', examples: ['USD'] }),
     note: Type.Optional(Type.String({ maxLength: noteLengthMax, description: 'free text kept on both wallet transaction records' })),
