@@ -18,8 +18,6 @@ export interface TransferLoadOptions {
    * started and warm) and then our load, so that both see the machine in the same state.
    */
   anchor?: () => Promise<AnchorRun>;
-  /** Rounds of anchor-then-ours (default BENCH_ROUNDS); without an anchor, one run. */
-  rounds?: number;
 }
 
 /** One run of an anchor: its rate, and its CPU per unit of work over `units` units. */
@@ -52,7 +50,8 @@ export interface TransferLoad {
  */
 export async function measureTransferLoad(target: Target, options: TransferLoadOptions): Promise<TransferLoad> {
   const seeded = await seedWallets(target, options.walletCount, 1_000_000_00n);
-  const roundCount = options.anchor ? Math.max(1, options.rounds ?? roundsDefault) : 1;
+  // Rounds of anchor-then-ours (BENCH_ROUNDS); without an anchor, one run.
+  const roundCount = options.anchor ? Math.max(1, roundsDefault) : 1;
   const server = await startServer({ ...benchEnv, ...targetEnv(target) });
   const loads: LoadResult[] = [];
   const anchors: AnchorRun[] = [];
