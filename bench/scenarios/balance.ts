@@ -54,7 +54,7 @@ export const balance: Scenario = {
         p99_ms: load.p99Ms,
         anchor_p99_ms: anchor.p99Ms,
         ...cpuFigures(load.cpu),
-        ...(anchor.cpu ? { anchor_cpu_us: anchor.cpu.machineUs, anchor_cpu_server_us: anchor.cpu.serverUs, anchor_idle_pct: anchor.cpu.idlePercent } : {}),
+        ...cpuFigures(anchor.cpu, 'anchor_'),
         peak_rss_mib: server.peakRssMiB(),
         non_2xx: load.non2xx,
         verify: report.ok ? 'clean' : 'FAILED',

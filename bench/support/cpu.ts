@@ -116,11 +116,14 @@ export function cpuPerUnit(before: CpuSnapshot | undefined, after: CpuSnapshot |
 /**
  * Where the CPU went, per unit of work, as printed figures: the whole machine's busy time, then
  * the server's, PostgreSQL's and the load generator's shares, and the idle share. `prefix` names
- * the anchor's (only the machine and idle figures: pgbench's backends exit before they can be read).
+ * an anchor's: the machine and idle figures, and the server's share when the anchor has a server
+ * process (the bare Fastify of `balance`; pgbench's backends exit before they can be read).
  */
 export function cpuFigures(cpu: CpuPerUnit | undefined, prefix = ''): Record<string, number> {
   if (!cpu) return {};
-  if (prefix) return { [`${prefix}cpu_us`]: cpu.machineUs, [`${prefix}idle_pct`]: cpu.idlePercent };
+  if (prefix) {
+    return { [`${prefix}cpu_us`]: cpu.machineUs, ...(cpu.serverUs > 0 ? { [`${prefix}cpu_server_us`]: cpu.serverUs } : {}), [`${prefix}idle_pct`]: cpu.idlePercent };
+  }
   return { cpu_us: cpu.machineUs, cpu_server_us: cpu.serverUs, cpu_postgres_us: cpu.postgresUs, cpu_load_us: cpu.loadUs, idle_pct: cpu.idlePercent };
 }
 

@@ -57,7 +57,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
           message: 'Customer created',
           data: await customers.createIndividual(tx, context, cipher(), request.body),
           sealResponse: true,
-      }));
+        }));
       },
     );
   }
