@@ -169,7 +169,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   registerOperationRoutes(app, deps, metrics.registry, () => shuttingDown);
   registerRemovedEndpoints(app);
   registerAdminRoutes(app, deps, resolver);
-  registerModuleRoutes(app, deps);
+  registerModuleRoutes(app, deps, metrics);
   options.extraRoutes?.(app, deps);
 
   await app.ready();

@@ -1,6 +1,7 @@
 import type { App } from '../platform/http/app-type.js';
 import type { Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
+import type { Metrics } from '../platform/http/metrics.js';
 import { registerAssetRoutes } from './assets/index.js';
 import { registerBankAccountRoutes } from './bank-accounts/index.js';
 import { registerBankTransferRoutes, unconnectedBankRail, type BankTransferRuntime } from './bank-transfers/index.js';
@@ -19,7 +20,7 @@ import { registerWalletBalanceRoutes } from './ledger/index.js';
 import { registerTransactionRoutes } from './transactions/index.js';
 
 /** Every module's routes, registered once by buildApp. */
-export function registerModuleRoutes(app: App, deps: Deps): void {
+export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): void {
   registerAssetRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerWebhookRoutes(app, deps);
@@ -29,7 +30,7 @@ export function registerModuleRoutes(app: App, deps: Deps): void {
   registerComplianceModuleRoutes(app, deps, compliance);
   registerVirtualAccountRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerSandboxIdentityRoutes(app, deps, compliance);
-  registerInternalTransferRoutes(app, deps, walletsExist);
+  registerInternalTransferRoutes(app, deps, walletsExist, metrics);
   registerWalletBalanceRoutes(app, deps, walletExists);
   registerTransactionRoutes(app, deps, walletExists);
   const bankTransfers = bankTransferRuntime(deps);

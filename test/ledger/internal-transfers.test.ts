@@ -214,6 +214,57 @@ describe('concurrency', () => {
   });
 });
 
+describe('one round trip when nothing needs reading first', () => {
+  /** The count of batched internal-transfer writes done one way with one result, from /metrics. */
+  async function batches(path: 'unchecked' | 'checked', result: 'committed' | 'retried'): Promise<number> {
+    const response = await t.request({ url: '/metrics', key: null });
+    const line = String(response.body)
+      .split('\n')
+      .find((entry) => entry.startsWith(`openbaas_write_batches_total{route="/internal-transfer",path="${path}",result="${result}"}`));
+    return line ? Number(line.split(' ').pop()) : 0;
+  }
+
+  async function counts() {
+    return { unchecked: await batches('unchecked', 'committed'), retried: await batches('unchecked', 'retried'), checked: await batches('checked', 'committed') };
+  }
+
+  it('a transfer between wallets that hold the asset commits without reading first', async () => {
+    const source = await funded(1_000n);
+    const destination = await funded(1n);
+    const before = await counts();
+    const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '2.50', asset: 'USD' }, { idempotencyKey: `fast-${source}` });
+    expect(response.status).toBe(201);
+    expect(await counts()).toEqual({ ...before, unchecked: before.unchecked + 1 });
+    expect([await availableOf(t, source), await availableOf(t, destination)]).toEqual(['7.50', '2.51']);
+    await expectLedgerClean();
+  });
+
+  it('is retried the checked way when the write refuses: a first credit, a short source, a stored key', async () => {
+    const source = await funded(1_000n);
+    const fresh = await newWallet(t);
+    let before = await counts();
+    const opened = await transfer({ sourceWalletId: source, destinationWalletId: fresh, amount: '1.00', asset: 'USD' }, { idempotencyKey: `first-${fresh}` });
+    expect(opened.status).toBe(201);
+    expect(await counts()).toEqual({ ...before, retried: before.retried + 1, checked: before.checked + 1 });
+    expect(await availableOf(t, fresh)).toBe('1.00');
+
+    before = await counts();
+    const short = await transfer({ sourceWalletId: source, destinationWalletId: fresh, amount: '9.01', asset: 'USD' });
+    expect(short.status).toBe(422);
+    expect(short.body.code).toBe('INSUFFICIENT_FUNDS');
+    expect(await counts()).toEqual({ ...before, retried: before.retried + 1, checked: before.checked + 1 });
+
+    before = await counts();
+    const replay = await transfer({ sourceWalletId: source, destinationWalletId: fresh, amount: '1.00', asset: 'USD' }, { idempotencyKey: `first-${fresh}` });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.data).toEqual(opened.body.data);
+    expect(await counts()).toEqual({ ...before, retried: before.retried + 1, checked: before.checked + 1 });
+    expect([await availableOf(t, source), await availableOf(t, fresh)]).toEqual(['9.00', '1.00']);
+    await expectLedgerClean();
+  });
+});
+
 describe('wallet balance and history', () => {
   it('GET /v1/wallets/:id/balance answers AVAILABLE, RESERVED and PENDING', async () => {
     const walletId = await funded(12_345n);

@@ -91,6 +91,25 @@ export async function loadInternalTransfers(
   mode: Mode,
   walletsExist: WalletsExist,
 ): Promise<LoadedTransfers> {
+  const loaded = planInternalTransfers(tx, items, mode);
+  await loaded.ledger?.load({ walletsExist });
+  return loaded;
+}
+
+/**
+ * Like `loadInternalTransfers`, but reads nothing: the ledger batch assumes that every wallet
+ * exists and holds enough, and its write succeeds only if so (`LedgerBatch.assumeLoaded`). Used
+ * first by the batcher, which runs the batch again with `loadInternalTransfers` when that write
+ * fails.
+ */
+export function assumeInternalTransfers(tx: Tx, items: BatchItem<InternalTransferRequest>[], mode: Mode): LoadedTransfers {
+  const loaded = planInternalTransfers(tx, items, mode);
+  loaded.ledger?.assumeLoaded();
+  return loaded;
+}
+
+/** Checks every transfer of a batch without the database and declares the valid ones to a new ledger batch. */
+function planInternalTransfers(tx: Tx, items: BatchItem<InternalTransferRequest>[], mode: Mode): LoadedTransfers {
   const plans = items.map((item): PlannedTransfer | AppError => {
     try {
       const transfer = validateInternalTransfer(item.input, mode);
@@ -124,7 +143,6 @@ export async function loadInternalTransfers(
   const latest = planned.reduce((moment, entry) => (entry.operation.now > moment ? entry.operation.now : moment), new Date(0));
   const ledger = new LedgerBatch(tx, latest);
   for (const entry of planned) ledger.declare(entry.operation);
-  await ledger.load({ walletsExist });
   return { items, plans, ledger };
 }
 

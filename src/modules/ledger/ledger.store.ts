@@ -82,6 +82,51 @@ export function updateWalletAccountsStatement(deltas: readonly WalletAccountDelt
     RETURNING 1`;
 }
 
+/** A wallet account's AVAILABLE change in a batch that did not read it first (see `LedgerBatch.assumeLoaded`). */
+export interface UncheckedWalletAccountDelta {
+  clientId: string;
+  id: string;
+  /** The net change of AVAILABLE. */
+  available: bigint;
+  /**
+   * The lowest point AVAILABLE reaches, relative to its balance before the batch, after each of the
+   * batch's operations in order (zero or negative). The account must hold at least its opposite.
+   */
+  lowest: bigint;
+}
+
+/**
+ * Applies AVAILABLE changes to wallet accounts that this transaction has not locked or read: the
+ * statement locks them itself, in id order like `lockAccountsStatement` (so it waits on other
+ * batches but never in a cycle with them), and updates only the accounts that exist and hold
+ * enough for every operation of the batch in order (`AVAILABLE + lowest >= 0`, evaluated on the
+ * latest version of the row once it is locked). An account that is missing or short (an overdrawn
+ * one has AVAILABLE below zero, so it is short) is not updated; the caller's row count check then
+ * fails the statement, and nothing commits.
+ * Returns one row per account updated.
+ */
+export function updateUncheckedWalletAccountsStatement(deltas: readonly UncheckedWalletAccountDelta[]): RawBuilder<unknown> {
+  return sql`
+    UPDATE ledger_accounts a SET available = a.available + d.available
+    FROM (
+      SELECT l.client_id, l.id, c.available, c.lowest
+      FROM (
+        SELECT client_id, id FROM ledger_accounts
+        WHERE (client_id, id) IN (SELECT * FROM unnest(${deltas.map((delta) => delta.clientId)}::uuid[], ${deltas.map((delta) => delta.id)}::uuid[]))
+        ORDER BY id
+        FOR NO KEY UPDATE
+      ) l
+      JOIN unnest(
+        ${deltas.map((delta) => delta.clientId)}::uuid[],
+        ${deltas.map((delta) => delta.id)}::uuid[],
+        ${deltas.map((delta) => delta.available.toString())}::numeric[],
+        ${deltas.map((delta) => delta.lowest.toString())}::numeric[]
+      ) AS c (client_id, id, available, lowest) ON c.client_id = l.client_id AND c.id = l.id
+    ) d
+    WHERE a.client_id = d.client_id AND a.id = d.id AND a.available + d.lowest >= 0
+    RETURNING 1`;
+}
+
 export interface AccountUpsert {
   clientId: string;
   id: string;

@@ -19,6 +19,16 @@ export function sqlStateOf(error: unknown): string | undefined {
 }
 
 /**
+ * Whether the error is PostgreSQL's answer to a statement (an error response, with its severity
+ * and SQLSTATE), as opposed to a failure of the connection or of our own code. After such an
+ * answer the transaction cannot commit; after a lost connection nobody knows whether it did.
+ */
+export function isDatabaseAnswer(error: unknown): boolean {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  return typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
+/**
  * Runs `work` in one database transaction and runs it again, a bounded number of times, when
  * PostgreSQL reports a serialization failure or a deadlock. `work` must therefore have no effect
  * outside the transaction. Never use the pool from inside `work`: on PGlite that deadlocks.

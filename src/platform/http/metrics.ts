@@ -2,6 +2,8 @@ import client from 'prom-client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 
+export type Metrics = ReturnType<typeof createMetrics>;
+
 /** One registry per app instance, so tests that build several apps do not share counters. */
 export function createMetrics(pool: pg.Pool) {
   const registry = new client.Registry();
@@ -24,8 +26,20 @@ export function createMetrics(pool: pg.Pool) {
       this.set({ state: 'waiting' }, pool.waitingCount);
     },
   });
+  const writeBatches = new client.Counter({
+    name: 'openbaas_write_batches_total',
+    help:
+      'Batched write transactions by route, way (unchecked: one round trip that reads nothing, checked: locks and reads first) ' +
+      'and result (committed, or retried the checked way)',
+    labelNames: ['route', 'path', 'result'] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    /** Counts one batched write of `route` (see WriteBatcherOptions.observe). */
+    writeBatch(route: string, path: 'unchecked' | 'checked', committed: boolean) {
+      writeBatches.inc({ route, path, result: committed ? 'committed' : 'retried' });
+    },
     observe(request: FastifyRequest, reply: FastifyReply) {
       requestDuration.observe(
         { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },

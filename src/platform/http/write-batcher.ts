@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
-import type { Tx } from '../db/transaction.js';
-import { withPipelinedTransaction } from '../db/pipelined-transaction.js';
+import { isDatabaseAnswer, type Tx } from '../db/transaction.js';
+import { withPipelinedTransaction, type PipelinedOutcome } from '../db/pipelined-transaction.js';
 import { WriteStatement } from '../db/write-statement.js';
 import { jsonArray } from '../db/parameters.js';
 import { prepared } from '../db/prepared-statements.js';
@@ -49,6 +49,17 @@ export interface WriteBatcherOptions<I, O, L> {
    * its neighbours.
    */
   process(tx: Tx, loaded: L, fresh: readonly number[], write: WriteStatement): Promise<BatchOutcome<O>[]>;
+  /**
+   * Optional first attempt that reads nothing (no `load`, no idempotency lookup): answers what
+   * `process` needs for a batch of fresh items whose checks the write itself makes, failing as a
+   * whole when any does not hold. The batch then costs one round trip (BEGIN, the write, the
+   * idempotency records and COMMIT leave together). When that write fails with a database error
+   * (a check, an idempotency key already stored, a deadlock), nothing has committed and the batch
+   * runs again the usual way.
+   */
+  assume?: (tx: Tx, items: BatchItem<I>[]) => L;
+  /** Told of every batch written: which way (`unchecked` is `assume`'s) and whether it committed. */
+  observe?: (path: 'unchecked' | 'checked', committed: boolean) => void;
 }
 
 type Settlement = { kind: 'response'; response: StoredResponse; replay: boolean } | { kind: 'error'; error: unknown };
@@ -58,19 +69,19 @@ interface Pending<I> {
   input: I;
   key: string | undefined;
   hash: Buffer | undefined;
-  lockId: string | undefined;
   method: string;
   path: string;
   settle(settlement: Settlement): void;
 }
 
 const debugBatches = process.env.OPENBAAS_DEBUG_BATCHES === '1';
-const debugStats = { batches: 0, items: 0 };
+const debugStats = { batches: 0, items: 0, fallbacks: 0 };
 if (debugBatches) {
   setInterval(() => {
-    if (debugStats.batches > 0) process.stderr.write(`batches=${debugStats.batches} items=${debugStats.items} avg=${(debugStats.items / debugStats.batches).toFixed(1)}\n`);
+    if (debugStats.batches > 0) process.stderr.write(`batches=${debugStats.batches} items=${debugStats.items} avg=${(debugStats.items / debugStats.batches).toFixed(1)} fallbacks=${debugStats.fallbacks}\n`);
     debugStats.batches = 0;
     debugStats.items = 0;
+    debugStats.fallbacks = 0;
   }, 2000).unref();
 }
 
@@ -81,10 +92,17 @@ const keyOf = (item: { context: RequestContext; key: string | undefined }) =>
  * Writes concurrent requests of one route together: requests that arrive while earlier batches are
  * being written wait and go into the next batch, which is written in one database transaction.
  * Under light load every request runs alone (no added delay); under heavy load one commit
- * carries many requests. Idempotency stays per request, exactly as `runWrite` does it: each key
- * is locked, looked up and recorded in the transaction that carries its effect, replays and key
- * reuse answer as usual, and two requests with one key never share a batch (the second waits and
- * then replays the first).
+ * carries many requests. Idempotency stays per request, as `runWrite` does it: each key is
+ * recorded in the transaction that carries its effect, replays and key reuse answer as usual, and
+ * two requests with one key never share a batch (the second waits and then replays the first).
+ *
+ * A batch is written one of two ways. With `assume`, it is first written without reading
+ * anything: one round trip whose statement checks what the batch assumed (balances, accounts) and
+ * whose idempotency records fail on the primary key if a key was already used. That covers the
+ * common case of fresh requests that succeed. If PostgreSQL refuses it, nothing has committed and
+ * the batch is written the checked way: two round trips, the first taking each key's advisory
+ * lock, reading what is stored under it and locking what `load` needs, so that replays, reused
+ * keys and refusals get their own answers (docs/ARCHITECTURE.md, "Batched writes").
  */
 export class WriteBatcher<I, O, L> {
   private readonly queue: Pending<I>[] = [];
@@ -107,7 +125,6 @@ export class WriteBatcher<I, O, L> {
         input,
         key,
         hash: key === undefined ? undefined : requestHash(request),
-        lockId: key === undefined ? undefined : advisoryLockId(context.clientId, key),
         method: request.method,
         path: (request.url.split('?')[0] ?? '').slice(0, 2000),
         settle,
@@ -186,6 +203,24 @@ export class WriteBatcher<I, O, L> {
       debugStats.batches++;
       debugStats.items += batch.length;
     }
+    const assume = this.options.assume;
+    if (assume) {
+      // One round trip: BEGIN, the write with its checks, the idempotency records and COMMIT.
+      try {
+        const settlements = await withPipelinedTransaction(this.deps.database.pool, async (tx) =>
+          this.finish(tx, batch, batch.map(() => undefined), assume(tx, this.itemsOf(batch))),
+        );
+        this.options.observe?.('unchecked', true);
+        return settlements;
+      } catch (error) {
+        // PostgreSQL refused a statement, so nothing committed (it answers the COMMIT behind a
+        // failed statement with ROLLBACK): the batch runs again the checked way. Any other error
+        // (a bug, a lost connection whose COMMIT may have landed) fails the batch.
+        if (!isDatabaseAnswer(error)) throw error;
+        this.options.observe?.('unchecked', false);
+        if (debugBatches) debugStats.fallbacks++;
+      }
+    }
     // Two round trips: BEGIN, the idempotency lookup and `load`'s locks leave together; then the
     // write and COMMIT (pipelined-transaction.ts).
     return withPipelinedTransaction(this.deps.database.pool, async (tx) => {
@@ -199,12 +234,11 @@ export class WriteBatcher<I, O, L> {
       const lookup =
         keyed.length === 0
           ? undefined
-          : lockAndLookupKeysStatement(keyed.map(({ item }) => ({ lockId: item.lockId ?? '0', clientId: item.context.clientId, key: item.key ?? '' }))).execute(tx);
+          : lockAndLookupKeysStatement(
+              keyed.map(({ item }) => ({ lockId: advisoryLockId(item.context.clientId, item.key ?? ''), clientId: item.context.clientId, key: item.key ?? '' })),
+            ).execute(tx);
       lookup?.catch(() => {});
-      const loaded = await this.options.load(
-        tx,
-        batch.map((item) => ({ context: item.context, input: item.input })),
-      );
+      const loaded = await this.options.load(tx, this.itemsOf(batch));
       for (const row of lookup ? (await lookup).rows : []) {
         const entry = keyed[row.position - 1];
         if (!entry) continue;
@@ -224,47 +258,62 @@ export class WriteBatcher<I, O, L> {
         }
       }
 
-      const fresh = batch.map((_, index) => index).filter((index) => settlements[index] === undefined);
-      const write = new WriteStatement();
-      const outcomes = fresh.length === 0 ? [] : await this.options.process(tx, loaded, fresh, write);
-      if (outcomes.length !== fresh.length) throw new Error(`process answered ${outcomes.length} outcomes for ${fresh.length} items`);
-
-      const records: { item: Pending<I>; response: StoredResponse }[] = [];
-      fresh.forEach((index, position) => {
-        const item = batch[index];
-        const outcome = outcomes[position];
-        if (!item || !outcome) return;
-        if (outcome.ok) {
-          const response = { statusCode: outcome.result.statusCode ?? 200, body: envelopeOf(outcome.result, item.context) };
-          settlements[index] = { kind: 'response', replay: false, response };
-          if (item.key !== undefined) records.push({ item, response });
-        } else {
-          if (outcome.error.statusCode >= 500) throw outcome.error;
-          settlements[index] = { kind: 'error', error: outcome.error };
-          if (item.key !== undefined) records.push({ item, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
-        }
-      });
-      if (records.length > 0) {
-        write.add(
-          'idempotency_keys',
-          idempotencyRecordsStatement(
-            records.map(({ item, response }) => ({
-              clientId: item.context.clientId,
-              key: item.key ?? '',
-              hash: item.hash ?? Buffer.alloc(0),
-              method: item.method,
-              path: item.path,
-              response,
-              createdAt: item.context.now,
-            })),
-          ),
-        );
-      }
-      return {
-        result: settlements.map((settlement): Settlement => settlement ?? { kind: 'error', error: new Error('batch item left unsettled') }),
-        last: write.compile(tx),
-      };
+      return this.finish(tx, batch, settlements, loaded);
+    }).then((settlements) => {
+      this.options.observe?.('checked', true);
+      return settlements;
     });
+  }
+
+  private itemsOf(batch: Pending<I>[]): BatchItem<I>[] {
+    return batch.map((item) => ({ context: item.context, input: item.input }));
+  }
+
+  /**
+   * Processes the items not settled yet (the fresh ones) and builds the batch's write with their
+   * idempotency records, for the pipelined transaction to send with COMMIT.
+   */
+  private async finish(tx: Tx, batch: Pending<I>[], settlements: (Settlement | undefined)[], loaded: L): Promise<PipelinedOutcome<Settlement[]>> {
+    const fresh = batch.map((_, index) => index).filter((index) => settlements[index] === undefined);
+    const write = new WriteStatement();
+    const outcomes = fresh.length === 0 ? [] : await this.options.process(tx, loaded, fresh, write);
+    if (outcomes.length !== fresh.length) throw new Error(`process answered ${outcomes.length} outcomes for ${fresh.length} items`);
+
+    const records: { item: Pending<I>; response: StoredResponse }[] = [];
+    fresh.forEach((index, position) => {
+      const item = batch[index];
+      const outcome = outcomes[position];
+      if (!item || !outcome) return;
+      if (outcome.ok) {
+        const response = { statusCode: outcome.result.statusCode ?? 200, body: envelopeOf(outcome.result, item.context) };
+        settlements[index] = { kind: 'response', replay: false, response };
+        if (item.key !== undefined) records.push({ item, response });
+      } else {
+        if (outcome.error.statusCode >= 500) throw outcome.error;
+        settlements[index] = { kind: 'error', error: outcome.error };
+        if (item.key !== undefined) records.push({ item, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
+      }
+    });
+    if (records.length > 0) {
+      write.add(
+        'idempotency_keys',
+        idempotencyRecordsStatement(
+          records.map(({ item, response }) => ({
+            clientId: item.context.clientId,
+            key: item.key ?? '',
+            hash: item.hash ?? Buffer.alloc(0),
+            method: item.method,
+            path: item.path,
+            response,
+            createdAt: item.context.now,
+          })),
+        ),
+      );
+    }
+    return {
+      result: settlements.map((settlement): Settlement => settlement ?? { kind: 'error', error: new Error('batch item left unsettled') }),
+      last: write.compile(tx),
+    };
   }
 }
 

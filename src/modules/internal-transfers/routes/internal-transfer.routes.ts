@@ -1,10 +1,12 @@
 import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
+import type { Metrics } from '../../../platform/http/metrics.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { WriteBatcher } from '../../../platform/http/write-batcher.js';
 import type { WalletsExist } from '../../ledger/index.js';
 import {
+  assumeInternalTransfers,
   loadInternalTransfers,
   processInternalTransfers,
   type InternalTransferData,
@@ -49,11 +51,13 @@ const InternalTransferSchema = Type.Object(
   { title: 'InternalTransfer' },
 );
 
-export function registerInternalTransferRoutes(app: App, deps: Deps, walletsExist: WalletsExist): void {
+export function registerInternalTransferRoutes(app: App, deps: Deps, walletsExist: WalletsExist, metrics: Metrics): void {
   const batcher = new WriteBatcher<InternalTransferRequest, InternalTransferData, LoadedTransfers>(deps, {
     sizeMax: deps.config.writeBatchSizeMax,
     concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency,
     load: (tx, items) => loadInternalTransfers(tx, items, deps.config.mode, walletsExist),
+    assume: (tx, items) => assumeInternalTransfers(tx, items, deps.config.mode),
+    observe: (path, committed) => metrics.writeBatch(internalTransferPaths[0], path, committed),
     process: processInternalTransfers,
   });
   for (const path of internalTransferPaths) {
