@@ -10,7 +10,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { Database } from './schema.js';
-import { retryingTransaction, type Tx } from './transaction.js';
+import { isDatabaseAnswer, retryingTransaction, type Tx } from './transaction.js';
 
 /**
  * A transaction whose statements go out without waiting for the answers to the ones before
@@ -89,6 +89,18 @@ function kyselyOver(connection: PipelinedConnection): Tx {
   return db as unknown as Tx;
 }
 
+/** Errors after which nobody knows whether the transaction committed (see `isCommitOutcomeUnknown`). */
+const outcomeUnknown = new WeakSet<object>();
+
+/**
+ * Whether the transaction that failed with this error may have committed all the same: its COMMIT
+ * had been sent and the error is not PostgreSQL's answer (the connection was lost, say). Work
+ * failed this way must not be done again as if nothing had happened.
+ */
+export function isCommitOutcomeUnknown(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && outcomeUnknown.has(error);
+}
+
 const connections = new WeakMap<pg.PoolClient, { connection: PipelinedConnection; tx: Tx }>();
 
 function bound(client: pg.PoolClient): { connection: PipelinedConnection; tx: Tx } {
@@ -114,6 +126,7 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
   const { connection, tx } = bound(client);
   let last: Promise<unknown> | undefined;
   let broken: unknown;
+  let commitSent = false;
   try {
     const begin = client.query('BEGIN');
     connection.opened = begin;
@@ -125,6 +138,7 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
       last.catch(() => {});
     }
     const commit = client.query('COMMIT');
+    commitSent = true;
     commit.catch(() => {});
     await begin;
     if (last) await last;
@@ -140,6 +154,7 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
     } catch (rollbackError) {
       broken = rollbackError;
     }
+    if (commitSent && !isDatabaseAnswer(error) && typeof error === 'object' && error !== null) outcomeUnknown.add(error);
     throw error;
   } finally {
     connection.opened = Promise.resolve();

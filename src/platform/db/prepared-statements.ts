@@ -60,6 +60,14 @@ type AnyQuery = (...args: unknown[]) => never;
 export class PreparingClient extends pg.Client {
   private corked = false;
 
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    // A connection lost while the client is lent out (the pool listens only to idle clients) is
+    // an 'error' event with no listener, which would end the process. The queries in flight fail
+    // with the same error, and a broken client is not given out again: nothing more to do here.
+    this.on('error', () => {});
+  }
+
   private coalesceWrites(): void {
     const stream = this.pipeline && !this.corked ? this.connection?.stream : undefined;
     if (!stream) return;

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { isDatabaseAnswer, type Tx } from '../db/transaction.js';
-import { withPipelinedTransaction, type PipelinedOutcome } from '../db/pipelined-transaction.js';
+import { isCommitOutcomeUnknown, withPipelinedTransaction, type PipelinedOutcome } from '../db/pipelined-transaction.js';
 import { WriteStatement } from '../db/write-statement.js';
 import { jsonArray } from '../db/parameters.js';
 import { prepared } from '../db/prepared-statements.js';
@@ -188,8 +188,10 @@ export class WriteBatcher<I, O, L> {
     try {
       settlements = await this.runBatch(batch);
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]?.settle({ kind: 'error', error });
+      // Run alone, one bad request cannot fail its neighbours; but a batch whose COMMIT may have
+      // landed (a lost connection) is not run again: that could move the money twice.
+      if (batch.length === 1 || isCommitOutcomeUnknown(error)) {
+        for (const item of batch) item.settle({ kind: 'error', error });
         return;
       }
       for (const item of batch) await this.runIsolated([item]);
@@ -215,7 +217,7 @@ export class WriteBatcher<I, O, L> {
       } catch (error) {
         // PostgreSQL refused a statement, so nothing committed (it answers the COMMIT behind a
         // failed statement with ROLLBACK): the batch runs again the checked way. Any other error
-        // (a bug, a lost connection whose COMMIT may have landed) fails the batch.
+        // (a bug, or a lost connection whose COMMIT may have landed) fails the batch.
         if (!isDatabaseAnswer(error)) throw error;
         this.options.observe?.('unchecked', false);
         if (debugBatches) debugStats.fallbacks++;

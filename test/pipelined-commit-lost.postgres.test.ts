@@ -1,0 +1,86 @@
+import crypto from 'node:crypto';
+import net from 'node:net';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
+import { isCommitOutcomeUnknown, withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
+
+// A connection lost after COMMIT was sent leaves the transaction's outcome unknown: PostgreSQL may
+// have committed it. A TCP relay in front of the server stops passing the server's answers on as
+// soon as it has passed a COMMIT on, so the commit happens and its answer never arrives.
+
+const target = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+let relay: net.Server;
+let cutAfterCommit = false;
+let database: DatabaseHandle;
+const table = `commit_lost_${crypto.randomBytes(4).toString('hex')}`;
+
+beforeAll(async () => {
+  relay = net.createServer((client) => {
+    const server = net.connect(Number(target.port || 5432), target.hostname);
+    let cut = false;
+    client.on('data', (chunk: Buffer) => {
+      server.write(chunk);
+      if (cutAfterCommit && !cut && chunk.includes('COMMIT')) {
+        cut = true;
+        // Long enough for the server to run what it was sent, COMMIT included.
+        setTimeout(() => {
+          client.destroy();
+          server.destroy();
+        }, 300);
+      }
+    });
+    server.on('data', (chunk: Buffer) => {
+      if (!cut) client.write(chunk);
+    });
+    client.on('error', () => server.destroy());
+    server.on('error', () => client.destroy());
+    client.on('close', () => server.destroy());
+    server.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const port = (relay.address() as net.AddressInfo).port;
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  database = await openDatabase({ databaseUrl: url.toString(), poolMax: 2, connectTimeoutMs: 5_000 });
+  await sql`CREATE TABLE ${sql.table(table)} (id int PRIMARY KEY)`.execute(database.db);
+});
+
+afterAll(async () => {
+  cutAfterCommit = false;
+  await sql`DROP TABLE IF EXISTS ${sql.table(table)}`.execute(database.db);
+  await database.close();
+  await new Promise((resolve) => relay.close(resolve));
+});
+
+const stored = async () => (await sql<{ id: number }>`SELECT id FROM ${sql.table(table)} ORDER BY id`.execute(database.db)).rows.map((row) => row.id);
+
+describe('a pipelined transaction whose connection is lost', () => {
+  it('after COMMIT was sent: fails with an error marked as of unknown outcome, and did commit', async () => {
+    cutAfterCommit = true;
+    let failure: unknown;
+    try {
+      await withPipelinedTransaction(database.pool, async (tx) => ({ result: undefined, last: sql`INSERT INTO ${sql.table(table)} (id) VALUES (1)`.compile(tx) }));
+    } catch (error) {
+      failure = error;
+    } finally {
+      cutAfterCommit = false;
+    }
+    expect(failure).toBeInstanceOf(Error);
+    expect(isCommitOutcomeUnknown(failure)).toBe(true);
+    expect(await stored()).toEqual([1]);
+  });
+
+  it('on a statement PostgreSQL refused: an error of known outcome, and nothing committed', async () => {
+    let failure: unknown;
+    try {
+      await withPipelinedTransaction(database.pool, async (tx) => ({ result: undefined, last: sql`INSERT INTO ${sql.table(table)} (id) VALUES (1), (2)`.compile(tx) }));
+    } catch (error) {
+      failure = error;
+    }
+    expect((failure as { code?: string }).code).toBe('23505');
+    expect(isCommitOutcomeUnknown(failure)).toBe(false);
+    expect(await stored()).toEqual([1]);
+  });
+});
