@@ -3,20 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { fundWallet, newWallet } from '../../../test/ledger/fixtures.js';
 import { isDatabaseAnswer, withTransaction } from '../../platform/db/transaction.js';
-import { findAsset, type Asset } from '../../platform/money/assets.js';
+import { requireAsset } from '../../platform/money/assets.js';
 import * as ledger from './index.js';
 
 // A batch that reads nothing (`assumeLoaded`) refuses nothing in code: its write must leave the
 // database untouched unless every wallet exists and holds enough at every step of the batch's order.
 
 let t: TestContext;
-let usd: Asset;
+const usd = requireAsset('USD', 'sandbox');
 
 beforeAll(async () => {
   t = await createTestApp();
-  const found = findAsset('USD', 'sandbox');
-  if (!found) throw new Error('USD missing');
-  usd = found;
 });
 afterAll(async () => {
   await t.close();

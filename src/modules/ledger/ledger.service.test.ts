@@ -3,18 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { AppError } from '../../platform/http/errors.js';
-import { findAsset, type Asset } from '../../platform/money/assets.js';
+import { requireAsset } from '../../platform/money/assets.js';
 import * as ledger from './index.js';
 import { newWallet } from '../../../test/ledger/fixtures.js';
 
 let t: TestContext;
-let usd: Asset;
+const usd = requireAsset('USD', 'sandbox');
 
 beforeAll(async () => {
   t = await createTestApp();
-  const found = findAsset('USD', 'sandbox');
-  if (!found) throw new Error('USD missing');
-  usd = found;
 });
 afterAll(async () => {
   await t.close();
