@@ -57,7 +57,7 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-async function openTestDatabase(): Promise<{ database: DatabaseHandle; dispose: () => Promise<void> }> {
+async function openTestDatabase(routeUrl: (url: string) => string = (url) => url): Promise<{ database: DatabaseHandle; dispose: () => Promise<void> }> {
   if (testDatabase === 'pglite') {
     const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs: 30_000 });
     await migrate(database.pool);
@@ -69,7 +69,7 @@ async function openTestDatabase(): Promise<{ database: DatabaseHandle; dispose: 
   const schema = `test_${crypto.randomBytes(6).toString('hex')}`;
   const admin = await openDatabase({ databaseUrl: url, poolMax: 1, connectTimeoutMs: 10_000 });
   await admin.pool.query(`CREATE SCHEMA ${schema}`);
-  const database = await openDatabase({ databaseUrl: url, poolMax: 10, connectTimeoutMs: 10_000, searchPath: schema });
+  const database = await openDatabase({ databaseUrl: routeUrl(url), poolMax: 10, connectTimeoutMs: 10_000, searchPath: schema });
   await migrate(database.pool);
   return {
     database,
@@ -85,11 +85,13 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   extraRoutes?: BuildAppOptions['extraRoutes'];
   clockStart?: string;
+  /** PostgreSQL only: the address the app connects to, given the server's (a relay in front of it, say). */
+  routeDatabaseUrl?: (url: string) => string;
 }
 
 /** Builds the real app on a fresh database with two clients (A and B), each with a full and a read-only key. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestContext> {
-  const { database, dispose } = await openTestDatabase();
+  const { database, dispose } = await openTestDatabase(options.routeDatabaseUrl);
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     PUBLIC_BASE_URL: 'http://openbaas.test',

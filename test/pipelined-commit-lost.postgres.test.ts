@@ -4,6 +4,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
 import { isCommitOutcomeUnknown, withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
+import { createTestApp, type TestContext } from './harness.js';
+import { availableOf, fundWallet, newWallet } from './ledger/fixtures.js';
 
 // A connection lost after COMMIT was sent leaves the transaction's outcome unknown: PostgreSQL may
 // have committed it. A TCP relay in front of the server stops passing the server's answers on as
@@ -13,6 +15,15 @@ const target = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127
 let relay: net.Server;
 let cutAfterCommit = false;
 let database: DatabaseHandle;
+let t: TestContext;
+
+/** The URL with the relay's address instead of the server's. */
+function throughRelay(url: string): string {
+  const relayed = new URL(url);
+  relayed.hostname = '127.0.0.1';
+  relayed.port = String((relay.address() as net.AddressInfo).port);
+  return relayed.toString();
+}
 const table = `commit_lost_${crypto.randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {
@@ -39,11 +50,8 @@ beforeAll(async () => {
     server.on('close', () => client.destroy());
   });
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  const port = (relay.address() as net.AddressInfo).port;
-  const url = new URL(target);
-  url.hostname = '127.0.0.1';
-  url.port = String(port);
-  database = await openDatabase({ databaseUrl: url.toString(), poolMax: 2, connectTimeoutMs: 5_000 });
+  database = await openDatabase({ databaseUrl: throughRelay(target.toString()), poolMax: 2, connectTimeoutMs: 5_000 });
+  t = await createTestApp({ routeDatabaseUrl: throughRelay });
   await sql`CREATE TABLE ${sql.table(table)} (id int PRIMARY KEY)`.execute(database.db);
 });
 
@@ -51,6 +59,7 @@ afterAll(async () => {
   cutAfterCommit = false;
   await sql`DROP TABLE IF EXISTS ${sql.table(table)}`.execute(database.db);
   await database.close();
+  await t.close();
   await new Promise((resolve) => relay.close(resolve));
 });
 
@@ -82,5 +91,29 @@ describe('a pipelined transaction whose connection is lost', () => {
     expect((failure as { code?: string }).code).toBe('23505');
     expect(isCommitOutcomeUnknown(failure)).toBe(false);
     expect(await stored()).toEqual([1]);
+  });
+});
+
+describe('a batch of internal transfers whose COMMIT answer is lost', () => {
+  it('answers 503 to every request and does not run them again one by one: the money moved once', async () => {
+    const source = await newWallet(t);
+    await fundWallet(t, t.clientA.id, source, 10_000n);
+    const destinations = [await newWallet(t), await newWallet(t), await newWallet(t)];
+    for (const destination of destinations) await fundWallet(t, t.clientA.id, destination, 1n);
+    cutAfterCommit = true;
+    let responses;
+    try {
+      // No Idempotency-Key: a request run again after its batch committed would move money twice.
+      responses = await Promise.all(
+        destinations.map((destination) =>
+          t.request({ method: 'POST', url: '/internal-transfer', body: { sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD' } }),
+        ),
+      );
+    } finally {
+      cutAfterCommit = false;
+    }
+    expect(responses.map((response) => [response.status, response.body.code])).toEqual(destinations.map(() => [503, 'SERVICE_UNAVAILABLE']));
+    expect(await availableOf(t, source)).toBe('97.00');
+    for (const destination of destinations) expect(await availableOf(t, destination)).toBe('1.01');
   });
 });
