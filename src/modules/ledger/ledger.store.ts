@@ -110,18 +110,15 @@ export function updateUncheckedWalletAccountsStatement(deltas: readonly Unchecke
     UPDATE ledger_accounts a SET available = a.available + d.available
     FROM (
       SELECT l.client_id, l.id, c.available, c.lowest
-      FROM (
-        SELECT client_id, id FROM ledger_accounts
-        WHERE (client_id, id) IN (SELECT * FROM unnest(${deltas.map((delta) => delta.clientId)}::uuid[], ${deltas.map((delta) => delta.id)}::uuid[]))
-        ORDER BY id
-        FOR NO KEY UPDATE
-      ) l
+      FROM ledger_accounts l
       JOIN unnest(
         ${deltas.map((delta) => delta.clientId)}::uuid[],
         ${deltas.map((delta) => delta.id)}::uuid[],
         ${deltas.map((delta) => delta.available.toString())}::numeric[],
         ${deltas.map((delta) => delta.lowest.toString())}::numeric[]
-      ) AS c (client_id, id, available, lowest) ON c.client_id = l.client_id AND c.id = l.id
+      ) AS c (client_id, id, available, lowest) ON l.client_id = c.client_id AND l.id = c.id
+      ORDER BY l.id
+      FOR NO KEY UPDATE OF l
     ) d
     WHERE a.client_id = d.client_id AND a.id = d.id AND a.available + d.lowest >= 0
     RETURNING 1`;

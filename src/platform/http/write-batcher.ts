@@ -75,13 +75,12 @@ interface Pending<I> {
 }
 
 const debugBatches = process.env.OPENBAAS_DEBUG_BATCHES === '1';
-const debugStats = { batches: 0, items: 0, fallbacks: 0 };
+const debugStats = { batches: 0, items: 0 };
 if (debugBatches) {
   setInterval(() => {
-    if (debugStats.batches > 0) process.stderr.write(`batches=${debugStats.batches} items=${debugStats.items} avg=${(debugStats.items / debugStats.batches).toFixed(1)} fallbacks=${debugStats.fallbacks}\n`);
+    if (debugStats.batches > 0) process.stderr.write(`batches=${debugStats.batches} items=${debugStats.items} avg=${(debugStats.items / debugStats.batches).toFixed(1)}\n`);
     debugStats.batches = 0;
     debugStats.items = 0;
-    debugStats.fallbacks = 0;
   }, 2000).unref();
 }
 
@@ -220,7 +219,6 @@ export class WriteBatcher<I, O, L> {
         // (a bug, or a lost connection whose COMMIT may have landed) fails the batch.
         if (!isDatabaseAnswer(error)) throw error;
         this.options.observe?.('unchecked', false);
-        if (debugBatches) debugStats.fallbacks++;
       }
     }
     // Two round trips: BEGIN, the idempotency lookup and `load`'s locks leave together; then the
