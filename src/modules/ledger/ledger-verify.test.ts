@@ -105,6 +105,24 @@ describe('ledger verify', () => {
     expect((await failedChecks()).has('pending_equals_open_credits')).toBe(true);
   });
 
+  it('catches rows naming a ledger transfer or an account that does not exist, written around the database checks', async () => {
+    const missingTransfer = crypto.randomUUID();
+    // The checks are triggers; a superuser can turn triggers off for a session, as a restore does.
+    await withTransaction(t.deps.db, async (tx) => {
+      await sql`SET LOCAL session_replication_role = replica`.execute(tx);
+      await sql`UPDATE wallet_transactions SET ledger_transfer_id = ${missingTransfer} WHERE wallet_id = ${seeded.walletB} AND balance_type = 'PENDING'`.execute(tx);
+      await sql`UPDATE ledger_entries SET credit_account_id = ${crypto.randomUUID()} WHERE entry_index = 0 AND credit_balance = 'PENDING'`.execute(tx);
+    });
+    const violations = (await failedChecks()).get('references_exist')?.violations ?? [];
+    expect(violations).toHaveLength(2);
+    expect(violations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ table_name: 'wallet_transactions', transfer_id: missingTransfer }),
+        expect.objectContaining({ table_name: 'ledger_entries', entry_index: '0' }),
+      ]),
+    );
+  });
+
   it('catches a ledger movement missing from the wallet transaction history', async () => {
     await tamper(sql`DELETE FROM wallet_transactions WHERE wallet_id = ${seeded.walletB} AND balance_type = 'PENDING'`);
     expect((await failedChecks()).get('wallet_effects_recorded')?.violations).toEqual([expect.objectContaining({ wallet_id: seeded.walletB })]);
@@ -166,6 +184,45 @@ describe('the database refuses what the code refuses', () => {
       sql`INSERT INTO ledger_accounts (client_id, id, kind, wallet_id, asset, created_at)
           VALUES (${t.clientA.id}, ${ledger.walletAccountId(t.clientA.id, walletId, 'USD')}, 'WALLET', ${walletId}, 'USD', now())`.execute(t.deps.db),
     ).rejects.toMatchObject({ code: '23503' });
+  });
+
+  it('an entry or a wallet transaction naming a ledger transfer that does not exist, even as one row among good ones', async () => {
+    const walletId = await newWallet(t);
+    await withTransaction(t.deps.db, (tx) =>
+      ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount: 100n }], history: history() }),
+    );
+    const missing = crypto.randomUUID();
+    await expect(
+      sql`INSERT INTO ledger_entries (client_id, transfer_id, entry_index, asset, amount, debit_account_id, debit_balance, credit_account_id, credit_balance, created_at)
+          (SELECT client_id, transfer_id, 60, asset, 1, debit_account_id, debit_balance, credit_account_id, credit_balance, created_at FROM ledger_entries LIMIT 2)
+          UNION ALL
+          (SELECT client_id, ${missing}, 0, asset, 1, debit_account_id, debit_balance, credit_account_id, credit_balance, created_at FROM ledger_entries LIMIT 1)`.execute(t.deps.db),
+    ).rejects.toMatchObject({ code: '23503', constraint: 'ledger_entries_references' });
+    await expect(
+      sql`INSERT INTO wallet_transactions (client_id, id, parent_transaction_id, wallet_id, ledger_transfer_id, type, purpose, operation, balance_type, status, amount, asset, created_at)
+          SELECT client_id, gen_random_uuid(), parent_transaction_id, wallet_id, ledger_transfer_id, type, purpose, operation, balance_type, status, amount, asset, created_at
+          FROM wallet_transactions WHERE wallet_id = ${walletId}
+          UNION ALL
+          SELECT client_id, gen_random_uuid(), parent_transaction_id, wallet_id, ${missing}, type, purpose, operation, balance_type, status, amount, asset, created_at
+          FROM wallet_transactions WHERE wallet_id = ${walletId}`.execute(t.deps.db),
+    ).rejects.toMatchObject({ code: '23503', constraint: 'wallet_transactions_references' });
+    expect((await sql<{ n: string }>`SELECT count(*)::text AS n FROM wallet_transactions WHERE wallet_id = ${walletId}`.execute(t.deps.db)).rows[0]?.n).toBe('1');
+  });
+
+  it('deleting or changing a ledger transfer, or deleting an account or changing what entries name it by; balances still change', async () => {
+    const walletId = await newWallet(t);
+    await withTransaction(t.deps.db, (tx) =>
+      ledger.postTransfer(tx, { clientId: t.clientA.id, now: t.clock.now(), asset: usd, legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount: 100n }], history: history() }),
+    );
+    const accountId = ledger.walletAccountId(t.clientA.id, walletId, 'USD');
+    const transferId = sql`(SELECT ledger_transfer_id FROM wallet_transactions WHERE wallet_id = ${walletId})`;
+    await expect(sql`DELETE FROM ledger_transfers WHERE id = ${transferId}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23001' });
+    await expect(sql`UPDATE ledger_transfers SET description = 'changed' WHERE id = ${transferId}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23001' });
+    await expect(sql`DELETE FROM ledger_accounts WHERE id = ${accountId}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23001' });
+    await expect(sql`UPDATE ledger_accounts SET asset = 'EUR' WHERE id = ${accountId}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23001' });
+    await expect(sql`UPDATE ledger_accounts SET id = gen_random_uuid() WHERE id = ${accountId}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23001' });
+    await sql`UPDATE ledger_accounts SET available = available + 1 WHERE id = ${accountId}`.execute(t.deps.db);
+    await sql`UPDATE ledger_accounts SET available = available - 1 WHERE id = ${accountId}`.execute(t.deps.db);
   });
 
   it('an entry between accounts of different assets', async () => {

@@ -49,6 +49,24 @@ export const verifyChecks: readonly CheckDefinition[] = [
       WHERE NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.client_id = t.client_id AND e.transfer_id = t.id)`,
   },
   {
+    name: 'references_exist',
+    description: 'every entry names an existing ledger transfer and two existing accounts of its asset, and every wallet transaction an existing ledger transfer',
+    // The database checks these when the rows are written (migration 0014); this finds rows written
+    // around those checks.
+    query: sql`
+      SELECT 'ledger_entries' AS table_name, e.client_id, e.transfer_id, e.entry_index::text AS entry_index, NULL::uuid AS id
+      FROM ledger_entries e
+      LEFT JOIN ledger_transfers t ON t.client_id = e.client_id AND t.id = e.transfer_id
+      LEFT JOIN ledger_accounts d ON d.client_id = e.client_id AND d.id = e.debit_account_id AND d.asset = e.asset
+      LEFT JOIN ledger_accounts c ON c.client_id = e.client_id AND c.id = e.credit_account_id AND c.asset = e.asset
+      WHERE t.id IS NULL OR d.id IS NULL OR c.id IS NULL
+      UNION ALL
+      SELECT 'wallet_transactions', w.client_id, w.ledger_transfer_id, NULL, w.id
+      FROM wallet_transactions w
+      LEFT JOIN ledger_transfers t ON t.client_id = w.client_id AND t.id = w.ledger_transfer_id
+      WHERE t.id IS NULL`,
+  },
+  {
     name: 'balances_match_entries',
     description: 'every account balance equals the sum of its entries',
     query: sql`
