@@ -337,6 +337,17 @@ export interface TransferWrite {
   createdAt: Date;
 }
 
+/**
+ * A nullable column for a multi-array `unnest`: null instead of an array holding only nulls.
+ * `unnest(a, b, …)` pads the shorter arrays with NULLs and reads a NULL array as empty, so the
+ * rows are the same; PostgreSQL just has no array of nulls to parse. Most history records carry
+ * none of the six link ids, and most transfers no hold, pending credit or description. Only for
+ * an `unnest` that also takes a column that is never null (the ids), which sets the row count.
+ */
+function sparse<T>(values: readonly (T | null)[]): (T | null)[] | null {
+  return values.some((value) => value !== null) ? [...values] : null;
+}
+
 export function insertTransfersStatement(transfers: readonly TransferWrite[]): RawBuilder<unknown> {
   const column = <T>(pick: (transfer: TransferWrite) => T) => transfers.map(pick);
   return sql`
@@ -346,9 +357,9 @@ export function insertTransfersStatement(transfers: readonly TransferWrite[]): R
       ${column((transfer) => transfer.id)}::uuid[],
       ${column((transfer) => transfer.kind)}::text[],
       ${column((transfer) => transfer.parentTransactionId)}::uuid[],
-      ${column((transfer) => transfer.holdId)}::uuid[],
-      ${column((transfer) => transfer.pendingCreditId)}::uuid[],
-      ${column((transfer) => transfer.description)}::text[],
+      ${sparse(column((transfer) => transfer.holdId))}::uuid[],
+      ${sparse(column((transfer) => transfer.pendingCreditId))}::uuid[],
+      ${sparse(column((transfer) => transfer.description))}::text[],
       ${column((transfer) => transfer.createdAt)}::timestamptz[]
     )`;
 }
@@ -427,13 +438,13 @@ export function insertWalletTransactionsStatement(records: readonly WalletTransa
       ${column((record) => record.status)}::text[],
       ${column((record) => record.amount.toString())}::numeric[],
       ${column((record) => record.asset)}::text[],
-      ${column((record) => record.note)}::text[],
-      ${column((record) => record.cardTransactionId)}::uuid[],
-      ${column((record) => record.parentCardTransactionId)}::uuid[],
-      ${column((record) => record.bankTransactionId)}::uuid[],
-      ${column((record) => record.parentBankTransactionId)}::uuid[],
-      ${column((record) => record.cryptoTransactionId)}::uuid[],
-      ${column((record) => record.parentCryptoTransactionId)}::uuid[],
+      ${sparse(column((record) => record.note))}::text[],
+      ${sparse(column((record) => record.cardTransactionId))}::uuid[],
+      ${sparse(column((record) => record.parentCardTransactionId))}::uuid[],
+      ${sparse(column((record) => record.bankTransactionId))}::uuid[],
+      ${sparse(column((record) => record.parentBankTransactionId))}::uuid[],
+      ${sparse(column((record) => record.cryptoTransactionId))}::uuid[],
+      ${sparse(column((record) => record.parentCryptoTransactionId))}::uuid[],
       ${column((record) => record.createdAt)}::timestamptz[]
     )`;
 }
