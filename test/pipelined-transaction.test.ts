@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
 import { WriteStatement } from '../src/platform/db/write-statement.js';
+import { prepared, preparedStatementName } from '../src/platform/db/prepared-statements.js';
 import { createTestApp, type TestContext } from './harness.js';
 
 let t: TestContext;
@@ -47,6 +48,21 @@ describe('a pipelined transaction that succeeds', () => {
     });
     expect(answers.map((answer) => answer?.n)).toEqual([1, 2, 3]);
     expect(new Set(answers.map((answer) => answer?.xid)).size).toBe(1);
+  });
+
+  it('reuses the generic plan of a prepared statement from its first run, and leaves the setting inside the transaction', async () => {
+    const probe = () => prepared(sql<{ n: string }>`SELECT count(*)::text AS n FROM unnest(${[1]}::int[]) AS u (x) JOIN pipeline_probe p ON p.id = u.x`);
+    const plans = await withPipelinedTransaction(t.database.pool, async (tx) => {
+      for (let run = 0; run < 6; run++) await probe().execute(tx);
+      const name = preparedStatementName(probe().compile(tx).sql);
+      const counted = await sql<{ generic_plans: string; custom_plans: string }>`
+        SELECT generic_plans::text, custom_plans::text FROM pg_prepared_statements WHERE name = ${name}`.execute(tx);
+      return { result: counted.rows[0] };
+    });
+    // Without the setting, PostgreSQL plans the first five runs for their parameters.
+    expect(plans).toEqual({ generic_plans: '6', custom_plans: '0' });
+    const mode = await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(t.deps.db);
+    expect(mode.rows[0]?.plan_cache_mode).toBe('auto');
   });
 
   it('commits without a last statement', async () => {
