@@ -76,6 +76,8 @@ async function writeBatch(size: number): Promise<void> {
 
 try {
   const pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(deps.db)).rows[0]?.pid;
+  // As the server's pipelined transactions do (pipelined-transaction.ts), on the one connection.
+  await sql`SET plan_cache_mode = force_generic_plan`.execute(deps.db);
   const onCpuNs = () => Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
   const totals = new Map<string, { ns: number; transfers: number; perTransferUs: number[] }>();
   let current: Variant | undefined;
