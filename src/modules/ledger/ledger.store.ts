@@ -344,8 +344,8 @@ export interface TransferWrite {
  * none of the six link ids, and most transfers no hold, pending credit or description. Only for
  * an `unnest` that also takes a column that is never null (the ids), which sets the row count.
  */
-function sparse<T>(values: readonly (T | null)[]): (T | null)[] | null {
-  return values.some((value) => value !== null) ? [...values] : null;
+function sparse<T>(values: (T | null)[]): (T | null)[] | null {
+  return values.some((value) => value !== null) ? values : null;
 }
 
 export function insertTransfersStatement(transfers: readonly TransferWrite[]): RawBuilder<unknown> {
