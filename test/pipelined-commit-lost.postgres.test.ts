@@ -3,13 +3,16 @@ import net from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
-import { isCommitOutcomeUnknown, withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
+import { isCommitOutcomeUnknown, TransactionLane, withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
 import { availableOf, fundWallet, newWallet } from './ledger/fixtures.js';
 
 // A connection lost after COMMIT was sent leaves the transaction's outcome unknown: PostgreSQL may
 // have committed it. A TCP relay in front of the server stops passing the server's answers on as
-// soon as it has passed a COMMIT on, so the commit happens and its answer never arrives.
+// soon as it has passed on a write that commits, so the commit happens and its answer never
+// arrives. Such a write holds a COMMIT or, for a transaction sent as one (behind a single Sync,
+// pipelined-transaction.ts), the setting that opens it.
+const commits = (chunk: Buffer) => chunk.includes('COMMIT') || chunk.includes("set_config('plan_cache_mode'");
 
 const target = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
 let relay: net.Server;
@@ -32,7 +35,7 @@ beforeAll(async () => {
     let cut = false;
     client.on('data', (chunk: Buffer) => {
       server.write(chunk);
-      if (cutAfterCommit && !cut && chunk.includes('COMMIT')) {
+      if (cutAfterCommit && !cut && commits(chunk)) {
         cut = true;
         // Long enough for the server to run what it was sent, COMMIT included.
         setTimeout(() => {
@@ -91,6 +94,28 @@ describe('a pipelined transaction whose connection is lost', () => {
     expect((failure as { code?: string }).code).toBe('23505');
     expect(isCommitOutcomeUnknown(failure)).toBe(false);
     expect(await stored()).toEqual([1]);
+  });
+});
+
+describe('a lane whose connection is lost', () => {
+  it('fails every transaction in flight with an error of unknown outcome, and the next one goes on a new connection', async () => {
+    const lane = new TransactionLane(database.pool);
+    const insert = (id: number) => lane.run(async (tx) => ({ result: id, last: sql`INSERT INTO ${sql.table(table)} (id) VALUES (${id})`.compile(tx) }));
+    cutAfterCommit = true;
+    let outcomes;
+    try {
+      outcomes = await Promise.allSettled([insert(10), insert(11)]);
+    } finally {
+      cutAfterCommit = false;
+    }
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe('rejected');
+      expect(isCommitOutcomeUnknown((outcome as PromiseRejectedResult).reason)).toBe(true);
+    }
+    // The first committed before the cut; whether the second did depends on the relay's timing.
+    expect((await stored()).filter((id) => id >= 10)[0]).toBe(10);
+    await expect(insert(12)).resolves.toBe(12);
+    expect(await stored()).toContain(12);
   });
 });
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
+import { TransactionLane, withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
 import { WriteStatement } from '../src/platform/db/write-statement.js';
 import { prepared, preparedStatementName } from '../src/platform/db/prepared-statements.js';
 import { createTestApp, type TestContext } from './harness.js';
@@ -123,5 +124,151 @@ describe('a write statement with expected row counts', () => {
     });
     await expect(attempt).rejects.toThrow('consistency check failed: probe: expected 3 rows');
     expect(await rows()).toEqual([]);
+  });
+});
+
+describe('a pipelined transaction whose work sends only its last statement', () => {
+  /** Runs `body`, counting the ReadyForQuery messages of the connections it takes from the pool. */
+  async function counting<T>(body: () => Promise<T>): Promise<{ value: T; readyForQuery: number; clients: Set<pg.PoolClient> }> {
+    let readyForQuery = 0;
+    const clients = new Set<pg.PoolClient>();
+    const count = () => readyForQuery++;
+    const listening: pg.PoolClient[] = [];
+    const onAcquire = (client: pg.PoolClient) => {
+      clients.add(client);
+      (client as unknown as { connection: NodeJS.EventEmitter }).connection.on('readyForQuery', count);
+      listening.push(client);
+    };
+    t.database.pool.on('acquire', onAcquire);
+    try {
+      const value = await body();
+      return { value, readyForQuery, clients };
+    } finally {
+      t.database.pool.off('acquire', onAcquire);
+      for (const client of listening) (client as unknown as { connection: NodeJS.EventEmitter }).connection.off('readyForQuery', count);
+    }
+  }
+
+  it('sends it as the whole transaction behind one Sync: one answer, after the commit', async () => {
+    await clear();
+    const { value, readyForQuery } = await counting(() =>
+      withPipelinedTransaction(t.database.pool, async (tx) => ({
+        result: 'done',
+        last: sql`INSERT INTO pipeline_probe (id, xid) VALUES (20, txid_current()::text), (21, txid_current()::text)`.compile(tx),
+      })),
+    );
+    expect(value).toBe('done');
+    // BEGIN, the statement and COMMIT as three queries were answered three times.
+    expect(readyForQuery).toBe(1);
+    const stored = await rows();
+    expect(stored.map((row) => row.id)).toEqual([20, 21]);
+    expect(new Set(stored.map((row) => row.xid)).size).toBe(1);
+  });
+
+  it('plans a prepared statement generically there too, and leaves the setting inside the transaction', async () => {
+    await clear();
+    const insert = (id: number) => prepared(sql`INSERT INTO pipeline_probe (id) SELECT x FROM unnest(${[id]}::int[]) AS u (x)`);
+    const { clients } = await counting(async () => {
+      for (let id = 30; id < 36; id++) await withPipelinedTransaction(t.database.pool, async (tx) => ({ result: undefined, last: insert(id).compile(tx) }));
+    });
+    const name = preparedStatementName(insert(0).compile(t.deps.db).sql);
+    let generic = 0;
+    let custom = 0;
+    for (const client of clients) {
+      const counted = await client.query<{ generic_plans: string; custom_plans: string }>('SELECT generic_plans::text, custom_plans::text FROM pg_prepared_statements WHERE name = $1', [name]);
+      generic += Number(counted.rows[0]?.generic_plans ?? 0);
+      custom += Number(counted.rows[0]?.custom_plans ?? 0);
+      const mode = await client.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode');
+      expect(mode.rows[0]?.plan_cache_mode).toBe('auto');
+    }
+    expect({ generic, custom }).toEqual({ generic: 6, custom: 0 });
+    expect((await rows()).map((row) => row.id)).toEqual([30, 31, 32, 33, 34, 35]);
+  });
+
+  it('rolls back when the statement fails, with PostgreSQL\'s error, and the connection works afterwards', async () => {
+    await clear();
+    await sql`INSERT INTO pipeline_probe (id) VALUES (40)`.execute(t.deps.db);
+    const { clients } = await counting(async () => {
+      const failed = withPipelinedTransaction(t.database.pool, async (tx) => ({
+        result: undefined,
+        last: sql`INSERT INTO pipeline_probe (id) VALUES (41), (40)`.compile(tx),
+      }));
+      await expect(failed).rejects.toMatchObject({ code: '23505' });
+      // The next transaction takes the same connection (the pool hands out the one just returned).
+      await withPipelinedTransaction(t.database.pool, async (tx) => ({ result: undefined, last: sql`INSERT INTO pipeline_probe (id) VALUES (42)`.compile(tx) }));
+    });
+    expect(clients.size).toBe(1);
+    expect((await rows()).map((row) => row.id)).toEqual([40, 42]);
+  });
+
+  it('parses a prepared statement again when its first parse failed', async () => {
+    const insert = () => prepared(sql`INSERT INTO pipeline_late (id) SELECT x FROM unnest(${[1]}::int[]) AS u (x)`);
+    const write = () => withPipelinedTransaction(t.database.pool, async (tx) => ({ result: undefined, last: insert().compile(tx) }));
+    await sql`DROP TABLE IF EXISTS pipeline_late`.execute(t.deps.db);
+    await expect(write()).rejects.toMatchObject({ code: '42P01' });
+    await sql`CREATE TABLE pipeline_late (id int PRIMARY KEY)`.execute(t.deps.db);
+    await write();
+    const stored = await sql<{ id: number }>`SELECT id FROM pipeline_late`.execute(t.deps.db);
+    expect(stored.rows).toEqual([{ id: 1 }]);
+  });
+});
+
+describe('a transaction lane', () => {
+  const insert = (lane: TransactionLane, ...ids: number[]) =>
+    lane.run(async (tx) => ({
+      result: ids,
+      last: sql`INSERT INTO pipeline_probe (id, xid) SELECT x, txid_current()::text FROM unnest(${ids}::int[]) AS u (x)`.compile(tx),
+    }));
+
+  it('sends transactions one behind the other on one connection without waiting, each committed on its own', async () => {
+    await clear();
+    const lane = new TransactionLane(t.database.pool);
+    const acquired: unknown[] = [];
+    const onAcquire = (client: unknown) => acquired.push(client);
+    t.database.pool.on('acquire', onAcquire);
+    try {
+      const sent = [insert(lane, 50, 51), insert(lane, 52), insert(lane, 53)];
+      expect(lane.inFlight).toBe(3);
+      expect(await Promise.all(sent)).toEqual([[50, 51], [52], [53]]);
+    } finally {
+      t.database.pool.off('acquire', onAcquire);
+    }
+    expect(acquired).toHaveLength(1);
+    expect(lane.inFlight).toBe(0);
+    const stored = await rows();
+    expect(stored.map((row) => row.id)).toEqual([50, 51, 52, 53]);
+    // Three transactions: the first two rows share one, the other two have one each.
+    expect(new Set(stored.map((row) => row.xid)).size).toBe(3);
+  });
+
+  it('rolls back a transaction that fails without touching the ones before and behind it', async () => {
+    await clear();
+    await sql`INSERT INTO pipeline_probe (id) VALUES (60)`.execute(t.deps.db);
+    const lane = new TransactionLane(t.database.pool);
+    const outcomes = await Promise.allSettled([insert(lane, 61), insert(lane, 62, 60), insert(lane, 63)]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+    expect((await rows()).map((row) => row.id)).toEqual([60, 61, 63]);
+  });
+
+  it('gives its connection back to the pool once nothing is in flight', async () => {
+    const lane = new TransactionLane(t.database.pool);
+    await Promise.all([insert(lane, 70), insert(lane, 71)]);
+    // Every connection of the pool is idle again (PGlite's pool has one, which another query needs).
+    expect(t.database.pool.idleCount).toBe(t.database.pool.totalCount);
+    const count = await sql<{ n: string }>`SELECT count(*)::text AS n FROM pipeline_probe WHERE id IN (70, 71)`.execute(t.deps.db);
+    expect(count.rows[0]?.n).toBe('2');
+  });
+
+  it('refuses work that sends a statement of its own, and sends nothing', async () => {
+    await clear();
+    const lane = new TransactionLane(t.database.pool);
+    const attempt = lane.run(async (tx) => {
+      await sql`INSERT INTO pipeline_probe (id) VALUES (80)`.execute(tx);
+      return { result: undefined };
+    });
+    await expect(attempt).rejects.toThrow('a transaction on a lane sends nothing but its last statement');
+    expect(await rows()).toEqual([]);
+    expect(lane.inFlight).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 import {
   Kysely,
   PostgresAdapter,
@@ -10,6 +10,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { Database } from './schema.js';
+import { queryConfig } from './prepared-statements.js';
 import { isDatabaseAnswer, retryingTransaction, type Tx } from './transaction.js';
 
 /**
@@ -48,10 +49,13 @@ export interface PipelinedOutcome<T> {
 class PipelinedConnection implements DatabaseConnection {
   /** Settled once BEGIN has answered; every statement's answer waits for it. */
   opened: Promise<unknown> = Promise.resolve();
+  /** Sends BEGIN unless it has been sent: called before every statement, so BEGIN goes first. */
+  begin: () => void = () => {};
 
   constructor(readonly client: pg.PoolClient) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    this.begin();
     const result = await this.client.query(compiled.sql, [...compiled.parameters]);
     await this.opened;
     const command = result.command;
@@ -66,7 +70,7 @@ class PipelinedConnection implements DatabaseConnection {
 }
 
 /** A Kysely instance over one pool client whose queries are not serialised by Kysely. */
-function kyselyOver(connection: PipelinedConnection): Tx {
+function kyselyOver(connection: DatabaseConnection): Tx {
   const driver: Driver = {
     init: async () => {},
     acquireConnection: async () => connection,
@@ -135,16 +139,27 @@ export function withPipelinedTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Pro
 async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
   const client = await pool.connect();
   const { connection, tx } = bound(client);
+  let begin: Promise<unknown> | undefined;
   let last: Promise<unknown> | undefined;
   let broken: unknown;
   let commitSent = false;
   try {
-    // Generic plans for this transaction's prepared statements: see planCacheMode.
-    const begin = client.query(`BEGIN; SET LOCAL plan_cache_mode = ${planCacheMode}`);
-    connection.opened = begin;
-    // Observed here as well, so a failed BEGIN is never an unhandled rejection.
-    begin.catch(() => {});
+    connection.begin = () => {
+      if (begin) return;
+      // Generic plans for this transaction's prepared statements: see planCacheMode.
+      begin = client.query(`BEGIN; ${setPlanCacheMode}`);
+      connection.opened = begin;
+      // Observed here as well, so a failed BEGIN is never an unhandled rejection.
+      begin.catch(() => {});
+    };
     const outcome = await work(tx);
+    if (!begin) {
+      // `work` sent nothing: the whole transaction is its last statement, sent as one.
+      if (!outcome.last) return outcome.result;
+      commitSent = true;
+      await sendAsTransaction(client, outcome.last);
+      return outcome.result;
+    }
     if (outcome.last) {
       last = client.query(outcome.last.sql, [...outcome.last.parameters]);
       last.catch(() => {});
@@ -159,10 +174,10 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
     return outcome.result;
   } catch (error) {
     // Whatever was still on the wire answers first; then the transaction is rolled back (a
-    // warning only if COMMIT already ended it).
+    // warning only if COMMIT already ended it). A transaction sent as one has ended either way.
     if (last) await last.catch(() => {});
     try {
-      await client.query('ROLLBACK');
+      if (begin) await client.query('ROLLBACK');
     } catch (rollbackError) {
       broken = rollbackError;
     }
@@ -170,6 +185,141 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
     throw error;
   } finally {
     connection.opened = Promise.resolve();
+    connection.begin = () => {};
     client.release(broken instanceof Error ? broken : undefined);
+  }
+}
+
+const setPlanCacheMode = `SET LOCAL plan_cache_mode = ${planCacheMode}`;
+/** The same for a transaction sent as one, outside a transaction block, where SET LOCAL only warns. */
+const selectPlanCacheMode = `SELECT set_config('plan_cache_mode', '${planCacheMode}', true)`;
+
+/** The parts of node-postgres's connection and query that `OneSyncTransaction` works with. */
+interface ProtocolConnection {
+  parse(message: { text: string; name: string; types: unknown[] }): void;
+  bind(message: { portal: string; statement: string; values: unknown[] }): void;
+  describe(message: { type: 'P'; name: string }): void;
+  execute(message: { portal: string; rows: number }): void;
+  sync(): void;
+  submittedNamedStatements: Record<string, string>;
+}
+interface QueryInternals {
+  text: string;
+  name: string | undefined;
+  types: unknown[] | undefined;
+  hasBeenParsed(connection: ProtocolConnection): boolean;
+  prepare(connection: ProtocolConnection): void;
+}
+
+/**
+ * One statement sent as a whole transaction: the setting of planCacheMode and the statement, as
+ * extended-protocol messages behind a single Sync. PostgreSQL runs the messages up to a Sync as
+ * one implicit transaction and commits it at the Sync; if one fails, it skips the rest up to the
+ * Sync and rolls the transaction back there. Either way the connection is out of any transaction
+ * afterwards, so transactions sent this way can follow each other on one connection without
+ * waiting: one that fails does not touch the next.
+ *
+ * PostgreSQL sends what it has answered, waking the client, at every Sync and at the end of every
+ * simple query. Sent as three queries (BEGIN, the statement, COMMIT), a transaction woke this
+ * process three times, the first two while the database was still working on the rest. Here the
+ * answers arrive together, once the transaction is over.
+ */
+class OneSyncTransaction extends pg.Query {
+  prepare(connection: ProtocolConnection): void {
+    const self = this as unknown as QueryInternals;
+    // A named statement is parsed first, so that the first ParseComplete, which node-postgres
+    // takes as this statement's, is its own. An unnamed one must follow the setting, which uses
+    // the unnamed statement too; node-postgres's own prepare parses it.
+    if (self.name !== undefined && !self.hasBeenParsed(connection)) {
+      connection.parse({ text: self.text, name: self.name, types: self.types ?? [] });
+      connection.submittedNamedStatements[self.name] = self.text;
+    }
+    connection.parse({ text: selectPlanCacheMode, name: '', types: [] });
+    connection.bind({ portal: '', statement: '', values: [] });
+    connection.describe({ type: 'P', name: '' });
+    connection.execute({ portal: '', rows: 0 });
+    // Binds and describes the statement, then calls _getRows below to run it.
+    (pg.Query.prototype as unknown as QueryInternals).prepare.call(this, connection);
+  }
+
+  /** Called by node-postgres's prepare to run the statement; the Sync follows it. */
+  _getRows(connection: ProtocolConnection): void {
+    connection.execute({ portal: '', rows: 0 });
+    connection.sync();
+  }
+}
+
+/** Sends the statement as a whole transaction (`OneSyncTransaction`); resolves once it has committed. */
+function sendAsTransaction(client: pg.ClientBase, compiled: CompiledQuery): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // Extended mode even without parameters: node-postgres would send a simple query otherwise.
+    const config = { ...queryConfig(compiled.sql, [...compiled.parameters]), queryMode: 'extended' } as pg.QueryConfig;
+    client.query(new OneSyncTransaction(config, (error: Error | undefined) => (error ? reject(error) : resolve())));
+  });
+}
+
+const readsNothing: DatabaseConnection = {
+  executeQuery: () => Promise.reject(new Error('a transaction on a lane sends nothing but its last statement')),
+  // eslint-disable-next-line require-yield -- a generator that refuses at once
+  async *streamQuery() {
+    throw new Error('a transaction on a lane sends nothing but its last statement');
+  },
+};
+
+/**
+ * One pool connection on which whole transactions follow each other without waiting for one
+ * another (`OneSyncTransaction`): the database starts the next as soon as it has committed the
+ * one before, instead of waiting for this process to answer the client and send another. It holds
+ * its connection while any of its transactions is in flight and gives it back to the pool when
+ * none is.
+ *
+ * `work` may not send anything (its tx refuses): it builds the transaction's only statement and
+ * returns it as `last`. Transactions on a lane are not retried; a failure is PostgreSQL's answer
+ * (the transaction rolled back) unless isCommitOutcomeUnknown says otherwise.
+ */
+export class TransactionLane {
+  /** The connection in use and how many of its transactions are in flight. */
+  private current: { client: Promise<pg.PoolClient>; running: number; broken?: Error } | undefined;
+  private readonly tx: Tx;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.tx = kyselyOver(readsNothing);
+  }
+
+  /** Transactions sent and not answered yet. */
+  get inFlight(): number {
+    return this.current?.running ?? 0;
+  }
+
+  async run<T>(work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
+    const lane = (this.current ??= { client: this.pool.connect(), running: 0 });
+    lane.running++;
+    let sent = false;
+    try {
+      const outcome = await work(this.tx);
+      if (!outcome.last) return outcome.result;
+      const client = await lane.client;
+      sent = true;
+      await sendAsTransaction(client, outcome.last);
+      return outcome.result;
+    } catch (error) {
+      if (sent && !isDatabaseAnswer(error) && typeof error === 'object' && error !== null) {
+        outcomeUnknown.add(error);
+        // The connection goes back broken (the pool closes it), and no new transaction is sent
+        // on it; those already behind fail with the same error.
+        lane.broken ??= error instanceof Error ? error : new Error('the connection was lost');
+        if (this.current === lane) this.current = undefined;
+      }
+      throw error;
+    } finally {
+      lane.running--;
+      if (lane.running === 0) {
+        if (this.current === lane) this.current = undefined;
+        lane.client.then(
+          (client) => client.release(lane.broken),
+          () => {},
+        );
+      }
+    }
   }
 }

@@ -50,6 +50,13 @@ export function preparedStatementName(text: string): string | undefined {
 
 type AnyQuery = (...args: unknown[]) => never;
 
+/** How the pool's client sends a statement: under its name when `prepared()` marked it, arrays as literals. */
+export function queryConfig(text: string, values: unknown[]): pg.QueryConfig {
+  const name = preparedStatementName(text);
+  const serialised = withArrayLiterals(values);
+  return name === undefined ? { text, values: serialised } : { name, text, values: serialised };
+}
+
 /**
  * The pool's client: statements marked by `prepared()` become named prepared statements, and
  * array parameters are serialised by `withArrayLiterals` (parameters.ts). In pipeline mode the
@@ -87,9 +94,7 @@ export class PreparingClient extends pg.Client {
     this.coalesceWrites();
     const [text, values, callback] = args;
     if (typeof text === 'string' && Array.isArray(values)) {
-      const name = preparedStatementName(text);
-      const config: pg.QueryConfig = name === undefined ? { text, values: withArrayLiterals(values) } : { name, text, values: withArrayLiterals(values) };
-      return (super.query as unknown as AnyQuery).call(this, config, callback);
+      return (super.query as unknown as AnyQuery).call(this, queryConfig(text, values), callback);
     }
     return (super.query as unknown as AnyQuery).apply(this, args);
   }
