@@ -122,7 +122,7 @@ export const environmentVariables = [
   ['INTERMEDIARY_BANK_BIC', sandboxOperatingBank.intermediaryBic, 'its SWIFT/BIC code'],
   ['SANDBOX_BANK_SETTLEMENT_DELAY_MS', '60000', 'sandbox: time (by the sandbox clock) after which a pending bank deposit or withdrawal settles, or comes back when a magic value says so'],
   ['WRITE_BATCH_SIZE_MAX', '64', 'most concurrent internal transfers written together in one database transaction (1 turns batching off)'],
-  ['WRITE_BATCH_CONCURRENCY', '4', 'most such batched transactions in flight at once on PostgreSQL (the embedded database uses 1)'],
+  ['WRITE_BATCH_CONCURRENCY', '2', 'most such batched transactions in flight at once on PostgreSQL, one behind the other on one connection (the embedded database uses 1)'],
   ['READ_BATCH_CONCURRENCY', '1', 'most shared wallet-balance queries in flight at once on PostgreSQL; requests arriving meanwhile share the next one'],
 ] as const;
 
@@ -228,7 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     kycLinkTtlMs: integer(env, 'KYC_LINK_TTL_MINUTES', 1440, 1, 60 * 24 * 90) * 60_000,
     encryptionKey,
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
-    writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 4, 1, 64),
+    writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 2, 1, 64),
     readBatchConcurrency: integer(env, 'READ_BATCH_CONCURRENCY', 1, 1, 64),
     operatingBank: operatingBankFrom(env),
     sandboxBankSettlementDelayMs: integer(env, 'SANDBOX_BANK_SETTLEMENT_DELAY_MS', 60_000, 0, 30 * 24 * 3600_000),

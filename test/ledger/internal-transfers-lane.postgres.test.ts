@@ -1,0 +1,71 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/modules/ledger/index.js';
+import { createTestApp, type TestContext } from '../harness.js';
+import { availableOf, fundWallet, newWallet } from './fixtures.js';
+
+// On PostgreSQL, batches of internal transfers that read nothing first go one behind the other on
+// one connection (a TransactionLane, pipelined-transaction.ts), at most two in flight.
+
+let t: TestContext;
+beforeAll(async () => {
+  // Batches of two, so that a burst makes many of them.
+  t = await createTestApp({ env: { WRITE_BATCH_SIZE_MAX: '2' } });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/** Runs `body`, counting the pool's connections handed out and the transactions answered on them. */
+async function watching<T>(body: () => Promise<T>): Promise<{ value: T; acquired: number; answered: number }> {
+  let acquired = 0;
+  let answered = 0;
+  const count = () => answered++;
+  const connections: NodeJS.EventEmitter[] = [];
+  const onAcquire = (client: pg.PoolClient) => {
+    acquired++;
+    const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
+    connection.on('readyForQuery', count);
+    connections.push(connection);
+  };
+  t.database.pool.on('acquire', onAcquire);
+  try {
+    return { value: await body(), acquired, answered };
+  } finally {
+    t.database.pool.off('acquire', onAcquire);
+    for (const connection of connections) connection.off('readyForQuery', count);
+  }
+}
+
+describe('a burst of internal transfers on PostgreSQL', () => {
+  it('writes its batches one behind the other on one connection, each once, and moves every transfer once', async () => {
+    const sources = await Promise.all(Array.from({ length: 24 }, () => newWallet(t)));
+    for (const source of sources) await fundWallet(t, t.clientA.id, source, 1_000n);
+    const destination = await newWallet(t);
+    // Warm: the API key and the wallets' accounts are known before the burst.
+    await t.request({ method: 'POST', url: '/internal-transfer', body: { sourceWalletId: sources[0], destinationWalletId: destination, amount: '1.00', asset: 'USD' } });
+
+    const { value: responses, acquired, answered } = await watching(() =>
+      Promise.all(
+        sources.map((source, index) =>
+          t.request({
+            method: 'POST',
+            url: '/internal-transfer',
+            idempotencyKey: `lane-${index}-${source}`,
+            body: { sourceWalletId: source, destinationWalletId: destination, amount: '2.00', asset: 'USD' },
+          }),
+        ),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(sources.map(() => 201));
+    // 24 transfers in batches of at most two: at least 12 transactions, each answered once (one
+    // ReadyForQuery), on connections the lane took from the pool only when it had none in use.
+    expect(answered).toBeGreaterThanOrEqual(12);
+    expect(answered).toBeLessThanOrEqual(24);
+    expect(acquired).toBeLessThan(answered / 2);
+    expect(await availableOf(t, destination)).toBe('49.00');
+    expect(await availableOf(t, sources[1] ?? '')).toBe('8.00');
+    const report = await verifyLedger(t.deps.db);
+    expect(report.ok).toBe(true);
+  });
+});
