@@ -69,3 +69,34 @@ describe('a burst of internal transfers on PostgreSQL', () => {
     expect(report.ok).toBe(true);
   });
 });
+
+describe('with a pool of one connection (DB_POOL_MAX=1)', () => {
+  it('does not keep a connection for a lane: every batch takes one from the pool and gives it back', async () => {
+    const single = await createTestApp({ env: { WRITE_BATCH_SIZE_MAX: '2', DB_POOL_MAX: '1' } });
+    try {
+      const sources = await Promise.all(Array.from({ length: 24 }, () => newWallet(single)));
+      for (const source of sources) await fundWallet(single, single.clientA.id, source, 1_000n);
+      const destination = await newWallet(single);
+      // Warm, as above.
+      await single.request({ method: 'POST', url: '/internal-transfer', body: { sourceWalletId: sources[0], destinationWalletId: destination, amount: '1.00', asset: 'USD' } });
+      let acquired = 0;
+      const onAcquire = () => acquired++;
+      single.database.pool.on('acquire', onAcquire);
+      try {
+        const responses = await Promise.all(
+          sources.map((source) =>
+            single.request({ method: 'POST', url: '/internal-transfer', body: { sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD' } }),
+          ),
+        );
+        expect(responses.map((response) => response.status)).toEqual(sources.map(() => 201));
+      } finally {
+        single.database.pool.off('acquire', onAcquire);
+      }
+      // 24 transfers in batches of at most two: at least 12 batches, each with its own.
+      expect(acquired).toBeGreaterThanOrEqual(12);
+      expect(await availableOf(single, destination)).toBe('25.00');
+    } finally {
+      await single.close();
+    }
+  });
+});

@@ -89,12 +89,12 @@ if (debugBatches) {
 }
 
 /**
- * Waits until the statements issued in this turn of the event loop have been written. A batch's
- * responses are sent only after the batch that `end` started has gone to the database: otherwise
- * the database would wait, idle, while this process writes a socket per response (each write
- * hands the processor to the waiting client), and only then received its next batch. The writes
- * of the turn leave on a tick after its promise continuations (prepared-statements.ts), and a
- * new batch takes its connection from the pool on a tick too; setImmediate runs after both.
+ * Waits until the statements issued in this turn of the event loop have been written. On the lane
+ * a batch's responses are sent only after the batch that `end` started has gone to the database:
+ * otherwise the database could wait, idle, while this process writes a socket per response (each
+ * write hands the processor to the waiting client), and only then receive its next batch. The
+ * writes of the turn leave on a tick after its promise continuations (prepared-statements.ts),
+ * and a new batch takes its connection from the pool on a tick too; setImmediate runs after both.
  */
 const settleAfterNextWrite = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -129,7 +129,10 @@ export class WriteBatcher<I, O, L> {
     private readonly deps: Deps,
     private readonly options: WriteBatcherOptions<I, O, L>,
   ) {
-    this.lane = options.assume && deps.database.kind === 'postgres' ? new TransactionLane(deps.database.pool) : undefined;
+    // The lane keeps a connection for as long as batches keep coming: with a pool of one, nothing
+    // else (the checked way included) would get a connection under load.
+    const lanePossible = deps.database.kind === 'postgres' && deps.config.databasePoolMax >= 2;
+    this.lane = options.assume && lanePossible ? new TransactionLane(deps.database.pool) : undefined;
   }
 
   /** Queues the request, waits for its batch, and sends its response (or throws its error). */
@@ -233,7 +236,8 @@ export class WriteBatcher<I, O, L> {
       return;
     }
     end();
-    await settleAfterNextWrite();
+    // On PGlite, whose work runs on this thread, the next batch would only delay the responses.
+    if (this.lane) await settleAfterNextWrite();
     batch.forEach((item, index) => item.settle(settlements[index] ?? { kind: 'error', error: new Error('batch lost an item') }));
   }
 
