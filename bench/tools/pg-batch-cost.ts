@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/platform/config.js';
 import { openDeps } from '../../src/main.js';
-import { withTransaction } from '../../src/platform/db/transaction.js';
+import { withPipelinedTransaction } from '../../src/platform/db/pipelined-transaction.js';
 import { WriteStatement } from '../../src/platform/db/write-statement.js';
 import { idempotencyRecordsStatement } from '../../src/platform/http/write-batcher.js';
 import { envelopeOf } from '../../src/platform/http/idempotency.js';
@@ -59,7 +59,8 @@ async function writeBatch(size: number): Promise<void> {
       input: { sourceWalletId: seeded.wallets[source] ?? '', destinationWalletId: seeded.wallets[destination] ?? '', amount: '0.01', asset: 'USD' },
     };
   });
-  await withTransaction(deps.db, async (tx) => {
+  // Sent as the server sends it: the write alone, as one transaction behind a single Sync.
+  await withPipelinedTransaction(deps.database.pool, async (tx) => {
     const loaded = assumeInternalTransfers(tx, items, 'sandbox');
     const write = new WriteStatement();
     const outcomes = await processInternalTransfers(tx, loaded, items.map((_, index) => index), write);
@@ -70,14 +71,12 @@ async function writeBatch(size: number): Promise<void> {
       return { clientId: seeded.clientId, key: crypto.randomUUID(), hash: crypto.randomBytes(32), method: 'POST', path: '/internal-transfer', response, createdAt: now };
     });
     write.add('idempotency_keys', idempotencyRecordsStatement(records));
-    await write.execute(tx);
+    return { result: undefined, last: write.compile(tx) };
   });
 }
 
 try {
   const pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(deps.db)).rows[0]?.pid;
-  // As the server's pipelined transactions do (pipelined-transaction.ts), on the one connection.
-  await sql`SET plan_cache_mode = force_generic_plan`.execute(deps.db);
   const onCpuNs = () => Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
   const totals = new Map<string, { ns: number; transfers: number; perTransferUs: number[] }>();
   let current: Variant | undefined;
