@@ -70,6 +70,43 @@ describe('a burst of internal transfers on PostgreSQL', () => {
   });
 });
 
+describe('batches the lane\'s database refuses', () => {
+  it('run the checked way beside the lane, within twice WRITE_BATCH_CONCURRENCY batches in all, and each gets its own answer', async () => {
+    const single = await createTestApp({ env: { WRITE_BATCH_SIZE_MAX: '1' } });
+    try {
+      const empty = await newWallet(single);
+      const destination = await newWallet(single);
+      let out = 0;
+      let mostOut = 0;
+      const onAcquire = () => {
+        out++;
+        mostOut = Math.max(mostOut, out);
+      };
+      const onRelease = () => out--;
+      single.database.pool.on('acquire', onAcquire);
+      single.database.pool.on('release', onRelease);
+      let responses;
+      try {
+        // Every transfer of an empty wallet is refused on the lane and written again the checked way.
+        responses = await Promise.all(
+          Array.from({ length: 30 }, () =>
+            single.request({ method: 'POST', url: '/internal-transfer', body: { sourceWalletId: empty, destinationWalletId: destination, amount: '1.00', asset: 'USD' } }),
+          ),
+        );
+      } finally {
+        single.database.pool.off('acquire', onAcquire);
+        single.database.pool.off('release', onRelease);
+      }
+      expect(responses.map((response) => response.body.code)).toEqual(responses.map(() => 'INSUFFICIENT_FUNDS'));
+      // At most twice WRITE_BATCH_CONCURRENCY (2) batches at once, on the lane and the checked way
+      // together, each on one connection.
+      expect(mostOut).toBeLessThanOrEqual(4);
+    } finally {
+      await single.close();
+    }
+  });
+});
+
 describe('with a pool of one connection (DB_POOL_MAX=1)', () => {
   it('does not keep a connection for a lane: every batch takes one from the pool and gives it back', async () => {
     const single = await createTestApp({ env: { WRITE_BATCH_SIZE_MAX: '2', DB_POOL_MAX: '1' } });
