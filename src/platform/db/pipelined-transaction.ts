@@ -194,7 +194,12 @@ const setPlanCacheMode = `SET LOCAL plan_cache_mode = ${planCacheMode}`;
 /** The same for a transaction sent as one, outside a transaction block, where SET LOCAL only warns. */
 const selectPlanCacheMode = `SELECT set_config('plan_cache_mode', '${planCacheMode}', true)`;
 
-/** The parts of node-postgres's connection and query that `OneSyncTransaction` works with. */
+/**
+ * The parts of node-postgres's connection and query that `OneSyncTransaction` works with. They are
+ * not its public API, which is why package.json pins node-postgres to one version; the tests of
+ * test/pipelined-transaction.test.ts (one answer per transaction, failures, first parse) are the
+ * check to run before moving it.
+ */
 interface ProtocolConnection {
   parse(message: { text: string; name: string; types: unknown[] }): void;
   bind(message: { portal: string; statement: string; values: unknown[] }): void;
