@@ -263,11 +263,12 @@ function sendAsTransaction(client: pg.ClientBase, compiled: CompiledQuery): Prom
   });
 }
 
+const laneSendsOnlyLast = 'a transaction on a lane sends nothing but its last statement';
 const readsNothing: DatabaseConnection = {
-  executeQuery: () => Promise.reject(new Error('a transaction on a lane sends nothing but its last statement')),
+  executeQuery: () => Promise.reject(new Error(laneSendsOnlyLast)),
   // eslint-disable-next-line require-yield -- a generator that refuses at once
   async *streamQuery() {
-    throw new Error('a transaction on a lane sends nothing but its last statement');
+    throw new Error(laneSendsOnlyLast);
   },
 };
 
