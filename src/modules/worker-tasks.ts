@@ -2,8 +2,8 @@ import crypto from 'node:crypto';
 import type { Deps } from '../platform/deps.js';
 import { purgeIdempotencyKeys } from '../platform/http/idempotency.js';
 import type { WorkerTask } from '../platform/workers.js';
-import { runDueSettlements } from './bank-transfers/index.js';
-import { expireDueLinks } from './compliance/index.js';
+import { timerKinds } from './timer-kinds.js';
+import { runDueTimers } from './timers/index.js';
 import { DeliveryWorker, purgeOldDeliveries } from './webhooks/index.js';
 
 /** Every background task of the program, run by `openbaas serve` (unless --no-workers) and `openbaas worker`. */
@@ -11,10 +11,8 @@ export function workerTasks(deps: Deps): WorkerTask[] {
   const webhookDelivery = new DeliveryWorker(deps);
   return [
     { name: 'purge-idempotency-keys', intervalMs: 15 * 60_000, run: () => purgeIdempotencyKeys(deps) },
-    // Polling cadence only: whether a link is due is decided by the injected clock.
-    // Polling cadence only: whether a bank payment is due is decided by the injected clock.
-    { name: 'settle-bank-transfers', intervalMs: 1_000, run: () => runDueSettlements(deps) },
-    { name: 'expire-kyc-links', intervalMs: 30_000, run: () => expireDueLinks(deps.db, deps.clock.now(), () => crypto.randomUUID()) },
+    // Polling cadence only: whether a timer (bank settlement, KYC link expiry, ...) is due is decided by its client's clock.
+    { name: 'run-due-timers', intervalMs: 1_000, run: () => runDueTimers(deps.db, deps.clock, timerKinds, { newTraceId: () => crypto.randomUUID() }) },
     // run() keeps delivering until stop(); the interval only spaces restarts after an error.
     { name: 'webhook-delivery', intervalMs: 1000, run: () => webhookDelivery.run(), stop: () => webhookDelivery.stop() },
     { name: 'purge-webhook-deliveries', intervalMs: 60 * 60_000, run: () => purgeOldDeliveries(deps) },

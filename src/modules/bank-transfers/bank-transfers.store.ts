@@ -2,6 +2,7 @@ import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { BankTransactionsTable, BankTransfersTable } from './bank-transfers.tables.js';
+import { scheduleTimer } from '../timers/index.js';
 import './bank-transfers.tables.js';
 
 /** The SQL of the bank-transfers module: its own tables only, every query scoped by client_id. */
@@ -11,8 +12,15 @@ type Queryable = Db | Tx;
 export type BankTransferRow = Selectable<BankTransfersTable>;
 export type BankTransactionRow = Selectable<BankTransactionsTable>;
 
+/** The timer that applies a pending payment's planned outcome when it is due by the client's clock. */
+export const settlementTimerKind = 'bank-transfer.settle';
+
+/** Inserts the transfer and, when the rail planned its outcome, the timer that applies it. */
 export async function insertBankTransfer(tx: Tx, row: Insertable<BankTransfersTable>): Promise<void> {
   await tx.insertInto('bank_transfers').values(row).execute();
+  if (row.status === 'PENDING' && row.settle_at) {
+    await scheduleTimer(tx, { clientId: row.client_id, kind: settlementTimerKind, subjectId: row.id, dueAt: new Date(row.settle_at), now: new Date(row.created_at) });
+  }
 }
 
 export async function insertBankTransaction(tx: Tx, row: Insertable<BankTransactionsTable>): Promise<void> {
@@ -50,24 +58,6 @@ export function childrenOf(db: Queryable, clientId: string, transferIds: readonl
 
 export function bankTransfersQuery(db: Queryable, clientId: string) {
   return db.selectFrom('bank_transfers').selectAll().where('client_id', '=', clientId);
-}
-
-/**
- * Claims one pending transfer whose planned outcome is due, skipping rows another worker holds.
- * The row stays locked until the caller's transaction ends.
- */
-export function claimDueBankTransfer(tx: Tx, now: Date): Promise<BankTransferRow | undefined> {
-  return tx
-    .selectFrom('bank_transfers')
-    .selectAll()
-    .where('status', '=', 'PENDING')
-    .where('settle_at', 'is not', null)
-    .where('settle_at', '<=', now)
-    .orderBy('settle_at')
-    .limit(1)
-    .forUpdate()
-    .skipLocked()
-    .executeTakeFirst();
 }
 
 /** The next value of the shared trace sequence (ACH trace numbers, Fedwire IMADs). */

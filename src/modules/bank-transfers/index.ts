@@ -11,7 +11,7 @@ export { unconnectedBankRail, type BankRail, type RailPayment, type RailPlan } f
 export { requireBankAsset, type BankTransferRuntime, type FindCounterparty, type SavedCounterparty } from './runtime.js';
 export { receiveDeposit, type DepositRequest, type DepositOutcome } from './deposits.service.js';
 export { createWithdrawal, type WithdrawalRequest } from './withdrawals.service.js';
-export { settleBankTransaction, failBankTransaction, runDueSettlements } from './settlement.service.js';
+export { settleBankTransaction, failBankTransaction, runDueSettlements, settlementTimer } from './settlement.service.js';
 export { getBankTransaction, listBankTransfers } from './bank-transactions.service.js';
 export { bankTransactionView, type BankTransactionView, type BankTransferGroupView } from './bank-transfer.js';
 export type { BankNetwork } from './bank-transfers.tables.js';

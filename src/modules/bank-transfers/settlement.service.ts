@@ -1,11 +1,12 @@
 import crypto from 'node:crypto';
 import type { Deps } from '../../platform/deps.js';
-import { withTransaction, type Tx } from '../../platform/db/transaction.js';
+import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { assert } from '../../platform/assert.js';
 import { captureHold, clearPendingCredit, failPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
+import { cancelTimer, dueTimersPerRunMax, runDueTimers, type TimerKind } from '../timers/index.js';
 import { recordEvent } from '../webhooks/events.store.js';
 import { bankEventData, bankTransactionView, transactionTypes, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
 import * as store from './bank-transfers.store.js';
@@ -62,6 +63,7 @@ export async function completeTransfer(tx: Tx, context: RequestContext, transfer
   };
   await store.insertBankTransaction(tx, child);
   await store.updateBankTransfer(tx, context.clientId, transfer.id, { status: 'COMPLETED', settle_at: null, updated_at: context.now });
+  await cancelTimer(tx, context.clientId, store.settlementTimerKind, transfer.id);
   const updated = { ...transfer, status: 'COMPLETED' as const, settle_at: null, updated_at: context.now };
   await recordEvent(tx, context, completedEvents[transfer.direction], bankEventData(updated, { id: childId }));
   return bankTransactionView(updated, child);
@@ -103,6 +105,7 @@ export async function failTransfer(
   await store.insertBankTransaction(tx, child);
   const changes = { status: 'FAILED' as const, settle_at: null, return_code: returnCode, failure_reason: reason, updated_at: context.now };
   await store.updateBankTransfer(tx, context.clientId, transfer.id, changes);
+  await cancelTimer(tx, context.clientId, store.settlementTimerKind, transfer.id);
   const updated = { ...transfer, ...changes };
   await recordEvent(tx, context, failedEvents[transfer.direction], bankEventData(updated, { id: childId, returnCode, failureReason: reason }));
   return bankTransactionView(updated, child);
@@ -132,35 +135,33 @@ export async function failBankTransaction(
   return failTransfer(tx, context, await lockTransferByAnyId(tx, context.clientId, id), outcome);
 }
 
-export const dueSettlementsPerRunMax = 500;
+/**
+ * The timer kind that applies the rail's planned outcome to a pending transfer when it is due
+ * (scheduled with the transfer, by the client's clock). The outcome is checked again under the
+ * transfer's row lock: a transfer settled or failed by hand meanwhile is left alone.
+ */
+export const settlementTimer: TimerKind = {
+  kind: store.settlementTimerKind,
+  run: async (tx, context, transferId) => {
+    const transfer = await store.lockBankTransfer(tx, context.clientId, transferId);
+    if (!transfer || transfer.status !== 'PENDING' || transfer.settle_at === null) return;
+    if (transfer.planned_outcome === 'FAILED') {
+      await failTransfer(tx, context, transfer, {
+        returnCode: transfer.planned_return_code ?? undefined,
+        reason: transfer.planned_failure_reason ?? undefined,
+      });
+    } else {
+      await completeTransfer(tx, context, transfer);
+    }
+  },
+};
 
 /**
- * The settlement worker: applies the rail's planned outcome to every pending transfer whose time
- * has come by the injected clock, each in its own transaction. A transfer is claimed with FOR
- * UPDATE SKIP LOCKED, so several workers share the work and none applies an outcome twice (and
- * the outcome is checked again under the lock). Returns how many transfers it finished.
+ * Applies the planned outcome of every pending transfer that is due by its client's clock, each
+ * in its own transaction (the timer worker does this among its other timers; this runs only the
+ * settlement timers). Events of each settled payment carry a trace id of their own. Returns how
+ * many transfers it finished.
  */
-export async function runDueSettlements(deps: Deps, limit = dueSettlementsPerRunMax): Promise<number> {
-  let finished = 0;
-  while (finished < limit) {
-    const done = await withTransaction(deps.db, async (tx) => {
-      const now = deps.clock.now();
-      const transfer = await store.claimDueBankTransfer(tx, now);
-      if (!transfer) return false;
-      // Events of the worker carry a trace id of their own, one per settled payment.
-      const context: RequestContext = { clientId: transfer.client_id, traceId: crypto.randomUUID(), now };
-      if (transfer.planned_outcome === 'FAILED') {
-        await failTransfer(tx, context, transfer, {
-          returnCode: transfer.planned_return_code ?? undefined,
-          reason: transfer.planned_failure_reason ?? undefined,
-        });
-      } else {
-        await completeTransfer(tx, context, transfer);
-      }
-      return true;
-    });
-    if (!done) break;
-    finished += 1;
-  }
-  return finished;
+export async function runDueSettlements(deps: Deps, limit = dueTimersPerRunMax): Promise<number> {
+  return (await runDueTimers(deps.db, deps.clock, [settlementTimer], { limit, newTraceId: () => crypto.randomUUID() })).length;
 }

@@ -1,10 +1,11 @@
 import type { Db } from '../../platform/db/database.js';
-import { withTransaction, type Tx } from '../../platform/db/transaction.js';
+import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { findCustomer, primaryWalletOf, type CustomerRow } from '../customers/index.js';
 import { assignVirtualAccount } from '../virtual-accounts/index.js';
+import { cancelTimer, runDueTimers, type TimerKind } from '../timers/index.js';
 import { recordEvent } from '../webhooks/events.store.js';
 import {
   evaluateBusiness,
@@ -408,6 +409,7 @@ export async function startKyb(tx: Tx, context: RequestContext, runtime: Complia
 async function setStatus(tx: Tx, context: RequestContext, onboarding: OnboardingRow, status: OnboardingStatus, verification: VerificationStatus, action: string): Promise<OnboardingRow> {
   assertTransition(onboarding.status, status, action);
   const decided = status === 'APPROVED' || isDenial(status) || status === 'EXPIRED';
+  if (onboarding.status === 'PENDING' && status !== 'PENDING') await cancelTimer(tx, context.clientId, store.linkExpiryTimerKind, onboarding.id);
   const updated = await store.updateOnboarding(tx, onboarding, {
     status,
     verification_status: verification,
@@ -581,20 +583,24 @@ export async function expireIfDue(tx: Tx, context: RequestContext, onboardingId:
   return expireOnboarding(tx, context, onboarding.id);
 }
 
-export const expiryBatchSize = 100;
+/**
+ * The timer kind that expires an SDK link at its deadline (scheduled with the onboarding, by the
+ * client's clock). A link finished or expired by then is left alone.
+ */
+export const linkExpiryTimer: TimerKind = {
+  kind: store.linkExpiryTimerKind,
+  run: async (tx, context, onboardingId) => {
+    await expireIfDue(tx, context, onboardingId);
+  },
+};
 
 /**
- * Worker task: expires the links past their deadline (by the injected clock), each in its own
- * transaction, so several workers can run it at once (a link already expired is skipped).
+ * Expires the links past their deadline by their client's clock (`wallNow` plus the client's
+ * offset), each in its own transaction, so several workers can run it at once: the timer worker
+ * does this among its other timers; this runs only the link timers. Returns how many it ran.
  */
-export async function expireDueLinks(db: Db, now: Date, newTraceId: () => string): Promise<number> {
-  const due = await store.dueLinks(db, now, expiryBatchSize);
-  let expired = 0;
-  for (const candidate of due) {
-    const context: RequestContext = { clientId: candidate.client_id, traceId: newTraceId(), now };
-    if (await withTransaction(db, (tx) => expireIfDue(tx, context, candidate.id))) expired++;
-  }
-  return expired;
+export async function expireDueLinks(db: Db, wallNow: Date, newTraceId: () => string): Promise<number> {
+  return (await runDueTimers(db, { now: () => wallNow }, [linkExpiryTimer], { newTraceId })).length;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { ComplianceDocumentsTable, OnboardingsTable } from './compliance.tables.js';
 import type { OnboardingKind, OnboardingStatus, OnboardingStrategy } from './onboarding.js';
+import { scheduleTimer } from '../timers/index.js';
 import './compliance.tables.js';
 
 /**
@@ -50,8 +51,15 @@ export async function setCustomerOnboarding(tx: Tx, clientId: string, customerId
 
 // ---- onboardings ----
 
+/** The timer that expires an onboarding's SDK link when its deadline passes by the client's clock. */
+export const linkExpiryTimerKind = 'kyc-link.expire';
+
+/** Inserts the onboarding and, when it waits on an SDK link, the timer that expires the link. */
 export async function insertOnboarding(tx: Tx, row: Insertable<OnboardingsTable>): Promise<void> {
   await tx.insertInto('onboardings').values(row).execute();
+  if (row.status === 'PENDING' && row.sdk_expires_at) {
+    await scheduleTimer(tx, { clientId: row.client_id, kind: linkExpiryTimerKind, subjectId: row.id, dueAt: new Date(row.sdk_expires_at), now: new Date(row.created_at) });
+  }
 }
 
 export function findOnboarding(db: Queryable, clientId: string, id: string): Promise<OnboardingRow | undefined> {
@@ -92,18 +100,6 @@ export async function updateOnboarding(tx: Tx, row: OnboardingRow, changes: Upda
   return updated;
 }
 
-/** Onboardings whose SDK link is past its deadline while the person has not finished (for the expiry worker). */
-export function dueLinks(db: Queryable, now: Date, limit: number): Promise<Array<{ client_id: string; id: string }>> {
-  return db
-    .selectFrom('onboardings')
-    .select(['client_id', 'id'])
-    .where('status', '=', 'PENDING')
-    .where('sdk_expires_at', 'is not', null)
-    .where('sdk_expires_at', '<=', now)
-    .orderBy('sdk_expires_at')
-    .limit(limit)
-    .execute();
-}
 
 // ---- documents ----
 

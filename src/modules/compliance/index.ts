@@ -18,6 +18,7 @@ export type { IdentityVerificationProvider, PersonToVerify, VerificationSession,
 export {
   applyVerificationOutcome,
   expireDueLinks,
+  linkExpiryTimer,
   expireIfDue,
   expireOnboarding,
   findByTokenHash,

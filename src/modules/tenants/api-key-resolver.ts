@@ -31,7 +31,7 @@ export class ApiKeyResolver {
     else {
       lookup = {
         outcome: 'ok',
-        auth: { clientId: row.client_id, keyId: row.id, keyPrefix: row.prefix, readOnly: row.read_only },
+        auth: { clientId: row.client_id, keyId: row.id, keyPrefix: row.prefix, readOnly: row.read_only, clockOffsetMs: Number(row.clock_offset_ms) },
         allowedCidrs: row.allowed_cidrs,
       };
     }

@@ -1,9 +1,11 @@
+import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { ApiKeysTable, ClientsTable } from './tenants.tables.js';
 import './tenants.tables.js';
 
-export type ClientRow = ClientsTable;
+/** A client as the tenants module reads and writes it (its sandbox clock belongs to src/platform/client-clock.ts). */
+export type ClientRow = Pick<ClientsTable, 'id' | 'name' | 'created_at'>;
 export type ApiKeyRow = ApiKeysTable;
 
 export async function insertClient(tx: Tx | Db, row: ClientRow): Promise<void> {
@@ -14,16 +16,23 @@ export async function insertApiKey(tx: Tx | Db, row: ApiKeyRow): Promise<void> {
   await tx.insertInto('api_keys').values(row).execute();
 }
 
-export async function findApiKeyByPrefix(db: Tx | Db, prefix: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
+/** The key with its client's clock offset (one query: every authenticated request needs both). */
+export async function findApiKeyByPrefix(db: Tx | Db, prefix: string): Promise<(ApiKeyRow & { clock_offset_ms: string }) | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('clients', 'clients.id', 'api_keys.client_id')
+    .selectAll('api_keys')
+    .select(sql<string>`clients.clock_offset_ms::text`.as('clock_offset_ms'))
+    .where('api_keys.prefix', '=', prefix)
+    .executeTakeFirst();
 }
 
 export async function findClient(db: Tx | Db, clientId: string): Promise<ClientRow | undefined> {
-  return db.selectFrom('clients').selectAll().where('id', '=', clientId).executeTakeFirst();
+  return db.selectFrom('clients').select(['id', 'name', 'created_at']).where('id', '=', clientId).executeTakeFirst();
 }
 
 export async function listClients(db: Tx | Db): Promise<ClientRow[]> {
-  return db.selectFrom('clients').selectAll().orderBy('id').execute();
+  return db.selectFrom('clients').select(['id', 'name', 'created_at']).orderBy('id').execute();
 }
 
 export async function countClients(db: Tx | Db): Promise<number> {

@@ -6,6 +6,8 @@ export interface Authentication {
   keyId: string;
   keyPrefix: string;
   readOnly: boolean;
+  /** The client's clock offset when the key was looked up (src/platform/client-clock.ts). */
+  clockOffsetMs: number;
 }
 
 declare module 'fastify' {
@@ -26,7 +28,7 @@ declare module 'fastify' {
 export interface RequestContext {
   clientId: string;
   traceId: string;
-  /** The moment of the request, read once from the injected clock. */
+  /** The moment of the request by the client's clock (the injected clock plus the client's sandbox offset), read once. */
   now: Date;
 }
 

@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { withTransaction, sqlStateOf, type Tx } from '../db/transaction.js';
 import { fieldCipherOf } from '../crypto/field-cipher.js';
 import { authOf, type RequestContext } from './context.js';
+import { clientNow, requestClockOffset } from '../client-clock.js';
 import { AppError } from './errors.js';
 import { errorBody } from './error-handler.js';
 
@@ -70,7 +71,9 @@ export function advisoryLockId(clientId: string, key: string): string {
 }
 
 export function requestContext(request: FastifyRequest, deps: Deps): RequestContext {
-  return { clientId: authOf(request).clientId, traceId: String(request.id), now: deps.clock.now() };
+  const auth = authOf(request);
+  const offsetMs = requestClockOffset(deps, auth.clientId, auth.clockOffsetMs);
+  return { clientId: auth.clientId, traceId: String(request.id), now: clientNow(deps.clock, offsetMs) };
 }
 
 /**

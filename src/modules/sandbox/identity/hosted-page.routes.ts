@@ -1,3 +1,4 @@
+import { readClientNow } from '../../../platform/client-clock.js';
 import type { FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -53,7 +54,8 @@ export function registerHostedPageRoutes(app: App, deps: Deps, runtime: Complian
         const found = sdkTokenPattern.test(token) ? await findByTokenHash(deps.db, hashSdkToken(token)) : undefined;
         if (!found) return sendPage(reply, 404, { kind: 'not-found' });
         const { onboarding } = found;
-        const now = deps.clock.now();
+        // The person's deadline is by the client's clock (which the sandbox can move ahead).
+        const now = await readClientNow(deps, deps.db, onboarding.client_id);
         const name = fullName(found);
         // A link replaced by a re-run is as dead as an expired one.
         const dead = onboarding.status === 'EXPIRED' || onboarding.status === 'ARCHIVED';
@@ -78,7 +80,8 @@ export function registerHostedPageRoutes(app: App, deps: Deps, runtime: Complian
         const chosen = typeof body.outcome === 'string' ? body.outcome : 'AUTO';
         const outcome: VerificationOutcome | undefined =
           chosen === 'AUTO' ? sandboxOutcomeFor(found) : (verificationOutcomes as readonly string[]).includes(chosen) ? (chosen as VerificationOutcome) : undefined;
-        const context: RequestContext = { clientId: found.onboarding.client_id, traceId: String(request.id), now: deps.clock.now() };
+        const now = await readClientNow(deps, deps.db, found.onboarding.client_id);
+        const context: RequestContext = { clientId: found.onboarding.client_id, traceId: String(request.id), now };
         const name = fullName(found);
         const result = await withTransaction(deps.db, async (tx) => {
           if (await expireIfDue(tx, context, found.onboarding.id)) return 'expired' as const;
