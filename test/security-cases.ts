@@ -6,6 +6,7 @@ import { ledgerSecurityCases } from './security/ledger.js';
 import { webhookSecurityCases } from './security/webhooks.js';
 import { complianceSecurityCases } from './security/compliance.js';
 import { bankSecurityCases } from './security/bank.js';
+import { sandboxClockSecurityCases } from './security/sandbox-clock.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -16,6 +17,7 @@ export const securityCases: SecurityCase[] = [
   ...webhookSecurityCases,
   ...complianceSecurityCases,
   ...bankSecurityCases,
+  ...sandboxClockSecurityCases,
 ];
 
 /**

@@ -18,6 +18,8 @@ import { registerInternalTransferRoutes } from './internal-transfers/index.js';
 import { walletExists, walletsExist } from './internal-transfers/wallet-directory.js';
 import { registerWalletBalanceRoutes } from './ledger/index.js';
 import { registerTransactionRoutes } from './transactions/index.js';
+import { registerSandboxClockRoutes } from './sandbox/clock/index.js';
+import { timerKinds } from './timer-kinds.js';
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): void {
@@ -38,6 +40,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerCounterpartyRoutes(app, deps);
   registerBankTransferRoutes(app, deps, bankTransfers);
   if (deps.config.mode === 'sandbox') registerSandboxBankRoutes(app, deps, bankTransfers);
+  if (deps.config.mode === 'sandbox') registerSandboxClockRoutes(app, deps, timerKinds);
 }
 
 /** The payment rail: the sandbox rail in sandbox mode; production has no rail connected yet (payments wait for an outcome). */

@@ -39,6 +39,7 @@ export const errorCodes = {
   VIRTUAL_ACCOUNT_REQUIRED: { status: 409, description: 'The wallet has no virtual account yet, which a dedicated account number, a VRN or deposit instructions need.' },
   VRN_NOT_ASSIGNED: { status: 409, description: 'ACH deposit instructions were asked for a wallet without a VRN; assign one with POST /v1/virtual-accounts/assign-vrn.' },
   BANK_TRANSFER_NOT_PENDING: { status: 409, description: 'The bank deposit or withdrawal already settled or failed; only a PENDING one can settle or fail.' },
+  SANDBOX_CLOCK_BUSY: { status: 409, description: 'Another advance of this client\'s sandbox clock is still running its timers after 30 s of waiting; retry when it has answered.' },
   IDEMPOTENCY_REQUEST_IN_PROGRESS: { status: 409, description: 'A request with this Idempotency-Key is still being processed; retry later.' },
   // 410
   ENDPOINT_REMOVED: { status: 410, description: 'The endpoint was removed; the message names its replacement.' },

@@ -180,6 +180,12 @@ export function storedBody(deps: Pick<Deps, 'config' | 'database'>, clientId: st
   return row.response_sealed ? JSON.parse(fieldCipherOf(deps).decrypt(String(row.response_body), sealedTo(clientId, key))) : row.response_body;
 }
 
+/** Whether a response is stored for (client, key): for writes that span several transactions and must not start twice. */
+export async function idempotencyRecordExists(db: Tx, clientId: string, key: string): Promise<boolean> {
+  const row = await db.selectFrom('idempotency_keys').select('key').where('client_id', '=', clientId).where('key', '=', key).executeTakeFirst();
+  return row !== undefined;
+}
+
 export function isKeyError(error: AppError): boolean {
   return error.code === 'IDEMPOTENCY_KEY_REUSED' || error.code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS';
 }

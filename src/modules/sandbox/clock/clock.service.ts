@@ -1,0 +1,151 @@
+import { sql } from 'kysely';
+import { clientNow, noteClockOffset, readClockOffset } from '../../../platform/client-clock.js';
+import type { Deps } from '../../../platform/deps.js';
+import { withTransaction, type Tx } from '../../../platform/db/transaction.js';
+import { AppError } from '../../../platform/http/errors.js';
+import { idempotencyRecordExists } from '../../../platform/http/idempotency.js';
+import { nextTimer, runClientTimersUntil, type DueTimer, type FailedTimer, type TimerKind } from '../../timers/index.js';
+
+/** The most one advance may move a clock: 400 days. */
+export const advanceSecondsMax = 400 * 86_400;
+/** How long an advance's claim on the client's timers lasts without renewal (it renews after every timer). */
+export const advanceLeaseMs = 60_000;
+/** How long an advance waits for another advance of the same client before answering 409. */
+export const advanceWaitMs = 30_000;
+
+export interface ClockView {
+  now: string;
+  offsetSeconds: number;
+  nextTimerDueAt: string | null;
+  pendingTimers: number;
+}
+
+export async function clockView(deps: Deps, clientId: string): Promise<ClockView> {
+  const offsetMs = await readClockOffset(deps.db, clientId);
+  noteClockOffset(deps, clientId, offsetMs);
+  const next = await nextTimer(deps.db, clientId);
+  return {
+    now: clientNow(deps.clock, offsetMs).toISOString(),
+    offsetSeconds: offsetMs / 1000,
+    nextTimerDueAt: next ? next.dueAt.toISOString() : null,
+    pendingTimers: next?.count ?? 0,
+  };
+}
+
+export interface TimerRunView {
+  kind: string;
+  id: string;
+  dueAt: string;
+}
+
+export interface AdvanceView {
+  now: string;
+  offsetSeconds: number;
+  ran: TimerRunView[];
+  failed: Array<TimerRunView & { error: string }>;
+}
+
+export interface AdvanceRequest {
+  clientId: string;
+  traceId: string;
+  seconds: number;
+  idempotencyKey: string | undefined;
+}
+
+/** The outcome of taking the client's advance lease. */
+type LeaseOutcome =
+  | { taken: true; previousOffsetMs: number; offsetMs: number; wallMs: number }
+  | { taken: false; replay: true }
+  | { taken: false; replay: false; heldByThisKey: boolean };
+
+/**
+ * Moves the client's clock forward and takes its advance lease, in one transaction. Refused while
+ * another advance of the client holds an unexpired lease. With an Idempotency-Key whose response
+ * is already stored nothing changes (the caller replays it).
+ */
+async function takeLease(deps: Deps, request: AdvanceRequest): Promise<LeaseOutcome> {
+  return withTransaction(deps.db, async (tx) => {
+    if (request.idempotencyKey !== undefined && (await idempotencyRecordExists(tx, request.clientId, request.idempotencyKey))) {
+      return { taken: false, replay: true } as const;
+    }
+    const wall = deps.clock.now();
+    const result = await sql<{ offset: string }>`
+      UPDATE clients
+      SET clock_offset_ms = clock_offset_ms + ${request.seconds * 1000},
+          clock_advance_lease_until = ${new Date(wall.getTime() + advanceLeaseMs)},
+          clock_advance_key = ${request.idempotencyKey ?? null}
+      WHERE id = ${request.clientId}
+        AND (clock_advance_lease_until IS NULL OR clock_advance_lease_until < ${wall})
+      RETURNING clock_offset_ms::text AS offset`.execute(tx);
+    const row = result.rows[0];
+    if (row) {
+      const offsetMs = Number(row.offset);
+      return { taken: true, previousOffsetMs: offsetMs - request.seconds * 1000, offsetMs, wallMs: wall.getTime() } as const;
+    }
+    const holder = await sql<{ key: string | null }>`SELECT clock_advance_key AS key FROM clients WHERE id = ${request.clientId}`.execute(tx);
+    const heldByThisKey = request.idempotencyKey !== undefined && holder.rows[0]?.key === request.idempotencyKey;
+    return { taken: false, replay: false, heldByThisKey } as const;
+  });
+}
+
+async function renewLease(deps: Deps, tx: Tx, clientId: string): Promise<void> {
+  await sql`UPDATE clients SET clock_advance_lease_until = ${new Date(deps.clock.now().getTime() + advanceLeaseMs)} WHERE id = ${clientId}`.execute(tx);
+}
+
+/** Gives the lease back (in the transaction that records the answer, or on the way out of a failure). */
+export async function releaseLease(db: Deps['db'] | Tx, clientId: string): Promise<void> {
+  await sql`UPDATE clients SET clock_advance_lease_until = NULL, clock_advance_key = NULL WHERE id = ${clientId}`.execute(db);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const runView = (timer: DueTimer): TimerRunView => ({ kind: timer.kind, id: timer.subjectId, dueAt: timer.dueAt.toISOString() });
+
+export type AdvanceOutcome =
+  | { replay: true }
+  | { replay: false; offsetMs: number; ran: TimerRunView[]; failed: Array<TimerRunView & { error: string }> };
+
+/**
+ * The advance (CONTRACT §13): moves the client's clock forward by `seconds` and runs, before it
+ * answers, every timer of the client that came due by the new time, in due-time order, each in
+ * its own transaction with its events. Other clients' clocks do not move.
+ *
+ * While it runs it holds the client's advance lease (`clients.clock_advance_lease_until`): the
+ * timer worker leaves the client's timers to it, and a second advance of the same client waits
+ * for it (up to 30 s, then 409 SANDBOX_CLOCK_BUSY); a repeat of the same request (same
+ * Idempotency-Key) while it runs gets 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. If the process dies
+ * meanwhile the lease expires after a minute and the worker takes over the timers. The caller
+ * records the answer and gives the lease back in one transaction (`releaseLease`).
+ */
+export async function advanceClock(deps: Deps, kinds: readonly TimerKind[], request: AdvanceRequest): Promise<AdvanceOutcome> {
+  const waitUntil = performance.now() + advanceWaitMs;
+  let lease: LeaseOutcome;
+  for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+    lease = await takeLease(deps, request);
+    if (lease.taken || lease.replay) break;
+    if (lease.heldByThisKey) {
+      throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.');
+    }
+    if (performance.now() >= waitUntil) {
+      throw new AppError('SANDBOX_CLOCK_BUSY', 'Another advance of this client\'s clock is still running its timers; retry when it has answered.');
+    }
+    await sleep(pause);
+  }
+  if (!lease.taken) return { replay: true };
+  noteClockOffset(deps, request.clientId, lease.offsetMs);
+  try {
+    const { ran, failed } = await runClientTimersUntil(deps.db, kinds, {
+      clientId: request.clientId,
+      until: new Date(lease.wallMs + lease.offsetMs),
+      floor: new Date(lease.wallMs + lease.previousOffsetMs),
+      traceId: request.traceId,
+      wallNow: () => deps.clock.now(),
+      renew: (tx) => renewLease(deps, tx, request.clientId),
+    });
+    return { replay: false, offsetMs: lease.offsetMs, ran: ran.map(runView), failed: failed.map((timer: FailedTimer) => ({ ...runView(timer), error: timer.error })) };
+  } catch (error) {
+    // The clock stays where it moved; the timers not run yet are the worker's once the lease is gone.
+    await releaseLease(deps.db, request.clientId).catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,242 @@
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, testDatabase, type TestClient, type TestContext } from '../../../../test/harness.js';
+import { balanceOf, deposit, expectLedgerClean, fund, linkedWallet, withdrawalBody } from '../../../../test/bank/fixtures.js';
+import { complianceStatus, createReadyIndividual, startKyc } from '../../../../test/compliance/helpers.js';
+import { createIndividual } from '../../../../test/customers/fixtures.js';
+import { withTransaction } from '../../../platform/db/transaction.js';
+import { timerKinds } from '../../timer-kinds.js';
+import { runDueTimers, scheduleTimer, type TimerKind } from '../../timers/index.js';
+import { advanceClock } from './clock.service.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+/** The sandbox's per-client virtual clock: reading it, advancing it, and the timers it runs. */
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function readClock(client: TestClient = t.clientA): Promise<any> {
+  const response = await t.request({ url: '/v1/sandbox/clock', key: client.key });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body.data;
+}
+
+async function advance(seconds: number, client: TestClient = t.clientA, idempotencyKey?: string): Promise<any> {
+  const response = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds }, ...(idempotencyKey ? { idempotencyKey } : {}) });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body.data;
+}
+
+async function bankStatus(id: string, client: TestClient = t.clientA): Promise<string> {
+  const response = await t.request({ url: `/v1/baas/transactions/${id}`, key: client.key });
+  if (response.status !== 200) throw new Error(JSON.stringify(response.body));
+  return response.body.data.status;
+}
+
+const worker = () => runDueTimers(t.deps.db, t.clock, timerKinds, { newTraceId: () => crypto.randomUUID() });
+
+describe('reading the clock', () => {
+  it('starts at the wall clock with no offset, and every client has its own', async () => {
+    const client = await t.newClient('fresh clock');
+    const clock = await readClock(client);
+    expect(clock.offsetSeconds).toBe(0);
+    expect(clock.now).toBe(t.clock.now().toISOString());
+    expect(clock.pendingTimers).toBe(0);
+    expect(clock.nextTimerDueAt).toBeNull();
+  });
+});
+
+describe('advancing runs the due timers', () => {
+  it('settles pending deposits and withdrawals in due-time order, with their events, and moves only the caller\'s clock', async () => {
+    const wallet = await linkedWallet(t);
+    await fund(t, wallet, '500.00');
+    const otherWallet = await linkedWallet(t, t.clientB);
+    const startB = await readClock(t.clientB);
+
+    const first = { id: (await deposit(t, wallet.virtualAccountNumber, '10.00')).parentBankTransactionId };
+    t.clock.advance(5_000);
+    const withdrawal = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '20.00' }) });
+    expect(withdrawal.status, JSON.stringify(withdrawal.body)).toBe(201);
+    const withdrawalId: string = withdrawal.body.data.parentBankTransactionId;
+    t.clock.advance(5_000);
+    const second = { id: (await deposit(t, wallet.virtualAccountNumber, '30.00')).parentBankTransactionId };
+    const otherDeposit = { id: (await deposit(t, otherWallet.virtualAccountNumber, '40.00', {}, t.clientB)).parentBankTransactionId };
+
+    const before = await readClock();
+    expect(before.pendingTimers).toBeGreaterThanOrEqual(3);
+
+    const result = await advance(120);
+    expect(result.offsetSeconds).toBe(before.offsetSeconds + 120);
+    const ours = result.ran.filter((timer: any) => [first.id, withdrawalId, second.id].includes(timer.id));
+    expect(ours.map((timer: any) => timer.id)).toEqual([first.id, withdrawalId, second.id]);
+    expect(ours.every((timer: any) => timer.kind === 'bank-transfer.settle')).toBe(true);
+    const dueTimes = result.ran.map((timer: any) => timer.dueAt);
+    expect([...dueTimes].sort()).toEqual(dueTimes);
+    expect(result.failed).toEqual([]);
+
+    expect(await bankStatus(first.id)).toBe('COMPLETED');
+    expect(await bankStatus(withdrawalId)).toBe('COMPLETED');
+    expect(await bankStatus(second.id)).toBe('COMPLETED');
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '520.00', RESERVED: '0.00', PENDING: '0.00' });
+
+    // The events of the settlements carry the advance's trace id and were recorded at the due times.
+    const events = (await t.request({ url: '/v1/events?type=BANK_DEPOSIT_TRANSACTION_COMPLETED&limit=200' })).body.data as any[];
+    const settledFirst = events.find((event) => event.data.parentBankTransactionId === first.id);
+    expect(settledFirst.createdAt).toBe(ours[0].dueAt);
+
+    // Client B: neither its clock nor its payment moved.
+    expect(await bankStatus(otherDeposit.id, t.clientB)).toBe('PENDING');
+    const afterB = await readClock(t.clientB);
+    expect(afterB.offsetSeconds).toBe(startB.offsetSeconds);
+    await expectLedgerClean(t);
+  });
+
+  it('runs nothing when nothing came due, and new records carry the client\'s time', async () => {
+    const client = await t.newClient('idle clock');
+    const result = await advance(3600, client);
+    expect(result.ran).toEqual([]);
+    expect(result.now).toBe(new Date(t.clock.now().getTime() + 3600_000).toISOString());
+    const customer = await createIndividual(t, client);
+    expect(customer.createdAt).toBe(result.now);
+    const other = await createIndividual(t, await t.newClient('untouched clock'));
+    expect(other.createdAt).toBe(t.clock.now().toISOString());
+  });
+
+  it('expires a KYC link when its deadline passes, and the hosted page answers 410 by the client\'s clock', async () => {
+    const client = await t.newClient('kyc clock');
+    const customer = await createReadyIndividual(t, client);
+    const started = await startKyc(t, customer.id, client);
+    const link = new URL(started.sdk.link);
+    expect((await t.app.inject({ url: link.pathname })).statusCode).toBe(200);
+
+    const almost = await advance(24 * 3600 - 60, client);
+    expect(almost.ran).toEqual([]);
+    const result = await advance(120, client);
+    expect(result.ran).toEqual([{ kind: 'kyc-link.expire', id: started.onboardingId, dueAt: expect.any(String) }]);
+    expect((await complianceStatus(t, customer.id, client)).onboardingStatus).toBe('EXPIRED');
+    expect((await t.app.inject({ url: link.pathname })).statusCode).toBe(410);
+  });
+
+  it('answers a repeated Idempotency-Key with the first answer and moves the clock once', async () => {
+    const client = await t.newClient('idempotent clock');
+    const key = `advance-${crypto.randomUUID()}`;
+    const first = await advance(60, client, key);
+    const replay = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 60 }, idempotencyKey: key });
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.data).toEqual(first);
+    expect((await readClock(client)).offsetSeconds).toBe(60);
+    const reused = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 61 }, idempotencyKey: key });
+    expect(reused.status).toBe(422);
+    expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await readClock(client)).offsetSeconds).toBe(60);
+  });
+});
+
+describe('refused input', () => {
+  it.each([
+    ['zero', { seconds: 0 }],
+    ['negative (a clock never moves back)', { seconds: -60 }],
+    ['more than 400 days', { seconds: 400 * 86_400 + 1 }],
+    ['a fraction', { seconds: 1.5 }],
+    ['a string', { seconds: '60' }],
+    ['missing', {}],
+    ['an unknown field', { seconds: 60, minutes: 1 }],
+  ])('%s → 400 naming the field', async (_name, body) => {
+    const client = await t.newClient('refused clock');
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(JSON.stringify(response.body.details)).toMatch(/seconds|minutes/);
+    expect((await readClock(client)).offsetSeconds).toBe(0);
+  });
+});
+
+describe('the timer worker', () => {
+  it('runs a timer when its client\'s clock reaches it, not before, and leaves a client under an advance to the advance', async () => {
+    const client = await t.newClient('worker clock');
+    const wallet = await linkedWallet(t, client);
+    const received = { id: (await deposit(t, wallet.virtualAccountNumber, '12.00', {}, client)).parentBankTransactionId };
+    expect((await worker()).some((timer) => timer.subjectId === received.id)).toBe(false);
+
+    // An advance that holds the lease (as if its process were still running the timers).
+    await sql`UPDATE clients SET clock_offset_ms = 120000, clock_advance_lease_until = ${new Date(t.clock.now().getTime() + 60_000)} WHERE id = ${client.id}`.execute(t.deps.db);
+    expect((await worker()).some((timer) => timer.subjectId === received.id)).toBe(false);
+    expect(await bankStatus(received.id, client)).toBe('PENDING');
+
+    // The lease expires (the process died): the worker takes over.
+    t.clock.advance(61_000);
+    expect((await worker()).some((timer) => timer.subjectId === received.id)).toBe(true);
+    expect(await bankStatus(received.id, client)).toBe('COMPLETED');
+  });
+
+  it('keeps a timer whose work fails, reports it, and tries it again later', async () => {
+    const client = await t.newClient('failing timer');
+    let attempts = 0;
+    const flaky: TimerKind = {
+      kind: 'test.flaky',
+      run: async () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error('first run fails');
+      },
+    };
+    const subjectId = crypto.randomUUID();
+    await withTransaction(t.deps.db, (tx) => scheduleTimer(tx, { clientId: client.id, kind: flaky.kind, subjectId, dueAt: new Date(t.clock.now().getTime() + 1000), now: t.clock.now() }));
+    const outcome = await advanceClock(t.deps, [flaky], { clientId: client.id, traceId: 'test', seconds: 10, idempotencyKey: undefined });
+    expect(outcome).toMatchObject({ replay: false, ran: [], failed: [{ kind: 'test.flaky', id: subjectId, error: 'first run fails' }] });
+    await sql`UPDATE clients SET clock_advance_lease_until = NULL WHERE id = ${client.id}`.execute(t.deps.db);
+    const run = () => runDueTimers(t.deps.db, t.clock, [flaky], { newTraceId: () => 'test' });
+    expect(await run()).toEqual([]);
+    t.clock.advance(1_500);
+    expect((await run()).map((timer) => timer.subjectId)).toEqual([subjectId]);
+    expect(attempts).toBe(2);
+  });
+});
+
+describe('concurrency', () => {
+  it('two advances and the worker at once run every timer exactly once', async () => {
+    const client = await t.newClient('racing clocks');
+    const wallet = await linkedWallet(t, client);
+    const deposits: string[] = [];
+    for (let index = 0; index < 12; index++) {
+      deposits.push((await deposit(t, wallet.virtualAccountNumber, '1.00', {}, client)).parentBankTransactionId);
+      t.clock.advance(1_000);
+    }
+    const advanceOnce = (seconds: number) =>
+      t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds } });
+    const [a, b] = await Promise.all([advanceOnce(90), advanceOnce(90), worker(), worker()]);
+    expect(a.status, JSON.stringify(a.body)).toBe(200);
+    expect(b.status, JSON.stringify(b.body)).toBe(200);
+    const ranByAdvances = [...a.body.data.ran, ...b.body.data.ran].map((timer: any) => timer.id);
+    expect(new Set(ranByAdvances).size).toBe(ranByAdvances.length);
+    expect((await readClock(client)).offsetSeconds).toBe(180);
+    for (const id of deposits) expect(await bankStatus(id, client)).toBe('COMPLETED');
+    const events = (await t.request({ url: '/v1/events?type=BANK_DEPOSIT_TRANSACTION_COMPLETED&limit=200', key: client.key })).body.data as any[];
+    for (const id of deposits) expect(events.filter((event) => event.data.parentBankTransactionId === id)).toHaveLength(1);
+    expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '12.00', PENDING: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it(`runs on ${testDatabase}`, () => {
+    expect(['pglite', 'postgres']).toContain(testDatabase);
+  });
+});
+
+describe('production mode', () => {
+  it('has no virtual clock (404)', async () => {
+    const production = await createTestApp({ env: { OPENBAAS_MODE: 'production' } });
+    try {
+      expect((await production.request({ url: '/v1/sandbox/clock' })).status).toBe(404);
+      expect((await production.request({ method: 'POST', url: '/v1/sandbox/clock/advance', body: { seconds: 60 } })).status).toBe(404);
+    } finally {
+      await production.close();
+    }
+  });
+});
