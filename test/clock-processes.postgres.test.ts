@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { packageRoot } from '../src/paths.js';
+import { createTestApp, testEncryptionKey, type TestContext } from './harness.js';
+import { deposit, expectLedgerClean, linkedWallet } from './bank/fixtures.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+/**
+ * The sandbox clock across processes: two `serve` processes (each with its own workers) and a
+ * separate `worker` process on one PostgreSQL schema; the same client advances its clock through
+ * both servers at once while the workers run. Every due timer must run exactly once. PostgreSQL
+ * only: on the embedded PGlite database a second process cannot open the database.
+ */
+let t: TestContext;
+let databaseUrl: string;
+const spawned = new Set<ChildProcess>();
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function start(args: string[]): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'src', 'cli.ts'), ...args], {
+    cwd: packageRoot,
+    env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, OPENBAAS_ENCRYPTION_KEY: testEncryptionKey, DB_POOL_MAX: '5', OPENBAAS_MODE: 'sandbox' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errors += chunk.toString('utf8');
+  });
+  child.on('exit', (code, signal) => {
+    spawned.delete(child);
+    if (code !== 0 && signal === null) console.error(`process ${child.pid} (${args.join(' ')}) exited with ${code}: ${errors}`);
+  });
+  spawned.add(child);
+  return child;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function startServer(): Promise<string> {
+  const port = await freePort();
+  start(['serve', '--port', String(port)]);
+  const base = `http://127.0.0.1:${port}`;
+  await vi.waitFor(
+    async () => {
+      const response = await fetch(`${base}/health/ready`);
+      expect(response.status).toBe(200);
+    },
+    { timeout: 60_000, interval: 100 },
+  );
+  return base;
+}
+
+beforeAll(async () => {
+  // The servers read the wall clock, so the test's clock starts at the wall clock too.
+  t = await createTestApp({ clockStart: new Date().toISOString() });
+  const schema = (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(t.deps.db)).rows[0]?.schema ?? '';
+  const url = process.env.TEST_DATABASE_URL ?? '';
+  databaseUrl = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}, 120_000);
+
+afterAll(async () => {
+  for (const child of spawned) child.kill('SIGKILL');
+  await Promise.all([...spawned].map(exited));
+  await t?.close();
+});
+
+describe('the sandbox clock in several processes (PostgreSQL only)', () => {
+  it('two servers advancing one client\'s clock at once, with three timer workers running: every due timer runs exactly once', async () => {
+    const wallet = await linkedWallet(t);
+    const deposits: string[] = [];
+    for (let index = 0; index < 30; index++) {
+      deposits.push((await deposit(t, wallet.virtualAccountNumber, '1.00')).parentBankTransactionId as string);
+      t.clock.advance(500);
+    }
+    const [first, second] = await Promise.all([startServer(), startServer()]);
+    start(['worker']);
+
+    const advance = (base: string) =>
+      fetch(`${base}/v1/sandbox/clock/advance`, {
+        method: 'POST',
+        headers: { authorization: t.clientA.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ seconds: 300 }),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+    const answers = await Promise.all([advance(first), advance(second), advance(first), advance(second)]);
+    for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+
+    // Every deposit settled (by an advance, or by a worker before the first advance took the lease: never twice).
+    const ranByAdvances = answers.flatMap((answer) => (answer.body.data.ran as any[]).map((timer) => timer.id as string));
+    expect(new Set(ranByAdvances).size).toBe(ranByAdvances.length);
+    const clock = await fetch(`${first}/v1/sandbox/clock`, { headers: { authorization: t.clientA.key } }).then((response) => response.json() as Promise<any>);
+    expect(clock.data.offsetSeconds).toBe(1200);
+    expect(clock.data.pendingTimers).toBe(0);
+
+    const completed = await t.deps.db
+      .selectFrom('events')
+      .select((builder) => [sql<string>`data->>'parentBankTransactionId'`.as('id'), builder.fn.countAll<string>().as('count')])
+      .where('client_id', '=', t.clientA.id)
+      .where('type', '=', 'BANK_DEPOSIT_TRANSACTION_COMPLETED')
+      .groupBy(sql`data->>'parentBankTransactionId'`)
+      .execute();
+    const counts = new Map(completed.map((row) => [row.id, Number(row.count)]));
+    for (const id of deposits) expect(counts.get(id), id).toBe(1);
+    await expectLedgerClean(t);
+  }, 180_000);
+});
