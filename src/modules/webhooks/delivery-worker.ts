@@ -60,6 +60,8 @@ interface ClaimedRow {
   previous_secret_expires_at: Date | null;
   event_data: Record<string, unknown> | null;
   event_created_at: Date | null;
+  /** The client's clock offset (migration 0018): the delivery's schedule is in the client's time. */
+  clock_offset_ms: string;
 }
 
 interface QueuedOutcome {
@@ -238,7 +240,8 @@ export class DeliveryWorker {
    * commit per delivery. Resolves once this outcome is written.
    */
   private record(row: ClaimedRow, attemptedAt: Date, outcome: PostOutcome): Promise<void> {
-    const now = this.deps.clock.now();
+    // The next attempt is scheduled by the client's clock, as the claim reads it (migration 0018).
+    const now = new Date(this.deps.clock.now().getTime() + Number(row.clock_offset_ms));
     // Without its event a delivery cannot be made at all: fail it now rather than retry.
     const finalAttempt = outcome.error === eventMissingError ? row.attempt_count : row.final_attempt;
     const next = nextStateAfter(this.deps.config, outcome, row.attempt_count, finalAttempt, now);

@@ -9,6 +9,8 @@ import { withTransaction } from '../../../platform/db/transaction.js';
 import { timerKinds } from '../../timer-kinds.js';
 import { runDueTimers, scheduleTimer, type TimerKind } from '../../timers/index.js';
 import { advanceClock } from './clock.service.js';
+import { DeliveryWorker } from '../../webhooks/index.js';
+import { WebhookReceiver, verifyWebhook } from '../../../../test/webhook-receiver.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -226,6 +228,47 @@ describe('concurrency', () => {
 
   it(`runs on ${testDatabase}`, () => {
     expect(['pglite', 'postgres']).toContain(testDatabase);
+  });
+});
+
+describe('webhook deliveries follow the client\'s clock', () => {
+  it('delivers the events of an advance at once, and an advance brings a failed delivery\'s retry forward', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      const client = await t.newClient('webhook clock');
+      const created = await t.request({
+        method: 'POST',
+        url: '/v1/webhooks',
+        key: client.key,
+        body: { name: 'clock', url: receiver.url(), subscribedEventTypes: ['BANK_DEPOSIT_TRANSACTION_COMPLETED', 'CUSTOMER_CREATED'] },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const secret: string = created.body.data.secret;
+      const wallet = await linkedWallet(t, client);
+      const received = (await deposit(t, wallet.virtualAccountNumber, '5.00', {}, client)).parentBankTransactionId as string;
+      const delivery = new DeliveryWorker(t.deps);
+
+      // The settlement runs at the client's time (two minutes ahead of the wall clock); its event is due now, not in two minutes.
+      await advance(120, client);
+      await delivery.deliverDue();
+      const completed = receiver.requests.filter((request) => verifyWebhook(secret, request).data.parentBankTransactionId === received);
+      expect(completed).toHaveLength(1);
+
+      // A failed attempt is retried after WEBHOOK_RETRY_SCHEDULE's first delay (5 s) by the client's clock: an advance brings it forward.
+      receiver.mode = 'error';
+      const customer = await createIndividual(t, client);
+      await delivery.deliverDue();
+      const attempts = () => receiver.requests.filter((request) => verifyWebhook(secret, request).data.customerId === customer.id).length;
+      expect(attempts()).toBe(1);
+      await delivery.deliverDue();
+      expect(attempts()).toBe(1);
+      receiver.mode = 'ok';
+      await advance(10, client);
+      await delivery.deliverDue();
+      expect(attempts()).toBe(2);
+    } finally {
+      await receiver.stop();
+    }
   });
 });
 
