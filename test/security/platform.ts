@@ -5,6 +5,7 @@ import type { SecurityCase } from './types.js';
 export const platformSecurityCases: SecurityCase[] = [
   { method: 'GET', route: '/v1/assets', ownsResource: false, prepare: async () => ({ url: '/v1/assets' }) },
   { method: 'GET', route: '/v1/events', ownsResource: false, prepare: async () => ({ url: '/v1/events' }) },
+  { method: 'GET', route: '/v1/events/types', ownsResource: false, prepare: async () => ({ url: '/v1/events/types' }) },
   {
     method: 'GET',
     route: '/v1/events/:id',

@@ -51,6 +51,11 @@ export const eventTypes = [
 
 export type EventType = (typeof eventTypes)[number];
 
+/** Subscribes to every event type of the catalogue, today's and those added later (as Stripe's `["*"]`). Stands alone. */
+export const everyEventType = '*';
+/** What a subscription lists: event types of the catalogue, or `*` alone. */
+export type SubscribedEventType = EventType | typeof everyEventType;
+
 const eventTypeSet: ReadonlySet<string> = new Set(eventTypes);
 
 export function isEventType(value: string): value is EventType {

@@ -7,6 +7,7 @@ import { notFound } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/ids.js';
 import { listQueryProperties, paginate } from '../../platform/http/pagination.js';
 import { eventTypes } from './event-types.js';
+import { eventPayloadSchemas, testEventPayloadSchema, testEventType } from './event-payloads.js';
 import { eventsQuery } from './events.store.js';
 
 const EventSchema = Type.Object(
@@ -18,6 +19,25 @@ const EventSchema = Type.Object(
   },
   { title: 'Event' },
 );
+
+const EventTypeSchema = Type.Object(
+  {
+    type: Type.String({ examples: ['CUSTOMER_CREATED'] }),
+    description: Type.String(),
+    testOnly: Type.Boolean({ description: 'true for WEBHOOK_TEST, which only test deliveries carry (a subscription cannot list it)' }),
+    payloadSchema: Type.Unknown({ description: 'the JSON Schema of the event\'s `data`' }),
+  },
+  { title: 'EventType' },
+);
+
+/** The catalogue as GET /v1/events/types shows it (built once: it does not change while the program runs). */
+const eventTypeCatalogue = [
+  ...eventTypes.map((type) => {
+    const schema = eventPayloadSchemas[type] as { description?: string };
+    return { type, description: schema.description ?? '', testOnly: false, payloadSchema: schema };
+  }),
+  { type: testEventType, description: (testEventPayloadSchema as { description?: string }).description ?? '', testOnly: true, payloadSchema: testEventPayloadSchema },
+];
 
 function eventView(row: { id: string; type: string; data: Record<string, unknown>; created_at: Date }) {
   return { id: row.id, type: row.type, createdAt: row.created_at.toISOString(), data: row.data as { traceId: string } };
@@ -43,6 +63,24 @@ export function registerEventRoutes(app: App, deps: Deps): void {
       if (request.query.type) query = query.where('type', '=', request.query.type);
       const { rows, pagination } = await paginate(query, request.query, { id: 'id', createdAt: 'created_at' });
       return { message: 'Events retrieved', data: rows.map(eventView), pagination, traceId: String(request.id) };
+    },
+  );
+
+  app.get(
+    '/v1/events/types',
+    {
+      schema: {
+        tags: ['Events'],
+        summary: 'The event catalogue',
+        description:
+          'Every event type a subscription can list (or ["*"] for all of them), each with what it means and the JSON Schema of its payload ' +
+          '(`data`; every payload carries `traceId`, and may gain optional fields over time). WEBHOOK_TEST is sent only by POST /v1/webhooks/:id/test.',
+        response: { 200: Envelope(Type.Array(EventTypeSchema)) },
+      },
+    },
+    async (request) => {
+      authOf(request);
+      return { message: 'Event types retrieved', data: eventTypeCatalogue, traceId: String(request.id) };
     },
   );
 

@@ -46,7 +46,7 @@ export async function recordEvent(
     INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
     SELECT s.client_id, openbaas_delivery_id(${event.id}::uuid, (row_number() OVER (ORDER BY s.id))::int), s.id, ${event.id}, ${type}, 'PENDING', ${context.now}, ${context.now}, ${context.now}
     FROM webhook_subscriptions s
-    WHERE s.client_id = ${context.clientId} AND s.active AND ${type} = ANY (s.event_types)
+    WHERE s.client_id = ${context.clientId} AND s.active AND (${type} = ANY (s.event_types) OR '*' = ANY (s.event_types))
   `.execute(tx);
   return event;
 }
@@ -106,6 +106,6 @@ export function recordEventsStatements(events: readonly EventToRecord[]) {
     SELECT s.client_id, openbaas_delivery_id(e.id, (row_number() OVER (PARTITION BY e.id ORDER BY s.id))::int), s.id, e.id, e.type, 'PENDING',
       e.created_at, e.created_at, e.created_at
     FROM events e
-    JOIN webhook_subscriptions s ON s.client_id = e.client_id AND s.active AND e.type = ANY (s.event_types)`;
+    JOIN webhook_subscriptions s ON s.client_id = e.client_id AND s.active AND (e.type = ANY (s.event_types) OR '*' = ANY (s.event_types))`;
   return { records, events: insertEvents, deliveries };
 }

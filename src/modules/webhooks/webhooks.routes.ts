@@ -76,7 +76,9 @@ const DeliverySchema = Type.Object(
   { title: 'WebhookDelivery' },
 );
 
-const eventTypesDescription = `event types of the catalogue (see the webhooks documentation): ${eventTypes.join(', ')}`;
+const eventTypesDescription =
+  `event types of the catalogue (GET /v1/events/types, and the webhooks documentation), or ["*"] alone for every event type, ` +
+  `including those added later: ${eventTypes.join(', ')}`;
 const NameSchema = Type.String({ minLength: 1, maxLength: 200, examples: ['Ledger sync'] });
 const UrlSchema = Type.String({
   minLength: 1,

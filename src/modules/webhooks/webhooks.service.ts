@@ -2,9 +2,9 @@ import os from 'node:os';
 import type { Deps } from '../../platform/deps.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
-import { AppError, notFound } from '../../platform/http/errors.js';
+import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
-import { eventTypes, isEventType, renamedEventTypes, type EventType } from './event-types.js';
+import { eventTypes, everyEventType, isEventType, renamedEventTypes, type SubscribedEventType } from './event-types.js';
 import { testEventType } from './event-payloads.js';
 import { recordEvent } from './events.store.js';
 import { deliveryBody, errorKeptChars, responseBodyKeptChars, truncate } from './delivery-policy.js';
@@ -66,14 +66,14 @@ export type UpdateWebhookInput = Partial<CreateWebhookInput>;
 export interface CheckedWebhookInput {
   name?: string;
   url?: string;
-  eventTypes?: EventType[];
+  eventTypes?: SubscribedEventType[];
   active?: boolean;
 }
 
 export interface NewWebhookInput {
   name: string;
   url: string;
-  eventTypes: EventType[];
+  eventTypes: SubscribedEventType[];
   active: boolean;
 }
 
@@ -145,8 +145,17 @@ export function deliveryView(row: DeliveryRow, attempts: readonly AttemptRow[]):
   };
 }
 
-/** Every type must be in the catalogue; a renamed legacy name is refused with its replacement. */
-export function checkEventTypes(types: readonly string[]): EventType[] {
+/**
+ * Every type must be in the catalogue; a renamed legacy name is refused with its replacement.
+ * `*` (every event type, including those added later) must stand alone.
+ */
+export function checkEventTypes(types: readonly string[]): SubscribedEventType[] {
+  if (types.includes(everyEventType)) {
+    if (types.length > 1) {
+      throw validationError('subscribedEventTypes', `"${everyEventType}" subscribes to every event type and must be the only entry`);
+    }
+    return [everyEventType];
+  }
   const details: { field: string; message: string }[] = [];
   types.forEach((type, index) => {
     if (isEventType(type)) return;
@@ -227,7 +236,7 @@ export async function updateWebhook(tx: Tx, context: RequestContext, id: string,
   });
   if (!active) {
     await store.cancelPendingDeliveries(tx, context.clientId, current.id, context.now);
-  } else if (input.eventTypes !== undefined) {
+  } else if (input.eventTypes !== undefined && !types.includes(everyEventType)) {
     await store.cancelPendingDeliveries(tx, context.clientId, current.id, context.now, types);
   }
   await recordEvent(tx, context, 'WEBHOOK_UPDATED', { webhookId: current.id });
