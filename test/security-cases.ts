@@ -6,7 +6,7 @@ import { ledgerSecurityCases } from './security/ledger.js';
 import { webhookSecurityCases } from './security/webhooks.js';
 import { complianceSecurityCases } from './security/compliance.js';
 import { bankSecurityCases } from './security/bank.js';
-import { sandboxClockSecurityCases } from './security/sandbox-clock.js';
+import { sandboxClockSecurityCases, sandboxSeedingSecurityCases } from './security/sandbox-clock.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -18,6 +18,7 @@ export const securityCases: SecurityCase[] = [
   ...complianceSecurityCases,
   ...bankSecurityCases,
   ...sandboxClockSecurityCases,
+  ...sandboxSeedingSecurityCases,
 ];
 
 /**

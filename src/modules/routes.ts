@@ -19,6 +19,7 @@ import { walletExists, walletsExist } from './internal-transfers/wallet-director
 import { registerWalletBalanceRoutes } from './ledger/index.js';
 import { registerTransactionRoutes } from './transactions/index.js';
 import { registerSandboxClockRoutes } from './sandbox/clock/index.js';
+import { registerSandboxSeedingRoutes } from './sandbox/seeding/index.js';
 import { timerKinds } from './timer-kinds.js';
 
 /** Every module's routes, registered once by buildApp. */
@@ -41,6 +42,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerBankTransferRoutes(app, deps, bankTransfers);
   if (deps.config.mode === 'sandbox') registerSandboxBankRoutes(app, deps, bankTransfers);
   if (deps.config.mode === 'sandbox') registerSandboxClockRoutes(app, deps, timerKinds);
+  if (deps.config.mode === 'sandbox') registerSandboxSeedingRoutes(app, deps, { compliance, bank: bankTransfers });
 }
 
 /** The payment rail: the sandbox rail in sandbox mode; production has no rail connected yet (payments wait for an outcome). */

@@ -10,6 +10,7 @@ import { recordEvent } from '../webhooks/events.store.js';
 import {
   evaluateBusiness,
   evaluateIndividual,
+  fatcaFormFor,
   forceableCheckNames,
   readyForApproval,
   type BusinessEvaluation,
@@ -33,7 +34,7 @@ import {
   type VerificationOutcome,
   type VerificationStatus,
 } from './onboarding.js';
-import { renderDeclarationPdf, type DeclaredSource } from './source-of-funds.js';
+import { renderDeclarationPdf, renderSandboxFormPdf, type DeclaredSource } from './source-of-funds.js';
 
 /**
  * Compliance use cases. Every write runs in the caller's transaction and starts by locking the
@@ -340,6 +341,10 @@ export async function startKyc(tx: Tx, context: RequestContext, runtime: Complia
   await store.setCustomerOnboarding(tx, context.clientId, customer.id, row.id, row.status, context.now);
   await onboardingEvent(tx, context, 'CUSTOMER_KYC_STARTED', row);
   if (sdk) await onboardingEvent(tx, context, 'CUSTOMER_KYC_SDK_FLOW_REQUIRED', row);
+  if (sdk && runtime.provider?.completesAtOnce?.({ firstName: customer.first_name ?? '', lastName: customer.last_name ?? '' })) {
+    const completed = await completeKycInSandbox(tx, context, runtime, row.id);
+    return { onboardingId: row.id, status: completed.status, sdk };
+  }
   const final = await reevaluate(tx, context, runtime, customer.id);
   return { onboardingId: row.id, status: final?.status ?? row.status, sdk };
 }
@@ -539,6 +544,48 @@ export async function applyVerificationOutcome(
     updated = await store.updateOnboarding(tx, onboarding, { verification_status: outcome, updated_at: context.now });
   }
   return (await reevaluate(tx, context, runtime, onboarding.customer_id)) ?? updated;
+}
+
+/**
+ * Sandbox: an individual's KYC in one step, with the events of the long path. The verification is
+ * approved (as if the person finished the SDK flow with APPROVED, when it still waits for them),
+ * and every required document the customer lacks is put on file: a source-of-funds declaration
+ * (source INCOME) and a placeholder page for the FATCA form (W-9 or W-8BEN as the rules choose).
+ * The ordinary rules then decide: the onboarding is APPROVED (CUSTOMER_KYC_FINISHED, the virtual
+ * account and VIRTUAL_ACCOUNT_CREATED) unless another required check still fails, for example a
+ * check forced to fail. Only for a KYC whose verification can still be approved (409 otherwise).
+ */
+export async function completeKycInSandbox(tx: Tx, context: RequestContext, runtime: ComplianceRuntime, onboardingId: string): Promise<OnboardingRow> {
+  const found = isUuid(onboardingId) ? await store.findOnboarding(tx, context.clientId, onboardingId) : undefined;
+  if (!found) throw notFound('Onboarding');
+  if (found.kind !== 'KYC') {
+    throw validationError('completeRequirements', 'completes an individual\'s KYC; a business review is decided with the outcome alone once its persons are approved');
+  }
+  let onboarding = found;
+  if (onboarding.verification_status !== 'APPROVED' && onboarding.verification_status !== 'NOT_REQUIRED') {
+    onboarding = await applyVerificationOutcome(tx, context, runtime, onboarding.id, 'APPROVED');
+  } else if (!isLive(onboarding.status)) {
+    throw new AppError('INVALID_STATE', `Cannot complete the onboarding: it is ${onboarding.status}.`);
+  }
+  if (!isLive(onboarding.status)) return onboarding;
+  const customer = await lockCustomer(tx, context.clientId, onboarding.customer_id);
+  const facts = await individualFacts(tx, customer, onboarding);
+  const missing = evaluateIndividual(facts).checks.filter((check) => check.required && !check.passed).map((check) => check.name);
+  const personName = [customer.first_name, customer.middle_name, customer.last_name].filter((part) => part).join(' ');
+  if (missing.includes('DOC_SOURCE_OF_FUNDS')) {
+    const sources: DeclaredSource[] = [{ type: 'INCOME', description: 'Sandbox: declared by the one-call KYC' }];
+    const pdf = await renderDeclarationPdf({ declarantKind: 'INDIVIDUAL', declarantName: personName, customerId: customer.id, onboardingId: onboarding.id, sources, declaredAt: context.now });
+    const file = { content: Buffer.from(pdf), fileName: 'source-of-funds-declaration.pdf', contentType: 'application/pdf' as const };
+    await storeDocument(tx, context, customer.id, onboarding.id, 'DOC_SOURCE_OF_FUNDS', file, { sources });
+  }
+  if (missing.includes('DOC_FATCA')) {
+    const form = fatcaFormFor(facts);
+    const title = form === 'DOC_FATCA_W9' ? 'FATCA form W-9' : 'FATCA form W-8BEN';
+    const pdf = await renderSandboxFormPdf({ title, personName, customerId: customer.id, onboardingId: onboarding.id, at: context.now });
+    const file = { content: Buffer.from(pdf), fileName: `${form.toLowerCase()}-sandbox.pdf`, contentType: 'application/pdf' as const };
+    await storeDocument(tx, context, customer.id, onboarding.id, form, file, null);
+  }
+  return (await reevaluate(tx, context, runtime, customer.id)) ?? (await store.findOnboarding(tx, context.clientId, onboarding.id)) ?? onboarding;
 }
 
 /** The FINISHED event and its consequences for an onboarding whose final status is already written. */

@@ -38,6 +38,11 @@ export interface IdentityVerificationProvider {
   startSession(input: { onboardingId: string; person: PersonToVerify; now: Date }): Promise<VerificationSession>;
   /** Decides a business review from the business data and the related persons' own KYC. Pure. */
   reviewBusiness(input: BusinessReviewInput): BusinessReviewDecision;
+  /**
+   * Sandbox vendors only: whether this person's KYC completes as soon as it starts (verification
+   * approved and every required document put on file), for one-call onboarding in demos. Pure.
+   */
+  completesAtOnce?(person: PersonToVerify): boolean;
 }
 
 /** The SDK link as a QR code: a PNG data URL (data:image/png;base64,…) that a client can show as an <img>. */

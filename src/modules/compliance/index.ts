@@ -17,7 +17,9 @@ export { complianceEventPayloads, KycEventPayload, KycRestartedPayload, KycError
 export type { IdentityVerificationProvider, PersonToVerify, VerificationSession, BusinessReviewInput, BusinessReviewDecision } from './identity-provider.js';
 export {
   applyVerificationOutcome,
+  startKyc,
   expireDueLinks,
+  completeKycInSandbox,
   linkExpiryTimer,
   expireIfDue,
   expireOnboarding,

@@ -166,6 +166,35 @@ export async function renderDeclarationPdf(input: DeclarationInput): Promise<Uin
 }
 
 /**
+ * A one-page PDF the sandbox puts on file for a form the person did not upload (a FATCA form, for
+ * example), so the sandbox can complete an onboarding in one call. It says plainly that it is a
+ * sandbox placeholder and not the form itself.
+ */
+export async function renderSandboxFormPdf(input: { title: string; personName: string; customerId: string; onboardingId: string; at: Date }): Promise<Uint8Array> {
+  const document = await PDFDocument.create();
+  const font = await document.embedFont(StandardFonts.Helvetica);
+  const bold = await document.embedFont(StandardFonts.HelveticaBold);
+  document.setTitle(`${input.title} (sandbox placeholder)`);
+  document.setSubject(`Onboarding ${input.onboardingId}`);
+  document.setProducer('OpenBaaS');
+  document.setCreator('OpenBaaS sandbox');
+  document.setCreationDate(input.at);
+  document.setModificationDate(input.at);
+  const writer = new Writer(document, font, bold);
+  writer.text(`${input.title} (sandbox placeholder)`, { size: 18, bold: true, gapAfter: 10 });
+  writer.text(`Person: ${input.personName}`);
+  writer.text(`Customer ID: ${input.customerId}`);
+  writer.text(`Onboarding ID: ${input.onboardingId}`);
+  writer.text(`Put on file: ${input.at.toISOString().replace('T', ' ').slice(0, 19)} UTC`, { gapAfter: 12 });
+  writer.text(
+    'The OpenBaaS sandbox generated this page in place of the form, because the onboarding was completed in one call ' +
+      '(POST /v1/sandbox/onboardings/:onboardingId/outcome with completeRequirements, or the magic last name "Instant"). ' +
+      'It is not a tax form and carries no information about the person.',
+  );
+  return document.save({ useObjectStreams: false });
+}
+
+/**
  * Checks the declared sources: each type at most once; OTHER needs a description; descriptions
  * are trimmed and kept within their limit. Errors name the field by its path.
  */

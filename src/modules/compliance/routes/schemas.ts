@@ -173,8 +173,15 @@ export const OutcomeBody = Type.Object(
   {
     outcome: literals(verificationOutcomes),
     errorMessage: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'with ERROR: the message of CUSTOMER_KYC_ERROR' })),
+    completeRequirements: Type.Optional(
+      Type.Boolean({
+        description:
+          'with APPROVED on a KYC: also put every required document the person lacks on file (a source-of-funds declaration and a placeholder ' +
+          'FATCA form), so the onboarding is approved in this call, with the events of the long path',
+      }),
+    ),
   },
-  { additionalProperties: false, examples: [{ outcome: 'MANUAL_REVIEW' }] },
+  { additionalProperties: false, examples: [{ outcome: 'APPROVED', completeRequirements: true }, { outcome: 'MANUAL_REVIEW' }] },
 );
 
 export const ForceCheckBody = Type.Object(

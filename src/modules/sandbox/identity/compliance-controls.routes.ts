@@ -3,6 +3,7 @@ import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { runWrite } from '../../../platform/http/idempotency.js';
+import { validationError } from '../../../platform/http/errors.js';
 import {
   BusinessStatusSchema,
   ForceCheckBody,
@@ -10,6 +11,7 @@ import {
   OnboardingSchema,
   OutcomeBody,
   applyVerificationOutcome,
+  completeKycInSandbox,
   expireOnboarding,
   forceCheck,
   onboardingView,
@@ -33,7 +35,8 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
         description:
           'Acts as the identity vendor. On a PENDING KYC it is as if the person finished the SDK flow with that outcome; on a verification under ' +
           'manual review (or after an error) it is the review\'s verdict; on a KYB it decides the business review (no ERROR). ' +
-          'APPROVED may complete the onboarding when the required documents are in. 409 INVALID_STATE when the onboarding or its verification is finished.',
+          'APPROVED may complete the onboarding when the required documents are in; with `completeRequirements: true` (KYC only) the sandbox also ' +
+          'puts the missing required documents on file, so the KYC is approved in this one call. 409 INVALID_STATE when the onboarding or its verification is finished.',
         params: onboardingParams,
         body: OutcomeBody,
         response: { 200: Envelope(OnboardingSchema) },
@@ -41,6 +44,11 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
     },
     async (request, reply) =>
       runWrite(request, reply, deps, async (tx, context) => {
+        if (request.body.completeRequirements === true) {
+          if (request.body.outcome !== 'APPROVED') throw validationError('completeRequirements', 'goes with the outcome APPROVED only');
+          const completed = await completeKycInSandbox(tx, context, runtime, request.params.onboardingId);
+          return { message: `Onboarding completed: ${completed.status}`, data: onboardingView(completed) };
+        }
         const details = request.body.errorMessage === undefined ? {} : { errorMessage: request.body.errorMessage };
         const onboarding = await applyVerificationOutcome(tx, context, runtime, request.params.onboardingId, request.body.outcome, details);
         return { message: `Outcome ${request.body.outcome} recorded`, data: onboardingView(onboarding) };
