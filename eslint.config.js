@@ -31,4 +31,10 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.js'], extends: [tseslint.configs.disableTypeChecked] },
+  {
+    // Plain Node.js recipes a newcomer copies: JavaScript, no type information.
+    files: ['examples/**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
+  },
 );
