@@ -21,7 +21,7 @@ async function outcome(onboardingId: string, body: Record<string, unknown>) {
   return t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${onboardingId}/outcome`, body });
 }
 
-describe('completeRequirements', () => {
+describe('200 POST /v1/sandbox/onboardings/:onboardingId/outcome with completeRequirements', () => {
   it('approves a KYC in one call, with the events of the long path and the documents on file', async () => {
     const longPath = await approveIndividual(t);
     const customer = await createReadyIndividual(t);
@@ -45,8 +45,44 @@ describe('completeRequirements', () => {
     const wallet = await t.request({ url: `/v1/wallets/${customer.portfolios[0].wallets[0]}` });
     expect(wallet.body.data.virtualAccount.virtualAccountNumber).toMatch(/^70\d{10}$/);
   });
+});
 
-  it('goes with APPROVED only, and with a KYC only (400 naming completeRequirements)', async () => {
+describe('201', () => {
+  it('POST /v1/compliance/kyc approves the KYC of a person named Instant as it starts', async () => {
+    const customer = await createReadyIndividual(t, t.clientA, { lastName: 'Instant' });
+    const started = await startKyc(t, customer.id);
+    expect(started.status).toBe('APPROVED');
+    expect(started.sdk.link).toContain('/hosted/kyc/');
+    const events = typesOf(await eventsOf(t, customer.id));
+    expect(events).toEqual(['CUSTOMER_CREATED', 'CUSTOMER_KYC_STARTED', 'CUSTOMER_KYC_SDK_FLOW_REQUIRED', 'CUSTOMER_KYC_SDK_FLOW_COMPLETED', 'CUSTOMER_KYC_FINISHED', 'VIRTUAL_ACCOUNT_CREATED']);
+  });
+  it('POST /v1/sandbox/customers creates approved customers with funded wallets, in one call', async () => {
+    const client = await t.newClient('seeding');
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count: 3, fundAmount: '250.00' } });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    const customers = response.body.data.customers as any[];
+    expect(customers).toHaveLength(3);
+    expect(new Set(customers.map((customer) => customer.virtualAccountNumber)).size).toBe(3);
+    for (const customer of customers) {
+      expect(customer.funded).toEqual({ amount: '250.00', asset: 'USD' });
+      expect((await complianceStatus(t, customer.customerId, client)).onboardingStatus).toBe('APPROVED');
+      expect(await balanceOf(t, customer.walletId, 'USD', client)).toEqual({ AVAILABLE: '250.00', RESERVED: '0.00', PENDING: '0.00' });
+    }
+    const listed = await t.request({ url: '/v1/customers?limit=10', key: client.key });
+    expect(listed.body.data).toHaveLength(3);
+    await expectLedgerClean(t);
+  });
+  it('POST /v1/sandbox/customers leaves the wallets empty without fundAmount', async () => {
+    const client = await t.newClient('seeding empty');
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count: 1 } });
+    expect(response.status).toBe(201);
+    expect(response.body.data.customers[0].funded).toBeNull();
+    expect(await balanceOf(t, response.body.data.customers[0].walletId, 'USD', client)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+  });
+});
+
+describe('400', () => {
+  it('completeRequirements goes with APPROVED only, and with a KYC only (400 naming completeRequirements)', async () => {
     const customer = await createReadyIndividual(t);
     const started = await startKyc(t, customer.id);
     const review = await outcome(started.onboardingId, { outcome: 'MANUAL_REVIEW', completeRequirements: true });
@@ -64,62 +100,26 @@ describe('completeRequirements', () => {
     expect(refused.body.details[0].field).toBe('completeRequirements');
   });
 
-  it('answers 409 on a decided onboarding', async () => {
-    const approved = await approveIndividual(t);
-    const response = await outcome(approved.onboardingId, { outcome: 'APPROVED', completeRequirements: true });
-    expect(response.status).toBe(409);
-    expect(response.body.code).toBe('INVALID_STATE');
-  });
-});
-
-describe('the magic last name Instant', () => {
-  it('approves the KYC as it starts', async () => {
-    const customer = await createReadyIndividual(t, t.clientA, { lastName: 'Instant' });
-    const started = await startKyc(t, customer.id);
-    expect(started.status).toBe('APPROVED');
-    expect(started.sdk.link).toContain('/hosted/kyc/');
-    const events = typesOf(await eventsOf(t, customer.id));
-    expect(events).toEqual(['CUSTOMER_CREATED', 'CUSTOMER_KYC_STARTED', 'CUSTOMER_KYC_SDK_FLOW_REQUIRED', 'CUSTOMER_KYC_SDK_FLOW_COMPLETED', 'CUSTOMER_KYC_FINISHED', 'VIRTUAL_ACCOUNT_CREATED']);
-  });
-});
-
-describe('POST /v1/sandbox/customers', () => {
-  it('creates approved customers with funded wallets, in one call', async () => {
-    const client = await t.newClient('seeding');
-    const response = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count: 3, fundAmount: '250.00' } });
-    expect(response.status, JSON.stringify(response.body)).toBe(201);
-    const customers = response.body.data.customers as any[];
-    expect(customers).toHaveLength(3);
-    expect(new Set(customers.map((customer) => customer.virtualAccountNumber)).size).toBe(3);
-    for (const customer of customers) {
-      expect(customer.funded).toEqual({ amount: '250.00', asset: 'USD' });
-      expect((await complianceStatus(t, customer.customerId, client)).onboardingStatus).toBe('APPROVED');
-      expect(await balanceOf(t, customer.walletId, 'USD', client)).toEqual({ AVAILABLE: '250.00', RESERVED: '0.00', PENDING: '0.00' });
-    }
-    const listed = await t.request({ url: '/v1/customers?limit=10', key: client.key });
-    expect(listed.body.data).toHaveLength(3);
-    await expectLedgerClean(t);
-  });
-
-  it('leaves the wallets empty without fundAmount', async () => {
-    const client = await t.newClient('seeding empty');
-    const response = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count: 1 } });
-    expect(response.status).toBe(201);
-    expect(response.body.data.customers[0].funded).toBeNull();
-    expect(await balanceOf(t, response.body.data.customers[0].walletId, 'USD', client)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
-  });
-
   it.each([
     ['count 0', { count: 0 }, 'count'],
     ['count above 100', { count: 101 }, 'count'],
     ['a fund amount as a JSON number', { count: 1, fundAmount: 10 }, 'fundAmount'],
     ['an asset bank rails do not carry', { count: 1, fundAmount: '10.00', asset: 'BTC' }, 'asset'],
     ['an unknown field', { count: 1, amount: '10.00' }, 'amount'],
-  ])('refuses %s (400 naming the field)', async (_name, body, field) => {
+  ])('POST /v1/sandbox/customers refuses %s (400 naming the field)', async (_name, body, field) => {
     const client = await t.newClient('seeding refused');
     const response = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body });
     expect(response.status).toBe(400);
     expect(JSON.stringify(response.body.details ?? response.body.message)).toContain(field);
     expect((await t.request({ url: '/v1/customers', key: client.key })).body.data).toHaveLength(0);
+  });
+});
+
+describe('409', () => {
+  it('completeRequirements on a decided onboarding', async () => {
+    const approved = await approveIndividual(t);
+    const response = await outcome(approved.onboardingId, { outcome: 'APPROVED', completeRequirements: true });
+    expect(response.status).toBe(409);
+    expect(response.body.code).toBe('INVALID_STATE');
   });
 });

@@ -44,7 +44,7 @@ async function bankStatus(id: string, client: TestClient = t.clientA): Promise<s
 
 const worker = () => runDueTimers(t.deps.db, t.clock, timerKinds, { newTraceId: () => crypto.randomUUID() });
 
-describe('reading the clock', () => {
+describe('200 GET /v1/sandbox/clock', () => {
   it('starts at the wall clock with no offset, and every client has its own', async () => {
     const client = await t.newClient('fresh clock');
     const clock = await readClock(client);
@@ -55,7 +55,7 @@ describe('reading the clock', () => {
   });
 });
 
-describe('advancing runs the due timers', () => {
+describe('200 POST /v1/sandbox/clock/advance: the due timers run', () => {
   it('settles pending deposits and withdrawals in due-time order, with their events, and moves only the caller\'s clock', async () => {
     const wallet = await linkedWallet(t);
     await fund(t, wallet, '500.00');
@@ -142,7 +142,7 @@ describe('advancing runs the due timers', () => {
   });
 });
 
-describe('refused input', () => {
+describe('400', () => {
   it.each([
     ['zero', { seconds: 0 }],
     ['negative (a clock never moves back)', { seconds: -60 }],
@@ -272,7 +272,7 @@ describe('webhook deliveries follow the client\'s clock', () => {
   });
 });
 
-describe('production mode', () => {
+describe('404 in production mode', () => {
   it('has no virtual clock (404)', async () => {
     const production = await createTestApp({ env: { OPENBAAS_MODE: 'production' } });
     try {
