@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { packageRoot } from '../src/paths.js';
+import { freePort } from './support/free-port.js';
 import { createTestApp, testEncryptionKey, type TestContext } from './harness.js';
 import { deposit, expectLedgerClean, linkedWallet } from './bank/fixtures.js';
 
@@ -19,16 +19,6 @@ let t: TestContext;
 let databaseUrl: string;
 const spawned = new Set<ChildProcess>();
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 function start(args: string[]): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'src', 'cli.ts'), ...args], {
