@@ -2,8 +2,9 @@ import type { Scenario } from '../lib.js';
 import { balance } from './balance.js';
 import { embedded } from './embedded.js';
 import { hotAccount } from './hot-account.js';
+import { snapshotRestore } from './snapshot-restore.js';
 import { transfers } from './transfers.js';
 import { webhooksScenario } from './webhooks.js';
 
 /** Every benchmark scenario; `npm run bench -- <name>` runs one, `npm run bench` runs all. */
-export const scenarios: Scenario[] = [transfers, hotAccount, balance, embedded, webhooksScenario];
+export const scenarios: Scenario[] = [transfers, hotAccount, balance, embedded, webhooksScenario, snapshotRestore];

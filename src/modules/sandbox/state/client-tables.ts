@@ -1,0 +1,125 @@
+import { sql } from 'kysely';
+import type { Tx } from '../../../platform/db/transaction.js';
+
+/**
+ * The tables that hold a client's state, found in the database catalogue at run time (every table
+ * of the current schema with a `client_id` column), so the tables of modules added later are reset,
+ * saved and restored without this module knowing them.
+ */
+
+/**
+ * Tables a client's state never includes: the client itself and its API keys (a reset or a restore
+ * must not lock the caller out), the migration log, and the snapshots themselves.
+ */
+export const stateExcludedTables: readonly string[] = ['clients', 'api_keys', 'schema_migrations', 'sandbox_snapshots', 'sandbox_snapshot_tables'];
+
+/**
+ * The client's configuration, which POST /v1/sandbox/reset keeps (a snapshot saves and restores it
+ * like the rest). Modules that add client configuration tables (card programs, for example) add
+ * them here.
+ */
+export const resetKeptTables: readonly string[] = ['membership_programs', 'compliance_settings', 'webhook_faults'];
+
+/**
+ * References the database checks with triggers instead of foreign keys (migration 0014), as
+ * [referencing table, referenced table]: they order the inserts of a restore like foreign keys do.
+ */
+export const triggerCheckedReferences: ReadonlyArray<readonly [string, string]> = [
+  ['ledger_entries', 'ledger_transfers'],
+  ['ledger_entries', 'ledger_accounts'],
+  ['wallet_transactions', 'ledger_transfers'],
+];
+
+export interface ClientTable {
+  name: string;
+  /** The schema it lives in (current_schema()), for qualified names. */
+  schema: string;
+  /** The columns a row is written with: every column but dropped and generated ones, in table order. */
+  columns: string[];
+}
+
+/**
+ * The client-owned tables, ordered so that a table comes after every table it references (insert
+ * in this order, delete in the reverse one). Ties are broken by name, so the order is stable.
+ */
+export async function clientTables(tx: Tx): Promise<ClientTable[]> {
+  const tables = await sql<{ schema: string; name: string; columns: string[] }>`
+    SELECT n.nspname AS schema, c.relname AS name,
+      array_agg(a.attname::text ORDER BY a.attnum) FILTER (WHERE a.attgenerated = '') AS columns
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+    GROUP BY n.nspname, c.relname
+    HAVING bool_or(a.attname = 'client_id')`.execute(tx);
+  const references = await sql<{ child: string; parent: string }>`
+    SELECT child.relname AS child, parent.relname AS parent
+    FROM pg_constraint k
+    JOIN pg_class child ON child.oid = k.conrelid
+    JOIN pg_class parent ON parent.oid = k.confrelid
+    JOIN pg_namespace n ON n.oid = child.relnamespace
+    WHERE k.contype = 'f' AND n.nspname = current_schema()`.execute(tx);
+  const owned = tables.rows.filter((table) => !stateExcludedTables.includes(table.name));
+  const order = referenceOrder(
+    owned.map((table) => table.name),
+    [...references.rows.map((row) => [row.child, row.parent] as const), ...triggerCheckedReferences],
+  );
+  const byName = new Map(owned.map((table) => [table.name, table]));
+  return order.map((name) => {
+    const table = byName.get(name);
+    if (!table) throw new Error(`table ${name} vanished`);
+    return { name, schema: table.schema, columns: table.columns };
+  });
+}
+
+/**
+ * Orders `names` so that every referenced table comes before the tables referencing it
+ * (Kahn's algorithm, smallest name first among the ready ones). References to tables outside
+ * `names` and a table's references to itself are ignored; a cycle is a bug in the schema.
+ */
+export function referenceOrder(names: readonly string[], references: ReadonlyArray<readonly [string, string]>): string[] {
+  const known = new Set(names);
+  const parents = new Map<string, Set<string>>(names.map((name) => [name, new Set()]));
+  for (const [child, parent] of references) {
+    if (child !== parent && known.has(child) && known.has(parent)) parents.get(child)?.add(parent);
+  }
+  const order: string[] = [];
+  const placed = new Set<string>();
+  while (order.length < names.length) {
+    const ready = names.filter((name) => !placed.has(name) && [...(parents.get(name) ?? [])].every((parent) => placed.has(parent))).sort();
+    const next = ready[0];
+    if (next === undefined) {
+      const left = names.filter((name) => !placed.has(name)).sort();
+      throw new Error(`the client tables reference each other in a cycle: ${left.join(', ')}`);
+    }
+    order.push(next);
+    placed.add(next);
+  }
+  return order;
+}
+
+/** The table's qualified, quoted name. */
+export function tableRef(table: ClientTable) {
+  return sql.id(table.schema, table.name);
+}
+
+/**
+ * Lets this transaction delete and rewrite the ledger's rows, which the ledger's triggers otherwise
+ * refuse (migration 0019). Transaction-local: it ends with the transaction.
+ */
+export async function allowStateRewrite(tx: Tx): Promise<void> {
+  await sql`SELECT set_config('openbaas.sandbox_rewrite', 'on', true)`.execute(tx);
+}
+
+/**
+ * Deletes every row of `clientId` from `tables` (given in reference order; deleted in the
+ * reverse), returning the number of rows deleted per table.
+ */
+export async function deleteClientRows(tx: Tx, clientId: string, tables: readonly ClientTable[]): Promise<Record<string, number>> {
+  const deleted: Record<string, number> = {};
+  for (const table of [...tables].reverse()) {
+    const result = await sql`DELETE FROM ${tableRef(table)} WHERE client_id = ${clientId}`.execute(tx);
+    deleted[table.name] = Number(result.numAffectedRows ?? 0);
+  }
+  return Object.fromEntries(Object.entries(deleted).sort(([a], [b]) => a.localeCompare(b)));
+}

@@ -1,0 +1,268 @@
+import { sql, type Selectable } from 'kysely';
+import { clientNow } from '../../../platform/client-clock.js';
+import type { Db } from '../../../platform/db/database.js';
+import { sqlStateOf, type Tx } from '../../../platform/db/transaction.js';
+import type { Deps } from '../../../platform/deps.js';
+import type { RequestContext } from '../../../platform/http/context.js';
+import { AppError, notFound } from '../../../platform/http/errors.js';
+import { idAt, isUuid } from '../../../platform/ids.js';
+import {
+  allowStateRewrite,
+  clientTables,
+  deleteClientRows,
+  resetKeptTables,
+  tableRef,
+  type ClientTable,
+} from './client-tables.js';
+import type { SandboxSnapshotsTable } from './state.tables.js';
+
+type SnapshotRow = Selectable<SandboxSnapshotsTable>;
+
+/** How many snapshots a client may keep; one more is refused with 422 SANDBOX_SNAPSHOT_LIMIT_REACHED. */
+export const snapshotsPerClientMax = 20;
+/** The confirmation POST /v1/sandbox/reset needs in `confirm`. */
+export const resetConfirmation = 'RESET';
+/** A table's saved rows are split into chunks of about this many bytes (each chunk is one jsonb value). */
+export const snapshotChunkBytes = 16 * 1024 * 1024;
+
+export interface ResetView {
+  deleted: Record<string, number>;
+  kept: string[];
+}
+
+export interface SnapshotView {
+  id: string;
+  name: string;
+  createdAt: string;
+  clockOffsetSeconds: number;
+  rowCounts: Record<string, number>;
+  sizeBytes: number;
+}
+
+export interface RestoreView {
+  snapshot: SnapshotView;
+  deleted: Record<string, number>;
+  restored: Record<string, number>;
+  cancelledDeliveries: number;
+  clockOffsetSeconds: number;
+}
+
+export function snapshotView(row: SnapshotRow): SnapshotView {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.created_at.toISOString(),
+    clockOffsetSeconds: Number(row.clock_offset_ms) / 1000,
+    rowCounts: row.row_counts,
+    sizeBytes: Number(row.size_bytes),
+  };
+}
+
+/**
+ * Locks the client's row for the rest of the transaction (a reset, a snapshot or a restore of one
+ * client run one at a time, and writes that insert rows referencing the client wait for it) and
+ * returns its clock offset. Refused while a clock advance of the client is running its timers:
+ * they would run against state that is being replaced.
+ */
+async function lockClientState(tx: Tx, deps: Deps, clientId: string): Promise<number> {
+  const result = await sql<{ offset: string; lease_until: Date | null }>`
+    SELECT clock_offset_ms::text AS offset, clock_advance_lease_until AS lease_until
+    FROM clients WHERE id = ${clientId} FOR UPDATE`.execute(tx);
+  const row = result.rows[0];
+  if (!row) throw new Error(`client ${clientId} not found`);
+  if (row.lease_until !== null && row.lease_until.getTime() > deps.clock.now().getTime()) {
+    throw new AppError('SANDBOX_STATE_BUSY', 'An advance of this client\'s clock is still running its timers; retry when it has answered.');
+  }
+  return Number(row.offset);
+}
+
+/** The number of the client's rows in each of `tables`, in one statement. */
+async function rowCounts(tx: Tx, clientId: string, tables: readonly ClientTable[]): Promise<Record<string, number>> {
+  if (tables.length === 0) return {};
+  const counts = sql.join(
+    tables.map((table) => sql`(SELECT count(*) FROM ${tableRef(table)} WHERE client_id = ${clientId}) AS ${sql.id(table.name)}`),
+  );
+  const result = await sql<Record<string, string>>`SELECT ${counts}`.execute(tx);
+  const row = result.rows[0] ?? {};
+  return Object.fromEntries(tables.map((table) => [table.name, Number(row[table.name] ?? 0)]));
+}
+
+/**
+ * Runs the client seeders again after a reset, in the reset's transaction, each behind a savepoint.
+ * A seeder that meets its rows already there (a unique violation) or adds rows to a kept table
+ * (the default membership programs, say) seeds configuration the reset kept: its work is undone.
+ * The others seeded tables the reset emptied, and their rows stay. Any other failure is a bug and
+ * fails the reset.
+ */
+async function reseed(tx: Tx, context: RequestContext, deps: Deps, kept: readonly ClientTable[]): Promise<void> {
+  for (const seeder of deps.clientSeeders) {
+    const before = JSON.stringify(await rowCounts(tx, context.clientId, kept));
+    await sql`SAVEPOINT sandbox_reseed`.execute(tx);
+    let undo: boolean;
+    try {
+      await seeder(tx, context.clientId, context.now, deps);
+      undo = JSON.stringify(await rowCounts(tx, context.clientId, kept)) !== before;
+    } catch (error) {
+      if (sqlStateOf(error) !== '23505') throw error;
+      undo = true;
+    }
+    if (undo) await sql`ROLLBACK TO SAVEPOINT sandbox_reseed`.execute(tx);
+    await sql`RELEASE SAVEPOINT sandbox_reseed`.execute(tx);
+  }
+}
+
+/**
+ * POST /v1/sandbox/reset: deletes every row the client owns, except its configuration
+ * (`resetKeptTables`), its API keys and its snapshots, then runs the client seeders again. The
+ * clock offset is not changed. One transaction.
+ */
+export async function resetClientState(tx: Tx, context: RequestContext, deps: Deps): Promise<ResetView> {
+  await lockClientState(tx, deps, context.clientId);
+  await allowStateRewrite(tx);
+  const tables = await clientTables(tx);
+  const kept = tables.filter((table) => resetKeptTables.includes(table.name));
+  const deleted = await deleteClientRows(tx, context.clientId, tables.filter((table) => !resetKeptTables.includes(table.name)));
+  await reseed(tx, context, deps, kept);
+  return { deleted, kept: kept.map((table) => table.name).sort() };
+}
+
+/** POST /v1/sandbox/snapshots: saves every row of every client-owned table and the clock offset. */
+export async function createSnapshot(tx: Tx, context: RequestContext, deps: Deps, name: string): Promise<SnapshotView> {
+  const { clientId } = context;
+  const offsetMs = await lockClientState(tx, deps, clientId);
+  const existing = await tx.selectFrom('sandbox_snapshots').select(sql<string>`count(*)`.as('count')).where('client_id', '=', clientId).executeTakeFirst();
+  if (Number(existing?.count ?? 0) >= snapshotsPerClientMax) {
+    throw new AppError('SANDBOX_SNAPSHOT_LIMIT_REACHED', `This client already keeps ${snapshotsPerClientMax} snapshots, the most allowed; delete one first.`);
+  }
+  const id = idAt(context.now);
+  const tables = await clientTables(tx);
+  await tx
+    .insertInto('sandbox_snapshots')
+    .values({ client_id: clientId, id, name, clock_offset_ms: String(offsetMs), row_counts: '{}', size_bytes: '0', created_at: context.now })
+    .execute();
+  if (tables.length > 0) {
+    // One statement, so every table is read from the same database snapshot even when other
+    // transactions of the client commit meanwhile. Rows are cut into chunks by their size.
+    const branches = tables.map(
+      (table) => sql`
+        SELECT ${clientId}::uuid, ${id}::uuid, ${table.name}::text, ((s.running - 1) / ${snapshotChunkBytes})::int, jsonb_agg(s.r ORDER BY s.n)
+        FROM (
+          SELECT to_jsonb(t) AS r, row_number() OVER w AS n, sum(pg_column_size(t.*)) OVER w AS running
+          FROM ${tableRef(table)} t WHERE t.client_id = ${clientId}
+          WINDOW w AS (ORDER BY t.ctid)
+        ) s
+        GROUP BY 4`,
+    );
+    await sql`
+      INSERT INTO sandbox_snapshot_tables (client_id, snapshot_id, table_name, chunk, rows)
+      ${sql.join(branches, sql` UNION ALL `)}`.execute(tx);
+  }
+  const saved = await sql<{ table_name: string; count: string; bytes: string }>`
+    SELECT table_name, sum(jsonb_array_length(rows))::text AS count, sum(pg_column_size(rows))::text AS bytes
+    FROM sandbox_snapshot_tables WHERE client_id = ${clientId} AND snapshot_id = ${id}
+    GROUP BY table_name`.execute(tx);
+  const counts: Record<string, number> = Object.fromEntries(tables.map((table) => [table.name, 0]));
+  let sizeBytes = 0;
+  for (const row of saved.rows) {
+    counts[row.table_name] = Number(row.count);
+    sizeBytes += Number(row.bytes);
+  }
+  const rowCountsSorted = Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
+  const row = await tx
+    .updateTable('sandbox_snapshots')
+    .set({ row_counts: JSON.stringify(rowCountsSorted), size_bytes: String(sizeBytes) })
+    .where('client_id', '=', clientId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return snapshotView(row);
+}
+
+async function findSnapshot(db: Db | Tx, clientId: string, snapshotId: string): Promise<SnapshotRow> {
+  // Another client's snapshot answers exactly as a missing one.
+  if (!isUuid(snapshotId)) throw notFound('Snapshot');
+  const row = await db.selectFrom('sandbox_snapshots').selectAll().where('client_id', '=', clientId).where('id', '=', snapshotId).executeTakeFirst();
+  if (!row) throw notFound('Snapshot');
+  return row;
+}
+
+export async function getSnapshot(db: Db, clientId: string, snapshotId: string): Promise<SnapshotView> {
+  return snapshotView(await findSnapshot(db, clientId, snapshotId));
+}
+
+export function snapshotsQuery(db: Db, clientId: string) {
+  return db.selectFrom('sandbox_snapshots').selectAll().where('client_id', '=', clientId);
+}
+
+export async function deleteSnapshot(tx: Tx, context: RequestContext, snapshotId: string): Promise<SnapshotView> {
+  const row = await findSnapshot(tx, context.clientId, snapshotId);
+  await tx.deleteFrom('sandbox_snapshots').where('client_id', '=', context.clientId).where('id', '=', snapshotId).execute();
+  return snapshotView(row);
+}
+
+export interface RestoreOptions {
+  /** Leave the restored PENDING webhook deliveries pending, so the worker sends them (again). */
+  resendPendingDeliveries: boolean;
+  /**
+   * The Idempotency-Key of the restore request itself: if the snapshot holds a record of that key
+   * (used before the snapshot, then wiped by a reset), it is dropped, so the restore's own record
+   * can be written.
+   */
+  requestIdempotencyKey?: string | undefined;
+}
+
+/**
+ * POST /v1/sandbox/snapshots/:snapshotId/restore: replaces every row the client owns (its
+ * configuration included; its API keys and snapshots excepted) with the snapshot's rows, ids
+ * unchanged, and sets its clock offset back to the saved one. The restored PENDING webhook
+ * deliveries are CANCELLED unless `resendPendingDeliveries`. One transaction. The caller notes
+ * `clockOffsetSeconds` after the commit (noteClockOffset).
+ */
+export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Deps, snapshotId: string, options: RestoreOptions): Promise<RestoreView> {
+  const { clientId } = context;
+  await lockClientState(tx, deps, clientId);
+  const snapshot = await findSnapshot(tx, clientId, snapshotId);
+  await allowStateRewrite(tx);
+  const tables = await clientTables(tx);
+  const deleted = await deleteClientRows(tx, clientId, tables);
+  const restored: Record<string, number> = {};
+  for (const table of tables) {
+    if ((snapshot.row_counts[table.name] ?? 0) === 0) {
+      restored[table.name] = 0;
+      continue;
+    }
+    const columns = sql.join(table.columns.map((column) => sql.id(column)));
+    const values = sql.join(table.columns.map((column) => sql.id('r', column)));
+    const result = await sql`
+      INSERT INTO ${tableRef(table)} (${columns}) OVERRIDING SYSTEM VALUE
+      SELECT ${values}
+      FROM sandbox_snapshot_tables s
+      CROSS JOIN LATERAL jsonb_populate_recordset(NULL::${tableRef(table)}, s.rows) r
+      WHERE s.client_id = ${clientId} AND s.snapshot_id = ${snapshot.id} AND s.table_name = ${table.name} AND r.client_id = ${clientId}`.execute(tx);
+    restored[table.name] = Number(result.numAffectedRows ?? 0);
+  }
+  if (options.requestIdempotencyKey !== undefined) {
+    await tx.deleteFrom('idempotency_keys').where('client_id', '=', clientId).where('key', '=', options.requestIdempotencyKey).execute();
+  }
+  const offsetMs = Number(snapshot.clock_offset_ms);
+  await sql`UPDATE clients SET clock_offset_ms = ${offsetMs} WHERE id = ${clientId}`.execute(tx);
+
+  let cancelledDeliveries = 0;
+  if (tables.some((table) => table.name === 'webhook_deliveries')) {
+    if (options.resendPendingDeliveries) {
+      // A worker's claim saved with the snapshot belongs to no running attempt now.
+      await sql`
+        UPDATE webhook_deliveries SET lease_token = NULL, lease_expires_at = NULL
+        WHERE client_id = ${clientId} AND status = 'PENDING' AND lease_token IS NOT NULL`.execute(tx);
+    } else {
+      const now = clientNow(deps.clock, offsetMs);
+      const result = await sql`
+        UPDATE webhook_deliveries
+        SET status = 'CANCELLED', lease_token = NULL, lease_expires_at = NULL, completed_at = ${now}, updated_at = ${now}
+        WHERE client_id = ${clientId} AND status = 'PENDING'`.execute(tx);
+      cancelledDeliveries = Number(result.numAffectedRows ?? 0);
+    }
+  }
+  const sortByName = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
+  return { snapshot: snapshotView(snapshot), deleted, restored: sortByName(restored), cancelledDeliveries, clockOffsetSeconds: offsetMs / 1000 };
+}

@@ -1,0 +1,451 @@
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
+import { balanceOf, deposit, expectLedgerClean, fund, linkedWallet, settle } from '../../../../test/bank/fixtures.js';
+import { createIndividual } from '../../../../test/customers/fixtures.js';
+import { withTransaction } from '../../../platform/db/transaction.js';
+import { clientTables, referenceOrder, resetKeptTables } from './client-tables.js';
+import { snapshotsPerClientMax } from './state.service.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+/** Sandbox reset and snapshots: what is deleted, kept, saved and put back, and for whom. */
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/**
+ * Every row the client owns, table by table, as JSON text ordered by primary key: its clients row
+ * and every table of the schema with a client_id column (API keys and snapshots included).
+ */
+async function dumpClient(clientId: string): Promise<Record<string, string>> {
+  return withTransaction(t.deps.db, async (tx) => {
+    const tables = await sql<{ name: string; key: string[] | null }>`
+      SELECT c.relname AS name,
+        (SELECT array_agg(a.attname::text ORDER BY array_position(i.indkey::int2[], a.attnum))
+         FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey::int2[])
+         WHERE i.indrelid = c.oid AND i.indisprimary) AS key
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+        AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'client_id' AND NOT a.attisdropped)
+      ORDER BY 1`.execute(tx);
+    const dump: Record<string, string> = {};
+    const client = await sql<{ row: string }>`SELECT to_jsonb(c)::text AS row FROM clients c WHERE id = ${clientId}`.execute(tx);
+    dump.clients = client.rows[0]?.row ?? '';
+    for (const table of tables.rows) {
+      const order = table.key ? sql.join(table.key.map((column) => sql.id('t', column))) : sql`to_jsonb(t)::text`;
+      const result = await sql<{ rows: string }>`
+        SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY ${order})::text, '[]') AS rows FROM ${sql.table(table.name)} t WHERE t.client_id = ${clientId}`.execute(tx);
+      dump[table.name] = result.rows[0]?.rows ?? '';
+    }
+    return dump;
+  });
+}
+
+async function post(url: string, body: unknown, client: TestClient = t.clientA, idempotencyKey?: string) {
+  return t.request({ method: 'POST', url, body, key: client.key, ...(idempotencyKey ? { idempotencyKey } : {}) });
+}
+
+async function reset(client: TestClient): Promise<any> {
+  const response = await post('/v1/sandbox/reset', { confirm: 'RESET' }, client);
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body.data;
+}
+
+async function snapshot(client: TestClient, name = 'snapshot'): Promise<any> {
+  const response = await post('/v1/sandbox/snapshots', { name }, client);
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+  return response.body.data;
+}
+
+async function restore(client: TestClient, snapshotId: string, body: unknown = {}): Promise<any> {
+  const response = await post(`/v1/sandbox/snapshots/${snapshotId}/restore`, body, client);
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body.data;
+}
+
+async function advance(client: TestClient, seconds: number): Promise<void> {
+  const response = await post('/v1/sandbox/clock/advance', { seconds }, client);
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+}
+
+async function createWebhook(client: TestClient, name = 'Main'): Promise<any> {
+  const response = await post('/v1/webhooks', { name, url: 'http://127.0.0.1:9/hooks', subscribedEventTypes: ['*'] }, client);
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+  return response.body.data;
+}
+
+async function internalTransfer(client: TestClient, sourceWalletId: string, destinationWalletId: string, amount: string): Promise<void> {
+  const response = await post('/v1/internal-transfer', { sourceWalletId, destinationWalletId, amount, asset: 'USD' }, client);
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+}
+
+async function rowsOf(table: string, clientId: string): Promise<number> {
+  const result = await sql<{ count: string }>`SELECT count(*)::text AS count FROM ${sql.table(table)} WHERE client_id = ${clientId}`.execute(t.deps.db);
+  return Number(result.rows[0]?.count);
+}
+
+/** A client with some of everything: approved customers with funded wallets, a pending deposit, a webhook with pending deliveries, a moved clock. */
+async function populate(client: TestClient) {
+  const wallet = await linkedWallet(t, client);
+  await fund(t, wallet, '500.00', 'USD', client);
+  const other = await linkedWallet(t, client);
+  const pending = await deposit(t, other.virtualAccountNumber, '7.25', {}, client);
+  const webhook = await createWebhook(client);
+  await internalTransfer(client, wallet.walletId, other.walletId, '12.34');
+  await createIndividual(t, client);
+  const patched = await t.request({ method: 'PATCH', url: '/v1/compliance/settings', key: client.key, body: { onboardingStrategy: 'EXTERNAL' } });
+  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+  return { wallet, other, pending, webhook };
+}
+
+/** What the integrator sees through the API; trace ids aside. */
+async function views(client: TestClient, ids: { customerId: string; walletId: string }) {
+  const urls = [
+    '/v1/customers?limit=200',
+    `/v1/customers/${ids.customerId}`,
+    `/v1/wallets/${ids.walletId}/balance`,
+    `/v1/transactions?walletId=${ids.walletId}&limit=200`,
+    '/v1/events?limit=200',
+    '/v1/webhooks?includeDeleted=true',
+    '/v1/customers/membership-programs',
+    '/v1/compliance/settings',
+    '/v1/sandbox/clock',
+  ];
+  const result: Record<string, unknown> = {};
+  for (const url of urls) {
+    const response = await t.request({ url, key: client.key });
+    expect(response.status, `${url}: ${JSON.stringify(response.body)}`).toBe(200);
+    result[url] = { data: response.body.data, pagination: response.body.pagination };
+  }
+  return result;
+}
+
+describe('client tables', () => {
+  it('orders every referenced table before the tables referencing it, trigger-checked references included', async () => {
+    const tables = await withTransaction(t.deps.db, (tx) => clientTables(tx));
+    const names = tables.map((table) => table.name);
+    const position = (name: string) => names.indexOf(name);
+    for (const excluded of ['clients', 'api_keys', 'schema_migrations', 'sandbox_snapshots', 'sandbox_snapshot_tables']) expect(names).not.toContain(excluded);
+    for (const name of ['customers', 'wallets', 'ledger_entries', 'events', 'idempotency_keys', 'timers', 'webhook_deliveries', ...resetKeptTables]) expect(names).toContain(name);
+    expect(position('membership_programs')).toBeLessThan(position('customers'));
+    expect(position('customers')).toBeLessThan(position('portfolios'));
+    expect(position('portfolios')).toBeLessThan(position('wallets'));
+    expect(position('wallets')).toBeLessThan(position('ledger_accounts'));
+    expect(position('ledger_transfers')).toBeLessThan(position('ledger_entries'));
+    expect(position('ledger_accounts')).toBeLessThan(position('ledger_entries'));
+    expect(position('ledger_transfers')).toBeLessThan(position('wallet_transactions'));
+    expect(position('webhook_subscriptions')).toBeLessThan(position('webhook_deliveries'));
+    expect(position('webhook_deliveries')).toBeLessThan(position('webhook_delivery_attempts'));
+  });
+
+  it('refuses a cycle, ignores self references and references to unknown tables', () => {
+    expect(referenceOrder(['b', 'a', 'c'], [['b', 'c'], ['a', 'a'], ['a', 'zzz']])).toEqual(['a', 'c', 'b']);
+    expect(() => referenceOrder(['a', 'b'], [['a', 'b'], ['b', 'a']])).toThrow(/cycle: a, b/);
+  });
+
+  it('still refuses to delete ledger rows outside a reset or a restore', async () => {
+    await expect(sql`DELETE FROM ledger_transfers WHERE client_id = ${t.clientA.id}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23001' });
+    await expect(sql`DELETE FROM ledger_accounts WHERE client_id = ${t.clientA.id}`.execute(t.deps.db)).rejects.toMatchObject({ code: '23001' });
+  });
+});
+
+describe('POST /v1/sandbox/reset', () => {
+  it('deletes all of the client\'s data, keeps its keys, configuration, snapshots and clock, and leaves other clients byte for byte', async () => {
+    const a = await t.newClient('reset A');
+    const b = await t.newClient('reset B');
+    await advance(a, 90);
+    await populate(a);
+    await populate(b);
+    const kept = await snapshot(a, 'kept across the reset');
+    const programsBefore = (await t.request({ url: '/v1/customers/membership-programs', key: a.key })).body.data;
+    const keptBefore = await dumpClient(a.id);
+    const before = await dumpClient(b.id);
+
+    const result = await reset(a);
+    expect(result.kept).toEqual([...resetKeptTables].sort());
+    expect(result.deleted.customers).toBe(3);
+    expect(result.deleted.wallets).toBe(3);
+    expect(result.deleted.events).toBeGreaterThan(10);
+    expect(result.deleted.ledger_transfers).toBeGreaterThan(0);
+    expect(result.deleted.webhook_subscriptions).toBe(1);
+    expect(result.deleted.timers).toBe(1);
+    expect(result.deleted).not.toHaveProperty('membership_programs');
+    expect(result.deleted).not.toHaveProperty('api_keys');
+
+    expect(await dumpClient(b.id)).toEqual(before);
+
+    // Client A: nothing left but its configuration, keys, snapshots and clock.
+    const tables = await withTransaction(t.deps.db, (tx) => clientTables(tx));
+    for (const table of tables) {
+      if (resetKeptTables.includes(table.name)) continue;
+      expect(await rowsOf(table.name, a.id), table.name).toBe(0);
+    }
+    const after = await dumpClient(a.id);
+    for (const name of [...resetKeptTables, 'clients', 'api_keys', 'sandbox_snapshots', 'sandbox_snapshot_tables']) expect(after[name], name).toBe(keptBefore[name]);
+    expect((await t.request({ url: '/v1/customers/membership-programs', key: a.key })).body.data).toEqual(programsBefore);
+    expect((await t.request({ url: '/v1/compliance/settings', key: a.key })).body.data.onboardingStrategy).toBe('EXTERNAL');
+    expect((await t.request({ url: '/v1/customers', key: a.key })).body.data).toEqual([]);
+    expect((await t.request({ url: '/v1/events', key: a.key })).body.data).toEqual([]);
+    expect((await t.request({ url: '/v1/webhooks?includeDeleted=true', key: a.key })).body.data).toEqual([]);
+    expect((await t.request({ url: '/v1/sandbox/clock', key: a.key })).body.data).toMatchObject({ offsetSeconds: 90, pendingTimers: 0 });
+    expect((await t.request({ url: `/v1/sandbox/snapshots/${kept.id}`, key: a.key })).status).toBe(200);
+
+    // The API keeps working: new customers, money, events; the ledger is clean.
+    await t.request({ method: 'PATCH', url: '/v1/compliance/settings', key: a.key, body: { onboardingStrategy: 'STANDARD' } });
+    const wallet = await linkedWallet(t, a);
+    await fund(t, wallet, '20.00', 'USD', a);
+    expect(await balanceOf(t, wallet.walletId, 'USD', a)).toEqual({ AVAILABLE: '20.00', RESERVED: '0.00', PENDING: '0.00' });
+    await expectLedgerClean(t);
+    expect(await dumpClient(b.id)).toEqual(before);
+
+    // The snapshot taken before the reset brings everything back.
+    await restore(a, kept.id, { resendPendingDeliveries: true });
+    const restored = await dumpClient(a.id);
+    for (const [name, rows] of Object.entries(keptBefore)) {
+      if (name === 'sandbox_snapshots' || name === 'sandbox_snapshot_tables') continue;
+      expect(restored[name], name).toBe(rows);
+    }
+    await expectLedgerClean(t);
+  });
+
+  it('succeeds again on an empty client, and replays with its Idempotency-Key', async () => {
+    const client = await t.newClient('reset twice');
+    await reset(client);
+    const key = `reset-${crypto.randomUUID()}`;
+    const first = await post('/v1/sandbox/reset', { confirm: 'RESET' }, client, key);
+    expect(first.status).toBe(200);
+    expect(Object.values(first.body.data.deleted).every((count) => count === 0)).toBe(true);
+    const again = await post('/v1/sandbox/reset', { confirm: 'RESET' }, client, key);
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    // The reset's own key is recorded after the reset's deletes.
+    expect(await rowsOf('idempotency_keys', client.id)).toBe(1);
+  });
+
+  it.each([
+    ['a wrong confirmation', { confirm: 'reset' }, 'SANDBOX_RESET_NOT_CONFIRMED'],
+    ['an empty confirmation', { confirm: '' }, 'SANDBOX_RESET_NOT_CONFIRMED'],
+    ['no confirmation', {}, 'VALIDATION_ERROR'],
+    ['a number', { confirm: 1 }, 'VALIDATION_ERROR'],
+    ['an unknown field', { confirm: 'RESET', everything: true }, 'VALIDATION_ERROR'],
+  ])('400 with %s, and nothing is deleted', async (_name, body, code) => {
+    const client = await t.newClient('no reset');
+    await createIndividual(t, client);
+    const response = await post('/v1/sandbox/reset', body, client);
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe(code);
+    expect(JSON.stringify(response.body.details)).toContain(code === 'VALIDATION_ERROR' && 'everything' in body ? 'everything' : 'confirm');
+    expect(await rowsOf('customers', client.id)).toBe(1);
+  });
+
+  it('409 SANDBOX_STATE_BUSY while an advance of the client\'s clock runs its timers', async () => {
+    const client = await t.newClient('busy');
+    await sql`UPDATE clients SET clock_advance_lease_until = ${new Date(t.clock.now().getTime() + 60_000)} WHERE id = ${client.id}`.execute(t.deps.db);
+    const response = await post('/v1/sandbox/reset', { confirm: 'RESET' }, client);
+    expect(response.status).toBe(409);
+    expect(response.body.code).toBe('SANDBOX_STATE_BUSY');
+    await sql`UPDATE clients SET clock_advance_lease_until = NULL WHERE id = ${client.id}`.execute(t.deps.db);
+    await reset(client);
+  });
+});
+
+describe('snapshots and restore', () => {
+  it('puts every row back as it was, ids and clock included; every read answers as at snapshot time; other clients untouched', async () => {
+    const client = await t.newClient('restore');
+    const { wallet, other } = await populate(client);
+    await advance(client, 30);
+    // An idempotency record whose response is sealed (bytea hash, encrypted JSON string body).
+    const sealed = await post('/v1/webhooks', { name: 'Sealed', url: 'http://127.0.0.1:9/sealed', subscribedEventTypes: ['CUSTOMER_CREATED'] }, client, `hook-${crypto.randomUUID()}`);
+    expect(sealed.status).toBe(201);
+    const bystander = await t.newClient('bystander');
+    await populate(bystander);
+
+    const seen = await views(client, { customerId: wallet.customerId, walletId: wallet.walletId });
+    const dump = await dumpClient(client.id);
+    const saved = await snapshot(client, 'before changes');
+    expect(saved).toMatchObject({ name: 'before changes', clockOffsetSeconds: 30 });
+    expect(saved.rowCounts.customers).toBe(3);
+    expect(saved.rowCounts.membership_programs).toBeGreaterThan(0);
+    expect(saved.rowCounts).not.toHaveProperty('api_keys');
+    expect(saved.sizeBytes).toBeGreaterThan(0);
+    const bystanderBefore = await dumpClient(bystander.id);
+
+    // Changes: a customer, a settled deposit, an internal transfer, a webhook, time.
+    await createIndividual(t, client);
+    await fund(t, wallet, '40.00', 'USD', client);
+    await internalTransfer(client, wallet.walletId, other.walletId, '1.01');
+    await createWebhook(client, 'Later');
+    await advance(client, 3600);
+    await reset(client);
+    await createIndividual(t, client);
+
+    const result = await restore(client, saved.id, { resendPendingDeliveries: true });
+    expect(result).toMatchObject({ cancelledDeliveries: 0, clockOffsetSeconds: 30 });
+    expect(result.restored).toEqual(saved.rowCounts);
+    const restored = await dumpClient(client.id);
+    for (const [name, rows] of Object.entries(dump)) {
+      if (name === 'sandbox_snapshots' || name === 'sandbox_snapshot_tables') continue;
+      expect(restored[name], name).toBe(rows);
+    }
+    expect(await views(client, { customerId: wallet.customerId, walletId: wallet.walletId })).toEqual(seen);
+    expect(await dumpClient(bystander.id)).toEqual(bystanderBefore);
+    await expectLedgerClean(t);
+
+    // The restored state works: its money moves, its pending deposit settles.
+    await internalTransfer(client, wallet.walletId, other.walletId, '2.00');
+    await expectLedgerClean(t);
+
+    // Restoring once more, without asking: the pending deliveries are cancelled, not sent twice.
+    const again = await restore(client, saved.id);
+    expect(again.cancelledDeliveries).toBeGreaterThan(0);
+    const statuses = await sql<{ status: string }>`SELECT DISTINCT status FROM webhook_deliveries WHERE client_id = ${client.id}`.execute(t.deps.db);
+    expect(statuses.rows.map((row) => row.status)).toEqual(['CANCELLED']);
+    const hooks = (seen['/v1/webhooks?includeDeleted=true'] as any).data as any[];
+    const main = hooks.find((hook) => hook.name === 'Main');
+    const deliveries = await t.request({ url: `/v1/webhooks/${main.id as string}/deliveries`, key: client.key });
+    expect(deliveries.status).toBe(200);
+    expect(deliveries.body.data.length).toBeGreaterThan(0);
+    expect(deliveries.body.data.every((delivery: any) => delivery.status === 'CANCELLED' && delivery.completedAt !== null)).toBe(true);
+    await expectLedgerClean(t);
+  });
+
+  it('the restored clock is the one this process answers with at once, and pending timers are back', async () => {
+    const client = await t.newClient('clock restore');
+    const wallet = await linkedWallet(t, client);
+    const pending = await deposit(t, wallet.virtualAccountNumber, '3.00', {}, client);
+    const saved = await snapshot(client);
+    await advance(client, 600);
+    const settledStatus = await t.request({ url: `/v1/baas/transactions/${pending.parentBankTransactionId as string}`, key: client.key });
+    expect(settledStatus.body.data.status).toBe('COMPLETED');
+    await restore(client, saved.id);
+    const clock = (await t.request({ url: '/v1/sandbox/clock', key: client.key })).body.data;
+    expect(clock).toMatchObject({ offsetSeconds: 0, pendingTimers: 1, now: t.clock.now().toISOString() });
+    const customer = await createIndividual(t, client);
+    expect(customer.createdAt).toBe(t.clock.now().toISOString());
+    const status = await t.request({ url: `/v1/baas/transactions/${pending.parentBankTransactionId as string}`, key: client.key });
+    expect(status.body.data.status).toBe('PENDING');
+    await settle(t, pending.id, client);
+    await expectLedgerClean(t);
+  });
+
+  it('a restore sent with an Idempotency-Key the snapshot had recorded (then wiped by a reset) restores, and replays after', async () => {
+    const client = await t.newClient('restore key');
+    const key = `reused-${crypto.randomUUID()}`;
+    const created = await post('/v1/webhooks', { name: 'Keyed', url: 'http://127.0.0.1:9/keyed', subscribedEventTypes: ['CUSTOMER_CREATED'] }, client, key);
+    expect(created.status).toBe(201);
+    const saved = await snapshot(client);
+    await reset(client);
+    const first = await post(`/v1/sandbox/snapshots/${saved.id as string}/restore`, {}, client, key);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(first.body.data.restored.webhook_subscriptions).toBe(1);
+    const again = await post(`/v1/sandbox/snapshots/${saved.id as string}/restore`, {}, client, key);
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+  });
+
+  it('lists newest first, reads, deletes; a deleted snapshot is gone', async () => {
+    const client = await t.newClient('list');
+    const first = await snapshot(client, 'first');
+    const second = await snapshot(client, 'second');
+    const list = await t.request({ url: '/v1/sandbox/snapshots?limit=1', key: client.key });
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((row: any) => row.id)).toEqual([second.id]);
+    expect(list.body.pagination).toEqual({ totalResults: 2, hasMoreResults: true, nextStartAfterId: second.id });
+    const next = await t.request({ url: `/v1/sandbox/snapshots?startAfterId=${second.id as string}`, key: client.key });
+    expect(next.body.data).toEqual([first]);
+    expect((await t.request({ url: `/v1/sandbox/snapshots/${first.id as string}`, key: client.key })).body.data).toEqual(first);
+
+    const deleted = await t.request({ method: 'DELETE', url: `/v1/sandbox/snapshots/${first.id as string}`, key: client.key });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.data).toEqual(first);
+    expect((await t.request({ url: `/v1/sandbox/snapshots/${first.id as string}`, key: client.key })).status).toBe(404);
+    expect(await rowsOf('sandbox_snapshot_tables', client.id)).toBe(await sql<{ count: string }>`
+      SELECT count(*)::text AS count FROM sandbox_snapshot_tables WHERE client_id = ${client.id} AND snapshot_id = ${second.id}`
+      .execute(t.deps.db)
+      .then((result) => Number(result.rows[0]?.count)));
+  });
+
+  it(`keeps at most ${snapshotsPerClientMax} snapshots per client: 422 SANDBOX_SNAPSHOT_LIMIT_REACHED beyond`, async () => {
+    const client = await t.newClient('limit');
+    for (let index = 0; index < snapshotsPerClientMax; index++) await snapshot(client, `snapshot ${index}`);
+    const refused = await post('/v1/sandbox/snapshots', { name: 'one too many' }, client);
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('SANDBOX_SNAPSHOT_LIMIT_REACHED');
+    expect((await t.request({ url: '/v1/sandbox/snapshots', key: client.key })).body.pagination.totalResults).toBe(snapshotsPerClientMax);
+  });
+
+  it('404 NOT_FOUND for another client\'s snapshot, the same as for a missing one', async () => {
+    const owner = await t.newClient('owner');
+    await createIndividual(t, owner);
+    const saved = await snapshot(owner);
+    const stranger = await t.newClient('stranger');
+    const missing = crypto.randomUUID();
+    for (const id of [saved.id, missing, 'not-a-uuid']) {
+      for (const request of [
+        { method: 'GET' as const, url: `/v1/sandbox/snapshots/${id as string}` },
+        { method: 'POST' as const, url: `/v1/sandbox/snapshots/${id as string}/restore`, body: {} },
+        { method: 'DELETE' as const, url: `/v1/sandbox/snapshots/${id as string}` },
+      ]) {
+        const response = await t.request({ ...request, key: stranger.key });
+        expect(response.status, `${request.method} ${request.url}`).toBe(404);
+        expect(response.body.code).toBe('NOT_FOUND');
+        expect(response.body.message).toBe('Snapshot not found');
+      }
+    }
+    expect((await t.request({ url: '/v1/sandbox/snapshots', key: stranger.key })).body.data).toEqual([]);
+    expect((await t.request({ url: `/v1/sandbox/snapshots/${saved.id as string}`, key: owner.key })).status).toBe(200);
+    expect(await rowsOf('customers', owner.id)).toBe(1);
+  });
+
+  it('restores without a body, and 400 for bad bodies', async () => {
+    const client = await t.newClient('bodies');
+    const saved = await snapshot(client);
+    const bare = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${saved.id as string}/restore`, key: client.key });
+    expect(bare.status, JSON.stringify(bare.body)).toBe(200);
+    for (const [url, body] of [
+      [`/v1/sandbox/snapshots/${saved.id as string}/restore`, { resendPendingDeliveries: 'yes' }],
+      [`/v1/sandbox/snapshots/${saved.id as string}/restore`, { other: true }],
+      ['/v1/sandbox/snapshots', { name: '' }],
+      ['/v1/sandbox/snapshots', { name: 'x'.repeat(101) }],
+      ['/v1/sandbox/snapshots', {}],
+      ['/v1/sandbox/snapshots', { name: 'ok', extra: 1 }],
+    ] as const) {
+      const response = await post(url, body, client);
+      expect(response.status, `${url} ${JSON.stringify(body)}`).toBe(400);
+      expect(response.body.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});
+
+describe('production mode', () => {
+  it('has no reset or snapshot routes (404)', async () => {
+    const production = await createTestApp({ env: { OPENBAAS_MODE: 'production' } });
+    try {
+      const id = '019ca945-0a00-74c1-8797-3bfde107f365';
+      for (const [method, url] of [
+        ['POST', '/v1/sandbox/reset'],
+        ['POST', '/v1/sandbox/snapshots'],
+        ['GET', '/v1/sandbox/snapshots'],
+        ['GET', `/v1/sandbox/snapshots/${id}`],
+        ['POST', `/v1/sandbox/snapshots/${id}/restore`],
+        ['DELETE', `/v1/sandbox/snapshots/${id}`],
+      ] as const) {
+        const response = await production.request({ method, url, ...(method === 'POST' ? { body: { confirm: 'RESET', name: 'x' } } : {}) });
+        expect(response.status, `${method} ${url}`).toBe(404);
+        expect(response.body.code).toBe('ROUTE_NOT_FOUND');
+      }
+    } finally {
+      await production.close();
+    }
+  });
+});
