@@ -5,6 +5,7 @@ import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, tr
 import { webhookHttpClient, type PostOutcome, type WebhookHttpClient } from './webhook-http.js';
 import { signedHeaders } from './webhook-signing.js';
 import { webhookSecretBoxOf } from './webhook-secrets.js';
+import { duplicates, injectedDelayMs, webhookFaultsOf, type WebhookFaults, type WebhookFaultsCache } from './webhook-faults.js';
 import { workerName } from './webhooks.service.js';
 import './webhooks.tables.js';
 import './events.tables.js';
@@ -20,6 +21,15 @@ import './events.tables.js';
  * A worker that dies leaves its leases to expire: the deliveries are then claimed again as a new
  * attempt (the lost one is logged as such), so every delivery is made at least once and no
  * attempt number is ever sent twice.
+ *
+ * In sandbox mode a client may ask for injected faults (webhook-faults.ts). A delay is applied at
+ * a delivery's first claim: instead of sending, the worker moves its next_attempt_at forward by
+ * the delay and gives the claim back (uncounting the attempt), once per delivery, so a held
+ * delivery occupies neither a worker nor a concurrency slot and other clients are not held up;
+ * should the worker die before giving it back, the lease expires and the delivery goes out
+ * without the delay (at least once still holds). A duplicate is sent after a successful attempt
+ * has been recorded, as an attempt of its own (the next number, reserved before sending and
+ * logged with injected_fault DUPLICATE) that never changes the delivery's status.
  */
 
 /** Deliveries claimed by one statement at most. */
@@ -41,6 +51,7 @@ const outcomeBatchMax = 500;
 const responseBodyReadMaxBytes = 16 * 1024;
 const abandonedAttemptError = 'no outcome recorded: the worker stopped before recording it (its claim expired)';
 const eventMissingError = 'the event is no longer available';
+const duplicateUnrecordedError = 'no outcome recorded: the worker stopped before recording it';
 
 interface ClaimedRow {
   client_id: string;
@@ -62,6 +73,13 @@ interface ClaimedRow {
   event_created_at: Date | null;
   /** The client's clock offset (migration 0018): the delivery's schedule is in the client's time. */
   clock_offset_ms: string;
+}
+
+export interface DeliveryWorkerOptions {
+  /** The random source of fault injection (sandbox); tests pass a fixed one. */
+  random?: () => number;
+  /** The outgoing HTTP client; by default the one of the configured mode. */
+  http?: WebhookHttpClient;
 }
 
 interface QueuedOutcome {
@@ -87,9 +105,17 @@ export class DeliveryWorker {
   private lastWorkMs = 0;
   private lastSweepMs = 0;
   private lastClaimMs = 0;
+  /** Fault injection settings: read in sandbox mode only, so production never injects a fault. */
+  private readonly faults: WebhookFaultsCache | undefined;
+  private readonly random: () => number;
 
-  constructor(private readonly deps: Deps) {
-    this.http = webhookHttpClient(deps.config.mode);
+  constructor(
+    private readonly deps: Deps,
+    options: DeliveryWorkerOptions = {},
+  ) {
+    this.http = options.http ?? webhookHttpClient(deps.config.mode);
+    this.faults = deps.config.mode === 'sandbox' ? webhookFaultsOf(deps) : undefined;
+    this.random = options.random ?? Math.random;
   }
 
   /**
@@ -102,7 +128,7 @@ export class DeliveryWorker {
       await this.sweepIfDue();
       const gap = this.lastClaimMs + claimGapMs - Date.now();
       if (gap > 0) await sleep(gap);
-      const claimed = await this.claimAndStart();
+      const { claimed } = await this.claimAndStart();
       if (claimed > 0) {
         this.lastWorkMs = Date.now();
         continue;
@@ -126,8 +152,8 @@ export class DeliveryWorker {
   async deliverDue(): Promise<number> {
     let attempts = 0;
     for (;;) {
-      const claimed = await this.claimAndStart();
-      attempts += claimed;
+      const { claimed, started } = await this.claimAndStart();
+      attempts += started;
       if (claimed === 0 && this.inflight.size === 0) return attempts;
       await Promise.allSettled([...this.inflight]);
     }
@@ -175,11 +201,13 @@ export class DeliveryWorker {
     });
   }
 
-  private async claimAndStart(): Promise<number> {
+  /** Claims due deliveries and starts their requests: the number claimed, and of those started (the rest were held back). */
+  private async claimAndStart(): Promise<{ claimed: number; started: number }> {
     this.lastClaimMs = Date.now();
-    const rows = await this.claim();
+    const claimed = await this.claim();
+    const { rows, faults } = await this.holdBack(claimed);
     for (const row of rows) {
-      const execution = this.deliver(row).catch(() => {
+      const execution = this.deliver(row, faults.get(row.client_id)).catch(() => {
         // The outcome could not be written (database unavailable): the lease expires and the
         // delivery is attempted again, which is what at-least-once asks for.
       });
@@ -189,7 +217,41 @@ export class DeliveryWorker {
       });
       this.inflight.add(tracked);
     }
-    return rows.length;
+    return { claimed: claimed.length, started: rows.length };
+  }
+
+  /**
+   * Fault injection (sandbox): gives back the claims of first attempts whose client asked for a
+   * delay, with next_attempt_at moved forward by it (in the client's time, like the schedule).
+   * Only the holder of the claim can do so, and only once per delivery (injected_delay_ms). Returns
+   * the deliveries to send now and the settings of their clients.
+   */
+  private async holdBack(claimed: ClaimedRow[]): Promise<{ rows: ClaimedRow[]; faults: Map<string, WebhookFaults> }> {
+    if (!this.faults || claimed.length === 0) return { rows: claimed, faults: new Map() };
+    const faults = await this.faults.faultsOf(claimed.map((row) => row.client_id));
+    if (faults.size === 0) return { rows: claimed, faults };
+    const holds: Array<{ row: ClaimedRow; delayMs: number }> = [];
+    // In creation order (delivery ids keep it), so a fixed random source gives fixed delays.
+    for (const row of [...claimed].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+      const clientFaults = faults.get(row.client_id);
+      if (!clientFaults || row.attempt_count !== 1 || row.test_data !== null) continue;
+      const delayMs = injectedDelayMs(clientFaults, this.random);
+      if (delayMs > 0) holds.push({ row, delayMs });
+    }
+    if (holds.length === 0) return { rows: claimed, faults };
+    const held = await sql<{ id: string }>`
+      UPDATE webhook_deliveries d
+      SET next_attempt_at = d.next_attempt_at + i.delay_ms * interval '1 millisecond', injected_delay_ms = i.delay_ms,
+        attempt_count = d.attempt_count - 1, lease_token = NULL, lease_expires_at = NULL
+      FROM unnest(
+        ${holds.map((hold) => hold.row.client_id)}::uuid[], ${holds.map((hold) => hold.row.id)}::uuid[],
+        ${holds.map((hold) => hold.row.lease_token)}::uuid[], ${holds.map((hold) => hold.delayMs)}::int[]
+      ) AS i(client_id, id, lease_token, delay_ms)
+      WHERE d.client_id = i.client_id AND d.id = i.id AND d.lease_token = i.lease_token AND d.injected_delay_ms IS NULL
+      RETURNING d.id
+    `.execute(this.deps.db);
+    const heldIds = new Set(held.rows.map((row) => row.id));
+    return { rows: claimed.filter((row) => !heldIds.has(row.id)), faults };
   }
 
   /** One claim (see openbaas_claim_webhook_deliveries in migration 0004): one statement, one round trip. */
@@ -205,24 +267,17 @@ export class DeliveryWorker {
     return result.rows;
   }
 
-  private async deliver(row: ClaimedRow): Promise<void> {
+  private async deliver(row: ClaimedRow, faults: WebhookFaults | undefined): Promise<void> {
     const attemptedAt = this.deps.clock.now();
     const data = row.test_data ?? row.event_data;
     const createdAt = row.test_data ? row.created_at : row.event_created_at;
     let outcome: PostOutcome;
+    let body: string | undefined;
     if (!data || !createdAt) {
       outcome = { ok: false, httpStatus: null, latencyMs: 0, responseBody: null, error: eventMissingError };
     } else {
-      const body = deliveryBody({ id: row.event_id, type: row.event_type, createdAt: createdAt.toISOString(), data });
-      // The signature timestamp is the real time of sending: receivers compare it with their own
-      // clock to refuse replays, so it must not follow a simulated clock.
-      const headers = signedHeaders(webhookSecretBoxOf(this.deps).signingSecrets(row.client_id, row.subscription_id, row, attemptedAt), row.event_id, Math.floor(Date.now() / 1000), body);
-      outcome = await this.http.post(
-        row.url,
-        { ...headers, 'openbaas-delivery-id': row.id, 'openbaas-attempt': String(row.attempt_count) },
-        body,
-        { timeoutMs: this.deps.config.webhookTimeoutMs, responseBodyMaxBytes: responseBodyReadMaxBytes },
-      );
+      body = deliveryBody({ id: row.event_id, type: row.event_type, createdAt: createdAt.toISOString(), data });
+      outcome = await this.post(row, body, row.attempt_count, attemptedAt);
     }
     // The request is over: its slot is free for the next claim even before the outcome is written.
     this.answered.add(row.id);
@@ -232,6 +287,51 @@ export class DeliveryWorker {
     } finally {
       this.answered.delete(row.id);
     }
+    if (outcome.ok && body !== undefined && faults && duplicates(faults, this.random)) await this.sendDuplicate(row, body);
+  }
+
+  /** Sends attempt `attempt` of a delivery, signed now. */
+  private post(row: ClaimedRow, body: string, attempt: number, attemptedAt: Date): Promise<PostOutcome> {
+    // The signature timestamp is the real time of sending: receivers compare it with their own
+    // clock to refuse replays, so it must not follow a simulated clock.
+    const headers = signedHeaders(webhookSecretBoxOf(this.deps).signingSecrets(row.client_id, row.subscription_id, row, attemptedAt), row.event_id, Math.floor(Date.now() / 1000), body);
+    return this.http.post(
+      row.url,
+      { ...headers, 'openbaas-delivery-id': row.id, 'openbaas-attempt': String(attempt) },
+      body,
+      { timeoutMs: this.deps.config.webhookTimeoutMs, responseBodyMaxBytes: responseBodyReadMaxBytes },
+    );
+  }
+
+  /**
+   * Fault injection (sandbox): sends a delivery that was just recorded as DELIVERED once more, as
+   * the next attempt. The attempt number is taken first, together with a log entry that says the
+   * outcome is unknown (so a replay never reuses the number, and a worker that dies leaves a true
+   * log); nothing is sent if the delivery changed meanwhile (a manual retry, say). The outcome
+   * then replaces that entry; the delivery itself stays as it is.
+   */
+  private async sendDuplicate(row: ClaimedRow, body: string): Promise<void> {
+    const attemptedAt = this.deps.clock.now();
+    const reserved = await sql<{ attempt_number: number }>`
+      WITH reserved AS (
+        UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, updated_at = ${attemptedAt}
+        WHERE client_id = ${row.client_id} AND id = ${row.id} AND status = 'DELIVERED' AND lease_token IS NULL
+          AND attempt_count = ${row.attempt_count}::int
+        RETURNING client_id, id, attempt_count
+      )
+      INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, error, worker, injected_fault)
+      SELECT client_id, id, attempt_count, ${attemptedAt}, false, ${duplicateUnrecordedError}, ${workerName}, 'DUPLICATE' FROM reserved
+      RETURNING attempt_number
+    `.execute(this.deps.db);
+    const attempt = reserved.rows[0]?.attempt_number;
+    if (attempt === undefined) return;
+    const outcome = await this.post(row, body, attempt, attemptedAt);
+    await sql`
+      UPDATE webhook_delivery_attempts
+      SET succeeded = ${outcome.ok}, http_status = ${outcome.httpStatus}::int, latency_ms = ${outcome.latencyMs}::int,
+        response_body = ${truncate(outcome.responseBody, responseBodyKeptChars)}, error = ${truncate(outcome.error, errorKeptChars)}
+      WHERE client_id = ${row.client_id} AND delivery_id = ${row.id} AND attempt_number = ${attempt}::int
+    `.execute(this.deps.db);
   }
 
   /**

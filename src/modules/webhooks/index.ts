@@ -12,3 +12,4 @@ export { webhookHttpClient, WebhookHttpClient, type PostOptions, type PostOutcom
 export { DeliveryWorker, purgeOldDeliveries } from './delivery-worker.js';
 export { registerEventRoutes } from './events.routes.js';
 export { registerWebhookRoutes } from './webhooks.routes.js';
+export { registerWebhookFaultRoutes } from './webhook-faults.routes.js';

@@ -51,6 +51,9 @@ const AttemptSchema = Type.Object(
     latencyMs: Type.Union([Type.Integer(), Type.Null()]),
     responseBody: Type.Union([Type.String(), Type.Null()], { description: 'the start of the receiver\'s answer (1000 characters at most)' }),
     error: Type.Union([Type.String(), Type.Null()], { description: 'why no 2xx arrived: timeout, connection refused, ...' }),
+    injectedFault: Type.Union([Type.Literal('DUPLICATE'), Type.Null()], {
+      description: 'sandbox fault injection (PUT /v1/sandbox/webhooks/faults): DUPLICATE marks the extra sending of a delivery that had succeeded; null for every ordinary attempt',
+    }),
   },
   { title: 'WebhookDeliveryAttempt' },
 );

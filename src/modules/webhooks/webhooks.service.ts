@@ -14,6 +14,7 @@ import { webhookSecretBoxOf } from './webhook-secrets.js';
 import { checkWebhookUrl } from './webhook-url.js';
 import * as store from './webhooks.store.js';
 import type { AttemptRow, DeliveryRow, SubscriptionRow } from './webhooks.store.js';
+import type { InjectedFault } from './webhooks.tables.js';
 
 export interface WebhookView {
   id: string;
@@ -36,6 +37,7 @@ export interface AttemptView {
   latencyMs: number | null;
   responseBody: string | null;
   error: string | null;
+  injectedFault: InjectedFault | null;
 }
 
 export interface DeliveryView {
@@ -125,6 +127,7 @@ function attemptView(row: AttemptRow): AttemptView {
     latencyMs: row.latency_ms,
     responseBody: row.response_body,
     error: row.error,
+    injectedFault: row.injected_fault,
   };
 }
 
@@ -368,6 +371,7 @@ export async function recordTestDelivery(tx: Tx, context: RequestContext, sent: 
     created_at: sent.createdAt,
     updated_at: now,
     completed_at: now,
+    injected_delay_ms: null,
   };
   const attempt: AttemptRow = {
     client_id: context.clientId,
@@ -380,6 +384,7 @@ export async function recordTestDelivery(tx: Tx, context: RequestContext, sent: 
     response_body: truncate(sent.outcome.responseBody, responseBodyKeptChars),
     error: truncate(sent.outcome.error, errorKeptChars),
     worker: workerName,
+    injected_fault: null,
   };
   await store.insertDelivery(tx, row);
   await store.insertAttempt(tx, attempt);

@@ -34,6 +34,8 @@ export interface WebhookDeliveriesTable {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+  /** Sandbox fault injection: the delay the first attempt was held back by (migration 0020); null when none. */
+  injected_delay_ms: number | null;
 }
 
 export interface WebhookDeliveryAttemptsTable {
@@ -47,6 +49,20 @@ export interface WebhookDeliveryAttemptsTable {
   response_body: string | null;
   error: string | null;
   worker: string;
+  /** Sandbox fault injection: 'DUPLICATE' for the extra sending of a delivery that had succeeded (migration 0020). */
+  injected_fault: InjectedFault | null;
+}
+
+export type InjectedFault = 'DUPLICATE';
+
+/** A client's webhook fault injection settings (sandbox only; migration 0020). */
+export interface WebhookFaultsTable {
+  client_id: string;
+  duplicate_rate: number;
+  reorder_window_ms: number;
+  extra_delay_ms: number;
+  created_at: Date;
+  updated_at: Date;
 }
 
 declare module '../../platform/db/schema.js' {
@@ -54,5 +70,6 @@ declare module '../../platform/db/schema.js' {
     webhook_subscriptions: WebhookSubscriptionsTable;
     webhook_deliveries: WebhookDeliveriesTable;
     webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+    webhook_faults: WebhookFaultsTable;
   }
 }
