@@ -7,6 +7,8 @@ import { webhookSecurityCases } from './security/webhooks.js';
 import { complianceSecurityCases } from './security/compliance.js';
 import { bankSecurityCases } from './security/bank.js';
 import { sandboxClockSecurityCases, sandboxSeedingSecurityCases } from './security/sandbox-clock.js';
+import { sandboxStateSecurityCases } from './security/sandbox-state.js';
+import { sandboxWebhookFaultSecurityCases } from './security/sandbox-webhook-faults.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -19,6 +21,8 @@ export const securityCases: SecurityCase[] = [
   ...bankSecurityCases,
   ...sandboxClockSecurityCases,
   ...sandboxSeedingSecurityCases,
+  ...sandboxStateSecurityCases,
+  ...sandboxWebhookFaultSecurityCases,
 ];
 
 /**

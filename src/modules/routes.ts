@@ -14,12 +14,14 @@ import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbo
 import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
+import { registerWebhookFaultRoutes } from './webhooks/index.js';
 import { registerInternalTransferRoutes } from './internal-transfers/index.js';
 import { walletExists, walletsExist } from './internal-transfers/wallet-directory.js';
 import { registerWalletBalanceRoutes } from './ledger/index.js';
 import { registerTransactionRoutes } from './transactions/index.js';
 import { registerSandboxClockRoutes } from './sandbox/clock/index.js';
 import { registerSandboxSeedingRoutes } from './sandbox/seeding/index.js';
+import { registerSandboxStateRoutes } from './sandbox/state/index.js';
 import { timerKinds } from './timer-kinds.js';
 
 /** Every module's routes, registered once by buildApp. */
@@ -43,6 +45,8 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   if (deps.config.mode === 'sandbox') registerSandboxBankRoutes(app, deps, bankTransfers);
   if (deps.config.mode === 'sandbox') registerSandboxClockRoutes(app, deps, timerKinds);
   if (deps.config.mode === 'sandbox') registerSandboxSeedingRoutes(app, deps, { compliance, bank: bankTransfers });
+  if (deps.config.mode === 'sandbox') registerSandboxStateRoutes(app, deps);
+  if (deps.config.mode === 'sandbox') registerWebhookFaultRoutes(app, deps);
 }
 
 /** The payment rail: the sandbox rail in sandbox mode; production has no rail connected yet (payments wait for an outcome). */

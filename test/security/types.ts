@@ -14,7 +14,7 @@ export interface PreparedRequest {
  * request names another client's resource, and idempotent replay / key reuse on writes.
  */
 export interface SecurityCase {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** The route pattern exactly as registered, for example '/v1/events/:id'. */
   route: string;
   /**
