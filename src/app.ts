@@ -2,8 +2,6 @@ import crypto from 'node:crypto';
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import rateLimit from '@fastify/rate-limit';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { Type } from 'typebox';
 import type { Deps } from './platform/deps.js';
 import type { App } from './platform/http/app-type.js';
@@ -14,6 +12,7 @@ import { ErrorBodySchema } from './platform/http/envelope.js';
 import { checkJsonValue, jsonBodyLimitBytes, validatorCompiler } from './platform/http/validation.js';
 import { createMetrics } from './platform/http/metrics.js';
 import { registerOperationRoutes } from './platform/http/operations.js';
+import { registerOpenApi } from './platform/http/openapi.js';
 import { registerRemovedEndpoints } from './platform/http/removed-endpoints.js';
 import { logRedactPaths } from './platform/log.js';
 import { ApiKeyResolver } from './modules/tenants/api-key-resolver.js';
@@ -141,27 +140,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       new AppError('RATE_LIMITED', `Rate limit exceeded: ${context.max} requests per minute; retry in ${context.after}.`),
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'OpenBaaS API',
-        version: '1',
-        description:
-          'Banking-as-a-Service core: customers, compliance, wallets, bank rails, transfers, cards and webhooks. ' +
-          'Every success body is { message, data, traceId }; every error body is { message, code, details?, traceId }.',
-      },
-      servers: [{ url: deps.config.publicBaseUrl }],
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Your API key, raw or as "Bearer <key>".' },
-          adminKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'OPENBAAS_ADMIN_KEY' },
-        },
-      },
-      security: [{ apiKey: [] }],
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await registerOpenApi(app, deps);
 
   const metrics = createMetrics(deps.database.pool);
   app.addHook('onResponse', async (request, reply) => metrics.observe(request, reply));
