@@ -19,6 +19,7 @@ import { ApiKeyResolver } from './modules/tenants/api-key-resolver.js';
 import { ipAllowed } from './modules/tenants/api-key.js';
 import { registerAdminRoutes } from './modules/tenants/admin.routes.js';
 import { registerModuleRoutes } from './modules/routes.js';
+import { eventOpenApi } from './modules/webhooks/index.js';
 
 /** A trace id we accept from the caller: short, printable, no spaces. */
 const traceIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -140,7 +141,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       new AppError('RATE_LIMITED', `Rate limit exceeded: ${context.max} requests per minute; retry in ${context.after}.`),
   });
 
-  await registerOpenApi(app, deps);
+  await registerOpenApi(app, deps, eventOpenApi());
 
   const metrics = createMetrics(deps.database.pool);
   app.addHook('onResponse', async (request, reply) => metrics.observe(request, reply));

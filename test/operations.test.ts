@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { parse as parseYaml } from 'yaml';
 import { createTestApp, type TestContext } from './harness.js';
+import { errorCodes } from '../src/platform/http/error-codes.js';
+import { eventTypes } from '../src/modules/webhooks/event-types.js';
 
 let t: TestContext;
 
@@ -61,7 +64,9 @@ describe('OpenAPI', () => {
   it('gives every string of every request body a maximum length', async () => {
     const document = (await t.request({ url: '/openapi.json', key: null })).body;
     const unbounded: string[] = [];
-    const visit = (schema: Record<string, unknown> | undefined, where: string) => {
+    const visit = (given: Record<string, unknown> | undefined, where: string) => {
+      // Shared schemas are components, reached through $ref.
+      const schema = typeof given?.$ref === 'string' ? document.components.schemas[given.$ref.split('/').pop() ?? ''] : given;
       if (!schema || typeof schema !== 'object') return;
       if (schema.type === 'string' && schema.maxLength === undefined && schema.enum === undefined && schema.const === undefined) unbounded.push(where);
       for (const [key, value] of Object.entries(schema)) {
@@ -80,6 +85,115 @@ describe('OpenAPI', () => {
       }
     }
     expect(unbounded).toEqual([]);
+  });
+});
+
+describe('OpenAPI for code generators', () => {
+  // The document's operations, as [METHOD path, operation].
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const operationsOf = (document: any): Array<[string, any]> =>
+    Object.entries<Record<string, unknown>>(document.paths).flatMap(([path, operations]) =>
+      Object.entries(operations).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as [string, unknown]),
+    );
+  const writeMethods = ['POST', 'PUT', 'PATCH', 'DELETE'];
+
+  it('gives every operation a unique operationId in resource.action form, and keeps them stable', async () => {
+    const document = (await t.request({ url: '/openapi.json', key: null })).body;
+    const missing: string[] = [];
+    const ids: string[] = [];
+    for (const [where, operation] of operationsOf(document)) {
+      if (typeof operation.operationId !== 'string') missing.push(where);
+      else ids.push(`${operation.operationId} ${where}`);
+    }
+    expect(missing).toEqual([]);
+    const bare = ids.map((entry) => entry.split(' ')[0] ?? '');
+    expect(new Set(bare).size).toBe(bare.length);
+    for (const id of bare) expect(id).toMatch(/^[a-z][A-Za-z0-9]*(\.[a-z][A-Za-z0-9]*)+$/);
+    // Renaming an operationId breaks every generated SDK: the list is pinned, so a change is deliberate.
+    await expect(ids.sort().join('\n') + '\n').toMatchFileSnapshot('./__snapshots__/openapi-operation-ids.txt');
+  });
+
+  it('declares the Idempotency-Key header on every write, and on no read', async () => {
+    const document = (await t.request({ url: '/openapi.json', key: null })).body;
+    const lacking: string[] = [];
+    const extra: string[] = [];
+    for (const [where, operation] of operationsOf(document)) {
+      const declares = (operation.parameters ?? []).some((parameter: { $ref?: string }) => parameter.$ref === '#/components/parameters/IdempotencyKey');
+      if (writeMethods.includes(where.split(' ')[0] ?? '') && !declares) lacking.push(where);
+      if (!writeMethods.includes(where.split(' ')[0] ?? '') && declares) extra.push(where);
+    }
+    expect(lacking).toEqual([]);
+    expect(extra).toEqual([]);
+    expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
+  });
+
+  it('gives every request body an example', async () => {
+    const document = (await t.request({ url: '/openapi.json', key: null })).body;
+    const without: string[] = [];
+    for (const [where, operation] of operationsOf(document)) {
+      // @fastify/swagger moves a body schema's first example to the media type's `example`.
+      for (const [type, content] of Object.entries<{ example?: unknown; examples?: object }>(operation.requestBody?.content ?? {})) {
+        if (content.example === undefined && content.examples === undefined) without.push(`${where} ${type}`);
+      }
+    }
+    expect(without).toEqual([]);
+  });
+
+  it('describes the error body once, with every error code as an enum, and every 4XX/5XX answer refers to it', async () => {
+    const document = (await t.request({ url: '/openapi.json', key: null })).body;
+    expect(document.components.schemas.Error.properties.code.enum).toEqual(Object.keys(errorCodes));
+    for (const [where, operation] of operationsOf(document)) {
+      for (const status of ['4XX', '5XX']) {
+        expect(operation.responses[status]?.content['application/json'].schema, `${where} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+      }
+    }
+  });
+
+  it('shares named schemas through components and $ref', async () => {
+    const document = (await t.request({ url: '/openapi.json', key: null })).body;
+    // No titled schema is left inline in an operation: each is a component, referenced.
+    expect(JSON.stringify(document.paths).includes('"title":')).toBe(false);
+    const text = JSON.stringify(document);
+    for (const name of ['Customer', 'Wallet', 'BankTransaction', 'Webhook', 'WalletTransaction', 'Address']) {
+      expect(document.components.schemas[name], name).toBeDefined();
+      expect(text.includes(`"#/components/schemas/${name}"`), name).toBe(true);
+    }
+  });
+
+  it('types the event catalogue: one schema per event type, WebhookEvent by type, the 3.1 webhooks section, and subscribedEventTypes as an enum', async () => {
+    const document = (await t.request({ url: '/openapi.json', key: null })).body;
+    const { schemas } = document.components;
+    expect(schemas.EventType.enum).toEqual([...eventTypes]);
+    expect(schemas.SubscribedEventType.enum).toEqual(['*', ...eventTypes]);
+    const mapping = schemas.WebhookEvent.discriminator.mapping;
+    expect(Object.keys(mapping).sort()).toEqual([...eventTypes, 'WEBHOOK_TEST'].sort());
+    expect(schemas.WebhookEvent.oneOf).toHaveLength(eventTypes.length + 1);
+    expect(schemas.CustomerCreatedEvent.properties.type).toEqual({ type: 'string', const: 'CUSTOMER_CREATED' });
+    expect(schemas.CustomerCreatedEvent.properties.data.required).toEqual(expect.arrayContaining(['customerId', 'traceId']));
+    expect(Object.keys(document.webhooks).sort()).toEqual([...eventTypes, 'WEBHOOK_TEST'].sort());
+    expect(document.webhooks.BANK_DEPOSIT_TRANSACTION_COMPLETED.post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/BankDepositTransactionCompletedEvent',
+    });
+    const subscribed = { $ref: '#/components/schemas/SubscribedEventType' };
+    expect(schemas.Webhook.properties.subscribedEventTypes.items).toEqual(subscribed);
+    expect(document.paths['/v1/webhooks'].post.requestBody.content['application/json'].schema.properties.subscribedEventTypes.items).toEqual(subscribed);
+    expect(schemas.Event.properties.type).toEqual({ $ref: '#/components/schemas/EventType' });
+  });
+
+  it('marks the two aliases of the internal transfer deprecated, not the versioned path', async () => {
+    const document = (await t.request({ url: '/openapi.json', key: null })).body;
+    expect(document.paths['/v1/internal-transfer'].post.deprecated).toBeUndefined();
+    expect(document.paths['/v1/internal-transfer'].post.operationId).toBe('internalTransfers.create');
+    expect(document.paths['/internal-transfer'].post.deprecated).toBe(true);
+    expect(document.paths['/v1/baas/transactions/internal-transfer'].post.deprecated).toBe(true);
+  });
+
+  it('serves the same document as YAML at /openapi.yaml', async () => {
+    const json = (await t.request({ url: '/openapi.json', key: null })).body;
+    const response = await t.request({ url: '/openapi.yaml', key: null });
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toContain('application/yaml');
+    expect(parseYaml(response.raw.body)).toEqual(json);
   });
 });
 

@@ -22,6 +22,7 @@ export function registerAssetRoutes(app: App, deps: Deps): void {
     '/v1/assets',
     {
       schema: {
+        operationId: 'assets.list',
         tags: ['Assets'],
         summary: 'List the asset registry: every asset with its scale',
         response: { 200: Envelope(Type.Array(AssetSchema)) },

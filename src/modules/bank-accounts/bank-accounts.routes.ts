@@ -91,10 +91,12 @@ export function registerBankAccountRoutes(app: App, deps: Deps): void {
 
   for (const base of ['/v1/virtual-accounts', '/v1/baas/virtual-accounts']) {
     const alias = base === '/v1/virtual-accounts' ? '' : ' (alias)';
+    const idPrefix = base === '/v1/virtual-accounts' ? 'virtualAccounts' : 'baas.virtualAccounts';
     app.post(
       `${base}/assign-dedicated-account-number`,
       {
         schema: {
+          operationId: `${idPrefix}.assignDedicatedAccountNumber`,
           tags,
           summary: `Assign a dedicated account number to a wallet${alias}`,
           description:
@@ -122,6 +124,7 @@ export function registerBankAccountRoutes(app: App, deps: Deps): void {
       `${base}/assign-vrn`,
       {
         schema: {
+          operationId: `${idPrefix}.assignVrn`,
           tags,
           summary: `Assign a VRN (virtual reference number) to a customer's virtual account${alias}`,
           description:
@@ -153,6 +156,7 @@ export function registerBankAccountRoutes(app: App, deps: Deps): void {
       `${base}/banking-details/:walletId`,
       {
         schema: {
+          operationId: `${idPrefix}.getBankingDetails`,
           tags,
           summary: `Deposit instructions for a wallet${alias}`,
           description:

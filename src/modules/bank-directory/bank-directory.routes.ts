@@ -84,6 +84,7 @@ export function registerBankDirectoryRoutes(app: App, deps: Deps): void {
     '/v1/payments/validate/routing/:routingNumber',
     {
       schema: {
+        operationId: 'bankDirectory.validateRoutingNumber',
         tags: ['Bank directory'],
         summary: 'Validate a US ABA routing number and return its bank',
         description:
@@ -107,6 +108,7 @@ export function registerBankDirectoryRoutes(app: App, deps: Deps): void {
     '/v1/payments/validate/swift/:swiftCode',
     {
       schema: {
+        operationId: 'bankDirectory.validateSwiftCode',
         tags: ['Bank directory'],
         summary: 'Validate a SWIFT/BIC code and return its bank',
         description:
@@ -128,6 +130,7 @@ export function registerBankDirectoryRoutes(app: App, deps: Deps): void {
     '/v1/payments/validate/iban/:iban',
     {
       schema: {
+        operationId: 'bankDirectory.validateIban',
         tags: ['Bank directory'],
         summary: 'Validate an IBAN and return its country and, when known, its bank',
         description:

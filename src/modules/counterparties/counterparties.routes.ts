@@ -109,6 +109,7 @@ export function registerCounterpartyRoutes(app: App, deps: Deps): void {
     {
       config: removed,
       schema: {
+        operationId: 'counterparties.create',
         tags,
         summary: 'Create a counterparty (a saved beneficiary)',
         description:
@@ -133,6 +134,7 @@ export function registerCounterpartyRoutes(app: App, deps: Deps): void {
     base,
     {
       schema: {
+        operationId: 'counterparties.list',
         tags,
         summary: 'List the counterparties of a portfolio, newest first',
         params: PortfolioParams,
@@ -148,7 +150,7 @@ export function registerCounterpartyRoutes(app: App, deps: Deps): void {
 
   app.get(
     `${base}/:counterpartyId`,
-    { schema: { tags, summary: 'Retrieve a counterparty', params: CounterpartyParams, response: { 200: Envelope(CounterpartySchema) } } },
+    { schema: { operationId: 'counterparties.get', tags, summary: 'Retrieve a counterparty', params: CounterpartyParams, response: { 200: Envelope(CounterpartySchema) } } },
     async (request) => ({
       message: 'Counterparty retrieved',
       data: await getCounterparty(deps.db, authOf(request).clientId, request.params.customerId, request.params.portfolioId, request.params.counterpartyId),
@@ -161,6 +163,7 @@ export function registerCounterpartyRoutes(app: App, deps: Deps): void {
     {
       config: removed,
       schema: {
+        operationId: 'counterparties.update',
         tags,
         summary: 'Update a counterparty',
         description:
@@ -182,6 +185,7 @@ export function registerCounterpartyRoutes(app: App, deps: Deps): void {
     `${base}/:counterpartyId`,
     {
       schema: {
+        operationId: 'counterparties.delete',
         tags,
         summary: 'Delete a counterparty',
         description: 'Withdrawals already sent to it keep their own copy of the beneficiary. Answers the deleted counterparty.',

@@ -41,6 +41,7 @@ export function registerAdminRoutes(app: App, deps: Deps, resolver: ApiKeyResolv
     {
       config,
       schema: {
+        operationId: 'admin.createClient',
         tags: ['Admin'],
         summary: 'Create a client (tenant) and its first API key',
         security,
@@ -60,6 +61,7 @@ export function registerAdminRoutes(app: App, deps: Deps, resolver: ApiKeyResolv
     {
       config,
       schema: {
+        operationId: 'admin.createApiKey',
         tags: ['Admin'],
         summary: 'Create another API key for a client',
         security,
@@ -80,6 +82,7 @@ export function registerAdminRoutes(app: App, deps: Deps, resolver: ApiKeyResolv
     {
       config,
       schema: {
+        operationId: 'admin.revokeApiKey',
         tags: ['Admin'],
         summary: 'Revoke an API key by its prefix',
         security,

@@ -24,6 +24,7 @@ export function registerVirtualAccountRoutes(app: App, deps: Deps): void {
       url,
       {
         schema: {
+          operationId: url === '/v1/virtual-accounts' ? 'virtualAccounts.create' : 'baas.virtualAccounts.create',
           tags: ['Virtual accounts'],
           summary: url === '/v1/virtual-accounts' ? 'Create a virtual account for a wallet' : 'Create a virtual account (alias of POST /v1/virtual-accounts)',
           description:

@@ -27,7 +27,7 @@ const EventTypeSchema = Type.Object(
     testOnly: Type.Boolean({ description: 'true for WEBHOOK_TEST, which only test deliveries carry (a subscription cannot list it)' }),
     payloadSchema: Type.Unknown({ description: 'the JSON Schema of the event\'s `data`' }),
   },
-  { title: 'EventType' },
+  { title: 'EventTypeDescription' },
 );
 
 /** The catalogue as GET /v1/events/types shows it (built once: it does not change while the program runs). */
@@ -48,6 +48,7 @@ export function registerEventRoutes(app: App, deps: Deps): void {
     '/v1/events',
     {
       schema: {
+        operationId: 'events.list',
         tags: ['Events'],
         summary: 'List events (newest first), for reconciliation and backfill',
         querystring: Type.Object(
@@ -70,6 +71,7 @@ export function registerEventRoutes(app: App, deps: Deps): void {
     '/v1/events/types',
     {
       schema: {
+        operationId: 'events.listTypes',
         tags: ['Events'],
         summary: 'The event catalogue',
         description:
@@ -88,6 +90,7 @@ export function registerEventRoutes(app: App, deps: Deps): void {
     '/v1/events/:id',
     {
       schema: {
+        operationId: 'events.get',
         tags: ['Events'],
         summary: 'Retrieve one event',
         params: Type.Object({ id: Text.id() }),

@@ -13,3 +13,4 @@ export { DeliveryWorker, purgeOldDeliveries } from './delivery-worker.js';
 export { registerEventRoutes } from './events.routes.js';
 export { registerWebhookRoutes } from './webhooks.routes.js';
 export { registerWebhookFaultRoutes } from './webhook-faults.routes.js';
+export { eventOpenApi, eventSchemaName, type EventOpenApi } from './event-openapi.js';

@@ -73,6 +73,7 @@ export function registerWebhookFaultRoutes(app: App, deps: Deps): void {
     path,
     {
       schema: {
+        operationId: 'sandbox.getWebhookFaults',
         tags,
         summary: 'Read the webhook fault injection settings (sandbox)',
         description: `${faultsDescription} All settings are 0 and enabled is false when none are set.`,
@@ -89,6 +90,7 @@ export function registerWebhookFaultRoutes(app: App, deps: Deps): void {
     path,
     {
       schema: {
+        operationId: 'sandbox.setWebhookFaults',
         tags,
         summary: 'Set the webhook fault injection settings (sandbox)',
         description: `${faultsDescription} The body replaces the settings: a field left out is 0. Answers the stored settings.`,
@@ -112,6 +114,7 @@ export function registerWebhookFaultRoutes(app: App, deps: Deps): void {
     path,
     {
       schema: {
+        operationId: 'sandbox.clearWebhookFaults',
         tags,
         summary: 'Turn webhook fault injection off (sandbox)',
         description: 'Deletes the calling client\'s settings: deliveries are sent once, without injected delays, from now on. Answers the settings now in force (all 0).',

@@ -104,6 +104,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
     '/v1/webhooks',
     {
       schema: {
+        operationId: 'webhooks.create',
         tags: ['Webhooks'],
         summary: 'Create a webhook subscription; the signing secret is returned only in this response',
         body: Type.Object(
@@ -113,7 +114,10 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
             subscribedEventTypes: EventTypesSchema,
             active: Type.Optional(Type.Boolean({ default: true, description: 'create it paused with false' })),
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            examples: [{ name: 'Ledger sync', url: 'https://example.com/webhooks/openbaas', subscribedEventTypes: ['CUSTOMER_CREATED', 'BANK_DEPOSIT_TRANSACTION_COMPLETED'] }],
+          },
         ),
         response: { 201: Envelope(WebhookWithSecretSchema) },
       },
@@ -133,6 +137,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
     '/v1/webhooks',
     {
       schema: {
+        operationId: 'webhooks.list',
         tags: ['Webhooks'],
         summary: 'List webhook subscriptions (newest first)',
         querystring: Type.Object(
@@ -158,6 +163,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
     '/v1/webhooks/:id',
     {
       schema: {
+        operationId: 'webhooks.get',
         tags: ['Webhooks'],
         summary: 'Retrieve a webhook subscription (deleted ones too, with deletedAt)',
         params: IdParams,
@@ -174,6 +180,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
     '/v1/webhooks/:id',
     {
       schema: {
+        operationId: 'webhooks.update',
         tags: ['Webhooks'],
         summary: 'Change a webhook subscription; pausing it (active: false) cancels its pending deliveries',
         params: IdParams,
@@ -184,7 +191,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
             subscribedEventTypes: Type.Optional(EventTypesSchema),
             active: Type.Optional(Type.Boolean()),
           },
-          { additionalProperties: false, minProperties: 1 },
+          { additionalProperties: false, minProperties: 1, examples: [{ subscribedEventTypes: ['*'] }, { active: false }] },
         ),
         response: { 200: Envelope(WebhookSchema) },
       },
@@ -202,6 +209,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
     '/v1/webhooks/:id',
     {
       schema: {
+        operationId: 'webhooks.delete',
         tags: ['Webhooks'],
         summary: 'Delete a webhook subscription (soft delete: it stays readable with deletedAt and receives nothing more)',
         params: IdParams,
@@ -220,6 +228,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
     '/v1/webhooks/:id/rotate-secret',
     {
       schema: {
+        operationId: 'webhooks.rotateSecret',
         tags: ['Webhooks'],
         summary: 'Replace the signing secret; the new one is returned only in this response',
         description:
@@ -242,6 +251,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
     '/v1/webhooks/:id/test',
     {
       schema: {
+        operationId: 'webhooks.sendTest',
         tags: ['Webhooks'],
         summary: `Send a ${testEventType} event to the subscription now and report the outcome`,
         description:
@@ -275,6 +285,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
     '/v1/webhooks/:id/deliveries',
     {
       schema: {
+        operationId: 'webhooks.listDeliveries',
         tags: ['Webhooks'],
         summary: 'The delivery log of a subscription (newest first), each delivery with its attempts',
         params: IdParams,
@@ -310,6 +321,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
     '/v1/webhooks/deliveries/:deliveryId/retry',
     {
       schema: {
+        operationId: 'webhooks.retryDelivery',
         tags: ['Webhooks'],
         summary: 'Send a delivery again (same webhook-id): a finished one gets one more attempt, a waiting one is brought forward',
         params: Type.Object({ deliveryId: Text.id() }),

@@ -29,4 +29,6 @@ export function registerOperationRoutes(app: App, deps: Deps, registry: Registry
   });
 
   app.get('/openapi.json', { config, schema: { hide: true } }, async () => app.swagger());
+  // The same document as YAML (what Stainless and many generators take by default).
+  app.get('/openapi.yaml', { config, schema: { hide: true } }, async (_request, reply) => reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })));
 }

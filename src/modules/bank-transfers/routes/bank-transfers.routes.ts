@@ -29,6 +29,7 @@ export function registerBankTransferRoutes(app: App, deps: Deps, runtime: BankTr
       {
         config: { removedFields: removedWithdrawalFields },
         schema: {
+          operationId: url === '/v1/baas/withdrawals' ? 'withdrawals.create' : 'bankTransfers.createWithdrawal',
           tags,
           summary: url === '/v1/baas/withdrawals' ? 'Create a bank withdrawal (alias)' : 'Create a bank withdrawal',
           description: withdrawalDescription,
@@ -49,6 +50,7 @@ export function registerBankTransferRoutes(app: App, deps: Deps, runtime: BankTr
     '/v1/baas/transactions',
     {
       schema: {
+        operationId: 'bankTransfers.list',
         tags,
         summary: 'List bank transactions, newest first, children grouped under their parent',
         description:
@@ -81,6 +83,7 @@ export function registerBankTransferRoutes(app: App, deps: Deps, runtime: BankTr
     '/v1/baas/transactions/:id',
     {
       schema: {
+        operationId: 'bankTransfers.get',
         tags,
         summary: 'Retrieve one bank transaction record',
         description: 'A child record (the id in a BANK_* event\'s bankTransactionId). A parent id answers the payment\'s latest record.',

@@ -28,6 +28,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/settings',
     {
       schema: {
+        operationId: 'compliance.getSettings',
         tags,
         summary: 'Read the onboarding strategy of your client',
         description: 'STANDARD (the default): people verify themselves through the SDK flow. EXTERNAL: an outside KYC provider already verified them.',
@@ -45,6 +46,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/settings',
     {
       schema: {
+        operationId: 'compliance.updateSettings',
         tags,
         summary: 'Choose the onboarding strategy of your client',
         description: 'Applies to onboardings started afterwards; a running onboarding keeps the strategy it started with.',
@@ -63,6 +65,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/kyc',
     {
       schema: {
+        operationId: 'compliance.startKyc',
         tags,
         summary: 'Start KYC for an individual',
         description:
@@ -85,6 +88,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/kyc/:onboardingId/rerun',
     {
       schema: {
+        operationId: 'compliance.rerunKyc',
         tags,
         summary: 'Re-run KYC',
         description:
@@ -106,6 +110,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/onboardings/:onboardingId',
     {
       schema: {
+        operationId: 'compliance.getOnboarding',
         tags,
         summary: 'Retrieve an onboarding (KYC or KYB)',
         params: onboardingParams,
@@ -123,6 +128,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/status/:customerId',
     {
       schema: {
+        operationId: 'compliance.getKycStatus',
         tags,
         summary: 'Compliance status of an individual',
         description: 'Every check with whether it passed and is required under the onboarding strategy, the one next action, and a summary.',
@@ -141,6 +147,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/onboardings/:onboardingId/source-of-funds',
     {
       schema: {
+        operationId: 'compliance.submitSourceOfFunds',
         tags,
         summary: 'Declare an individual\'s source of funds',
         description:
@@ -164,6 +171,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/kyb',
     {
       schema: {
+        operationId: 'compliance.startKyb',
         tags,
         summary: 'Start KYB for a business',
         description:
@@ -185,6 +193,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/business/status/:customerId',
     {
       schema: {
+        operationId: 'compliance.getKybStatus',
         tags,
         summary: 'Compliance status of a business',
         params: customerParams,
@@ -202,6 +211,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     '/v1/compliance/business/onboardings/:onboardingId/source-of-funds',
     {
       schema: {
+        operationId: 'compliance.submitBusinessSourceOfFunds',
         tags,
         summary: 'Declare a business\'s source of funds',
         description: 'As the individual declaration, for a KYB onboarding.',

@@ -102,6 +102,7 @@ function formSchema(types: readonly DocumentType[]) {
       documentType: { type: 'string', maxLength: 50, enum: [...types] },
       file: { type: 'string', format: 'binary', maxLength: documentSizeMaxBytes, description: 'PDF, PNG or JPEG (by content), at most 10 MiB' },
     },
+    examples: [{ customerId: '019ca945-09f0-7a61-b2c4-55e0d1c0a0b1', documentType: types[0], file: '(the file: PDF, PNG or JPEG)' }],
   };
 }
 
@@ -114,8 +115,8 @@ function typeList(types: readonly DocumentType[]): string {
 
 export function registerDocumentRoutes(app: App, deps: Deps, runtime: compliance.ComplianceRuntime): void {
   const routes = [
-    { url: '/v1/compliance/upload-document', customerType: 'PRIVATE' as const, types: individualDocumentTypes, who: 'an individual' },
-    { url: '/v1/compliance/business/upload-document', customerType: 'LEGAL' as const, types: businessDocumentTypes, who: 'a business' },
+    { url: '/v1/compliance/upload-document', operationId: 'compliance.uploadDocument', customerType: 'PRIVATE' as const, types: individualDocumentTypes, who: 'an individual' },
+    { url: '/v1/compliance/business/upload-document', operationId: 'compliance.uploadBusinessDocument', customerType: 'LEGAL' as const, types: businessDocumentTypes, who: 'a business' },
   ];
   // Multipart parsing exists only inside this scope: every other route keeps JSON only.
   void app.register(async (scope) => {
@@ -127,6 +128,7 @@ export function registerDocumentRoutes(app: App, deps: Deps, runtime: compliance
           bodyLimit: uploadBodyLimitBytes + 64 * 1024,
           validatorCompiler: documentedOnly,
           schema: {
+            operationId: route.operationId,
             body: formSchema(route.types),
             tags: ['Compliance'],
             summary: `Upload a compliance document of ${route.who}`,

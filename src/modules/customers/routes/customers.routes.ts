@@ -42,6 +42,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
       url,
       {
         schema: {
+          operationId: url === '/v1/customers' ? 'customers.create' : 'customers.createIndividual',
           tags,
           summary,
           description:
@@ -66,6 +67,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
     '/v1/customers/business',
     {
       schema: {
+        operationId: 'customers.createBusiness',
         tags,
         summary: 'Create a business customer',
         description: 'Creates a LEGAL customer with optional KYB data, its default portfolio and primary wallet, and records CUSTOMER_CREATED.',
@@ -86,6 +88,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
     '/v1/customers',
     {
       schema: {
+        operationId: 'customers.list',
         tags,
         summary: 'List customers, newest first',
         querystring: Type.Object(
@@ -109,6 +112,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
     '/v1/customers/membership-programs',
     {
       schema: {
+        operationId: 'customers.listMembershipPrograms',
         tags,
         summary: 'List membership programs',
         description: 'Every client starts with Standard (the default) and Premium.',
@@ -126,6 +130,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
     '/v1/customers/:id',
     {
       schema: {
+        operationId: 'customers.get',
         tags,
         summary: 'Retrieve a customer',
         description: 'The only customer read that carries bankingInfo, present when the primary wallet has a virtual account.',
@@ -145,6 +150,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
     {
       preValidation: refuseTypeChange,
       schema: {
+        operationId: 'customers.update',
         tags,
         summary: 'Update an individual customer (partial)',
         description:
@@ -169,6 +175,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
     {
       preValidation: refuseTypeChange,
       schema: {
+        operationId: 'customers.updateBusiness',
         tags,
         summary: 'Update a business customer (partial)',
         description: 'Only the fields present change; the kyb block follows the same onboarding rule as an individual\'s identity data.',

@@ -18,6 +18,7 @@ export function registerPortfolioRoutes(app: App, deps: Deps): void {
     '/v1/customers/:customerId/portfolios',
     {
       schema: {
+        operationId: 'portfolios.list',
         tags,
         summary: 'List the portfolios of a customer, newest first',
         params: CustomerParams,
@@ -35,6 +36,7 @@ export function registerPortfolioRoutes(app: App, deps: Deps): void {
     '/v1/customers/:customerId/portfolios',
     {
       schema: {
+        operationId: 'portfolios.create',
         tags,
         summary: 'Create a portfolio for a customer',
         description: `A new portfolio holds no wallet until one is added. A customer has at most ${customers.portfoliosPerCustomerMax} portfolios.`,
@@ -55,7 +57,7 @@ export function registerPortfolioRoutes(app: App, deps: Deps): void {
   app.get(
     '/v1/customers/:customerId/portfolios/:portfolioId',
     {
-      schema: { tags, summary: 'Retrieve a portfolio', params: PortfolioParams, response: { 200: Envelope(PortfolioView) } },
+      schema: { operationId: 'portfolios.get', tags, summary: 'Retrieve a portfolio', params: PortfolioParams, response: { 200: Envelope(PortfolioView) } },
     },
     async (request) => ({
       message: 'Portfolio retrieved',
@@ -68,6 +70,7 @@ export function registerPortfolioRoutes(app: App, deps: Deps): void {
     '/v1/customers/:customerId/portfolios/:portfolioId/wallets',
     {
       schema: {
+        operationId: 'wallets.create',
         tags,
         summary: 'Create a wallet in a portfolio',
         description: `Wallets are multi-asset: one wallet holds a balance per asset. A portfolio holds at most ${customers.walletsPerPortfolioMax} wallets.`,
@@ -89,6 +92,7 @@ export function registerPortfolioRoutes(app: App, deps: Deps): void {
     '/v1/wallets',
     {
       schema: {
+        operationId: 'wallets.list',
         tags,
         summary: 'List wallets, newest first',
         querystring: Type.Object(
@@ -111,7 +115,7 @@ export function registerPortfolioRoutes(app: App, deps: Deps): void {
   app.get(
     '/v1/wallets/:id',
     {
-      schema: { tags, summary: 'Retrieve a wallet', params: Type.Object({ id: Text.id({ description: 'wallet id' }) }), response: { 200: Envelope(WalletView) } },
+      schema: { operationId: 'wallets.get', tags, summary: 'Retrieve a wallet', params: Type.Object({ id: Text.id({ description: 'wallet id' }) }), response: { 200: Envelope(WalletView) } },
     },
     async (request) => ({
       message: 'Wallet retrieved',

@@ -19,6 +19,7 @@ export function registerRelationRoutes(app: App, deps: Deps): void {
     path,
     {
       schema: {
+        operationId: 'customers.addRelatedPersons',
         tags,
         summary: 'Add a person relation to a business customer',
         description: `${relationRules} Returns every relation of the business and the action performed.`,
@@ -40,6 +41,7 @@ export function registerRelationRoutes(app: App, deps: Deps): void {
     path,
     {
       schema: {
+        operationId: 'customers.listRelatedPersons',
         tags,
         summary: 'List the person relations of a business customer',
         params,
@@ -57,6 +59,7 @@ export function registerRelationRoutes(app: App, deps: Deps): void {
     path,
     {
       schema: {
+        operationId: 'customers.updateRelatedPersons',
         tags,
         summary: 'Update a person relation',
         description: `The relation is named by userId and role in the body. ${relationRules}`,
@@ -77,6 +80,7 @@ export function registerRelationRoutes(app: App, deps: Deps): void {
     path,
     {
       schema: {
+        operationId: 'customers.removeRelatedPersons',
         tags,
         summary: 'Remove a person relation',
         description: 'The relation is named by userId and role in the body.',

@@ -387,7 +387,11 @@ export const RelationCreateBody = Type.Object(
     ownershipPercentage: Type.Optional(OwnershipPercentage),
     representingRange: Type.Optional(RepresentingRange),
   },
-  { additionalProperties: false, title: 'PersonRelationCreate' },
+  {
+    additionalProperties: false,
+    title: 'PersonRelationCreate',
+    examples: [{ userId: '019ca945-09f0-7a61-b2c4-55e0d1c0a0b1', role: 'SHAREHOLDER', ownershipPercentage: '25.5' }],
+  },
 );
 
 export const RelationPatchBody = Type.Object(
@@ -397,10 +401,19 @@ export const RelationPatchBody = Type.Object(
     ownershipPercentage: Type.Optional(OwnershipPercentage),
     representingRange: Type.Optional(nullable(RepresentingRange)),
   },
-  { additionalProperties: false, title: 'PersonRelationUpdate', description: 'userId and role name the relation; the other fields are its new values' },
+  {
+    additionalProperties: false,
+    title: 'PersonRelationUpdate',
+    description: 'userId and role name the relation; the other fields are its new values',
+    examples: [{ userId: '019ca945-09f0-7a61-b2c4-55e0d1c0a0b1', role: 'REPRESENTATIVE', representingRange: { startDate: '2024-01-01', endDate: null } }],
+  },
 );
 
-export const RelationDeleteBody = Type.Object({ userId: PersonId, role: Role }, { additionalProperties: false, title: 'PersonRelationDelete' });
+export const RelationDeleteBody = Type.Object({ userId: PersonId, role: Role }, {
+  additionalProperties: false,
+  title: 'PersonRelationDelete',
+  examples: [{ userId: '019ca945-09f0-7a61-b2c4-55e0d1c0a0b1', role: 'SHAREHOLDER' }],
+});
 
 export const RelationView = Type.Object(
   {
@@ -422,9 +435,9 @@ export const RelationsList = Type.Object({ personRelations: Type.Array(RelationV
 
 export const PortfolioCreateBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100, examples: ['Savings'] }) },
-  { additionalProperties: false, title: 'PortfolioCreate' },
+  { additionalProperties: false, title: 'PortfolioCreate', examples: [{ name: 'Savings' }] },
 );
 export const WalletCreateBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100, examples: ['Travel money'] }) },
-  { additionalProperties: false, title: 'WalletCreate' },
+  { additionalProperties: false, title: 'WalletCreate', examples: [{ name: 'Travel money' }] },
 );

@@ -16,6 +16,14 @@ import {
 
 /** The path the specification lists, then the two forms the provider also accepts. */
 export const internalTransferPaths = ['/internal-transfer', '/v1/internal-transfer', '/v1/baas/transactions/internal-transfer'] as const;
+/** The path new integrations use; the two others are aliases, marked deprecated in the OpenAPI document. */
+export const canonicalInternalTransferPath = '/v1/internal-transfer';
+/** Each path's operationId: the canonical one is internalTransfers.create. */
+const internalTransferOperationIds: Record<(typeof internalTransferPaths)[number], string> = {
+  '/internal-transfer': 'internalTransfers.createUnversioned',
+  '/v1/internal-transfer': 'internalTransfers.create',
+  '/v1/baas/transactions/internal-transfer': 'baas.internalTransfers.create',
+};
 
 export const noteLengthMax = 500;
 
@@ -31,7 +39,11 @@ const InternalTransferBody = Type.Object(
     asset: Type.String({ minLength: 1, maxLength: 16, description: 'asset code from GET /v1/assets', examples: ['USD'] }),
     note: Type.Optional(Type.String({ maxLength: noteLengthMax, description: 'free text kept on both wallet transaction records' })),
   },
-  { additionalProperties: false, title: 'InternalTransferRequest' },
+  {
+    additionalProperties: false,
+    title: 'InternalTransferRequest',
+    examples: [{ sourceWalletId: exampleWalletA, destinationWalletId: exampleWalletB, amount: '25.00', asset: 'USD', note: 'Rent share' }],
+  },
 );
 
 const Side = (description: string) =>
@@ -65,8 +77,11 @@ export function registerInternalTransferRoutes(app: App, deps: Deps, walletsExis
       path,
       {
         schema: {
+          operationId: internalTransferOperationIds[path],
           tags: ['Internal transfers'],
-          summary: path === internalTransferPaths[0] ? 'Move money between two wallets of the client' : `Same as POST ${internalTransferPaths[0]}`,
+          summary: path === canonicalInternalTransferPath ? 'Move money between two wallets of the client' : `Alias of POST ${canonicalInternalTransferPath}`,
+          // New integrations use the versioned path; the two others stay for existing integrations.
+          ...(path === canonicalInternalTransferPath ? {} : { deprecated: true }),
           description:
             'Debits the source wallet and credits the destination wallet in one ledger transfer, writes one wallet transaction ' +
             'record per side under one parentTransactionId, and records two INTERNAL_TRANSACTION_COMPLETED events (one per wallet). ' +

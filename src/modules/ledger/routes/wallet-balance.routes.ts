@@ -43,6 +43,7 @@ export function registerWalletBalanceRoutes(app: App, deps: Deps, walletExists: 
     '/v1/wallets/:id/balance',
     {
       schema: {
+        operationId: 'wallets.getBalance',
         tags: ['Wallets'],
         summary: 'Wallet balance: AVAILABLE, RESERVED and PENDING per asset',
         description:

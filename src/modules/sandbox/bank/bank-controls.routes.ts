@@ -78,6 +78,7 @@ export function registerSandboxBankRoutes(app: App, deps: Deps, runtime: BankTra
     '/v1/sandbox/bank-deposits',
     {
       schema: {
+        operationId: 'sandbox.createBankDeposit',
         tags,
         summary: 'Send a bank deposit to one of your accounts (sandbox)',
         description:
@@ -104,6 +105,7 @@ export function registerSandboxBankRoutes(app: App, deps: Deps, runtime: BankTra
     '/v1/sandbox/bank-transactions/:id/settle',
     {
       schema: {
+        operationId: 'sandbox.settleBankTransaction',
         tags,
         summary: 'Settle a pending bank deposit or withdrawal now (sandbox)',
         description:
@@ -124,6 +126,7 @@ export function registerSandboxBankRoutes(app: App, deps: Deps, runtime: BankTra
     '/v1/sandbox/bank-transactions/:id/fail',
     {
       schema: {
+        operationId: 'sandbox.failBankTransaction',
         tags,
         summary: 'Fail (return) a pending bank deposit or withdrawal now (sandbox)',
         description:

@@ -49,6 +49,7 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
     '/v1/sandbox/clock',
     {
       schema: {
+        operationId: 'sandbox.getClock',
         tags,
         summary: 'Read the client\'s clock (sandbox)',
         description: 'The calling client\'s time, how far it runs ahead of the wall clock, and its next pending timer.',
@@ -65,6 +66,7 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
     '/v1/sandbox/clock/advance',
     {
       schema: {
+        operationId: 'sandbox.advanceClock',
         tags,
         summary: 'Move the client\'s clock forward (sandbox)',
         description:

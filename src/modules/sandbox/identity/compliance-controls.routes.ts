@@ -30,6 +30,7 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
     '/v1/sandbox/onboardings/:onboardingId/outcome',
     {
       schema: {
+        operationId: 'sandbox.setOnboardingOutcome',
         tags,
         summary: 'Decide an identity verification (sandbox)',
         description:
@@ -59,6 +60,7 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
     '/v1/sandbox/onboardings/:onboardingId/expire',
     {
       schema: {
+        operationId: 'sandbox.expireOnboarding',
         tags,
         summary: 'Expire an SDK link now (sandbox)',
         description: 'PENDING → EXPIRED and CUSTOMER_KYC_SDK_EXPIRED, as when the link outlives KYC_LINK_TTL_MINUTES. 409 INVALID_STATE otherwise.',
@@ -77,6 +79,7 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
     '/v1/sandbox/customers/:customerId/compliance-checks',
     {
       schema: {
+        operationId: 'sandbox.forceComplianceChecks',
         tags,
         summary: 'Force one compliance check to pass or fail (sandbox)',
         description:

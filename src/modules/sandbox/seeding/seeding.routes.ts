@@ -30,6 +30,7 @@ export function registerSandboxSeedingRoutes(app: App, deps: Deps, runtimes: { c
     '/v1/sandbox/customers',
     {
       schema: {
+        operationId: 'sandbox.seedCustomers',
         tags: ['Sandbox'],
         summary: 'Create approved, funded customers (sandbox)',
         description:

@@ -91,6 +91,7 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
     '/v1/sandbox/reset',
     {
       schema: {
+        operationId: 'sandbox.reset',
         tags,
         summary: 'Delete all of the client\'s data (sandbox)',
         description:
@@ -120,6 +121,7 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
     '/v1/sandbox/snapshots',
     {
       schema: {
+        operationId: 'sandbox.createSnapshot',
         tags,
         summary: 'Save the client\'s data as a snapshot (sandbox)',
         description:
@@ -142,6 +144,7 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
     '/v1/sandbox/snapshots',
     {
       schema: {
+        operationId: 'sandbox.listSnapshots',
         tags,
         summary: 'List the client\'s snapshots, newest first (sandbox)',
         querystring: Type.Object(listQueryProperties, { additionalProperties: false }),
@@ -159,6 +162,7 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
     '/v1/sandbox/snapshots/:snapshotId',
     {
       schema: {
+        operationId: 'sandbox.getSnapshot',
         tags,
         summary: 'Retrieve a snapshot (sandbox)',
         params: SnapshotParams,
@@ -176,6 +180,7 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
     '/v1/sandbox/snapshots/:snapshotId/restore',
     {
       schema: {
+        operationId: 'sandbox.restoreSnapshot',
         tags,
         summary: 'Put the client\'s data back as it was in a snapshot (sandbox)',
         description:
@@ -208,6 +213,7 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
     '/v1/sandbox/snapshots/:snapshotId',
     {
       schema: {
+        operationId: 'sandbox.deleteSnapshot',
         tags,
         summary: 'Delete a snapshot (sandbox)',
         params: SnapshotParams,

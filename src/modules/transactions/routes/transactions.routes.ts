@@ -65,6 +65,7 @@ export function registerTransactionRoutes(app: App, deps: Deps, walletExists: Wa
     '/v1/transactions',
     {
       schema: {
+        operationId: 'transactions.list',
         tags: ['Transactions'],
         summary: 'List wallet transactions (the unified history), newest first',
         description:
@@ -107,6 +108,7 @@ export function registerTransactionRoutes(app: App, deps: Deps, walletExists: Wa
     '/v1/transactions/:id',
     {
       schema: {
+        operationId: 'transactions.get',
         tags: ['Transactions'],
         summary: 'Retrieve one wallet transaction record',
         params: Type.Object({ id: Text.id() }),
