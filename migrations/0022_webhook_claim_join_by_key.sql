@@ -1,0 +1,60 @@
+-- The claim of the delivery workers (migration 0018) joined the claimed rows back to
+-- webhook_deliveries through webhook_subscriptions as well. With that shape the planner could look
+-- up each claimed row by client_id alone (the join's other columns came from the subscription)
+-- and filter by id, which reads every delivery of the client per claim; PL/pgSQL keeps such a
+-- plan for the life of the connection once it is chosen (often while the table is still small),
+-- so the claim grew slower as the deliveries accumulated: 15 to 25 ms per claim with 20,000
+-- deliveries of one client in the webhooks-api benchmark. Here the subscription's columns are
+-- taken in the candidates step, and the update joins the claimed rows by their whole primary key
+-- only. Same signature, same result.
+CREATE OR REPLACE FUNCTION openbaas_claim_webhook_deliveries(
+  claim_now timestamptz,
+  lease_until timestamptz,
+  token uuid,
+  concurrency integer,
+  batch_max integer,
+  answered uuid[]
+) RETURNS TABLE (
+  client_id uuid, id uuid, subscription_id uuid, event_id uuid, event_type text, test_data jsonb,
+  attempt_count integer, final_attempt integer, created_at timestamptz, lease_token uuid,
+  previous_lease_expires_at timestamptz, url text, secret text, previous_secret text,
+  previous_secret_expires_at timestamptz, event_data jsonb, event_created_at timestamptz, clock_offset_ms bigint
+)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+  PERFORM pg_advisory_xact_lock(7300151006);
+  RETURN QUERY
+  WITH candidates AS (
+    SELECT d.client_id, d.id, d.event_id, d.lease_expires_at AS previous_lease_expires_at, c.clock_offset_ms,
+      s.url, s.secret, s.previous_secret, s.previous_secret_expires_at
+    FROM webhook_subscriptions s
+    JOIN clients c ON c.id = s.client_id
+    CROSS JOIN LATERAL (
+      SELECT d.client_id, d.id, d.event_id, d.lease_expires_at
+      FROM webhook_deliveries d
+      WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND d.status = 'PENDING'
+        AND d.next_attempt_at <= claim_now + c.clock_offset_ms * interval '1 millisecond'
+        AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= claim_now)
+      ORDER BY d.next_attempt_at, d.id
+      LIMIT GREATEST(0, concurrency - (
+        SELECT count(*) FROM webhook_deliveries f
+        WHERE f.client_id = s.client_id AND f.subscription_id = s.id
+          AND f.lease_token IS NOT NULL AND f.lease_expires_at > claim_now
+          AND f.id <> ALL (answered)))
+      FOR UPDATE OF d SKIP LOCKED
+    ) d
+    WHERE s.active
+    LIMIT batch_max
+  )
+  UPDATE webhook_deliveries w
+  SET attempt_count = w.attempt_count + 1, lease_token = token, lease_expires_at = lease_until, updated_at = claim_now
+  FROM candidates c
+  LEFT JOIN events e ON e.client_id = c.client_id AND e.id = c.event_id
+  WHERE w.client_id = c.client_id AND w.id = c.id
+  RETURNING w.client_id, w.id, w.subscription_id, w.event_id, w.event_type, w.test_data, w.attempt_count,
+    w.final_attempt, w.created_at, w.lease_token, c.previous_lease_expires_at,
+    c.url, c.secret, c.previous_secret, c.previous_secret_expires_at,
+    e.data, e.created_at, c.clock_offset_ms;
+END
+$$;
