@@ -23,6 +23,8 @@ export class WebhookReceiver {
   static readonly started: WebhookReceiver[] = [];
   mode: ReceiverMode = 'ok';
   errorStatus = 500;
+  /** Extra headers of the 'error' answers (Retry-After, say). */
+  errorHeaders: Record<string, string> = {};
   responseBody = 'ok';
   /** In 'ok' mode, answer after this many milliseconds (keeps requests in flight for a while). */
   delayMs = 0;
@@ -87,13 +89,19 @@ export class WebhookReceiver {
         switch (this.mode) {
           case 'ok':
             if (this.delayMs > 0) {
-              setTimeout(() => response.writeHead(200, { 'content-type': 'text/plain' }).end(this.responseBody), this.delayMs);
+              // Requests kept open by the delay are counted like held ones (openNow, openMax).
+              this.openNow += 1;
+              this.openMax = Math.max(this.openMax, this.openNow);
+              setTimeout(() => {
+                this.openNow -= 1;
+                response.writeHead(200, { 'content-type': 'text/plain' }).end(this.responseBody);
+              }, this.delayMs);
             } else {
               response.writeHead(200, { 'content-type': 'text/plain' }).end(this.responseBody);
             }
             return;
           case 'error':
-            response.writeHead(this.errorStatus, { 'content-type': 'text/plain' }).end(this.responseBody);
+            response.writeHead(this.errorStatus, { 'content-type': 'text/plain', ...this.errorHeaders }).end(this.responseBody);
             return;
           case 'redirect':
             response.writeHead(302, { location: this.redirectTo }).end();

@@ -35,6 +35,7 @@ export interface Config {
   webhookRetryJitterPercent: number;
   /** Requests in flight at once to one subscription. */
   webhookConcurrencyPerSubscription: number;
+  webhookConcurrencyPerSubscriptionMax: number;
   /** How long a worker's claim on a delivery lasts; a dead worker's claims come back after it. */
   webhookLeaseMs: number;
   /** After a secret rotation, how long deliveries are also signed with the previous secret. */
@@ -102,7 +103,8 @@ export const environmentVariables = [
   ['WEBHOOK_TIMEOUT_MS', '10000', 'how long a webhook delivery request may take before it counts as failed'],
   ['WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h', 'delays before each retry of a failed delivery (units ms, s, m, h; `none` for no retries); then FAILED'],
   ['WEBHOOK_RETRY_JITTER_PERCENT', '10', 'each retry delay moves randomly by up to this percentage either way'],
-  ['WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', '10', 'webhook requests in flight at once to one subscription'],
+  ['WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', '10', 'webhook requests in flight at once to one subscription to begin with; grows while the endpoint answers quickly, halves when it fails or answers 429/5xx'],
+  ['WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION_MAX', '100', 'the most webhook requests in flight at once to one subscription (at least WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION)'],
   ['WEBHOOK_LEASE_MS', '60000', 'how long a worker holds a claimed delivery; a crashed worker\'s claims are retried after it (more than WEBHOOK_TIMEOUT_MS)'],
   ['WEBHOOK_SECRET_OVERLAP_MS', '86400000', 'after a secret rotation, how long deliveries also carry a signature made with the previous secret'],
   ['WEBHOOK_POLL_INTERVAL_MS', '100', 'how often an idle delivery worker looks for new deliveries'],
@@ -185,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     throw new ConfigError('OPENBAAS_ADMIN_KEY must be at least 16 characters long');
   }
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000);
+  const webhookConcurrencyPerSubscription = integer(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 10, 1, 1000);
   const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', 60_000, 100, 3_600_000);
   if (webhookLeaseMs <= webhookTimeoutMs) {
     throw new ConfigError(`WEBHOOK_LEASE_MS (${webhookLeaseMs}) must be longer than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs})`);
@@ -221,7 +224,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     webhookTimeoutMs,
     webhookRetryScheduleMs: parseDurationList('WEBHOOK_RETRY_SCHEDULE', env.WEBHOOK_RETRY_SCHEDULE || '5s,5m,30m,2h,5h,10h,10h'),
     webhookRetryJitterPercent: integer(env, 'WEBHOOK_RETRY_JITTER_PERCENT', 10, 0, 50),
-    webhookConcurrencyPerSubscription: integer(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 10, 1, 200),
+    webhookConcurrencyPerSubscription,
+    webhookConcurrencyPerSubscriptionMax: integer(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION_MAX', Math.max(100, webhookConcurrencyPerSubscription), webhookConcurrencyPerSubscription, 1000),
     webhookLeaseMs,
     webhookSecretOverlapMs: integer(env, 'WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
     webhookPollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 100, 5, 60_000),

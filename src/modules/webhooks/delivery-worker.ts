@@ -7,6 +7,7 @@ import { signedHeaders } from './webhook-signing.js';
 import { webhookSecretBoxOf } from './webhook-secrets.js';
 import { duplicates, injectedDelayMs, webhookFaultsOf, type WebhookFaults, type WebhookFaultsCache } from './webhook-faults.js';
 import { workerName } from './webhooks.service.js';
+import { EndpointFlowControl } from './flow-control.js';
 import './webhooks.tables.js';
 import './events.tables.js';
 
@@ -52,6 +53,12 @@ const responseBodyReadMaxBytes = 16 * 1024;
 const abandonedAttemptError = 'no outcome recorded: the worker stopped before recording it (its claim expired)';
 const eventMissingError = 'the event is no longer available';
 const duplicateUnrecordedError = 'no outcome recorded: the worker stopped before recording it';
+/** Flow control (flow-control.ts): only answers within this time let an endpoint's concurrency grow. */
+const growLatencyMs = 1000;
+/** Flow control: an endpoint's concurrency is halved at most this often. */
+const decreaseSpacingMs = 1000;
+/** Flow control: the longest pause a Retry-After obtains. */
+const pauseMaxMs = 3_600_000;
 
 interface ClaimedRow {
   client_id: string;
@@ -108,6 +115,8 @@ export class DeliveryWorker {
   /** Fault injection settings: read in sandbox mode only, so production never injects a fault. */
   private readonly faults: WebhookFaultsCache | undefined;
   private readonly random: () => number;
+  /** Requests in flight per subscription, learnt from the endpoints' answers. */
+  private readonly flow: EndpointFlowControl;
 
   constructor(
     private readonly deps: Deps,
@@ -116,6 +125,13 @@ export class DeliveryWorker {
     this.http = options.http ?? webhookHttpClient(deps.config.mode);
     this.faults = deps.config.mode === 'sandbox' ? webhookFaultsOf(deps) : undefined;
     this.random = options.random ?? Math.random;
+    this.flow = new EndpointFlowControl({
+      initial: deps.config.webhookConcurrencyPerSubscription,
+      max: deps.config.webhookConcurrencyPerSubscriptionMax,
+      growLatencyMs,
+      decreaseSpacingMs,
+      pauseMaxMs,
+    });
   }
 
   /**
@@ -254,15 +270,20 @@ export class DeliveryWorker {
     return { rows: claimed.filter((row) => !heldIds.has(row.id)), faults };
   }
 
-  /** One claim (see openbaas_claim_webhook_deliveries in migration 0004): one statement, one round trip. */
+  /**
+   * One claim (see openbaas_claim_webhook_deliveries in migrations 0004 and 0022): one statement,
+   * one round trip. Each subscription gets as many deliveries as flow control allows it in flight.
+   */
   private async claim(): Promise<ClaimedRow[]> {
     const { clock, config } = this.deps;
     const now = clock.now();
     const leaseUntil = new Date(now.getTime() + config.webhookLeaseMs);
+    const limits = this.flow.claimLimits(now.getTime());
     const result = await sql<ClaimedRow>`
       SELECT * FROM openbaas_claim_webhook_deliveries(
         ${now}::timestamptz, ${leaseUntil}::timestamptz, ${crypto.randomUUID()}::uuid,
-        ${config.webhookConcurrencyPerSubscription}::int, ${claimBatchMax}::int, ${[...this.answered]}::uuid[])
+        ${config.webhookConcurrencyPerSubscription}::int, ${claimBatchMax}::int, ${[...this.answered]}::uuid[],
+        ${limits.subscriptionIds}::uuid[], ${limits.limits}::int[])
     `.execute(this.deps.db);
     return result.rows;
   }
@@ -345,6 +366,12 @@ export class DeliveryWorker {
     // Without its event a delivery cannot be made at all: fail it now rather than retry.
     const finalAttempt = outcome.error === eventMissingError ? row.attempt_count : row.final_attempt;
     const next = nextStateAfter(this.deps.config, outcome, row.attempt_count, finalAttempt, now);
+    // The endpoint's answer tunes its concurrency; a Retry-After pauses it, and this delivery
+    // is not tried again sooner.
+    const pauseMs = this.flow.observe(row.subscription_id, outcome, this.deps.clock.now().getTime());
+    if (pauseMs !== undefined && next.status === 'PENDING' && next.nextAttemptAt.getTime() < now.getTime() + pauseMs) {
+      next.nextAttemptAt = new Date(now.getTime() + pauseMs);
+    }
     return new Promise<void>((resolve, reject) => {
       this.outcomes.push({
         row,

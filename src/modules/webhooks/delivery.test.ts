@@ -17,6 +17,8 @@ const env = {
   WEBHOOK_RETRY_JITTER_PERCENT: '10',
   WEBHOOK_LEASE_MS: '5000',
   WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '3',
+  // A fixed cap (flow control cannot grow it): the concurrency tests count on exactly 3.
+  WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION_MAX: '3',
   WEBHOOK_SECRET_OVERLAP_MS: '60000',
 };
 

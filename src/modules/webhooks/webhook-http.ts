@@ -27,10 +27,23 @@ export interface PostOutcome {
   responseBody: string | null;
   /** Why the request failed without a response (timeout, refused connection, ...), or null. */
   error: string | null;
+  /** A 429 or 503 answer's Retry-After, in milliseconds from the answer; absent otherwise. */
+  retryAfterMs?: number;
 }
 
 export const userAgent = 'OpenBaaS-Webhooks/1';
 const responseBodyMaxBytesDefault = 16 * 1024;
+
+/** Retry-After as delay seconds or an HTTP date, in milliseconds from `nowMs`; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+}
+
 
 class RequestTimeoutError extends Error {
   override name = 'RequestTimeoutError';
@@ -103,6 +116,8 @@ export class WebhookHttpClient {
           const chunks: Buffer[] = [];
           let received = 0;
           let truncated = false;
+          const retryAfterHeader = response.headers['retry-after'];
+          const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(retryAfterHeader, Date.now()) : undefined;
           const complete = () => {
             const text = chunks.length === 0 ? null : Buffer.concat(chunks).toString('utf8');
             finish({
@@ -111,6 +126,7 @@ export class WebhookHttpClient {
               latencyMs: elapsed(),
               responseBody: text,
               error: null,
+              ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
             });
           };
           response.on('data', (chunk: Buffer) => {

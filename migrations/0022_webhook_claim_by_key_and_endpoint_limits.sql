@@ -6,14 +6,23 @@
 -- so the claim grew slower as the deliveries accumulated: 15 to 25 ms per claim with 20,000
 -- deliveries of one client in the webhooks-api benchmark. Here the subscription's columns are
 -- taken in the candidates step, and the update joins the claimed rows by their whole primary key
--- only. Same signature, same result.
-CREATE OR REPLACE FUNCTION openbaas_claim_webhook_deliveries(
+-- only.
+--
+-- It also takes a limit per subscription (issue 27, per-endpoint flow control): the worker grows
+-- the requests in flight of an endpoint that answers quickly and halves them when it fails, and
+-- passes the limits that differ from `concurrency` (0 pauses a subscription that asked for it with
+-- Retry-After). A subscription not listed gets `concurrency`, as before.
+DROP FUNCTION openbaas_claim_webhook_deliveries(timestamptz, timestamptz, uuid, integer, integer, uuid[]);
+
+CREATE FUNCTION openbaas_claim_webhook_deliveries(
   claim_now timestamptz,
   lease_until timestamptz,
   token uuid,
   concurrency integer,
   batch_max integer,
-  answered uuid[]
+  answered uuid[],
+  limit_subscription_ids uuid[],
+  limit_values integer[]
 ) RETURNS TABLE (
   client_id uuid, id uuid, subscription_id uuid, event_id uuid, event_type text, test_data jsonb,
   attempt_count integer, final_attempt integer, created_at timestamptz, lease_token uuid,
@@ -37,7 +46,9 @@ BEGIN
         AND d.next_attempt_at <= claim_now + c.clock_offset_ms * interval '1 millisecond'
         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= claim_now)
       ORDER BY d.next_attempt_at, d.id
-      LIMIT GREATEST(0, concurrency - (
+      LIMIT GREATEST(0, COALESCE(
+          (SELECT l.value FROM unnest(limit_subscription_ids, limit_values) AS l(subscription_id, value) WHERE l.subscription_id = s.id LIMIT 1),
+          concurrency) - (
         SELECT count(*) FROM webhook_deliveries f
         WHERE f.client_id = s.client_id AND f.subscription_id = s.id
           AND f.lease_token IS NOT NULL AND f.lease_expires_at > claim_now
