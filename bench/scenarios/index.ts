@@ -5,7 +5,7 @@ import { hotAccount } from './hot-account.js';
 import { snapshotRestore } from './snapshot-restore.js';
 import { transfers } from './transfers.js';
 import { webhooksScenario } from './webhooks.js';
-import { webhooksApi, webhooksApiWorker } from './webhooks-api.js';
+import { webhooksApi, webhooksApiEmbedded, webhooksApiWorker } from './webhooks-api.js';
 
 /** Every benchmark scenario; `npm run bench -- <name>` runs one, `npm run bench` runs all. */
-export const scenarios: Scenario[] = [transfers, hotAccount, balance, embedded, webhooksScenario, webhooksApi, webhooksApiWorker, snapshotRestore];
+export const scenarios: Scenario[] = [transfers, hotAccount, balance, embedded, webhooksScenario, webhooksApi, webhooksApiWorker, webhooksApiEmbedded, snapshotRestore];

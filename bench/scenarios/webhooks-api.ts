@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -186,16 +187,16 @@ interface SteadyFigures {
 }
 
 /** Runs the load and waits for the deliveries; the figures of one steady run. */
-async function steadyRun(server: RunningServer, apiKey: string, wallets: readonly string[], receiver: Receiver): Promise<SteadyFigures> {
+async function steadyRun(server: RunningServer, apiKey: string, wallets: readonly string[], receiver: Receiver, rate = transfersPerSecond): Promise<SteadyFigures> {
   // Warm-up: a few seconds of the same load, not counted (the JIT compiles the paths meanwhile).
   receiver.reset();
-  await offerTransfers(server.url, apiKey, wallets, transfersPerSecond, 3);
+  await offerTransfers(server.url, apiKey, wallets, rate, 3);
   const warmDeadline = now() + 60_000;
-  while (receiver.webhookIds.size < 2 * Math.round(transfersPerSecond * 3) && now() < warmDeadline) await sleep(50);
+  while (receiver.webhookIds.size < 2 * Math.round(rate * 3) && now() < warmDeadline) await sleep(50);
   receiver.reset();
 
   const cpuBefore = cpuSnapshot(server.pid);
-  const offered = await offerTransfers(server.url, apiKey, wallets, transfersPerSecond, seconds);
+  const offered = await offerTransfers(server.url, apiKey, wallets, rate, seconds);
   const events = offered.answeredAt.size;
   const deliveredInRun = [...offered.answeredAt.keys()].filter((id) => (receiver.receivedByTransaction.get(id) ?? Infinity) <= offered.endedAt).length;
   const deadline = now() + settleS * 1000;
@@ -256,13 +257,13 @@ async function anchorRate(receiver: Receiver, secret: string, count: number): Pr
   return (count - 1) / ((receiver.lastReceipt - receiver.firstReceipt) / 1000);
 }
 
-async function setUp(): Promise<{ target: Target; apiKey: string; wallets: string[]; secret: string; receiver: Receiver }> {
+async function setUp(embeddedDir?: string): Promise<{ target: Target; apiKey: string; wallets: string[]; secret: string; receiver: Receiver }> {
   await buildOnce();
-  const url = await recreateDatabase('openbaas_bench_webhooks_api');
-  const target: Target = { databaseUrl: url };
+  const url = embeddedDir === undefined ? await recreateDatabase('openbaas_bench_webhooks_api') : undefined;
+  const target: Target = url === undefined ? { dataDir: embeddedDir } : { databaseUrl: url };
   const seeded = await seedWallets(target, walletCount, 1_000_000_00n);
   // For experiments: SQL run on the bench database before the server starts (table settings, say).
-  if (process.env.BENCH_WEBHOOKS_API_SQL) await runSql(url, [process.env.BENCH_WEBHOOKS_API_SQL]);
+  if (url !== undefined && process.env.BENCH_WEBHOOKS_API_SQL) await runSql(url, [process.env.BENCH_WEBHOOKS_API_SQL]);
   const receiver = new Receiver();
   await receiver.start();
   const deps = await openDeps(loadConfig({ ...targetEnv(target), LOG_LEVEL: 'silent' }, { runWorkers: false }));
@@ -380,6 +381,50 @@ async function runApiWithWorker(): Promise<ScenarioResult> {
     await receiver.stop();
   }
 }
+
+/** Internal transfers per second of the embedded scenario: 300 events/s (the issue's target there). */
+const embeddedTransfersPerSecond = Number(process.env.BENCH_WEBHOOKS_API_EMBEDDED_RATE ?? 150);
+
+async function runApiEmbedded(): Promise<ScenarioResult> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-bench-webhooks-api-'));
+  try {
+    const { target, apiKey, wallets, receiver } = await setUp(path.join(root, 'data'));
+    try {
+      const server = await startServer({ ...benchEnv, ...targetEnv(target) });
+      let steady: SteadyFigures;
+      try {
+        steady = await steadyRun(server, apiKey, wallets, receiver, embeddedTransfersPerSecond);
+      } finally {
+        await server.stop();
+      }
+      const report = await verify(target);
+      return {
+        scenario: 'webhooks-api-embedded',
+        ratio: steady.delivered_share_in_run,
+        figures: { ...steady, verify: report.ok ? 'clean' : 'FAILED' },
+        extra: {
+          ...describeMachine(),
+          database: 'embedded (PGlite)',
+          processes: 'one serve (workers inside)',
+          transfersPerSecond: embeddedTransfersPerSecond,
+          seconds,
+          loadAverage: os.loadavg(),
+          targetMet: steady.delivered_share_in_run >= 0.98 && steady.lag_p99_ms <= 500,
+        },
+      };
+    } finally {
+      await receiver.stop();
+    }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+export const webhooksApiEmbedded: Scenario = {
+  name: 'webhooks-api-embedded',
+  description: `one serve process on the embedded database: ${embeddedTransfersPerSecond} internal transfers/s over HTTP (two events each), one subscription; ratio: share delivered during the run`,
+  run: runApiEmbedded,
+};
 
 export const webhooksApi: Scenario = {
   name: 'webhooks-api',
