@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../../../test/harness.js';
+import { verifyWebhook, WebhookReceiver } from '../../../test/webhook-receiver.js';
+import { withTransaction } from '../../platform/db/transaction.js';
+import { createClient } from '../tenants/tenants.service.js';
+import { DeliveryWorker } from './delivery-worker.js';
+import { recordEvent } from './events.store.js';
+import { createWebhook } from './webhooks.service.js';
+
+/**
+ * Fault runs of issue 27, each asserting that nothing is lost: a receiver that refuses
+ * connections for a minute of the injected clock, a receiver slower than the timeout beside a
+ * healthy one, and a thousand clients at once beside one with a backlog. (A worker killed with
+ * SIGKILL mid-delivery is test/webhooks-processes.postgres.test.ts: it needs processes.)
+ */
+
+const retrySchedule = [5_000, 20_000, 60_000];
+
+let t: TestContext;
+const receivers: WebhookReceiver[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({
+    env: {
+      WEBHOOK_TIMEOUT_MS: '3000',
+      WEBHOOK_RETRY_SCHEDULE: '5s,20s,60s',
+      WEBHOOK_RETRY_JITTER_PERCENT: '0',
+      WEBHOOK_LEASE_MS: '10000',
+    },
+  });
+});
+afterAll(async () => {
+  for (const receiver of receivers) await receiver.stop();
+  await t.close();
+});
+
+async function receiver(): Promise<WebhookReceiver> {
+  const started = await WebhookReceiver.start();
+  receivers.push(started);
+  return started;
+}
+
+/** A client with one subscription to CUSTOMER_CREATED at `url`, made directly (quick enough for a thousand). */
+async function subscribedClient(name: string, url: string): Promise<{ clientId: string; subscriptionId: string; secret: string }> {
+  const client = await createClient(t.deps, name);
+  const webhook = await withTransaction(t.deps.db, (tx) =>
+    createWebhook(tx, { clientId: client.id, traceId: 'fault-runs', now: t.clock.now() }, t.deps, {
+      name,
+      url,
+      eventTypes: ['CUSTOMER_CREATED'],
+      active: true,
+    }),
+  );
+  return { clientId: client.id, subscriptionId: webhook.id, secret: webhook.secret };
+}
+
+async function record(clientId: string, count: number): Promise<string[]> {
+  return withTransaction(t.deps.db, async (tx) => {
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) {
+      ids.push((await recordEvent(tx, { clientId, traceId: 'fault-runs', now: t.clock.now() }, 'CUSTOMER_CREATED', { customerId: `c-${index}` })).id);
+    }
+    return ids;
+  });
+}
+
+async function attemptsOf(subscriptionId: string) {
+  const rows = await t.deps.db
+    .selectFrom('webhook_delivery_attempts as a')
+    .innerJoin('webhook_deliveries as d', (join) => join.onRef('d.client_id', '=', 'a.client_id').onRef('d.id', '=', 'a.delivery_id'))
+    .select(['d.event_id', 'd.status', 'a.attempt_number', 'a.attempted_at', 'a.succeeded', 'a.error'])
+    .where('d.subscription_id', '=', subscriptionId)
+    .orderBy('a.attempted_at')
+    .execute();
+  return rows;
+}
+
+describe('a receiver that refuses connections for a minute, then comes back', () => {
+  it('retries on the schedule, delivers every event once it is back, and loses none', async () => {
+    const down = await receiver();
+    const { clientId, subscriptionId, secret } = await subscribedClient('Down for a minute', down.url());
+    const worker = new DeliveryWorker(t.deps);
+    await down.down();
+    const started = t.clock.now().getTime();
+    const ids = await record(clientId, 40);
+
+    // Attempts at 0 s, 5 s and 25 s all meet a closed port.
+    expect(await worker.deliverDue()).toBe(40);
+    t.clock.advance(retrySchedule[0] ?? 0);
+    expect(await worker.deliverDue()).toBe(40);
+    t.clock.advance(retrySchedule[1] ?? 0);
+    expect(await worker.deliverDue()).toBe(40);
+    // Back after a minute; the third retry is due at 85 s.
+    t.clock.advance(35_000);
+    await down.up();
+    expect(await worker.deliverDue()).toBe(0);
+    t.clock.advance(25_000);
+    expect(await worker.deliverDue()).toBe(40);
+
+    const received = new Set(down.requests.map((request) => request.headers['webhook-id']));
+    expect(received).toEqual(new Set(ids));
+    for (const request of down.requests) verifyWebhook(secret, request);
+    const attempts = await attemptsOf(subscriptionId);
+    expect(attempts).toHaveLength(160);
+    // Every delivery made its attempts at 0, 5, 25 and 85 s (no jitter here), the last one succeeding.
+    const offsets = [...new Set(attempts.map((attempt) => attempt.attempted_at.getTime() - started))].sort((a, b) => a - b);
+    expect(offsets).toEqual([0, 5_000, 25_000, 85_000]);
+    expect(attempts.filter((attempt) => attempt.succeeded)).toHaveLength(40);
+    expect(attempts.filter((attempt) => !attempt.succeeded).every((attempt) => attempt.error === 'connection refused')).toBe(true);
+    expect(new Set(attempts.map((attempt) => attempt.status))).toEqual(new Set(['DELIVERED']));
+  });
+});
+
+describe('a receiver slower than the timeout beside a healthy one', () => {
+  it('records the timeouts and retries them, while the healthy subscription is served at once', async () => {
+    const slow = await receiver();
+    const healthy = await receiver();
+    slow.mode = 'hang';
+    const slowClient = await subscribedClient('Slow endpoint', slow.url());
+    const healthyClient = await subscribedClient('Healthy endpoint', healthy.url());
+    const slowIdsSeen: string[] = [];
+    // The worker's own loop, as in a running process (deliverDue would wait for every request).
+    const worker = new DeliveryWorker(t.deps);
+    const loop = worker.run();
+    try {
+      const slowIds = await record(slowClient.clientId, 10);
+      await expect.poll(() => slow.requests.length, { timeout: 2500, interval: 5 }).toBe(10);
+      // The slow endpoint holds its requests until the timeout (3 s); the healthy one is not behind them.
+      const healthyIds = await record(healthyClient.clientId, 20);
+      await expect.poll(() => healthy.requests.length, { timeout: 2500, interval: 5 }).toBe(20);
+      expect(await attemptsOf(slowClient.subscriptionId)).toHaveLength(0);
+      expect(new Set(healthy.requests.map((request) => request.headers['webhook-id']))).toEqual(new Set(healthyIds));
+      await expect.poll(async () => (await attemptsOf(slowClient.subscriptionId)).length, { timeout: 10_000, interval: 50 }).toBe(10);
+      slowIdsSeen.push(...slowIds);
+    } finally {
+      await worker.stop();
+      await loop;
+    }
+
+    // The slow endpoint's attempts are logged as timeouts and are due again after 5 s.
+    const attempts = await attemptsOf(slowClient.subscriptionId);
+    expect(attempts).toHaveLength(10);
+    expect(attempts.every((attempt) => attempt.error === 'timed out after 3000 ms' && attempt.status === 'PENDING')).toBe(true);
+    slow.mode = 'ok';
+    t.clock.advance(retrySchedule[0] ?? 0);
+    await new DeliveryWorker(t.deps).deliverDue();
+    const delivered = new Set(slow.requests.filter((request) => request.headers['openbaas-attempt'] === '2').map((request) => request.headers['webhook-id']));
+    expect(delivered).toEqual(new Set(slowIdsSeen));
+  });
+});
+
+describe('a thousand clients at once, beside one with a backlog', () => {
+  it('delivers every event, and no client waits for another client\'s backlog', async () => {
+    const shared = await receiver();
+    const busy = await subscribedClient('Backlog', shared.url('/backlog'));
+    const backlogIds = await record(busy.clientId, 400);
+    const singles: Array<{ eventId: string; secret: string }> = [];
+    for (let index = 0; index < 1000; index++) {
+      const client = await subscribedClient(`Single ${index}`, shared.url(`/single/${index}`));
+      const [eventId] = await record(client.clientId, 1);
+      if (eventId) singles.push({ eventId, secret: client.secret });
+    }
+    shared.delayMs = 2;
+    await new DeliveryWorker(t.deps).deliverDue();
+
+    const order = shared.requests.map((request) => request.headers['webhook-id'] ?? '');
+    expect(new Set(order)).toEqual(new Set([...backlogIds, ...singles.map((single) => single.eventId)]));
+    expect(order).toHaveLength(1400);
+    // Each single client's event arrived before the backlog client's were half delivered: the
+    // backlog holds only its own subscription's slots.
+    const position = new Map(order.map((id, index) => [id, index]));
+    const halfOfBacklog = [...backlogIds].map((id) => position.get(id) ?? Infinity).sort((a, b) => a - b)[backlogIds.length / 2] ?? Infinity;
+    const lastSingle = Math.max(...singles.map((single) => position.get(single.eventId) ?? Infinity));
+    expect(lastSingle).toBeLessThan(halfOfBacklog);
+    for (const single of singles.slice(0, 20)) {
+      const request = shared.requestsFor(single.eventId)[0];
+      if (!request) throw new Error('missing');
+      verifyWebhook(single.secret, request);
+    }
+  });
+});
