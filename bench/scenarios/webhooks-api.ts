@@ -12,7 +12,7 @@ import { withTransaction } from '../../src/platform/db/transaction.js';
 import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js';
 import type { Scenario, ScenarioResult } from '../lib.js';
 import { recreateDatabase, runSql } from '../support/postgres.js';
-import { buildOnce, startServer, type RunningServer } from '../support/server.js';
+import { buildOnce, startServer, stopChild, type RunningServer } from '../support/server.js';
 import { seedWallets, targetEnv, verify, type Target } from '../support/setup.js';
 import { benchEnv, describeMachine } from '../support/settings.js';
 import { cpuFigures, cpuPerUnit, cpuSnapshot } from '../support/cpu.js';
@@ -237,13 +237,6 @@ function startWorker(env: Record<string, string>): ChildProcess {
   });
 }
 
-async function stopWorker(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await exited;
-}
-
 /** The bare sender of bench/webhooks-anchor.ts: `count` signed posts to the receiver; first-to-last receipt rate. */
 async function anchorRate(receiver: Receiver, secret: string, count: number): Promise<number> {
   receiver.reset();
@@ -318,7 +311,7 @@ async function runApi(): Promise<ScenarioResult> {
       while ([...backlog.answeredAt.keys()].some((id) => !receiver.receivedByTransaction.has(id)) && now() < drainDeadline) await sleep(100);
       drainCpu = cpuPerUnit(drainBefore, cpuSnapshot(worker.pid), backlog.answeredAt.size);
     } finally {
-      await stopWorker(worker);
+      await stopChild(worker);
     }
     const receipts = [...backlog.answeredAt.keys()].map((id) => receiver.receivedByTransaction.get(id)).filter((at): at is number => at !== undefined);
     if (receipts.length !== backlog.answeredAt.size) throw new Error(`the drain delivered ${receipts.length} of ${backlog.answeredAt.size}`);
@@ -367,7 +360,7 @@ async function runApiWithWorker(): Promise<ScenarioResult> {
     try {
       steady = await steadyRun(server, apiKey, wallets, receiver);
     } finally {
-      await stopWorker(worker);
+      await stopChild(worker);
       await server.stop();
     }
     const report = await verify(target);

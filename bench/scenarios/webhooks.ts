@@ -18,6 +18,7 @@ import { createClient } from '../../src/modules/tenants/tenants.service.js';
 import { recordEvent } from '../../src/modules/webhooks/events.store.js';
 import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js';
 import type { Scenario, ScenarioResult } from '../lib.js';
+import { stopChild } from '../support/server.js';
 
 /**
  * Webhook delivery on PostgreSQL. Ten clients, each with one subscription served by its own
@@ -131,13 +132,6 @@ function startWorker(databaseUrl: string): ChildProcess {
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-}
-
-async function stopWorker(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 async function prepareDatabase(serverUrl: string, databaseName: string): Promise<string> {
@@ -266,7 +260,7 @@ async function run(): Promise<ScenarioResult> {
     const rate = steadyCount / ((lastReceipt - firstCommit) / 1000);
 
     // Drain phase: a backlog recorded while no worker runs, then delivered as fast as possible.
-    await stopWorker(worker);
+    await stopChild(worker);
     worker = undefined;
     receivers.reset();
     const backlogIds: string[] = [];
@@ -286,7 +280,7 @@ async function run(): Promise<ScenarioResult> {
     await waitFor(() => backlogIds.every((id) => receivers.receivedAt.has(id)), 300_000, 'the backlog to drain');
     const receipts = backlogIds.map((id) => receivers.receivedAt.get(id) ?? Number.NaN);
     const drainRate = (backlogIds.length - 1) / ((Math.max(...receipts) - Math.min(...receipts)) / 1000);
-    await stopWorker(worker);
+    await stopChild(worker);
     worker = undefined;
 
     // Anchor.
@@ -320,7 +314,7 @@ async function run(): Promise<ScenarioResult> {
       },
     };
   } finally {
-    if (worker) await stopWorker(worker);
+    if (worker) await stopChild(worker);
     await receivers.stop();
     await database.close();
   }

@@ -128,3 +128,11 @@ export async function startServer(env: Record<string, string>, script = path.joi
     },
   };
 }
+
+/** Ends a child process the bench started (SIGTERM) and waits for it to exit. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await exited;
+}
