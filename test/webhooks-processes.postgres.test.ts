@@ -28,6 +28,9 @@ const workerEnv = {
   WEBHOOK_LEASE_MS: '3000',
   WEBHOOK_POLL_INTERVAL_MS: '20',
   WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '10',
+  // A fixed cap: flow control could let one worker take a whole burst, and the two-worker test
+  // wants both to take part.
+  WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION_MAX: '10',
   WEBHOOK_RETRY_SCHEDULE: '200ms,400ms,800ms,1s,1s,1s,1s',
   DB_POOL_MAX: '5',
   // The key this test encrypts the subscriptions' secrets with: the worker processes open them.
