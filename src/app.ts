@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import rateLimit from '@fastify/rate-limit';
 import { Type } from 'typebox';
@@ -9,11 +9,13 @@ import { authHook } from './platform/http/auth.js';
 import { AppError } from './platform/http/errors.js';
 import { errorHandler } from './platform/http/error-handler.js';
 import { ErrorBodySchema } from './platform/http/envelope.js';
+import { reusedIdempotencyKeyError } from './platform/http/idempotency.js';
+import { RouteMethods } from './platform/http/method-not-allowed.js';
 import { checkJsonValue, jsonBodyLimitBytes, validatorCompiler } from './platform/http/validation.js';
 import { createMetrics } from './platform/http/metrics.js';
 import { registerOperationRoutes } from './platform/http/operations.js';
 import { registerOpenApi } from './platform/http/openapi.js';
-import { registerRemovedEndpoints } from './platform/http/removed-endpoints.js';
+import { registerRemovedEndpoints, removedEndpoints } from './platform/http/removed-endpoints.js';
 import { logRedactPaths } from './platform/log.js';
 import { ApiKeyResolver } from './modules/tenants/api-key-resolver.js';
 import { ipAllowed } from './modules/tenants/api-key.js';
@@ -61,9 +63,23 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request) => {
-    throw new AppError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0] ?? ''} not found`);
+  // A write refused by validation whose Idempotency-Key was used for another request answers as
+  // a reused key would (422), not with the validation error.
+  app.setErrorHandler<FastifyError>(async (error, request, reply) =>
+    errorHandler((await reusedIdempotencyKeyError(deps, request, error)) ?? error, request, reply),
+  );
+  // A known path asked with another method is 405 with Allow; an unknown path is 404. Both are
+  // answered before authentication (the auth hook lets not-found requests through): which methods
+  // a path has is public anyway, in the OpenAPI document.
+  const routeMethods = new RouteMethods();
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routeMethods.allowed(path);
+    if (allowed.length > 0) {
+      reply.header('Allow', allowed.join(', '));
+      throw new AppError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`);
+    }
+    throw new AppError('ROUTE_NOT_FOUND', `Route ${request.method} ${path} not found`);
   });
 
   // JSON bodies: parsed by Fastify's prototype-poisoning-safe parser, then checked for what
@@ -117,6 +133,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   const routes: RouteInfo[] = [];
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
+    // A removed endpoint answers 410 for its old method (and the HEAD Fastify adds to a GET); it
+    // does not make that method allowed.
+    const isRemoved = (method: string) =>
+      removedEndpoints.some((endpoint) => endpoint.url === route.url && (endpoint.method === method || (endpoint.method === 'GET' && method === 'HEAD')));
+    routeMethods.add(route.url, methods.filter((method) => !isRemoved(method)));
     for (const method of methods) {
       if (method === 'HEAD') continue;
       routes.push({ method, url: route.url, public: Boolean(route.config?.public) || route.url.startsWith('/docs'), admin: Boolean(route.config?.admin) });

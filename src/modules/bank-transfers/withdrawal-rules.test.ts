@@ -321,13 +321,14 @@ describe('whole withdrawal input', () => {
     expect(error.statusCode).toBe(400);
     expect(error.code).toBe('VALIDATION_ERROR');
     expect(error.details).toHaveLength(5);
-    expect(error.message).toMatch(/^personTypeCode must be P .*; routingNumber is not allowed for SWIFT/);
+    expect(error.message).toMatch(/^personTypeCode: must be P .*; routingNumber: is not allowed for SWIFT/);
   });
 
   it('the code is the first violation\'s', () => {
     const error = violationsError(checkWithdrawalInput({ ...good, transferNetwork: 'ACH_DOMESTIC', routingNumber: '021000022', bicSwiftCode: undefined, intermediaryBankBic: undefined }));
     expect(error.code).toBe('INVALID_ROUTING_NUMBER');
     expect(error.details).toEqual([{ field: 'routingNumber', message: 'the ABA check digit does not match (checksum failed)' }]);
+    expect(error.message).toBe('routingNumber: the ABA check digit does not match (checksum failed)');
   });
 
   it('violationsError refuses an empty list (a bug, not a client error)', () => {

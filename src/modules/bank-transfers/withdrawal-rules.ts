@@ -309,7 +309,8 @@ export function violationsError(violations: readonly RuleViolation[]): AppError 
   const [first] = violations;
   if (!first) throw new Error('violationsError needs at least one violation');
   const details = violations.map(({ field, message }) => ({ field, message }));
-  return new AppError(first.code, details.map((detail) => `${detail.field} ${detail.message}`).join('; '), { details });
+  // "field: message": some messages read as sentences of their own ("routingNumber: the ABA check digit does not match").
+  return new AppError(first.code, details.map((detail) => `${detail.field}: ${detail.message}`).join('; '), { details });
 }
 
 /** Throws the 400 when any rule fails. */

@@ -29,6 +29,8 @@ export const errorCodes = {
   NOT_FOUND: { status: 404, description: 'No such resource for this client (another client\'s resource answers the same).' },
   BANK_NOT_FOUND: { status: 404, description: 'A well-formed routing number or SWIFT/BIC code that is not in the bank directory.' },
   ROUTE_NOT_FOUND: { status: 404, description: 'No such route.' },
+  // 405
+  METHOD_NOT_ALLOWED: { status: 405, description: 'The path exists but not with this method; the Allow header lists the methods it accepts. Answered before authentication, as 404 is.' },
   // 409
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of a resource.' },
   DUPLICATE_EMAIL: { status: 409, description: 'Another customer of this client already uses this email address (compared without regard to letter case).' },
@@ -54,7 +56,7 @@ export const errorCodes = {
   RESOURCE_LIMIT_REACHED: { status: 422, description: 'A documented per-record limit is reached (for example portfolios per customer or wallets per portfolio).' },
   WEBHOOK_LIMIT_REACHED: { status: 422, description: 'The client already has the maximum number of webhook subscriptions (100, deleted ones not counted).' },
   SANDBOX_SNAPSHOT_LIMIT_REACHED: { status: 422, description: 'The client already keeps the maximum number of sandbox snapshots (20); delete one first.' },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'The Idempotency-Key was already used with a different request.' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'The Idempotency-Key was already used with a different request (also when the new request is itself invalid).' },
   INSUFFICIENT_FUNDS: { status: 422, description: 'The wallet\'s AVAILABLE balance in the asset is smaller than the amount; nothing was moved.' },
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key; wait for the number of seconds in Retry-After.' },

@@ -65,6 +65,46 @@ export function requestHash(request: FastifyRequest): Buffer {
     .digest();
 }
 
+const writeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * For a write refused before its handler ran (the body or parameters failed validation, or the
+ * body carries a removed field): when its Idempotency-Key is already recorded for a different
+ * request, the answer is 422 IDEMPOTENCY_KEY_REUSED, the same as for a valid body, instead of the
+ * 400. Otherwise undefined, and the original error stands. The lookup happens only on that error
+ * path, so valid requests and requests without the header cost nothing more. The hash compared is
+ * the one `runWrite` stores: body validation neither coerces, removes nor fills in anything, so
+ * the body seen here is the body a valid request would be hashed with.
+ */
+export async function reusedIdempotencyKeyError(
+  deps: Pick<Deps, 'db'>,
+  request: FastifyRequest,
+  error: unknown,
+): Promise<AppError | undefined> {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined || !writeMethods.has(request.method)) return undefined;
+  const refusedBeforeHandler =
+    (typeof error === 'object' && error !== null && 'validation' in error && Boolean(error.validation)) ||
+    (error instanceof AppError && error.code === 'FIELD_REMOVED');
+  if (!refusedBeforeHandler) return undefined;
+  const clientId = request.auth?.clientId;
+  const key = Array.isArray(header) ? header.join(',') : header;
+  if (clientId === undefined || !idempotencyKeyPattern.test(key)) return undefined;
+  let row: { request_hash: Buffer } | undefined;
+  try {
+    row = await deps.db
+      .selectFrom('idempotency_keys')
+      .select('request_hash')
+      .where('client_id', '=', clientId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+  } catch {
+    return undefined; // the database is unreachable: the validation error is still a true answer
+  }
+  if (row === undefined || row.request_hash.equals(requestHash(request))) return undefined;
+  return new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
+}
+
 /** A 64-bit advisory lock id for (client, key), so two requests with one key never run at once. */
 export function advisoryLockId(clientId: string, key: string): string {
   return crypto.createHash('sha256').update(`${clientId}\n${key}`).digest().readBigInt64BE(0).toString();

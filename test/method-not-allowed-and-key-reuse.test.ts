@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from './harness.js';
+import { registerTestRoutes } from './support/test-routes.js';
+
+// Issue 26, item 7: a wrong method on a known path, and a reused Idempotency-Key whose new body is
+// itself invalid.
+
+let t: TestContext;
+const thing = { name: 'widget', amount: '10.50', asset: 'USD' };
+
+beforeAll(async () => {
+  t = await createTestApp({ extraRoutes: registerTestRoutes });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('405', () => {
+  it('a known path asked with another method: METHOD_NOT_ALLOWED, Allow lists the methods of the path', async () => {
+    const response = await t.request({ method: 'POST', url: '/v1/assets', body: {} });
+    expect(response.status).toBe(405);
+    expect(response.body.code).toBe('METHOD_NOT_ALLOWED');
+    expect(response.headers.allow).toBe('GET, HEAD');
+    expect(response.body.message).toBe('Method POST is not allowed on /v1/assets; allowed: GET, HEAD');
+    expect(response.body.traceId).toBe(response.headers['x-trace-id']);
+  });
+
+  it('paths with parameters, a trailing slash or a query string match their route', async () => {
+    const trailing = await t.request({ method: 'DELETE', url: '/v1/test/things/' });
+    expect(trailing.status).toBe(405);
+    expect(trailing.headers.allow).toBe('POST');
+    const withParameter = await t.request({ method: 'PUT', url: '/v1/events/01900000-0000-7000-8000-000000000000?x=1' });
+    expect(withParameter.status).toBe(405);
+    expect(withParameter.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('is answered before authentication, as 404 is', async () => {
+    const response = await t.request({ method: 'PATCH', url: '/v1/assets', key: null, body: {} });
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('GET, HEAD');
+  });
+});
+
+describe('404 and 410 stay', () => {
+  it('an unknown path is ROUTE_NOT_FOUND whatever the method, without Allow', async () => {
+    for (const method of ['GET', 'POST', 'DELETE'] as const) {
+      const response = await t.request({ method, url: '/v1/nothing-here', ...(method === 'POST' ? { body: {} } : {}) });
+      expect(response.status).toBe(404);
+      expect(response.body.code).toBe('ROUTE_NOT_FOUND');
+      expect(response.headers.allow).toBeUndefined();
+    }
+  });
+
+  it('a removed endpoint answers 410, and its old method is not offered in Allow', async () => {
+    const removed = await t.request({ method: 'GET', url: '/v1/customers/abc/transactions' });
+    expect(removed.status).toBe(410);
+    expect(removed.body.code).toBe('ENDPOINT_REMOVED');
+    // Only the removed GET was ever on this path: another method is an unknown route, not a 405.
+    const other = await t.request({ method: 'PUT', url: '/v1/customers/abc/transactions', body: {} });
+    expect(other.status).toBe(404);
+    expect(other.headers.allow).toBeUndefined();
+  });
+});
+
+describe('422 IDEMPOTENCY_KEY_REUSED with an invalid body', () => {
+  it('a key used before, sent again with a body validation refuses, is a reused key', async () => {
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'reuse-invalid-1' });
+    expect(first.status).toBe(201);
+    for (const body of [
+      { ...thing, amount: 10.5 }, // a JSON number where the schema wants a decimal string
+      { name: 'widget' }, // required fields missing
+      { ...thing, colour: 'red' }, // an unknown field
+      { ...thing, legacyName: 'old' }, // a removed field (refused before validation)
+    ]) {
+      const response = await t.request({ method: 'POST', url: '/v1/test/things', body, idempotencyKey: 'reuse-invalid-1' });
+      expect(response.status, JSON.stringify(body)).toBe(422);
+      expect(response.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    }
+  });
+
+  it('a first request refused with a 4xx is recorded too: reusing its key with an invalid body is 422', async () => {
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: { ...thing, name: 'conflict' }, idempotencyKey: 'reuse-invalid-4' });
+    expect(first.status).toBe(409);
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', body: { name: 'conflict' }, idempotencyKey: 'reuse-invalid-4' });
+    expect(response.status).toBe(422);
+    expect(response.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+});
+
+describe('400 VALIDATION_ERROR stays', () => {
+  it('for a key never used, and for a key another client used', async () => {
+    const invalid = { ...thing, amount: 10.5 };
+    const fresh = await t.request({ method: 'POST', url: '/v1/test/things', body: invalid, idempotencyKey: 'reuse-invalid-2' });
+    expect(fresh.status).toBe(400);
+    expect(fresh.body.code).toBe('VALIDATION_ERROR');
+
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'reuse-invalid-3' });
+    expect(first.status).toBe(201);
+    const otherClient = await t.request({ method: 'POST', url: '/v1/test/things', body: invalid, idempotencyKey: 'reuse-invalid-3', key: t.clientB.key });
+    expect(otherClient.status).toBe(400);
+    expect(otherClient.body.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('for the same body and path with a bad query string: not a different request, and the key still replays', async () => {
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'reuse-invalid-5' });
+    expect(first.status).toBe(201);
+    const sameRequest = await t.request({ method: 'POST', url: '/v1/test/things?unknown=1', body: thing, idempotencyKey: 'reuse-invalid-5' });
+    expect(sameRequest.status).toBe(400);
+    expect(sameRequest.body.code).toBe('VALIDATION_ERROR');
+    const replay = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'reuse-invalid-5' });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+  });
+});
