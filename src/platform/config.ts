@@ -42,6 +42,8 @@ export interface Config {
   webhookSecretOverlapMs: number;
   /** How often an idle delivery worker looks for new work. */
   webhookPollIntervalMs: number;
+  /** A subscription whose endpoint failed every attempt for this long (by the client's clock) is disabled; 0 never disables. */
+  webhookDisableAfterMs: number;
   /** How long a KYC SDK link stays valid, measured by the injected clock. */
   kycLinkTtlMs: number;
   /** The bank that holds the money and receives deposits: shown in deposit instructions. */
@@ -108,6 +110,7 @@ export const environmentVariables = [
   ['WEBHOOK_LEASE_MS', '60000', 'how long a worker holds a claimed delivery; a crashed worker\'s claims are retried after it (more than WEBHOOK_TIMEOUT_MS)'],
   ['WEBHOOK_SECRET_OVERLAP_MS', '86400000', 'after a secret rotation, how long deliveries also carry a signature made with the previous secret'],
   ['WEBHOOK_POLL_INTERVAL_MS', '100', 'how often an idle delivery worker looks for new deliveries'],
+  ['WEBHOOK_DISABLE_AFTER_MS', '259200000', 'a webhook subscription whose endpoint failed every attempt for this long (3 days; by the client\'s clock) is disabled; 0 never disables'],
   ['KYC_LINK_TTL_MINUTES', '1440', 'how long a KYC SDK link (the hosted verification page) stays valid'],
   [
     'OPENBAAS_ENCRYPTION_KEY',
@@ -229,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     webhookLeaseMs,
     webhookSecretOverlapMs: integer(env, 'WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
     webhookPollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 100, 5, 60_000),
+    webhookDisableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 86_400_000, 0, 365 * 86_400_000),
     kycLinkTtlMs: integer(env, 'KYC_LINK_TTL_MINUTES', 1440, 1, 60 * 24 * 90) * 60_000,
     encryptionKey,
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),

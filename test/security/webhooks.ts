@@ -56,6 +56,15 @@ export const webhookSecurityCases: SecurityCase[] = [
     prepare: async (t, client) => ({ url: `/v1/webhooks/${await createWebhook(t, client)}/test` }),
   },
   {
+    method: 'POST',
+    route: '/v1/webhooks/:id/replay',
+    ownsResource: true,
+    prepare: async (t, client) => ({
+      url: `/v1/webhooks/${await createWebhook(t, client)}/replay`,
+      body: { since: new Date(t.clock.now().getTime() - 3_600_000).toISOString() },
+    }),
+  },
+  {
     method: 'GET',
     route: '/v1/webhooks/:id/deliveries',
     ownsResource: true,

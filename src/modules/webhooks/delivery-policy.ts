@@ -48,7 +48,25 @@ export function nextStateAfter(
 ): NextState {
   if (outcome.ok) return { status: 'DELIVERED', nextAttemptAt: now, completedAt: now };
   if (attemptNumber >= lastAttemptOf(config, finalAttempt)) return { status: 'FAILED', nextAttemptAt: now, completedAt: now };
-  return { status: 'PENDING', nextAttemptAt: new Date(now.getTime() + retryDelayMs(config, attemptNumber)), completedAt: null };
+  const delayMs = retryDelayMs(config, attemptNumber - attemptsBeforeSchedule(config, finalAttempt));
+  return { status: 'PENDING', nextAttemptAt: new Date(now.getTime() + delayMs), completedAt: null };
+}
+
+/**
+ * The final attempt of a delivery given the whole schedule again after `attemptCount` attempts
+ * (a replay of an endpoint's missed events): its next attempt is then number one of a new run.
+ */
+export function finalAttemptOfNewSchedule(config: Pick<Config, 'webhookRetryScheduleMs'>, attemptCount: number): number {
+  return attemptCount + config.webhookRetryScheduleMs.length + 1;
+}
+
+/**
+ * Attempts made before the current schedule began: none for an ordinary delivery; for one given a
+ * new schedule by a replay, those made before it, so its retries wait ~5 s, ~5 min, ... again.
+ */
+function attemptsBeforeSchedule(config: Pick<Config, 'webhookRetryScheduleMs'>, finalAttempt: number | null): number {
+  if (finalAttempt === null) return 0;
+  return Math.max(0, finalAttempt - (config.webhookRetryScheduleMs.length + 1));
 }
 
 /**

@@ -1,12 +1,13 @@
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
+import { withTransaction } from '../../platform/db/transaction.js';
 import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, truncate, type NextState } from './delivery-policy.js';
 import { webhookHttpClient, type PostOutcome, type WebhookHttpClient } from './webhook-http.js';
 import { signedHeaders } from './webhook-signing.js';
 import { webhookSecretBoxOf } from './webhook-secrets.js';
 import { duplicates, injectedDelayMs, webhookFaultsOf, type WebhookFaults, type WebhookFaultsCache } from './webhook-faults.js';
-import { workerName } from './webhooks.service.js';
+import { disableFailingEndpoint, workerName } from './webhooks.service.js';
 import { EndpointFlowControl } from './flow-control.js';
 import './webhooks.tables.js';
 import './events.tables.js';
@@ -92,6 +93,10 @@ export interface DeliveryWorkerOptions {
 interface QueuedOutcome {
   row: ClaimedRow;
   attemptedAt: Date;
+  /** When the outcome was known, by the client's clock: endpoint health measures runs of failures with it. */
+  clientAt: Date;
+  /** Whether the attempt says something about the endpoint (not a test delivery, not a missing event). */
+  countsForHealth: boolean;
   outcome: PostOutcome;
   next: NextState;
   abandonedAt: Date | null;
@@ -376,6 +381,8 @@ export class DeliveryWorker {
       this.outcomes.push({
         row,
         attemptedAt,
+        clientAt: now,
+        countsForHealth: row.test_data === null && outcome.error !== eventMissingError,
         outcome,
         next,
         abandonedAt: row.previous_lease_expires_at
@@ -409,9 +416,12 @@ export class DeliveryWorker {
       (entry) => entry.abandonedAt !== null && entry.row.attempt_count > 1 && !real.has(`${entry.row.id}#${entry.row.attempt_count - 1}`),
     );
     const column = <T>(pick: (entry: QueuedOutcome) => T) => batch.map(pick);
+    const health = batch.filter((entry) => entry.countsForHealth);
     // One statement: each delivery changes only if this worker still holds its claim; every
-    // attempt is logged either way (it happened).
-    await sql`
+    // attempt is logged either way (it happened). The same statement keeps the endpoints' health
+    // (see the health CTEs below) and returns the subscriptions that have now failed for
+    // WEBHOOK_DISABLE_AFTER_MS; those are disabled afterwards, in a transaction of their own.
+    const result = await sql<{ client_id: string; subscription_id: string; clock_offset_ms: string }>`
       WITH input AS (
         SELECT * FROM unnest(
           ${column((entry) => entry.row.client_id)}::uuid[], ${column((entry) => entry.row.id)}::uuid[],
@@ -441,14 +451,64 @@ export class DeliveryWorker {
           ${abandoned.map((entry) => entry.abandonedAt?.toISOString() ?? null)}::timestamptz[]
         ) AS a(client_id, id, attempt_number, attempted_at)
         ON CONFLICT (client_id, delivery_id, attempt_number) DO NOTHING
+      ), logged AS (
+        INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)
+        SELECT i.client_id, i.id, i.attempt_number, i.attempted_at, i.succeeded, i.http_status, i.latency_ms, i.response_body, i.error, ${workerName}
+        FROM input i
+        ON CONFLICT (client_id, delivery_id, attempt_number) DO UPDATE SET
+          attempted_at = EXCLUDED.attempted_at, succeeded = EXCLUDED.succeeded, http_status = EXCLUDED.http_status,
+          latency_ms = EXCLUDED.latency_ms, response_body = EXCLUDED.response_body, error = EXCLUDED.error, worker = EXCLUDED.worker
+      ), health_input AS (
+        -- Endpoint health, per subscription of the batch: did any attempt succeed, and when (by
+        -- the client's clock) were the first and the last outcome.
+        SELECT h.client_id, h.subscription_id, bool_or(h.succeeded) AS succeeded_any, min(h.client_at) AS first_at,
+          max(h.client_at) AS last_at, max(h.clock_offset_ms) AS clock_offset_ms
+        FROM unnest(
+          ${health.map((entry) => entry.row.client_id)}::uuid[], ${health.map((entry) => entry.row.subscription_id)}::uuid[],
+          ${health.map((entry) => entry.outcome.ok)}::boolean[], ${health.map((entry) => entry.clientAt.toISOString())}::timestamptz[],
+          ${health.map((entry) => entry.row.clock_offset_ms)}::bigint[]
+        ) AS h(client_id, subscription_id, succeeded, client_at, clock_offset_ms)
+        GROUP BY h.client_id, h.subscription_id
+      ), health_changing AS (
+        -- Only subscriptions whose record changes: a success ends a run of failures, a failure
+        -- after a success starts one. Usually none, so the subscriptions are read, not written.
+        -- SKIP LOCKED: never wait here for a client's change of the subscription (it locks the
+        -- subscription, then its deliveries: the reverse of this statement); the change is then
+        -- made by a later batch.
+        SELECT s.client_id, s.id, h.succeeded_any, h.first_at
+        FROM health_input h
+        JOIN webhook_subscriptions s ON s.client_id = h.client_id AND s.id = h.subscription_id
+        WHERE CASE WHEN h.succeeded_any THEN s.failing_since IS NOT NULL ELSE s.failing_since IS NULL END
+        FOR NO KEY UPDATE OF s SKIP LOCKED
+      ), health_changed AS (
+        UPDATE webhook_subscriptions s
+        SET failing_since = CASE WHEN c.succeeded_any THEN NULL ELSE c.first_at END
+        FROM health_changing c
+        WHERE s.client_id = c.client_id AND s.id = c.id
       )
-      INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)
-      SELECT i.client_id, i.id, i.attempt_number, i.attempted_at, i.succeeded, i.http_status, i.latency_ms, i.response_body, i.error, ${workerName}
-      FROM input i
-      ON CONFLICT (client_id, delivery_id, attempt_number) DO UPDATE SET
-        attempted_at = EXCLUDED.attempted_at, succeeded = EXCLUDED.succeeded, http_status = EXCLUDED.http_status,
-        latency_ms = EXCLUDED.latency_ms, response_body = EXCLUDED.response_body, error = EXCLUDED.error, worker = EXCLUDED.worker
+      -- Due for disabling: every attempt of the batch failed, and the run began at least the
+      -- period before the last of them.
+      SELECT h.client_id, h.subscription_id, h.clock_offset_ms::text AS clock_offset_ms
+      FROM health_input h
+      JOIN webhook_subscriptions s ON s.client_id = h.client_id AND s.id = h.subscription_id
+      WHERE NOT h.succeeded_any AND s.active AND ${this.deps.config.webhookDisableAfterMs}::bigint > 0
+        AND h.last_at - COALESCE(s.failing_since, h.first_at) >= ${this.deps.config.webhookDisableAfterMs}::bigint * interval '1 millisecond'
     `.execute(this.deps.db);
+    for (const due of result.rows) await this.disableFailingEndpoint(due.client_id, due.subscription_id, Number(due.clock_offset_ms));
+  }
+
+  /**
+   * Disables a subscription whose endpoint has failed for the whole period (rare: at most once
+   * per subscription until it is made active again). Its own transaction, after the outcomes are
+   * written: a failure here leaves the subscription active, and the next failed attempt tries again.
+   */
+  private async disableFailingEndpoint(clientId: string, subscriptionId: string, clockOffsetMs: number): Promise<void> {
+    try {
+      const context = { clientId, traceId: crypto.randomUUID(), now: new Date(this.deps.clock.now().getTime() + clockOffsetMs) };
+      await withTransaction(this.deps.db, (tx) => disableFailingEndpoint(tx, context, this.deps.config, subscriptionId));
+    } catch {
+      // Nothing is lost: the outcomes are recorded; the endpoint is disabled at its next failure.
+    }
   }
 }
 

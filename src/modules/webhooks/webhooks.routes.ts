@@ -21,7 +21,21 @@ const webhookProperties = {
   name: Type.String({ examples: ['Ledger sync'] }),
   url: Type.String({ examples: ['https://example.com/webhooks/openbaas'] }),
   subscribedEventTypes: Type.Array(Type.String(), { examples: [['CUSTOMER_CREATED', 'BANK_DEPOSIT_TRANSACTION_COMPLETED']] }),
-  active: Type.Boolean({ description: 'false when paused (PATCH active) or deleted: nothing is delivered' }),
+  active: Type.Boolean({ description: 'false when paused (PATCH active), disabled for failing or deleted: nothing is delivered' }),
+  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('PAUSED'), Type.Literal('DISABLED'), Type.Literal('DELETED')], {
+    description:
+      'ACTIVE: receives its events; PAUSED: paused by you (active: false); DISABLED: disabled by OpenBaaS because its endpoint ' +
+      'failed every attempt for WEBHOOK_DISABLE_AFTER_MS (3 days by default; see disabledReason; PATCH active: true enables it ' +
+      'again, POST /v1/webhooks/:id/replay sends what it missed); DELETED: deleted',
+    examples: ['ACTIVE'],
+  }),
+  disabledReason: Type.Union([Type.Literal('ENDPOINT_FAILING'), Type.Null()], {
+    description: 'when DISABLED, why: ENDPOINT_FAILING (every attempt of every delivery failed for the whole period)',
+  }),
+  disabledAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when DISABLED, when (by your clock)' }),
+  failingSince: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'the start of the current unbroken run of failed attempts (by your clock); null when the last attempt succeeded',
+  }),
   createdAt: Type.String({ format: 'date-time', examples: [exampleTime] }),
   updatedAt: Type.String({ format: 'date-time', examples: [exampleTime] }),
   deletedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'set by DELETE (soft delete)' }),
@@ -98,6 +112,17 @@ const EventTypesSchema = Type.Array(Type.String({ minLength: 1, maxLength: 64 })
 });
 
 const IdParams = Type.Object({ id: Text.id() });
+
+const ReplaySchema = Type.Object(
+  {
+    webhookId: Type.String({ examples: [exampleId] }),
+    since: Type.String({ format: 'date-time', examples: [exampleTime] }),
+    until: Type.String({ format: 'date-time', description: 'the end of the window: the one asked for (exclusive), or now (included)' }),
+    scheduled: Type.Integer({ minimum: 0, description: 'deliveries scheduled now (created, or brought back from FAILED or CANCELLED)' }),
+    more: Type.Boolean({ description: `true when the window holds more than ${service.replayEventsMax} missed events: send the request again (with a new Idempotency-Key) for the rest` }),
+  },
+  { title: 'WebhookReplay' },
+);
 
 export function registerWebhookRoutes(app: App, deps: Deps): void {
   app.post(
@@ -182,7 +207,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       schema: {
         operationId: 'webhooks.update',
         tags: ['Webhooks'],
-        summary: 'Change a webhook subscription; pausing it (active: false) cancels its pending deliveries',
+        summary: 'Change a webhook subscription; pausing it (active: false) cancels its pending deliveries; active: true also enables a DISABLED one again',
         params: IdParams,
         body: Type.Object(
           {
@@ -278,6 +303,39 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
         const delivery = await service.recordTestDelivery(tx, context, sent);
         return { message: delivery.status === 'DELIVERED' ? 'Test event delivered' : 'Test event not delivered', data: delivery };
       });
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:id/replay',
+    {
+      schema: {
+        operationId: 'webhooks.replay',
+        tags: ['Webhooks'],
+        summary: 'Send again every event of a time window that the subscription did not receive (after it was disabled or paused, say)',
+        description:
+          'Schedules a delivery, with the event id as webhook-id, for every event recorded in [since, until) (by your clock; ' +
+          'without until, from since up to now included) that the subscription subscribes to and has not received: its delivery FAILED or was ' +
+          'CANCELLED, or none was made because the subscription was disabled or paused. Delivered and pending events are ' +
+          `left alone, so nothing is sent twice by a replay. At most ${service.replayEventsMax} events per request (more: true ` +
+          'when the window holds more). The subscription must be ACTIVE (409 otherwise).',
+        params: IdParams,
+        body: Type.Object(
+          {
+            since: Type.String({ format: 'date-time', maxLength: 40, description: 'the start of the window (inclusive), by your clock' }),
+            until: Type.Optional(Type.String({ format: 'date-time', maxLength: 40, description: 'the end of the window (exclusive); without it, up to now (included)' })),
+          },
+          { additionalProperties: false, examples: [{ since: '2026-03-01T00:00:00.000Z' }] },
+        ),
+        response: { 200: Envelope(ReplaySchema) },
+      },
+    },
+    async (request, reply) => {
+      const input = { since: new Date(request.body.since), ...(request.body.until ? { until: new Date(request.body.until) } : {}) };
+      await runWrite(request, reply, deps, async (tx, context) => ({
+        message: 'Replay scheduled',
+        data: await service.replayWebhook(tx, context, deps, request.params.id, input),
+      }));
     },
   );
 

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
@@ -7,14 +8,21 @@ import { idAt, isUuid } from '../../platform/ids.js';
 import { eventTypes, everyEventType, isEventType, renamedEventTypes, type SubscribedEventType } from './event-types.js';
 import { testEventType } from './event-payloads.js';
 import { recordEvent } from './events.store.js';
-import { deliveryBody, errorKeptChars, responseBodyKeptChars, truncate } from './delivery-policy.js';
+import { deliveryBody, errorKeptChars, finalAttemptOfNewSchedule, responseBodyKeptChars, truncate } from './delivery-policy.js';
 import { webhookHttpClient, type PostOutcome } from './webhook-http.js';
 import { generateSecret, signedHeaders } from './webhook-signing.js';
 import { webhookSecretBoxOf } from './webhook-secrets.js';
 import { checkWebhookUrl } from './webhook-url.js';
 import * as store from './webhooks.store.js';
 import type { AttemptRow, DeliveryRow, SubscriptionRow } from './webhooks.store.js';
-import type { InjectedFault } from './webhooks.tables.js';
+import type { DisabledReason, InjectedFault } from './webhooks.tables.js';
+
+/**
+ * ACTIVE: receives its events; PAUSED: made inactive by the client (PATCH active: false);
+ * DISABLED: made inactive by the platform because its endpoint kept failing (disabledReason);
+ * DELETED: deleted. Only ACTIVE has `active: true`.
+ */
+export type WebhookStatus = 'ACTIVE' | 'PAUSED' | 'DISABLED' | 'DELETED';
 
 export interface WebhookView {
   id: string;
@@ -22,6 +30,10 @@ export interface WebhookView {
   url: string;
   subscribedEventTypes: string[];
   active: boolean;
+  status: WebhookStatus;
+  disabledReason: DisabledReason | null;
+  disabledAt: string | null;
+  failingSince: string | null;
   createdAt: string;
   updatedAt: string;
   deletedAt: string | null;
@@ -103,6 +115,12 @@ export const subscriptionsPerClientMax = 100;
 /** Names this process in the attempt log. */
 export const workerName = `${os.hostname()}:${process.pid}`.slice(0, 200);
 
+export function webhookStatusOf(row: Pick<SubscriptionRow, 'active' | 'deleted_at' | 'disabled_at'>): WebhookStatus {
+  if (row.deleted_at) return 'DELETED';
+  if (row.disabled_at) return 'DISABLED';
+  return row.active ? 'ACTIVE' : 'PAUSED';
+}
+
 export function webhookView(row: SubscriptionRow): WebhookView {
   return {
     id: row.id,
@@ -110,6 +128,10 @@ export function webhookView(row: SubscriptionRow): WebhookView {
     url: row.url,
     subscribedEventTypes: row.event_types,
     active: row.active,
+    status: webhookStatusOf(row),
+    disabledReason: row.deleted_at ? null : row.disabled_reason,
+    disabledAt: row.deleted_at ? null : (row.disabled_at?.toISOString() ?? null),
+    failingSince: row.failing_since?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     deletedAt: row.deleted_at?.toISOString() ?? null,
@@ -219,6 +241,9 @@ export async function createWebhook(
     created_at: context.now,
     updated_at: context.now,
     deleted_at: null,
+    failing_since: null,
+    disabled_at: null,
+    disabled_reason: null,
   };
   await store.insertSubscription(tx, row);
   await recordEvent(tx, context, 'WEBHOOK_CREATED', { webhookId: row.id });
@@ -235,6 +260,10 @@ export async function updateWebhook(tx: Tx, context: RequestContext, id: string,
     url: input.url ?? current.url,
     event_types: types,
     active,
+    // Setting `active` (either way) on a paused or disabled subscription is the client taking
+    // over: the marks of an automatic disable go, and the endpoint starts a fresh health record
+    // (a new run of failures must last the whole period again).
+    ...(input.active !== undefined && !current.active ? { failing_since: null, disabled_at: null, disabled_reason: null } : {}),
     updated_at: context.now,
   });
   if (!active) {
@@ -284,6 +313,125 @@ export async function rotateSecret(
   });
   await recordEvent(tx, context, 'WEBHOOK_UPDATED', { webhookId: current.id });
   return { ...webhookView(updated), secret };
+}
+
+/**
+ * Endpoint health: disables a subscription whose endpoint has failed every attempt for
+ * WEBHOOK_DISABLE_AFTER_MS by the client's clock (context.now). The delivery worker calls it, in a
+ * transaction of its own, for the subscriptions its outcome statement found due; the rules are
+ * checked again here under the row lock, so a client who paused, resumed or deleted the
+ * subscription meanwhile, or an attempt that succeeded meanwhile, wins. The pending deliveries
+ * are cancelled (replay brings them back) and WEBHOOK_UPDATED is recorded for the client's other
+ * subscriptions. Returns whether it disabled the subscription.
+ */
+export async function disableFailingEndpoint(
+  tx: Tx,
+  context: RequestContext,
+  config: Pick<Deps['config'], 'webhookDisableAfterMs'>,
+  subscriptionId: string,
+): Promise<boolean> {
+  const current = await store.findSubscription(tx, context.clientId, subscriptionId, { forUpdate: true });
+  if (!current?.active || current.deleted_at || !current.failing_since) return false;
+  if (!endpointFailedLongEnough(config, current.failing_since, context.now)) return false;
+  await store.updateSubscription(tx, context.clientId, current.id, {
+    active: false,
+    disabled_at: context.now,
+    disabled_reason: 'ENDPOINT_FAILING',
+    updated_at: context.now,
+  });
+  await store.cancelPendingDeliveries(tx, context.clientId, current.id, context.now);
+  await recordEvent(tx, context, 'WEBHOOK_UPDATED', { webhookId: current.id });
+  return true;
+}
+
+/** True once a run of failures that began at `failingSince` has lasted the whole period at `now` (0 never disables). */
+export function endpointFailedLongEnough(config: Pick<Deps['config'], 'webhookDisableAfterMs'>, failingSince: Date, now: Date): boolean {
+  return config.webhookDisableAfterMs > 0 && now.getTime() - failingSince.getTime() >= config.webhookDisableAfterMs;
+}
+
+/** Events one replay request schedules at most; a request that finds more says so (`more`) and is sent again. */
+export const replayEventsMax = 10_000;
+
+export interface ReplayInput {
+  since: Date;
+  until?: Date;
+}
+
+export interface ReplayView {
+  webhookId: string;
+  since: string;
+  until: string;
+  scheduled: number;
+  more: boolean;
+}
+
+/**
+ * Replay of what an endpoint missed: every event of the client recorded in [since, until) (by the
+ * client's clock; without until, or with one in the future: from since to now, now included) that the subscription subscribes to now, that was
+ * recorded while the subscription existed, and that it has not received: its delivery is FAILED
+ * or CANCELLED (brought back to PENDING with a new retry schedule and the same webhook-id) or
+ * missing (created: the subscription was disabled or paused when the event happened). Events
+ * delivered or on their way are left alone, so a replay never sends an event a second time and
+ * repeating one schedules nothing new. At most replayEventsMax events per request, oldest first.
+ */
+export async function replayWebhook(
+  tx: Tx,
+  context: RequestContext,
+  deps: Pick<Deps, 'config'>,
+  id: string,
+  input: ReplayInput,
+): Promise<ReplayView> {
+  const current = await loadSubscription(tx, context.clientId, id);
+  refuseDeleted(current, 'replayed');
+  if (!current.active) {
+    throw new AppError(
+      'CONFLICT',
+      `This webhook is ${webhookStatusOf(current)}; make it active (PATCH active: true) before replaying what it missed.`,
+    );
+  }
+  // A window that reaches now takes now in: an event recorded in this very millisecond counts.
+  const untilNow = !input.until || input.until > context.now;
+  const until = untilNow ? context.now : (input.until ?? context.now);
+  if (untilNow ? input.since > until : input.since >= until) {
+    throw validationError('since', `must be before until and not after now (${until.toISOString()})`);
+  }
+  const from = input.since > current.created_at ? input.since : current.created_at;
+  const result = await sql<{ scheduled: string; found: string }>`
+    WITH missed AS (
+      SELECT e.client_id, e.id, e.type, e.created_at
+      FROM events e
+      WHERE e.client_id = ${context.clientId} AND e.created_at >= ${from}
+        AND (e.created_at < ${until} OR (${untilNow}::boolean AND e.created_at = ${until}))
+        AND (e.type = ANY (${current.event_types}::text[]) OR '*' = ANY (${current.event_types}::text[]))
+        AND NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries d
+          WHERE d.client_id = e.client_id AND d.subscription_id = ${current.id} AND d.event_id = e.id
+            AND d.status IN ('PENDING', 'DELIVERED'))
+      ORDER BY e.created_at, e.id
+      LIMIT ${replayEventsMax + 1}::int
+    ), chosen AS (
+      SELECT * FROM missed ORDER BY created_at, id LIMIT ${replayEventsMax}::int
+    ), scheduled AS (
+      INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
+      SELECT c.client_id, openbaas_delivery_id(c.id, 0), ${current.id}, c.id, c.type, 'PENDING', ${context.now}, ${context.now}, ${context.now}
+      FROM chosen c
+      ON CONFLICT (client_id, subscription_id, event_id) DO UPDATE SET
+        status = 'PENDING', next_attempt_at = EXCLUDED.next_attempt_at,
+        final_attempt = webhook_deliveries.attempt_count + ${finalAttemptOfNewSchedule(deps.config, 0)}::int,
+        completed_at = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = EXCLUDED.updated_at
+      WHERE webhook_deliveries.status IN ('FAILED', 'CANCELLED')
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM scheduled)::text AS scheduled, (SELECT count(*) FROM missed)::text AS found
+  `.execute(tx);
+  const counts = result.rows[0];
+  return {
+    webhookId: current.id,
+    since: input.since.toISOString(),
+    until: until.toISOString(),
+    scheduled: Number(counts?.scheduled ?? 0),
+    more: Number(counts?.found ?? 0) > replayEventsMax,
+  };
 }
 
 export async function getWebhook(deps: Deps, clientId: string, id: string): Promise<SubscriptionRow> {

@@ -14,7 +14,15 @@ export interface WebhookSubscriptionsTable {
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+  /** Endpoint health (migration 0021): the start of the current unbroken run of failed attempts, by the client's clock. */
+  failing_since: Date | null;
+  /** Set when the subscription was disabled automatically (it is then not active either). */
+  disabled_at: Date | null;
+  disabled_reason: DisabledReason | null;
 }
+
+/** Why a subscription was disabled automatically: its endpoint failed every attempt for WEBHOOK_DISABLE_AFTER_MS. */
+export type DisabledReason = 'ENDPOINT_FAILING';
 
 export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED' | 'CANCELLED';
 
