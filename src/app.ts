@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Fastify, { LogController, type FastifyError, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifySchema, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import rateLimit from '@fastify/rate-limit';
 import { Type } from 'typebox';
@@ -37,6 +37,8 @@ export interface RouteInfo {
   url: string;
   public: boolean;
   admin: boolean;
+  /** Its schema (the very object the route validates with; its parts are compiled on first use). */
+  schema: FastifySchema | undefined;
 }
 
 export interface BuiltApp {
@@ -140,7 +142,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     routeMethods.add(route.url, methods.filter((method) => !isRemoved(method)));
     for (const method of methods) {
       if (method === 'HEAD') continue;
-      routes.push({ method, url: route.url, public: Boolean(route.config?.public) || route.url.startsWith('/docs'), admin: Boolean(route.config?.admin) });
+      routes.push({ method, url: route.url, public: Boolean(route.config?.public) || route.url.startsWith('/docs'), admin: Boolean(route.config?.admin), schema: route.schema });
     }
     if (route.url.startsWith('/docs')) {
       route.config = { ...(route.config ?? {}), public: true, rateLimit: false };

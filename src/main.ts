@@ -10,17 +10,23 @@ import { clientSeeders } from './modules/routes.js';
 import { workerTasks } from './modules/worker-tasks.js';
 import { sealPlaintextWebhookSecrets } from './modules/webhooks/index.js';
 
-export async function openDeps(config: Config, clock: Clock = systemClock): Promise<Deps> {
+/** Start-up progress for a person watching the terminal ("applying migrations 3/20…"). */
+export type ProgressReporter = (message: string) => void;
+
+export async function openDeps(config: Config, clock: Clock = systemClock, onProgress?: ProgressReporter): Promise<Deps> {
   const database: DatabaseHandle = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     memory: config.memory,
     poolMax: config.databasePoolMax,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
+    onProgress,
   });
   const deps: Deps = { config, database, db: database.db, clock, clientSeeders };
   try {
-    await migrate(database.pool);
+    await migrate(database.pool, undefined, {
+      onMigration: ({ position, total, migration }) => onProgress?.(`applying migrations ${position}/${total} (${migration})…`),
+    });
     // Webhook secrets written in plain text before migration 0012 are encrypted now.
     await sealPlaintextWebhookSecrets(deps);
   } catch (error) {
@@ -39,10 +45,45 @@ function printSandboxKey(key: string, clientId: string, baseUrl: string): void {
   );
 }
 
+/** Progress lines on stdout for a person starting the server, unless logging is silenced. */
+function startupReporter(config: Config): ProgressReporter | undefined {
+  if (config.logLevel === 'silent') return undefined;
+  return (message) => process.stdout.write(`openbaas: ${message}\n`);
+}
+
+/**
+ * Ends the process once `stop` has finished, on the first SIGTERM or SIGINT. Later signals are
+ * ignored rather than fatal: under `npm start` a Ctrl-C reaches the server twice (from the terminal
+ * and forwarded by npm), and the second must not cut the shutdown short. A stop that fails or
+ * hangs (a database that no longer answers) still ends the process, with code 1, at the latest
+ * `deadlineMs` after the signal.
+ */
+function exitOnSignal(stop: (signal: NodeJS.Signals) => Promise<void>, deadlineMs: number, logError: (object: object, message: string) => void): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => {
+      logError({ signal }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, deadlineMs).unref();
+    stop(signal).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logError({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
 /** config → database → migrations → app → listen → workers; graceful shutdown on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<void> {
-  const deps = await openDeps(config);
-  const bootstrap = await bootstrapSandbox(deps);
+  const progress = startupReporter(config);
+  const deps = await openDeps(config, systemClock, progress);
+  const bootstrap = await bootstrapSandbox(deps, progress);
   const { app, markShuttingDown } = await buildApp(deps);
   const workers = new WorkerRunner(config.runWorkers ? workerTasks(deps) : [], app.log);
 
@@ -64,8 +105,7 @@ export async function serve(config: Config): Promise<void> {
     })();
     return closing;
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM').then(() => process.exit(0)));
-  process.once('SIGINT', () => void shutdown('SIGINT').then(() => process.exit(0)));
+  exitOnSignal(shutdown, 2 * config.shutdownTimeoutMs, (object, message) => app.log.error(object, message));
 
   try {
     await app.listen({ host: config.host, port: config.port });
@@ -76,22 +116,27 @@ export async function serve(config: Config): Promise<void> {
   }
   workers.start();
   if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, config.publicBaseUrl);
-  app.log.info({ database: deps.database.kind, mode: config.mode }, 'OpenBaaS is ready');
+  // performance.now() counts from the start of the process, so module loading (and a build by
+  // `npm start`) is included.
+  const readySeconds = (performance.now() / 1000).toFixed(1);
+  progress?.(`ready in ${readySeconds} s on ${config.publicBaseUrl}`);
+  app.log.info({ database: deps.database.kind, mode: config.mode, readySeconds: Number(readySeconds) }, 'OpenBaaS is ready');
 }
 
 /** Background workers only (no HTTP), for operators who scale them separately. */
 export async function runWorkersOnly(config: Config): Promise<void> {
-  const deps = await openDeps(config);
+  const deps = await openDeps(config, systemClock, startupReporter(config));
   const logger = {
     error: (object: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 'error', msg: message, ...object })}\n`),
   };
   const workers = new WorkerRunner(workerTasks(deps), logger);
   workers.start();
-  const stop = async () => {
-    await workers.stop();
-    await deps.database.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  exitOnSignal(
+    async () => {
+      await workers.stop();
+      await deps.database.close();
+    },
+    2 * config.shutdownTimeoutMs,
+    logger.error,
+  );
 }

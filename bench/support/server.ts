@@ -71,8 +71,8 @@ async function waitUntilReady(url: string, child: ChildProcess, log: () => strin
  */
 export function startScriptNodeFlags(): string[] {
   const manifest = JSON.parse(fs.readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-  const match = /\bnode((?: --[^\s]+)*) dist\/cli\.js serve\b/.exec(manifest.scripts?.start ?? '');
-  if (!match) throw new Error('package.json "start" no longer runs `node … dist/cli.js serve`; update startScriptNodeFlags');
+  const match = /\bnode((?: --[^\s]+)*) scripts\/start\.mjs\b/.exec(manifest.scripts?.start ?? '');
+  if (!match) throw new Error('package.json "start" no longer runs `node … scripts/start.mjs`; update startScriptNodeFlags');
   return (match[1] ?? '').split(' ').filter(Boolean);
 }
 

@@ -103,7 +103,10 @@ export async function listClients(deps: Deps): Promise<ClientView[]> {
  * Sandbox start-up: on an empty database create a client and a key (returned so the caller can
  * print it once); with OPENBAAS_API_KEY make sure that exact key exists.
  */
-export async function bootstrapSandbox(deps: Deps): Promise<{ client: ClientView; key: ApiKeyView } | undefined> {
+export async function bootstrapSandbox(
+  deps: Deps,
+  onProgress?: (message: string) => void,
+): Promise<{ client: ClientView; key: ApiKeyView } | undefined> {
   if (deps.config.mode !== 'sandbox') return undefined;
   const fixedKey = deps.config.sandboxApiKey;
   return withTransaction(deps.db, async (tx) => {
@@ -112,10 +115,12 @@ export async function bootstrapSandbox(deps: Deps): Promise<{ client: ClientView
     if (fixedKey) {
       if (await store.findApiKeyByPrefix(tx, apiKeyPrefix(fixedKey))) return undefined;
       const existing = (await store.listClients(tx))[0];
+      if (!existing) onProgress?.('creating the sandbox client…');
       const client = existing ? clientView(existing) : await createClientInTx(tx, deps, 'Sandbox');
       return { client, key: await createApiKeyInTx(tx, deps, client.id, { fixedKey }) };
     }
     if ((await store.countClients(tx)) > 0) return undefined;
+    onProgress?.('creating the sandbox client…');
     const client = await createClientInTx(tx, deps, 'Sandbox');
     return { client, key: await createApiKeyInTx(tx, deps, client.id) };
   });

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
@@ -25,6 +27,8 @@ export interface DatabaseOptions {
   connectTimeoutMs: number;
   /** PostgreSQL only: the schema every connection works in (tests give each file its own). */
   searchPath?: string | undefined;
+  /** Told when a slow step starts (creating a new embedded database), for the start-up output. */
+  onProgress?: ((message: string) => void) | undefined;
 }
 
 const numericArrayOid = 1231;
@@ -67,6 +71,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
 
   const releaseLock = options.memory ? () => {} : acquireDataFolderLock(requireDataDir(options));
+  // A new embedded database takes seconds to create (PGlite runs initdb): say so.
+  if (options.memory || !fs.existsSync(path.join(requireDataDir(options), 'PG_VERSION'))) {
+    options.onProgress?.(options.memory ? 'creating an in-memory database…' : `creating the embedded database in ${requireDataDir(options)}…`);
+  }
   let lite: PGlite;
   try {
     lite = await PGlite.create(options.memory ? 'memory://' : requireDataDir(options));
@@ -78,6 +86,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     ...(createPgConfig(lite) as unknown as pg.PoolConfig),
     Client: PreparingClient,
     types: resultTypes,
+    // As on PostgreSQL: statements issued without awaiting (pipelined-transaction.ts) go out in
+    // order, rather than through the query queue node-postgres deprecates (a DeprecationWarning).
+    pipeline: true,
     max: 1,
     connectionTimeoutMillis: options.connectTimeoutMs,
   });

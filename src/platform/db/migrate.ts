@@ -25,11 +25,16 @@ export function readMigrationFiles(folder = migrationsDir): MigrationFile[] {
   });
 }
 
+export interface MigrateOptions {
+  /** Told before each pending migration is applied: its place among the pending ones (from 1). */
+  onMigration?: (progress: { position: number; total: number; migration: string }) => void;
+}
+
 /**
  * Applies every migration not yet recorded, each in its own transaction, under an advisory lock
  * so that several processes starting at once apply each migration exactly once.
  */
-export async function migrate(pool: pg.Pool, folder = migrationsDir): Promise<string[]> {
+export async function migrate(pool: pg.Pool, folder = migrationsDir, options: MigrateOptions = {}): Promise<string[]> {
   const migrations = readMigrationFiles(folder);
   const client = await pool.connect();
   try {
@@ -44,8 +49,9 @@ export async function migrate(pool: pg.Pool, folder = migrationsDir): Promise<st
         (await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version),
       );
       const newlyApplied: string[] = [];
-      for (const migration of migrations) {
-        if (applied.has(migration.version)) continue;
+      const pending = migrations.filter((migration) => !applied.has(migration.version));
+      for (const [index, migration] of pending.entries()) {
+        options.onMigration?.({ position: index + 1, total: pending.length, migration: `${migration.version}_${migration.name}` });
         await client.query('BEGIN');
         try {
           await client.query(migration.sql);

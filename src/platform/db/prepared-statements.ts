@@ -77,7 +77,8 @@ export class PreparingClient extends pg.Client {
 
   private coalesceWrites(): void {
     const stream = this.pipeline && !this.corked ? this.connection?.stream : undefined;
-    if (!stream) return;
+    // PGlite's in-process stream has nothing to cork: every message reaches it without a syscall.
+    if (!stream || typeof stream.cork !== 'function') return;
     this.corked = true;
     stream.cork();
     // A tick queued from a microtask runs once the microtask queue is empty: after the awaits
