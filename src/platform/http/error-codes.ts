@@ -21,7 +21,10 @@ export const errorCodes = {
   INVALID_IDEMPOTENCY_KEY: { status: 400, description: 'The Idempotency-Key header is empty, too long or holds characters other than visible ASCII.' },
   UNKNOWN_EVENT_TYPE: { status: 400, description: 'A subscribed event type is not in the event catalogue (a renamed legacy name is refused with its replacement); `details` names each one.' },
   WEBHOOK_URL_NOT_ALLOWED: { status: 400, description: 'The webhook URL is refused in this mode: production accepts only https URLs whose host is a public address (no loopback, private, link-local or unique-local address, also after DNS resolution).' },
+  DIRECTION_MISMATCH: { status: 400, description: 'A trade quote\'s `direction` does not match its assets: `direct` sells the pair\'s base asset for its quote asset, `reverse` buys the base asset with the quote asset.' },
+  SIDE_MISMATCH: { status: 400, description: 'A trade quote\'s `side` disagrees with its `direction`: `direct` must be `sell` and `reverse` must be `buy` (the side is relative to the pair\'s base asset).' },
   SANDBOX_RESET_NOT_CONFIRMED: { status: 400, description: 'POST /v1/sandbox/reset was sent without `{ "confirm": "RESET" }`; `details` names the field. Nothing was deleted.' },
+  ISO8583_MALFORMED: { status: 400, description: 'An ISO 8583 message sent to the sandbox card network breaks the OpenBaaS sandbox network layout (bad MTI, bitmap, length or characters); the message and `details` name the offending field number.' },
   // 401, 403
   UNAUTHENTICATED: { status: 401, description: 'The Authorization header is missing, malformed, or names no known key.' },
   FORBIDDEN: { status: 403, description: 'The key is valid but may not do this: revoked, read-only on a write, or the caller\'s address is outside its allow-list.' },
@@ -44,6 +47,7 @@ export const errorCodes = {
   BANK_TRANSFER_NOT_PENDING: { status: 409, description: 'The bank deposit or withdrawal already settled or failed; only a PENDING one can settle or fail.' },
   SANDBOX_CLOCK_BUSY: { status: 409, description: 'Another advance of this client\'s sandbox clock is still running its timers after 30 s of waiting; retry when it has answered.' },
   SANDBOX_STATE_BUSY: { status: 409, description: 'A sandbox reset, snapshot or restore was refused because an advance of the client\'s clock is still running its timers; retry when it has answered.' },
+  QUOTE_ALREADY_EXECUTED: { status: 409, description: 'The trade quote was already executed; a quote executes once. Replaying the first request with its Idempotency-Key returns its response instead.' },
   IDEMPOTENCY_REQUEST_IN_PROGRESS: { status: 409, description: 'A request with this Idempotency-Key is still being processed; retry later.' },
   // 410
   ENDPOINT_REMOVED: { status: 410, description: 'The endpoint was removed; the message names its replacement.' },
@@ -57,6 +61,9 @@ export const errorCodes = {
   WEBHOOK_LIMIT_REACHED: { status: 422, description: 'The client already has the maximum number of webhook subscriptions (100, deleted ones not counted).' },
   SANDBOX_SNAPSHOT_LIMIT_REACHED: { status: 422, description: 'The client already keeps the maximum number of sandbox snapshots (20); delete one first.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'The Idempotency-Key was already used with a different request (also when the new request is itself invalid).' },
+  PAIR_NOT_TRADABLE: { status: 422, description: 'No tradable asset pair joins the two assets of a trade quote, in either order (GET /v1/trades/asset-pairs lists them).' },
+  AMOUNT_OUT_OF_RANGE: { status: 422, description: 'The base-asset amount of a trade is outside the pair\'s `minAmount`..`maxAmount`, or the trade would leave the customer nothing to receive.' },
+  QUOTE_EXPIRED: { status: 422, description: 'The trade quote\'s `expiresAt` has passed; request a new quote.' },
   INSUFFICIENT_FUNDS: { status: 422, description: 'The wallet\'s AVAILABLE balance in the asset is smaller than the amount; nothing was moved.' },
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key; wait for the number of seconds in Retry-After.' },
