@@ -9,6 +9,7 @@ import { bootstrapSandbox } from './modules/tenants/tenants.service.js';
 import { clientSeeders } from './modules/routes.js';
 import { workerTasks } from './modules/worker-tasks.js';
 import { sealPlaintextWebhookSecrets } from './modules/webhooks/index.js';
+import { seedMissingCardPrograms } from './modules/cards/index.js';
 
 /** Start-up progress for a person watching the terminal ("applying migrations 3/20…"). */
 export type ProgressReporter = (message: string) => void;
@@ -29,6 +30,8 @@ export async function openDeps(config: Config, clock: Clock = systemClock, onPro
     });
     // Webhook secrets written in plain text before migration 0012 are encrypted now.
     await sealPlaintextWebhookSecrets(deps);
+    // Clients created before card programs existed (migration 0024) get the default programs.
+    await seedMissingCardPrograms(deps.db, clock.now());
   } catch (error) {
     await database.close();
     throw error;

@@ -9,6 +9,7 @@ import { bankSecurityCases } from './security/bank.js';
 import { sandboxClockSecurityCases, sandboxSeedingSecurityCases } from './security/sandbox-clock.js';
 import { sandboxStateSecurityCases } from './security/sandbox-state.js';
 import { sandboxWebhookFaultSecurityCases } from './security/sandbox-webhook-faults.js';
+import { cardSecurityCases } from './security/cards.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -23,6 +24,7 @@ export const securityCases: SecurityCase[] = [
   ...sandboxSeedingSecurityCases,
   ...sandboxStateSecurityCases,
   ...sandboxWebhookFaultSecurityCases,
+  ...cardSecurityCases,
 ];
 
 /**

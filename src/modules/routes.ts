@@ -9,6 +9,7 @@ import { findSavedCounterparty, registerCounterpartyRoutes } from './counterpart
 import { SandboxBankRail, registerSandboxBankRoutes } from './sandbox/bank/index.js';
 import { registerBankDirectoryRoutes } from './bank-directory/index.js';
 import { registerComplianceModuleRoutes, type ComplianceRuntime } from './compliance/index.js';
+import { registerCardsModuleRoutes, seedCardPrograms } from './cards/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
 import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbox/identity/index.js';
 import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
@@ -42,6 +43,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerBankAccountRoutes(app, deps);
   registerCounterpartyRoutes(app, deps);
   registerBankTransferRoutes(app, deps, bankTransfers);
+  registerCardsModuleRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerSandboxBankRoutes(app, deps, bankTransfers);
   if (deps.config.mode === 'sandbox') registerSandboxClockRoutes(app, deps, timerKinds);
   if (deps.config.mode === 'sandbox') registerSandboxSeedingRoutes(app, deps, { compliance, bank: bankTransfers });
@@ -70,4 +72,4 @@ export function complianceRuntime(deps: Deps): ComplianceRuntime {
 }
 
 /** Work every module does when a client is created (default programs and so on). */
-export const clientSeeders: readonly ClientSeeder[] = [seedMembershipPrograms];
+export const clientSeeders: readonly ClientSeeder[] = [seedMembershipPrograms, seedCardPrograms];

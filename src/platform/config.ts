@@ -52,6 +52,8 @@ export interface Config {
   sandboxBankSettlementDelayMs: number;
   /** AES-256-GCM key for sensitive customer fields; absent means the embedded database's key file. */
   encryptionKey: Buffer | undefined;
+  /** OPENBAAS_VAULT_KEY: the card vault's key; undefined derives one from the encryption key. */
+  vaultKey: Buffer | undefined;
   /** Most concurrent write requests of one batched route (internal transfers) written in one transaction. */
   writeBatchSizeMax: number;
   /** Most such transactions in flight at once (the embedded database always uses 1). */
@@ -116,6 +118,11 @@ export const environmentVariables = [
     'OPENBAAS_ENCRYPTION_KEY',
     '(unset: embedded database only)',
     '32-byte key (64 hex digits or base64) encrypting SSNs, document numbers and webhook signing secrets; required with DATABASE_URL; unset on the embedded database means a key generated once into `$DATA_DIR/encryption.key`',
+  ],
+  [
+    'OPENBAAS_VAULT_KEY',
+    '(unset: derived from the encryption key)',
+    '32-byte key (64 hex digits or base64) of the card vault: encrypts card numbers and keys their fingerprints and the sandbox CVV; unset, a key of its own is derived from OPENBAAS_ENCRYPTION_KEY (set it to keep the two apart)',
   ],
   ['OPERATING_BANK_NAME', sandboxOperatingBank.name, 'name of the bank holding the money, shown in deposit instructions'],
   ['OPERATING_BANK_ADDRESS', sandboxOperatingBank.address, 'its address, shown in deposit instructions'],
@@ -201,6 +208,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (encryptionKeyRaw !== undefined && !encryptionKey) {
     throw new ConfigError('OPENBAAS_ENCRYPTION_KEY must be 32 bytes written as 64 hex digits or in base64 (make one with: openssl rand -hex 32)');
   }
+  const vaultKeyRaw = env.OPENBAAS_VAULT_KEY || undefined;
+  const vaultKey = vaultKeyRaw === undefined ? undefined : parseEncryptionKey(vaultKeyRaw);
+  if (vaultKeyRaw !== undefined && !vaultKey) {
+    throw new ConfigError('OPENBAAS_VAULT_KEY must be 32 bytes written as 64 hex digits or in base64 (make one with: openssl rand -hex 32)');
+  }
   if (databaseUrl && !encryptionKey) {
     // Several processes share a PostgreSQL database, so they must share one key: it has to come from configuration.
     throw new ConfigError('OPENBAAS_ENCRYPTION_KEY is required with DATABASE_URL (make one with: openssl rand -hex 32, and keep it safe)');
@@ -235,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     webhookDisableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 86_400_000, 0, 365 * 86_400_000),
     kycLinkTtlMs: integer(env, 'KYC_LINK_TTL_MINUTES', 1440, 1, 60 * 24 * 90) * 60_000,
     encryptionKey,
+    vaultKey,
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
     writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 2, 1, 64),
     readBatchConcurrency: integer(env, 'READ_BATCH_CONCURRENCY', 1, 1, 64),

@@ -85,16 +85,17 @@ export function loadOrCreateKeyFile(dataDir: string): Buffer {
   return key;
 }
 
+const keys = new WeakMap<Config, Buffer>();
 const ciphers = new WeakMap<Config, FieldCipher>();
 
 /**
- * The field cipher of a running program. The key comes from OPENBAAS_ENCRYPTION_KEY; without it
+ * The encryption key of a running program. It comes from OPENBAAS_ENCRYPTION_KEY; without it
  * the embedded database uses a key file in its data folder (an in-memory database a throwaway
  * key). PostgreSQL without a configured key is refused when the configuration is loaded, since
  * several processes share that database and must share the key.
  */
-export function fieldCipherOf(deps: { config: Config; database: Pick<DatabaseHandle, 'kind'> }): FieldCipher {
-  const cached = ciphers.get(deps.config);
+export function encryptionKeyOf(deps: { config: Config; database: Pick<DatabaseHandle, 'kind'> }): Buffer {
+  const cached = keys.get(deps.config);
   if (cached) return cached;
   let key = deps.config.encryptionKey;
   if (!key) {
@@ -103,7 +104,23 @@ export function fieldCipherOf(deps: { config: Config; database: Pick<DatabaseHan
     }
     key = deps.config.memory ? crypto.randomBytes(keyLengthBytes) : loadOrCreateKeyFile(deps.config.dataDir);
   }
-  const cipher = new FieldCipher(key);
+  keys.set(deps.config, key);
+  return key;
+}
+
+/** The field cipher of a running program, with the key of encryptionKeyOf. */
+export function fieldCipherOf(deps: { config: Config; database: Pick<DatabaseHandle, 'kind'> }): FieldCipher {
+  const cached = ciphers.get(deps.config);
+  if (cached) return cached;
+  const cipher = new FieldCipher(encryptionKeyOf(deps));
   ciphers.set(deps.config, cipher);
   return cipher;
+}
+
+/**
+ * A key of its own for one purpose (card numbers, their fingerprints, ...), derived from `master`
+ * with HKDF-SHA256: knowing one derived key tells nothing about the master or the others.
+ */
+export function derivedKey(master: Buffer, purpose: string): Buffer {
+  return Buffer.from(crypto.hkdfSync('sha256', master, Buffer.alloc(0), Buffer.from(`openbaas/${purpose}`, 'utf8'), keyLengthBytes));
 }

@@ -39,6 +39,7 @@ export const errorCodes = {
   DUPLICATE_EMAIL: { status: 409, description: 'Another customer of this client already uses this email address (compared without regard to letter case).' },
   INVALID_STATE: { status: 409, description: 'The resource is in a state that does not allow this change; the message names the state (for example KYC data after onboarding was decided).' },
   DUPLICATE_RELATION: { status: 409, description: 'The person already has this role in the business; update the relation with PATCH instead.' },
+  INVALID_CARD_STATUS_TRANSITION: { status: 409, description: 'The card cannot move to that status: ACTIVE and SUSPENDED switch with PATCH, any status but CANCELLED can be CANCELLED, a BLOCKED (physical) card becomes ACTIVE only through POST /v1/cards/:cardId/activate, and CANCELLED is final.' },
   KYC_NOT_APPROVED: { status: 409, description: 'The customer\'s KYC (or KYB, for a business) is not APPROVED, which this request needs (for example a virtual account).' },
   VIRTUAL_ACCOUNT_EXISTS: { status: 409, description: 'The wallet already has a virtual account; a wallet has at most one.' },
   OWNERSHIP_LIMIT_EXCEEDED: { status: 409, description: 'The shareholders of a business would together own more than 100%.' },
@@ -56,6 +57,7 @@ export const errorCodes = {
   UNSUPPORTED_FILE_TYPE: { status: 415, description: 'The uploaded file is not a PDF, PNG or JPEG; the type is read from the file\'s content, not its name.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The Content-Type is not accepted by this route (JSON bodies need application/json).' },
   // 422
+  CARD_PROGRAM_MISMATCH: { status: 422, description: 'The card program is of the other card type for this route (a CREDIT program for a debit card, or the reverse).' },
   COMPLIANCE_PROFILE_INCOMPLETE: { status: 422, description: 'KYC or KYB cannot start until the customer\'s data is complete; `details` names each missing field.' },
   RESOURCE_LIMIT_REACHED: { status: 422, description: 'A documented per-record limit is reached (for example portfolios per customer or wallets per portfolio).' },
   WEBHOOK_LIMIT_REACHED: { status: 422, description: 'The client already has the maximum number of webhook subscriptions (100, deleted ones not counted).' },

@@ -18,7 +18,7 @@ export const stateExcludedTables: readonly string[] = ['clients', 'api_keys', 's
  * like the rest). Modules that add client configuration tables (card programs, for example) add
  * them here.
  */
-export const resetKeptTables: readonly string[] = ['membership_programs', 'compliance_settings', 'webhook_faults'];
+export const resetKeptTables: readonly string[] = ['membership_programs', 'compliance_settings', 'webhook_faults', 'card_programs'];
 
 /**
  * References the database checks with triggers instead of foreign keys (migration 0014), as

@@ -1,0 +1,285 @@
+import crypto from 'node:crypto';
+import { sql, type Selectable } from 'kysely';
+import { Type, type Static } from 'typebox';
+import type { Deps } from '../../platform/deps.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Tx } from '../../platform/db/transaction.js';
+import type { RequestContext } from '../../platform/http/context.js';
+import { AppError, notFound } from '../../platform/http/errors.js';
+import { idAt, isUuid } from '../../platform/ids.js';
+import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
+import { findCustomer, findWallet, primaryWalletOf, type WalletRow } from '../customers/index.js';
+import { cardVaultOf } from './card-vault.js';
+import type { CardStatus, CardsTable, CardType } from './cards.tables.js';
+import { cardExpiryFor, generatePan, panLast4 } from './network/index.js';
+import { findCardProgram } from './programs.js';
+import './cards.tables.js';
+
+type Queryable = Db | Tx;
+export type CardRow = Selectable<CardsTable>;
+
+const CardStatusSchema = Type.Union([Type.Literal('ACTIVE'), Type.Literal('BLOCKED'), Type.Literal('SUSPENDED'), Type.Literal('CANCELLED')], {
+  description: 'ACTIVE: usable; BLOCKED: a physical card not activated yet; SUSPENDED: frozen by the cardholder; CANCELLED: final',
+});
+
+export const CardView = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    customerId: Type.String({ format: 'uuid' }),
+    walletId: Type.String({ format: 'uuid', description: 'the wallet the card spends from' }),
+    cardProgramId: Type.String({ format: 'uuid' }),
+    cardType: Type.Union([Type.Literal('DEBIT'), Type.Literal('CREDIT')]),
+    cardTransactionHandler: Type.Union([Type.Literal('STANDARD'), Type.Literal('COOP_AUTH')]),
+    referenceNumber: Type.String({ description: 'the card\'s reference, shown in cooperative authorization events instead of its number', examples: ['CR4827361905'] }),
+    status: CardStatusSchema,
+    isVirtual: Type.Boolean(),
+    isPrimary: Type.Boolean(),
+    last4: Type.String({ pattern: '^[0-9]{4}$', examples: ['4242'] }),
+    expiryMonth: Type.Integer({ minimum: 1, maximum: 12 }),
+    expiryYear: Type.Integer({ examples: [2030] }),
+    creditLineId: Type.Union([Type.String(), Type.Null()], { description: 'credit cards only' }),
+    collateralWalletId: Type.Union([Type.String(), Type.Null()], { description: 'credit cards only' }),
+    activatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Card' },
+);
+export type CardViewType = Static<typeof CardView>;
+
+export const CardCreatedView = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    referenceNumber: Type.String(),
+    status: CardStatusSchema,
+    walletId: Type.String({ format: 'uuid' }),
+  },
+  { title: 'CardCreated' },
+);
+export type CardCreatedViewType = Static<typeof CardCreatedView>;
+
+export function cardView(row: CardRow): CardViewType {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    walletId: row.wallet_id,
+    cardProgramId: row.card_program_id,
+    cardType: row.card_type,
+    cardTransactionHandler: row.card_transaction_handler,
+    referenceNumber: row.reference_number,
+    status: row.status,
+    isVirtual: row.is_virtual,
+    isPrimary: row.is_primary,
+    last4: row.last4,
+    expiryMonth: row.expiry_month,
+    expiryYear: row.expiry_year,
+    creditLineId: row.credit_line_id,
+    collateralWalletId: row.collateral_wallet_id,
+    activatedAt: row.activated_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export interface DebitCardInput {
+  customerId: string;
+  cardProgramId: string;
+  walletId?: string | undefined;
+  isVirtual: boolean;
+  isPrimary: boolean;
+}
+
+/** A new card reference: "CR" and ten random digits (unique per client; a clash is drawn again). */
+function newReferenceNumber(): string {
+  return `CR${String(crypto.randomInt(1_000_000_000)).padStart(9, '0')}${crypto.randomInt(10)}`;
+}
+
+/** Attempts at drawing a card number and reference that no card of the client has. */
+const drawAttemptsMax = 5;
+
+/**
+ * The wallet a debit card spends from (specification rule 1): the one given, which must be the
+ * customer's; without one, the customer's primary wallet. A STANDARD program then needs that
+ * wallet to have a virtual account (400 WALLET_NOT_LINKED otherwise: pass a walletId or link the
+ * wallet first); a COOP_AUTH program does not, since the client funds each authorization itself.
+ */
+async function walletForCard(tx: Tx, clientId: string, customerId: string, input: DebitCardInput, handler: string): Promise<WalletRow> {
+  if (input.walletId !== undefined) {
+    const wallet = await findWallet(tx, clientId, input.walletId);
+    if (!wallet || wallet.customer_id !== customerId) throw notFound('Wallet');
+    return wallet;
+  }
+  const primary = await primaryWalletOf(tx, clientId, customerId);
+  if (!primary) throw notFound('Wallet');
+  if (handler === 'STANDARD' && primary.virtual_account_number === null) {
+    throw new AppError(
+      'WALLET_NOT_LINKED',
+      'walletId: a card of a standard (non-cooperative) program without walletId needs a wallet with a virtual account, and the ' +
+        "customer's primary wallet has none: pass walletId, or create a virtual account for the primary wallet first.",
+      { details: [{ field: 'walletId', message: 'required: the primary wallet has no virtual account' }] },
+    );
+  }
+  return primary;
+}
+
+/**
+ * POST /v1/cards/debit. Rules, first failing wins: the customer exists (404); the program exists
+ * (404) and is DEBIT (422 CARD_PROGRAM_MISMATCH); the customer is APPROVED (409
+ * KYC_NOT_APPROVED); the wallet (walletForCard). A virtual card is ACTIVE at once, a physical one
+ * BLOCKED until activated. A primary card takes the mark from the customer's previous one.
+ */
+export async function createDebitCard(tx: Tx, context: RequestContext, deps: Pick<Deps, 'config' | 'database'>, input: DebitCardInput): Promise<CardCreatedViewType> {
+  const found = await findCustomer(tx, context.clientId, input.customerId);
+  if (!found) throw notFound('Customer');
+  // The customer's row lock orders card creation with the compliance writes (the same order they use).
+  await sql`SELECT 1 FROM customers WHERE client_id = ${context.clientId} AND id = ${found.id} FOR UPDATE`.execute(tx);
+  const program = await findCardProgram(tx, context.clientId, input.cardProgramId);
+  if (!program) throw notFound('Card program');
+  if (program.card_type !== 'DEBIT') {
+    throw new AppError('CARD_PROGRAM_MISMATCH', `cardProgramId: "${program.name}" is a ${program.card_type} program; a debit card needs a DEBIT program.`, {
+      details: [{ field: 'cardProgramId', message: `is a ${program.card_type} program` }],
+    });
+  }
+  const customer = await findCustomer(tx, context.clientId, input.customerId);
+  if (customer?.onboarding_status !== 'APPROVED') {
+    throw new AppError('KYC_NOT_APPROVED', `A card needs the customer's ${found.type === 'LEGAL' ? 'KYB' : 'KYC'} to be APPROVED; it is ${customer?.onboarding_status ?? 'not started'}.`);
+  }
+  const wallet = await walletForCard(tx, context.clientId, found.id, input, program.card_transaction_handler);
+
+  const vault = cardVaultOf(deps);
+  const id = idAt(context.now);
+  const expiry = cardExpiryFor(context.now);
+  const status: CardStatus = input.isVirtual ? 'ACTIVE' : 'BLOCKED';
+  if (input.isPrimary) {
+    await tx
+      .updateTable('cards')
+      .set({ is_primary: false, updated_at: context.now })
+      .where('client_id', '=', context.clientId)
+      .where('customer_id', '=', found.id)
+      .where('is_primary', '=', true)
+      .execute();
+  }
+  for (let attempt = 1; ; attempt++) {
+    const pan = generatePan(program.bin);
+    const row = {
+      client_id: context.clientId,
+      id,
+      customer_id: found.id,
+      wallet_id: wallet.id,
+      card_program_id: program.id,
+      card_type: 'DEBIT' as CardType,
+      card_transaction_handler: program.card_transaction_handler,
+      reference_number: newReferenceNumber(),
+      status,
+      is_virtual: input.isVirtual,
+      is_primary: input.isPrimary,
+      last4: panLast4(pan),
+      expiry_month: expiry.expiryMonth,
+      expiry_year: expiry.expiryYear,
+      pan_encrypted: vault.encryptPan(pan, context.clientId, id),
+      pan_fingerprint: vault.fingerprint(pan),
+      credit_line_id: null,
+      collateral_wallet_id: null,
+      activated_at: input.isVirtual ? context.now : null,
+      cancelled_at: null,
+      created_at: context.now,
+      updated_at: context.now,
+    };
+    // A clash on the number or the reference (one in a billion) leaves nothing written: draw again.
+    const inserted = await tx.insertInto('cards').values(row).onConflict((conflict) => conflict.doNothing()).returning('id').executeTakeFirst();
+    if (inserted) return { id, referenceNumber: row.reference_number, status, walletId: wallet.id };
+    if (attempt >= drawAttemptsMax) throw new Error(`no free card number or reference after ${drawAttemptsMax} draws for program ${program.id}`);
+  }
+}
+
+export async function findCard(db: Queryable, clientId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<CardRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  let query = db.selectFrom('cards').selectAll().where('client_id', '=', clientId).where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function getCard(db: Queryable, clientId: string, id: string): Promise<CardViewType> {
+  const row = await findCard(db, clientId, id);
+  if (!row) throw notFound('Card');
+  return cardView(row);
+}
+
+export interface CardListFilters extends ListQuery {
+  customerId?: string | undefined;
+  status?: CardStatus | undefined;
+  cardType?: CardType | undefined;
+}
+
+export async function listCards(db: Db, clientId: string, filters: CardListFilters): Promise<{ data: CardViewType[]; pagination: Pagination }> {
+  let query = db.selectFrom('cards').selectAll().where('client_id', '=', clientId);
+  if (filters.customerId !== undefined) {
+    // An id that cannot be a customer's matches nothing, like an unknown one.
+    if (!isUuid(filters.customerId)) return { data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } };
+    query = query.where('customer_id', '=', filters.customerId);
+  }
+  if (filters.status !== undefined) query = query.where('status', '=', filters.status);
+  if (filters.cardType !== undefined) query = query.where('card_type', '=', filters.cardType);
+  const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });
+  return { data: rows.map(cardView), pagination };
+}
+
+/**
+ * The status changes PATCH allows (contract §12.2): ACTIVE ↔ SUSPENDED, anything but CANCELLED →
+ * CANCELLED. Asking for the status the card already has changes nothing and succeeds.
+ */
+const patchTransitions: Record<CardStatus, readonly CardStatus[]> = {
+  ACTIVE: ['SUSPENDED', 'CANCELLED'],
+  SUSPENDED: ['ACTIVE', 'CANCELLED'],
+  BLOCKED: ['CANCELLED'],
+  CANCELLED: [],
+};
+
+function transitionRefused(from: CardStatus, to: CardStatus): AppError {
+  const reason =
+    from === 'CANCELLED'
+      ? 'a cancelled card stays cancelled'
+      : from === 'BLOCKED' && to === 'ACTIVE'
+        ? 'a BLOCKED physical card becomes ACTIVE through POST /v1/cards/:cardId/activate'
+        : `from ${from} a card can become ${patchTransitions[from].join(' or ')}`;
+  return new AppError('INVALID_CARD_STATUS_TRANSITION', `status: the card is ${from} and cannot become ${to}: ${reason}.`, {
+    details: [{ field: 'status', message: `cannot change from ${from} to ${to}` }],
+  });
+}
+
+export async function updateCardStatus(tx: Tx, context: RequestContext, id: string, status: CardStatus): Promise<CardViewType> {
+  const current = await findCard(tx, context.clientId, id, { forUpdate: true });
+  if (!current) throw notFound('Card');
+  if (current.status === status) return cardView(current);
+  if (!patchTransitions[current.status].includes(status)) throw transitionRefused(current.status, status);
+  const updated = await tx
+    .updateTable('cards')
+    .set({ status, updated_at: context.now, ...(status === 'CANCELLED' ? { cancelled_at: context.now, is_primary: false } : {}) })
+    .where('client_id', '=', context.clientId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return cardView(updated);
+}
+
+/**
+ * POST /v1/cards/:cardId/activate: a BLOCKED (physical) card becomes ACTIVE. Activating an ACTIVE
+ * card changes nothing and succeeds (idempotent); a SUSPENDED or CANCELLED one is refused.
+ */
+export async function activateCard(tx: Tx, context: RequestContext, id: string): Promise<CardViewType> {
+  const current = await findCard(tx, context.clientId, id, { forUpdate: true });
+  if (!current) throw notFound('Card');
+  if (current.status === 'ACTIVE') return cardView(current);
+  if (current.status !== 'BLOCKED') {
+    const reason = current.status === 'SUSPENDED' ? 'unfreeze it with PATCH /v1/cards/:cardId { "status": "ACTIVE" }' : 'a cancelled card stays cancelled';
+    throw new AppError('INVALID_CARD_STATUS_TRANSITION', `The card is ${current.status} and cannot be activated: ${reason}.`);
+  }
+  const updated = await tx
+    .updateTable('cards')
+    .set({ status: 'ACTIVE', activated_at: context.now, updated_at: context.now })
+    .where('client_id', '=', context.clientId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return cardView(updated);
+}

@@ -1,0 +1,17 @@
+/**
+ * Cards (issue 18): card programs, debit cards and their vault. Other modules use cards only
+ * through this file. The sandbox card network's message layer is in ./network/.
+ */
+import type { App } from '../../platform/http/app-type.js';
+import type { Deps } from '../../platform/deps.js';
+import { registerCardRoutes } from './cards.routes.js';
+
+export function registerCardsModuleRoutes(app: App, deps: Deps): void {
+  registerCardRoutes(app, deps);
+}
+
+export { seedCardPrograms, seedMissingCardPrograms, defaultCardPrograms, findCardProgram, type CardProgramRow } from './programs.js';
+export { findCard, cardView, type CardRow, type CardViewType } from './cards.service.js';
+export { cardVaultOf, CardVault } from './card-vault.js';
+export { mccIn, type CoopAuthSettings, type HoldExpirySettings, type LimitSettings, type OverCaptureSettings } from './program-settings.js';
+export type { CardStatus, CardType, CardTransactionHandler, CardNetwork } from './cards.tables.js';
