@@ -10,6 +10,7 @@ import { sandboxClockSecurityCases, sandboxSeedingSecurityCases } from './securi
 import { sandboxStateSecurityCases } from './security/sandbox-state.js';
 import { sandboxWebhookFaultSecurityCases } from './security/sandbox-webhook-faults.js';
 import { cardSecurityCases } from './security/cards.js';
+import { vaultSecurityCases } from './security/vault.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -25,6 +26,7 @@ export const securityCases: SecurityCase[] = [
   ...sandboxStateSecurityCases,
   ...sandboxWebhookFaultSecurityCases,
   ...cardSecurityCases,
+  ...vaultSecurityCases,
 ];
 
 /**

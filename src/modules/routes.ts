@@ -11,6 +11,7 @@ import { registerBankDirectoryRoutes } from './bank-directory/index.js';
 import { registerComplianceModuleRoutes, type ComplianceRuntime } from './compliance/index.js';
 import { registerCardsModuleRoutes, seedCardPrograms } from './cards/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
+import { registerVaultRoutes } from './vault/index.js';
 import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbox/identity/index.js';
 import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
@@ -44,6 +45,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerCounterpartyRoutes(app, deps);
   registerBankTransferRoutes(app, deps, bankTransfers);
   registerCardsModuleRoutes(app, deps);
+  registerVaultRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerSandboxBankRoutes(app, deps, bankTransfers);
   if (deps.config.mode === 'sandbox') registerSandboxClockRoutes(app, deps, timerKinds);
   if (deps.config.mode === 'sandbox') registerSandboxSeedingRoutes(app, deps, { compliance, bank: bankTransfers });

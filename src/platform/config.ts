@@ -54,6 +54,12 @@ export interface Config {
   encryptionKey: Buffer | undefined;
   /** OPENBAAS_VAULT_KEY: the card vault's key; undefined derives one from the encryption key. */
   vaultKey: Buffer | undefined;
+  /** The host name the vault SDK is pointed at (GET /v1/vault/config `cname`). */
+  vaultPublicHost: string;
+  /** Origins allowed to call the reveal endpoints from a browser (CORS); empty allows none. */
+  vaultAllowedOrigins: string[];
+  /** The frame-ancestors sources of the hosted reveal frame (its Content-Security-Policy). */
+  vaultFrameAncestors: string;
   /** Most concurrent write requests of one batched route (internal transfers) written in one transaction. */
   writeBatchSizeMax: number;
   /** Most such transactions in flight at once (the embedded database always uses 1). */
@@ -124,6 +130,13 @@ export const environmentVariables = [
     '(unset: derived from the encryption key)',
     '32-byte key (64 hex digits or base64) of the card vault: encrypts card numbers and keys their fingerprints and the sandbox CVV; unset, a key of its own is derived from OPENBAAS_ENCRYPTION_KEY (set it to keep the two apart)',
   ],
+  ['OPENBAAS_VAULT_PUBLIC_HOST', '(the host of PUBLIC_BASE_URL)', 'the host name the vault SDK is pointed at (GET /v1/vault/config `cname`)'],
+  ['OPENBAAS_VAULT_ALLOWED_ORIGINS', '(none)', 'comma-separated origins (https://app.example.com) allowed to call the vault reveal endpoints from a browser (CORS); the hosted frame needs none'],
+  [
+    'OPENBAAS_VAULT_FRAME_ANCESTORS',
+    "* in sandbox, 'none' in production",
+    'the pages that may embed the hosted reveal frame: the frame-ancestors sources of its Content-Security-Policy (space-separated, for example https://app.example.com)',
+  ],
   ['OPERATING_BANK_NAME', sandboxOperatingBank.name, 'name of the bank holding the money, shown in deposit instructions'],
   ['OPERATING_BANK_ADDRESS', sandboxOperatingBank.address, 'its address, shown in deposit instructions'],
   ['OPERATING_BANK_ROUTING_NUMBER', sandboxOperatingBank.routingNumber, 'its ABA routing number (9 digits, checksum checked at start)'],
@@ -178,6 +191,31 @@ export interface ConfigOverrides {
   runWorkers?: boolean;
 }
 
+/** OPENBAAS_VAULT_ALLOWED_ORIGINS: each an origin (scheme, host, port), nothing more. */
+function originList(raw: string | undefined): string[] {
+  if (!raw?.trim()) return [];
+  return raw.split(',').map((entry) => {
+    const text = entry.trim();
+    let origin: string | undefined;
+    try {
+      origin = new URL(text).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined || origin === 'null' || origin !== text.replace(/\/+$/, '')) {
+      throw new ConfigError(`OPENBAAS_VAULT_ALLOWED_ORIGINS: "${text}" is not an origin (scheme, host and port, like https://app.example.com)`);
+    }
+    return origin;
+  });
+}
+
+/** OPENBAAS_VAULT_FRAME_ANCESTORS: CSP source expressions, without the characters that would end the directive. */
+function frameAncestors(raw: string | undefined, mode: Mode): string {
+  const value = raw?.trim() || (mode === 'sandbox' ? '*' : "'none'");
+  if (/[;,\r\n]/.test(value)) throw new ConfigError('OPENBAAS_VAULT_FRAME_ANCESTORS: space-separated CSP sources only (no ";" or ",")');
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const modeRaw = env.OPENBAAS_MODE ?? 'sandbox';
   if (modeRaw !== 'sandbox' && modeRaw !== 'production') {
@@ -208,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (encryptionKeyRaw !== undefined && !encryptionKey) {
     throw new ConfigError('OPENBAAS_ENCRYPTION_KEY must be 32 bytes written as 64 hex digits or in base64 (make one with: openssl rand -hex 32)');
   }
+  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
   const vaultKeyRaw = env.OPENBAAS_VAULT_KEY || undefined;
   const vaultKey = vaultKeyRaw === undefined ? undefined : parseEncryptionKey(vaultKeyRaw);
   if (vaultKeyRaw !== undefined && !vaultKey) {
@@ -233,7 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     idempotencyRetentionHours: integer(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 24, 24 * 365),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 30, 3650),
-    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl,
     runWorkers: overrides.runWorkers ?? true,
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2000, 0, 60_000),
     webhookTimeoutMs,
@@ -248,6 +287,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     kycLinkTtlMs: integer(env, 'KYC_LINK_TTL_MINUTES', 1440, 1, 60 * 24 * 90) * 60_000,
     encryptionKey,
     vaultKey,
+    vaultPublicHost: env.OPENBAAS_VAULT_PUBLIC_HOST || new URL(publicBaseUrl).host,
+    vaultAllowedOrigins: originList(env.OPENBAAS_VAULT_ALLOWED_ORIGINS),
+    vaultFrameAncestors: frameAncestors(env.OPENBAAS_VAULT_FRAME_ANCESTORS, mode),
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
     writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 2, 1, 64),
     readBatchConcurrency: integer(env, 'READ_BATCH_CONCURRENCY', 1, 1, 64),

@@ -248,6 +248,25 @@ async function requireLockedCustomer(tx: Tx, clientId: string, customerId: strin
   return row;
 }
 
+/** The customer's identity numbers in clear, for the vault's documents:reveal (never for the API's own views). */
+export interface CustomerDocuments {
+  ssn: string | null;
+  documentIdCard: string | null;
+  documentLicense: string | null;
+  documentPassport: string | null;
+}
+
+export async function revealCustomerDocuments(db: Queryable, clientId: string, cipher: FieldCipher, customerId: string): Promise<CustomerDocuments | undefined> {
+  const row = await findCustomer(db, clientId, customerId);
+  if (!row) return undefined;
+  return {
+    ssn: decryptOrNull(cipher, row, row.ssn_ciphertext, 'ssn'),
+    documentIdCard: decryptOrNull(cipher, row, row.document_id_card_ciphertext, 'documentIdCard'),
+    documentLicense: decryptOrNull(cipher, row, row.document_license_ciphertext, 'documentLicense'),
+    documentPassport: decryptOrNull(cipher, row, row.document_passport_ciphertext, 'documentPassport'),
+  };
+}
+
 export async function getCustomer(db: Queryable, clientId: string, cipher: FieldCipher, customerId: string): Promise<CustomerViewData> {
   const row = await requireCustomer(db, clientId, customerId);
   const portfolios = await portfoliosByCustomer(db, clientId, [row.id]);

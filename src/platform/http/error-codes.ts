@@ -27,6 +27,8 @@ export const errorCodes = {
   ISO8583_MALFORMED: { status: 400, description: 'An ISO 8583 message sent to the sandbox card network breaks the OpenBaaS sandbox network layout (bad MTI, bitmap, length or characters); the message and `details` name the offending field number.' },
   // 401, 403
   UNAUTHENTICATED: { status: 401, description: 'The Authorization header is missing, malformed, or names no known key.' },
+  VAULT_TOKEN_INVALID: { status: 401, description: 'A vault endpoint was called without a valid vault token (Authorization: Bearer <token> from POST /v1/vault/token): missing, malformed, an API key, a wrong signature or algorithm, a wrong issuer or audience, or a secret rotated away.' },
+  VAULT_TOKEN_EXPIRED: { status: 401, description: 'The vault token has expired (tokens live 6 minutes by the client\'s clock); ask your server for a new one.' },
   FORBIDDEN: { status: 403, description: 'The key is valid but may not do this: revoked, read-only on a write, or the caller\'s address is outside its allow-list.' },
   // 404
   NOT_FOUND: { status: 404, description: 'No such resource for this client (another client\'s resource answers the same).' },
@@ -39,6 +41,7 @@ export const errorCodes = {
   DUPLICATE_EMAIL: { status: 409, description: 'Another customer of this client already uses this email address (compared without regard to letter case).' },
   INVALID_STATE: { status: 409, description: 'The resource is in a state that does not allow this change; the message names the state (for example KYC data after onboarding was decided).' },
   DUPLICATE_RELATION: { status: 409, description: 'The person already has this role in the business; update the relation with PATCH instead.' },
+  CARD_NOT_ACTIVE: { status: 409, description: 'The card is not ACTIVE, so the vault does not reveal it (a BLOCKED physical card must be activated first).' },
   INVALID_CARD_STATUS_TRANSITION: { status: 409, description: 'The card cannot move to that status: ACTIVE and SUSPENDED switch with PATCH, any status but CANCELLED can be CANCELLED, a BLOCKED (physical) card becomes ACTIVE only through POST /v1/cards/:cardId/activate, and CANCELLED is final.' },
   KYC_NOT_APPROVED: { status: 409, description: 'The customer\'s KYC (or KYB, for a business) is not APPROVED, which this request needs (for example a virtual account).' },
   VIRTUAL_ACCOUNT_EXISTS: { status: 409, description: 'The wallet already has a virtual account; a wallet has at most one.' },

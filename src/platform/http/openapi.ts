@@ -137,6 +137,7 @@ export async function registerOpenApi(app: App, deps: Deps, extras: OpenApiExtra
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Your API key, raw or as "Bearer <key>".' },
           adminKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'OPENBAAS_ADMIN_KEY' },
+          vaultToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A vault token from POST /v1/vault/token (the vault\'s browser-facing endpoints take nothing else).' },
         },
       },
       security: [{ apiKey: [] }],

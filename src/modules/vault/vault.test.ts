@@ -1,0 +1,265 @@
+import { Writable } from 'node:stream';
+import { decodeJwt, SignJWT, UnsecuredJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../app.js';
+import { fieldCipherOf } from '../../platform/crypto/field-cipher.js';
+import { logRedactPaths } from '../../platform/log.js';
+import { createTestApp, type TestClient, type TestContext } from '../../../test/harness.js';
+import { issuedCard } from '../../../test/cards/fixtures.js';
+import { cardVaultOf } from '../cards/index.js';
+
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestApp({ env: { OPENBAAS_VAULT_ALLOWED_ORIGINS: 'https://app.example.com' } });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function tokenFor(customerId: string, options: { cardId?: string; scopes?: string[]; client?: TestClient } = {}): Promise<string> {
+  const body = { userId: customerId, ...(options.cardId ? { cardId: options.cardId } : {}), ...(options.scopes ? { scopes: options.scopes } : {}) };
+  const response = await t.request({ method: 'POST', url: '/v1/vault/token', key: (options.client ?? t.clientA).key, body });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body.data.token as string;
+}
+
+function revealRequest(token: string | null, body: unknown, headers: Record<string, string> = {}) {
+  return t.request({ method: 'POST', url: '/v1/vault/reveal', key: null, body, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } });
+}
+
+async function panOf(cardId: string, clientId = t.clientA.id): Promise<string> {
+  const row = await t.deps.db.selectFrom('cards').select('pan_encrypted').where('client_id', '=', clientId).where('id', '=', cardId).executeTakeFirstOrThrow();
+  return cardVaultOf(t.deps).decryptPan(row.pan_encrypted, clientId, cardId);
+}
+
+/** The client's current signing secret, as only the server holds it (to forge tokens that differ in one claim). */
+async function signingSecret(clientId = t.clientA.id): Promise<Uint8Array> {
+  const row = await t.deps.db.selectFrom('vault_settings').selectAll().where('client_id', '=', clientId).executeTakeFirstOrThrow();
+  return Buffer.from(fieldCipherOf(t.deps).decrypt(row.secret_encrypted, `${clientId}:vault:secret:v${row.secret_version}`), 'base64url');
+}
+
+describe('configuration and tokens', () => {
+  it('the configuration is fixed per client', async () => {
+    const first = await t.request({ url: '/v1/vault/config' });
+    expect(first.status).toBe(200);
+    expect(first.body.data).toEqual({ vaultId: expect.stringMatching(/^tnt[a-z0-9]{8}$/), environment: 'sandbox', cname: 'openbaas.test', routeId: expect.any(String) });
+    expect((await t.request({ url: '/v1/vault/config' })).body.data).toEqual(first.body.data);
+    expect((await t.request({ url: '/v1/vault/config', key: t.clientB.key })).body.data.vaultId).not.toBe(first.body.data.vaultId);
+  });
+
+  it('a token carries the contract claims, lives 6 minutes by the client clock, and is audited', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const response = await t.request({ method: 'POST', url: '/v1/vault/token', body: { userId: wallet.customerId, cardId } });
+    expect(response.status).toBe(200);
+    const claims = decodeJwt(response.body.data.token);
+    expect(claims).toMatchObject({ iss: 'openbaas', aud: 'openbaas-vault', sub: wallet.customerId, cid: t.clientA.id, card: cardId, scope: 'cards:reveal' });
+    expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(360);
+    expect(claims.iat).toBe(Math.floor(t.clock.now().getTime() / 1000));
+    expect(response.body.data.expiresAt).toBe(new Date(((claims.exp ?? 0) * 1000)).toISOString());
+    const audit = await t.request({ url: `/v1/vault/audit?cardId=${cardId}&action=TOKEN_ISSUED` });
+    expect(audit.body.data).toEqual([expect.objectContaining({ action: 'TOKEN_ISSUED', customerId: wallet.customerId, cardId, fields: ['cards:reveal'], tokenId: claims.jti })]);
+  });
+
+  it('another client\'s customer, or a card of another customer: 404', async () => {
+    const mine = await issuedCard(t);
+    const theirs = await issuedCard(t, t.clientB);
+    expect((await t.request({ method: 'POST', url: '/v1/vault/token', body: { userId: theirs.wallet.customerId } })).status).toBe(404);
+    const other = await issuedCard(t);
+    expect((await t.request({ method: 'POST', url: '/v1/vault/token', body: { userId: mine.wallet.customerId, cardId: other.cardId } })).status).toBe(404);
+  });
+});
+
+describe('reveals', () => {
+  it('show answers aliases; reveal turns them, or a card and fields, into the values, with no-store', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const token = await tokenFor(wallet.customerId, { cardId });
+    const shown = await t.request({ url: `/v1/vault/show?type=card&cardId=${cardId}&fields=pan,cvv,expiry`, key: null, headers: { authorization: `Bearer ${token}` } });
+    expect(shown.status).toBe(200);
+    expect(shown.headers['cache-control']).toBe('no-store');
+    const aliases = shown.body.data.card;
+    for (const alias of Object.values(aliases)) expect(alias).toMatch(/^tok_sandbox_[A-Za-z0-9]{24}$/);
+    const again = await t.request({ url: `/v1/vault/show?type=card&cardId=${cardId}`, key: null, headers: { authorization: `Bearer ${token}` } });
+    expect(again.body.data.card).toEqual(aliases);
+
+    const pan = await panOf(cardId);
+    const byAlias = await revealRequest(token, { aliases: [aliases.pan, aliases.cvv, aliases.expiryDate] });
+    expect(byAlias.status).toBe(200);
+    expect(byAlias.headers['cache-control']).toBe('no-store');
+    const card = (await t.request({ url: `/v1/cards/${cardId}` })).body.data;
+    const expiry = `${String(card.expiryMonth).padStart(2, '0')}${String(card.expiryYear % 100).padStart(2, '0')}`;
+    expect(byAlias.body.data.aliases).toEqual({ [aliases.pan]: pan, [aliases.cvv]: expect.stringMatching(/^[0-9]{3}$/), [aliases.expiryDate]: expiry });
+
+    const byCard = await revealRequest(token, { cardId, fields: ['pan', 'cvv', 'expiry'] });
+    expect(byCard.body.data.card).toEqual({ pan, cvv: byAlias.body.data.aliases[aliases.cvv], expiryDate: expiry });
+    expect(pan.slice(-4)).toBe(card.last4);
+  });
+
+  it('documents:reveal gives the customer\'s SSN; without the scope it is refused', async () => {
+    const { wallet } = await issuedCard(t);
+    const withScope = await tokenFor(wallet.customerId, { scopes: ['documents:reveal'] });
+    const revealed = await revealRequest(withScope, { documents: ['ssn', 'documentPassport'] });
+    expect(revealed.status).toBe(200);
+    expect(revealed.body.data.documents.ssn.replace(/-/g, '')).toBe('123456789');
+    expect(revealed.body.data.documents.documentPassport).toBeNull();
+    const cardsOnly = await tokenFor(wallet.customerId);
+    expect((await revealRequest(cardsOnly, { documents: ['ssn'] })).status).toBe(403);
+    expect((await revealRequest(withScope, { cardId: wallet.walletId, fields: ['pan'] })).status).toBe(403);
+  });
+
+  it('CORS answers only the configured origins', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const token = await tokenFor(wallet.customerId);
+    const allowed = await revealRequest(token, { cardId, fields: ['cvv'] }, { origin: 'https://app.example.com' });
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example.com');
+    const other = await revealRequest(token, { cardId, fields: ['cvv'] }, { origin: 'https://evil.example.com' });
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    const preflight = await t.request({ method: 'OPTIONS' as never, url: '/v1/vault/reveal', key: null, headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-headers']).toContain('authorization');
+  });
+
+  it('at most 10 reveals of a card per minute of the client clock: the 11th is 429 with Retry-After', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const token = await tokenFor(wallet.customerId);
+    for (let index = 0; index < 10; index++) expect((await revealRequest(token, { cardId, fields: ['cvv'] })).status).toBe(200);
+    const refused = await revealRequest(token, { cardId, fields: ['cvv'] });
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('RATE_LIMITED');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', body: { seconds: 61 } });
+    expect((await revealRequest(await tokenFor(wallet.customerId), { cardId, fields: ['cvv'] })).status).toBe(200);
+  });
+
+  it('every reveal is audited with the fields, the address and the user agent, never a value', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const token = await tokenFor(wallet.customerId);
+    await revealRequest(token, { cardId, fields: ['pan', 'cvv'] }, { 'user-agent': 'cardholder-app/1.0' });
+    const audit = await t.request({ url: `/v1/vault/audit?cardId=${cardId}&action=REVEALED` });
+    expect(audit.body.data).toEqual([expect.objectContaining({ customerId: wallet.customerId, fields: ['cvv', 'pan'], userAgent: 'cardholder-app/1.0', ip: expect.any(String) })]);
+    expect(JSON.stringify(audit.body)).not.toContain(await panOf(cardId));
+  });
+});
+
+describe('reveals refused', () => {
+  it('an API key, no header, or a malformed token: 401 VAULT_TOKEN_INVALID', async () => {
+    const { cardId } = await issuedCard(t);
+    for (const authorization of [t.clientA.key, `Bearer ${t.clientA.key}`, 'Bearer not-a-token', undefined]) {
+      const response = await revealRequest(null, { cardId, fields: ['pan'] }, authorization ? { authorization } : {});
+      expect(response.status, String(authorization)).toBe(401);
+      expect(response.body.code).toBe('VAULT_TOKEN_INVALID');
+    }
+  });
+
+  it('a tampered signature, alg none, a wrong audience or issuer, another client\'s claim: 401 VAULT_TOKEN_INVALID', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const token = await tokenFor(wallet.customerId);
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const flipped = `${header}.${payload}.${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
+    const claims = decodeJwt(token);
+    const none = new UnsecuredJWT({ ...claims }).encode();
+    const secret = await signingSecret();
+    const forge = (changes: Record<string, unknown>, alg = 'HS256') =>
+      new SignJWT({ ...claims, ...changes }).setProtectedHeader({ alg, typ: 'JWT', kid: 'v1' }).sign(secret);
+    const cases: Record<string, string> = {
+      'tampered signature': flipped,
+      'alg none': none,
+      'wrong audience': await forge({ aud: 'someone-else' }),
+      'wrong issuer': await forge({ iss: 'someone-else' }),
+      'HS512': await forge({}, 'HS512'),
+      'another client named in cid': await forge({ cid: t.clientB.id }),
+    };
+    for (const [name, forged] of Object.entries(cases)) {
+      const response = await revealRequest(forged, { cardId, fields: ['pan'] });
+      expect(response.status, name).toBe(401);
+      expect(response.body.code, name).toBe('VAULT_TOKEN_INVALID');
+    }
+  });
+
+  it('an expired token: 401 VAULT_TOKEN_EXPIRED', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const token = await tokenFor(wallet.customerId);
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', body: { seconds: 361 } });
+    const response = await revealRequest(token, { cardId, fields: ['pan'] });
+    expect(response.status).toBe(401);
+    expect(response.body.code).toBe('VAULT_TOKEN_EXPIRED');
+  });
+
+  it('a token of another customer, of another client, or for another card: 404', async () => {
+    const mine = await issuedCard(t);
+    const sameCustomerOther = await issuedCard(t, t.clientA, { wallet: mine.wallet });
+    const otherCustomer = await issuedCard(t);
+    const theirs = await issuedCard(t, t.clientB);
+    const token = await tokenFor(mine.wallet.customerId, { cardId: mine.cardId });
+    expect((await revealRequest(token, { cardId: sameCustomerOther.cardId, fields: ['pan'] })).status).toBe(404);
+    expect((await revealRequest(token, { cardId: otherCustomer.cardId, fields: ['pan'] })).status).toBe(404);
+    expect((await revealRequest(token, { cardId: theirs.cardId, fields: ['pan'] })).status).toBe(404);
+    const theirToken = await tokenFor(theirs.wallet.customerId, { client: t.clientB });
+    expect((await revealRequest(theirToken, { cardId: mine.cardId, fields: ['pan'] })).status).toBe(404);
+    expect((await revealRequest(token, { aliases: ['tok_sandbox_AAAAAAAAAAAAAAAAAAAAAAAA'] })).status).toBe(404);
+  });
+
+  it('a card that is not ACTIVE: 409 CARD_NOT_ACTIVE; a physical card without revealPhysicalCards: 403', async () => {
+    const suspended = await issuedCard(t);
+    await t.request({ method: 'PATCH', url: `/v1/cards/${suspended.cardId}`, body: { status: 'SUSPENDED' } });
+    const response = await revealRequest(await tokenFor(suspended.wallet.customerId), { cardId: suspended.cardId, fields: ['pan'] });
+    expect(response.status).toBe(409);
+    expect(response.body.code).toBe('CARD_NOT_ACTIVE');
+
+    const physical = await issuedCard(t, t.clientA, { isVirtual: false });
+    await t.request({ method: 'POST', url: `/v1/cards/${physical.cardId}/activate` });
+    const token = await tokenFor(physical.wallet.customerId);
+    expect((await revealRequest(token, { cardId: physical.cardId, fields: ['pan'] })).status).toBe(403);
+    const card = (await t.request({ url: `/v1/cards/${physical.cardId}` })).body.data;
+    await t.deps.db.updateTable('card_programs').set({ reveal_physical_cards: true }).where('client_id', '=', t.clientA.id).where('id', '=', card.cardProgramId).execute();
+    expect((await revealRequest(token, { cardId: physical.cardId, fields: ['pan'] })).status).toBe(200);
+    await t.deps.db.updateTable('card_programs').set({ reveal_physical_cards: false }).where('client_id', '=', t.clientA.id).where('id', '=', card.cardProgramId).execute();
+  });
+});
+
+describe('secret rotation', () => {
+  it('a token signed before a rotation keeps working; a second rotation ends it', async () => {
+    const client = await t.newClient('Rotation');
+    const { wallet, cardId } = await issuedCard(t, client);
+    const before = await tokenFor(wallet.customerId, { client });
+    const rotated = await t.request({ method: 'POST', url: '/v1/vault/secret/rotate', key: client.key });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.secretVersion).toBe(2);
+    const after = await tokenFor(wallet.customerId, { client });
+    expect((await revealRequest(before, { cardId, fields: ['cvv'] })).status).toBe(200);
+    expect((await revealRequest(after, { cardId, fields: ['cvv'] })).status).toBe(200);
+    await t.request({ method: 'POST', url: '/v1/vault/secret/rotate', key: client.key });
+    const refused = await revealRequest(before, { cardId, fields: ['cvv'] });
+    expect(refused.status).toBe(401);
+    expect(refused.body.code).toBe('VAULT_TOKEN_INVALID');
+    expect((await revealRequest(after, { cardId, fields: ['cvv'] })).status).toBe(200);
+  });
+});
+
+describe('values never reach the logs', () => {
+  it('trace-level logs of tokens, shows and reveals carry no card number, CVV, SSN or token', async () => {
+    let logged = '';
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logged += chunk.toString('utf8');
+        done();
+      },
+    });
+    const { app } = await buildApp(t.deps, { logger: { level: 'trace', stream, redact: { paths: logRedactPaths, censor: '[REDACTED]' } } });
+    try {
+      const { wallet, cardId } = await issuedCard(t);
+      const headers = { authorization: t.clientA.key, 'content-type': 'application/json' };
+      const issued = await app.inject({ method: 'POST', url: '/v1/vault/token', headers, payload: { userId: wallet.customerId, scopes: ['cards:reveal', 'documents:reveal'] } });
+      const token = issued.json().data.token as string;
+      const bearer = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      await app.inject({ method: 'GET', url: `/v1/vault/show?type=card&cardId=${cardId}`, headers: bearer });
+      const revealed = await app.inject({ method: 'POST', url: '/v1/vault/reveal', headers: bearer, payload: { cardId, fields: ['pan', 'cvv', 'expiry'] } });
+      const documents = await app.inject({ method: 'POST', url: '/v1/vault/reveal', headers: bearer, payload: { documents: ['ssn'] } });
+      const values = revealed.json().data.card;
+      expect(logged).toContain(cardId);
+      for (const secret of [values.pan, values.pan.slice(6), token, documents.json().data.documents.ssn]) expect(logged).not.toContain(secret);
+      expect(logged).not.toMatch(new RegExp(`"cvv":"${values.cvv as string}"`));
+    } finally {
+      await app.close();
+    }
+  });
+});
