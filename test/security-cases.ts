@@ -11,6 +11,7 @@ import { sandboxStateSecurityCases } from './security/sandbox-state.js';
 import { sandboxWebhookFaultSecurityCases } from './security/sandbox-webhook-faults.js';
 import { cardSecurityCases } from './security/cards.js';
 import { vaultSecurityCases } from './security/vault.js';
+import { cryptoSecurityCases } from './security/crypto.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -27,6 +28,7 @@ export const securityCases: SecurityCase[] = [
   ...sandboxWebhookFaultSecurityCases,
   ...cardSecurityCases,
   ...vaultSecurityCases,
+  ...cryptoSecurityCases,
 ];
 
 /**

@@ -12,6 +12,7 @@ import { registerComplianceModuleRoutes, type ComplianceRuntime } from './compli
 import { registerCardsModuleRoutes, seedCardPrograms } from './cards/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
 import { registerVaultRoutes } from './vault/index.js';
+import { registerCryptoRoutes } from './crypto/index.js';
 import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbox/identity/index.js';
 import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
@@ -46,6 +47,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerBankTransferRoutes(app, deps, bankTransfers);
   registerCardsModuleRoutes(app, deps);
   registerVaultRoutes(app, deps);
+  registerCryptoRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerSandboxBankRoutes(app, deps, bankTransfers);
   if (deps.config.mode === 'sandbox') registerSandboxClockRoutes(app, deps, timerKinds);
   if (deps.config.mode === 'sandbox') registerSandboxSeedingRoutes(app, deps, { compliance, bank: bankTransfers });

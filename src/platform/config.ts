@@ -54,6 +54,8 @@ export interface Config {
   encryptionKey: Buffer | undefined;
   /** OPENBAAS_VAULT_KEY: the card vault's key; undefined derives one from the encryption key. */
   vaultKey: Buffer | undefined;
+  /** OPENBAAS_BITCOIN_NETWORK: the Bitcoin network addresses are made for and checked against. */
+  bitcoinNetwork: 'testnet' | 'mainnet';
   /** The host name the vault SDK is pointed at (GET /v1/vault/config `cname`). */
   vaultPublicHost: string;
   /** Origins allowed to call the reveal endpoints from a browser (CORS); empty allows none. */
@@ -130,6 +132,7 @@ export const environmentVariables = [
     '(unset: derived from the encryption key)',
     '32-byte key (64 hex digits or base64) of the card vault: encrypts card numbers and keys their fingerprints and the sandbox CVV; unset, a key of its own is derived from OPENBAAS_ENCRYPTION_KEY (set it to keep the two apart)',
   ],
+  ['OPENBAAS_BITCOIN_NETWORK', 'testnet in sandbox, mainnet in production', 'the Bitcoin network (testnet or mainnet) deposit addresses are made for and withdrawal addresses are checked against'],
   ['OPENBAAS_VAULT_PUBLIC_HOST', '(the host of PUBLIC_BASE_URL)', 'the host name the vault SDK is pointed at (GET /v1/vault/config `cname`)'],
   ['OPENBAAS_VAULT_ALLOWED_ORIGINS', '(none)', 'comma-separated origins (https://app.example.com) allowed to call the vault reveal endpoints from a browser (CORS); the hosted frame needs none'],
   [
@@ -189,6 +192,12 @@ export interface ConfigOverrides {
   memory?: boolean;
   port?: number;
   runWorkers?: boolean;
+}
+
+function bitcoinNetworkOf(raw: string | undefined, mode: Mode): 'testnet' | 'mainnet' {
+  const value = raw || (mode === 'sandbox' ? 'testnet' : 'mainnet');
+  if (value !== 'testnet' && value !== 'mainnet') throw new ConfigError(`OPENBAAS_BITCOIN_NETWORK must be testnet or mainnet, got "${value}"`);
+  return value;
 }
 
 /** OPENBAAS_VAULT_ALLOWED_ORIGINS: each an origin (scheme, host, port), nothing more. */
@@ -287,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     kycLinkTtlMs: integer(env, 'KYC_LINK_TTL_MINUTES', 1440, 1, 60 * 24 * 90) * 60_000,
     encryptionKey,
     vaultKey,
+    bitcoinNetwork: bitcoinNetworkOf(env.OPENBAAS_BITCOIN_NETWORK, mode),
     vaultPublicHost: env.OPENBAAS_VAULT_PUBLIC_HOST || new URL(publicBaseUrl).host,
     vaultAllowedOrigins: originList(env.OPENBAAS_VAULT_ALLOWED_ORIGINS),
     vaultFrameAncestors: frameAncestors(env.OPENBAAS_VAULT_FRAME_ANCESTORS, mode),

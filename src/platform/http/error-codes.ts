@@ -25,6 +25,10 @@ export const errorCodes = {
   SIDE_MISMATCH: { status: 400, description: 'A trade quote\'s `side` disagrees with its `direction`: `direct` must be `sell` and `reverse` must be `buy` (the side is relative to the pair\'s base asset).' },
   SANDBOX_RESET_NOT_CONFIRMED: { status: 400, description: 'POST /v1/sandbox/reset was sent without `{ "confirm": "RESET" }`; `details` names the field. Nothing was deleted.' },
   ISO8583_MALFORMED: { status: 400, description: 'An ISO 8583 message sent to the sandbox card network breaks the OpenBaaS sandbox network layout (bad MTI, bitmap, length or characters); the message and `details` name the offending field number.' },
+  INVALID_ADDRESS: { status: 400, description: 'A crypto address is not well-formed for the network (characters, length, version, or a Bech32, Base58Check or EIP-55 checksum that fails); the message gives the reason and names the network the address belongs to when it is valid on another one.' },
+  ADDRESS_WRONG_NETWORK: { status: 400, description: 'A valid Bitcoin address of the other Bitcoin network (a mainnet address on a testnet server, or the reverse); the message names the network the server expects.' },
+  ADDRESS_NOT_ALLOWED: { status: 400, description: 'A well-formed crypto address that funds must never be sent to: a zero address, the Solana System Program, or a stablecoin token contract.' },
+  MEMO_NOT_SUPPORTED: { status: 400, description: 'A withdrawal carries a `memo` on a network whose transfers have none (BITCOIN, ETHEREUM); memos are accepted on TRON and SOLANA.' },
   // 401, 403
   UNAUTHENTICATED: { status: 401, description: 'The Authorization header is missing, malformed, or names no known key.' },
   VAULT_TOKEN_INVALID: { status: 401, description: 'A vault endpoint was called without a valid vault token (Authorization: Bearer <token> from POST /v1/vault/token): missing, malformed, an API key, a wrong signature or algorithm, a wrong issuer or audience, or a secret rotated away.' },
