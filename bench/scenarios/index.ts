@@ -5,8 +5,9 @@ import { hotAccount } from './hot-account.js';
 import { snapshotRestore } from './snapshot-restore.js';
 import { start } from './start.js';
 import { transfers } from './transfers.js';
+import { trades } from './trades.js';
 import { webhooksScenario } from './webhooks.js';
 import { webhooksApi, webhooksApiEmbedded, webhooksApiWorker } from './webhooks-api.js';
 
 /** Every benchmark scenario; `npm run bench -- <name>` runs one, `npm run bench` runs all. */
-export const scenarios: Scenario[] = [transfers, hotAccount, balance, embedded, webhooksScenario, webhooksApi, webhooksApiWorker, webhooksApiEmbedded, snapshotRestore, start];
+export const scenarios: Scenario[] = [transfers, trades, hotAccount, balance, embedded, webhooksScenario, webhooksApi, webhooksApiWorker, webhooksApiEmbedded, snapshotRestore, start];

@@ -25,6 +25,7 @@ import { registerTransactionRoutes } from './transactions/index.js';
 import { registerSandboxClockRoutes } from './sandbox/clock/index.js';
 import { registerSandboxSeedingRoutes } from './sandbox/seeding/index.js';
 import { registerSandboxStateRoutes } from './sandbox/state/index.js';
+import { DatabasePriceProvider, PriceChangedHooks, registerSandboxPriceRoutes, registerTradeRoutes, unconnectedPriceFeed } from './trades/index.js';
 import { timerKinds } from './timer-kinds.js';
 
 /** Every module's routes, registered once by buildApp. */
@@ -53,6 +54,11 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   if (deps.config.mode === 'sandbox') registerSandboxSeedingRoutes(app, deps, { compliance, bank: bankTransfers });
   if (deps.config.mode === 'sandbox') registerSandboxStateRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerWebhookFaultRoutes(app, deps);
+  // One registry per application; capabilities that follow prices (credit lines) register their hooks here.
+  const priceChangedHooks = new PriceChangedHooks();
+  const sandboxPrices = deps.config.mode === 'sandbox' ? new DatabasePriceProvider(deps.db, priceChangedHooks) : undefined;
+  registerTradeRoutes(app, deps, { mode: deps.config.mode, prices: sandboxPrices ?? unconnectedPriceFeed, quoteTtlSeconds: deps.config.quoteTtlSeconds, spreadBps: deps.config.tradeSpreadBps });
+  if (sandboxPrices) registerSandboxPriceRoutes(app, deps, sandboxPrices);
 }
 
 /** The payment rail: the sandbox rail in sandbox mode; production has no rail connected yet (payments wait for an outcome). */

@@ -46,6 +46,10 @@ export interface Config {
   webhookDisableAfterMs: number;
   /** How long a KYC SDK link stays valid, measured by the injected clock. */
   kycLinkTtlMs: number;
+  /** How long a trade quote holds its price, by the client's clock (OPENBAAS_QUOTE_TTL_SECONDS). */
+  quoteTtlSeconds: number;
+  /** Spread taken from the mid price against the customer on every trade quote, in basis points. */
+  tradeSpreadBps: number;
   /** The bank that holds the money and receives deposits: shown in deposit instructions. */
   operatingBank: OperatingBankConfig;
   /** Sandbox: how long after it starts a bank deposit or withdrawal settles (or comes back) by itself. */
@@ -122,6 +126,8 @@ export const environmentVariables = [
   ['WEBHOOK_POLL_INTERVAL_MS', '100', 'how often an idle delivery worker looks for new deliveries'],
   ['WEBHOOK_DISABLE_AFTER_MS', '259200000', 'a webhook subscription whose endpoint failed every attempt for this long (3 days; by the client\'s clock) is disabled; 0 never disables'],
   ['KYC_LINK_TTL_MINUTES', '1440', 'how long a KYC SDK link (the hosted verification page) stays valid'],
+  ['OPENBAAS_QUOTE_TTL_SECONDS', '300', 'how long a trade quote holds its price and amounts, by the client\'s clock (5 to 900)'],
+  ['OPENBAAS_TRADE_SPREAD_BPS', '0', 'spread taken from the mid price against the customer on every trade quote, in basis points (0 to 5000)'],
   [
     'OPENBAAS_ENCRYPTION_KEY',
     '(unset: embedded database only)',
@@ -294,6 +300,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     webhookPollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 100, 5, 60_000),
     webhookDisableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 86_400_000, 0, 365 * 86_400_000),
     kycLinkTtlMs: integer(env, 'KYC_LINK_TTL_MINUTES', 1440, 1, 60 * 24 * 90) * 60_000,
+    // The bounds are the trades module's (quoteTtlSecondsMin/Max, spreadBpsMax); platform code does not import modules.
+    quoteTtlSeconds: integer(env, 'OPENBAAS_QUOTE_TTL_SECONDS', 300, 5, 900),
+    tradeSpreadBps: integer(env, 'OPENBAAS_TRADE_SPREAD_BPS', 0, 0, 5000),
     encryptionKey,
     vaultKey,
     bitcoinNetwork: bitcoinNetworkOf(env.OPENBAAS_BITCOIN_NETWORK, mode),

@@ -440,10 +440,10 @@ export class LedgerBatch {
     for (const leg of legs) {
       this.move(transferId, clientId, asset.code, leg.amount, leg.from, leg.to, operation.now);
       const debit = isWallet(leg.from)
-        ? this.record(transferId, operation.now, operation.history, { wallet: leg.from.account, operation: 'DEBIT', balanceType: 'AVAILABLE', purpose: 'TRANSFER', status: 'COMPLETED', amount: leg.amount })
+        ? this.record(transferId, operation.now, operation.history, { wallet: leg.from.account, operation: 'DEBIT', balanceType: 'AVAILABLE', purpose: leg.input.purpose ?? 'TRANSFER', status: 'COMPLETED', amount: leg.amount })
         : null;
       const credit = isWallet(leg.to)
-        ? this.record(transferId, operation.now, operation.history, { wallet: leg.to.account, operation: 'CREDIT', balanceType: 'AVAILABLE', purpose: 'TRANSFER', status: 'COMPLETED', amount: leg.amount })
+        ? this.record(transferId, operation.now, operation.history, { wallet: leg.to.account, operation: 'CREDIT', balanceType: 'AVAILABLE', purpose: leg.input.purpose ?? 'TRANSFER', status: 'COMPLETED', amount: leg.amount })
         : null;
       result.legs.push({ debitTransactionId: debit?.id ?? null, creditTransactionId: credit?.id ?? null });
     }

@@ -14,6 +14,8 @@ export interface TransferLeg {
   from: AccountInput;
   to: AccountInput;
   amount: bigint;
+  /** The `purpose` of the wallet records this leg writes (USER_TRADE, TRADE_FEE_SETTLEMENT, …); default TRANSFER. */
+  purpose?: string;
 }
 
 /** Moves AVAILABLE money between accounts of one asset, in one or more legs. */

@@ -55,3 +55,19 @@ export {
   type TradeSide,
 } from './quote-math.js';
 export { ratio, ratioFromScaled, type Ratio } from './ratio.js';
+export { DatabasePriceProvider, unconnectedPriceFeed } from './price-feeds.js';
+export {
+  executeQuote,
+  getQuote,
+  liquidityUnavailableCode,
+  tradeFeePurpose,
+  tradePurpose,
+  tradeTransactionType,
+  type ExecutionView,
+  type QuoteDetailView,
+  type QuoteView,
+  type TradesRuntime,
+} from './trades.service.js';
+export { registerTradeRoutes } from './routes/trades.routes.js';
+export { registerSandboxPriceRoutes } from './routes/sandbox-prices.routes.js';
+export type { QuoteStatus } from './trades.tables.js';

@@ -78,6 +78,7 @@ export const errorCodes = {
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key; wait for the number of seconds in Retry-After.' },
   // 500, 503
   INTERNAL_ERROR: { status: 500, description: 'A bug on our side. It is logged with the trace id; please report it.' },
+  PRICE_FEED_UNAVAILABLE: { status: 503, description: 'No price feed is connected in this mode (production ships none), so trade quotes cannot be priced; the sandbox prices its quotes with its own feed.' },
   IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, description: 'No identity verification provider is configured in this mode (production ships none); only the EXTERNAL onboarding strategy works.' },
   SERVICE_UNAVAILABLE: { status: 503, description: 'The service is starting, shutting down or cannot reach its database.' },
 } as const satisfies Record<string, { status: number; description: string }>;

@@ -1,0 +1,116 @@
+import { sql } from 'kysely';
+import type { Db } from '../../platform/db/database.js';
+import type { Tx } from '../../platform/db/transaction.js';
+import { AppError } from '../../platform/http/errors.js';
+import { assert } from '../../platform/assert.js';
+import { defaultAssetPairs } from './asset-pairs.js';
+import {
+  crossMidPrice,
+  formatPrice,
+  isPriceSymbol,
+  parsePrice,
+  priceSymbols,
+  sandboxDefaultPrice,
+  type MidPriceQuery,
+  type Price,
+  type PriceChangedHooks,
+  type PriceProvider,
+  type PriceRecord,
+  type SandboxPriceProvider,
+} from './prices.js';
+import type { Ratio } from './ratio.js';
+import './trades.tables.js';
+
+/** The seeded price of a symbol the code lists; a missing one is a bug in the seeded table. */
+function seededPrice(symbol: string): Price {
+  const price = sandboxDefaultPrice(symbol);
+  assert(price, `no seeded price for ${symbol}`);
+  return price;
+}
+
+/**
+ * The sandbox price feed, kept in the database per client: a client's price of a symbol is the one
+ * it set last (a row of sandbox_prices), or the seeded one when it never set it. Reads use the pool
+ * (a quote asks for its price before its transaction opens); `setPrice` writes in the caller's
+ * transaction and runs the price-changed hooks there.
+ */
+export class DatabasePriceProvider implements SandboxPriceProvider {
+  constructor(
+    private readonly db: Db,
+    private readonly hooks: PriceChangedHooks,
+  ) {}
+
+  async midPrice(query: MidPriceQuery): Promise<Ratio | undefined> {
+    const pair = defaultAssetPairs.find((candidate) => candidate.symbol === query.symbol);
+    if (!pair) return undefined;
+    const changed = await this.changedPrices(this.db, query.clientId);
+    return crossMidPrice(pair.baseAsset, pair.quoteAsset, (symbol) => (isPriceSymbol(symbol) ? (changed.get(symbol)?.price ?? seededPrice(symbol)) : undefined));
+  }
+
+  async listPrices(clientId: string): Promise<PriceRecord[]> {
+    const [changed, clientCreatedAt] = await Promise.all([this.changedPrices(this.db, clientId), this.clientCreatedAt(clientId)]);
+    // A seeded price has held since the client was created.
+    return priceSymbols.map((symbol) => changed.get(symbol) ?? { symbol, price: seededPrice(symbol), updatedAt: clientCreatedAt });
+  }
+
+  async setPrice(tx: Tx, change: { clientId: string; symbol: string; price: Price; at: Date; traceId: string }): Promise<PriceRecord> {
+    assert(isPriceSymbol(change.symbol), `not a price symbol: ${change.symbol}`);
+    // Lock the client's row of the symbol (created with the seeded price when it has none), so two
+    // changes of one price run one after the other and each hook sees the price it replaced.
+    await tx
+      .insertInto('sandbox_prices')
+      .values({ client_id: change.clientId, symbol: change.symbol, price: formatPrice(seededPrice(change.symbol)), updated_at: change.at })
+      .onConflict((conflict) => conflict.columns(['client_id', 'symbol']).doNothing())
+      .execute();
+    const previous = await tx
+      .selectFrom('sandbox_prices')
+      .select(sql<string>`price::text`.as('price'))
+      .where('client_id', '=', change.clientId)
+      .where('symbol', '=', change.symbol)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    await tx
+      .updateTable('sandbox_prices')
+      .set({ price: formatPrice(change.price), updated_at: change.at })
+      .where('client_id', '=', change.clientId)
+      .where('symbol', '=', change.symbol)
+      .execute();
+    await this.hooks.runAll(tx, {
+      clientId: change.clientId,
+      symbol: change.symbol,
+      previousPrice: parsePrice(previous.price),
+      price: change.price,
+      changedAt: change.at,
+      traceId: change.traceId,
+    });
+    return { symbol: change.symbol, price: change.price, updatedAt: change.at };
+  }
+
+  private async changedPrices(db: Db | Tx, clientId: string): Promise<Map<string, PriceRecord>> {
+    const rows = await db
+      .selectFrom('sandbox_prices')
+      .select(['symbol', sql<string>`price::text`.as('price'), 'updated_at'])
+      .where('client_id', '=', clientId)
+      .execute();
+    return new Map(rows.map((row) => [row.symbol, { symbol: row.symbol, price: parsePrice(row.price), updatedAt: row.updated_at }]));
+  }
+
+  private async clientCreatedAt(clientId: string): Promise<Date> {
+    const result = await sql<{ created_at: Date }>`SELECT created_at FROM clients WHERE id = ${clientId}`.execute(this.db);
+    const createdAt = result.rows[0]?.created_at;
+    assert(createdAt, `client ${clientId} has no row`);
+    return createdAt;
+  }
+}
+
+/**
+ * Production's price feed: none is connected yet (OpenBaaS ships no market-data integration), so
+ * every quote answers 503 PRICE_FEED_UNAVAILABLE instead of pricing a trade with made-up prices.
+ * An operator who connects a feed implements PriceProvider and wires it in src/modules/routes.ts.
+ */
+export const unconnectedPriceFeed: PriceProvider = {
+  midPrice: () =>
+    Promise.reject(
+      new AppError('PRICE_FEED_UNAVAILABLE', 'No price feed is connected in production mode, so trade quotes cannot be priced. The sandbox prices quotes with its own feed.'),
+    ),
+};
