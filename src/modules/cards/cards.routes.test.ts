@@ -1,9 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
-import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../app.js';
-import { logRedactPaths } from '../../platform/log.js';
+import { appWithLogCapture } from '../../../test/support/log-capture.js';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { linkedWallet } from '../../../test/bank/fixtures.js';
 import { cardPrograms, issuedCard } from '../../../test/cards/fixtures.js';
@@ -265,14 +263,8 @@ describe('card status: refused with 409 INVALID_CARD_STATUS_TRANSITION', () => {
 
 describe('card numbers never leave the vault', () => {
   it('no response, log line (trace level) or event carries a card number issued in this run, whole or after its BIN', async () => {
-    let logged = '';
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logged += chunk.toString('utf8');
-        done();
-      },
-    });
-    const { app } = await buildApp(t.deps, { logger: { level: 'trace', stream, redact: { paths: logRedactPaths, censor: '[REDACTED]' } } });
+    const capture = await appWithLogCapture(t);
+    const { app } = capture;
     const responses: string[] = [];
     try {
       const client = await t.newClient('PAN scan');
@@ -304,8 +296,8 @@ describe('card numbers never leave the vault', () => {
       responses.push((await app.inject({ method: 'GET', url: '/v1/cards', headers })).body);
       const events = await t.deps.db.selectFrom('events').select(sql<string>`data::text`.as('payload')).where('client_id', '=', client.id).execute();
       const pans = await Promise.all(cardIds.map((id) => panOf(id, client.id)));
-      expect(logged).toContain(cardIds[0]);
-      const everything = [logged, ...responses, ...events.map((event) => event.payload)].join('\n');
+      expect(capture.logged()).toContain(cardIds[0]);
+      const everything = [capture.logged(), ...responses, ...events.map((event) => event.payload)].join('\n');
       for (const pan of pans) {
         expect(everything).not.toContain(pan);
         expect(everything).not.toContain(pan.slice(6));

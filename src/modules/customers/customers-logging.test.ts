@@ -1,7 +1,5 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../app.js';
-import { logRedactPaths } from '../../platform/log.js';
+import { appWithLogCapture } from '../../../test/support/log-capture.js';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { individualBody } from '../../../test/customers/fixtures.js';
 
@@ -15,22 +13,16 @@ afterAll(async () => {
 
 describe('logs', () => {
   it('never carry an SSN or a document number, even at trace level and on refused requests', async () => {
-    let logged = '';
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logged += chunk.toString('utf8');
-        done();
-      },
-    });
-    const { app } = await buildApp(t.deps, { logger: { level: 'trace', stream, redact: { paths: logRedactPaths, censor: '[REDACTED]' } } });
+    const capture = await appWithLogCapture(t);
+    const { app } = capture;
     try {
       const headers = { authorization: t.clientA.key, 'content-type': 'application/json' };
       const created = await app.inject({ method: 'POST', url: '/v1/customers/individual', headers, payload: individualBody({}, { documentSsn: '219-09-9999', documentPassport: 'Q9988776' }) });
       expect(created.statusCode).toBe(201);
       const refused = await app.inject({ method: 'POST', url: '/v1/customers/individual', headers, payload: individualBody({}, { documentSsn: '219-09-9999', birthDate: '2099-01-01' }) });
       expect(refused.statusCode).toBe(400);
-      expect(logged.length).toBeGreaterThan(0);
-      for (const secret of ['219-09-9999', '219099999', 'Q9988776']) expect(logged).not.toContain(secret);
+      expect(capture.logged().length).toBeGreaterThan(0);
+      for (const secret of ['219-09-9999', '219099999', 'Q9988776']) expect(capture.logged()).not.toContain(secret);
     } finally {
       await app.close();
     }

@@ -1,9 +1,7 @@
-import { Writable } from 'node:stream';
 import { decodeJwt, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../app.js';
 import { fieldCipherOf } from '../../platform/crypto/field-cipher.js';
-import { logRedactPaths } from '../../platform/log.js';
+import { appWithLogCapture } from '../../../test/support/log-capture.js';
 import { createTestApp, type TestClient, type TestContext } from '../../../test/harness.js';
 import { issuedCard } from '../../../test/cards/fixtures.js';
 import { cardVaultOf } from '../cards/index.js';
@@ -237,14 +235,8 @@ describe('secret rotation', () => {
 
 describe('values never reach the logs', () => {
   it('trace-level logs of tokens, shows and reveals carry no card number, CVV, SSN or token', async () => {
-    let logged = '';
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logged += chunk.toString('utf8');
-        done();
-      },
-    });
-    const { app } = await buildApp(t.deps, { logger: { level: 'trace', stream, redact: { paths: logRedactPaths, censor: '[REDACTED]' } } });
+    const capture = await appWithLogCapture(t);
+    const { app } = capture;
     try {
       const { wallet, cardId } = await issuedCard(t);
       const headers = { authorization: t.clientA.key, 'content-type': 'application/json' };
@@ -255,9 +247,9 @@ describe('values never reach the logs', () => {
       const revealed = await app.inject({ method: 'POST', url: '/v1/vault/reveal', headers: bearer, payload: { cardId, fields: ['pan', 'cvv', 'expiry'] } });
       const documents = await app.inject({ method: 'POST', url: '/v1/vault/reveal', headers: bearer, payload: { documents: ['ssn'] } });
       const values = revealed.json().data.card;
-      expect(logged).toContain(cardId);
-      for (const secret of [values.pan, values.pan.slice(6), token, documents.json().data.documents.ssn]) expect(logged).not.toContain(secret);
-      expect(logged).not.toMatch(new RegExp(`"cvv":"${values.cvv as string}"`));
+      expect(capture.logged()).toContain(cardId);
+      for (const secret of [values.pan, values.pan.slice(6), token, documents.json().data.documents.ssn]) expect(capture.logged()).not.toContain(secret);
+      expect(capture.logged()).not.toMatch(new RegExp(`"cvv":"${values.cvv as string}"`));
     } finally {
       await app.close();
     }
