@@ -5,10 +5,17 @@
 import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { registerCardRoutes } from './cards.routes.js';
+import { registerCardTransactionRoutes } from './processor/card-transactions.routes.js';
+import { registerSandboxCardNetworkRoutes } from './sandbox/card-network.routes.js';
 
 export function registerCardsModuleRoutes(app: App, deps: Deps): void {
   registerCardRoutes(app, deps);
+  registerCardTransactionRoutes(app, deps);
+  if (deps.config.mode === 'sandbox') registerSandboxCardNetworkRoutes(app, deps);
 }
+
+export { processCardMessage, cardHoldExpiryTimer, type CardMessageOutcome } from './processor/processor.js';
+export type { FundingSource } from './processor/funding-source.js';
 
 export { seedCardPrograms, seedMissingCardPrograms, defaultCardPrograms, findCardProgram, type CardProgramRow } from './programs.js';
 export { findCard, cardView, type CardRow, type CardViewType } from './cards.service.js';

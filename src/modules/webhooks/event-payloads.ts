@@ -143,6 +143,9 @@ const cardPayload = (description: string) =>
         ),
       ),
       timestamp: optionalString('ISO 8601'),
+      responseCode: optionalString('DE39 answered to the network (OpenBaaS addition)'),
+      declineReason: optionalString('why a FAILED record was declined, for example INSUFFICIENT_FUNDS (OpenBaaS addition)'),
+      networkDataRef: optionalString('DE63 positions 9-24 (OpenBaaS addition)'),
     },
     description,
   );

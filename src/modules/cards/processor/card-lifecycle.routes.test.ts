@@ -1,0 +1,327 @@
+/* eslint-disable @typescript-eslint/no-explicit-any */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../../../../test/harness.js';
+import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
+import { cardPrograms } from '../../../../test/cards/fixtures.js';
+import { authorize, balances, cardEventsOf, fundedCard, lifecycle, onParent, send, walletRecordsOf } from '../../../../test/cards/card-network.js';
+
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const restaurant = { name: 'JOES DINER', mcc: '5812', city: 'SAN FRANCISCO', state: 'CA', country: 'US' };
+
+describe('0100 authorization', () => {
+  it('approved: a hold moves AVAILABLE to RESERVED, PENDING record and event, answered 0110 00 with an auth code', async () => {
+    const card = await fundedCard(t, '100.00');
+    const result = await authorize(t, card.cardId, { amount: 25.5, merchant: restaurant });
+    expect(result).toMatchObject({ responseCode: '00', approvedAmount: 25.5, decisionSource: 'SYSTEM', replayed: false });
+    expect(result.authCode).toMatch(/^[0-9A-Z]{6}$/);
+    expect(result.iso.response.mti).toBe('0110');
+    expect(result.iso.response.fields['39']).toBe('00');
+    expect(result.iso.response.fields['2']).toBeUndefined();
+    expect(result.iso.request.fields['2']).toMatch(/^424242\*{6}\d{4}$/);
+    expect(result.iso.packed.startsWith('0110')).toBe(true);
+    expect(await balances(t, card.walletId)).toEqual({ AVAILABLE: '74.50', RESERVED: '25.50', PENDING: '0.00' });
+    expect(result.record).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'PENDING', amount: 25.5, heldAmount: 25.5, merchant: restaurant, amounts: { transaction: 25.5, transactionCurrency: 'USD' } });
+    const events = await cardEventsOf(t, result.parentCardTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['CARD_TRANSACTION_PENDING']);
+    expect(events[0].data).toMatchObject({ cardId: card.cardId, type: 'PRE_AUTHORIZATION', amount: 25.5, retrievalReferenceNo: result.rrn, merchant: restaurant });
+    const records = await walletRecordsOf(t, result.parentCardTransactionId);
+    expect(records.map((record) => [record.type, record.purpose, record.balanceType])).toEqual([['DEBIT_CARD_HOLD', 'HOLD', 'RESERVED']]);
+  });
+
+  it('amount 0 is an account verification: COMPLETED, no money', async () => {
+    const card = await fundedCard(t, '10.00');
+    const result = await authorize(t, card.cardId, { amount: 0 });
+    expect(result.responseCode).toBe('00');
+    expect(result.record).toMatchObject({ type: 'ACCOUNT_VERIFICATION', status: 'COMPLETED', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+  });
+
+  it('processing code 30 is a balance inquiry: DE54 carries the available balance, no money', async () => {
+    const card = await fundedCard(t, '42.10');
+    const result = await authorize(t, card.cardId, { amount: 1, processingCode: '300000' });
+    expect(result.record).toMatchObject({ type: 'BALANCE_INQUIRY', status: 'COMPLETED' });
+    expect(result.iso.response.fields['54']).toBe('0002840C000000004210');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '42.10', RESERVED: '0.00' });
+  });
+
+  it('declined for funds: 51, FAILED record and event, no hold', async () => {
+    const card = await fundedCard(t, '10.00');
+    const result = await authorize(t, card.cardId, { amount: 10.01 });
+    expect(result).toMatchObject({ responseCode: '51', approvedAmount: 0, authCode: null });
+    expect(result.record).toMatchObject({ status: 'FAILED', declineReason: 'INSUFFICIENT_FUNDS', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+    expect((await cardEventsOf(t, result.parentCardTransactionId)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_FAILED']);
+  });
+
+  it('decision order: status 57, expiry 54, limits 61 and 65', async () => {
+    const card = await fundedCard(t, '1000.00');
+    await t.request({ method: 'PATCH', url: `/v1/cards/${card.cardId}`, body: { status: 'SUSPENDED' } });
+    expect((await authorize(t, card.cardId, { amount: 5 })).responseCode).toBe('57');
+    await t.request({ method: 'PATCH', url: `/v1/cards/${card.cardId}`, body: { status: 'ACTIVE' } });
+
+    const client = await t.newClient();
+    const limited = await fundedCard(t, '1000.00', client);
+    const program = (await cardPrograms(t, client))['Standard Debit'];
+    await t.request({ method: 'PATCH', url: `/v1/cards/programs/${program.id as string}`, key: client.key, body: { limits: { perTransactionMinor: 10_000, dailyMinor: 15_000, dailyCount: 2 } } });
+    expect((await authorize(t, limited.cardId, { amount: 100.01 }, client)).record.declineReason).toBe('EXCEEDS_AMOUNT_LIMIT');
+    expect((await authorize(t, limited.cardId, { amount: 100 }, client)).responseCode).toBe('00');
+    expect((await authorize(t, limited.cardId, { amount: 50.01 }, client)).responseCode).toBe('61');
+    expect((await authorize(t, limited.cardId, { amount: 10 }, client)).responseCode).toBe('00');
+    expect((await authorize(t, limited.cardId, { amount: 1 }, client)).responseCode).toBe('65');
+  });
+
+  it('an expired card (DE14 or the card itself) answers 54', async () => {
+    const card = await fundedCard(t, '50.00');
+    const built = await authorize(t, card.cardId, { amount: 1 });
+    const message = { ...built.iso.request.fields, '0': '0100', '2': await panOf(card.cardId), '11': '000777', '37': '600000000777', '14': '2001' };
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(response.status).toBe(200);
+    expect(response.body.data.response['39']).toBe('54');
+  });
+
+  it('magic amounts: 990.NN answers NN; 990.10 approves half with DE54 type 57', async () => {
+    const card = await fundedCard(t, '2000.00');
+    for (const code of ['05', '51', '57', '91', '96']) {
+      const result = await authorize(t, card.cardId, { amount: Number(`990.${code}`) });
+      expect(result.responseCode).toBe(code);
+      expect(result.record.status).toBe('FAILED');
+    }
+    const partial = await authorize(t, card.cardId, { amount: 990.1 });
+    expect(partial).toMatchObject({ responseCode: '10', approvedAmount: 495.05 });
+    expect(partial.iso.response.fields['4']).toBe('000000049505');
+    expect(partial.iso.response.fields['54']).toBe('0057840C000000099010');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1504.95', RESERVED: '495.05' });
+    const incapable = await authorize(t, card.cardId, { amount: 990.1, partialApprovalCapable: false });
+    expect(incapable.responseCode).toBe('05');
+  });
+
+  it('incremental authorization (same networkDataRef) raises the hold', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 20 });
+    const increment = await onParent(t, auth.parentCardTransactionId, 'increments', { amount: 15 });
+    expect(increment).toMatchObject({ responseCode: '00', parentCardTransactionId: auth.parentCardTransactionId, networkDataRef: auth.networkDataRef });
+    expect(increment.record).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'PENDING', amount: 15, heldAmount: 35 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '65.00', RESERVED: '35.00' });
+    const tooMuch = await onParent(t, auth.parentCardTransactionId, 'increments', { amount: 65.01 });
+    expect(tooMuch.responseCode).toBe('51');
+    expect((await lifecycle(t, auth.parentCardTransactionId)).status).toBe('PENDING');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '65.00', RESERVED: '35.00' });
+  });
+
+  it('duplicates: the same STAN and RRN answers the first answer again; different content answers 94', async () => {
+    const card = await fundedCard(t, '100.00');
+    const first = await authorize(t, card.cardId, { amount: 10 });
+    const message = { ...first.iso.request.fields, '0': '0100', '2': await panOf(card.cardId) };
+    const again = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(again.body.data.cardTransactionId).toBe(first.cardTransactionId);
+    expect(again.body.data.response['38']).toBe(first.authCode);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '90.00', RESERVED: '10.00' });
+    const changed = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...message, '4': '000000001100', '63': 'VIS00000ZZZZZZZZZZZZZZZZ1' } } });
+    expect(changed.body.data.response['39']).toBe('94');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '90.00', RESERVED: '10.00' });
+  });
+});
+
+describe('0120 advice', () => {
+  it('sets the hold to the advised amount and is never declined', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 1 });
+    const advice = await onParent(t, auth.parentCardTransactionId, 'advices', { amount: 60 });
+    expect(advice.iso.response.mti).toBe('0130');
+    expect(advice.record).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'PENDING', heldAmount: 60, decisionSource: 'NETWORK' });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '40.00', RESERVED: '60.00' });
+    const lower = await onParent(t, auth.parentCardTransactionId, 'advices', { amount: 45 });
+    expect(lower.record.heldAmount).toBe(45);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '55.00', RESERVED: '45.00' });
+  });
+});
+
+describe('0220 completion', () => {
+  it('matches the open hold with a new RRN, posts the final amount, COMPLETED; within the tolerance no overCapture', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 25, merchant: restaurant });
+    const completion = await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 30 });
+    expect(completion.rrn).not.toBe(auth.rrn);
+    expect(completion.iso.response.mti).toBe('0230');
+    expect(completion.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', amount: 30, overCapture: false, forcePost: false });
+    expect(await balances(t, card.walletId)).toEqual({ AVAILABLE: '70.00', RESERVED: '0.00', PENDING: '0.00' });
+    const group = await lifecycle(t, auth.parentCardTransactionId);
+    expect(group).toMatchObject({ status: 'COMPLETED', postedAmount: 30, heldAmount: 0 });
+    expect(group.children.map((child: any) => child.type)).toEqual(['PRE_AUTHORIZATION', 'PRE_AUTH_COMPLETION']);
+    expect((await cardEventsOf(t, auth.parentCardTransactionId)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_PENDING', 'CARD_TRANSACTION_COMPLETED']);
+    const records = await walletRecordsOf(t, auth.parentCardTransactionId);
+    expect(records.map((record) => record.type).sort()).toEqual(['DEBIT_CARD_CAPTURE', 'DEBIT_CARD_HOLD']);
+    expect(records.every((record) => record.parentCardTransactionId === auth.parentCardTransactionId)).toBe(true);
+  });
+
+  it('above the hold beyond the tolerance: posted in full, forced past AVAILABLE, flagged overCapture; ledger verify clean', async () => {
+    const card = await fundedCard(t, '30.00');
+    const auth = await authorize(t, card.cardId, { amount: 20 });
+    const completion = await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 45, newRrn: false });
+    expect(completion.rrn).toBe(auth.rrn);
+    expect(completion.record).toMatchObject({ status: 'COMPLETED', amount: 45, overCapture: true });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '-15.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('without an open hold (after expiry): a force post on the same lifecycle', async () => {
+    const card = await fundedCard(t, '50.00');
+    const auth = await authorize(t, card.cardId, { amount: 20 });
+    const expire = () => t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${auth.parentCardTransactionId as string}/expire` });
+    expect((await expire()).status).toBe(200);
+    expect((await expire()).status).toBe(409);
+    const late = await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 20 });
+    expect(late.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', forcePost: true, parentCardTransactionId: auth.parentCardTransactionId });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '30.00', RESERVED: '0.00' });
+  });
+
+  it('force post (0220 without authorization) may overdraw the wallet; ledger verify clean', async () => {
+    const card = await fundedCard(t, '10.00');
+    const posted = await send(t, `/v1/sandbox/cards/${card.cardId}/force-posts`, { amount: 25 });
+    expect(posted.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', forcePost: true, amount: 25 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '-15.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+});
+
+describe('0200 financial and refunds', () => {
+  it('a purchase posts at once (PURCHASE COMPLETED); a declined one is FAILED', async () => {
+    const card = await fundedCard(t, '40.00');
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 12.5 });
+    expect(purchase.iso.response.mti).toBe('0210');
+    expect(purchase.record).toMatchObject({ type: 'PURCHASE', status: 'COMPLETED', amount: 12.5 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '27.50', RESERVED: '0.00' });
+    const declined = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 27.51 });
+    expect(declined.record).toMatchObject({ type: 'PURCHASE', status: 'FAILED', declineReason: 'INSUFFICIENT_FUNDS' });
+    const list = await t.request({ url: `/v1/cards/transactions?cardId=${card.cardId}&type=PURCHASE` });
+    expect(list.status).toBe(200);
+    expect(list.body.data).toHaveLength(2);
+  });
+
+  it('a refund (processing code 20) credits the wallet, operation CREDIT, on the same lifecycle', async () => {
+    const card = await fundedCard(t, '40.00');
+    const auth = await authorize(t, card.cardId, { amount: 30 });
+    await onParent(t, auth.parentCardTransactionId, 'completions', {});
+    const refund = await onParent(t, auth.parentCardTransactionId, 'refunds', { amount: 10 });
+    expect(refund.record).toMatchObject({ type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', amount: 10, parentCardTransactionId: auth.parentCardTransactionId });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '20.00', RESERVED: '0.00' });
+    expect((await lifecycle(t, auth.parentCardTransactionId)).postedAmount).toBe(20);
+    const records = await walletRecordsOf(t, auth.parentCardTransactionId);
+    expect(records.filter((record) => record.type === 'DEBIT_CARD_REFUND').map((record) => [record.operation, record.amount])).toEqual([['CREDIT', '10.00']]);
+  });
+});
+
+describe('0420 reversal', () => {
+  it('partial (DE95) reduces the hold and stays PENDING; full releases it, CANCELLED', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 50 });
+    const partial = await onParent(t, auth.parentCardTransactionId, 'reversals', { amount: 20 });
+    expect(partial.iso.response.mti).toBe('0430');
+    expect(partial.iso.request.fields['95'].slice(0, 12)).toBe('000000003000');
+    expect(partial.record).toMatchObject({ type: 'REVERSAL_ADVICE', status: 'PENDING', amount: 20, heldAmount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
+    const full = await onParent(t, auth.parentCardTransactionId, 'reversals');
+    expect(full.record).toMatchObject({ type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    expect((await lifecycle(t, auth.parentCardTransactionId)).status).toBe('CANCELLED');
+    expect((await cardEventsOf(t, auth.parentCardTransactionId)).map((event) => event.type)).toEqual([
+      'CARD_TRANSACTION_PENDING',
+      'CARD_TRANSACTION_PENDING',
+      'CARD_TRANSACTION_CANCELLED',
+    ]);
+  });
+
+  it('an unmatched 0420 is acknowledged 00 and recorded as an orphan, no money', async () => {
+    const card = await fundedCard(t, '10.00');
+    const auth = await authorize(t, card.cardId, { amount: 1 });
+    const message = { ...auth.iso.request.fields, '0': '0420', '2': await panOf(card.cardId), '11': '000999', '37': '699999000999', '63': 'VIS00000QQQQQQQQQQQQQQQQ0' };
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(response.body.data.response).toMatchObject({ '0': '0430', '39': '00' });
+    const record = await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}` });
+    expect(record.body.data).toMatchObject({ type: 'REVERSAL_ADVICE', orphan: true, amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '9.00', RESERVED: '1.00' });
+  });
+});
+
+describe('hold expiry', () => {
+  it('a hold expires after the program days on the client clock (POST /v1/sandbox/clock/advance); lodging MCCs get 31 days', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '100.00', client);
+    const auth = await authorize(t, card.cardId, { amount: 10 }, client);
+    const hotel = await authorize(t, card.cardId, { amount: 20, merchant: { ...restaurant, name: 'GRAND HOTEL', mcc: '7011' } }, client);
+    expect(new Date(hotel.record.expiresAt).getTime() - new Date(auth.record.expiresAt).getTime()).toBe(24 * 24 * 3600 * 1000);
+    const advance = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 7 * 24 * 3600 } });
+    expect(advance.status).toBe(200);
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '20.00' });
+    const group = await lifecycle(t, auth.parentCardTransactionId, client);
+    expect(group.status).toBe('CANCELLED');
+    expect(group.expiredAt).not.toBeNull();
+    expect(group.children.at(-1)).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'CANCELLED', amount: 10 });
+    expect((await cardEventsOf(t, auth.parentCardTransactionId, client)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_PENDING', 'CARD_TRANSACTION_CANCELLED']);
+  });
+
+  it('the sandbox expire control releases the hold now', async () => {
+    const card = await fundedCard(t, '10.00');
+    const auth = await authorize(t, card.cardId, { amount: 4 });
+    const response = await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${auth.parentCardTransactionId as string}/expire` });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'CANCELLED', amount: 4 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+  });
+});
+
+describe('400', () => {
+  it('card amounts are JSON numbers in major units: a string, a negative, 3 decimals are refused', async () => {
+    const card = await fundedCard(t, '0');
+    for (const amount of ['25.00', -1, 1.005]) {
+      const response = await t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, body: { amount } });
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('the type filter refuses the removed ONLINE_TRANSACTION, naming PURCHASE', async () => {
+    const response = await t.request({ url: '/v1/cards/transactions?type=ONLINE_TRANSACTION' });
+    expect(response.status).toBe(400);
+    expect(response.body.message).toContain('PURCHASE');
+  });
+
+  it('a malformed ISO 8583 message is 400 ISO8583_MALFORMED naming the field', async () => {
+    const json = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { '0': '0100', '4': '25.00' } } });
+    expect(json.status).toBe(400);
+    expect(json.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field: '4' }] });
+    const missing = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { '0': '0100', '3': '000000' } } });
+    expect(missing.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field: '2' }] });
+    const ascii = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'ascii', message: '0100ZZ' } });
+    expect(ascii.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field: '1' }] });
+  });
+});
+
+describe('message level', () => {
+  it('a packed 0100 is answered packed; DE2 of another client\'s card answers 14', async () => {
+    const card = await fundedCard(t, '100.00');
+    const built = await authorize(t, card.cardId, { amount: 1 });
+    const fields = { ...built.iso.request.fields, '2': await panOf(card.cardId), '11': '000321', '37': '600000000321', '63': 'VIS00000PACKEDPACKEDPACK1' };
+    const { packIsoMessage } = await import('../network/index.js');
+    const packed = packIsoMessage({ isoMti: '0100', fields });
+    const mine = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'ascii', message: packed } });
+    expect(mine.status).toBe(200);
+    expect(mine.body.data.response['39']).toBe('00');
+    expect(mine.body.data.packed.startsWith('0110')).toBe(true);
+    const other = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: t.clientB.key, body: { format: 'ascii', message: packed } });
+    expect(other.body.data).toMatchObject({ cardTransactionId: null, response: { '0': '0110', '39': '14' } });
+  });
+});
+
+async function panOf(cardId: string): Promise<string> {
+  const { cardVaultOf } = await import('../card-vault.js');
+  const row = await t.deps.db.selectFrom('cards').select(['pan_encrypted', 'client_id']).where('id', '=', cardId).executeTakeFirstOrThrow();
+  return cardVaultOf(t.deps).decryptPan(row.pan_encrypted, row.client_id, cardId);
+}

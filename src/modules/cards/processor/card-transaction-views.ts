@@ -1,0 +1,225 @@
+import type { Selectable } from 'kysely';
+import { Type, type Static } from 'typebox';
+import type { CardSwipesTable, CardTransactionsTable, CardTransactionStatus, CardTransactionType } from './card-transactions.tables.js';
+
+export type CardSwipeRow = Selectable<CardSwipesTable>;
+export type CardTransactionRow = Selectable<CardTransactionsTable>;
+
+/**
+ * ISO 4217 currencies the sandbox network names in DE49/DE51: numeric code → alpha code and the
+ * number of decimals. An unknown numeric code is shown as itself with 2 decimals.
+ */
+const currencies: Readonly<Record<string, { alpha: string; exponent: number }>> = {
+  '840': { alpha: 'USD', exponent: 2 },
+  '978': { alpha: 'EUR', exponent: 2 },
+  '826': { alpha: 'GBP', exponent: 2 },
+  '124': { alpha: 'CAD', exponent: 2 },
+  '036': { alpha: 'AUD', exponent: 2 },
+  '484': { alpha: 'MXN', exponent: 2 },
+  '756': { alpha: 'CHF', exponent: 2 },
+  '392': { alpha: 'JPY', exponent: 0 },
+};
+
+export function currencyOfNumeric(numeric: string): { alpha: string; exponent: number } {
+  return currencies[numeric] ?? { alpha: numeric, exponent: 2 };
+}
+
+export function numericOfCurrency(alpha: string): string | undefined {
+  return Object.entries(currencies).find(([, currency]) => currency.alpha === alpha)?.[0];
+}
+
+/** Minor units as a JSON number in major units (card amounts are numbers, specification). */
+export function majorUnits(minor: bigint | string, exponent = 2): number {
+  const value = BigInt(minor);
+  const negative = value < 0n;
+  const digits = (negative ? -value : value).toString().padStart(exponent + 1, '0');
+  const text = exponent === 0 ? digits : `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+  return Number(negative ? `-${text}` : text);
+}
+
+export const toBigInt = (value: string | number | bigint): bigint => BigInt(value);
+
+const StatusSchema = Type.Union([Type.Literal('PENDING'), Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED')]);
+export const CardTransactionTypeSchema = Type.Union(
+  [
+    Type.Literal('PRE_AUTHORIZATION'),
+    Type.Literal('ACCOUNT_VERIFICATION'),
+    Type.Literal('BALANCE_INQUIRY'),
+    Type.Literal('PURCHASE'),
+    Type.Literal('REFUND'),
+    Type.Literal('PRE_AUTH_COMPLETION'),
+    Type.Literal('REVERSAL_ADVICE'),
+  ],
+  { description: 'PRE_AUTHORIZATION, ACCOUNT_VERIFICATION, BALANCE_INQUIRY, PURCHASE (formerly ONLINE_TRANSACTION), REFUND, PRE_AUTH_COMPLETION, REVERSAL_ADVICE' },
+);
+const NullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description === undefined ? {} : { description });
+const MerchantSchema = Type.Union([
+  Type.Object({ name: Type.String(), mcc: Type.String(), city: Type.String(), state: Type.String(), country: Type.String() }, { title: 'CardMerchant' }),
+  Type.Null(),
+]);
+
+export const CardTransactionSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'this child record (one message)' }),
+    cardTransactionId: Type.String({ format: 'uuid', description: 'the same as id, as events name it' }),
+    parentCardTransactionId: Type.String({ format: 'uuid', description: 'the lifecycle (one swipe) this message belongs to' }),
+    cardId: Type.String({ format: 'uuid' }),
+    walletId: Type.String({ format: 'uuid' }),
+    creditLineId: NullableString('credit cards only'),
+    cardType: Type.Union([Type.Literal('DEBIT'), Type.Literal('CREDIT')]),
+    type: CardTransactionTypeSchema,
+    operation: Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')]),
+    status: StatusSchema,
+    amount: Type.Number({ description: 'major units: what this message approved, posted, released or credited (0 for a decline)', examples: [25] }),
+    asset: Type.String({ examples: ['USD'] }),
+    amounts: Type.Object({
+      transaction: Type.Number({ description: 'DE4, major units of transactionCurrency' }),
+      transactionCurrency: Type.String({ description: 'DE49 as an alpha code' }),
+      surcharge: Type.Union([Type.Number(), Type.Null()], { description: 'DE28, included in the total' }),
+      fees: Type.Array(Type.Object({ type: Type.String(), amount: Type.Number(), currency: Type.String() }), { description: 'DE54 entries' }),
+    }),
+    requestedAmount: Type.Number({ description: 'what the network asked for, major units of asset' }),
+    heldAmount: Type.Number({ description: 'what the lifecycle\'s hold reserves after this message' }),
+    retrievalReferenceNo: Type.String({ description: 'DE37' }),
+    stan: Type.String({ description: 'DE11' }),
+    authCode: NullableString('DE38 of an approval'),
+    responseCode: Type.String({ description: 'DE39 answered' }),
+    declineReason: NullableString(),
+    decisionSource: Type.Union([Type.Literal('SYSTEM'), Type.Literal('CLIENT'), Type.Literal('STAND_IN'), Type.Literal('NETWORK')]),
+    networkDataRef: NullableString('DE63 positions 9-24'),
+    merchant: MerchantSchema,
+    mti: Type.String({ description: 'the message type received' }),
+    timestamp: Type.String({ format: 'date-time' }),
+    expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when the hold expires (client clock)' }),
+    expiredAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    overCapture: Type.Boolean({ description: 'a completion above the hold beyond the program tolerance' }),
+    forcePost: Type.Boolean({ description: 'posted without a hold (never declined)' }),
+    orphan: Type.Boolean({ description: 'an advice that matched no lifecycle: acknowledged, no money moved' }),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'CardTransaction' },
+);
+export type CardTransactionView = Static<typeof CardTransactionSchema>;
+
+export const CardTransactionGroupSchema = Type.Object(
+  {
+    parentCardTransactionId: Type.String({ format: 'uuid' }),
+    cardId: Type.String({ format: 'uuid' }),
+    walletId: Type.String({ format: 'uuid' }),
+    cardType: Type.Union([Type.Literal('DEBIT'), Type.Literal('CREDIT')]),
+    status: StatusSchema,
+    asset: Type.String(),
+    heldAmount: Type.Number({ description: 'what the hold still reserves' }),
+    postedAmount: Type.Number({ description: 'net amount posted (debits minus refunds)' }),
+    networkDataRef: NullableString(),
+    retrievalReferenceNo: Type.String({ description: 'the RRN of the first message' }),
+    merchant: MerchantSchema,
+    expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    expiredAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+    children: Type.Array(CardTransactionSchema, { description: 'one record per message, oldest first' }),
+  },
+  { title: 'CardTransactionGroup' },
+);
+export type CardTransactionGroupView = Static<typeof CardTransactionGroupSchema>;
+
+export function cardTransactionView(row: CardTransactionRow): CardTransactionView {
+  const currency = currencyOfNumeric(numericOfCurrency(row.transaction_currency) ?? row.transaction_currency);
+  return {
+    id: row.id,
+    cardTransactionId: row.id,
+    parentCardTransactionId: row.swipe_id,
+    cardId: row.card_id,
+    walletId: row.wallet_id,
+    creditLineId: row.credit_line_id,
+    cardType: row.card_type,
+    type: row.type,
+    operation: row.operation,
+    status: row.status,
+    amount: majorUnits(row.amount_minor),
+    asset: row.asset,
+    amounts: {
+      transaction: majorUnits(row.transaction_minor, currency.exponent),
+      transactionCurrency: row.transaction_currency,
+      surcharge: row.surcharge_minor === null ? null : majorUnits(row.surcharge_minor, currency.exponent),
+      fees: row.fees.map((fee) => ({ type: fee.type, amount: majorUnits(fee.amountMinor, currencyOfNumeric(numericOfCurrency(fee.currency) ?? fee.currency).exponent), currency: fee.currency })),
+    },
+    requestedAmount: majorUnits(row.requested_minor),
+    heldAmount: majorUnits(row.held_minor),
+    retrievalReferenceNo: row.rrn,
+    stan: row.stan,
+    authCode: row.auth_code,
+    responseCode: row.response_code,
+    declineReason: row.decline_reason,
+    decisionSource: row.decision_source,
+    networkDataRef: row.network_data_ref,
+    merchant: row.merchant,
+    mti: row.mti,
+    timestamp: row.created_at.toISOString(),
+    expiresAt: row.expires_at?.toISOString() ?? null,
+    expiredAt: row.expired_at?.toISOString() ?? null,
+    overCapture: row.over_capture,
+    forcePost: row.force_post,
+    orphan: row.orphan,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export function cardTransactionGroupView(swipe: CardSwipeRow, children: CardTransactionRow[]): CardTransactionGroupView {
+  return {
+    parentCardTransactionId: swipe.id,
+    cardId: swipe.card_id,
+    walletId: swipe.wallet_id,
+    cardType: swipe.card_type,
+    status: swipe.status,
+    asset: swipe.asset,
+    heldAmount: majorUnits(swipe.held_minor),
+    postedAmount: majorUnits(swipe.posted_minor),
+    networkDataRef: swipe.network_data_ref,
+    retrievalReferenceNo: swipe.rrn,
+    merchant: swipe.merchant,
+    expiresAt: swipe.expires_at?.toISOString() ?? null,
+    expiredAt: swipe.expired_at?.toISOString() ?? null,
+    createdAt: swipe.created_at.toISOString(),
+    updatedAt: swipe.updated_at.toISOString(),
+    children: children.map(cardTransactionView),
+  };
+}
+
+/** The CARD_TRANSACTION_* event of a child record's status. */
+export const cardEventTypes: Readonly<Record<CardTransactionStatus, 'CARD_TRANSACTION_PENDING' | 'CARD_TRANSACTION_COMPLETED' | 'CARD_TRANSACTION_FAILED' | 'CARD_TRANSACTION_CANCELLED'>> = {
+  PENDING: 'CARD_TRANSACTION_PENDING',
+  COMPLETED: 'CARD_TRANSACTION_COMPLETED',
+  FAILED: 'CARD_TRANSACTION_FAILED',
+  CANCELLED: 'CARD_TRANSACTION_CANCELLED',
+};
+
+/** The event payload (specification "Card transactions"): the record's fields in major units. */
+export function cardEventData(view: CardTransactionView): Record<string, unknown> {
+  return {
+    cardId: view.cardId,
+    cardTransactionId: view.cardTransactionId,
+    parentCardTransactionId: view.parentCardTransactionId,
+    cardType: view.cardType,
+    type: view.type,
+    operation: view.operation,
+    status: view.status,
+    amount: view.amount,
+    asset: view.asset,
+    amounts: {
+      transaction: view.amounts.transaction,
+      transactionCurrency: view.amounts.transactionCurrency,
+      ...(view.amounts.surcharge === null ? {} : { surcharge: view.amounts.surcharge }),
+      fees: view.amounts.fees,
+    },
+    retrievalReferenceNo: view.retrievalReferenceNo,
+    ...(view.merchant === null ? {} : { merchant: view.merchant }),
+    responseCode: view.responseCode,
+    ...(view.declineReason === null ? {} : { declineReason: view.declineReason }),
+    ...(view.networkDataRef === null ? {} : { networkDataRef: view.networkDataRef }),
+    timestamp: view.timestamp,
+  };
+}
+
+export type { CardTransactionType };

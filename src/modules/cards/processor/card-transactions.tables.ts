@@ -1,0 +1,108 @@
+import type { ColumnType } from 'kysely';
+import type { Json, Numeric } from '../../../platform/db/schema.js';
+import type { CardType } from '../cards.tables.js';
+
+/** migrations/0025_card_transactions.sql */
+
+export type CardTransactionStatus = 'PENDING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+export const cardTransactionTypes = [
+  'PRE_AUTHORIZATION',
+  'ACCOUNT_VERIFICATION',
+  'BALANCE_INQUIRY',
+  'PURCHASE',
+  'REFUND',
+  'PRE_AUTH_COMPLETION',
+  'REVERSAL_ADVICE',
+] as const;
+export type CardTransactionType = (typeof cardTransactionTypes)[number];
+export type DecisionSource = 'SYSTEM' | 'CLIENT' | 'STAND_IN' | 'NETWORK';
+
+export interface MerchantRecord {
+  name: string;
+  mcc: string;
+  city: string;
+  state: string;
+  country: string;
+}
+
+export interface FeeRecord {
+  type: string;
+  amountMinor: string;
+  currency: string;
+}
+
+export interface CardSwipesTable {
+  client_id: string;
+  id: string;
+  card_id: string;
+  wallet_id: string;
+  credit_line_id: string | null;
+  card_type: CardType;
+  status: CardTransactionStatus;
+  asset: string;
+  network_data_ref: string | null;
+  first_mti: string;
+  stan: string;
+  transmission_date_time: string;
+  acquirer_id: string;
+  rrn: string;
+  held_minor: Numeric;
+  posted_minor: Numeric;
+  hold_id: string | null;
+  merchant: ColumnType<MerchantRecord | null, string | null, string | null>;
+  mcc: string | null;
+  expires_at: Date | null;
+  expired_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface CardTransactionsTable {
+  client_id: string;
+  id: string;
+  swipe_id: string;
+  card_id: string;
+  wallet_id: string;
+  credit_line_id: string | null;
+  card_type: CardType;
+  type: CardTransactionType;
+  operation: 'CREDIT' | 'DEBIT';
+  status: CardTransactionStatus;
+  mti: string;
+  processing_code: string;
+  asset: string;
+  amount_minor: Numeric;
+  requested_minor: Numeric;
+  held_minor: Numeric;
+  transaction_minor: Numeric;
+  transaction_currency: string;
+  surcharge_minor: ColumnType<string | null, string | bigint | null, string | bigint | null>;
+  fees: Json<FeeRecord[]>;
+  rrn: string;
+  stan: string;
+  transmission_date_time: string;
+  acquirer_id: string;
+  auth_code: string | null;
+  response_code: string;
+  decline_reason: string | null;
+  decision_source: DecisionSource;
+  network_data_ref: string | null;
+  merchant: ColumnType<MerchantRecord | null, string | null, string | null>;
+  request_fields: Json<Record<string, string>>;
+  response_mti: string;
+  response_fields: Json<Record<string, string>>;
+  expires_at: Date | null;
+  expired_at: Date | null;
+  over_capture: boolean;
+  force_post: boolean;
+  orphan: boolean;
+  ledger_hold_id: string | null;
+  created_at: Date;
+}
+
+declare module '../../../platform/db/schema.js' {
+  interface Database {
+    card_swipes: CardSwipesTable;
+    card_transactions: CardTransactionsTable;
+  }
+}

@@ -1,0 +1,130 @@
+import type { Tx } from '../../../platform/db/transaction.js';
+import { AppError } from '../../../platform/http/errors.js';
+import { findAsset, type Asset } from '../../../platform/money/assets.js';
+import { assert } from '../../../platform/assert.js';
+import {
+  captureHold,
+  expireHold,
+  incrementHold,
+  placeHold,
+  postTransfer,
+  releaseHold,
+  walletBalances,
+  type HistoryInput,
+  type WalletsExist,
+} from '../../ledger/index.js';
+import type { CardRow } from '../cards.service.js';
+
+/**
+ * Where a card's money comes from. The processor decides and records; a funding source only moves
+ * money, inside the processor's transaction. A DEBIT card spends from its wallet (below). A
+ * CREDIT card (a later issue) will spend from its credit line: it implements this interface with
+ * the credit line's holds and postings, and `fundingSourceOf` returns it; the processor does not
+ * change. Every amount is a positive bigint in minor units of `asset`.
+ */
+export interface FundingSource {
+  readonly asset: Asset;
+  /** The wallet-history `type` of each kind of posting (contract §12.3 purposes). */
+  readonly historyTypes: { hold: string; capture: string; refund: string };
+  /** What can be spent now (a debit wallet's AVAILABLE, a credit line's available credit); may be negative after forced postings. */
+  available(tx: Tx): Promise<bigint>;
+  /** Reserves `amount`; fails with INSUFFICIENT_FUNDS (and changes nothing) when it is not available. */
+  placeHold(tx: Tx, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<string>;
+  increaseHold(tx: Tx, holdId: string, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<void>;
+  /** Gives back `amount` (default: all that is left); `expired` marks an expiry rather than a release. */
+  releaseHold(tx: Tx, holdId: string, amount: bigint | undefined, history: HistoryInput, expired?: boolean): Promise<void>;
+  /** Posts `amount` against the hold and closes it; beyond the hold and AVAILABLE it is forced (never refused). */
+  captureHold(tx: Tx, holdId: string, amount: bigint, history: HistoryInput): Promise<{ shortfall: bigint }>;
+  /** Posts `amount` without a hold: checked (refused when not available) or forced (never refused). */
+  post(tx: Tx, amount: bigint, options: { force: boolean; expiresAt: Date }, history: HistoryInput): Promise<void>;
+  /** Credits `amount` back (a refund). */
+  refund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void>;
+}
+
+/** The ledger's refusal of a movement larger than what is available. */
+export function isInsufficientFunds(error: unknown): boolean {
+  return error instanceof AppError && error.code === 'INSUFFICIENT_FUNDS';
+}
+
+/** The card's wallet pays for it: holds move AVAILABLE → RESERVED; postings go to CARD_SETTLEMENT. */
+class DebitWalletFunding implements FundingSource {
+  readonly historyTypes = { hold: 'DEBIT_CARD_HOLD', capture: 'DEBIT_CARD_CAPTURE', refund: 'DEBIT_CARD_REFUND' };
+
+  constructor(
+    private readonly clientId: string,
+    private readonly walletId: string,
+    readonly asset: Asset,
+    private readonly now: Date,
+  ) {}
+
+  async available(tx: Tx): Promise<bigint> {
+    const balances = await walletBalances(tx, this.clientId, this.walletId);
+    return balances.find((balance) => balance.asset === this.asset.code)?.available ?? 0n;
+  }
+
+  async placeHold(tx: Tx, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<string> {
+    const result = await placeHold(tx, { clientId: this.clientId, now: this.now, wallet: { walletId: this.walletId }, asset: this.asset, amount, expiresAt, history });
+    return result.holdId;
+  }
+
+  async increaseHold(tx: Tx, holdId: string, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<void> {
+    await incrementHold(tx, { clientId: this.clientId, now: this.now, holdId, amount, expiresAt, history });
+  }
+
+  async releaseHold(tx: Tx, holdId: string, amount: bigint | undefined, history: HistoryInput, expired = false): Promise<void> {
+    if (expired) {
+      await expireHold(tx, { clientId: this.clientId, now: this.now, holdId, history });
+      return;
+    }
+    await releaseHold(tx, { clientId: this.clientId, now: this.now, holdId, ...(amount === undefined ? {} : { amount }), history });
+  }
+
+  async captureHold(tx: Tx, holdId: string, amount: bigint, history: HistoryInput): Promise<{ shortfall: bigint }> {
+    const result = await captureHold(tx, { clientId: this.clientId, now: this.now, holdId, amount, to: { system: 'CARD_SETTLEMENT' }, final: true, force: true, history });
+    return { shortfall: result.shortfall };
+  }
+
+  async post(tx: Tx, amount: bigint, options: { force: boolean; expiresAt: Date }, history: HistoryInput): Promise<void> {
+    const available = await this.available(tx);
+    if (available >= amount || !options.force) {
+      await postTransfer(tx, { clientId: this.clientId, now: this.now, asset: this.asset, legs: [{ from: { walletId: this.walletId }, to: { system: 'CARD_SETTLEMENT' }, amount }], history });
+      return;
+    }
+    // The ledger forces a posting only through a capture: reserve what AVAILABLE still has, then
+    // capture the whole amount, the rest recorded as the hold's shortfall (the wallet overdrawn).
+    if (available <= 0n) {
+      throw new AppError(
+        'CONFLICT',
+        'This forced card posting needs a ledger operation that does not exist yet: the wallet has no AVAILABLE balance to reserve before forcing the capture.',
+      );
+    }
+    const holdId = await this.placeHold(tx, available, options.expiresAt, history);
+    await this.captureHold(tx, holdId, amount, history);
+  }
+
+  async refund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void> {
+    const cardWalletExists: WalletsExist = async () => new Set([`${this.clientId}/${this.walletId}`]);
+    await postTransfer(
+      tx,
+      { clientId: this.clientId, now: this.now, asset: this.asset, legs: [{ from: { system: 'CARD_SETTLEMENT' }, to: { walletId: this.walletId }, amount }], history },
+      // The card row's foreign key guarantees its wallet exists.
+      { walletsExist: cardWalletExists },
+    );
+  }
+}
+
+/**
+ * A card whose funding is not available in this version (a CREDIT card before credit lines
+ * exist): every decision that needs money declines with 57.
+ */
+export class FundingUnavailable extends Error {
+  override name = 'FundingUnavailable';
+}
+
+/** The funding source of a card: its wallet for DEBIT; CREDIT cards plug in their credit line here. */
+export function fundingSourceOf(card: CardRow, currency: string, now: Date): FundingSource {
+  if (card.card_type !== 'DEBIT') throw new FundingUnavailable(`card ${card.id} is ${card.card_type}: credit line funding is not implemented yet`);
+  const asset = findAsset(currency, 'sandbox');
+  assert(asset, `card currency ${currency} is not in the asset registry`);
+  return new DebitWalletFunding(card.client_id, card.wallet_id, asset, now);
+}

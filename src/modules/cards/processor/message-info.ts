@@ -1,0 +1,151 @@
+import {
+  expiryFromYyMm,
+  firstSendingOf,
+  Iso8583MalformedError,
+  networkDataRefOf,
+  originalAmountType,
+  parseAdditionalAmounts,
+  parseMerchantNameLocation,
+  parseOriginalDataElements,
+  parseReplacementAmounts,
+  parseTransmissionDateTime,
+  type CardExpiry,
+  type IsoMessage,
+  type OriginalDataElements,
+  type ReplacementAmounts,
+} from '../network/index.js';
+import { currencyOfNumeric } from './card-transaction-views.js';
+import type { FeeRecord, MerchantRecord } from './card-transactions.tables.js';
+
+/** The messages the processor handles (and their repeats): contract §12.3. */
+export const handledMtis = ['0100', '0120', '0200', '0220', '0400', '0420'] as const;
+export type HandledMti = (typeof handledMtis)[number];
+
+/** Fields every handled message must carry. */
+const requiredFields = [2, 3, 4, 7, 11, 37] as const;
+
+/** The currency the sandbox cards hold (contract §12.1: programs are USD). */
+export const cardCurrencyNumeric = '840';
+
+/**
+ * What the processor reads from one ISO 8583 message, checked once: amounts in minor units, the
+ * identifiers messages are correlated by, the merchant, and the OpenBaaS sandbox layout's extras
+ * (DE63 position 25 "1": the terminal can take a partial approval).
+ */
+export interface MessageInfo {
+  /** First-sending MTI (a repeat 0101 reads as 0100). */
+  mti: HandledMti;
+  receivedMti: string;
+  processingCode: string;
+  /** The card currency amount: DE4 when the transaction is in USD, else DE6 (cardholder billing). */
+  amountMinor: bigint;
+  /** DE4 as sent, in the transaction currency. */
+  transactionMinor: bigint;
+  transactionCurrencyNumeric: string;
+  transactionCurrency: string;
+  surchargeMinor: bigint | null;
+  fees: FeeRecord[];
+  stan: string;
+  rrn: string;
+  transmissionDateTime: string;
+  transmittedAt: Date;
+  /** DE32, 11 digits, left zero padded (as DE90 carries it). */
+  acquirerId: string;
+  networkDataRef: string | null;
+  merchant: MerchantRecord | null;
+  mcc: string | null;
+  partialApprovalCapable: boolean;
+  expiry: CardExpiry | null;
+  original: OriginalDataElements | null;
+  replacement: ReplacementAmounts | null;
+}
+
+export function isHandledMti(mti: string): mti is HandledMti {
+  return (handledMtis as readonly string[]).includes(mti);
+}
+
+export function readMessage(message: IsoMessage, now: Date): MessageInfo {
+  const mti = firstSendingOf(message.isoMti);
+  if (!isHandledMti(mti)) {
+    throw new Iso8583MalformedError(0, `the sandbox network handles ${handledMtis.join(', ')} and their repeats; got "${message.isoMti}"`);
+  }
+  const fields = message.fields;
+  for (const number of requiredFields) {
+    if (fields[String(number)] === undefined) throw new Iso8583MalformedError(number, `is required in a ${mti} message`);
+  }
+  const field = (number: number): string | undefined => fields[String(number)];
+  const transactionMinor = BigInt(field(4) ?? '0');
+  const transactionCurrencyNumeric = field(49) ?? cardCurrencyNumeric;
+  const billing = field(6);
+  if (field(51) !== undefined && field(51) !== cardCurrencyNumeric) {
+    throw new Iso8583MalformedError(51, `the cardholder billing currency of a sandbox card is ${cardCurrencyNumeric} (USD)`);
+  }
+  if (transactionCurrencyNumeric !== cardCurrencyNumeric && billing === undefined) {
+    throw new Iso8583MalformedError(6, `is required when the transaction currency (DE49 ${transactionCurrencyNumeric}) is not the card's (${cardCurrencyNumeric})`);
+  }
+  const amountMinor = transactionCurrencyNumeric === cardCurrencyNumeric ? transactionMinor : BigInt(billing ?? '0');
+  const currency = currencyOfNumeric(transactionCurrencyNumeric);
+
+  const surcharge = field(28);
+  const surchargeMinor = surcharge === undefined ? null : (surcharge.startsWith('C') ? -1n : 1n) * BigInt(surcharge.slice(1));
+  const additional = field(54) === undefined ? [] : parseAdditionalAmounts(field(54) ?? '');
+  // DE54 blocks are fees, except the amount types with other meanings: 01/02 balances, 57 the original amount.
+  const fees = additional
+    .filter((entry) => !['01', '02', originalAmountType].includes(entry.amountType))
+    .map((entry) => ({
+      type: entry.amountType,
+      amountMinor: (entry.amountMinor < 0n ? -entry.amountMinor : entry.amountMinor).toString(),
+      currency: currencyOfNumeric(entry.currencyNumeric).alpha,
+    }));
+
+  const de43 = field(43);
+  const mcc = field(18) ?? null;
+  const parsedMerchant = de43 === undefined ? null : parseMerchantNameLocation(de43);
+  const merchant = parsedMerchant === null && mcc === null ? null : { name: '', city: '', state: '', country: '', ...parsedMerchant, mcc: mcc ?? '' };
+
+  const expiryField = field(14);
+  const expiry = expiryField === undefined ? null : expiryFromYyMm(expiryField);
+  if (expiryField !== undefined && expiry === null) throw new Iso8583MalformedError(14, 'is not an expiry date YYMM');
+  const networkData = field(63);
+  return {
+    mti,
+    receivedMti: message.isoMti,
+    processingCode: field(3) ?? '000000',
+    amountMinor,
+    transactionMinor,
+    transactionCurrencyNumeric,
+    transactionCurrency: currency.alpha,
+    surchargeMinor,
+    fees,
+    stan: field(11) ?? '',
+    rrn: field(37) ?? '',
+    transmissionDateTime: field(7) ?? '',
+    transmittedAt: parseTransmissionDateTime(field(7) ?? '', now),
+    acquirerId: (field(32) ?? '').padStart(11, '0'),
+    networkDataRef: networkDataRefOf(networkData),
+    merchant,
+    mcc,
+    partialApprovalCapable: networkData !== undefined && networkData.charAt(24) === '1',
+    expiry,
+    original: field(90) === undefined ? null : parseOriginalDataElements(field(90) ?? ''),
+    replacement: field(95) === undefined ? null : parseReplacementAmounts(field(95) ?? ''),
+  };
+}
+
+/** The two digits of the transaction type in DE3 (00 goods and services, 01 cash, 20 refund, 30/31 balance inquiry). */
+export function transactionTypeOf(info: MessageInfo): string {
+  return info.processingCode.slice(0, 2);
+}
+
+/**
+ * Sandbox magic amounts (contract §12.5): DE4 of exactly 990.NN answers NN for these codes;
+ * 990.10 is a partial approval of half. Null for any other amount.
+ */
+export const magicResponseCodes = ['05', '10', '13', '14', '51', '54', '55', '57', '61', '62', '65', '91', '94', '96'] as const;
+
+export function magicResponseCodeOf(info: MessageInfo): string | null {
+  const magicBase = 99_000n;
+  if (info.transactionMinor < magicBase || info.transactionMinor > magicBase + 99n) return null;
+  const code = String(info.transactionMinor - magicBase).padStart(2, '0');
+  return (magicResponseCodes as readonly string[]).includes(code) ? code : null;
+}

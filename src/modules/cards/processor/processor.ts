@@ -1,0 +1,885 @@
+/**
+ * The card authorization processor (contract §12.3): ONE entry point, `processCardMessage`, takes a
+ * parsed ISO 8583 message for a client and, inside the caller's database transaction, decides,
+ * moves money through the card's funding source, writes the card transaction records and their
+ * CARD_TRANSACTION_* events, and builds the answer to the network. Every sandbox card endpoint and
+ * the message-level endpoint go through it. docs/cards.md describes the flows.
+ */
+import { sql } from 'kysely';
+import type { Deps } from '../../../platform/deps.js';
+import type { Tx } from '../../../platform/db/transaction.js';
+import type { RequestContext } from '../../../platform/http/context.js';
+import { AppError } from '../../../platform/http/errors.js';
+import { assert } from '../../../platform/assert.js';
+import { idAt } from '../../../platform/ids.js';
+import type { HistoryInput } from '../../ledger/index.js';
+import { cancelTimer, scheduleTimer, type TimerKind } from '../../timers/index.js';
+import { recordEvent } from '../../webhooks/events.store.js';
+import { cardVaultOf } from '../card-vault.js';
+import type { CardRow } from '../cards.service.js';
+import { mccIn } from '../program-settings.js';
+import { findCardProgram, type CardProgramRow } from '../programs.js';
+import {
+  authorizationCode,
+  declineReasons,
+  describeResponseCode,
+  expiryYyMm,
+  firstSendingOf,
+  formatAdditionalAmounts,
+  isApproval,
+  isCardExpired,
+  originalAmountType,
+  packIsoMessage,
+  redactForEvent,
+  responseMtiOf,
+  type DeclineReason,
+  type IsoMessage,
+} from '../network/index.js';
+import {
+  cardEventData,
+  cardEventTypes,
+  cardTransactionView,
+  toBigInt,
+  type CardSwipeRow,
+  type CardTransactionRow,
+  type CardTransactionView,
+} from './card-transaction-views.js';
+import type { CardTransactionStatus, CardTransactionType, DecisionSource } from './card-transactions.tables.js';
+import { fundingSourceOf, FundingUnavailable, isInsufficientFunds, type FundingSource } from './funding-source.js';
+import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
+import './card-transactions.tables.js';
+
+/** What the processor answered to one message. */
+export interface CardMessageOutcome {
+  /** The message as received, DE2 masked and card secrets removed (safe to show and store). */
+  request: IsoMessage;
+  response: IsoMessage;
+  packedResponse: string;
+  /** The child record written (or, for a repeat, the one written the first time); null for an unknown card. */
+  record: CardTransactionView | null;
+  responseCode: string;
+  approvedAmountMinor: bigint;
+  authCode: string | null;
+  decisionSource: DecisionSource;
+  /** True when the message repeated an earlier one (same STAN and RRN within 24 h) and got its first answer again. */
+  replayed: boolean;
+}
+
+/** The hold expiry timer (contract §12.3: "hold expiry by the client's clock"). */
+export const holdExpiryTimerKind = 'card.hold-expiry';
+
+/** How long a repeated STAN + RRN counts as the same message. */
+const duplicateWindowMs = 24 * 3600 * 1000;
+const dayMs = 24 * 3600 * 1000;
+
+/** Fields a response never carries: the card number and the card's secrets stay with the acquirer. */
+const fieldsNotEchoed = ['2', '14', '35', '36', '45', '52', '55'];
+
+interface Decision {
+  responseCode: string;
+  declineReason: string | null;
+  approvedMinor: bigint;
+  source: DecisionSource;
+}
+
+const approve = (approvedMinor: bigint): Decision => ({ responseCode: '00', declineReason: null, approvedMinor, source: 'SYSTEM' });
+const decline = (reason: DeclineReason): Decision => ({ responseCode: declineReasons[reason], declineReason: reason, approvedMinor: 0n, source: 'SYSTEM' });
+function declineWithCode(code: string): Decision {
+  return { responseCode: code, declineReason: describeResponseCode(code)?.declineReason ?? 'DO_NOT_HONOR', approvedMinor: 0n, source: 'SYSTEM' };
+}
+
+/** Everything one message's handling needs. */
+interface Run {
+  tx: Tx;
+  context: RequestContext;
+  card: CardRow;
+  program: CardProgramRow;
+  info: MessageInfo;
+  message: IsoMessage;
+  /** Same STAN + RRN within 24 h but different content: a request answers 94 at its place in the decision order. */
+  duplicate: boolean;
+}
+
+type Processor = Pick<Deps, 'config' | 'database'>;
+
+export async function processCardMessage(tx: Tx, context: RequestContext, deps: Processor, message: IsoMessage): Promise<CardMessageOutcome> {
+  const info = readMessage(message, context.now);
+  const fingerprint = cardVaultOf(deps).fingerprint(message.fields['2'] ?? '');
+  // The card's row lock orders every message of a card (limits, holds) and comes first in the lock order.
+  const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('pan_fingerprint', '=', fingerprint).forUpdate().executeTakeFirst();
+  if (!card) return unknownCard(message);
+  const program = await findCardProgram(tx, context.clientId, card.card_program_id);
+  assert(program, `card ${card.id} has no program`);
+
+  const earlier = await earlierMessage(tx, context, card, info, message);
+  if (earlier?.sameContent) return replay(message, earlier.row);
+  const run: Run = { tx, context, card, program, info, message, duplicate: earlier !== undefined };
+  switch (info.mti) {
+    case '0100':
+      return authorize(run);
+    case '0120':
+      return advise(run);
+    case '0200':
+      return financial(run);
+    case '0220':
+      return transactionTypeOf(info) === '20' ? refund(run) : completeOrForcePost(run);
+    case '0400':
+    case '0420':
+      return reverse(run);
+  }
+}
+
+// ---- the answer -----------------------------------------------------------------------------
+
+function buildResponse(message: IsoMessage, responseCode: string, extras: Record<string, string> = {}): IsoMessage {
+  const isoMti = responseMtiOf(message.isoMti);
+  assert(isoMti !== null, `no response MTI for ${message.isoMti}`);
+  const fields: Record<string, string> = {};
+  for (const [key, value] of Object.entries({ ...message.fields, ...extras, '39': responseCode })) {
+    if (!fieldsNotEchoed.includes(key)) fields[key] = value;
+  }
+  const ordered = Object.fromEntries(Object.entries(fields).sort(([left], [right]) => Number(left) - Number(right)));
+  return { isoMti, fields: ordered };
+}
+
+function unknownCard(message: IsoMessage): CardMessageOutcome {
+  const response = buildResponse(message, declineReasons.INVALID_CARD_NUMBER);
+  return {
+    request: redactForEvent(message),
+    response,
+    packedResponse: packIsoMessage(response),
+    record: null,
+    responseCode: declineReasons.INVALID_CARD_NUMBER,
+    approvedAmountMinor: 0n,
+    authCode: null,
+    decisionSource: 'SYSTEM',
+    replayed: false,
+  };
+}
+
+function replay(message: IsoMessage, row: CardTransactionRow): CardMessageOutcome {
+  const response = { isoMti: row.response_mti, fields: row.response_fields };
+  return {
+    request: redactForEvent(message),
+    response,
+    packedResponse: packIsoMessage(response),
+    record: cardTransactionView(row),
+    responseCode: row.response_code,
+    approvedAmountMinor: isApproval(row.response_code) ? toBigInt(row.amount_minor) : 0n,
+    authCode: row.auth_code,
+    decisionSource: row.decision_source,
+    replayed: true,
+  };
+}
+
+/**
+ * The earlier message of this card with the same STAN and RRN (and the same kind of message)
+ * within 24 hours, if any. The same amount makes it a repeat (answered as the first time);
+ * anything else is a duplicate transmission (94 for a request).
+ */
+async function earlierMessage(
+  tx: Tx,
+  context: RequestContext,
+  card: CardRow,
+  info: MessageInfo,
+  message: IsoMessage,
+): Promise<{ row: CardTransactionRow; sameContent: boolean } | undefined> {
+  const rows = await tx
+    .selectFrom('card_transactions')
+    .selectAll()
+    .where('client_id', '=', context.clientId)
+    .where('card_id', '=', card.id)
+    .where('stan', '=', info.stan)
+    .where('rrn', '=', info.rrn)
+    .where('created_at', '>', new Date(context.now.getTime() - duplicateWindowMs))
+    // Expiry records repeat their lifecycle's identifiers; they are not messages.
+    .where('expired_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  const row = rows.find((candidate) => firstSendingOf(candidate.mti) === info.mti);
+  if (!row) return undefined;
+  return { row, sameContent: row.request_fields['4'] === message.fields['4'] && row.processing_code === info.processingCode };
+}
+
+// ---- records ----------------------------------------------------------------------------------
+
+interface ChildDraft {
+  type: CardTransactionType;
+  operation?: 'CREDIT' | 'DEBIT';
+  status: CardTransactionStatus;
+  decision: Decision;
+  /** What this message approved, posted, released or credited. */
+  amountMinor: bigint;
+  heldMinor: bigint;
+  expiresAt?: Date | null;
+  overCapture?: boolean;
+  forcePost?: boolean;
+  orphan?: boolean;
+  holdId?: string | null;
+  responseExtras?: Record<string, string>;
+}
+
+async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft: ChildDraft): Promise<CardMessageOutcome> {
+  const { tx, context, card, info, message } = run;
+  const approved = isApproval(draft.decision.responseCode);
+  const authCode = approved && (info.mti === '0100' || info.mti === '0200') ? authorizationCode() : null;
+  const response = buildResponse(message, draft.decision.responseCode, { ...draft.responseExtras, ...(authCode === null ? {} : { '38': authCode }) });
+  const request = redactForEvent(message);
+  const row = await tx
+    .insertInto('card_transactions')
+    .values({
+      client_id: context.clientId,
+      id: childId,
+      swipe_id: swipe.id,
+      card_id: card.id,
+      wallet_id: card.wallet_id,
+      credit_line_id: card.credit_line_id,
+      card_type: card.card_type,
+      type: draft.type,
+      operation: draft.operation ?? 'DEBIT',
+      status: draft.status,
+      mti: info.receivedMti,
+      processing_code: info.processingCode,
+      asset: swipe.asset,
+      amount_minor: draft.amountMinor,
+      requested_minor: info.amountMinor,
+      held_minor: draft.heldMinor,
+      transaction_minor: info.transactionMinor,
+      transaction_currency: info.transactionCurrency,
+      surcharge_minor: info.surchargeMinor,
+      fees: JSON.stringify(info.fees),
+      rrn: info.rrn,
+      stan: info.stan,
+      transmission_date_time: info.transmissionDateTime,
+      acquirer_id: info.acquirerId,
+      auth_code: authCode,
+      response_code: draft.decision.responseCode,
+      decline_reason: approved ? null : draft.decision.declineReason,
+      decision_source: draft.decision.source,
+      network_data_ref: info.networkDataRef,
+      merchant: info.merchant === null ? null : JSON.stringify(info.merchant),
+      request_fields: JSON.stringify(request.fields),
+      response_mti: response.isoMti,
+      response_fields: JSON.stringify(response.fields),
+      expires_at: draft.expiresAt ?? null,
+      expired_at: null,
+      over_capture: draft.overCapture ?? false,
+      force_post: draft.forcePost ?? false,
+      orphan: draft.orphan ?? false,
+      ledger_hold_id: draft.holdId ?? swipe.hold_id,
+      created_at: context.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const view = cardTransactionView(row);
+  await recordEvent(tx, context, cardEventTypes[draft.status], cardEventData(view));
+  return {
+    request,
+    response,
+    packedResponse: packIsoMessage(response),
+    record: view,
+    responseCode: draft.decision.responseCode,
+    approvedAmountMinor: approved ? draft.decision.approvedMinor : 0n,
+    authCode,
+    decisionSource: draft.decision.source,
+    replayed: false,
+  };
+}
+
+interface SwipeState {
+  status: CardTransactionStatus;
+  heldMinor: bigint;
+  postedMinor: bigint;
+  holdId: string | null;
+  expiresAt: Date | null;
+}
+
+async function insertSwipe(run: Run, id: string, state: SwipeState): Promise<CardSwipeRow> {
+  const { tx, context, card, info } = run;
+  return tx
+    .insertInto('card_swipes')
+    .values({
+      client_id: context.clientId,
+      id,
+      card_id: card.id,
+      wallet_id: card.wallet_id,
+      credit_line_id: card.credit_line_id,
+      card_type: card.card_type,
+      status: state.status,
+      asset: run.program.currency,
+      network_data_ref: info.networkDataRef,
+      first_mti: info.receivedMti,
+      stan: info.stan,
+      transmission_date_time: info.transmissionDateTime,
+      acquirer_id: info.acquirerId,
+      rrn: info.rrn,
+      held_minor: state.heldMinor,
+      posted_minor: state.postedMinor,
+      hold_id: state.holdId,
+      merchant: info.merchant === null ? null : JSON.stringify(info.merchant),
+      mcc: info.mcc,
+      expires_at: state.expiresAt,
+      expired_at: null,
+      created_at: context.now,
+      updated_at: context.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+async function updateSwipe(tx: Tx, context: RequestContext, swipe: CardSwipeRow, state: Partial<SwipeState> & { expiredAt?: Date }): Promise<CardSwipeRow> {
+  return tx
+    .updateTable('card_swipes')
+    .set({
+      ...(state.status === undefined ? {} : { status: state.status }),
+      ...(state.heldMinor === undefined ? {} : { held_minor: state.heldMinor }),
+      ...(state.postedMinor === undefined ? {} : { posted_minor: state.postedMinor }),
+      ...(state.holdId === undefined ? {} : { hold_id: state.holdId }),
+      ...(state.expiresAt === undefined ? {} : { expires_at: state.expiresAt }),
+      ...(state.expiredAt === undefined ? {} : { expired_at: state.expiredAt }),
+      updated_at: context.now,
+    })
+    .where('client_id', '=', context.clientId)
+    .where('id', '=', swipe.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+function historyOf(swipeId: string, childId: string, type: string): HistoryInput {
+  return { parentTransactionId: swipeId, type, links: { cardTransactionId: childId, parentCardTransactionId: swipeId } };
+}
+
+/** The card's funding source; null when its kind of funding does not exist yet (a CREDIT card). */
+function fundingOf(run: Run): FundingSource | null {
+  try {
+    return fundingSourceOf(run.card, run.program.currency, run.context.now);
+  } catch (error) {
+    if (error instanceof FundingUnavailable) return null;
+    throw error;
+  }
+}
+
+function requireFunding(run: Run): FundingSource {
+  const funding = fundingOf(run);
+  if (!funding) throw new AppError('CONFLICT', `A ${run.card.card_type} card cannot move money in this version: its funding source (a credit line) does not exist yet.`);
+  return funding;
+}
+
+// ---- decisions ----------------------------------------------------------------------------------
+
+/** Card status (57) and expiry (54): the checks every request passes first. */
+function cardChecks(run: Run): Decision | null {
+  const { card, info, context } = run;
+  if (card.status !== 'ACTIVE') return decline('CARD_NOT_ACTIVE');
+  const expiry = { expiryMonth: card.expiry_month, expiryYear: card.expiry_year };
+  if (isCardExpired(expiry, context.now)) return decline('EXPIRED_CARD');
+  if (info.expiry !== null && expiryYyMm(info.expiry) !== expiryYyMm(expiry)) return decline('EXPIRED_CARD');
+  return null;
+}
+
+/** The card's approvals of the day (UTC day of the client's clock): count and sum, for the limits. */
+async function approvalsToday(run: Run): Promise<{ count: number; sumMinor: bigint }> {
+  const startOfDay = new Date(Math.floor(run.context.now.getTime() / dayMs) * dayMs);
+  const row = await run.tx
+    .selectFrom('card_transactions')
+    .select([sql<string>`count(*)`.as('count'), sql<string>`coalesce(sum(amount_minor), 0)`.as('sum')])
+    .where('client_id', '=', run.context.clientId)
+    .where('card_id', '=', run.card.id)
+    .where('created_at', '>=', startOfDay)
+    .where('type', 'in', ['PRE_AUTHORIZATION', 'PURCHASE'])
+    .where('mti', 'in', ['0100', '0101', '0200', '0201'])
+    .where('response_code', 'in', ['00', '10'])
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.count), sumMinor: BigInt(row.sum) };
+}
+
+/**
+ * The decision on a 0100 or 0200 (contract §12.3), first failure wins: card status (57) →
+ * expiry (54) → sandbox magic amounts → amount (13) → limits (61 amount, 65 count) → funds (51) →
+ * duplicate STAN + RRN (94) → the cooperative client (COOP_AUTH programs) → partial approval
+ * (05 when the program or the terminal does not allow it).
+ */
+async function decide(run: Run, funding: FundingSource | null): Promise<Decision> {
+  const { info, program } = run;
+  const failed = cardChecks(run);
+  if (failed) return failed;
+  const magic = magicResponseCodeOf(info);
+  if (magic !== null && magic !== '10') return declineWithCode(magic);
+  const amount = info.amountMinor;
+  if (amount <= 0n) return decline('INVALID_AMOUNT');
+  if (amount > BigInt(program.limits.perTransactionMinor)) return decline('EXCEEDS_AMOUNT_LIMIT');
+  const today = await approvalsToday(run);
+  if (today.sumMinor + amount > BigInt(program.limits.dailyMinor)) return decline('EXCEEDS_AMOUNT_LIMIT');
+  if (today.count + 1 > program.limits.dailyCount) return decline('EXCEEDS_FREQUENCY_LIMIT');
+  const approvedMinor = magic === '10' ? (amount / 2n > 0n ? amount / 2n : 1n) : amount;
+  if (!funding) return decline('TRANSACTION_NOT_PERMITTED');
+  if ((await funding.available(run.tx)) < approvedMinor) return decline('INSUFFICIENT_FUNDS');
+  if (run.duplicate) return decline('DUPLICATE_TRANSACTION');
+  let decision = approve(approvedMinor);
+  if (run.card.card_transaction_handler === 'COOP_AUTH') decision = await decideCooperatively(run, decision);
+  if (isApproval(decision.responseCode) && decision.approvedMinor < amount) {
+    if (!partialApprovalEnabled(program) || !info.partialApprovalCapable) return decline('PARTIAL_APPROVAL_NOT_ALLOWED');
+    decision = { ...decision, responseCode: '10' };
+  }
+  return decision;
+}
+
+/**
+ * THE PLACE WHERE COOPERATIVE AUTHORIZATION PLUGS IN (contract §12.4, issue 19). It is called
+ * only for COOP_AUTH cards whose message passed every system check; it will send the
+ * COOP_AUTH_0100/0200 decision request to the client, apply the answer or the stand-in, and return
+ * the decision with `source` CLIENT or STAND_IN. Until then a COOP_AUTH card is decided like a
+ * STANDARD one: the system's approval stands.
+ */
+async function decideCooperatively(_run: Run, systemApproval: Decision): Promise<Decision> {
+  return systemApproval;
+}
+
+/** STANDARD programs partially approve whenever the terminal can; COOP_AUTH programs per their setting. */
+function partialApprovalEnabled(program: CardProgramRow): boolean {
+  return program.coop_auth?.partialApprovalEnabled ?? true;
+}
+
+/** DE4 and DE54 of a partial approval: the approved amount, and the original one as amount type 57. */
+function partialApprovalFields(info: MessageInfo, approvedMinor: bigint): Record<string, string> {
+  const approvedTransactionMinor = info.amountMinor === 0n ? 0n : (info.transactionMinor * approvedMinor) / info.amountMinor;
+  return {
+    '4': approvedTransactionMinor.toString().padStart(12, '0'),
+    '54': formatAdditionalAmounts([{ accountType: '00', amountType: originalAmountType, currencyNumeric: info.transactionCurrencyNumeric, amountMinor: info.transactionMinor }]),
+  };
+}
+
+function holdExpiresAt(run: Run, mcc: string | null): Date {
+  const settings = run.program.hold_expiry;
+  const days = mcc !== null && mccIn(settings.extendedMccs, mcc) ? settings.extendedDays : settings.defaultDays;
+  return new Date(run.context.now.getTime() + days * dayMs);
+}
+
+/** How far a completion may exceed the hold before it is flagged overCapture (program settings, by MCC). */
+export function toleratedExcessMinor(program: CardProgramRow, mcc: string | null, heldMinor: bigint): bigint {
+  const rule = mcc === null ? undefined : program.over_capture.byMcc.find((candidate) => mccIn(candidate.mccs, mcc));
+  const pct = rule?.pct ?? program.over_capture.defaultPct;
+  const tolerated = (heldMinor * BigInt(pct)) / 100n;
+  const cap = rule?.maxAmountMinor;
+  return cap !== undefined && tolerated > BigInt(cap) ? BigInt(cap) : tolerated;
+}
+
+async function scheduleExpiry(run: Run, swipeId: string, expiresAt: Date): Promise<void> {
+  await scheduleTimer(run.tx, { clientId: run.context.clientId, kind: holdExpiryTimerKind, subjectId: swipeId, dueAt: expiresAt, now: run.context.now });
+}
+
+// ---- correlation ------------------------------------------------------------------------------
+
+async function lockSwipe(tx: Tx, clientId: string, id: string): Promise<CardSwipeRow | undefined> {
+  return tx.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/**
+ * The lifecycle a message belongs to (contract §12.3), in this order: networkDataRef (DE63
+ * positions 9–24); else DE90 (original MTI + STAN + DE7 + acquirer); else, when `byRrn`, the card
+ * + RRN + amount of a lifecycle whose hold is still open.
+ */
+async function correlate(run: Run, options: { byRrn: boolean }): Promise<CardSwipeRow | undefined> {
+  const { tx, context, card, info } = run;
+  if (info.networkDataRef !== null) {
+    const byReference = await tx
+      .selectFrom('card_swipes')
+      .select('id')
+      .where('client_id', '=', context.clientId)
+      .where('card_id', '=', card.id)
+      .where('network_data_ref', '=', info.networkDataRef)
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+    if (byReference) return lockSwipe(tx, context.clientId, byReference.id);
+  }
+  if (info.original !== null) {
+    const original = info.original;
+    const candidates = await tx
+      .selectFrom('card_transactions')
+      .select(['swipe_id', 'mti'])
+      .where('client_id', '=', context.clientId)
+      .where('card_id', '=', card.id)
+      .where('stan', '=', original.stan)
+      .where('transmission_date_time', '=', original.transmissionDateTime)
+      .where('acquirer_id', '=', original.acquirerId)
+      .where('expired_at', 'is', null)
+      .orderBy('id', 'desc')
+      .execute();
+    const match = candidates.find((candidate) => firstSendingOf(candidate.mti) === firstSendingOf(original.mti));
+    if (match) return lockSwipe(tx, context.clientId, match.swipe_id);
+  }
+  if (options.byRrn) {
+    const byRrn = await tx
+      .selectFrom('card_swipes')
+      .select('id')
+      .where('client_id', '=', context.clientId)
+      .where('card_id', '=', card.id)
+      .where('rrn', '=', info.rrn)
+      .where('status', '=', 'PENDING')
+      .where('held_minor', '=', info.amountMinor.toString())
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+    if (byRrn) return lockSwipe(tx, context.clientId, byRrn.id);
+  }
+  return undefined;
+}
+
+function hasOpenHold(swipe: CardSwipeRow | undefined): swipe is CardSwipeRow & { hold_id: string } {
+  return swipe !== undefined && swipe.status === 'PENDING' && swipe.hold_id !== null && toBigInt(swipe.held_minor) > 0n;
+}
+
+// ---- 0100 -----------------------------------------------------------------------------------
+
+async function authorize(run: Run): Promise<CardMessageOutcome> {
+  const { info, context } = run;
+  const transactionType = transactionTypeOf(info);
+  if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
+  if (info.networkDataRef !== null) {
+    const existing = await correlate(run, { byRrn: false });
+    if (hasOpenHold(existing)) return increment(run, existing);
+    // An increment of a lifecycle that holds nothing any more (completed, reversed, expired): no
+    // hold to raise, and a new hold under a used reference would make later messages ambiguous.
+    // Declined (57) on that lifecycle, which stays as it was.
+    if (existing && existing.status !== 'FAILED') {
+      return writeChild(run, existing, idAt(context.now), {
+        type: 'PRE_AUTHORIZATION',
+        status: 'FAILED',
+        decision: decline('TRANSACTION_NOT_PERMITTED'),
+        amountMinor: 0n,
+        heldMinor: toBigInt(existing.held_minor),
+      });
+    }
+  }
+  if (info.transactionMinor === 0n) return verifyAccount(run);
+
+  const swipeId = idAt(context.now);
+  const childId = idAt(context.now);
+  const funding = fundingOf(run);
+  let decision = await decide(run, funding);
+  if (isApproval(decision.responseCode) && funding) {
+    const expiresAt = holdExpiresAt(run, info.mcc);
+    try {
+      const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(swipeId, childId, funding.historyTypes.hold));
+      const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt });
+      await scheduleExpiry(run, swipeId, expiresAt);
+      return writeChild(run, swipe, childId, {
+        type: 'PRE_AUTHORIZATION',
+        status: 'PENDING',
+        decision,
+        amountMinor: decision.approvedMinor,
+        heldMinor: decision.approvedMinor,
+        expiresAt,
+        holdId,
+        responseExtras: decision.responseCode === '10' ? partialApprovalFields(info, decision.approvedMinor) : {},
+      });
+    } catch (error) {
+      // Another card on the same wallet took the money between the check and the hold.
+      if (!isInsufficientFunds(error)) throw error;
+      decision = decline('INSUFFICIENT_FUNDS');
+    }
+  }
+  const swipe = await insertSwipe(run, swipeId, { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'FAILED', decision, amountMinor: 0n, heldMinor: 0n });
+}
+
+/** An incremental authorization: a 0100 with the networkDataRef of a lifecycle whose hold is open. */
+async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): Promise<CardMessageOutcome> {
+  const childId = idAt(run.context.now);
+  const funding = fundingOf(run);
+  const heldMinor = toBigInt(swipe.held_minor);
+  let decision = await decide(run, funding);
+  if (isApproval(decision.responseCode) && funding) {
+    const expiresAt = holdExpiresAt(run, run.info.mcc ?? swipe.mcc);
+    try {
+      await funding.increaseHold(run.tx, swipe.hold_id, decision.approvedMinor, expiresAt, historyOf(swipe.id, childId, funding.historyTypes.hold));
+      const newHeld = heldMinor + decision.approvedMinor;
+      const updated = await updateSwipe(run.tx, run.context, swipe, { heldMinor: newHeld, expiresAt });
+      await scheduleExpiry(run, swipe.id, expiresAt);
+      return writeChild(run, updated, childId, {
+        type: 'PRE_AUTHORIZATION',
+        status: 'PENDING',
+        decision,
+        amountMinor: decision.approvedMinor,
+        heldMinor: newHeld,
+        expiresAt,
+        responseExtras: decision.responseCode === '10' ? partialApprovalFields(run.info, decision.approvedMinor) : {},
+      });
+    } catch (error) {
+      if (!isInsufficientFunds(error)) throw error;
+      decision = decline('INSUFFICIENT_FUNDS');
+    }
+  }
+  // A declined increment leaves the lifecycle and its hold as they were.
+  return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'FAILED', decision, amountMinor: 0n, heldMinor });
+}
+
+/** A 0100 for zero: is the card good? No money. */
+async function verifyAccount(run: Run): Promise<CardMessageOutcome> {
+  const decision = cardChecks(run) ?? approve(0n);
+  const status = isApproval(decision.responseCode) ? 'COMPLETED' : 'FAILED';
+  const childId = idAt(run.context.now);
+  const swipe = await insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  return writeChild(run, swipe, childId, { type: 'ACCOUNT_VERIFICATION', status, decision, amountMinor: 0n, heldMinor: 0n });
+}
+
+/** Processing code 30/31: the answer carries the available balance in DE54 (amount type 02). No money. */
+async function balanceInquiry(run: Run): Promise<CardMessageOutcome> {
+  const funding = fundingOf(run);
+  const decision = cardChecks(run) ?? (funding ? approve(0n) : decline('TRANSACTION_NOT_PERMITTED'));
+  const approved = isApproval(decision.responseCode);
+  const extras: Record<string, string> = {};
+  if (approved && funding) {
+    const available = await funding.available(run.tx);
+    extras['54'] = formatAdditionalAmounts([{ accountType: run.info.processingCode.slice(2, 4), amountType: '02', currencyNumeric: cardCurrencyNumeric, amountMinor: available }]);
+  }
+  const status = approved ? 'COMPLETED' : 'FAILED';
+  const childId = idAt(run.context.now);
+  const swipe = await insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  return writeChild(run, swipe, childId, { type: 'BALANCE_INQUIRY', status, decision, amountMinor: 0n, heldMinor: 0n, responseExtras: extras });
+}
+
+// ---- 0120 -----------------------------------------------------------------------------------
+
+/**
+ * An authorization advice: a decision already taken (stand-in, final fuel amount). Never declined:
+ * the lifecycle's hold is set to the advised amount. What AVAILABLE cannot cover is not reserved
+ * (a hold never takes AVAILABLE below zero); the completion that follows is forced anyway.
+ */
+async function advise(run: Run): Promise<CardMessageOutcome> {
+  const { info, context, tx } = run;
+  const funding = requireFunding(run);
+  const target = info.amountMinor;
+  const existing = await correlate(run, { byRrn: true });
+  const childId = idAt(context.now);
+  const decision = { ...approve(target), source: 'NETWORK' as const };
+  const expiresAt = holdExpiresAt(run, info.mcc ?? existing?.mcc ?? null);
+  if (hasOpenHold(existing)) {
+    const held = toBigInt(existing.held_minor);
+    let newHeld = held;
+    const history = historyOf(existing.id, childId, funding.historyTypes.hold);
+    if (target > held) {
+      const available = await funding.available(tx);
+      const reservable = target - held < available ? target - held : available;
+      if (reservable > 0n) {
+        await funding.increaseHold(tx, existing.hold_id, reservable, expiresAt, history);
+        newHeld += reservable;
+      }
+    } else if (target < held) {
+      await funding.releaseHold(tx, existing.hold_id, held - target, history);
+      newHeld = target;
+    }
+    const closed = newHeld === 0n;
+    const updated = await updateSwipe(tx, context, existing, closed ? { heldMinor: 0n, status: 'CANCELLED', expiresAt: null } : { heldMinor: newHeld, expiresAt });
+    if (closed) await cancelTimer(tx, context.clientId, holdExpiryTimerKind, existing.id);
+    else await scheduleExpiry(run, existing.id, expiresAt);
+    return writeChild(run, updated, childId, { type: 'PRE_AUTHORIZATION', status: closed ? 'CANCELLED' : 'PENDING', decision, amountMinor: target, heldMinor: newHeld, expiresAt: closed ? null : expiresAt });
+  }
+  const swipeId = idAt(context.now);
+  const available = await funding.available(tx);
+  const reservable = target < available ? target : available > 0n ? available : 0n;
+  const holdId = reservable > 0n ? await funding.placeHold(tx, reservable, expiresAt, historyOf(swipeId, childId, funding.historyTypes.hold)) : null;
+  const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: reservable, postedMinor: 0n, holdId, expiresAt });
+  await scheduleExpiry(run, swipeId, expiresAt);
+  return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'PENDING', decision, amountMinor: target, heldMinor: reservable, expiresAt, holdId });
+}
+
+// ---- 0200 -----------------------------------------------------------------------------------
+
+async function financial(run: Run): Promise<CardMessageOutcome> {
+  const transactionType = transactionTypeOf(run.info);
+  if (transactionType === '20') return refund(run);
+  if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
+  const swipeId = idAt(run.context.now);
+  const childId = idAt(run.context.now);
+  const funding = fundingOf(run);
+  let decision = await decide(run, funding);
+  if (isApproval(decision.responseCode) && funding) {
+    try {
+      await funding.post(run.tx, decision.approvedMinor, { force: false, expiresAt: run.context.now }, historyOf(swipeId, childId, funding.historyTypes.capture));
+      const swipe = await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: decision.approvedMinor, holdId: null, expiresAt: null });
+      return writeChild(run, swipe, childId, {
+        type: 'PURCHASE',
+        status: 'COMPLETED',
+        decision,
+        amountMinor: decision.approvedMinor,
+        heldMinor: 0n,
+        responseExtras: decision.responseCode === '10' ? partialApprovalFields(run.info, decision.approvedMinor) : {},
+      });
+    } catch (error) {
+      if (!isInsufficientFunds(error)) throw error;
+      decision = decline('INSUFFICIENT_FUNDS');
+    }
+  }
+  const swipe = await insertSwipe(run, swipeId, { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  return writeChild(run, swipe, childId, { type: 'PURCHASE', status: 'FAILED', decision, amountMinor: 0n, heldMinor: 0n });
+}
+
+/** Processing code 20 (0200 or 0220): money back to the card. Joins its lifecycle when DE63 or DE90 names one. */
+async function refund(run: Run): Promise<CardMessageOutcome> {
+  const { context, info, tx } = run;
+  const funding = requireFunding(run);
+  const childId = idAt(context.now);
+  const existing = await correlate(run, { byRrn: false });
+  const swipeId = existing?.id ?? idAt(context.now);
+  if (info.amountMinor > 0n) await funding.refund(tx, info.amountMinor, historyOf(swipeId, childId, funding.historyTypes.refund));
+  const decision = { ...approve(info.amountMinor), source: info.mti === '0220' ? ('NETWORK' as const) : ('SYSTEM' as const) };
+  const swipe = existing
+    ? await updateSwipe(tx, context, existing, { postedMinor: toBigInt(existing.posted_minor) - info.amountMinor })
+    : await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: -info.amountMinor, holdId: null, expiresAt: null });
+  return writeChild(run, swipe, childId, { type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', decision, amountMinor: info.amountMinor, heldMinor: toBigInt(swipe.held_minor) });
+}
+
+// ---- 0220 -----------------------------------------------------------------------------------
+
+/**
+ * A completion (financial advice). Never declined. With an open hold: the hold is captured for
+ * the final amount and closed; above the hold the excess is taken from AVAILABLE, forced when
+ * AVAILABLE is short, and flagged overCapture beyond the program's tolerance. Without one (no
+ * authorization, or the hold expired): a force post.
+ */
+async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
+  const { context, info, tx } = run;
+  const funding = requireFunding(run);
+  const existing = await correlate(run, { byRrn: true });
+  const childId = idAt(context.now);
+  const amount = info.amountMinor;
+  const decision = { ...approve(amount), source: 'NETWORK' as const };
+  const history = (swipeId: string) => historyOf(swipeId, childId, funding.historyTypes.capture);
+  if (hasOpenHold(existing)) {
+    const held = toBigInt(existing.held_minor);
+    if (amount > 0n) await funding.captureHold(tx, existing.hold_id, amount, history(existing.id));
+    else await funding.releaseHold(tx, existing.hold_id, undefined, history(existing.id));
+    const overCapture = amount - held > toleratedExcessMinor(run.program, existing.mcc ?? info.mcc, held);
+    const posted = toBigInt(existing.posted_minor) + amount;
+    const updated = await updateSwipe(tx, context, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, postedMinor: posted, expiresAt: null });
+    await cancelTimer(tx, context.clientId, holdExpiryTimerKind, existing.id);
+    return writeChild(run, updated, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, overCapture, holdId: existing.hold_id });
+  }
+  const swipeId = existing?.id ?? idAt(context.now);
+  if (amount > 0n) await funding.post(tx, amount, { force: true, expiresAt: context.now }, history(swipeId));
+  const swipe = existing
+    ? await updateSwipe(tx, context, existing, { status: 'COMPLETED', postedMinor: toBigInt(existing.posted_minor) + amount })
+    : await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: amount, holdId: null, expiresAt: null });
+  return writeChild(run, swipe, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, forcePost: true });
+}
+
+// ---- 0420 -----------------------------------------------------------------------------------
+
+/**
+ * A reversal (advice, or 0400 request): always answered "00". Full without DE95 (or when DE95's
+ * actual amount is zero or not below the hold): the hold is released and the lifecycle CANCELLED.
+ * Partial with DE95: the hold is reduced to the actual amount and stays open. A reversal that
+ * matches no lifecycle is recorded as an orphan: acknowledged, no money.
+ */
+async function reverse(run: Run): Promise<CardMessageOutcome> {
+  const { context, info, tx } = run;
+  const existing = await correlate(run, { byRrn: true });
+  const childId = idAt(context.now);
+  const acknowledged = { ...approve(0n), source: 'NETWORK' as const };
+  if (hasOpenHold(existing)) {
+    const funding = requireFunding(run);
+    const held = toBigInt(existing.held_minor);
+    const actual = info.replacement?.actualTransactionMinor ?? 0n;
+    const history = historyOf(existing.id, childId, funding.historyTypes.hold);
+    if (actual > 0n && actual < held) {
+      await funding.releaseHold(tx, existing.hold_id, held - actual, history);
+      const updated = await updateSwipe(tx, context, existing, { heldMinor: actual });
+      return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledged, amountMinor: held - actual, heldMinor: actual });
+    }
+    await funding.releaseHold(tx, existing.hold_id, undefined, history);
+    const posted = toBigInt(existing.posted_minor);
+    const updated = await updateSwipe(tx, context, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null });
+    await cancelTimer(tx, context.clientId, holdExpiryTimerKind, existing.id);
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: held, heldMinor: 0n });
+  }
+  if (existing) {
+    // The lifecycle has nothing left to release (completed, reversed or expired already): recorded, no money.
+    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n });
+  }
+  const swipe = await insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n, orphan: true });
+}
+
+// ---- hold expiry --------------------------------------------------------------------------------
+
+/**
+ * Releases what a lifecycle's hold still reserves because it expired (by the client's clock):
+ * the lifecycle becomes CANCELLED (nothing posted) with expiredAt, and a PRE_AUTHORIZATION child
+ * CANCELLED records it. The child repeats the lifecycle's first identifiers (it is no message).
+ * Returns null when the lifecycle is not PENDING any more.
+ */
+export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: string): Promise<CardTransactionView | null> {
+  const peek = await tx.selectFrom('card_swipes').select('card_id').where('client_id', '=', context.clientId).where('id', '=', swipeId).executeTakeFirst();
+  if (!peek) return null;
+  // Lock order: the card, then the lifecycle (as the processor does).
+  const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('id', '=', peek.card_id).forUpdate().executeTakeFirstOrThrow();
+  const swipe = await lockSwipe(tx, context.clientId, swipeId);
+  if (!swipe || swipe.status !== 'PENDING') return null;
+  const childId = idAt(context.now);
+  const held = toBigInt(swipe.held_minor);
+  if (hasOpenHold(swipe)) {
+    const funding = fundingSourceOf(card, swipe.asset, context.now);
+    await funding.releaseHold(tx, swipe.hold_id, undefined, historyOf(swipe.id, childId, funding.historyTypes.hold), true);
+  }
+  const posted = toBigInt(swipe.posted_minor);
+  const updated = await updateSwipe(tx, context, swipe, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null, expiredAt: context.now });
+  await cancelTimer(tx, context.clientId, holdExpiryTimerKind, swipe.id);
+  const row = await tx
+    .insertInto('card_transactions')
+    .values({
+      client_id: context.clientId,
+      id: childId,
+      swipe_id: swipe.id,
+      card_id: swipe.card_id,
+      wallet_id: swipe.wallet_id,
+      credit_line_id: swipe.credit_line_id,
+      card_type: swipe.card_type,
+      type: 'PRE_AUTHORIZATION',
+      operation: 'CREDIT',
+      status: 'CANCELLED',
+      mti: swipe.first_mti,
+      processing_code: '000000',
+      asset: swipe.asset,
+      amount_minor: held,
+      requested_minor: 0n,
+      held_minor: 0n,
+      transaction_minor: 0n,
+      transaction_currency: swipe.asset,
+      surcharge_minor: null,
+      fees: '[]',
+      rrn: swipe.rrn,
+      stan: swipe.stan,
+      transmission_date_time: swipe.transmission_date_time,
+      acquirer_id: swipe.acquirer_id,
+      auth_code: null,
+      response_code: '00',
+      decline_reason: null,
+      decision_source: 'SYSTEM',
+      network_data_ref: swipe.network_data_ref,
+      merchant: swipe.merchant === null ? null : JSON.stringify(swipe.merchant),
+      request_fields: '{}',
+      response_mti: swipe.first_mti,
+      response_fields: '{}',
+      expires_at: null,
+      expired_at: context.now,
+      over_capture: false,
+      force_post: false,
+      orphan: false,
+      ledger_hold_id: swipe.hold_id,
+      created_at: context.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const view = cardTransactionView(row);
+  await recordEvent(tx, context, 'CARD_TRANSACTION_CANCELLED', cardEventData(view));
+  assert(updated.status !== 'PENDING', 'an expired lifecycle is not pending');
+  return view;
+}
+
+/** The timer kind (src/modules/timer-kinds.ts): a hold expires when its due time passes on the client's clock. */
+export const cardHoldExpiryTimer: TimerKind = {
+  kind: holdExpiryTimerKind,
+  run: async (tx, context, swipeId) => {
+    await expireSwipe(tx, context, swipeId);
+  },
+};

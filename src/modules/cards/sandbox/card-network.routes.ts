@@ -1,0 +1,404 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import type { App } from '../../../platform/http/app-type.js';
+import type { Deps } from '../../../platform/deps.js';
+import type { Tx } from '../../../platform/db/transaction.js';
+import type { RequestContext } from '../../../platform/http/context.js';
+import { Envelope, Text } from '../../../platform/http/envelope.js';
+import { AppError, notFound, validationError } from '../../../platform/http/errors.js';
+import { runWrite } from '../../../platform/http/idempotency.js';
+import { isUuid } from '../../../platform/ids.js';
+import { cardVaultOf } from '../card-vault.js';
+import { findCard, type CardRow } from '../cards.service.js';
+import { findCardProgram } from '../programs.js';
+import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
+import { CardTransactionSchema, majorUnits, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
+import { expireSwipe, processCardMessage, type CardMessageOutcome } from '../processor/processor.js';
+import { amountMinorOf, buildSandboxMessage, newNetworkDataRef, sandboxCurrencies, type CardOfMessage, type MessageOptions } from './sandbox-messages.js';
+
+const tags = ['Sandbox'];
+
+const Amount = (description: string) =>
+  Type.Number({ exclusiveMinimum: 0, description: `${description}: a JSON number in major units, at most 2 decimals (a string is refused)`, examples: [25.5] });
+
+const MerchantBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 23 }),
+    mcc: Type.String({ pattern: '^[0-9]{4}$', maxLength: 4 }),
+    city: Type.String({ maxLength: 13 }),
+    state: Type.String({ maxLength: 2 }),
+    country: Type.String({ maxLength: 2, description: 'ISO 3166-1 alpha-2' }),
+  },
+  { additionalProperties: false, description: 'written into DE43 and DE18' },
+);
+
+const IsoBlock = Type.Object({
+  request: Type.Object({ mti: Type.String(), fields: Type.Record(Type.String(), Type.String()) }, { description: 'the message sent, DE2 masked and card secrets removed' }),
+  response: Type.Object({ mti: Type.String(), fields: Type.Record(Type.String(), Type.String()) }),
+  packed: Type.String({ description: 'the response in the packed ASCII layout' }),
+});
+
+const SandboxCardResult = Type.Object(
+  {
+    cardTransactionId: Type.Union([Type.String(), Type.Null()]),
+    parentCardTransactionId: Type.Union([Type.String(), Type.Null()]),
+    responseCode: Type.String({ description: 'DE39' }),
+    approvedAmount: Type.Number({ description: 'major units' }),
+    authCode: Type.Union([Type.String(), Type.Null()]),
+    decisionSource: Type.String(),
+    stan: Type.String(),
+    rrn: Type.String(),
+    networkDataRef: Type.Union([Type.String(), Type.Null()]),
+    replayed: Type.Boolean({ description: 'the message repeated an earlier one and got its first answer' }),
+    record: Type.Union([CardTransactionSchema, Type.Null()]),
+    iso: IsoBlock,
+  },
+  { title: 'SandboxCardMessageResult' },
+);
+
+const CardParams = Type.Object({ cardId: Text.id({ description: 'card id' }) });
+const ParentParams = Type.Object({ parentId: Text.id({ description: 'parentCardTransactionId (or the id of any of its records)' }) });
+
+const AuthorizationBody = Type.Object(
+  {
+    amount: Type.Number({ minimum: 0, description: 'the amount to authorize: a JSON number in major units, at most 2 decimals (a string is refused); 0 is an account verification', examples: [25.5] }),
+    currency: Type.Optional(Type.Union(Object.keys(sandboxCurrencies).map((code) => Type.Literal(code)), { description: 'transaction currency (DE49), default USD; billed to the card 1:1 in the sandbox' })),
+    merchant: Type.Optional(MerchantBody),
+    posEntryMode: Type.Optional(Type.String({ pattern: '^[0-9]{3}$', maxLength: 3, description: 'DE22, default 071 (contactless)' })),
+    partialApprovalCapable: Type.Optional(Type.Boolean({ description: 'whether the terminal takes a partial approval (default true)' })),
+    processingCode: Type.Optional(Type.String({ pattern: '^[0-9]{6}$', maxLength: 6, description: 'DE3, default 000000; 300000 asks for the balance' })),
+    networkDataRef: Type.Optional(Type.String({ pattern: '^[0-9A-Z]{16}$', maxLength: 16, description: 'the lifecycle reference for DE63 (new one by default)' })),
+  },
+  { additionalProperties: false, examples: [{ amount: 25, merchant: { name: 'JOES DINER', mcc: '5812', city: 'SAN FRANCISCO', state: 'CA', country: 'US' } }] },
+);
+const AmountBody = Type.Object({ amount: Amount('the amount') }, { additionalProperties: false, examples: [{ amount: 10 }] });
+const CompletionBody = Type.Object(
+  {
+    amount: Type.Optional(Amount('the final amount (default: what the hold reserves)')),
+    newRrn: Type.Optional(Type.Boolean({ description: 'a new RRN, as settlement batching makes (default true)' })),
+  },
+  { additionalProperties: false, examples: [{ amount: 30, newRrn: true }] },
+);
+const ReversalBody = Type.Object(
+  { amount: Type.Optional(Amount('how much to reverse (default: all the hold reserves; less is a partial reversal through DE95)')) },
+  { additionalProperties: false, examples: [{ amount: 5 }] },
+);
+const FinancialBody = Type.Object(
+  {
+    amount: Amount('the amount'),
+    processingCode: Type.Optional(Type.String({ pattern: '^[0-9]{6}$', maxLength: 6, description: 'DE3, default 000000 (purchase); 200000 is a refund' })),
+    merchant: Type.Optional(MerchantBody),
+  },
+  { additionalProperties: false, examples: [{ amount: 12.5 }] },
+);
+const ForcePostBody = Type.Object({ amount: Amount('the amount posted'), merchant: Type.Optional(MerchantBody) }, { additionalProperties: false, examples: [{ amount: 40 }] });
+const IsoBody = Type.Object(
+  {
+    format: Type.Union([Type.Literal('json'), Type.Literal('ascii')]),
+    message: Type.Union([Type.Object({}, { additionalProperties: true, description: 'json: field number → value, the MTI under "0"' }), Type.String({ maxLength: packedLengthMax, description: 'ascii: the packed message' })]),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ format: 'json', message: { '0': '0100', '2': '4242424242424242', '3': '000000', '4': '000000002500', '7': '0315120000', '11': '000001', '37': '607412000001' } }],
+  },
+);
+const IsoResult = Type.Object(
+  {
+    response: Type.Record(Type.String(), Type.String(), { description: 'the answer, keyed like the request ("0" is the MTI)' }),
+    packed: Type.String(),
+    cardTransactionId: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: 'SandboxIso8583Result' },
+);
+
+function resultOf(outcome: CardMessageOutcome): Static<typeof SandboxCardResult> {
+  return {
+    cardTransactionId: outcome.record?.id ?? null,
+    parentCardTransactionId: outcome.record?.parentCardTransactionId ?? null,
+    responseCode: outcome.responseCode,
+    approvedAmount: majorUnits(outcome.approvedAmountMinor),
+    authCode: outcome.authCode,
+    decisionSource: outcome.decisionSource,
+    stan: outcome.request.fields['11'] ?? '',
+    rrn: outcome.request.fields['37'] ?? '',
+    networkDataRef: outcome.record?.networkDataRef ?? null,
+    replayed: outcome.replayed,
+    record: outcome.record,
+    iso: {
+      request: { mti: outcome.request.isoMti, fields: outcome.request.fields },
+      response: { mti: outcome.response.isoMti, fields: outcome.response.fields },
+      packed: outcome.packedResponse,
+    },
+  };
+}
+
+async function cardOfMessage(tx: Tx, deps: Deps, context: RequestContext, card: CardRow): Promise<CardOfMessage> {
+  const program = await findCardProgram(tx, context.clientId, card.card_program_id);
+  if (!program) throw notFound('Card program');
+  return {
+    pan: cardVaultOf(deps).decryptPan(card.pan_encrypted, context.clientId, card.id),
+    expiry: { expiryMonth: card.expiry_month, expiryYear: card.expiry_year },
+    network: program.network,
+  };
+}
+
+async function cardOf(tx: Tx, context: RequestContext, cardId: string): Promise<CardRow> {
+  const card = await findCard(tx, context.clientId, cardId);
+  if (!card) throw notFound('Card');
+  return card;
+}
+
+/** The lifecycle named by its id or by the id of one of its records (404 otherwise). */
+async function swipeOf(tx: Tx, context: RequestContext, id: string): Promise<CardSwipeRow> {
+  if (!isUuid(id)) throw notFound('Card transaction');
+  const child = await tx.selectFrom('card_transactions').select('swipe_id').where('client_id', '=', context.clientId).where('id', '=', id).executeTakeFirst();
+  const swipe = await tx.selectFrom('card_swipes').selectAll().where('client_id', '=', context.clientId).where('id', '=', child?.swipe_id ?? id).executeTakeFirst();
+  if (!swipe) throw notFound('Card transaction');
+  return swipe;
+}
+
+/** A follow-up message of a lifecycle carries its DE63 reference (a new one if it had none) and DE90 naming its first message. */
+function followUp(swipe: CardSwipeRow): Pick<MessageOptions, 'networkDataRef' | 'original' | 'merchant'> {
+  return {
+    networkDataRef: swipe.network_data_ref ?? newNetworkDataRef(),
+    original: { mti: swipe.first_mti, stan: swipe.stan, transmissionDateTime: swipe.transmission_date_time, acquirerId: swipe.acquirer_id },
+    merchant: swipe.merchant ?? undefined,
+  };
+}
+
+/**
+ * The sandbox card network (contract §12.5): each convenience endpoint builds a real ISO 8583
+ * message, as an acquirer would, and runs it through the processor; POST /v1/sandbox/iso8583 takes
+ * the message itself. Registered only in sandbox mode.
+ */
+export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
+  const send = (tx: Tx, context: RequestContext, message: IsoMessage) => processCardMessage(tx, context, deps, message);
+
+  const onParent = (
+    path: string,
+    operationId: string,
+    summary: string,
+    description: string,
+    body: TSchema,
+    build: (swipe: CardSwipeRow, card: CardOfMessage, requestBody: Record<string, unknown>, now: Date) => IsoMessage,
+  ) => {
+    app.post(
+      path,
+      { schema: { operationId, tags, summary, description, params: ParentParams, body, response: { 201: Envelope(SandboxCardResult) } } },
+      async (request, reply) =>
+        runWrite(request, reply, deps, async (tx, context) => {
+          const swipe = await swipeOf(tx, context, (request.params).parentId);
+          const card = await cardOf(tx, context, swipe.card_id);
+          const message = build(swipe, await cardOfMessage(tx, deps, context, card), (request.body ?? {}) as Record<string, unknown>, context.now);
+          return { statusCode: 201, message: 'Card network message processed', data: resultOf(await send(tx, context, message)) };
+        }),
+    );
+  };
+
+  app.post(
+    '/v1/sandbox/cards/:cardId/authorizations',
+    {
+      schema: {
+        operationId: 'sandbox.createCardAuthorization',
+        tags,
+        summary: 'Send a card authorization (0100) from the sandbox network',
+        description:
+          'Builds a 0100 and runs it through the processor: approved (hold placed, CARD_TRANSACTION_PENDING), partially approved (10), or ' +
+          'declined with the decision order\'s code (CARD_TRANSACTION_FAILED). Amount 0 is an account verification; processingCode 30xxxx a ' +
+          'balance inquiry. Magic amounts: 990.NN answers NN, 990.10 approves half.',
+        params: CardParams,
+        body: AuthorizationBody,
+        response: { 201: Envelope(SandboxCardResult) },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, deps, async (tx, context) => {
+        const body = request.body;
+        const card = await cardOf(tx, context, request.params.cardId);
+        const amountMinor = body.amount === 0 ? 0n : amountMinorOf(body.amount);
+        const message = buildSandboxMessage(await cardOfMessage(tx, deps, context, card), context.now, {
+          mti: '0100',
+          processingCode: body.processingCode ?? '000000',
+          amountMinor,
+          currencyNumeric: sandboxCurrencies[body.currency ?? 'USD'] ?? '840',
+          merchant: body.merchant,
+          posEntryMode: body.posEntryMode,
+          networkDataRef: body.networkDataRef ?? newNetworkDataRef(),
+          partialApprovalCapable: body.partialApprovalCapable ?? true,
+        });
+        return { statusCode: 201, message: 'Card network message processed', data: resultOf(await send(tx, context, message)) };
+      }),
+  );
+
+  onParent(
+    '/v1/sandbox/card-transactions/:parentId/increments',
+    'sandbox.createCardIncrement',
+    'Send an incremental authorization (0100, same DE63 reference)',
+    'Raises the open hold by amount when the decision order approves it; a declined increment leaves the hold as it was. A lifecycle that holds nothing any more (completed, reversed, expired) declines it with 57.',
+    AmountBody,
+    (swipe, card, body, now) =>
+      buildSandboxMessage(card, now, { mti: '0100', processingCode: '000000', amountMinor: amountMinorOf(body.amount as number), ...followUp(swipe), original: undefined }),
+  );
+
+  onParent(
+    '/v1/sandbox/card-transactions/:parentId/advices',
+    'sandbox.createCardAdvice',
+    'Send an authorization advice (0120)',
+    'Sets the hold to the advised amount; never declined. What AVAILABLE cannot cover is not reserved (the completion is forced).',
+    AmountBody,
+    (swipe, card, body, now) => buildSandboxMessage(card, now, { mti: '0120', processingCode: '000000', amountMinor: amountMinorOf(body.amount as number), ...followUp(swipe) }),
+  );
+
+  onParent(
+    '/v1/sandbox/card-transactions/:parentId/completions',
+    'sandbox.createCardCompletion',
+    'Send a completion (0220)',
+    'Captures the open hold for amount (default the held amount) with a new RRN by default; above the hold the excess is posted in full ' +
+      '(forced when AVAILABLE is short) and flagged overCapture beyond the program tolerance. Without an open hold (expired): a force post.',
+    CompletionBody,
+    (swipe, card, body, now) => {
+      const amountMinor = body.amount === undefined ? toBigInt(swipe.held_minor) : amountMinorOf(body.amount as number);
+      return buildSandboxMessage(card, now, {
+        mti: '0220',
+        processingCode: '000000',
+        amountMinor,
+        ...followUp(swipe),
+        ...(body.newRrn === false ? { rrn: swipe.rrn } : {}),
+      });
+    },
+  );
+
+  onParent(
+    '/v1/sandbox/card-transactions/:parentId/reversals',
+    'sandbox.createCardReversal',
+    'Send a reversal (0420)',
+    'Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 ' +
+      'carrying what stays authorized (the hold is reduced, still PENDING).',
+    ReversalBody,
+    (swipe, card, body, now) => {
+      const held = toBigInt(swipe.held_minor);
+      const reversed = body.amount === undefined ? held : amountMinorOf(body.amount as number);
+      const partial = reversed > 0n && reversed < held;
+      return buildSandboxMessage(card, now, {
+        mti: '0420',
+        processingCode: '000000',
+        amountMinor: held > 0n ? held : reversed,
+        ...followUp(swipe),
+        rrn: swipe.rrn,
+        ...(partial ? { replacementActualMinor: held - reversed } : {}),
+      });
+    },
+  );
+
+  onParent(
+    '/v1/sandbox/card-transactions/:parentId/refunds',
+    'sandbox.createCardRefund',
+    'Send a refund (0220, processing code 20)',
+    'Credits amount back to the card\'s wallet (REFUND, operation CREDIT), joined to this lifecycle.',
+    AmountBody,
+    (swipe, card, body, now) =>
+      buildSandboxMessage(card, now, { mti: '0220', processingCode: '200000', amountMinor: amountMinorOf(body.amount as number), ...followUp(swipe), original: undefined }),
+  );
+
+  app.post(
+    '/v1/sandbox/card-transactions/:parentId/expire',
+    {
+      schema: {
+        operationId: 'sandbox.expireCardHold',
+        tags,
+        summary: 'Expire a card authorization hold now',
+        description: 'Runs hold expiry at once: the hold is released, the lifecycle CANCELLED with expiredAt. 409 CONFLICT when it is not PENDING.',
+        params: ParentParams,
+        response: { 200: Envelope(CardTransactionSchema) },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, deps, async (tx, context) => {
+        const swipe = await swipeOf(tx, context, request.params.parentId);
+        const expired = await expireSwipe(tx, context, swipe.id);
+        if (!expired) throw new AppError('CONFLICT', `The card transaction is ${swipe.status}; only a PENDING authorization can expire.`);
+        return { message: 'Card authorization expired', data: expired };
+      }),
+  );
+
+  app.post(
+    '/v1/sandbox/cards/:cardId/financial',
+    {
+      schema: {
+        operationId: 'sandbox.createCardFinancial',
+        tags,
+        summary: 'Send a single-message purchase (0200)',
+        description: 'Decided like an authorization and posted at once (PURCHASE COMPLETED) or declined (FAILED). processingCode 200000 is a refund.',
+        params: CardParams,
+        body: FinancialBody,
+        response: { 201: Envelope(SandboxCardResult) },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, deps, async (tx, context) => {
+        const card = await cardOf(tx, context, request.params.cardId);
+        const message = buildSandboxMessage(await cardOfMessage(tx, deps, context, card), context.now, {
+          mti: '0200',
+          processingCode: request.body.processingCode ?? '000000',
+          amountMinor: amountMinorOf(request.body.amount),
+          merchant: request.body.merchant,
+          networkDataRef: newNetworkDataRef(),
+        });
+        return { statusCode: 201, message: 'Card network message processed', data: resultOf(await send(tx, context, message)) };
+      }),
+  );
+
+  app.post(
+    '/v1/sandbox/cards/:cardId/force-posts',
+    {
+      schema: {
+        operationId: 'sandbox.createCardForcePost',
+        tags,
+        summary: 'Send a force post (0220 without authorization)',
+        description: 'Posted without a hold and never declined (forcePost: true); it may take AVAILABLE below zero, recorded as overdrawn.',
+        params: CardParams,
+        body: ForcePostBody,
+        response: { 201: Envelope(SandboxCardResult) },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, deps, async (tx, context) => {
+        const card = await cardOf(tx, context, request.params.cardId);
+        const message = buildSandboxMessage(await cardOfMessage(tx, deps, context, card), context.now, {
+          mti: '0220',
+          processingCode: '000000',
+          amountMinor: amountMinorOf(request.body.amount),
+          merchant: request.body.merchant,
+          networkDataRef: newNetworkDataRef(),
+        });
+        return { statusCode: 201, message: 'Card network message processed', data: resultOf(await send(tx, context, message)) };
+      }),
+  );
+
+  app.post(
+    '/v1/sandbox/iso8583',
+    {
+      schema: {
+        operationId: 'sandbox.sendIso8583',
+        tags,
+        summary: 'Send an ISO 8583 message to the processor',
+        description:
+          'format json: the message keyed by field number, the MTI under "0" (moov-io style); format ascii: the packed message. Answers the ' +
+          'response keyed the same way and packed. DE2 must be a card of yours, else the answer is DE39 14. A message that breaks the ' +
+          'sandbox layout: 400 ISO8583_MALFORMED naming the field.',
+        body: IsoBody,
+        response: { 200: Envelope(IsoResult) },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, deps, async (tx, context) => {
+        const { format, message } = request.body;
+        if (format === 'ascii' && typeof message !== 'string') throw validationError('message', 'the ascii format takes the packed message as a string');
+        const parsed = format === 'json' ? parseKeyedIsoMessage(message) : unpackIsoMessage(typeof message === 'string' ? message : '');
+        const outcome = await send(tx, context, parsed);
+        return {
+          message: 'ISO 8583 message processed',
+          data: { response: toKeyedIsoMessage(outcome.response), packed: outcome.packedResponse, cardTransactionId: outcome.record?.id ?? null },
+        };
+      }),
+  );
+}
