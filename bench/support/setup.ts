@@ -25,7 +25,7 @@ export function targetEnv(target: Target): Record<string, string> {
   };
 }
 
-async function withDeps<T>(target: Target, work: (deps: Deps) => Promise<T>): Promise<T> {
+export async function withDeps<T>(target: Target, work: (deps: Deps) => Promise<T>): Promise<T> {
   const deps = await openDeps(loadConfig({ ...targetEnv(target), LOG_LEVEL: 'silent' }, { runWorkers: false }));
   try {
     return await work(deps);

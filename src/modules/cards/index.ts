@@ -17,8 +17,8 @@ export function registerCardsModuleRoutes(app: App, deps: Deps): void {
 export { processCardMessage, cardHoldExpiryTimer, type CardMessageOutcome } from './processor/processor.js';
 export type { FundingSource } from './processor/funding-source.js';
 
-export { seedCardPrograms, seedMissingCardPrograms, defaultCardPrograms, findCardProgram, type CardProgramRow } from './programs.js';
-export { findCard, cardView, type CardRow, type CardViewType } from './cards.service.js';
+export { seedCardPrograms, seedMissingCardPrograms, defaultCardPrograms, findCardProgram, listCardPrograms, type CardProgramRow } from './programs.js';
+export { createDebitCard, findCard, cardView, type CardRow, type CardViewType } from './cards.service.js';
 export { cardVaultOf, CardVault } from './card-vault.js';
 export { mccIn, type CoopAuthSettings, type HoldExpirySettings, type LimitSettings, type OverCaptureSettings } from './program-settings.js';
 export type { CardStatus, CardType, CardTransactionHandler, CardNetwork } from './cards.tables.js';
