@@ -12,6 +12,7 @@ import { ErrorBodySchema } from './platform/http/envelope.js';
 import { reusedIdempotencyKeyError } from './platform/http/idempotency.js';
 import { RouteMethods } from './platform/http/method-not-allowed.js';
 import { checkJsonValue, jsonBodyLimitBytes, validatorCompiler } from './platform/http/validation.js';
+import { lazySerializerFactory } from './platform/http/serialization.js';
 import { createMetrics } from './platform/http/metrics.js';
 import { registerOperationRoutes } from './platform/http/operations.js';
 import { registerOpenApi } from './platform/http/openapi.js';
@@ -62,6 +63,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     },
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+    // Response serializers compiled on first use (src/platform/http/serialization.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

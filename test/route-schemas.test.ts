@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileRouteSchema } from '../src/platform/http/validation.js';
+import { compileResponseSchema } from '../src/platform/http/serialization.js';
 import { createTestApp, type TestContext } from './harness.js';
 import { registerTestRoutes } from './support/test-routes.js';
 
@@ -37,6 +38,25 @@ describe('every route schema compiles', () => {
     expect(failures).toEqual([]);
     // Every API route has at least its query schema: the walk above did reach the routes.
     expect(compiled).toBeGreaterThan(t.routes.filter((route) => route.url.startsWith('/v1')).length);
+  });
+
+  it('the response schemas of every route compile with fast-json-stringify (serializers are compiled on first use too)', () => {
+    const failures: string[] = [];
+    let compiled = 0;
+    for (const route of t.routes) {
+      const responses = (route.schema?.response ?? {}) as Record<string, object>;
+      for (const [status, schema] of Object.entries(responses)) {
+        try {
+          compileResponseSchema(schema);
+          compiled += 1;
+        } catch (error) {
+          failures.push(`${route.method} ${route.url} ${status}: ${(error as Error).message}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(compiled).toBeGreaterThan(t.routes.filter((route) => route.url.startsWith('/v1')).length / 2);
+    expect(() => compileResponseSchema({ type: 'object', properties: { id: { $ref: '#/definitions/missing' } } })).toThrow();
   });
 
   it('a schema the strict Ajv refuses (an unknown keyword) fails to compile', () => {
