@@ -12,6 +12,7 @@ import { sandboxWebhookFaultSecurityCases } from './security/sandbox-webhook-fau
 import { cardSecurityCases } from './security/cards.js';
 import { vaultSecurityCases } from './security/vault.js';
 import { cryptoSecurityCases } from './security/crypto.js';
+import { cryptoTransactionSecurityCases } from './security/crypto-transactions.js';
 import { sandboxPriceSecurityCases, tradeSecurityCases } from './security/trades.js';
 
 /** Every module adds its cases here (one import line each). */
@@ -30,6 +31,7 @@ export const securityCases: SecurityCase[] = [
   ...cardSecurityCases,
   ...vaultSecurityCases,
   ...cryptoSecurityCases,
+  ...cryptoTransactionSecurityCases,
   ...tradeSecurityCases,
   ...sandboxPriceSecurityCases,
 ];

@@ -12,7 +12,7 @@ import { registerComplianceModuleRoutes, type ComplianceRuntime } from './compli
 import { registerCardsModuleRoutes, seedCardPrograms } from './cards/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
 import { registerVaultRoutes } from './vault/index.js';
-import { registerCryptoRoutes } from './crypto/index.js';
+import { registerCryptoRoutes, registerCryptoTransferRoutes, registerSandboxCryptoRoutes } from './crypto/index.js';
 import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbox/identity/index.js';
 import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
@@ -49,7 +49,9 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerCardsModuleRoutes(app, deps);
   registerVaultRoutes(app, deps);
   registerCryptoRoutes(app, deps);
+  registerCryptoTransferRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerSandboxBankRoutes(app, deps, bankTransfers);
+  if (deps.config.mode === 'sandbox') registerSandboxCryptoRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerSandboxClockRoutes(app, deps, timerKinds);
   if (deps.config.mode === 'sandbox') registerSandboxSeedingRoutes(app, deps, { compliance, bank: bankTransfers });
   if (deps.config.mode === 'sandbox') registerSandboxStateRoutes(app, deps);

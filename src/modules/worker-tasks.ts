@@ -5,6 +5,7 @@ import type { WorkerTask } from '../platform/workers.js';
 import { timerKinds } from './timer-kinds.js';
 import { runDueTimers } from './timers/index.js';
 import { DeliveryWorker, purgeOldDeliveries } from './webhooks/index.js';
+import { mineDueBlocks } from './crypto/index.js';
 
 /** Every background task of the program, run by `openbaas serve` (unless --no-workers) and `openbaas worker`. */
 export function workerTasks(deps: Deps): WorkerTask[] {
@@ -16,5 +17,9 @@ export function workerTasks(deps: Deps): WorkerTask[] {
     // run() keeps delivering until stop(); the interval only spaces restarts after an error.
     { name: 'webhook-delivery', intervalMs: 1000, run: () => webhookDelivery.run(), stop: () => webhookDelivery.stop() },
     { name: 'purge-webhook-deliveries', intervalMs: 60 * 60_000, run: () => purgeOldDeliveries(deps) },
+    // Sandbox chains: one block per network per OPENBAAS_SANDBOX_BLOCK_SECONDS of each client's clock (off when 0).
+    ...(deps.config.mode === 'sandbox' && deps.config.sandboxBlockSeconds > 0
+      ? [{ name: 'mine-sandbox-blocks', intervalMs: 1_000, run: () => mineDueBlocks(deps, deps.config.sandboxBlockSeconds) }]
+      : []),
   ];
 }

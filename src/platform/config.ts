@@ -60,6 +60,10 @@ export interface Config {
   vaultKey: Buffer | undefined;
   /** OPENBAAS_BITCOIN_NETWORK: the Bitcoin network addresses are made for and checked against. */
   bitcoinNetwork: 'testnet' | 'mainnet';
+  /** OPENBAAS_SANDBOX_SEED: the seed sandbox crypto addresses are derived from; undefined in production unless set. */
+  sandboxSeed: string | undefined;
+  /** OPENBAAS_SANDBOX_BLOCK_SECONDS: sandbox: one block per network this often by each client's clock; 0 is off. */
+  sandboxBlockSeconds: number;
   /** The host name the vault SDK is pointed at (GET /v1/vault/config `cname`). */
   vaultPublicHost: string;
   /** Origins allowed to call the reveal endpoints from a browser (CORS); empty allows none. */
@@ -206,6 +210,20 @@ function bitcoinNetworkOf(raw: string | undefined, mode: Mode): 'testnet' | 'mai
   return value;
 }
 
+/**
+ * The fixed, published seed of sandbox crypto addresses: every sandbox derives the same address
+ * for the same (client, wallet, network), which is what a test network wants. Never a secret.
+ */
+export const sandboxSeedDefault = 'openbaas-public-sandbox-seed';
+
+function sandboxSeedOf(raw: string | undefined, mode: Mode): string | undefined {
+  if (raw !== undefined && raw !== '') {
+    if (raw.length < 8 || raw.length > 512) throw new ConfigError('OPENBAAS_SANDBOX_SEED must be 8 to 512 characters');
+    return raw;
+  }
+  return mode === 'sandbox' ? sandboxSeedDefault : undefined;
+}
+
 /** OPENBAAS_VAULT_ALLOWED_ORIGINS: each an origin (scheme, host, port), nothing more. */
 function originList(raw: string | undefined): string[] {
   if (!raw?.trim()) return [];
@@ -306,6 +324,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     encryptionKey,
     vaultKey,
     bitcoinNetwork: bitcoinNetworkOf(env.OPENBAAS_BITCOIN_NETWORK, mode),
+    sandboxSeed: sandboxSeedOf(env.OPENBAAS_SANDBOX_SEED, mode),
+    sandboxBlockSeconds: integer(env, 'OPENBAAS_SANDBOX_BLOCK_SECONDS', 0, 0, 86_400),
     vaultPublicHost: env.OPENBAAS_VAULT_PUBLIC_HOST || new URL(publicBaseUrl).host,
     vaultAllowedOrigins: originList(env.OPENBAAS_VAULT_ALLOWED_ORIGINS),
     vaultFrameAncestors: frameAncestors(env.OPENBAAS_VAULT_FRAME_ANCESTORS, mode),

@@ -50,3 +50,7 @@ export {
   type TxHashCheck,
 } from './tx-hash.js';
 export { registerCryptoRoutes } from './crypto.routes.js';
+export { registerCryptoTransferRoutes, registerSandboxCryptoRoutes, CryptoTransactionSchema, CryptoTransferGroupSchema } from './crypto-transfers.routes.js';
+export { listCryptoTransfers, getCryptoTransaction, type CryptoSettings, type CryptoTransferFilters } from './crypto-transfers.service.js';
+export type { CryptoTransactionView, CryptoTransferGroupView } from './crypto-transfer.js';
+export { mineDueBlocks } from './block-worker.js';

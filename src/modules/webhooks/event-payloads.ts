@@ -151,7 +151,22 @@ const cardPayload = (description: string) =>
   );
 
 const cryptoPayload = (description: string) =>
-  payload({ walletId: Type.String(), cryptoTransactionId: Type.String() }, description);
+  payload(
+    {
+      walletId: Type.String(),
+      cryptoTransactionId: Type.String({ description: 'the child crypto transaction record' }),
+      parentCryptoTransactionId: Type.String({ description: 'the deposit or withdrawal' }),
+      asset: Type.String(),
+      network: Type.Union([Type.Literal('BITCOIN'), Type.Literal('ETHEREUM'), Type.Literal('TRON'), Type.Literal('SOLANA')]),
+      amount: Type.String({ description: 'decimal string, as the deposit or withdrawal request named it' }),
+      fee: Type.String({ description: 'decimal string, the network fee charged to the wallet (zero for deposits)' }),
+      txHash: Type.String({ description: 'the chain transaction in the network\'s format' }),
+      confirmations: Type.Integer(),
+      status: Type.Union([Type.Literal('PENDING'), Type.Literal('COMPLETED'), Type.Literal('FAILED')]),
+      failureReason: nullableString('why it failed, on the FAILED events'),
+    },
+    description,
+  );
 
 export const eventPayloadSchemas = {
   WEBHOOK_CREATED: webhookPayload('A webhook subscription was created.'),

@@ -53,6 +53,7 @@ export const errorCodes = {
   VIRTUAL_ACCOUNT_REQUIRED: { status: 409, description: 'The wallet has no virtual account yet, which a dedicated account number, a VRN or deposit instructions need.' },
   VRN_NOT_ASSIGNED: { status: 409, description: 'ACH deposit instructions were asked for a wallet without a VRN; assign one with POST /v1/virtual-accounts/assign-vrn.' },
   BANK_TRANSFER_NOT_PENDING: { status: 409, description: 'The bank deposit or withdrawal already settled or failed; only a PENDING one can settle or fail.' },
+  CRYPTO_TRANSACTION_NOT_PENDING: { status: 409, description: 'A sandbox confirm or fail call names a crypto deposit or withdrawal that already COMPLETED or FAILED; only a PENDING one can change.' },
   SANDBOX_CLOCK_BUSY: { status: 409, description: 'Another advance of this client\'s sandbox clock is still running its timers after 30 s of waiting; retry when it has answered.' },
   SANDBOX_STATE_BUSY: { status: 409, description: 'A sandbox reset, snapshot or restore was refused because an advance of the client\'s clock is still running its timers; retry when it has answered.' },
   QUOTE_ALREADY_EXECUTED: { status: 409, description: 'The trade quote was already executed; a quote executes once. Replaying the first request with its Idempotency-Key returns its response instead.' },
@@ -74,6 +75,8 @@ export const errorCodes = {
   AMOUNT_OUT_OF_RANGE: { status: 422, description: 'The base-asset amount of a trade is outside the pair\'s `minAmount`..`maxAmount`, or the trade would leave the customer nothing to receive.' },
   QUOTE_EXPIRED: { status: 422, description: 'The trade quote\'s `expiresAt` has passed; request a new quote.' },
   INSUFFICIENT_FUNDS: { status: 422, description: 'The wallet\'s AVAILABLE balance in the asset is smaller than the amount; nothing was moved.' },
+  ASSET_NETWORK_MISMATCH: { status: 422, description: 'A sandbox crypto deposit sends an asset that does not move on the network of the receiving address; the funds are lost on chain and the deposit is kept as a FAILED crypto transaction for support (its id is in `details`).' },
+  AMOUNT_BELOW_FEE: { status: 422, description: 'A crypto withdrawal with `grossAmount: true` whose amount does not exceed the network fee: the recipient would get nothing.' },
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key; wait for the number of seconds in Retry-After.' },
   // 500, 503

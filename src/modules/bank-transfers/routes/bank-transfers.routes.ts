@@ -6,6 +6,8 @@ import { Envelope, ListEnvelope, Text } from '../../../platform/http/envelope.js
 import { runWrite } from '../../../platform/http/idempotency.js';
 import { listQueryProperties } from '../../../platform/http/pagination.js';
 import { getBankTransaction, listBankTransfers } from '../bank-transactions.service.js';
+import { CryptoTransferGroupSchema, listCryptoTransfers } from '../../crypto/index.js';
+import { validationError } from '../../../platform/http/errors.js';
 import type { BankTransferRuntime } from '../runtime.js';
 import { createWithdrawal } from '../withdrawals.service.js';
 import { removedWithdrawalFields } from '../withdrawal-rules.js';
@@ -56,7 +58,9 @@ export function registerBankTransferRoutes(app: App, deps: Deps, runtime: BankTr
         description:
           'Each item is one payment (deposit or withdrawal) with its current state and its child records in `children` (oldest first). ' +
           'Filters: walletId, customerId (or userId), portfolioId (404 when not one of yours), type (DEPOSIT, WITHDRAWAL, or the type of ' +
-          'the latest record), status, bankNetwork, createdAfter, createdBefore.',
+          'the latest record), status, bankNetwork, createdAfter, createdBefore. With cryptoTransactionId (a crypto deposit or ' +
+          'withdrawal, parent or child id) the answer is that crypto transaction with its records instead (walletId, status and type ' +
+          'DEPOSIT or WITHDRAWAL still apply; the bank-only filters are refused).',
         querystring: Type.Object(
           {
             ...listQueryProperties,
@@ -67,14 +71,27 @@ export function registerBankTransferRoutes(app: App, deps: Deps, runtime: BankTr
             type: Type.Optional(Type.Union([Type.Literal('DEPOSIT'), Type.Literal('WITHDRAWAL'), ...BankTransactionTypeSchema.anyOf])),
             status: Type.Optional(BankStatusSchema),
             bankNetwork: Type.Optional(BankNetworkSchema),
+            cryptoTransactionId: Type.Optional(Text.id({ description: 'a crypto deposit or withdrawal (parent or child id): answers its crypto records' })),
           },
           { additionalProperties: false },
         ),
-        response: { 200: ListEnvelope(BankTransferGroupSchema) },
+        response: { 200: ListEnvelope(Type.Union([BankTransferGroupSchema, CryptoTransferGroupSchema])) },
       },
     },
     async (request) => {
-      const { data, pagination } = await listBankTransfers(deps.db, authOf(request).clientId, request.query);
+      const { cryptoTransactionId, ...query } = request.query;
+      if (cryptoTransactionId !== undefined) {
+        for (const field of ['customerId', 'userId', 'portfolioId', 'bankNetwork'] as const) {
+          if (query[field] !== undefined) throw validationError(field, 'is a bank transaction filter; it cannot be combined with cryptoTransactionId');
+        }
+        if (query.type !== undefined && query.type !== 'DEPOSIT' && query.type !== 'WITHDRAWAL') {
+          throw validationError('type', 'with cryptoTransactionId only DEPOSIT or WITHDRAWAL');
+        }
+        const { type, ...rest } = query;
+        const crypto = await listCryptoTransfers(deps.db, authOf(request).clientId, { ...rest, cryptoTransactionId, ...(type === undefined ? {} : { direction: type }) });
+        return { message: 'Crypto transactions retrieved', data: crypto.data, pagination: crypto.pagination, traceId: String(request.id) };
+      }
+      const { data, pagination } = await listBankTransfers(deps.db, authOf(request).clientId, query);
       return { message: 'Bank transactions retrieved', data, pagination, traceId: String(request.id) };
     },
   );

@@ -1,0 +1,63 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../../../test/harness.js';
+import { balanceOf, expectLedgerClean } from '../../../test/bank/fixtures.js';
+import { addressOf, cryptoDeposit, newWallet } from '../../../test/crypto/fixtures.js';
+import { workerTasks } from '../worker-tasks.js';
+import { mineDueBlocks } from './block-worker.js';
+
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { OPENBAAS_SANDBOX_BLOCK_SECONDS: '10' } });
+});
+afterAll(async () => {
+  await t.close();
+});
+afterEach(async () => {
+  await expectLedgerClean(t);
+});
+
+const statusOf = async (id: string, key = t.clientA.key) => (await t.request({ url: `/v1/digital/transactions?cryptoTransactionId=${id}`, key })).body.data[0];
+
+describe('the block worker', () => {
+  it('is a worker task only when OPENBAAS_SANDBOX_BLOCK_SECONDS is set', async () => {
+    expect(workerTasks(t.deps).map((task) => task.name)).toContain('mine-sandbox-blocks');
+    const off = await createTestApp();
+    try {
+      expect(off.config.sandboxBlockSeconds).toBe(0);
+      expect(workerTasks(off.deps).map((task) => task.name)).not.toContain('mine-sandbox-blocks');
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('mines one block per period of each client\'s own clock; a clock advance mines the blocks it covers', async () => {
+    const walletA = await newWallet(t);
+    const walletB = await newWallet(t, t.clientB);
+    const depositA = (await cryptoDeposit(t, { address: await addressOf(t, walletA, 'BTC'), asset: 'BTC', amount: '0.30000000' })).body.data;
+    const depositB = (await cryptoDeposit(t, { address: await addressOf(t, walletB, 'BTC', undefined, t.clientB), asset: 'BTC', amount: '0.40000000' }, t.clientB)).body.data;
+
+    // Less than one period: nothing.
+    t.clock.advance(9_000);
+    expect(await mineDueBlocks(t.deps, 10)).toBe(0);
+    expect((await statusOf(depositA.id)).confirmations).toBe(0);
+
+    t.clock.advance(1_000);
+    expect(await mineDueBlocks(t.deps, 10)).toBe(2);
+    expect((await statusOf(depositA.id)).confirmations).toBe(1);
+    // The same period is not mined twice.
+    expect(await mineDueBlocks(t.deps, 10)).toBe(0);
+
+    // Client A moves its clock 20 seconds on: two more blocks for A only, which completes its deposit.
+    const advanced = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', body: { seconds: 20 } });
+    expect(advanced.status).toBe(200);
+    expect(await mineDueBlocks(t.deps, 10)).toBe(1);
+    expect(await statusOf(depositA.id)).toMatchObject({ status: 'COMPLETED', confirmations: 3 });
+    expect(await balanceOf(t, walletA, 'BTC')).toMatchObject({ AVAILABLE: '0.30000000', PENDING: '0.00000000' });
+    expect(await statusOf(depositB.id, t.clientB.key)).toMatchObject({ status: 'PENDING', confirmations: 1 });
+  });
+
+  it('does nothing with a period of 0', async () => {
+    expect(await mineDueBlocks(t.deps, 0)).toBe(0);
+  });
+});

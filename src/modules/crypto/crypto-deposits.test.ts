@@ -1,0 +1,295 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../../../test/harness.js';
+import { balanceOf, expectLedgerClean } from '../../../test/bank/fixtures.js';
+import { addressOf, cryptoDeposit, cryptoEventsOf, mine, newWallet } from '../../../test/crypto/fixtures.js';
+import { validateWithdrawalDestination } from './address-validation.js';
+import { validateTxHash } from './tx-hash.js';
+
+let t: TestContext;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+afterEach(async () => {
+  await expectLedgerClean(t);
+});
+
+const records = async (id: string) => {
+  const response = await t.request({ url: `/v1/baas/transactions?cryptoTransactionId=${id}` });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body.data;
+};
+
+describe('addresses: get or create', () => {
+  it('201 then 200 with the same address; one per network, shared by the network\'s assets; valid on its chain', async () => {
+    const walletId = await newWallet(t);
+    const first = await t.request({ method: 'POST', url: '/v1/digital/addresses', body: { walletId, asset: 'USDC' } });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.body.data).toMatchObject({ walletId, asset: 'USDC', network: 'ETHEREUM', memo: null });
+    const again = await t.request({ method: 'POST', url: '/v1/digital/addresses', body: { walletId, asset: 'USDC', network: 'ETHEREUM' } });
+    expect(again.status).toBe(200);
+    expect(again.body.data.id).toBe(first.body.data.id);
+    const eth = await t.request({ method: 'POST', url: '/v1/digital/addresses', body: { walletId, asset: 'ETH' } });
+    expect(eth.status).toBe(200);
+    expect(eth.body.data).toMatchObject({ id: first.body.data.id, asset: 'ETH', address: first.body.data.address });
+    for (const [asset, network] of [['BTC', 'BITCOIN'], ['USDT', 'TRON'], ['USDC', 'SOLANA']] as const) {
+      const created = await t.request({ method: 'POST', url: '/v1/digital/addresses', body: { walletId, asset, network } });
+      expect(created.status).toBe(201);
+      expect(validateWithdrawalDestination({ network, address: created.body.data.address, bitcoinNetwork: 'testnet' }).ok).toBe(true);
+    }
+    expect(first.body.data.address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    const list = await t.request({ url: `/v1/digital/addresses?walletId=${walletId}` });
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((entry: { network: string }) => entry.network)).toEqual(['ETHEREUM', 'BITCOIN', 'TRON', 'SOLANA']);
+    expect(list.body.data[1].address).toMatch(/^tb1q/);
+  });
+
+  it('two first requests at once make one address: one 201, one 200, the same record', async () => {
+    const walletId = await newWallet(t);
+    const answers = await Promise.all([0, 1].map(() => t.request({ method: 'POST', url: '/v1/digital/addresses', body: { walletId, asset: 'USDT', network: 'TRON' } })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 201]);
+    expect(answers[0]?.body.data.id).toBe(answers[1]?.body.data.id);
+  });
+
+  it('two wallets get different addresses; the same wallet always the same', async () => {
+    const a = await newWallet(t);
+    const b = await newWallet(t);
+    expect(await addressOf(t, a, 'BTC')).not.toBe(await addressOf(t, b, 'BTC'));
+    expect(await addressOf(t, a, 'BTC')).toBe(await addressOf(t, a, 'BTC'));
+  });
+
+  it.each([
+    [{ asset: 'USD' }, 'asset'],
+    [{ asset: 'DOGE' }, 'asset'],
+    [{ asset: 'BTC', network: 'ETHEREUM' }, 'network'],
+    [{ asset: 'USDC', network: 'bitcoin' }, 'network'],
+  ])('400 for %j naming %s', async (body, field) => {
+    const walletId = await newWallet(t);
+    const response = await t.request({ method: 'POST', url: '/v1/digital/addresses', body: { walletId, ...body } });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.details.map((detail: { field: string }) => detail.field)).toContain(field);
+  });
+
+  it('404 for an unknown wallet, on POST and GET', async () => {
+    const unknown = '0190f1f2-0000-7000-8000-000000000000';
+    expect((await t.request({ method: 'POST', url: '/v1/digital/addresses', body: { walletId: unknown, asset: 'BTC' } })).status).toBe(404);
+    expect((await t.request({ url: `/v1/digital/addresses?walletId=${unknown}` })).status).toBe(404);
+  });
+});
+
+describe('deposits: pending, confirmed by blocks, completed', () => {
+  it('BTC: PENDING balance, confirmations by blocks, AVAILABLE at 3 with COMPLETED; records and history linked', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'BTC');
+    const response = await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.01500000' });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    const data = response.body.data;
+    expect(data).toMatchObject({
+      type: 'CRYPTO_DEPOSIT_INITIATED',
+      status: 'PENDING',
+      direction: 'DEPOSIT',
+      walletId,
+      asset: 'BTC',
+      network: 'BITCOIN',
+      amount: '0.01500000',
+      fee: '0.00000000',
+      feeAsset: 'BTC',
+      address,
+      confirmations: 0,
+      confirmationsRequired: 3,
+      blockNumber: null,
+    });
+    expect(data).not.toHaveProperty('currencyCode');
+    expect(validateTxHash('BITCOIN', data.txHash).ok).toBe(true);
+    expect(await balanceOf(t, walletId, 'BTC')).toEqual({ AVAILABLE: '0.00000000', RESERVED: '0.00000000', PENDING: '0.01500000' });
+
+    expect(await mine(t, 'BITCOIN', 2)).toMatchObject({ network: 'BITCOIN', confirmed: 1, completed: 0 });
+    expect(await balanceOf(t, walletId, 'BTC')).toMatchObject({ AVAILABLE: '0.00000000', PENDING: '0.01500000' });
+    const [group] = await records(data.id);
+    expect(group).toMatchObject({ status: 'PENDING', confirmations: 2 });
+    expect(group.blockNumber).toBeGreaterThanOrEqual(1);
+
+    expect(await mine(t, 'BITCOIN', 1)).toMatchObject({ completed: 1 });
+    expect(await balanceOf(t, walletId, 'BTC')).toEqual({ AVAILABLE: '0.01500000', RESERVED: '0.00000000', PENDING: '0.00000000' });
+    const [done] = await records(data.id);
+    expect(done).toMatchObject({ id: data.parentCryptoTransactionId, status: 'COMPLETED', type: 'CRYPTO_DEPOSIT_SUCCESS', confirmations: 3 });
+    expect(done.children.map((child: { type: string }) => child.type)).toEqual(['CRYPTO_DEPOSIT_INITIATED', 'CRYPTO_DEPOSIT_SUCCESS']);
+    const events = await cryptoEventsOf(t, data.parentCryptoTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['CRYPTO_DEPOSIT_TRANSACTION_PENDING', 'CRYPTO_DEPOSIT_TRANSACTION_COMPLETED']);
+    expect(events[1].data).toMatchObject({ walletId, cryptoTransactionId: done.children[1].id, traceId: expect.any(String) });
+
+    const history = await t.request({ url: `/v1/transactions?walletId=${walletId}` });
+    expect(history.status).toBe(200);
+    const linked = (history.body.data as { parentCryptoTransactionId: string | null; cryptoTransactionId: string | null }[]).filter(
+      (entry) => entry.parentCryptoTransactionId === data.parentCryptoTransactionId,
+    );
+    expect(linked.length).toBeGreaterThanOrEqual(2);
+    expect(linked.map((entry) => entry.cryptoTransactionId)).toEqual(expect.arrayContaining([data.id, done.children[1].id]));
+  });
+
+  it('a deposit sent with enough confirmations is COMPLETED at once; the record GET answers it by child and parent id', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'USDT', 'TRON');
+    const response = await cryptoDeposit(t, { address, asset: 'USDT', amount: '250.50', confirmations: 19 });
+    expect(response.status).toBe(201);
+    expect(response.body.data).toMatchObject({ type: 'CRYPTO_DEPOSIT_SUCCESS', status: 'COMPLETED', confirmations: 19, network: 'TRON' });
+    expect(await balanceOf(t, walletId, 'USDT')).toMatchObject({ AVAILABLE: '250.500000', PENDING: '0.000000' });
+    const byChild = await t.request({ url: `/v1/digital/transactions/${response.body.data.id}` });
+    expect(byChild.body.data.type).toBe('CRYPTO_DEPOSIT_SUCCESS');
+    const byParent = await t.request({ url: `/v1/digital/transactions/${response.body.data.parentCryptoTransactionId}` });
+    expect(byParent.body.data.id).toBe(response.body.data.id);
+  });
+
+  it('the confirm control completes one deposit (default: the confirmations it still needs); a second call is 409', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'USDC', 'SOLANA');
+    const deposit = (await cryptoDeposit(t, { address, asset: 'USDC', amount: '10.00', fromAddress: '5oNDL3swdJJF1g9DzJiZ4ynHXgszjAEpUkxVYejchzrY' })).body.data;
+    expect(deposit.fromAddress).toBe('5oNDL3swdJJF1g9DzJiZ4ynHXgszjAEpUkxVYejchzrY');
+    expect(deposit.txHash).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+    const partial = await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/confirm`, body: { confirmations: 5 } });
+    expect(partial.status, JSON.stringify(partial.body)).toBe(200);
+    expect(partial.body.data).toMatchObject({ status: 'PENDING' });
+    expect((await records(deposit.id))[0].confirmations).toBe(5);
+    const confirmed = await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.parentCryptoTransactionId}/confirm` });
+    expect(confirmed.body.data).toMatchObject({ type: 'CRYPTO_DEPOSIT_SUCCESS', status: 'COMPLETED', confirmations: 32 });
+    expect(await balanceOf(t, walletId, 'USDC')).toMatchObject({ AVAILABLE: '10.000000', PENDING: '0.000000' });
+    const again = await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/confirm` });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('CRYPTO_TRANSACTION_NOT_PENDING');
+  });
+
+  it('blocks only touch the named network and the calling client', async () => {
+    const walletId = await newWallet(t);
+    const btc = (await cryptoDeposit(t, { address: await addressOf(t, walletId, 'BTC'), asset: 'BTC', amount: '0.00010000' })).body.data;
+    const eth = (await cryptoDeposit(t, { address: await addressOf(t, walletId, 'ETH'), asset: 'ETH', amount: '0.5' })).body.data;
+    await mine(t, 'ETHEREUM', 12, t.clientB);
+    await mine(t, 'BITCOIN', 3);
+    expect((await records(btc.id))[0].status).toBe('COMPLETED');
+    expect((await records(eth.id))[0]).toMatchObject({ status: 'PENDING', confirmations: 0 });
+    await mine(t, 'ETHEREUM', 12);
+    expect((await records(eth.id))[0].status).toBe('COMPLETED');
+    expect(await balanceOf(t, walletId, 'ETH')).toMatchObject({ AVAILABLE: '0.500000000000000000' });
+  });
+});
+
+describe('deposits: failure', () => {
+  it('the fail control removes the PENDING balance and emits FAILED with the reason', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'BTC');
+    const deposit = (await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.20000000' })).body.data;
+    const failed = await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/fail`, body: { reason: 'chain reorganisation' } });
+    expect(failed.status, JSON.stringify(failed.body)).toBe(200);
+    expect(failed.body.data).toMatchObject({ type: 'CRYPTO_DEPOSIT_FAILURE', status: 'FAILED', failureReason: 'chain reorganisation' });
+    expect(await balanceOf(t, walletId, 'BTC')).toEqual({ AVAILABLE: '0.00000000', RESERVED: '0.00000000', PENDING: '0.00000000' });
+    const events = await cryptoEventsOf(t, deposit.parentCryptoTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['CRYPTO_DEPOSIT_TRANSACTION_PENDING', 'CRYPTO_DEPOSIT_TRANSACTION_FAILED']);
+    // A failed deposit gains nothing from later blocks.
+    expect(await mine(t, 'BITCOIN', 5)).toMatchObject({ completed: 0 });
+    expect(await balanceOf(t, walletId, 'BTC')).toMatchObject({ AVAILABLE: '0.00000000' });
+    expect((await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/fail` })).status).toBe(409);
+  });
+
+  it('422 ASSET_NETWORK_MISMATCH: BTC sent to an Ethereum address is refused, kept FAILED for support, no balance', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'USDC');
+    const response = await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.10000000' });
+    expect(response.status, JSON.stringify(response.body)).toBe(422);
+    expect(response.body.code).toBe('ASSET_NETWORK_MISMATCH');
+    expect(response.body.details[0].field).toBe('asset');
+    const recordId = /crypto transaction ([0-9a-f-]{36})/.exec(response.body.details[0].message)?.[1];
+    expect(recordId).toBeDefined();
+    const [kept] = await records(recordId as string);
+    expect(kept).toMatchObject({ status: 'FAILED', failureReason: 'ASSET_NETWORK_MISMATCH', asset: 'BTC', network: 'ETHEREUM', walletId, type: 'CRYPTO_DEPOSIT_FAILURE' });
+    expect(await balanceOf(t, walletId, 'BTC')).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+  });
+});
+
+describe('deposits: refused', () => {
+  const unknownAddress = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+  it.each([
+    [{ asset: 'USD', amount: '1.00' }, 400, 'asset'],
+    [{ asset: 'BTC', amount: '0.000000001' }, 400, 'amount'],
+    [{ asset: 'BTC', amount: '-1' }, 400, 'amount'],
+    [{ asset: 'BTC', amount: '1', network: 'DOGE' }, 400, 'network'],
+    [{ asset: 'BTC', amount: '1', network: 'ETHEREUM' }, 400, 'network'],
+    [{ asset: 'BTC', amount: '1', txHash: 'xyz' }, 400, 'txHash'],
+    [{ asset: 'BTC', amount: '1', fromAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }, 400, 'fromAddress'],
+    [{ asset: 'BTC', amount: '1', confirmations: -1 }, 400, 'confirmations'],
+  ])('%j → %i naming %s', async (body, status, field) => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'BTC');
+    const response = await cryptoDeposit(t, { address, ...body });
+    expect(response.status, JSON.stringify(response.body)).toBe(status);
+    expect(JSON.stringify(response.body.details)).toContain(field);
+    expect(await balanceOf(t, walletId, 'BTC')).toMatchObject({ PENDING: '0.00' });
+  });
+
+  it('404 for an address that is not one of the client\'s (unknown, or another client\'s)', async () => {
+    expect((await cryptoDeposit(t, { address: unknownAddress, asset: 'BTC', amount: '1' })).status).toBe(404);
+    const theirs = await addressOf(t, await newWallet(t, t.clientB), 'BTC', undefined, t.clientB);
+    expect((await cryptoDeposit(t, { address: theirs, asset: 'BTC', amount: '1' })).status).toBe(404);
+  });
+
+  it('409 for the same chain transaction paid to the same address twice (no double credit)', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'BTC');
+    const txHash = 'ab'.repeat(32);
+    expect((await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.1', txHash })).status).toBe(201);
+    const again = await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.1', txHash });
+    expect(again.status).toBe(409);
+    expect(await balanceOf(t, walletId, 'BTC')).toMatchObject({ PENDING: '0.10000000' });
+  });
+});
+
+describe('sandbox chain controls: refused', () => {
+  it.each([
+    ['/v1/sandbox/chains/DOGE/blocks', { count: 1 }, 'network'],
+    ['/v1/sandbox/chains/bitcoin/blocks', { count: 1 }, 'network'],
+    ['/v1/sandbox/chains/BITCOIN/blocks', { count: 0 }, 'count'],
+    ['/v1/sandbox/chains/BITCOIN/blocks', { count: 1001 }, 'count'],
+    ['/v1/sandbox/chains/BITCOIN/blocks', {}, 'count'],
+  ])('%s %j → 400 naming %s', async (url, body, field) => {
+    const response = await t.request({ method: 'POST', url, body });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(JSON.stringify(response.body.details)).toContain(field);
+  });
+
+  it('confirm: 400 for 0 or more than 1000 confirmations; 404 for an unknown or malformed id', async () => {
+    const walletId = await newWallet(t);
+    const deposit = (await cryptoDeposit(t, { address: await addressOf(t, walletId, 'BTC'), asset: 'BTC', amount: '0.1' })).body.data;
+    for (const confirmations of [0, 1001]) {
+      const response = await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/confirm`, body: { confirmations } });
+      expect(response.status).toBe(400);
+      expect(JSON.stringify(response.body.details)).toContain('confirmations');
+    }
+    for (const id of ['0190f1f2-0000-7000-8000-000000000000', 'nope']) {
+      expect((await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${id}/confirm` })).status).toBe(404);
+      expect((await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${id}/fail` })).status).toBe(404);
+      expect((await t.request({ url: `/v1/digital/transactions/${id}` })).status).toBe(404);
+    }
+    await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/fail` });
+  });
+});
+
+describe('deposits: a block and a confirm call at once', () => {
+  it('the deposit is credited once, whichever wins', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'BTC');
+    const deposits = [];
+    for (let index = 0; index < 5; index++) deposits.push((await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.01000000', confirmations: 2 })).body.data);
+    const results = await Promise.all([
+      t.request({ method: 'POST', url: '/v1/sandbox/chains/BITCOIN/blocks', body: { count: 1 } }),
+      ...deposits.map((deposit) => t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/confirm` })),
+    ]);
+    expect(results[0]?.status, JSON.stringify(results[0]?.body)).toBe(200);
+    for (const result of results.slice(1)) expect([200, 409]).toContain(result.status);
+    expect(await balanceOf(t, walletId, 'BTC')).toEqual({ AVAILABLE: '0.05000000', RESERVED: '0.00000000', PENDING: '0.00000000' });
+    for (const deposit of deposits) {
+      const [group] = await records(deposit.id);
+      expect(group.children.filter((child: { type: string }) => child.type === 'CRYPTO_DEPOSIT_SUCCESS')).toHaveLength(1);
+    }
+  });
+});
