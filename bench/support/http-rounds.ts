@@ -1,0 +1,159 @@
+import http from 'node:http';
+import type { CpuPerUnit } from './cpu.js';
+import { combineCpu, cpuFigures, cpuSnapshot, cpuPerUnit } from './cpu.js';
+import { checkpoint, runPgbench } from './postgres.js';
+import type { RunningServer } from './server.js';
+import { verify, type Target } from './setup.js';
+import { durationS, roundsDefault, warmupDefaultS } from './settings.js';
+
+/**
+ * What the scenarios that drive the HTTP API against the pgbench anchor share (trades,
+ * card-auth): a JSON POST on a keep-alive agent, a closed-loop load that counts units, and the
+ * rounds of anchor then load with the ledger verified after the run.
+ */
+
+export function postJson(agent: http.Agent, url: URL, path: string, apiKey: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        method: 'POST',
+        path,
+        headers: { authorization: apiKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+export interface Load {
+  units: number;
+  seconds: number;
+  failures: Record<string, number>;
+  latenciesMs: number[];
+  cpu: CpuPerUnit | undefined;
+}
+
+/** What one worker's iteration reports: units done, their latencies, and failures by name. */
+export interface LoadTally {
+  done(latencyMs: number): void;
+  fail(what: string): void;
+}
+
+/** Runs `iteration` in `connections` closed loops for `seconds`, measuring the server's CPU per unit. */
+export async function closedLoop(
+  serverUrl: string,
+  connections: number,
+  seconds: number,
+  serverPid: number,
+  iteration: (agent: http.Agent, url: URL, tally: LoadTally) => Promise<void>,
+): Promise<Load> {
+  const url = new URL(serverUrl);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const failures: Record<string, number> = {};
+  const latenciesMs: number[] = [];
+  let units = 0;
+  const tally: LoadTally = {
+    done: (latencyMs) => {
+      units++;
+      latenciesMs.push(latencyMs);
+    },
+    fail: (what) => (failures[what] = (failures[what] ?? 0) + 1),
+  };
+  const before = cpuSnapshot(serverPid);
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < deadline) await iteration(agent, url, tally);
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  const elapsedS = (performance.now() - started) / 1000;
+  agent.destroy();
+  return { units, seconds: elapsedS, failures, latenciesMs, cpu: cpuPerUnit(before, cpuSnapshot(serverPid), units) };
+}
+
+function percentile(sorted: readonly number[], share: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))] ?? Number.NaN;
+}
+
+/**
+ * A warm-up, then rounds of the pgbench anchor and our load in turn; stops the server, verifies
+ * the ledger, refuses any failure, and returns the ratio with the usual figures.
+ */
+export async function anchoredRounds(options: {
+  target: Target;
+  url: string;
+  server: RunningServer;
+  anchorScript: string;
+  connections: number;
+  load: (seconds: number) => Promise<Load>;
+}): Promise<{ ratio: number; ours: number; anchor: number; figures: Record<string, number | string>; anchorCommand: string; rounds: { ours: number; anchor: number }[]; ledgerTotals: unknown }> {
+  const { target, url, server, anchorScript, connections, load } = options;
+  const rounds: { ours: number; anchor: number }[] = [];
+  const loads: Load[] = [];
+  const anchorRuns: { cpu: CpuPerUnit | undefined; units: number; seconds: number }[] = [];
+  let anchorCommand = '';
+  let peakRssMiB: number;
+  try {
+    if (warmupDefaultS > 0) {
+      const warmup = await load(warmupDefaultS);
+      if (Object.keys(warmup.failures).length > 0) throw new Error(`failures during the warm-up: ${JSON.stringify(warmup.failures)}`);
+    }
+    for (let round = 0; round < Math.max(1, roundsDefault); round++) {
+      await checkpoint(url);
+      const anchor = await runPgbench(url, anchorScript, connections, durationS);
+      anchorCommand = anchor.command;
+      anchorRuns.push({ cpu: anchor.cpu, units: anchor.transactions, seconds: durationS });
+      await checkpoint(url);
+      const measured = await load(durationS);
+      loads.push(measured);
+      rounds.push({ ours: measured.units / measured.seconds, anchor: anchor.tps });
+    }
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nserver log (last lines):\n${server.logTail().split('\n').slice(-20).join('\n')}`, { cause: error });
+  } finally {
+    peakRssMiB = server.peakRssMiB();
+    await server.stop();
+  }
+  const report = await verify(target);
+  if (!report.ok) throw new Error(`ledger verify failed after the run: ${JSON.stringify(report.checks.filter((check) => check.violationCount > 0))}`);
+  const failures: Record<string, number> = {};
+  for (const measured of loads) for (const [what, count] of Object.entries(measured.failures)) failures[what] = (failures[what] ?? 0) + count;
+  if (Object.keys(failures).length > 0) throw new Error(`unexpected answers: ${JSON.stringify(failures)}`);
+
+  const units = loads.reduce((sum, measured) => sum + measured.units, 0);
+  const seconds = loads.reduce((sum, measured) => sum + measured.seconds, 0);
+  const ours = units / seconds;
+  const anchor = rounds.reduce((sum, round) => sum + round.anchor, 0) / rounds.length;
+  const latencies = loads.flatMap((measured) => measured.latenciesMs).sort((a, b) => a - b);
+  return {
+    ratio: ours / anchor,
+    ours,
+    anchor,
+    anchorCommand,
+    rounds,
+    ledgerTotals: report.totals,
+    figures: {
+      value: ours,
+      anchor,
+      p50_ms: percentile(latencies, 0.5),
+      p99_ms: percentile(latencies, 0.99),
+      ...cpuFigures(combineCpu(anchorRuns), 'anchor_'),
+      ...cpuFigures(combineCpu(loads.map((measured) => ({ cpu: measured.cpu, units: measured.units, seconds: measured.seconds })))),
+      round_ratios: rounds.map((round) => (round.ours / round.anchor).toFixed(3)).join('/'),
+      peak_rss_mib: peakRssMiB,
+      units,
+      verify: 'clean',
+    },
+  };
+}
