@@ -97,7 +97,7 @@ export function registerCardRoutes(app: App, deps: Deps): void {
           tags,
           summary: 'Change the settings of a card program (sandbox only)',
           description:
-            'Replaces whole settings documents: coopAuth (COOP_AUTH programs only), holdExpiry, overCapture, limits. In production, programs are configuration.',
+            'Replaces whole settings documents: coopAuth (COOP_AUTH programs only), holdExpiry, overCapture, limits; and sets revealPhysicalCards. In production, programs are configuration.',
           params: ProgramParams,
           body: programs.CardProgramPatchBody,
           response: { 200: Envelope(programs.CardProgramView) },

@@ -73,6 +73,7 @@ export const CardProgramPatchBody = Type.Object(
     holdExpiry: Type.Optional(HoldExpirySettingsSchema),
     overCapture: Type.Optional(OverCaptureSettingsSchema),
     limits: Type.Optional(LimitSettingsSchema),
+    revealPhysicalCards: Type.Optional(Type.Boolean({ description: 'whether the vault may reveal the numbers of the program\'s physical cards' })),
   },
   {
     additionalProperties: false,
@@ -158,8 +159,8 @@ export async function getCardProgram(db: Queryable, clientId: string, id: string
 }
 
 /**
- * PATCH /v1/cards/programs/:id (sandbox mode): replaces whole settings documents. `coopAuth` is
- * for COOP_AUTH programs only.
+ * PATCH /v1/cards/programs/:id (sandbox mode): replaces whole settings documents (and sets
+ * revealPhysicalCards). `coopAuth` is for COOP_AUTH programs only.
  */
 export async function updateCardProgram(tx: Tx, context: RequestContext, id: string, patch: CardProgramPatch): Promise<CardProgramViewType> {
   const current = await findCardProgram(tx, context.clientId, id, { forUpdate: true });
@@ -173,12 +174,14 @@ export async function updateCardProgram(tx: Tx, context: RequestContext, id: str
     hold_expiry?: string;
     over_capture?: string;
     limits?: string;
+    reveal_physical_cards?: boolean;
     updated_at: Date;
   } = { updated_at: context.now };
   if (patch.coopAuth) changes.coop_auth = JSON.stringify(patch.coopAuth satisfies CoopAuthSettings);
   if (patch.holdExpiry) changes.hold_expiry = JSON.stringify(patch.holdExpiry satisfies HoldExpirySettings);
   if (patch.overCapture) changes.over_capture = JSON.stringify(patch.overCapture satisfies OverCaptureSettings);
   if (patch.limits) changes.limits = JSON.stringify(patch.limits satisfies LimitSettings);
+  if (patch.revealPhysicalCards !== undefined) changes.reveal_physical_cards = patch.revealPhysicalCards;
   const updated = await tx
     .updateTable('card_programs')
     .set(changes)

@@ -208,9 +208,11 @@ describe('reveals refused', () => {
     const token = await tokenFor(physical.wallet.customerId);
     expect((await revealRequest(token, { cardId: physical.cardId, fields: ['pan'] })).status).toBe(403);
     const card = (await t.request({ url: `/v1/cards/${physical.cardId}` })).body.data;
-    await t.deps.db.updateTable('card_programs').set({ reveal_physical_cards: true }).where('client_id', '=', t.clientA.id).where('id', '=', card.cardProgramId).execute();
+    const allow = (revealPhysicalCards: boolean) => t.request({ method: 'PATCH', url: `/v1/cards/programs/${card.cardProgramId as string}`, body: { revealPhysicalCards } });
+    expect((await allow(true)).body.data.revealPhysicalCards).toBe(true);
     expect((await revealRequest(token, { cardId: physical.cardId, fields: ['pan'] })).status).toBe(200);
-    await t.deps.db.updateTable('card_programs').set({ reveal_physical_cards: false }).where('client_id', '=', t.clientA.id).where('id', '=', card.cardProgramId).execute();
+    expect((await allow(false)).body.data.revealPhysicalCards).toBe(false);
+    expect((await revealRequest(token, { cardId: physical.cardId, fields: ['pan'] })).status).toBe(403);
   });
 });
 
