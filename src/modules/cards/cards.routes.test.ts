@@ -130,14 +130,41 @@ describe('debit cards: issued', () => {
     expect(JSON.stringify(card)).not.toContain(pan);
   });
 
-  it('without walletId the primary wallet is used; a cooperative program takes the handler COOP_AUTH', async () => {
+  it('a standard program without walletId uses the primary wallet, even one without a virtual account', async () => {
     const wallet = await linkedWallet(t);
-    const program = (await cardPrograms(t))['Cooperative Debit'];
+    // A wallet approved before virtual accounts were given at approval has none.
+    await t.deps.db.updateTable('wallets').set({ virtual_account_number: null }).where('client_id', '=', t.clientA.id).where('id', '=', wallet.walletId).execute();
+    const program = (await cardPrograms(t))['Standard Debit'];
     const created = await t.request({ method: 'POST', url: '/v1/cards/debit', body: { customerId: wallet.customerId, cardProgramId: program.id, isVirtual: false, isPrimary: false } });
     expect(created.status).toBe(201);
     expect(created.body.data).toMatchObject({ walletId: wallet.walletId, status: 'BLOCKED' });
     const card = (await t.request({ url: `/v1/cards/${created.body.data.id as string}` })).body.data;
-    expect(card).toMatchObject({ cardTransactionHandler: 'COOP_AUTH', isVirtual: false, activatedAt: null });
+    expect(card).toMatchObject({ walletId: wallet.walletId, cardTransactionHandler: 'STANDARD', isVirtual: false, activatedAt: null });
+  });
+
+  it('a cooperative program without walletId gets a new wallet of the customer, one per card, and the handler COOP_AUTH', async () => {
+    const client = await t.newClient();
+    const wallet = await linkedWallet(t, client);
+    const program = (await cardPrograms(t, client))['Cooperative Debit'];
+    const body = { customerId: wallet.customerId, cardProgramId: program.id, isVirtual: true, isPrimary: false };
+    const first = await t.request({ method: 'POST', url: '/v1/cards/debit', key: client.key, body });
+    expect(first.status).toBe(201);
+    const walletId = first.body.data.walletId as string;
+    expect(walletId).not.toBe(wallet.walletId);
+
+    const created = await t.request({ url: `/v1/wallets/${walletId}`, key: client.key });
+    expect(created.status).toBe(200);
+    expect(created.body.data).toMatchObject({ id: walletId, customerId: wallet.customerId, portfolioId: wallet.portfolioId, primary: false });
+    const card = (await t.request({ url: `/v1/cards/${first.body.data.id as string}`, key: client.key })).body.data;
+    expect(card).toMatchObject({ walletId, customerId: wallet.customerId, cardProgramId: program.id, cardTransactionHandler: 'COOP_AUTH' });
+
+    const second = await t.request({ method: 'POST', url: '/v1/cards/debit', key: client.key, body });
+    expect(second.status).toBe(201);
+    expect([wallet.walletId, walletId]).not.toContain(second.body.data.walletId);
+    const wallets = await t.request({ url: `/v1/wallets?customerId=${wallet.customerId}`, key: client.key });
+    const ofCustomer = wallets.body.data as any[];
+    expect(ofCustomer.map((one) => one.id).sort()).toEqual([wallet.walletId, walletId, second.body.data.walletId].sort());
+    expect(ofCustomer.filter((one) => one.primary).map((one) => one.id)).toEqual([wallet.walletId]);
   });
 
   it('a new primary card takes the mark from the previous one', async () => {
@@ -179,20 +206,6 @@ describe('debit cards: refused', () => {
     const response = await t.request({ method: 'POST', url: '/v1/cards/debit', body: { customerId: customer.id, cardProgramId: program.id, isVirtual: true, isPrimary: false } });
     expect(response.status).toBe(409);
     expect(response.body.code).toBe('KYC_NOT_APPROVED');
-  });
-
-  it('a standard program without walletId when the primary wallet has no virtual account: 400 WALLET_NOT_LINKED naming walletId', async () => {
-    const wallet = await linkedWallet(t);
-    // A wallet approved before virtual accounts were given at approval has none.
-    await t.deps.db.updateTable('wallets').set({ virtual_account_number: null }).where('client_id', '=', t.clientA.id).where('id', '=', wallet.walletId).execute();
-    const programs = await cardPrograms(t);
-    const body = { customerId: wallet.customerId, cardProgramId: programs['Standard Debit'].id, isVirtual: true, isPrimary: false };
-    const response = await t.request({ method: 'POST', url: '/v1/cards/debit', body });
-    expect(response.status).toBe(400);
-    expect(response.body).toMatchObject({ code: 'WALLET_NOT_LINKED', details: [{ field: 'walletId' }] });
-    // A cooperative program does not need one.
-    const coop = await t.request({ method: 'POST', url: '/v1/cards/debit', body: { ...body, cardProgramId: programs['Cooperative Debit'].id } });
-    expect(coop.status).toBe(201);
   });
 
   it('unknown customer, program or wallet, or a wallet of another customer: 404', async () => {

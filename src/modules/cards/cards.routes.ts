@@ -20,7 +20,7 @@ const DebitCardBody = Type.Object(
     walletId: Type.Optional(
       Text.id({
         description:
-          "a wallet of the customer; without it the customer's primary wallet, which on a STANDARD program must have a virtual account (400 WALLET_NOT_LINKED)",
+          "a wallet of the customer; without it, on a STANDARD program the customer's primary wallet (with or without a virtual account), on a COOP_AUTH program a new wallet created for the card",
       }),
     ),
     isVirtual: Type.Boolean({ description: 'a virtual card is ACTIVE at once; a physical one is BLOCKED until activated' }),
@@ -121,8 +121,8 @@ export function registerCardRoutes(app: App, deps: Deps): void {
         summary: 'Issue a debit card',
         description:
           'The card number and CVV are never returned: the API shows last4 and the expiry only. Refused: unknown customer, program or wallet (404); ' +
-          'a CREDIT program (422 CARD_PROGRAM_MISMATCH); a customer not APPROVED (409 KYC_NOT_APPROVED); on a STANDARD program without walletId, ' +
-          'a primary wallet without virtual account (400 WALLET_NOT_LINKED).',
+          'a CREDIT program (422 CARD_PROGRAM_MISMATCH); a customer not APPROVED (409 KYC_NOT_APPROVED). Without walletId a COOP_AUTH card gets a new ' +
+          'wallet of its own (specification rule 1).',
         body: DebitCardBody,
         response: { 201: Envelope(cards.CardCreatedView) },
       },

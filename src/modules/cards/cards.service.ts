@@ -8,7 +8,7 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
-import { findCustomer, findWallet, primaryWalletOf, type WalletRow } from '../customers/index.js';
+import { createWallet, findCustomer, findWallet, primaryWalletOf } from '../customers/index.js';
 import { cardVaultOf } from './card-vault.js';
 import type { CardStatus, CardsTable, CardType } from './cards.tables.js';
 import { cardExpiryFor, generatePan, panLast4 } from './network/index.js';
@@ -99,27 +99,22 @@ const drawAttemptsMax = 5;
 
 /**
  * The wallet a debit card spends from (specification rule 1): the one given, which must be the
- * customer's; without one, the customer's primary wallet. A STANDARD program then needs that
- * wallet to have a virtual account (400 WALLET_NOT_LINKED otherwise: pass a walletId or link the
- * wallet first); a COOP_AUTH program does not, since the client funds each authorization itself.
+ * customer's (404 otherwise). Without one, a STANDARD program uses the customer's primary wallet,
+ * with or without a virtual account (404 when the customer has none); a COOP_AUTH program gets a
+ * new wallet of its own, created here through the customers module in the customer's default
+ * portfolio (the primary wallet's; 422 RESOURCE_LIMIT_REACHED when that portfolio is full), named
+ * after the program.
  */
-async function walletForCard(tx: Tx, clientId: string, customerId: string, input: DebitCardInput, handler: string): Promise<WalletRow> {
+async function walletForCard(tx: Tx, context: RequestContext, customerId: string, input: DebitCardInput, program: { name: string; card_transaction_handler: string }): Promise<{ id: string }> {
   if (input.walletId !== undefined) {
-    const wallet = await findWallet(tx, clientId, input.walletId);
+    const wallet = await findWallet(tx, context.clientId, input.walletId);
     if (!wallet || wallet.customer_id !== customerId) throw notFound('Wallet');
     return wallet;
   }
-  const primary = await primaryWalletOf(tx, clientId, customerId);
+  const primary = await primaryWalletOf(tx, context.clientId, customerId);
   if (!primary) throw notFound('Wallet');
-  if (handler === 'STANDARD' && primary.virtual_account_number === null) {
-    throw new AppError(
-      'WALLET_NOT_LINKED',
-      'walletId: a card of a standard (non-cooperative) program without walletId needs a wallet with a virtual account, and the ' +
-        "customer's primary wallet has none: pass walletId, or create a virtual account for the primary wallet first.",
-      { details: [{ field: 'walletId', message: 'required: the primary wallet has no virtual account' }] },
-    );
-  }
-  return primary;
+  if (program.card_transaction_handler !== 'COOP_AUTH') return primary;
+  return createWallet(tx, context, customerId, primary.portfolio_id, { name: `Card wallet (${program.name})`.slice(0, 100) });
 }
 
 /**
@@ -144,7 +139,7 @@ export async function createDebitCard(tx: Tx, context: RequestContext, deps: Pic
   if (customer?.onboarding_status !== 'APPROVED') {
     throw new AppError('KYC_NOT_APPROVED', `A card needs the customer's ${found.type === 'LEGAL' ? 'KYB' : 'KYC'} to be APPROVED; it is ${customer?.onboarding_status ?? 'not started'}.`);
   }
-  const wallet = await walletForCard(tx, context.clientId, found.id, input, program.card_transaction_handler);
+  const wallet = await walletForCard(tx, context, found.id, input, program);
 
   const vault = cardVaultOf(deps);
   const id = idAt(context.now);

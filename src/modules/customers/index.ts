@@ -13,7 +13,7 @@ export function registerCustomersModuleRoutes(app: App, deps: Deps): void {
   registerPortfolioRoutes(app, deps);
 }
 
-export { createIndividual, seedMembershipPrograms, revealCustomerDocuments, type CustomerDocuments, findCustomer, findWallet, primaryWalletOf, getCustomer, getPortfolio, getWallet, walletView } from './customers.service.js';
+export { createIndividual, seedMembershipPrograms, revealCustomerDocuments, type CustomerDocuments, findCustomer, findWallet, createWallet, primaryWalletOf, getCustomer, getPortfolio, getWallet, walletView } from './customers.service.js';
 export { assertKycEditable, isKycEditable, kycEditableStatuses, maskSsn, occupationGroups, type CustomerType } from './customer-rules.js';
 export type { CustomerRow, WalletRow, PortfolioRow } from './customers.store.js';
 export type { Address } from './customers.tables.js';
