@@ -131,7 +131,7 @@ export class WebhookReceiver {
 }
 
 /** Verifies a received webhook with the reference implementation; returns the parsed body or throws. */
-export function verifyWebhook(secret: string, received: ReceivedWebhook): { id: string; type: string; createdAt: string; data: Record<string, unknown> } {
+export function verifyWebhook(secret: string, received: Pick<ReceivedWebhook, 'body' | 'headers'>): { id: string; type: string; createdAt: string; data: Record<string, unknown> } {
   return new Webhook(secret).verify(received.body, received.headers) as { id: string; type: string; createdAt: string; data: Record<string, unknown> };
 }
 

@@ -46,7 +46,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerBankAccountRoutes(app, deps);
   registerCounterpartyRoutes(app, deps);
   registerBankTransferRoutes(app, deps, bankTransfers);
-  registerCardsModuleRoutes(app, deps);
+  registerCardsModuleRoutes(app, deps, metrics);
   registerVaultRoutes(app, deps);
   registerCryptoRoutes(app, deps);
   registerCryptoTransferRoutes(app, deps);

@@ -2,6 +2,7 @@
 import type { TestClient, TestContext } from '../harness.js';
 import { balanceOf, fund, type Balances } from '../bank/fixtures.js';
 import { issuedCard } from './fixtures.js';
+import { cardVaultOf } from '../../src/modules/cards/index.js';
 
 /** Helpers of the card processor tests: drive the sandbox card network over HTTP. */
 
@@ -50,4 +51,10 @@ export async function lifecycle(t: TestContext, parentId: string, client: TestCl
   const card = await t.request({ url: `/v1/cards/transactions/${parentId}`, key: client.key });
   const list = await t.request({ url: `/v1/cards/transactions?cardId=${card.body.data.cardId as string}&limit=200`, key: client.key });
   return (list.body.data as any[]).find((group) => group.parentCardTransactionId === parentId);
+}
+
+/** The card's number, read from the vault the way the processor would (to build messages by hand). */
+export async function panOf(t: TestContext, cardId: string): Promise<string> {
+  const row = await t.deps.db.selectFrom('cards').select(['pan_encrypted', 'client_id']).where('id', '=', cardId).executeTakeFirstOrThrow();
+  return cardVaultOf(t.deps).decryptPan(row.pan_encrypted, row.client_id, cardId);
 }

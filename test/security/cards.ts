@@ -3,6 +3,17 @@ import { cardPrograms, issuedCard } from '../cards/fixtures.js';
 import { authorize, fundedCard } from '../cards/card-network.js';
 import type { TestClient, TestContext } from '../harness.js';
 import type { SecurityCase } from './types.js';
+import { CoopReceiver } from '../cards/coop-receiver.js';
+
+let decisionEndpoint: Promise<CoopReceiver> | undefined;
+
+/** A decision endpoint shared by the cases that need one (it answers "00"); the test process ends with it. */
+async function subscribedForDecisions(t: TestContext, client: TestClient): Promise<void> {
+  decisionEndpoint ??= CoopReceiver.start();
+  const receiver = await decisionEndpoint;
+  const response = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name: 'Decisions', url: receiver.url(), subscribedEventTypes: ['COOP_AUTH_0100'] } });
+  if (response.status !== 201) throw new Error(`subscribing failed: ${JSON.stringify(response.body)}`);
+}
 
 /** A lifecycle of `client` with an open hold (a funded card authorized for 10). */
 async function openAuthorization(t: TestContext, client: TestClient): Promise<string> {
@@ -19,6 +30,15 @@ const onLifecycle = (action: string, body?: Record<string, unknown>): SecurityCa
 
 /** Security cases of the cards module: programs and cards. */
 export const cardSecurityCases: SecurityCase[] = [
+  {
+    method: 'POST',
+    route: '/v1/sandbox/coop-auth/echo',
+    ownsResource: true,
+    prepare: async (t, client) => {
+      await subscribedForDecisions(t, client);
+      return { url: '/v1/sandbox/coop-auth/echo', body: { cardId: (await issuedCard(t, client, { programName: 'Cooperative Debit' })).cardId } };
+    },
+  },
   { method: 'GET', route: '/v1/cards/programs', ownsResource: false, prepare: async () => ({ url: '/v1/cards/programs' }) },
   {
     method: 'GET',

@@ -4,17 +4,20 @@
  */
 import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
+import type { Metrics } from '../../platform/http/metrics.js';
 import { registerCardRoutes } from './cards.routes.js';
 import { registerCardTransactionRoutes } from './processor/card-transactions.routes.js';
 import { registerSandboxCardNetworkRoutes } from './sandbox/card-network.routes.js';
+import { registerSandboxCoopEchoRoutes } from './sandbox/coop-echo.routes.js';
 
-export function registerCardsModuleRoutes(app: App, deps: Deps): void {
+export function registerCardsModuleRoutes(app: App, deps: Deps, metrics: Metrics): void {
   registerCardRoutes(app, deps);
   registerCardTransactionRoutes(app, deps);
-  if (deps.config.mode === 'sandbox') registerSandboxCardNetworkRoutes(app, deps);
+  if (deps.config.mode === 'sandbox') registerSandboxCardNetworkRoutes(app, deps, metrics);
+  if (deps.config.mode === 'sandbox') registerSandboxCoopEchoRoutes(app, deps);
 }
 
-export { processCardMessage, cardHoldExpiryTimer, type CardMessageOutcome } from './processor/processor.js';
+export { processCardMessage, finishCoopDecision, isCoopDecisionStep, cardHoldExpiryTimer, type CardMessageOutcome, type CardMessageStep } from './processor/processor.js';
 export type { FundingSource } from './processor/funding-source.js';
 
 export { seedCardPrograms, seedMissingCardPrograms, defaultCardPrograms, findCardProgram, listCardPrograms, type CardProgramRow } from './programs.js';

@@ -101,6 +101,11 @@ const coopAuthPayload = (description: string) =>
       authCode: optionalString(),
       message: optionalString(),
       approvedAmountMinor: minor('approved amount in minor units'),
+      cardId: optionalString('OpenBaaS addition: the card'),
+      cardTransactionId: optionalString('OpenBaaS addition: the card transaction record this message produces; dedupe decision requests on it'),
+      parentCardTransactionId: optionalString('OpenBaaS addition: the lifecycle (one swipe) it belongs to'),
+      partialApprovalCapable: Type.Optional(Type.Boolean({ description: 'OpenBaaS addition: the terminal takes a partial approval (answer approvedAmountMinor below amountMinor)' })),
+      availableMinor: minor('OpenBaaS addition, decision requests: the AVAILABLE balance the system checks found, minor units'),
     },
     description,
   );

@@ -10,6 +10,13 @@ export { signedHeaders, type SignedHeaders } from './webhook-signing.js';
 export { sealPlaintextWebhookSecrets, webhookSecretBoxOf, WebhookSecretBox } from './webhook-secrets.js';
 export { webhookHttpClient, WebhookHttpClient, type PostOptions, type PostOutcome } from './webhook-http.js';
 export { DeliveryWorker, purgeOldDeliveries } from './delivery-worker.js';
+export {
+  decisionEndpointOf,
+  recordDecisionDelivery,
+  recordDecisionRequestEvent,
+  sendDecisionRequest,
+  type DecisionEndpoint,
+} from './decision-requests.js';
 export { registerEventRoutes } from './events.routes.js';
 export { registerWebhookRoutes } from './webhooks.routes.js';
 export { registerWebhookFaultRoutes } from './webhook-faults.routes.js';

@@ -16,6 +16,12 @@ export interface PostOptions {
   timeoutMs: number;
   /** Reads at most this many bytes of the response body; the rest is discarded (the connection is closed). */
   responseBodyMaxBytes?: number;
+  /**
+   * For a caller that gives up at the timeout but wants to know whether the answer came later (a
+   * cooperative decision request): the outcome is a timeout at `timeoutMs` as usual, the request
+   * stays open `graceMs` longer, and `onResponse` hears of an answer that arrives meanwhile.
+   */
+  lateResponse?: { graceMs: number; onResponse: (late: { httpStatus: number; latencyMs: number }) => void };
 }
 
 export interface PostOutcome {
@@ -113,6 +119,13 @@ export class WebhookHttpClient {
         },
         (response) => {
           const status = response.statusCode ?? 0;
+          if (settled) {
+            // An answer after the timeout (lateResponse only): reported, its body drained so the socket is reused.
+            clearTimeout(graceTimer);
+            options.lateResponse?.onResponse({ httpStatus: status, latencyMs: elapsed() });
+            response.resume();
+            return;
+          }
           const chunks: Buffer[] = [];
           let received = 0;
           let truncated = false;
@@ -149,8 +162,15 @@ export class WebhookHttpClient {
           response.on('aborted', () => finish({ ok: false, httpStatus: status, latencyMs: elapsed(), responseBody: null, error: 'the receiver closed the connection mid-response' }));
         },
       );
+      let graceTimer: NodeJS.Timeout | undefined;
       const timer = setTimeout(() => {
-        request.destroy(new RequestTimeoutError());
+        const late = options.lateResponse;
+        if (!late) {
+          request.destroy(new RequestTimeoutError());
+          return;
+        }
+        finish({ ok: false, httpStatus: null, latencyMs: elapsed(), responseBody: null, error: describeError(new RequestTimeoutError(), options.timeoutMs) });
+        graceTimer = setTimeout(() => request.destroy(new RequestTimeoutError()), late.graceMs);
       }, options.timeoutMs);
       request.on('error', (error) => {
         finish({ ok: false, httpStatus: null, latencyMs: elapsed(), responseBody: null, error: describeError(error, options.timeoutMs) });

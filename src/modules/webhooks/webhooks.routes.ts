@@ -68,6 +68,10 @@ const AttemptSchema = Type.Object(
     injectedFault: Type.Union([Type.Literal('DUPLICATE'), Type.Null()], {
       description: 'sandbox fault injection (PUT /v1/sandbox/webhooks/faults): DUPLICATE marks the extra sending of a delivery that had succeeded; null for every ordinary attempt',
     }),
+    verdict: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'cooperative decision requests (COOP_AUTH_0100/0200) only: what the answer decided (APPROVED, PARTIAL <minor>, DECLINED <code>) or why the stand-in rule decided instead (STAND_IN TIMEOUT, NON_2XX, BAD_BODY, UNREACHABLE); null for every other delivery',
+    }),
   },
   { title: 'WebhookDeliveryAttempt' },
 );

@@ -50,6 +50,8 @@ export interface AttemptView {
   responseBody: string | null;
   error: string | null;
   injectedFault: InjectedFault | null;
+  /** Cooperative decision requests only: what the answer decided. */
+  verdict: string | null;
 }
 
 export interface DeliveryView {
@@ -150,6 +152,7 @@ function attemptView(row: AttemptRow): AttemptView {
     responseBody: row.response_body,
     error: row.error,
     injectedFault: row.injected_fault,
+    verdict: row.verdict,
   };
 }
 
@@ -447,10 +450,17 @@ export async function getWebhook(deps: Deps, clientId: string, id: string): Prom
  * failed or cancelled) gets one more attempt and no automatic retries after it; one still
  * waiting for an automatic retry is simply brought forward.
  */
+/** Cooperative decision requests (contract §12.4): synchronous, never retried. */
+const decisionRequestTypes: ReadonlySet<string> = new Set(['COOP_AUTH_0100', 'COOP_AUTH_0200']);
+
 export async function retryDelivery(tx: Tx, context: RequestContext, deliveryId: string): Promise<DeliveryView> {
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   const delivery = await store.findDelivery(tx, context.clientId, deliveryId, { forUpdate: true });
   if (!delivery) throw notFound('Delivery');
+  if (decisionRequestTypes.has(delivery.event_type)) {
+    // Sending it late would ask for a decision the card network stopped waiting for long ago.
+    throw new AppError('CONFLICT', `A ${delivery.event_type} decision request is sent once, at authorization time; it cannot be retried.`);
+  }
   const subscription = await loadSubscription(tx, context.clientId, delivery.subscription_id);
   refuseDeleted(subscription, 'sent to');
   if (!subscription.active) throw new AppError('CONFLICT', 'This webhook is not active; activate it (PATCH active: true) before retrying.');
@@ -533,6 +543,7 @@ export async function recordTestDelivery(tx: Tx, context: RequestContext, sent: 
     error: truncate(sent.outcome.error, errorKeptChars),
     worker: workerName,
     injected_fault: null,
+    verdict: null,
   };
   await store.insertDelivery(tx, row);
   await store.insertAttempt(tx, attempt);

@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely';
 import type { Json } from '../../platform/db/schema.js';
 
 export interface WebhookSubscriptionsTable {
@@ -59,6 +60,8 @@ export interface WebhookDeliveryAttemptsTable {
   worker: string;
   /** Sandbox fault injection: 'DUPLICATE' for the extra sending of a delivery that had succeeded (migration 0020). */
   injected_fault: InjectedFault | null;
+  /** Cooperative decision requests (migration 0028): what the answer decided; null for ordinary events. */
+  verdict: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type InjectedFault = 'DUPLICATE';

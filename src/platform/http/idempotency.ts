@@ -128,10 +128,51 @@ export async function runWrite<T>(
   deps: Deps,
   work: (tx: Tx, context: RequestContext) => Promise<WriteResult<T>>,
 ): Promise<FastifyReply> {
+  return runPausableWrite<T, never>(request, reply, deps, { work });
+}
+
+/** A write that must wait for something outside any transaction (a call to the client) before it can finish. */
+export interface Paused<P> {
+  paused: P;
+}
+
+export interface PausableWrite<T, P> {
+  /** The first transaction: the whole write, or its first half ending in `{ paused }`. */
+  work: (tx: Tx, context: RequestContext) => Promise<WriteResult<T> | Paused<P>>;
+  /** Between the two transactions, holding no connection: returns what `finish` needs. */
+  wait?: (paused: P, context: RequestContext) => Promise<unknown>;
+  /** The second transaction: the rest of the write, with what `wait` returned. */
+  finish?: (tx: Tx, context: RequestContext, paused: P, waited: unknown) => Promise<WriteResult<T>>;
+}
+
+/** The status a paused write's idempotency record holds until its answer is known (102 Processing). */
+const inProgressStatus = 102;
+/** A paused write whose record stayed in progress this long (real time) died between its transactions: a retry runs anew. */
+const inProgressAbandonedMs = 60_000;
+
+function isPaused<T, P>(result: WriteResult<T> | Paused<P>): result is Paused<P> {
+  return 'paused' in result;
+}
+
+/**
+ * runWrite for a write in two transactions with a wait between them (a cooperative card
+ * authorization: reserve, ask the client, apply its answer). With an Idempotency-Key, the first
+ * transaction records the key as in progress (a concurrent retry gets 409
+ * IDEMPOTENCY_REQUEST_IN_PROGRESS) and the second replaces that with the response. If the process
+ * dies between them, the record stays in progress for a minute and a retry after that runs anew.
+ */
+export async function runPausableWrite<T, P>(request: FastifyRequest, reply: FastifyReply, deps: Deps, write: PausableWrite<T, P>): Promise<FastifyReply> {
   const context = requestContext(request, deps);
   const key = idempotencyKeyOf(request);
   if (key === undefined) {
-    const result = await withTransaction(deps.db, (tx) => work(tx, context));
+    const resume = async (paused: P): Promise<WriteResult<T>> => {
+      if (!write.wait || !write.finish) throw new Error('a write paused without wait and finish');
+      const waited = await write.wait(paused, context);
+      const finish = write.finish;
+      return withTransaction(deps.db, (tx) => finish(tx, context, paused, waited));
+    };
+    const first = await withTransaction(deps.db, (tx) => write.work(tx, context));
+    const result = isPaused(first) ? await resume(first.paused) : first;
     return reply.code(result.statusCode ?? 200).send(envelopeOf(result, context));
   }
 
@@ -144,7 +185,7 @@ export async function runWrite<T>(
     }
     const row = await tx
       .selectFrom('idempotency_keys')
-      .select(['request_hash', 'status_code', 'response_body', 'response_sealed'])
+      .select(['request_hash', 'status_code', 'response_body', 'response_sealed', 'created_at'])
       .where('client_id', '=', context.clientId)
       .where('key', '=', key)
       .executeTakeFirst();
@@ -152,10 +193,38 @@ export async function runWrite<T>(
     if (!row.request_hash.equals(hash)) {
       throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
     }
+    if (row.status_code === inProgressStatus) {
+      if (deps.clock.now().getTime() - row.created_at.getTime() < inProgressAbandonedMs) {
+        throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.');
+      }
+      await tx.deleteFrom('idempotency_keys').where('client_id', '=', context.clientId).where('key', '=', key).execute();
+      return undefined;
+    }
     return { statusCode: row.status_code, body: storedBody(deps, context.clientId, key, row) };
   };
   const record = async (tx: Tx, response: StoredResponse, seal = false) => {
     const text = JSON.stringify(response.body);
+    const values = {
+      status_code: response.statusCode,
+      response_body: seal ? sealedBody(deps, context.clientId, key, text) : text,
+      response_sealed: seal,
+      created_at: context.now,
+    };
+    const replaced = await tx
+      .updateTable('idempotency_keys')
+      .set(values)
+      .where('client_id', '=', context.clientId)
+      .where('key', '=', key)
+      .where('status_code', '=', inProgressStatus)
+      .where('request_hash', '=', hash)
+      .executeTakeFirst();
+    if (replaced.numUpdatedRows > 0n) return;
+    await tx
+      .insertInto('idempotency_keys')
+      .values({ client_id: context.clientId, key, request_hash: hash, method: request.method, path: (request.url.split('?')[0] ?? '').slice(0, 2000), ...values })
+      .execute();
+  };
+  const markInProgress = async (tx: Tx) => {
     await tx
       .insertInto('idempotency_keys')
       .values({
@@ -164,24 +233,46 @@ export async function runWrite<T>(
         request_hash: hash,
         method: request.method,
         path: (request.url.split('?')[0] ?? '').slice(0, 2000),
-        status_code: response.statusCode,
-        response_body: seal ? sealedBody(deps, context.clientId, key, text) : text,
-        response_sealed: seal,
-        created_at: context.now,
+        status_code: inProgressStatus,
+        response_body: 'null',
+        response_sealed: false,
+        // Real time: whether the request died between its transactions is a matter of the server's clock.
+        created_at: deps.clock.now(),
       })
       .execute();
   };
 
   let outcome: { replay: boolean; response: StoredResponse };
+  /** Set once the first transaction of a paused write committed its in-progress record. */
+  let pausedCommitted = false;
   try {
-    outcome = await withTransaction(deps.db, async (tx) => {
+    const first = await withTransaction(deps.db, async (tx): Promise<{ replay: boolean; response: StoredResponse } | Paused<P>> => {
       const previous = await stored(tx);
       if (previous) return { replay: true, response: previous };
-      const result = await work(tx, context);
+      const result = await write.work(tx, context);
+      if (isPaused(result)) {
+        await markInProgress(tx);
+        return result;
+      }
       const response = { statusCode: result.statusCode ?? 200, body: envelopeOf(result, context) };
       await record(tx, response, result.sealResponse === true);
       return { replay: false, response };
     });
+    if ('paused' in first) {
+      pausedCommitted = true;
+      const paused = first.paused;
+      if (!write.wait || !write.finish) throw new Error('a write paused without wait and finish');
+      const waited = await write.wait(paused, context);
+      const finish = write.finish;
+      outcome = await withTransaction(deps.db, async (tx) => {
+        const result = await finish(tx, context, paused, waited);
+        const response = { statusCode: result.statusCode ?? 200, body: envelopeOf(result, context) };
+        await record(tx, response, result.sealResponse === true);
+        return { replay: false, response };
+      });
+    } else {
+      outcome = first;
+    }
   } catch (error) {
     if (sqlStateOf(error) === '23505') {
       // Another process recorded this key between our check and our insert: answer with its response.
@@ -193,7 +284,8 @@ export async function runWrite<T>(
     } else if (error instanceof AppError && error.statusCode < 500 && !isKeyError(error)) {
       const response = { statusCode: error.statusCode, body: errorBody(error, context.traceId) };
       outcome = await withTransaction(deps.db, async (tx) => {
-        const previous = await stored(tx);
+        // A paused write's own in-progress record is replaced, not taken for another request's.
+        const previous = pausedCommitted ? undefined : await stored(tx);
         if (previous) return { replay: true, response: previous };
         await record(tx, response);
         return { replay: false, response };

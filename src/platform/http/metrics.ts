@@ -34,8 +34,26 @@ export function createMetrics(pool: pg.Pool) {
     labelNames: ['route', 'path', 'result'] as const,
     registers: [registry],
   });
+  const coopDecisionDuration = new client.Histogram({
+    name: 'openbaas_coop_auth_decision_seconds',
+    help: 'Cooperative authorization: time from sending a decision request to its answer (or the timeout), by who decided (CLIENT or STAND_IN)',
+    labelNames: ['source'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4],
+    registers: [registry],
+  });
+  const coopStandIns = new client.Counter({
+    name: 'openbaas_coop_auth_stand_ins_total',
+    help: 'Cooperative authorization decisions taken by the stand-in rule, by reason (TIMEOUT, NON_2XX, BAD_BODY, UNREACHABLE, NO_ENDPOINT, LIFECYCLE_CLOSED)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    /** One cooperative decision request: its latency (null when nothing was sent) and, for a stand-in, why. */
+    coopDecision(latencyMs: number | null, standInReason: string | null) {
+      if (latencyMs !== null) coopDecisionDuration.observe({ source: standInReason === null ? 'CLIENT' : 'STAND_IN' }, latencyMs / 1000);
+      if (standInReason !== null) coopStandIns.inc({ reason: standInReason });
+    },
     /** Counts one batched write of `route` (see WriteBatcherOptions.observe). */
     writeBatch(route: string, path: 'unchecked' | 'checked', committed: boolean) {
       writeBatches.inc({ route, path, result: committed ? 'committed' : 'retried' });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../../test/harness.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { cardPrograms } from '../../../../test/cards/fixtures.js';
-import { authorize, balances, cardEventsOf, fundedCard, lifecycle, onParent, send, walletRecordsOf } from '../../../../test/cards/card-network.js';
+import { authorize, balances, cardEventsOf, fundedCard, lifecycle, onParent, panOf, send, walletRecordsOf } from '../../../../test/cards/card-network.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -80,7 +80,7 @@ describe('0100 authorization', () => {
   it('an expired card (DE14 or the card itself) answers 54', async () => {
     const card = await fundedCard(t, '50.00');
     const built = await authorize(t, card.cardId, { amount: 1 });
-    const message = { ...built.iso.request.fields, '0': '0100', '2': await panOf(card.cardId), '11': '000777', '37': '600000000777', '14': '2001' };
+    const message = { ...built.iso.request.fields, '0': '0100', '2': await panOf(t, card.cardId), '11': '000777', '37': '600000000777', '14': '2001' };
     const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
     expect(response.status).toBe(200);
     expect(response.body.data.response['39']).toBe('54');
@@ -118,7 +118,7 @@ describe('0100 authorization', () => {
   it('duplicates: the same STAN and RRN answers the first answer again; different content answers 94', async () => {
     const card = await fundedCard(t, '100.00');
     const first = await authorize(t, card.cardId, { amount: 10 });
-    const message = { ...first.iso.request.fields, '0': '0100', '2': await panOf(card.cardId) };
+    const message = { ...first.iso.request.fields, '0': '0100', '2': await panOf(t, card.cardId) };
     const again = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
     expect(again.body.data.cardTransactionId).toBe(first.cardTransactionId);
     expect(again.body.data.response['38']).toBe(first.authCode);
@@ -241,7 +241,7 @@ describe('0420 reversal', () => {
   it('an unmatched 0420 is acknowledged 00 and recorded as an orphan, no money', async () => {
     const card = await fundedCard(t, '10.00');
     const auth = await authorize(t, card.cardId, { amount: 1 });
-    const message = { ...auth.iso.request.fields, '0': '0420', '2': await panOf(card.cardId), '11': '000999', '37': '699999000999', '63': 'VIS00000QQQQQQQQQQQQQQQQ0' };
+    const message = { ...auth.iso.request.fields, '0': '0420', '2': await panOf(t, card.cardId), '11': '000999', '37': '699999000999', '63': 'VIS00000QQQQQQQQQQQQQQQQ0' };
     const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
     expect(response.body.data.response).toMatchObject({ '0': '0430', '39': '00' });
     const record = await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}` });
@@ -308,7 +308,7 @@ describe('message level', () => {
   it('a packed 0100 is answered packed; DE2 of another client\'s card answers 14', async () => {
     const card = await fundedCard(t, '100.00');
     const built = await authorize(t, card.cardId, { amount: 1 });
-    const fields = { ...built.iso.request.fields, '2': await panOf(card.cardId), '11': '000321', '37': '600000000321', '63': 'VIS00000PACKEDPACKEDPACK1' };
+    const fields = { ...built.iso.request.fields, '2': await panOf(t, card.cardId), '11': '000321', '37': '600000000321', '63': 'VIS00000PACKEDPACKEDPACK1' };
     const { packIsoMessage } = await import('../network/index.js');
     const packed = packIsoMessage({ isoMti: '0100', fields });
     const mine = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'ascii', message: packed } });
@@ -319,9 +319,3 @@ describe('message level', () => {
     expect(other.body.data).toMatchObject({ cardTransactionId: null, response: { '0': '0110', '39': '14' } });
   });
 });
-
-async function panOf(cardId: string): Promise<string> {
-  const { cardVaultOf } = await import('../card-vault.js');
-  const row = await t.deps.db.selectFrom('cards').select(['pan_encrypted', 'client_id']).where('id', '=', cardId).executeTakeFirstOrThrow();
-  return cardVaultOf(t.deps).decryptPan(row.pan_encrypted, row.client_id, cardId);
-}

@@ -58,6 +58,32 @@ const MerchantSchema = Type.Union([
   Type.Null(),
 ]);
 
+const CoopAuthDecisionSchema = Type.Object(
+  {
+    eventId: Type.String({ description: 'the COOP_AUTH_0100/0200 event sent (its webhook-id)' }),
+    webhookId: NullableString('the subscription asked; null when none lists the event type'),
+    latencyMs: Type.Union([Type.Integer(), Type.Null()], { description: 'from sending to the answer or the timeout; null when nothing was sent' }),
+    httpStatus: Type.Union([Type.Integer(), Type.Null()]),
+    standInReason: Type.Union(
+      [
+        Type.Literal('TIMEOUT'),
+        Type.Literal('NON_2XX'),
+        Type.Literal('BAD_BODY'),
+        Type.Literal('UNREACHABLE'),
+        Type.Literal('NO_ENDPOINT'),
+        Type.Literal('LIFECYCLE_CLOSED'),
+        Type.Null(),
+      ],
+      { description: 'why the program\'s stand-in rule decided (decisionSource STAND_IN); null when the client\'s answer was used' },
+    ),
+    detail: NullableString('what was wrong with the answer'),
+    clientResponseCode: NullableString('the responseCode the client answered'),
+    message: NullableString('the client\'s message'),
+    metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'the client\'s metadata (at most 20 keys)' }),
+  },
+  { title: 'CardCoopAuthDecision' },
+);
+
 export const CardTransactionSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'this child record (one message)' }),
@@ -95,6 +121,9 @@ export const CardTransactionSchema = Type.Object(
     overCapture: Type.Boolean({ description: 'a completion above the hold beyond the program tolerance' }),
     forcePost: Type.Boolean({ description: 'posted without a hold (never declined)' }),
     orphan: Type.Boolean({ description: 'an advice that matched no lifecycle: acknowledged, no money moved' }),
+    coopAuth: Type.Union([CoopAuthDecisionSchema, Type.Null()], {
+      description: 'COOP_AUTH decision requests (0100/0200 of a cooperative card that passed the system checks): what the client answered or why the stand-in decided; null otherwise',
+    }),
     createdAt: Type.String({ format: 'date-time' }),
   },
   { title: 'CardTransaction' },
@@ -162,6 +191,20 @@ export function cardTransactionView(row: CardTransactionRow): CardTransactionVie
     overCapture: row.over_capture,
     forcePost: row.force_post,
     orphan: row.orphan,
+    coopAuth:
+      row.coop_decision === null
+        ? null
+        : {
+            eventId: row.coop_decision.eventId,
+            webhookId: row.coop_decision.subscriptionId,
+            latencyMs: row.coop_decision.latencyMs,
+            httpStatus: row.coop_decision.httpStatus,
+            standInReason: row.coop_decision.standInReason,
+            detail: row.coop_decision.detail,
+            clientResponseCode: row.coop_decision.clientResponseCode,
+            message: row.coop_decision.message,
+            metadata: row.coop_decision.metadata,
+          },
     createdAt: row.created_at.toISOString(),
   };
 }

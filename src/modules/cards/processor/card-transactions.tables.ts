@@ -31,6 +31,32 @@ export interface FeeRecord {
   currency: string;
 }
 
+/** The mark a lifecycle carries while its cooperative decision request is in flight. */
+export interface CoopPendingMark {
+  childId: string;
+  eventId: string;
+  step: 'AUTHORIZATION' | 'INCREMENT' | 'FINANCIAL';
+  /** What was reserved for the decision, minor units (a decimal string). */
+  reservedMinor: string;
+}
+
+/** Why the stand-in rule decided instead of the client. */
+export type StandInReason = 'TIMEOUT' | 'NON_2XX' | 'BAD_BODY' | 'UNREACHABLE' | 'NO_ENDPOINT' | 'LIFECYCLE_CLOSED';
+
+export interface CoopDecisionRecord {
+  /** The COOP_AUTH_0100/0200 event sent (its id is the webhook-id header). */
+  eventId: string;
+  subscriptionId: string | null;
+  latencyMs: number | null;
+  httpStatus: number | null;
+  standInReason: StandInReason | null;
+  /** What was wrong with the answer, for a stand-in. */
+  detail: string | null;
+  clientResponseCode: string | null;
+  message: string | null;
+  metadata: Record<string, unknown> | null;
+}
+
 export interface CardSwipesTable {
   client_id: string;
   id: string;
@@ -55,6 +81,8 @@ export interface CardSwipesTable {
   expired_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** Migration 0028: set while a cooperative decision request is in flight (see coop-auth.ts). */
+  coop_pending: ColumnType<CoopPendingMark | null, string | null | undefined, string | null>;
 }
 
 export interface CardTransactionsTable {
@@ -98,6 +126,8 @@ export interface CardTransactionsTable {
   orphan: boolean;
   ledger_hold_id: string | null;
   created_at: Date;
+  /** Migration 0028: what the cooperative client or the stand-in decided (COOP_AUTH decision requests only). */
+  coop_decision: ColumnType<CoopDecisionRecord | null, string | null | undefined, string | null>;
 }
 
 declare module '../../../platform/db/schema.js' {

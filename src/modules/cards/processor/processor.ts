@@ -15,12 +15,14 @@ import { idAt } from '../../../platform/ids.js';
 import type { HistoryInput } from '../../ledger/index.js';
 import { cancelTimer, scheduleTimer, type TimerKind } from '../../timers/index.js';
 import { recordEvent } from '../../webhooks/events.store.js';
+import { decisionEndpointOf, recordDecisionDelivery, recordDecisionRequestEvent } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
 import type { CardRow } from '../cards.service.js';
-import { mccIn } from '../program-settings.js';
+import { defaultCoopAuth, mccIn, type CoopAuthSettings } from '../program-settings.js';
 import { findCardProgram, type CardProgramRow } from '../programs.js';
 import {
   authorizationCode,
+  coopAuthEventTypeOf,
   declineReasons,
   describeResponseCode,
   expiryYyMm,
@@ -44,7 +46,9 @@ import {
   type CardTransactionRow,
   type CardTransactionView,
 } from './card-transaction-views.js';
-import type { CardTransactionStatus, CardTransactionType, DecisionSource } from './card-transactions.tables.js';
+import type { CardTransactionStatus, CardTransactionType, CoopDecisionRecord, CoopPendingMark, DecisionSource } from './card-transactions.tables.js';
+import { readClientAnswer, standInAnswer, verdictText, type ClientExchange, type ClientVerdict } from './coop-answer.js';
+import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { fundingSourceOf, FundingUnavailable, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
 import './card-transactions.tables.js';
@@ -65,6 +69,18 @@ export interface CardMessageOutcome {
   replayed: boolean;
 }
 
+/** A COOP_AUTH decision request to send to the client: the reservation is committed, the answer not yet known. */
+export interface CoopDecisionStep {
+  pendingDecision: PendingCoopDecision;
+}
+
+/** What one transaction of the processor produced: the answer, or a decision request to send first. */
+export type CardMessageStep = CardMessageOutcome | CoopDecisionStep;
+
+export function isCoopDecisionStep(step: CardMessageStep): step is CoopDecisionStep {
+  return 'pendingDecision' in step;
+}
+
 /** The hold expiry timer (contract §12.3: "hold expiry by the client's clock"). */
 export const holdExpiryTimerKind = 'card.hold-expiry';
 
@@ -80,6 +96,11 @@ interface Decision {
   declineReason: string | null;
   approvedMinor: bigint;
   source: DecisionSource;
+  /** The client's DE38 for its approval (else one is drawn). */
+  authCode?: string | null;
+  /** Set by the system checks of a COOP_AUTH card that passed: the client decides (phase 2). */
+  awaitingClient?: boolean;
+  coop?: CoopDecisionRecord;
 }
 
 const approve = (approvedMinor: bigint): Decision => ({ responseCode: '00', declineReason: null, approvedMinor, source: 'SYSTEM' });
@@ -91,6 +112,7 @@ function declineWithCode(code: string): Decision {
 /** Everything one message's handling needs. */
 interface Run {
   tx: Tx;
+  deps: Processor;
   context: RequestContext;
   card: CardRow;
   program: CardProgramRow;
@@ -98,11 +120,19 @@ interface Run {
   message: IsoMessage;
   /** Same STAN + RRN within 24 h but different content: a request answers 94 at its place in the decision order. */
   duplicate: boolean;
+  /** What the funds check found (a decision request tells the client). */
+  availableMinor?: bigint;
 }
 
 type Processor = Pick<Deps, 'config' | 'database'>;
 
-export async function processCardMessage(tx: Tx, context: RequestContext, deps: Processor, message: IsoMessage): Promise<CardMessageOutcome> {
+/**
+ * Handles one message in the caller's transaction. For a 0100 or 0200 of a COOP_AUTH card that
+ * passed the system checks it answers with a CoopDecisionStep instead: the amount is reserved,
+ * the decision request's event recorded, and the caller commits, asks the client outside any
+ * transaction, then calls `finishCoopDecision` in a second transaction.
+ */
+export async function processCardMessage(tx: Tx, context: RequestContext, deps: Processor, message: IsoMessage): Promise<CardMessageStep> {
   const info = readMessage(message, context.now);
   const fingerprint = cardVaultOf(deps).fingerprint(message.fields['2'] ?? '');
   // The card's row lock orders every message of a card (limits, holds) and comes first in the lock order.
@@ -113,7 +143,7 @@ export async function processCardMessage(tx: Tx, context: RequestContext, deps: 
 
   const earlier = await earlierMessage(tx, context, card, info, message);
   if (earlier?.sameContent) return replay(message, earlier.row);
-  const run: Run = { tx, context, card, program, info, message, duplicate: earlier !== undefined };
+  const run: Run = { tx, deps, context, card, program, info, message, duplicate: earlier !== undefined };
   switch (info.mti) {
     case '0100':
       return authorize(run);
@@ -222,7 +252,7 @@ interface ChildDraft {
 async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft: ChildDraft): Promise<CardMessageOutcome> {
   const { tx, context, card, info, message } = run;
   const approved = isApproval(draft.decision.responseCode);
-  const authCode = approved && (info.mti === '0100' || info.mti === '0200') ? authorizationCode() : null;
+  const authCode = approved && (info.mti === '0100' || info.mti === '0200') ? (draft.decision.authCode ?? authorizationCode()) : null;
   const response = buildResponse(message, draft.decision.responseCode, { ...draft.responseExtras, ...(authCode === null ? {} : { '38': authCode }) });
   const request = redactForEvent(message);
   const row = await tx
@@ -268,11 +298,13 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
       orphan: draft.orphan ?? false,
       ledger_hold_id: draft.holdId ?? swipe.hold_id,
       created_at: context.now,
+      coop_decision: draft.decision.coop === undefined ? null : JSON.stringify(draft.decision.coop),
     })
     .returningAll()
     .executeTakeFirstOrThrow();
   const view = cardTransactionView(row);
   await recordEvent(tx, context, cardEventTypes[draft.status], cardEventData(view));
+  await recordCoopAdvice(run, swipe, childId, draft.decision.responseCode, authCode, approved ? draft.amountMinor : 0n);
   return {
     request,
     response,
@@ -292,6 +324,8 @@ interface SwipeState {
   postedMinor: bigint;
   holdId: string | null;
   expiresAt: Date | null;
+  /** Set while a cooperative decision request is in flight; cleared whenever the lifecycle stops being PENDING. */
+  coopPending?: CoopPendingMark | null;
 }
 
 async function insertSwipe(run: Run, id: string, state: SwipeState): Promise<CardSwipeRow> {
@@ -322,6 +356,7 @@ async function insertSwipe(run: Run, id: string, state: SwipeState): Promise<Car
       expired_at: null,
       created_at: context.now,
       updated_at: context.now,
+      coop_pending: state.coopPending ? JSON.stringify(state.coopPending) : null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -337,6 +372,9 @@ async function updateSwipe(tx: Tx, context: RequestContext, swipe: CardSwipeRow,
       ...(state.holdId === undefined ? {} : { hold_id: state.holdId }),
       ...(state.expiresAt === undefined ? {} : { expires_at: state.expiresAt }),
       ...(state.expiredAt === undefined ? {} : { expired_at: state.expiredAt }),
+      ...(state.coopPending !== undefined ? { coop_pending: state.coopPending === null ? null : JSON.stringify(state.coopPending) } : {}),
+      // A lifecycle that stops being PENDING (reversed, expired, completed) has no decision in flight any more.
+      ...(state.status !== undefined && state.status !== 'PENDING' ? { coop_pending: null } : {}),
       updated_at: context.now,
     })
     .where('client_id', '=', context.clientId)
@@ -413,10 +451,12 @@ async function decide(run: Run, funding: FundingSource | null): Promise<Decision
   if (today.count + 1 > program.limits.dailyCount) return decline('EXCEEDS_FREQUENCY_LIMIT');
   const approvedMinor = magic === '10' ? (amount / 2n > 0n ? amount / 2n : 1n) : amount;
   if (!funding) return decline('TRANSACTION_NOT_PERMITTED');
-  if ((await funding.available(run.tx)) < approvedMinor) return decline('INSUFFICIENT_FUNDS');
+  run.availableMinor = await funding.available(run.tx);
+  if (run.availableMinor < approvedMinor) return decline('INSUFFICIENT_FUNDS');
   if (run.duplicate) return decline('DUPLICATE_TRANSACTION');
+  // A COOP_AUTH card's client decides what passed the system checks (not the sandbox magic amounts).
+  if (run.card.card_transaction_handler === 'COOP_AUTH' && magic === null) return { ...approve(amount), source: 'CLIENT', awaitingClient: true };
   let decision = approve(approvedMinor);
-  if (run.card.card_transaction_handler === 'COOP_AUTH') decision = await decideCooperatively(run, decision);
   if (isApproval(decision.responseCode) && decision.approvedMinor < amount) {
     if (!partialApprovalEnabled(program) || !info.partialApprovalCapable) return decline('PARTIAL_APPROVAL_NOT_ALLOWED');
     decision = { ...decision, responseCode: '10' };
@@ -424,15 +464,185 @@ async function decide(run: Run, funding: FundingSource | null): Promise<Decision
   return decision;
 }
 
+// ---- cooperative authorization (contract §12.4) -------------------------------------------------
+
+function pendingMark(run: Run, childId: string, step: CoopPendingMark['step'], reservedMinor: bigint): CoopPendingMark {
+  return { childId, eventId: idAt(run.context.now), step, reservedMinor: reservedMinor.toString() };
+}
+
 /**
- * THE PLACE WHERE COOPERATIVE AUTHORIZATION PLUGS IN (contract §12.4, issue 19). It is called
- * only for COOP_AUTH cards whose message passed every system check; it will send the
- * COOP_AUTH_0100/0200 decision request to the client, apply the answer or the stand-in, and return
- * the decision with `source` CLIENT or STAND_IN. Until then a COOP_AUTH card is decided like a
- * STANDARD one: the system's approval stands.
+ * Phase 1's end: the reservation is in place; records the COOP_AUTH_0100/0200 event (one id per
+ * request) and finds the subscription that answers it. The caller commits and sends it.
  */
-async function decideCooperatively(_run: Run, systemApproval: Decision): Promise<Decision> {
-  return systemApproval;
+async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingMark, original: { mti: string; stan: string; rrn: string } | null): Promise<CoopDecisionStep> {
+  const { tx, context, card, info, message, program } = run;
+  const type = coopAuthEventTypeOf(info.mti);
+  assert(type === 'COOP_AUTH_0100' || type === 'COOP_AUTH_0200', `no decision request for ${info.mti}`);
+  const infoOriginal = info.original === null ? null : { mti: info.original.mti, stan: info.original.stan };
+  const data = coopEventData({
+    message,
+    info,
+    cardId: card.id,
+    cardReferenceId: card.reference_number,
+    cardTransactionId: mark.childId,
+    parentCardTransactionId: swipe.id,
+    availableMinor: run.availableMinor ?? null,
+    original: original ?? infoOriginal,
+  });
+  const event = await recordDecisionRequestEvent(tx, context, type, data, mark.eventId);
+  const endpoint = await decisionEndpointOf(tx, run.deps, context.clientId, type, context.now);
+  return {
+    pendingDecision: {
+      clientId: context.clientId,
+      cardId: card.id,
+      swipeId: swipe.id,
+      childId: mark.childId,
+      step: mark.step,
+      reservedMinor: BigInt(mark.reservedMinor),
+      message,
+      event,
+      endpoint,
+      settings: program.coop_auth ?? defaultCoopAuth,
+    },
+  };
+}
+
+/** The decision a verdict makes (the stand-in rule when the client's answer cannot be used). */
+function decisionOfVerdict(run: Run, verdict: ClientVerdict, settings: CoopAuthSettings, record: CoopDecisionRecord): Decision {
+  const amount = run.info.amountMinor;
+  switch (verdict.kind) {
+    case 'APPROVE':
+      if (verdict.partial && (!partialApprovalEnabled(run.program) || !run.info.partialApprovalCapable)) {
+        return { ...decline('PARTIAL_APPROVAL_NOT_ALLOWED'), source: 'CLIENT', coop: record };
+      }
+      return { responseCode: verdict.responseCode, declineReason: null, approvedMinor: verdict.approvedMinor, source: 'CLIENT', authCode: verdict.authCode, coop: record };
+    case 'DECLINE':
+      return { ...declineWithCode(verdict.responseCode), source: 'CLIENT', coop: record };
+    case 'STAND_IN': {
+      const standIn = standInAnswer(settings, amount);
+      return standIn.approved ? { ...approve(amount), source: 'STAND_IN', coop: record } : { ...declineWithCode(standIn.responseCode), source: 'STAND_IN', coop: record };
+    }
+  }
+}
+
+/** What a finished decision request reports besides the answer to the network. */
+export interface CoopDecisionResult {
+  outcome: CardMessageOutcome;
+  verdict: ClientVerdict;
+}
+
+/**
+ * Phase 2, in a second transaction: applies the client's answer (or the stand-in) to the
+ * reservation phase 1 made, writes the card transaction record and its event, and logs the
+ * decision request's delivery. `exchange` is null when the client has no subscription for the type.
+ * A lifecycle that a reversal or the hold expiry closed meanwhile is declined "91" (nothing to apply).
+ */
+export async function finishCoopDecision(
+  tx: Tx,
+  context: RequestContext,
+  deps: Processor,
+  pending: PendingCoopDecision,
+  exchange: ClientExchange | null,
+  attemptedAt: Date,
+): Promise<CoopDecisionResult> {
+  const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('id', '=', pending.cardId).forUpdate().executeTakeFirstOrThrow();
+  const program = await findCardProgram(tx, context.clientId, card.card_program_id);
+  assert(program, `card ${card.id} has no program`);
+  const info = readMessage(pending.message, context.now);
+  const run: Run = { tx, deps, context, card, program, info, message: pending.message, duplicate: false };
+  const swipe = await lockSwipe(tx, context.clientId, pending.swipeId);
+  assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
+  const open = swipe.coop_pending?.childId === pending.childId && hasOpenHold(swipe);
+  const verdict: ClientVerdict = !open
+    ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was reversed or expired before the answer was applied' }
+    : exchange === null
+      ? { kind: 'STAND_IN', reason: 'NO_ENDPOINT', detail: `no active subscription lists ${pending.event.type}` }
+      : readClientAnswer(exchange, info.amountMinor);
+  const record: CoopDecisionRecord = {
+    eventId: pending.event.id,
+    subscriptionId: pending.endpoint?.subscriptionId ?? null,
+    latencyMs: exchange?.latencyMs ?? null,
+    httpStatus: exchange?.httpStatus ?? null,
+    standInReason: verdict.kind === 'STAND_IN' ? verdict.reason : null,
+    detail: verdict.kind === 'STAND_IN' ? verdict.detail : null,
+    clientResponseCode: verdict.kind === 'STAND_IN' ? null : verdict.responseCode,
+    message: verdict.kind === 'STAND_IN' ? null : verdict.message,
+    metadata: verdict.kind === 'STAND_IN' ? null : verdict.metadata,
+  };
+  const decision: Decision = open ? decisionOfVerdict(run, verdict, pending.settings, record) : { ...declineWithCode('91'), source: 'STAND_IN', coop: record };
+  if (exchange !== null && pending.endpoint !== null) {
+    const standIn = verdict.kind === 'STAND_IN' ? { approved: isApproval(decision.responseCode), responseCode: decision.responseCode } : undefined;
+    await recordDecisionDelivery(tx, {
+      clientId: context.clientId,
+      subscriptionId: pending.endpoint.subscriptionId,
+      event: pending.event,
+      attemptedAt,
+      now: context.now,
+      outcome: exchange,
+      accepted: verdict.kind !== 'STAND_IN',
+      verdict: verdictText(verdict, standIn),
+    });
+  }
+  const outcome = open ? await applyCoopDecision(run, swipe, pending, decision) : await writeChild(run, swipe, pending.childId, closedDraft(pending, decision, swipe));
+  return { outcome, verdict };
+}
+
+function closedDraft(pending: PendingCoopDecision, decision: Decision, swipe: CardSwipeRow): ChildDraft {
+  return { type: pending.step === 'FINANCIAL' ? 'PURCHASE' : 'PRE_AUTHORIZATION', status: 'FAILED', decision, amountMinor: 0n, heldMinor: toBigInt(swipe.held_minor) };
+}
+
+async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: string }, pending: PendingCoopDecision, decision: Decision): Promise<CardMessageOutcome> {
+  const { tx, context } = run;
+  const funding = requireFunding(run);
+  const reserved = pending.reservedMinor;
+  const history = historyOf(swipe.id, pending.childId, funding.historyTypes.hold);
+  const approved = isApproval(decision.responseCode);
+  const approvedMinor = approved ? decision.approvedMinor : 0n;
+  const partialExtras = decision.responseCode === '10' ? partialApprovalFields(run.info, approvedMinor) : {};
+  const held = toBigInt(swipe.held_minor);
+  const expiresAt = swipe.expires_at;
+  if (pending.step === 'FINANCIAL') {
+    if (approved) await funding.captureHold(tx, swipe.hold_id, approvedMinor, historyOf(swipe.id, pending.childId, funding.historyTypes.capture));
+    else await funding.releaseHold(tx, swipe.hold_id, undefined, history);
+    const updated = await updateSwipe(tx, context, swipe, { status: approved ? 'COMPLETED' : 'FAILED', heldMinor: 0n, postedMinor: approvedMinor, expiresAt: null, coopPending: null });
+    await cancelTimer(tx, context.clientId, holdExpiryTimerKind, swipe.id);
+    return writeChild(run, updated, pending.childId, { type: 'PURCHASE', status: approved ? 'COMPLETED' : 'FAILED', decision, amountMinor: approvedMinor, heldMinor: 0n, responseExtras: partialExtras });
+  }
+  // AUTHORIZATION or INCREMENT: the hold keeps what was approved of the reservation.
+  if (reserved > approvedMinor) await funding.releaseHold(tx, swipe.hold_id, reserved - approvedMinor, history);
+  const newHeld = held - reserved + approvedMinor;
+  const closed = newHeld === 0n;
+  const updated = await updateSwipe(tx, context, swipe, closed ? { status: 'FAILED', heldMinor: 0n, expiresAt: null, coopPending: null } : { heldMinor: newHeld, coopPending: null });
+  if (closed) await cancelTimer(tx, context.clientId, holdExpiryTimerKind, swipe.id);
+  return writeChild(run, updated, pending.childId, {
+    type: 'PRE_AUTHORIZATION',
+    status: approved ? 'PENDING' : 'FAILED',
+    decision,
+    amountMinor: approvedMinor,
+    heldMinor: newHeld,
+    expiresAt: approved ? expiresAt : null,
+    responseExtras: partialExtras,
+  });
+}
+
+/** COOP_AUTH_0120/0220/0420: the advices a COOP_AUTH card's client hears of, as ordinary events (at least once, retried). */
+async function recordCoopAdvice(run: Run, swipe: CardSwipeRow, childId: string, responseCode: string, authCode: string | null, approvedMinor: bigint): Promise<void> {
+  if (run.card.card_transaction_handler !== 'COOP_AUTH') return;
+  const type = coopAuthEventTypeOf(run.message.isoMti);
+  if (type !== 'COOP_AUTH_0120' && type !== 'COOP_AUTH_0220' && type !== 'COOP_AUTH_0420') return;
+  const original = { mti: swipe.first_mti, stan: swipe.stan, rrn: swipe.rrn };
+  const data = coopEventData({
+    message: run.message,
+    info: run.info,
+    cardId: run.card.id,
+    cardReferenceId: run.card.reference_number,
+    cardTransactionId: childId,
+    parentCardTransactionId: swipe.id,
+    availableMinor: null,
+    original,
+    answer: { responseCode, authCode, approvedAmountMinor: approvedMinor },
+  });
+  await recordEvent(run.tx, run.context, type, data);
 }
 
 /** STANDARD programs partially approve whenever the terminal can; COOP_AUTH programs per their setting. */
@@ -530,13 +740,13 @@ function hasOpenHold(swipe: CardSwipeRow | undefined): swipe is CardSwipeRow & {
 
 // ---- 0100 -----------------------------------------------------------------------------------
 
-async function authorize(run: Run): Promise<CardMessageOutcome> {
+async function authorize(run: Run): Promise<CardMessageStep> {
   const { info, context } = run;
   const transactionType = transactionTypeOf(info);
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
   if (info.networkDataRef !== null) {
     const existing = await correlate(run, { byRrn: false });
-    if (hasOpenHold(existing)) return increment(run, existing);
+    if (hasOpenHold(existing) && existing.coop_pending === null) return increment(run, existing);
     // An increment of a lifecycle that holds nothing any more (completed, reversed, expired): no
     // hold to raise, and a new hold under a used reference would make later messages ambiguous.
     // Declined (57) on that lifecycle, which stays as it was.
@@ -560,8 +770,10 @@ async function authorize(run: Run): Promise<CardMessageOutcome> {
     const expiresAt = holdExpiresAt(run, info.mcc);
     try {
       const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(swipeId, childId, funding.historyTypes.hold));
-      const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt });
+      const coopPending = decision.awaitingClient ? pendingMark(run, childId, 'AUTHORIZATION', decision.approvedMinor) : null;
+      const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt, coopPending });
       await scheduleExpiry(run, swipeId, expiresAt);
+      if (coopPending) return requestDecision(run, swipe, coopPending, null);
       return writeChild(run, swipe, childId, {
         type: 'PRE_AUTHORIZATION',
         status: 'PENDING',
@@ -583,7 +795,7 @@ async function authorize(run: Run): Promise<CardMessageOutcome> {
 }
 
 /** An incremental authorization: a 0100 with the networkDataRef of a lifecycle whose hold is open. */
-async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): Promise<CardMessageOutcome> {
+async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): Promise<CardMessageStep> {
   const childId = idAt(run.context.now);
   const funding = fundingOf(run);
   const heldMinor = toBigInt(swipe.held_minor);
@@ -593,8 +805,10 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
     try {
       await funding.increaseHold(run.tx, swipe.hold_id, decision.approvedMinor, expiresAt, historyOf(swipe.id, childId, funding.historyTypes.hold));
       const newHeld = heldMinor + decision.approvedMinor;
-      const updated = await updateSwipe(run.tx, run.context, swipe, { heldMinor: newHeld, expiresAt });
+      const coopPending = decision.awaitingClient ? pendingMark(run, childId, 'INCREMENT', decision.approvedMinor) : null;
+      const updated = await updateSwipe(run.tx, run.context, swipe, { heldMinor: newHeld, expiresAt, ...(coopPending ? { coopPending } : {}) });
       await scheduleExpiry(run, swipe.id, expiresAt);
+      if (coopPending) return requestDecision(run, updated, coopPending, { mti: swipe.first_mti, stan: swipe.stan, rrn: swipe.rrn });
       return writeChild(run, updated, childId, {
         type: 'PRE_AUTHORIZATION',
         status: 'PENDING',
@@ -685,7 +899,7 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
 
 // ---- 0200 -----------------------------------------------------------------------------------
 
-async function financial(run: Run): Promise<CardMessageOutcome> {
+async function financial(run: Run): Promise<CardMessageStep> {
   const transactionType = transactionTypeOf(run.info);
   if (transactionType === '20') return refund(run);
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
@@ -693,6 +907,20 @@ async function financial(run: Run): Promise<CardMessageOutcome> {
   const childId = idAt(run.context.now);
   const funding = fundingOf(run);
   let decision = await decide(run, funding);
+  if (decision.awaitingClient && funding) {
+    // The client decides: the amount is held meanwhile, and captured (or released) by its answer.
+    const expiresAt = holdExpiresAt(run, run.info.mcc);
+    try {
+      const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(swipeId, childId, funding.historyTypes.hold));
+      const coopPending = pendingMark(run, childId, 'FINANCIAL', decision.approvedMinor);
+      const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt, coopPending });
+      await scheduleExpiry(run, swipeId, expiresAt);
+      return await requestDecision(run, swipe, coopPending, null);
+    } catch (error) {
+      if (!isInsufficientFunds(error)) throw error;
+      decision = decline('INSUFFICIENT_FUNDS');
+    }
+  }
   if (isApproval(decision.responseCode) && funding) {
     try {
       await funding.post(run.tx, decision.approvedMinor, { force: false, expiresAt: run.context.now }, historyOf(swipeId, childId, funding.historyTypes.capture));

@@ -5,14 +5,18 @@ import type { Tx } from '../../../platform/db/transaction.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { AppError, notFound, validationError } from '../../../platform/http/errors.js';
-import { runWrite } from '../../../platform/http/idempotency.js';
+import { runPausableWrite, runWrite } from '../../../platform/http/idempotency.js';
+import type { Metrics } from '../../../platform/http/metrics.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isUuid } from '../../../platform/ids.js';
 import { cardVaultOf } from '../card-vault.js';
 import { findCard, type CardRow } from '../cards.service.js';
 import { findCardProgram } from '../programs.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
-import { expireSwipe, processCardMessage, type CardMessageOutcome } from '../processor/processor.js';
+import { expireSwipe, finishCoopDecision, isCoopDecisionStep, processCardMessage, type CardMessageOutcome } from '../processor/processor.js';
+import type { PendingCoopDecision } from '../processor/coop-auth.js';
+import { callCoopClient, type ClientCall } from '../processor/coop-client.js';
 import { amountMinorOf, buildSandboxMessage, newNetworkDataRef, sandboxCurrencies, type CardOfMessage, type MessageOptions } from './sandbox-messages.js';
 
 const tags = ['Sandbox'];
@@ -170,8 +174,35 @@ function followUp(swipe: CardSwipeRow): Pick<MessageOptions, 'networkDataRef' | 
  * message, as an acquirer would, and runs it through the processor; POST /v1/sandbox/iso8583 takes
  * the message itself. Registered only in sandbox mode.
  */
-export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
-  const send = (tx: Tx, context: RequestContext, message: IsoMessage) => processCardMessage(tx, context, deps, message);
+export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: Metrics): void {
+  /**
+   * Runs one message through the processor. A COOP_AUTH decision request is a write in two
+   * transactions with the call to the client between them (runPausableWrite): nothing is held
+   * while the client thinks.
+   */
+  const runCardMessage = <D>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    answer: { statusCode?: number; message: string },
+    build: (tx: Tx, context: RequestContext) => Promise<IsoMessage>,
+    view: (outcome: CardMessageOutcome) => D,
+  ) =>
+    runPausableWrite<D, PendingCoopDecision>(request, reply, deps, {
+      work: async (tx, context) => {
+        const step = await processCardMessage(tx, context, deps, await build(tx, context));
+        if (isCoopDecisionStep(step)) return { paused: step.pendingDecision };
+        return { ...answer, data: view(step) };
+      },
+      wait: (pending) => callCoopClient(deps, pending, request.log),
+      finish: async (tx, context, pending, waited) => {
+        const call = waited as ClientCall;
+        const { outcome, verdict } = await finishCoopDecision(tx, context, deps, pending, call.exchange, call.attemptedAt);
+        metrics.coopDecision(call.exchange?.latencyMs ?? null, verdict.kind === 'STAND_IN' ? verdict.reason : null);
+        return { ...answer, data: view(outcome) };
+      },
+    });
+  const sendMessage = (request: FastifyRequest, reply: FastifyReply, build: (tx: Tx, context: RequestContext) => Promise<IsoMessage>) =>
+    runCardMessage(request, reply, { statusCode: 201, message: 'Card network message processed' }, build, resultOf);
 
   const onParent = (
     path: string,
@@ -185,11 +216,11 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
       path,
       { schema: { operationId, tags, summary, description, params: ParentParams, body, response: { 201: Envelope(SandboxCardResult) } } },
       async (request, reply) =>
-        runWrite(request, reply, deps, async (tx, context) => {
+        sendMessage(request, reply, async (tx, context) => {
           const swipe = await swipeOf(tx, context, (request.params).parentId);
           const card = await cardOf(tx, context, swipe.card_id);
           const message = build(swipe, await cardOfMessage(tx, deps, context, card), (request.body ?? {}) as Record<string, unknown>, context.now);
-          return { statusCode: 201, message: 'Card network message processed', data: resultOf(await send(tx, context, message)) };
+          return message;
         }),
     );
   };
@@ -211,7 +242,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) =>
-      runWrite(request, reply, deps, async (tx, context) => {
+      sendMessage(request, reply, async (tx, context) => {
         const body = request.body;
         const card = await cardOf(tx, context, request.params.cardId);
         const amountMinor = body.amount === 0 ? 0n : amountMinorOf(body.amount);
@@ -225,7 +256,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
           networkDataRef: body.networkDataRef ?? newNetworkDataRef(),
           partialApprovalCapable: body.partialApprovalCapable ?? true,
         });
-        return { statusCode: 201, message: 'Card network message processed', data: resultOf(await send(tx, context, message)) };
+        return message;
       }),
   );
 
@@ -334,7 +365,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) =>
-      runWrite(request, reply, deps, async (tx, context) => {
+      sendMessage(request, reply, async (tx, context) => {
         const card = await cardOf(tx, context, request.params.cardId);
         const message = buildSandboxMessage(await cardOfMessage(tx, deps, context, card), context.now, {
           mti: '0200',
@@ -343,7 +374,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
           merchant: request.body.merchant,
           networkDataRef: newNetworkDataRef(),
         });
-        return { statusCode: 201, message: 'Card network message processed', data: resultOf(await send(tx, context, message)) };
+        return message;
       }),
   );
 
@@ -361,7 +392,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) =>
-      runWrite(request, reply, deps, async (tx, context) => {
+      sendMessage(request, reply, async (tx, context) => {
         const card = await cardOf(tx, context, request.params.cardId);
         const message = buildSandboxMessage(await cardOfMessage(tx, deps, context, card), context.now, {
           mti: '0220',
@@ -370,7 +401,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
           merchant: request.body.merchant,
           networkDataRef: newNetworkDataRef(),
         });
-        return { statusCode: 201, message: 'Card network message processed', data: resultOf(await send(tx, context, message)) };
+        return message;
       }),
   );
 
@@ -390,15 +421,16 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) =>
-      runWrite(request, reply, deps, async (tx, context) => {
-        const { format, message } = request.body;
-        if (format === 'ascii' && typeof message !== 'string') throw validationError('message', 'the ascii format takes the packed message as a string');
-        const parsed = format === 'json' ? parseKeyedIsoMessage(message) : unpackIsoMessage(typeof message === 'string' ? message : '');
-        const outcome = await send(tx, context, parsed);
-        return {
-          message: 'ISO 8583 message processed',
-          data: { response: toKeyedIsoMessage(outcome.response), packed: outcome.packedResponse, cardTransactionId: outcome.record?.id ?? null },
-        };
-      }),
+      runCardMessage(
+        request,
+        reply,
+        { message: 'ISO 8583 message processed' },
+        async () => {
+          const { format, message } = request.body;
+          if (format === 'ascii' && typeof message !== 'string') throw validationError('message', 'the ascii format takes the packed message as a string');
+          return format === 'json' ? parseKeyedIsoMessage(message) : unpackIsoMessage(typeof message === 'string' ? message : '');
+        },
+        (outcome) => ({ response: toKeyedIsoMessage(outcome.response), packed: outcome.packedResponse, cardTransactionId: outcome.record?.id ?? null }),
+      ),
   );
 }

@@ -1,0 +1,83 @@
+/**
+ * Reading a cooperative client's answer to a decision request (contract §12.4). Pure: the HTTP
+ * outcome in, what it means out. docs/cards.md "Cooperative authorization" lists the rules.
+ */
+import { isAuthorizationCode, isResponseCodeShape } from '../network/index.js';
+import type { CoopAuthSettings } from '../program-settings.js';
+import type { StandInReason } from './card-transactions.tables.js';
+
+/** What the client's HTTP exchange produced (the webhooks client's outcome, or no endpoint at all). */
+export interface ClientExchange {
+  ok: boolean;
+  httpStatus: number | null;
+  latencyMs: number;
+  responseBody: string | null;
+  error: string | null;
+}
+
+export type ClientVerdict =
+  | { kind: 'APPROVE'; approvedMinor: bigint; partial: boolean; authCode: string | null; message: string | null; metadata: Record<string, unknown> | null; responseCode: string }
+  | { kind: 'DECLINE'; responseCode: string; message: string | null; metadata: Record<string, unknown> | null }
+  | { kind: 'STAND_IN'; reason: StandInReason; detail: string };
+
+const metadataKeysMax = 20;
+const messageMaxChars = 200;
+
+const badBody = (detail: string): ClientVerdict => ({ kind: 'STAND_IN', reason: 'BAD_BODY', detail });
+
+/** The verdict on one answer to a request for `amountMinor` (minor units). */
+export function readClientAnswer(exchange: ClientExchange, amountMinor: bigint): ClientVerdict {
+  if (exchange.httpStatus === null) {
+    const error = exchange.error ?? 'no answer';
+    return { kind: 'STAND_IN', reason: error.startsWith('timed out') ? 'TIMEOUT' : 'UNREACHABLE', detail: error };
+  }
+  if (!exchange.ok) return { kind: 'STAND_IN', reason: 'NON_2XX', detail: `HTTP ${exchange.httpStatus}` };
+  let body: unknown;
+  try {
+    body = JSON.parse(exchange.responseBody ?? '');
+  } catch {
+    return badBody('the body is not JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return badBody('the body is not a JSON object');
+  const answer = body as Record<string, unknown>;
+  const { responseCode, approvedAmountMinor, authCode, message, metadata } = answer;
+  if (!isResponseCodeShape(responseCode)) return badBody('responseCode must be two characters, digits or capital letters');
+  if (authCode !== undefined && (typeof authCode !== 'string' || !isAuthorizationCode(authCode))) return badBody('authCode must be six digits or capital letters');
+  if (message !== undefined && (typeof message !== 'string' || message.length > messageMaxChars)) return badBody(`message must be a string of at most ${messageMaxChars} characters`);
+  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || Object.keys(metadata).length > metadataKeysMax)) {
+    return badBody(`metadata must be an object with at most ${metadataKeysMax} keys`);
+  }
+  const extras = { message: (message) ?? null, metadata: (metadata as Record<string, unknown> | undefined) ?? null };
+  if (responseCode !== '00' && responseCode !== '10') return { kind: 'DECLINE', responseCode, ...extras };
+  let approvedMinor = amountMinor;
+  if (approvedAmountMinor !== undefined) {
+    if (typeof approvedAmountMinor !== 'number' || !Number.isSafeInteger(approvedAmountMinor)) return badBody('approvedAmountMinor must be an integer');
+    if (approvedAmountMinor <= 0) return badBody('approvedAmountMinor must be above 0');
+    approvedMinor = BigInt(approvedAmountMinor);
+    if (approvedMinor > amountMinor) return badBody(`approvedAmountMinor ${approvedMinor} is above the ${amountMinor} requested`);
+  } else if (responseCode === '10') {
+    return badBody('responseCode "10" (partial approval) needs approvedAmountMinor');
+  }
+  const partial = approvedMinor < amountMinor;
+  return { kind: 'APPROVE', approvedMinor, partial, authCode: (authCode) ?? null, responseCode: partial ? '10' : '00', ...extras };
+}
+
+/** What the program's stand-in rule answers to a request for `amountMinor`. */
+export function standInAnswer(settings: CoopAuthSettings, amountMinor: bigint): { approved: boolean; responseCode: string } {
+  const standIn = settings.standIn;
+  if (standIn.mode === 'APPROVE') return { approved: true, responseCode: '00' };
+  if (standIn.mode === 'APPROVE_UP_TO' && standIn.maxAmountMinor !== null && amountMinor <= BigInt(standIn.maxAmountMinor)) return { approved: true, responseCode: '00' };
+  return { approved: false, responseCode: standIn.mode === 'DECLINE' ? standIn.responseCode : '91' };
+}
+
+/** One line for the delivery log: what the answer decided, or why the stand-in decided instead. */
+export function verdictText(verdict: ClientVerdict, standIn?: { approved: boolean; responseCode: string }): string {
+  switch (verdict.kind) {
+    case 'APPROVE':
+      return verdict.partial ? `PARTIAL ${verdict.approvedMinor}` : 'APPROVED';
+    case 'DECLINE':
+      return `DECLINED ${verdict.responseCode}`;
+    case 'STAND_IN':
+      return `STAND_IN ${verdict.reason}: ${verdict.detail}; stand-in ${standIn?.approved ? 'approved' : `declined ${standIn?.responseCode ?? ''}`}`.trim();
+  }
+}

@@ -1,0 +1,455 @@
+/* eslint-disable @typescript-eslint/no-explicit-any */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
+import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
+import { cardPrograms } from '../../../../test/cards/fixtures.js';
+import { authorize, balances, cardEventsOf, fundedCard, onParent, panOf, send, type FundedCard } from '../../../../test/cards/card-network.js';
+import { CoopReceiver } from '../../../../test/cards/coop-receiver.js';
+import { verifyWebhook } from '../../../../test/webhook-receiver.js';
+import { appWithLogCapture } from '../../../../test/support/log-capture.js';
+
+/**
+ * Cooperative authorization (issue 19, contract §12.4): a COOP_AUTH card's 0100/0200 that passed
+ * the system checks is decided by the client's endpoint (a local receiver here), in two
+ * transactions with the call between them.
+ */
+
+let t: TestContext;
+let receiver: CoopReceiver;
+let secret: string;
+beforeAll(async () => {
+  t = await createTestApp();
+  receiver = await CoopReceiver.start();
+  secret = await subscribe(t.clientA, receiver);
+});
+afterAll(async () => {
+  await receiver.stop();
+  await t.close();
+});
+
+async function subscribe(client: TestClient, endpoint: CoopReceiver, types = ['COOP_AUTH_0100', 'COOP_AUTH_0200']): Promise<string> {
+  const response = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name: 'Decisions', url: endpoint.url(), subscribedEventTypes: types } });
+  expect(response.status).toBe(201);
+  return response.body.data.secret as string;
+}
+
+/** A card of the client's "Cooperative Debit" program on a wallet funded with `amount`. */
+const coopCard = (amount: string, client: TestClient = t.clientA) => fundedCard(t, amount, client, 'Cooperative Debit');
+
+async function patchCoopProgram(client: TestClient, coopAuth: Record<string, unknown>): Promise<void> {
+  const program = (await cardPrograms(t, client))['Cooperative Debit'];
+  const current = program.coopAuth as Record<string, unknown>;
+  const response = await t.request({ method: 'PATCH', url: `/v1/cards/programs/${program.id as string}`, key: client.key, body: { coopAuth: { ...current, ...coopAuth } } });
+  expect(response.status).toBe(200);
+}
+
+const answerWith = (body: unknown, options: { status?: number; delayMs?: number } = {}) => {
+  receiver.answer = () => ({ body, ...options });
+};
+
+async function deliveriesOf(client: TestClient = t.clientA): Promise<any[]> {
+  const hooks = await t.request({ url: '/v1/webhooks', key: client.key });
+  const hook = (hooks.body.data as any[]).find((candidate) => candidate.name === 'Decisions');
+  const response = await t.request({ url: `/v1/webhooks/${hook.id as string}/deliveries?limit=100`, key: client.key });
+  expect(response.status).toBe(200);
+  return response.body.data;
+}
+
+async function eventsOfType(type: string, client: TestClient = t.clientA): Promise<any[]> {
+  const response = await t.request({ url: `/v1/events?type=${type}&limit=200`, key: client.key });
+  expect(response.status).toBe(200);
+  return response.body.data;
+}
+
+/** The lifecycle's CARD_TRANSACTION_* event types, oldest first, and the DE39 the network got. */
+async function expectOutcome(result: any, code: string, eventTypes: string[], client: TestClient = t.clientA): Promise<void> {
+  expect(result.iso.response.fields['39']).toBe(code);
+  expect(result.responseCode).toBe(code);
+  expect((await cardEventsOf(t, result.parentCardTransactionId, client)).map((event) => event.type)).toEqual(eventTypes);
+}
+
+async function expectNoOpenHold(card: FundedCard, available: string, client: TestClient = t.clientA): Promise<void> {
+  expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: available, RESERVED: '0.00' });
+}
+
+describe('the client approves', () => {
+  it('"00": full approval, hold placed, decisionSource CLIENT; the request is signed and mapped as contract §12.4 says', async () => {
+    answerWith({ responseCode: '00', authCode: 'A1B2C3', message: 'ok by rules', metadata: { rule: 'groceries' } });
+    const card = await coopCard('100.00');
+    const result = await authorize(t, card.cardId, { amount: 25.5, merchant: { name: 'CORNER STORE', mcc: '5411', city: 'AUSTIN', state: 'TX', country: 'US' } });
+    expect(result).toMatchObject({ responseCode: '00', approvedAmount: 25.5, authCode: 'A1B2C3', decisionSource: 'CLIENT' });
+    expect(result.iso.response.fields['38']).toBe('A1B2C3');
+    await expectOutcome(result, '00', ['COOP_AUTH_0100', 'CARD_TRANSACTION_PENDING']);
+    expect(result.record).toMatchObject({ status: 'PENDING', heldAmount: 25.5, coopAuth: { standInReason: null, clientResponseCode: '00', message: 'ok by rules', metadata: { rule: 'groceries' } } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '74.50', RESERVED: '25.50' });
+
+    const [request] = receiver.requestsFor(result.cardTransactionId);
+    if (!request) return expect.fail('the client was not asked');
+    const verified = verifyWebhook(secret, request);
+    expect(verified.type).toBe('COOP_AUTH_0100');
+    expect(verified.id).toBe(result.record.coopAuth.eventId);
+    const data = verified.data as any;
+    expect(data).toMatchObject({
+      mti: '0100',
+      stan: result.stan,
+      rrn: result.rrn,
+      amountMinor: 2550,
+      currency: 'USD',
+      processingCode: '000000',
+      mcc: '5411',
+      networkDataRef: result.networkDataRef,
+      cardId: card.cardId,
+      cardTransactionId: result.cardTransactionId,
+      parentCardTransactionId: result.parentCardTransactionId,
+      partialApprovalCapable: true,
+      availableMinor: 10_000,
+    });
+    expect(data.cardReferenceId).toMatch(/./);
+    expect(data.networkData.slice(8, 24)).toBe(result.networkDataRef);
+    expect(data.raw.isoMti).toBe('0100');
+    expect(data.raw.fields['2']).toMatch(/^\d{6}\*+\d{4}$/);
+    for (const secretField of ['14', '35', '36', '45', '52', '55']) expect(data.raw.fields[secretField]).toBeUndefined();
+    expect(JSON.stringify(data)).not.toMatch(/\d{13,19}/);
+
+    // The event stream shows the request; the delivery log shows the answer and its verdict.
+    expect((await eventsOfType('COOP_AUTH_0100')).map((event) => event.id)).toContain(verified.id);
+    const delivery = (await deliveriesOf()).find((candidate) => candidate.eventId === verified.id);
+    expect(delivery).toMatchObject({ status: 'DELIVERED', attemptCount: 1, attempts: [{ succeeded: true, httpStatus: 200, verdict: 'APPROVED' }] });
+    expect(delivery.attempts[0].latencyMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a partial approval on a capable terminal: "10" with DE4 the approved amount and DE54 the original; the hold keeps only what was approved', async () => {
+    answerWith({ responseCode: '00', approvedAmountMinor: 1200 });
+    const card = await coopCard('100.00');
+    const result = await authorize(t, card.cardId, { amount: 20 });
+    expect(result).toMatchObject({ responseCode: '10', approvedAmount: 12, decisionSource: 'CLIENT' });
+    await expectOutcome(result, '10', ['COOP_AUTH_0100', 'CARD_TRANSACTION_PENDING']);
+    expect(result.iso.response.fields['4']).toBe('000000001200');
+    expect(result.iso.response.fields['54']).toBe('0057840C000000002000');
+    expect(result.record).toMatchObject({ status: 'PENDING', amount: 12, heldAmount: 12 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '88.00', RESERVED: '12.00' });
+  });
+
+  it('a single-message purchase (0200) approved by the client is posted at once', async () => {
+    answerWith({ responseCode: '00' });
+    const card = await coopCard('50.00');
+    const result = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 20 });
+    expect(result).toMatchObject({ responseCode: '00', decisionSource: 'CLIENT', record: { type: 'PURCHASE', status: 'COMPLETED', amount: 20 } });
+    expect(receiver.requestsFor(result.cardTransactionId).map((request) => request.parsed.type)).toEqual(['COOP_AUTH_0200']);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '30.00', RESERVED: '0.00' });
+  });
+
+  it('an increment is asked too; its decline leaves the earlier hold as it was', async () => {
+    answerWith({ responseCode: '00' });
+    const card = await coopCard('100.00');
+    const first = await authorize(t, card.cardId, { amount: 30 });
+    answerWith({ responseCode: '51' });
+    const increment = await onParent(t, first.parentCardTransactionId, 'increments', { amount: 10 });
+    expect(increment).toMatchObject({ responseCode: '51', decisionSource: 'CLIENT', record: { status: 'FAILED', heldAmount: 30 } });
+    expect(receiver.requestsFor(increment.cardTransactionId).map((request) => request.parsed.data.original)).toEqual([{ mti: '0100', stan: first.stan, rrn: first.rrn }]);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
+  });
+});
+
+describe('the client declines or cannot approve', () => {
+  it('any other code declines with that code: FAILED, no hold left', async () => {
+    answerWith({ responseCode: '59', message: 'suspected fraud' });
+    const card = await coopCard('100.00');
+    const result = await authorize(t, card.cardId, { amount: 10 });
+    expect(result).toMatchObject({ responseCode: '59', approvedAmount: 0, authCode: null, decisionSource: 'CLIENT' });
+    await expectOutcome(result, '59', ['COOP_AUTH_0100', 'CARD_TRANSACTION_FAILED']);
+    expect(result.record).toMatchObject({ status: 'FAILED', amount: 0, coopAuth: { clientResponseCode: '59', message: 'suspected fraud', standInReason: null } });
+    await expectNoOpenHold(card, '100.00');
+    const delivery = (await deliveriesOf()).find((candidate) => candidate.eventId === result.record.coopAuth.eventId);
+    expect(delivery.attempts[0].verdict).toBe('DECLINED 59');
+  });
+
+  it('a partial approval where the terminal cannot take one, or the program does not allow it, declines "05"', async () => {
+    answerWith({ responseCode: '00', approvedAmountMinor: 500 });
+    const card = await coopCard('100.00');
+    const incapable = await authorize(t, card.cardId, { amount: 10, partialApprovalCapable: false });
+    expect(incapable).toMatchObject({ responseCode: '05', decisionSource: 'CLIENT' });
+    await expectOutcome(incapable, '05', ['COOP_AUTH_0100', 'CARD_TRANSACTION_FAILED']);
+    await expectNoOpenHold(card, '100.00');
+
+    const client = await t.newClient();
+    const other = await CoopReceiver.start();
+    try {
+      await subscribe(client, other);
+      other.answer = () => ({ body: { responseCode: '00', approvedAmountMinor: 500 } });
+      await patchCoopProgram(client, { partialApprovalEnabled: false });
+      const disabled = await coopCard('100.00', client);
+      const result = await authorize(t, disabled.cardId, { amount: 10 }, client);
+      expect(result).toMatchObject({ responseCode: '05', decisionSource: 'CLIENT' });
+      expect(await balances(t, disabled.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('the system checks come first: a request that fails them never reaches the client', async () => {
+    const card = await coopCard('10.00');
+    const before = receiver.requests.length;
+    expect((await authorize(t, card.cardId, { amount: 10.01 })).responseCode).toBe('51');
+    await t.request({ method: 'PATCH', url: `/v1/cards/${card.cardId}`, body: { status: 'SUSPENDED' } });
+    const suspended = await authorize(t, card.cardId, { amount: 1 });
+    expect(suspended).toMatchObject({ responseCode: '57', decisionSource: 'SYSTEM' });
+    expect((await authorize(t, card.cardId, { amount: 990.05 })).decisionSource).toBe('SYSTEM');
+    expect(receiver.requests.length).toBe(before);
+  });
+});
+
+describe('the stand-in decides', () => {
+  const cases: Array<[string, () => void, string, string]> = [
+    ['a 500', () => answerWith({ responseCode: '00' }, { status: 500 }), 'NON_2XX', 'HTTP 500'],
+    ['unreadable JSON', () => answerWith('{"responseCode": "00"'), 'BAD_BODY', 'not JSON'],
+    ['a code of the wrong shape', () => answerWith({ responseCode: '0' }), 'BAD_BODY', 'responseCode'],
+    ['approvedAmountMinor above the request', () => answerWith({ responseCode: '00', approvedAmountMinor: 1001 }), 'BAD_BODY', 'above'],
+    ['approvedAmountMinor not an integer', () => answerWith({ responseCode: '00', approvedAmountMinor: 10.5 }), 'BAD_BODY', 'integer'],
+  ];
+  for (const [name, setUp, reason, detail] of cases) {
+    it(`${name}: declined "91" by default (STAND_IN ${reason}), no hold left, logged as FAILED`, async () => {
+      setUp();
+      const card = await coopCard('100.00');
+      const result = await authorize(t, card.cardId, { amount: 10 });
+      expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', coopAuth: { standInReason: reason } } });
+      expect(result.record.coopAuth.detail).toContain(detail);
+      await expectOutcome(result, '91', ['COOP_AUTH_0100', 'CARD_TRANSACTION_FAILED']);
+      await expectNoOpenHold(card, '100.00');
+      const delivery = (await deliveriesOf()).find((candidate) => candidate.eventId === result.record.coopAuth.eventId);
+      expect(delivery).toMatchObject({ status: 'FAILED', attempts: [{ succeeded: false }] });
+      expect(delivery.attempts[0].verdict).toContain(`STAND_IN ${reason}`);
+    });
+  }
+
+  it('a decision request that failed is not retried, automatically or by hand (409)', async () => {
+    answerWith({ responseCode: '00' }, { status: 500 });
+    const card = await coopCard('100.00');
+    const result = await authorize(t, card.cardId, { amount: 10 });
+    const delivery = (await deliveriesOf()).find((candidate) => candidate.eventId === result.record.coopAuth.eventId);
+    expect(delivery).toMatchObject({ status: 'FAILED', attemptCount: 1, nextAttemptAt: null });
+    const retry = await t.request({ method: 'POST', url: `/v1/webhooks/deliveries/${delivery.id as string}/retry` });
+    expect(retry.status).toBe(409);
+    expect(retry.body.code).toBe('CONFLICT');
+  });
+
+  it('a timeout: the stand-in answers at timeoutMs without waiting for the client; the late answer changes nothing', async () => {
+    const client = await t.newClient();
+    const slow = await CoopReceiver.start();
+    try {
+      await subscribe(client, slow);
+      await patchCoopProgram(client, { timeoutMs: 250 });
+      slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 500 });
+      const card = await coopCard('100.00', client);
+      const result = await authorize(t, card.cardId, { amount: 10 }, client);
+      expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { coopAuth: { standInReason: 'TIMEOUT', httpStatus: null } } });
+      expect(result.record.coopAuth.latencyMs).toBeGreaterThanOrEqual(250);
+      expect(result.record.coopAuth.detail).toBe('timed out after 250 ms');
+      await expectOutcome(result, '91', ['COOP_AUTH_0100', 'CARD_TRANSACTION_FAILED'], client);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const after = await t.request({ url: `/v1/cards/transactions/${result.parentCardTransactionId as string}`, key: client.key });
+      expect(after.body.data).toMatchObject({ status: 'FAILED', heldAmount: 0 });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it('the late answer is logged (warning, with the event id) and ignored', async () => {
+    const client = await t.newClient();
+    const slow = await CoopReceiver.start();
+    const captured = await appWithLogCapture(t);
+    try {
+      await subscribe(client, slow);
+      await patchCoopProgram(client, { timeoutMs: 250 });
+      slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 400 });
+      const card = await coopCard('100.00', client);
+      const response = await captured.app.inject({
+        method: 'POST',
+        url: `/v1/sandbox/cards/${card.cardId}/authorizations`,
+        headers: { authorization: client.key, 'content-type': 'application/json' },
+        payload: JSON.stringify({ amount: 10 }),
+      });
+      expect(response.statusCode).toBe(201);
+      const eventId = response.json<any>().data.record.coopAuth.eventId as string;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const line = captured
+        .logged()
+        .split('\n')
+        .find((text) => text.includes('arrived after the timeout'));
+      expect(line).toBeDefined();
+      expect(JSON.parse(line ?? '{}')).toMatchObject({ level: 40, eventId, httpStatus: 200, timeoutMs: 250 });
+    } finally {
+      await captured.close();
+      await slow.stop();
+    }
+  });
+
+  it('stand-in modes: APPROVE approves; APPROVE_UP_TO approves up to maxAmountMinor and declines "91" above', async () => {
+    const client = await t.newClient();
+    const failing = await CoopReceiver.start();
+    try {
+      await subscribe(client, failing);
+      failing.answer = () => ({ status: 503, body: 'down' });
+      const card = await coopCard('100.00', client);
+      await patchCoopProgram(client, { standIn: { mode: 'APPROVE', responseCode: '91', maxAmountMinor: null } });
+      expect(await authorize(t, card.cardId, { amount: 10 }, client)).toMatchObject({ responseCode: '00', decisionSource: 'STAND_IN', record: { status: 'PENDING' } });
+      await patchCoopProgram(client, { standIn: { mode: 'APPROVE_UP_TO', responseCode: '91', maxAmountMinor: 2000 } });
+      expect((await authorize(t, card.cardId, { amount: 20 }, client)).responseCode).toBe('00');
+      expect((await authorize(t, card.cardId, { amount: 20.01 }, client)).responseCode).toBe('91');
+      await patchCoopProgram(client, { standIn: { mode: 'DECLINE', responseCode: '05', maxAmountMinor: null } });
+      expect((await authorize(t, card.cardId, { amount: 1 }, client)).responseCode).toBe('05');
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
+    } finally {
+      await failing.stop();
+    }
+  });
+
+  it('no subscription for the decision type: the stand-in decides (NO_ENDPOINT), nothing is sent', async () => {
+    const client = await t.newClient();
+    const card = await coopCard('100.00', client);
+    const result = await authorize(t, card.cardId, { amount: 10 }, client);
+    expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { coopAuth: { standInReason: 'NO_ENDPOINT', webhookId: null, latencyMs: null } } });
+    await expectNoOpenHold(card, '100.00', client);
+  });
+});
+
+describe('nothing is held while the client decides', () => {
+  it('a reversal during the call releases the reservation; the answer then finds the lifecycle closed and declines "91"', async () => {
+    const client = await t.newClient();
+    const slow = await CoopReceiver.start();
+    try {
+      await subscribe(client, slow);
+      let arrived: (request: any) => void = () => undefined;
+      const requestSeen = new Promise<any>((resolve) => {
+        arrived = resolve;
+      });
+      slow.answer = (request) => {
+        arrived(request);
+        return { body: { responseCode: '00' }, delayMs: 300 };
+      };
+      const card = await coopCard('100.00', client);
+      const pending = authorize(t, card.cardId, { amount: 40 }, client);
+      const request = await requestSeen;
+      // The card and wallet are not locked: the reversal goes through while the client thinks.
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
+      const reversal = await onParent(t, request.parsed.data.parentCardTransactionId, 'reversals', {}, client);
+      expect(reversal.responseCode).toBe('00');
+      const result = await pending;
+      expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', coopAuth: { standInReason: 'LIFECYCLE_CLOSED' } } });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    } finally {
+      await slow.stop();
+    }
+  });
+});
+
+describe('repeats, advices and isolation', () => {
+  it('a repeat (0101) reuses the first decision without asking the client again', async () => {
+    answerWith({ responseCode: '00' });
+    const card = await coopCard('100.00');
+    const first = await authorize(t, card.cardId, { amount: 5 });
+    const asked = receiver.requests.length;
+    const message = { ...first.iso.request.fields, '0': '0101', '2': await panOf(t, card.cardId) };
+    const repeat = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(repeat.status).toBe(200);
+    expect(repeat.body.data.response['39']).toBe('00');
+    expect(repeat.body.data.cardTransactionId).toBe(first.cardTransactionId);
+    expect(receiver.requests.length).toBe(asked);
+  });
+
+  it('completions and reversals go out as COOP_AUTH_0220 / 0420 events, correlated by networkDataRef', async () => {
+    answerWith({ responseCode: '00' });
+    const card = await coopCard('100.00');
+    const auth = await authorize(t, card.cardId, { amount: 30 });
+    const completion = await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 30 });
+    const second = await authorize(t, card.cardId, { amount: 10 });
+    await onParent(t, second.parentCardTransactionId, 'reversals');
+    const completions = (await eventsOfType('COOP_AUTH_0220')).filter((event) => event.data.parentCardTransactionId === auth.parentCardTransactionId);
+    expect(completions).toHaveLength(1);
+    expect(completions[0].data).toMatchObject({ mti: '0220', networkDataRef: auth.networkDataRef, cardTransactionId: completion.cardTransactionId, responseCode: '00', approvedAmountMinor: 3000 });
+    expect(completions[0].data.rrn).not.toBe(auth.rrn);
+    const reversals = (await eventsOfType('COOP_AUTH_0420')).filter((event) => event.data.parentCardTransactionId === second.parentCardTransactionId);
+    expect(reversals).toHaveLength(1);
+    expect(reversals[0].data.networkDataRef).toBe(second.networkDataRef);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '0.00' });
+  });
+
+  it("two clients' endpoints never see each other's requests", async () => {
+    const client = await t.newClient();
+    const theirs = await CoopReceiver.start();
+    try {
+      await subscribe(client, theirs);
+      answerWith({ responseCode: '00' });
+      const mine = await coopCard('100.00');
+      const other = await coopCard('100.00', client);
+      const a = await authorize(t, mine.cardId, { amount: 1 });
+      const b = await authorize(t, other.cardId, { amount: 1 }, client);
+      expect(receiver.requestsFor(a.cardTransactionId)).toHaveLength(1);
+      expect(receiver.requestsFor(b.cardTransactionId)).toHaveLength(0);
+      expect(theirs.requests.map((request) => request.parsed.data.cardId)).toEqual([other.cardId]);
+    } finally {
+      await theirs.stop();
+    }
+  });
+
+  it('an Idempotency-Key replays the answer without a second reservation or a second question', async () => {
+    answerWith({ responseCode: '00' });
+    const card = await coopCard('100.00');
+    const asked = receiver.requests.length;
+    const body = { amount: 7 };
+    const first = await t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, body, idempotencyKey: `coop-${card.cardId}` });
+    const again = await t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, body, idempotencyKey: `coop-${card.cardId}` });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.data.cardTransactionId).toBe(first.body.data.cardTransactionId);
+    expect(receiver.requests.length).toBe(asked + 1);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '93.00', RESERVED: '7.00' });
+  });
+
+  it('the ledger stays balanced through every decision above', async () => {
+    await expectLedgerClean(t);
+  });
+});
+
+describe('the echo tool (POST /v1/sandbox/coop-auth/echo)', () => {
+  it('sends a signed sample 0100 and answers what came back and what the processor would have done; nothing is recorded', async () => {
+    answerWith({ responseCode: '00', approvedAmountMinor: 700 });
+    const card = await coopCard('100.00');
+    const eventsBefore = (await eventsOfType('COOP_AUTH_0100')).length;
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/coop-auth/echo', body: { cardId: card.cardId, amount: 12.5 } });
+    expect(response.status).toBe(200);
+    const echo = response.body.data;
+    expect(echo).toMatchObject({
+      timeoutMs: 2000,
+      request: { type: 'COOP_AUTH_0100', data: { echo: true, amountMinor: 1250, cardId: card.cardId, mti: '0100' } },
+      answer: { httpStatus: 200, error: null },
+      outcome: { decisionSource: 'CLIENT', responseCode: '10', approvedAmountMinor: 700, standInReason: null, verdict: 'PARTIAL 700' },
+    });
+    const sent = receiver.requests.find((candidate) => candidate.parsed.id === echo.request.id);
+    if (!sent) return expect.fail('the endpoint did not receive the sample');
+    expect(verifyWebhook(secret, sent).data).toMatchObject({ echo: true });
+    expect((await eventsOfType('COOP_AUTH_0100')).length).toBe(eventsBefore);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+  });
+
+  it('without a card it sends a sample card; a bad answer shows the stand-in and why', async () => {
+    answerWith('not json');
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/coop-auth/echo', body: {} });
+    expect(response.status).toBe(200);
+    expect(response.body.data.request.data).toMatchObject({ cardId: null, cardReferenceId: 'SAMPLE', amountMinor: 1000 });
+    expect(response.body.data.outcome).toMatchObject({ decisionSource: 'STAND_IN', responseCode: '91', approvedAmountMinor: 0, standInReason: 'BAD_BODY' });
+  });
+
+  it('no subscription lists COOP_AUTH_0100: 409 COOP_AUTH_ENDPOINT_MISSING; a number for amount only', async () => {
+    const client = await t.newClient();
+    const missing = await t.request({ method: 'POST', url: '/v1/sandbox/coop-auth/echo', key: client.key, body: {} });
+    expect(missing.status).toBe(409);
+    expect(missing.body.code).toBe('COOP_AUTH_ENDPOINT_MISSING');
+    const text = await t.request({ method: 'POST', url: '/v1/sandbox/coop-auth/echo', body: { amount: '10.00' } });
+    expect(text.status).toBe(400);
+    expect(text.body.details[0].field).toBe('amount');
+  });
+});
+
