@@ -10,9 +10,10 @@ import { availableOf, fundWallet, newWallet } from './ledger/fixtures.js';
 // A connection lost after COMMIT was sent leaves the transaction's outcome unknown: PostgreSQL may
 // have committed it. A TCP relay in front of the server stops passing the server's answers on as
 // soon as it has passed on a write that commits, so the commit happens and its answer never
-// arrives. Such a write holds a COMMIT or, for a transaction sent as one (behind a single Sync,
-// pipelined-transaction.ts), the setting that opens it.
-const commits = (chunk: Buffer) => chunk.includes('COMMIT') || chunk.includes("set_config('plan_cache_mode'");
+// arrives. Such a write holds a COMMIT or, for statements sent as transactions of their own
+// (each behind its Sync, pipelined-transaction.ts), the plan setting sent ahead of them: the
+// statements right behind it commit before the relay cuts.
+const commits = (chunk: Buffer) => chunk.includes('COMMIT') || chunk.includes('plan_cache_mode');
 
 const target = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
 let relay: net.Server;

@@ -149,7 +149,7 @@ describe('a pipelined transaction whose work sends only its last statement', () 
     }
   }
 
-  it('sends it as the whole transaction behind one Sync: one answer, after the commit', async () => {
+  it('sends it as a transaction of its own, between the plan setting and its reset, without a BEGIN or COMMIT', async () => {
     await clear();
     const { value, readyForQuery } = await counting(() =>
       withPipelinedTransaction(t.database.pool, async (tx) => ({
@@ -158,8 +158,8 @@ describe('a pipelined transaction whose work sends only its last statement', () 
       })),
     );
     expect(value).toBe('done');
-    // BEGIN, the statement and COMMIT as three queries were answered three times.
-    expect(readyForQuery).toBe(1);
+    // The setting, the statement (committed at its own Sync) and the reset: three answers.
+    expect(readyForQuery).toBe(3);
     const stored = await rows();
     expect(stored.map((row) => row.id)).toEqual([20, 21]);
     expect(new Set(stored.map((row) => row.xid)).size).toBe(1);
@@ -258,6 +258,34 @@ describe('a transaction lane', () => {
     expect(t.database.pool.idleCount).toBe(t.database.pool.totalCount);
     const count = await sql<{ n: string }>`SELECT count(*)::text AS n FROM pipeline_probe WHERE id IN (70, 71)`.execute(t.deps.db);
     expect(count.rows[0]?.n).toBe('2');
+  });
+
+  it('plans its prepared statements generically, and the next user of its connection has the default setting back', async () => {
+    await clear();
+    const lane = new TransactionLane(t.database.pool);
+    const insert = (id: number) => prepared(sql`INSERT INTO pipeline_probe (id) SELECT x FROM unnest(${[id]}::int[]) AS u (x)`);
+    let laneClient: pg.PoolClient | undefined;
+    const onAcquire = (client: pg.PoolClient) => (laneClient ??= client);
+    t.database.pool.on('acquire', onAcquire);
+    try {
+      await Promise.all([90, 91, 92, 93, 94, 95].map((id) => lane.run(async (tx) => ({ result: id, last: insert(id).compile(tx) }))));
+    } finally {
+      t.database.pool.off('acquire', onAcquire);
+    }
+    if (!laneClient) return expect.fail('the lane took no connection');
+    // The pool hands out the connection given back last: the lane's.
+    const next = await t.database.pool.connect();
+    try {
+      expect(next).toBe(laneClient);
+      const mode = await next.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode');
+      expect(mode.rows[0]?.plan_cache_mode).toBe('auto');
+      const name = preparedStatementName(insert(0).compile(t.deps.db).sql);
+      const counted = await next.query<{ generic_plans: string; custom_plans: string }>('SELECT generic_plans::text, custom_plans::text FROM pg_prepared_statements WHERE name = $1', [name]);
+      expect(Number(counted.rows[0]?.custom_plans ?? -1)).toBe(0);
+    } finally {
+      next.release();
+    }
+    expect((await rows()).map((row) => row.id)).toEqual([90, 91, 92, 93, 94, 95]);
   });
 
   it('refuses work that sends a statement of its own, and sends nothing', async () => {

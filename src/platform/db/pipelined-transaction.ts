@@ -10,7 +10,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { Database } from './schema.js';
-import { queryConfig } from './prepared-statements.js';
+import { PreparingClient, queryConfig } from './prepared-statements.js';
 import { isDatabaseAnswer, retryingTransaction, type Tx } from './transaction.js';
 
 /**
@@ -191,76 +191,39 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
 }
 
 const setPlanCacheMode = `SET LOCAL plan_cache_mode = ${planCacheMode}`;
-/** The same for a transaction sent as one, outside a transaction block, where SET LOCAL only warns. */
-const selectPlanCacheMode = `SELECT set_config('plan_cache_mode', '${planCacheMode}', true)`;
+/** The same for a connection whose next statements are transactions of their own (no transaction block to be LOCAL to). */
+const setSessionPlanCacheMode = `SET plan_cache_mode = ${planCacheMode}`;
+const resetPlanCacheMode = 'RESET plan_cache_mode';
 
 /**
- * The parts of node-postgres's connection and query that `OneSyncTransaction` works with. They are
- * not its public API, which is why package.json pins node-postgres to one version; the tests of
- * test/pipelined-transaction.test.ts (one answer per transaction, failures, first parse) are the
- * check to run before moving it.
+ * Sends one statement as a whole transaction, with node-postgres's public API only: in pipeline
+ * mode every query goes out as Parse/Bind/Describe/Execute followed by its own Sync, and
+ * PostgreSQL runs the messages up to a Sync as one implicit transaction, committed at the Sync (or
+ * rolled back there if the statement failed). The connection is out of any transaction afterwards,
+ * so statements sent this way can follow each other on one connection without waiting: one that
+ * fails does not touch the next. Extended mode even without parameters (a simple query would do
+ * as well for one statement, but the prepared statement is only reused in extended mode).
  */
-interface ProtocolConnection {
-  parse(message: { text: string; name: string; types: unknown[] }): void;
-  bind(message: { portal: string; statement: string; values: unknown[] }): void;
-  describe(message: { type: 'P'; name: string }): void;
-  execute(message: { portal: string; rows: number }): void;
-  sync(): void;
-  submittedNamedStatements: Record<string, string>;
-}
-interface QueryInternals {
-  text: string;
-  name: string | undefined;
-  types: unknown[] | undefined;
-  hasBeenParsed(connection: ProtocolConnection): boolean;
-  prepare(connection: ProtocolConnection): void;
+function sendStatement(client: pg.ClientBase, compiled: CompiledQuery): Promise<unknown> {
+  return client.query({ ...queryConfig(compiled.sql, [...compiled.parameters]), queryMode: 'extended' } as pg.QueryConfig);
 }
 
 /**
- * One statement sent as a whole transaction: the setting of planCacheMode and the statement, as
- * extended-protocol messages behind a single Sync. PostgreSQL runs the messages up to a Sync as
- * one implicit transaction and commits it at the Sync; if one fails, it skips the rest up to the
- * Sync and rolls the transaction back there. Either way the connection is out of any transaction
- * afterwards, so transactions sent this way can follow each other on one connection without
- * waiting: one that fails does not touch the next.
- *
- * PostgreSQL sends what it has answered, waking the client, at every Sync and at the end of every
- * simple query. Sent as three queries (BEGIN, the statement, COMMIT), a transaction woke this
- * process three times, the first two while the database was still working on the rest. Here the
- * answers arrive together, once the transaction is over.
+ * A single statement as its own transaction on a connection taken for it: between the setting of
+ * planCacheMode for the connection and its reset, the three sent in one write without waiting in
+ * between. Resolves once the statement has committed and the setting is back.
  */
-class OneSyncTransaction extends pg.Query {
-  prepare(connection: ProtocolConnection): void {
-    const self = this as unknown as QueryInternals;
-    // A named statement is parsed first, so that the first ParseComplete, which node-postgres
-    // takes as this statement's, is its own. An unnamed one must follow the setting, which uses
-    // the unnamed statement too; node-postgres's own prepare parses it.
-    if (self.name !== undefined && !self.hasBeenParsed(connection)) {
-      connection.parse({ text: self.text, name: self.name, types: self.types ?? [] });
-      connection.submittedNamedStatements[self.name] = self.text;
-    }
-    connection.parse({ text: selectPlanCacheMode, name: '', types: [] });
-    connection.bind({ portal: '', statement: '', values: [] });
-    connection.describe({ type: 'P', name: '' });
-    connection.execute({ portal: '', rows: 0 });
-    // Binds and describes the statement, then calls _getRows below to run it.
-    (pg.Query.prototype as unknown as QueryInternals).prepare.call(this, connection);
+async function sendAsTransaction(client: pg.ClientBase, compiled: CompiledQuery): Promise<void> {
+  const setting = client.query(setSessionPlanCacheMode);
+  const statement = sendStatement(client, compiled);
+  const reset = client.query(resetPlanCacheMode);
+  for (const pending of [setting, statement, reset]) pending.catch(() => {});
+  await setting;
+  try {
+    await statement;
+  } finally {
+    await reset;
   }
-
-  /** Called by node-postgres's prepare to run the statement; the Sync follows it. */
-  _getRows(connection: ProtocolConnection): void {
-    connection.execute({ portal: '', rows: 0 });
-    connection.sync();
-  }
-}
-
-/** Sends the statement as a whole transaction (`OneSyncTransaction`); resolves once it has committed. */
-function sendAsTransaction(client: pg.ClientBase, compiled: CompiledQuery): Promise<void> {
-  return new Promise((resolve, reject) => {
-    // Extended mode even without parameters: node-postgres would send a simple query otherwise.
-    const config = { ...queryConfig(compiled.sql, [...compiled.parameters]), queryMode: 'extended' } as pg.QueryConfig;
-    client.query(new OneSyncTransaction(config, (error: Error | undefined) => (error ? reject(error) : resolve())));
-  });
 }
 
 const laneSendsOnlyLast = 'a transaction on a lane sends nothing but its last statement';
@@ -274,7 +237,7 @@ const readsNothing: DatabaseConnection = {
 
 /**
  * One pool connection on which whole transactions follow each other without waiting for one
- * another (`OneSyncTransaction`): the database starts the next as soon as it has committed the
+ * another (each statement behind its own Sync, see `sendStatement`): the database starts the next as soon as it has committed the
  * one before, instead of waiting for this process to answer the client and send another. It holds
  * its connection while any of its transactions is in flight and gives it back to the pool when
  * none is.
@@ -298,7 +261,7 @@ export class TransactionLane {
   }
 
   async run<T>(work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
-    const lane = (this.current ??= { client: this.pool.connect(), running: 0 });
+    const lane = (this.current ??= { client: this.connect(), running: 0 });
     lane.running++;
     let sent = false;
     try {
@@ -306,7 +269,7 @@ export class TransactionLane {
       if (!outcome.last) return outcome.result;
       const client = await lane.client;
       sent = true;
-      await sendAsTransaction(client, outcome.last);
+      await sendStatement(client, outcome.last);
       return outcome.result;
     } catch (error) {
       if (sent && !isDatabaseAnswer(error) && typeof error === 'object' && error !== null) {
@@ -322,10 +285,46 @@ export class TransactionLane {
       if (lane.running === 0) {
         if (this.current === lane) this.current = undefined;
         lane.client.then(
-          (client) => client.release(lane.broken),
+          (client) => giveBack(client, lane.broken),
           () => {},
         );
       }
     }
   }
+
+  /**
+   * Takes a connection for the lane and sets planCacheMode on it for as long as the lane holds it
+   * (every statement on a lane is a transaction of its own, so there is no transaction block for
+   * SET LOCAL). The setting goes out ahead of the first statement, unanswered yet: PostgreSQL runs
+   * them in order. A connection a lane gave back still has it on unless its next user ran.
+   */
+  private async connect(): Promise<pg.PoolClient> {
+    const client = await this.pool.connect();
+    if (client instanceof PreparingClient && client.takeBackReset()) return client;
+    client.query(setSessionPlanCacheMode).catch(() => {
+      // A failed SET leaves the default plan mode: slower plans, not wrong answers.
+    });
+    return client;
+  }
+}
+
+/**
+ * Gives a lane's connection back to the pool as it came: at once, with the reset of the plan
+ * setting left to go out ahead of its next user's first statement (PreparingClient), so the lane
+ * holds no connection longer than its transactions.
+ */
+function giveBack(client: pg.PoolClient, broken: Error | undefined): void {
+  if (broken) {
+    client.release(broken);
+    return;
+  }
+  if (client instanceof PreparingClient) {
+    client.deferReset(resetPlanCacheMode);
+    client.release();
+    return;
+  }
+  client.query(resetPlanCacheMode).then(
+    () => client.release(),
+    (error: unknown) => client.release(error instanceof Error ? error : new Error('the plan setting could not be reset')),
+  );
 }

@@ -66,6 +66,8 @@ export function queryConfig(text: string, values: unknown[]): pg.QueryConfig {
  */
 export class PreparingClient extends pg.Client {
   private corked = false;
+  /** A statement undoing a session setting its last holder left on: sent ahead of the next query. */
+  private pendingReset: string | undefined;
 
   constructor(config?: string | pg.ClientConfig) {
     super(config);
@@ -91,8 +93,30 @@ export class PreparingClient extends pg.Client {
     );
   }
 
+  /**
+   * Leaves `statement` (a RESET) to go out ahead of this connection's next query, in the same
+   * write: a holder that changed a session setting gives the connection back at once and its next
+   * user, whoever it is, gets the default back before its own statement runs.
+   */
+  deferReset(statement: string): void {
+    this.pendingReset = statement;
+  }
+
+  /** Cancels a deferred reset, for a holder that wants the setting on again; true when one was pending. */
+  takeBackReset(): boolean {
+    const pending = this.pendingReset !== undefined;
+    this.pendingReset = undefined;
+    return pending;
+  }
+
   override query(...args: unknown[]): never {
     this.coalesceWrites();
+    if (this.pendingReset !== undefined) {
+      const reset = this.pendingReset;
+      this.pendingReset = undefined;
+      // A failed reset leaves a plan setting on: slower plans, not wrong answers.
+      ((super.query as unknown as (text: string) => Promise<unknown>).call(this, reset)).catch(() => {});
+    }
     const [text, values, callback] = args;
     if (typeof text === 'string' && Array.isArray(values)) {
       return (super.query as unknown as AnyQuery).call(this, queryConfig(text, values), callback);
