@@ -1,13 +1,12 @@
 import crypto from 'node:crypto';
-import { sql } from 'kysely';
 import type { Scenario, ScenarioResult } from '../lib.js';
 import { anchoredRounds, closedLoop, postJson, type Load } from '../support/http-rounds.js';
 import { recreateDatabase } from '../support/postgres.js';
 import { buildOnce, startServer } from '../support/server.js';
-import { seedWallets, targetEnv, withDeps } from '../support/setup.js';
+import { seedWallets, targetEnv, withDeps, type Target } from '../support/setup.js';
 import { benchEnv, describeMachine, durationS } from '../support/settings.js';
-import { withTransaction } from '../../src/platform/db/transaction.js';
-import { cardVaultOf, createDebitCard, listCardPrograms } from '../../src/modules/cards/index.js';
+import { cardVaultOf, listCardPrograms } from '../../src/modules/cards/index.js';
+import { issueProgramCards } from '../support/cards.js';
 import { buildSandboxMessage, type CardOfMessage } from '../../src/modules/cards/sandbox/sandbox-messages.js';
 import { newNetworkDataRef, toKeyedIsoMessage } from '../../src/modules/cards/network/index.js';
 import { connections, createAnchorTables, transferAnchorScript, walletCount } from './transfers.js';
@@ -27,24 +26,16 @@ interface CardRef {
 }
 
 /** Issues one virtual Standard Debit card per wallet and returns what the network needs to address each. */
-async function issueCards(target: { databaseUrl: string }, clientId: string): Promise<CardRef[]> {
+async function issueCards(target: Target, clientId: string): Promise<CardRef[]> {
+  const ids = await issueProgramCards(target, clientId, 'Standard Debit');
   return withDeps(target, async (deps) => {
-    // The seeded customers skipped KYC: approve them, as the compliance flow would.
-    await sql`UPDATE customers SET onboarding_status = 'APPROVED' WHERE client_id = ${clientId}`.execute(deps.db);
     const program = (await listCardPrograms(deps.db, clientId)).find((candidate) => candidate.name === 'Standard Debit');
     if (!program) throw new Error('the bench client has no Standard Debit program');
-    const wallets = await sql<{ id: string; customer_id: string }>`SELECT id, customer_id FROM wallets WHERE client_id = ${clientId}`.execute(deps.db);
     const vault = cardVaultOf(deps);
     const cards: CardRef[] = [];
-    for (const wallet of wallets.rows) {
-      const context = { clientId, traceId: 'bench-setup', now: deps.clock.now() };
-      const created = await withTransaction(deps.db, (tx) =>
-        createDebitCard(tx, context, deps, { customerId: wallet.customer_id, cardProgramId: program.id, walletId: wallet.id, isVirtual: true, isPrimary: false }),
-      );
-      const row = await deps.db.selectFrom('cards').select(['pan_encrypted', 'expiry_month', 'expiry_year']).where('client_id', '=', clientId).where('id', '=', created.id).executeTakeFirstOrThrow();
-      cards.push({
-        card: { pan: vault.decryptPan(row.pan_encrypted, clientId, created.id), expiry: { expiryMonth: row.expiry_month, expiryYear: row.expiry_year }, network: program.network },
-      });
+    for (const id of ids) {
+      const row = await deps.db.selectFrom('cards').select(['pan_encrypted', 'expiry_month', 'expiry_year']).where('client_id', '=', clientId).where('id', '=', id).executeTakeFirstOrThrow();
+      cards.push({ card: { pan: vault.decryptPan(row.pan_encrypted, clientId, id), expiry: { expiryMonth: row.expiry_month, expiryYear: row.expiry_year }, network: program.network } });
     }
     return cards;
   });
