@@ -12,6 +12,7 @@ export {
   placeHold,
   incrementHold,
   captureHold,
+  forcePost,
   releaseHold,
   expireHold,
   recordPendingCredit,

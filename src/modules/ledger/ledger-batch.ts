@@ -19,6 +19,7 @@ import {
 import type {
   AccountInput,
   CaptureHoldOperation,
+  ForcePostOperation,
   CaptureResult,
   HoldResult,
   LedgerOperation,
@@ -187,6 +188,11 @@ export class LedgerBatch {
         break;
       case 'placeHold':
         this.needWallet(clientId, operation.wallet.walletId, operation.asset.code, false);
+        break;
+      case 'forcePost':
+        // A wallet that never held the asset gets its account, opened overdrawn.
+        this.needWallet(clientId, operation.wallet.walletId, operation.asset.code, true);
+        this.declareAccount(clientId, operation.to, operation.asset.code, true);
         break;
       case 'recordPendingCredit':
         this.needWallet(clientId, operation.wallet.walletId, operation.asset.code, true);
@@ -357,6 +363,8 @@ export class LedgerBatch {
         return this.incrementHold(operation.clientId, operation.now, operation.holdId, operation.amount, operation.expiresAt, operation.history);
       case 'captureHold':
         return this.captureHold(operation);
+      case 'forcePost':
+        return this.forcePost(operation);
       case 'releaseHold':
         return this.releaseHold(operation.clientId, operation.now, operation.holdId, operation.amount, operation.history, 'RELEASED');
       case 'expireHold':
@@ -405,7 +413,8 @@ export class LedgerBatch {
 
   private holdAccount(hold: HoldState): WalletAccountState {
     const account = this.wallets.get(hold.accountId);
-    assert(account?.exists, `account ${hold.accountId} of hold ${hold.id} is not loaded`);
+    // A hold's account exists, but for forcePost's, whose account this batch may open.
+    assert(account && (account.exists || account.creatable), `account ${hold.accountId} of hold ${hold.id} is not loaded`);
     return account;
   }
 
@@ -552,6 +561,32 @@ export class LedgerBatch {
       records.push(this.record(transferId, now, history, { wallet: account, operation: 'CREDIT', balanceType: 'RESERVED', purpose: 'RELEASE', status: 'CANCELLED', amount: release }));
     }
     return { holdId: hold.id, transferId, records, captured: operation.amount, overCaptured: over, shortfall, released: release };
+  }
+
+  /** A hold placed at zero (no record: nothing was reserved) and captured at once, forced. */
+  private forcePost(operation: ForcePostOperation): CaptureResult {
+    const { clientId, now } = operation;
+    const account = this.walletAccount(clientId, operation.wallet.walletId, operation.asset.code, operation.wallet.field);
+    const holdId = idAt(now);
+    this.holds.set(keyOf(clientId, holdId), {
+      clientId,
+      id: holdId,
+      accountId: account.id,
+      asset: operation.asset.code,
+      status: 'OPEN',
+      placed: 0n,
+      remaining: 0n,
+      captured: 0n,
+      overCaptured: 0n,
+      released: 0n,
+      shortfall: 0n,
+      expiresAt: null,
+      parentTransactionId: operation.history.parentTransactionId,
+      createdAt: now,
+      updatedAt: now,
+      changed: true,
+    });
+    return this.captureHold({ operation: 'captureHold', clientId, now, holdId, amount: operation.amount, to: operation.to, final: true, force: true, history: operation.history });
   }
 
   private releaseHold(
@@ -763,7 +798,8 @@ export class LedgerBatch {
           forced: account.forced,
         });
       } else {
-        assert(account.creatable && !account.forced && account.available >= 0n, `account ${account.id} may not be opened by this batch`);
+        // Only a forced card posting (forcePost) may open an account below zero.
+        assert(account.creatable && (account.available >= 0n || account.forced), `account ${account.id} may not be opened by this batch`);
         upserts.push({
           clientId: account.clientId,
           id: account.id,

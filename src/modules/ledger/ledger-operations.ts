@@ -72,6 +72,24 @@ export interface CaptureHoldOperation {
   history: HistoryInput;
 }
 
+/**
+ * A card posting that must not be refused and has no hold to capture (a force post, a completion
+ * whose hold expired): `amount` leaves the wallet's AVAILABLE for `to` even when AVAILABLE is
+ * short. It is recorded as a hold placed at zero and captured at once with `force`, so what
+ * AVAILABLE could not cover is a hold's shortfall and the account's `overdrawn`, exactly as for a
+ * forced capture (ledger verify accepts the overdraft for that reason, and only for it).
+ */
+export interface ForcePostOperation {
+  operation: 'forcePost';
+  clientId: string;
+  now: Date;
+  wallet: { walletId: string; field?: string };
+  asset: Asset;
+  amount: bigint;
+  to: AccountInput;
+  history: HistoryInput;
+}
+
 /** Gives back part or all (default) of an open hold (RESERVED → AVAILABLE). */
 export interface ReleaseHoldOperation {
   operation: 'releaseHold';
@@ -126,6 +144,7 @@ export type LedgerOperation =
   | PlaceHoldOperation
   | IncrementHoldOperation
   | CaptureHoldOperation
+  | ForcePostOperation
   | ReleaseHoldOperation
   | ExpireHoldOperation
   | RecordPendingCreditOperation
@@ -166,7 +185,7 @@ export interface PendingCreditResult {
 
 export type ResultOf<O extends LedgerOperation> = O extends TransferOperation
   ? TransferResult
-  : O extends CaptureHoldOperation
+  : O extends CaptureHoldOperation | ForcePostOperation
     ? CaptureResult
     : O extends PlaceHoldOperation | IncrementHoldOperation | ReleaseHoldOperation | ExpireHoldOperation
       ? HoldResult

@@ -6,6 +6,7 @@ import { LedgerBatch, type LoadOptions } from './ledger-batch.js';
 import { holdFromRow } from './ledger.store.js';
 import type {
   CaptureHoldOperation,
+  ForcePostOperation,
   ClearPendingCreditOperation,
   ExpireHoldOperation,
   FailPendingCreditOperation,
@@ -42,6 +43,8 @@ export const placeHold = (tx: Tx, input: Input<PlaceHoldOperation>, options?: Lo
 export const incrementHold = (tx: Tx, input: Input<IncrementHoldOperation>) => runLedgerOperation(tx, { operation: 'incrementHold', ...input });
 export const captureHold = (tx: Tx, input: Input<CaptureHoldOperation>, options?: LoadOptions) =>
   runLedgerOperation(tx, { operation: 'captureHold', ...input }, options);
+export const forcePost = (tx: Tx, input: Input<ForcePostOperation>, options?: LoadOptions) =>
+  runLedgerOperation(tx, { operation: 'forcePost', ...input }, options);
 export const releaseHold = (tx: Tx, input: Input<ReleaseHoldOperation>) => runLedgerOperation(tx, { operation: 'releaseHold', ...input });
 export const expireHold = (tx: Tx, input: Input<ExpireHoldOperation>) => runLedgerOperation(tx, { operation: 'expireHold', ...input });
 export const recordPendingCredit = (tx: Tx, input: Input<RecordPendingCreditOperation>, options?: LoadOptions) =>

@@ -147,8 +147,9 @@ export function upsertAccountsStatement(rows: readonly AccountUpsert[], now: Dat
   const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : 1));
   const column = <T>(pick: (row: AccountUpsert) => T) => sorted.map(pick);
   return sql`
-    INSERT INTO ledger_accounts AS a (client_id, id, kind, wallet_id, shard, asset, available, reserved, pending, created_at)
-    SELECT client_id, id, kind, wallet_id, shard, asset, available, reserved, pending, ${now}::timestamptz
+    INSERT INTO ledger_accounts AS a (client_id, id, kind, wallet_id, shard, asset, available, reserved, pending, overdrawn, created_at)
+    SELECT client_id, id, kind, wallet_id, shard, asset, available, reserved, pending,
+      CASE WHEN kind = 'WALLET' THEN GREATEST(0, -available) ELSE 0 END, ${now}::timestamptz
     FROM unnest(
       ${column((row) => row.clientId)}::uuid[],
       ${column((row) => row.id)}::uuid[],
@@ -165,7 +166,10 @@ export function upsertAccountsStatement(rows: readonly AccountUpsert[], now: Dat
       available = a.available + EXCLUDED.available,
       reserved = a.reserved + EXCLUDED.reserved,
       pending = a.pending + EXCLUDED.pending,
-      overdrawn = LEAST(a.overdrawn, GREATEST(0, -(a.available + EXCLUDED.available)))`;
+      -- A wallet account opened overdrawn (a forced card posting, ledger operation forcePost) stays
+      -- overdrawn by what it lacks; any other change can only reduce an overdraft.
+      overdrawn = CASE WHEN EXCLUDED.overdrawn > 0 THEN GREATEST(0, -(a.available + EXCLUDED.available))
+        ELSE LEAST(a.overdrawn, GREATEST(0, -(a.available + EXCLUDED.available))) END`;
 }
 
 export interface HoldRow {

@@ -189,6 +189,18 @@ describe('0220 completion', () => {
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '-15.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
+
+  it('a force post on a wallet with nothing AVAILABLE (zero, or already overdrawn) is posted all the same; ledger verify clean', async () => {
+    const empty = await fundedCard(t, '0');
+    const first = await send(t, `/v1/sandbox/cards/${empty.cardId}/force-posts`, { amount: 7 });
+    expect(first.record).toMatchObject({ status: 'COMPLETED', forcePost: true, amount: 7 });
+    const second = await send(t, `/v1/sandbox/cards/${empty.cardId}/force-posts`, { amount: 3.5 });
+    expect(second.responseCode).toBe('00');
+    expect(await balances(t, empty.walletId)).toMatchObject({ AVAILABLE: '-10.50', RESERVED: '0.00' });
+    const records = await walletRecordsOf(t, second.parentCardTransactionId);
+    expect(records.map((record) => [record.type, record.operation, record.amount])).toEqual([['DEBIT_CARD_CAPTURE', 'DEBIT', '3.50']]);
+    await expectLedgerClean(t);
+  });
 });
 
 describe('0200 financial and refunds', () => {

@@ -5,6 +5,7 @@ import { assert } from '../../../platform/assert.js';
 import {
   captureHold,
   expireHold,
+  forcePost,
   incrementHold,
   placeHold,
   postTransfer,
@@ -35,8 +36,8 @@ export interface FundingSource {
   releaseHold(tx: Tx, holdId: string, amount: bigint | undefined, history: HistoryInput, expired?: boolean): Promise<void>;
   /** Posts `amount` against the hold and closes it; beyond the hold and AVAILABLE it is forced (never refused). */
   captureHold(tx: Tx, holdId: string, amount: bigint, history: HistoryInput): Promise<{ shortfall: bigint }>;
-  /** Posts `amount` without a hold: checked (refused when not available) or forced (never refused). */
-  post(tx: Tx, amount: bigint, options: { force: boolean; expiresAt: Date }, history: HistoryInput): Promise<void>;
+  /** Posts `amount` without a hold: checked (refused when not available) or forced (never refused, the wallet overdrawn). */
+  post(tx: Tx, amount: bigint, options: { force: boolean }, history: HistoryInput): Promise<void>;
   /** Credits `amount` back (a refund). */
   refund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void>;
 }
@@ -84,22 +85,13 @@ class DebitWalletFunding implements FundingSource {
     return { shortfall: result.shortfall };
   }
 
-  async post(tx: Tx, amount: bigint, options: { force: boolean; expiresAt: Date }, history: HistoryInput): Promise<void> {
-    const available = await this.available(tx);
-    if (available >= amount || !options.force) {
-      await postTransfer(tx, { clientId: this.clientId, now: this.now, asset: this.asset, legs: [{ from: { walletId: this.walletId }, to: { system: 'CARD_SETTLEMENT' }, amount }], history });
+  async post(tx: Tx, amount: bigint, options: { force: boolean }, history: HistoryInput): Promise<void> {
+    if (options.force && (await this.available(tx)) < amount) {
+      // Never refused: what AVAILABLE cannot cover is a shortfall, the wallet overdrawn (contract §12.3).
+      await forcePost(tx, { clientId: this.clientId, now: this.now, wallet: { walletId: this.walletId }, asset: this.asset, amount, to: { system: 'CARD_SETTLEMENT' }, history });
       return;
     }
-    // The ledger forces a posting only through a capture: reserve what AVAILABLE still has, then
-    // capture the whole amount, the rest recorded as the hold's shortfall (the wallet overdrawn).
-    if (available <= 0n) {
-      throw new AppError(
-        'CONFLICT',
-        'This forced card posting needs a ledger operation that does not exist yet: the wallet has no AVAILABLE balance to reserve before forcing the capture.',
-      );
-    }
-    const holdId = await this.placeHold(tx, available, options.expiresAt, history);
-    await this.captureHold(tx, holdId, amount, history);
+    await postTransfer(tx, { clientId: this.clientId, now: this.now, asset: this.asset, legs: [{ from: { walletId: this.walletId }, to: { system: 'CARD_SETTLEMENT' }, amount }], history });
   }
 
   async refund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void> {

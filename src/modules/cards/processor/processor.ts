@@ -923,7 +923,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
   }
   if (isApproval(decision.responseCode) && funding) {
     try {
-      await funding.post(run.tx, decision.approvedMinor, { force: false, expiresAt: run.context.now }, historyOf(swipeId, childId, funding.historyTypes.capture));
+      await funding.post(run.tx, decision.approvedMinor, { force: false }, historyOf(swipeId, childId, funding.historyTypes.capture));
       const swipe = await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: decision.approvedMinor, holdId: null, expiresAt: null });
       return writeChild(run, swipe, childId, {
         type: 'PURCHASE',
@@ -984,7 +984,7 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
     return writeChild(run, updated, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, overCapture, holdId: existing.hold_id });
   }
   const swipeId = existing?.id ?? idAt(context.now);
-  if (amount > 0n) await funding.post(tx, amount, { force: true, expiresAt: context.now }, history(swipeId));
+  if (amount > 0n) await funding.post(tx, amount, { force: true }, history(swipeId));
   const swipe = existing
     ? await updateSwipe(tx, context, existing, { status: 'COMPLETED', postedMinor: toBigInt(existing.posted_minor) + amount })
     : await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: amount, holdId: null, expiresAt: null });
