@@ -204,6 +204,38 @@ describe('0220 completion', () => {
 });
 
 describe('0200 financial and refunds', () => {
+  it('a reversal (0420) of a completed purchase credits it back: all of it, or the amount reversed (DE95 keeps the rest)', async () => {
+    const card = await fundedCard(t, '100.00');
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 30 });
+    const partial = await onParent(t, purchase.parentCardTransactionId, 'reversals', { amount: 10 });
+    expect(partial).toMatchObject({ responseCode: '00', record: { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'COMPLETED', amount: 10 } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '0.00' });
+    const rest = await onParent(t, purchase.parentCardTransactionId, 'reversals');
+    expect(rest.record).toMatchObject({ type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 20 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, purchase.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+    // Nothing left to reverse: acknowledged, no money.
+    const again = await onParent(t, purchase.parentCardTransactionId, 'reversals', { amount: 5 });
+    expect(again.record).toMatchObject({ amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
+    const records = await walletRecordsOf(t, purchase.parentCardTransactionId);
+    expect(records.map((record) => [record.type, record.operation, record.amount]).sort()).toEqual([
+      ['DEBIT_CARD_CAPTURE', 'DEBIT', '30.00'],
+      ['DEBIT_CARD_REFUND', 'CREDIT', '10.00'],
+      ['DEBIT_CARD_REFUND', 'CREDIT', '20.00'],
+    ]);
+    await expectLedgerClean(t);
+  });
+
+  it('a reversal naming the authorization of a completed lifecycle moves nothing (the completion stands)', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 40 });
+    await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 40 });
+    const reversal = await onParent(t, auth.parentCardTransactionId, 'reversals', { amount: 40 });
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '0.00' });
+  });
+
   it('a purchase posts at once (PURCHASE COMPLETED); a declined one is FAILED', async () => {
     const card = await fundedCard(t, '40.00');
     const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 12.5 });

@@ -1020,12 +1020,37 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     await cancelTimer(tx, context.clientId, holdExpiryTimerKind, existing.id);
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: held, heldMinor: 0n });
   }
+  if (existing && reversesPosting(existing, info)) {
+    // A single-message purchase (0200) or a completion (0220, named by DE90) reversed after it
+    // posted: the money goes back (all of it, or all but DE95's actual amount).
+    const funding = requireFunding(run);
+    const posted = toBigInt(existing.posted_minor);
+    const actual = info.replacement?.actualTransactionMinor ?? 0n;
+    const credited = actual > 0n && actual < posted ? posted - actual : posted;
+    await funding.refund(tx, credited, historyOf(existing.id, childId, funding.historyTypes.refund));
+    const remaining = posted - credited;
+    const status = remaining > 0n ? 'COMPLETED' : 'CANCELLED';
+    const updated = await updateSwipe(tx, context, existing, { status, postedMinor: remaining });
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status, decision: acknowledged, amountMinor: credited, heldMinor: 0n });
+  }
   if (existing) {
-    // The lifecycle has nothing left to release (completed, reversed or expired already): recorded, no money.
+    // The lifecycle has nothing left to release (an authorization completed, reversed or expired already): recorded, no money.
     return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n });
   }
   const swipe = await insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n, orphan: true });
+}
+
+/**
+ * Whether a reversal undoes a posting rather than an authorization: the lifecycle holds nothing
+ * and has money posted, and DE90 names a 0200 or a 0220 (without DE90: the lifecycle began with a
+ * 0200). A reversal naming the 0100 of a completed authorization moves nothing: the completion
+ * stands (a refund undoes it).
+ */
+function reversesPosting(swipe: CardSwipeRow, info: MessageInfo): boolean {
+  if (toBigInt(swipe.posted_minor) <= 0n || toBigInt(swipe.held_minor) > 0n) return false;
+  const named = firstSendingOf(info.original === null ? swipe.first_mti : info.original.mti);
+  return named === '0200' || named === '0220';
 }
 
 // ---- hold expiry --------------------------------------------------------------------------------

@@ -303,19 +303,22 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'sandbox.createCardReversal',
     'Send a reversal (0420)',
     'Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 ' +
-      'carrying what stays authorized (the hold is reduced, still PENDING).',
+      'carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the ' +
+      'posted amount back (all of it, or the amount given).',
     ReversalBody,
     (swipe, card, body, now) => {
+      // What the reversal undoes: the open hold, or, when nothing is held, what was posted (a completed 0200).
       const held = toBigInt(swipe.held_minor);
-      const reversed = body.amount === undefined ? held : amountMinorOf(body.amount as number);
-      const partial = reversed > 0n && reversed < held;
+      const base = held > 0n ? held : toBigInt(swipe.posted_minor) > 0n ? toBigInt(swipe.posted_minor) : 0n;
+      const reversed = body.amount === undefined ? base : amountMinorOf(body.amount as number);
+      const partial = reversed > 0n && reversed < base;
       return buildSandboxMessage(card, now, {
         mti: '0420',
         processingCode: '000000',
-        amountMinor: held > 0n ? held : reversed,
+        amountMinor: base > 0n ? base : reversed,
         ...followUp(swipe),
         rrn: swipe.rrn,
-        ...(partial ? { replacementActualMinor: held - reversed } : {}),
+        ...(partial ? { replacementActualMinor: base - reversed } : {}),
       });
     },
   );
