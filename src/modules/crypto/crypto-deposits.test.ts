@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { balanceOf, expectLedgerClean } from '../../../test/bank/fixtures.js';
-import { addressOf, cryptoDeposit, cryptoEventsOf, mine, newWallet } from '../../../test/crypto/fixtures.js';
+import { addressOf, cryptoDeposit, cryptoEventsOf, destinations, fundCrypto, mine, newWallet } from '../../../test/crypto/fixtures.js';
 import { validateWithdrawalDestination } from './address-validation.js';
 import { validateTxHash } from './tx-hash.js';
 
@@ -159,6 +159,40 @@ describe('deposits: pending, confirmed by blocks, completed', () => {
     const again = await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/confirm` });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('CRYPTO_TRANSACTION_NOT_PENDING');
+  });
+
+  it('one blocks call completes many deposits at once (two on one wallet too), counts the others up, and completes a withdrawal beside them', async () => {
+    const client = await t.newClient();
+    const wallets = [await newWallet(t, client), await newWallet(t, client), await newWallet(t, client)];
+    const early: string[] = [];
+    for (const [index, walletId] of [...wallets, wallets[0] ?? ''].entries()) {
+      const response = await cryptoDeposit(t, { address: await addressOf(t, walletId, 'BTC', undefined, client), asset: 'BTC', amount: `0.0${index + 1}000000` }, client);
+      expect(response.status, JSON.stringify(response.body)).toBe(201);
+      early.push(response.body.data.parentCryptoTransactionId);
+    }
+    const spender = await newWallet(t, client);
+    await fundCrypto(t, spender, 'BTC', '0.50000000', undefined, client);
+    const withdrawal = await t.request({ method: 'POST', url: '/v1/digital/withdrawal', key: client.key, body: { walletId: spender, asset: 'BTC', amount: '0.1', address: destinations.BITCOIN } });
+    expect(withdrawal.status, JSON.stringify(withdrawal.body)).toBe(201);
+    expect(await mine(t, 'BITCOIN', 1, client)).toMatchObject({ confirmed: 5, completed: 0 });
+    const late = await cryptoDeposit(t, { address: await addressOf(t, wallets[1] ?? '', 'BTC', undefined, client), asset: 'BTC', amount: '0.00500000' }, client);
+    expect(late.status).toBe(201);
+
+    expect(await mine(t, 'BITCOIN', 2, client)).toMatchObject({ confirmed: 6, completed: 5, failed: 0 });
+    expect(await balanceOf(t, wallets[0] ?? '', 'BTC', client)).toEqual({ AVAILABLE: '0.05000000', RESERVED: '0.00000000', PENDING: '0.00000000' });
+    expect(await balanceOf(t, wallets[1] ?? '', 'BTC', client)).toEqual({ AVAILABLE: '0.02000000', RESERVED: '0.00000000', PENDING: '0.00500000' });
+    expect(await balanceOf(t, wallets[2] ?? '', 'BTC', client)).toMatchObject({ AVAILABLE: '0.03000000', PENDING: '0.00000000' });
+    expect((await balanceOf(t, spender, 'BTC', client)).RESERVED).toBe('0.00000000');
+    for (const id of early) {
+      const events = await cryptoEventsOf(t, id, client);
+      expect(events.map((event) => event.type)).toEqual(['CRYPTO_DEPOSIT_TRANSACTION_PENDING', 'CRYPTO_DEPOSIT_TRANSACTION_COMPLETED']);
+      expect(events[1].data).toMatchObject({ status: 'COMPLETED', confirmations: 3 });
+    }
+    const groupOf = async (id: string) => (await t.request({ url: `/v1/baas/transactions?cryptoTransactionId=${id}`, key: client.key })).body.data[0];
+    const lateGroup = await groupOf(late.body.data.id);
+    expect(lateGroup).toMatchObject({ status: 'PENDING', confirmations: 2 });
+    const withdrawn = await groupOf(withdrawal.body.data.id);
+    expect(withdrawn).toMatchObject({ status: 'COMPLETED', confirmations: 3 });
   });
 
   it('blocks only touch the named network and the calling client', async () => {

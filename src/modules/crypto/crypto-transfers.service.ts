@@ -9,8 +9,8 @@ import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import type { Mode } from '../../platform/config.js';
 import { assert } from '../../platform/assert.js';
 import { findWallet } from '../customers/index.js';
-import { captureHold, clearPendingCredit, failPendingCredit, placeHold, postTransfer, recordPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
-import { recordEvent } from '../webhooks/events.store.js';
+import { captureHold, clearPendingCredit, failPendingCredit, LedgerBatch, placeHold, postTransfer, recordPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
+import { recordEvent, recordEvents } from '../webhooks/events.store.js';
 import { deriveSandboxAddress } from './address-derivation.js';
 import { requireValidWithdrawalDestination, validateWithdrawalDestination } from './address-validation.js';
 import {
@@ -592,7 +592,9 @@ export const blocksPerCallMax = 1000;
  * Mines `count` blocks on the client's chain of the network: every PENDING deposit and
  * broadcast withdrawal there gains `count` confirmations, and those that reach their
  * requirement complete (or, for rejected withdrawals, fail) in the same transaction. The rows
- * are locked one by one in id order; one completed meanwhile by a confirm call is skipped.
+ * are locked together in id order; one completed meanwhile by a confirm call is skipped. Deposits
+ * that complete and transfers that only count up are written in bulk (a fixed number of
+ * statements, however many), the rare rest one by one.
  */
 export async function mineBlocks(tx: Tx, context: RequestContext, network: CryptoNetworkName, count: number): Promise<BlocksOutcome> {
   if (!Number.isInteger(count) || count < 1 || count > blocksPerCallMax) throw validationError('count', `must be a whole number from 1 to ${blocksPerCallMax}`);
@@ -606,18 +608,83 @@ export async function mineBlocks(tx: Tx, context: RequestContext, network: Crypt
     .orderBy('id')
     .forUpdate()
     .execute();
+  // FOR UPDATE re-reads a row another transaction changed while we waited: only the still pending count.
+  const stillPending = pending.filter((transfer) => transfer.status === 'PENDING');
+  const confirmedBy = (transfer: CryptoTransferRow): CryptoTransferRow => ({
+    ...transfer,
+    confirmations: Math.min(transfer.confirmations + count, 1_000_000_000),
+    block_number: transfer.block_number ?? String(before + 1),
+  });
+  // The common case in bulk: deposits that reach their requirement, and transfers that only count up.
+  const depositsCompleting: CryptoTransferRow[] = [];
+  const countingUp: CryptoTransferRow[] = [];
   let completed = 0;
   let failed = 0;
-  let confirmed = 0;
-  for (const transfer of pending) {
-    // FOR UPDATE re-reads a row another transaction changed while we waited: only the still pending count.
-    if (transfer.status !== 'PENDING') continue;
-    confirmed++;
-    const record = await addConfirmations(tx, context, transfer, count, before + 1);
-    if (record?.status === 'COMPLETED') completed++;
-    if (record?.status === 'FAILED') failed++;
+  for (const transfer of stillPending) {
+    const next = confirmedBy(transfer);
+    if (transfer.planned_failure === null && next.confirmations < next.confirmations_required) countingUp.push(next);
+    else if (transfer.planned_failure === null && transfer.direction === 'DEPOSIT') depositsCompleting.push(next);
+    else {
+      // Withdrawals that complete or fail, and deposits that fail: one by one (few).
+      const record = await addConfirmations(tx, context, transfer, count, before + 1);
+      if (record?.status === 'COMPLETED') completed++;
+      if (record?.status === 'FAILED') failed++;
+    }
   }
-  return { network, height: before + count, confirmed, completed, failed };
+  await updateConfirmations(tx, context, countingUp);
+  completed += await completeDeposits(tx, context, depositsCompleting);
+  return { network, height: before + count, confirmed: stillPending.length, completed, failed };
+}
+
+/** Sets the new confirmation count (and inclusion block) of transfers that stay PENDING, in one statement. */
+async function updateConfirmations(tx: Tx, context: RequestContext, transfers: readonly CryptoTransferRow[]): Promise<void> {
+  if (transfers.length === 0) return;
+  await sql`
+    UPDATE crypto_transfers AS t
+    SET confirmations = u.confirmations, block_number = u.block_number, updated_at = ${context.now}
+    FROM unnest(${transfers.map((transfer) => transfer.id)}::uuid[], ${transfers.map((transfer) => transfer.confirmations)}::int[],
+      ${transfers.map((transfer) => transfer.block_number)}::bigint[]) AS u (id, confirmations, block_number)
+    WHERE t.client_id = ${context.clientId} AND t.id = u.id
+  `.execute(tx);
+}
+
+/**
+ * Completes many locked PENDING deposits that reached their requirement (`transfers` carry their
+ * new confirmations) as completeTransfer does one, in a fixed number of statements whatever their
+ * number: one ledger batch clearing every pending credit, one update of the transfers, one insert
+ * of their SUCCESS records, one insert of their events. Returns how many completed.
+ */
+async function completeDeposits(tx: Tx, context: RequestContext, transfers: readonly CryptoTransferRow[]): Promise<number> {
+  if (transfers.length === 0) return 0;
+  const completedRows = transfers.map((transfer): CryptoTransferRow => ({ ...transfer, status: 'COMPLETED', updated_at: context.now }));
+  const childIds = completedRows.map(() => idAt(context.now));
+  const clearances = completedRows.map((transfer, index) => {
+    assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
+    return { operation: 'clearPendingCredit' as const, clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: historyOf(transfer, childIds[index] ?? '') };
+  });
+  const batch = new LedgerBatch(tx, context.now);
+  for (const clearance of clearances) batch.declare(clearance);
+  await batch.load();
+  for (const clearance of clearances) batch.apply(clearance);
+  await batch.flush();
+  await sql`
+    UPDATE crypto_transfers AS t
+    SET status = 'COMPLETED', confirmations = u.confirmations, block_number = u.block_number, updated_at = ${context.now}
+    FROM unnest(${completedRows.map((transfer) => transfer.id)}::uuid[], ${completedRows.map((transfer) => transfer.confirmations)}::int[],
+      ${completedRows.map((transfer) => transfer.block_number)}::bigint[]) AS u (id, confirmations, block_number)
+    WHERE t.client_id = ${context.clientId} AND t.id = u.id
+  `.execute(tx);
+  await sql`
+    INSERT INTO crypto_transactions (client_id, id, crypto_transfer_id, type, status, confirmations, failure_reason, created_at)
+    SELECT ${context.clientId}::uuid, u.id, u.transfer_id, ${cryptoTransactionTypes.DEPOSIT.success}, 'COMPLETED', u.confirmations, NULL, ${context.now}::timestamptz
+    FROM unnest(${childIds}::uuid[], ${completedRows.map((transfer) => transfer.id)}::uuid[], ${completedRows.map((transfer) => transfer.confirmations)}::int[])
+      AS u (id, transfer_id, confirmations)
+  `.execute(tx);
+  await recordEvents(
+    tx,
+    completedRows.map((transfer, index) => ({ context, type: cryptoEvents.DEPOSIT.COMPLETED, data: cryptoEventData(transfer, childIds[index] ?? '') })),
+  );
+  return completedRows.length;
 }
 
 /**
