@@ -344,6 +344,36 @@ describe('nothing is held while the client decides', () => {
   });
 });
 
+describe('limits while the client decides', () => {
+  it('a request waiting for the answer counts against the daily limits of the card', async () => {
+    const client = await t.newClient();
+    const slow = await CoopReceiver.start();
+    try {
+      await subscribe(client, slow);
+      const program = (await cardPrograms(t, client))['Cooperative Debit'];
+      const limits = await t.request({ method: 'PATCH', url: `/v1/cards/programs/${program.id as string}`, key: client.key, body: { limits: { perTransactionMinor: 5_000, dailyMinor: 5_000, dailyCount: 5 } } });
+      expect(limits.status).toBe(200);
+      let arrived: () => void = () => undefined;
+      const requestSeen = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      slow.answer = () => {
+        arrived();
+        return { body: { responseCode: '00' }, delayMs: 300 };
+      };
+      const card = await coopCard('100.00', client);
+      const first = authorize(t, card.cardId, { amount: 40 }, client);
+      await requestSeen;
+      // 40.00 waits for the answer: 40.00 + 20.00 is above the day's 50.00.
+      const second = await authorize(t, card.cardId, { amount: 20 }, client);
+      expect(second).toMatchObject({ responseCode: '61', decisionSource: 'SYSTEM' });
+      expect((await first).responseCode).toBe('00');
+    } finally {
+      await slow.stop();
+    }
+  });
+});
+
 describe('repeats, advices and isolation', () => {
   it('a repeat (0101) reuses the first decision without asking the client again', async () => {
     answerWith({ responseCode: '00' });

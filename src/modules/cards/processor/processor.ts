@@ -415,12 +415,25 @@ function cardChecks(run: Run): Decision | null {
   return null;
 }
 
-/** The card's approvals of the day (UTC day of the client's clock): count and sum, for the limits. */
+/**
+ * The card's approvals of the day (UTC day of the client's clock): count and sum, for the limits;
+ * for a COOP_AUTH card, its requests waiting for the client's answer as well.
+ */
 async function approvalsToday(run: Run): Promise<{ count: number; sumMinor: bigint }> {
   const startOfDay = new Date(Math.floor(run.context.now.getTime() / dayMs) * dayMs);
+  const { clientId } = run.context;
+  // A COOP_AUTH card's requests waiting for the client's answer count as approved for what they reserved.
+  const waiting =
+    run.card.card_transaction_handler === 'COOP_AUTH'
+      ? sql`(SELECT count(*) AS n, coalesce(sum((coop_pending->>'reservedMinor')::numeric), 0) AS reserved FROM card_swipes
+          WHERE client_id = ${clientId} AND card_id = ${run.card.id} AND coop_pending IS NOT NULL AND updated_at >= ${startOfDay})`
+      : sql`(SELECT 0 AS n, 0 AS reserved)`;
   const row = await run.tx
     .selectFrom('card_transactions')
-    .select([sql<string>`count(*)`.as('count'), sql<string>`coalesce(sum(amount_minor), 0)`.as('sum')])
+    .select([
+      sql<string>`count(*) + (SELECT n FROM ${waiting} AS w)`.as('count'),
+      sql<string>`coalesce(sum(amount_minor), 0) + (SELECT reserved FROM ${waiting} AS w)`.as('sum'),
+    ])
     .where('client_id', '=', run.context.clientId)
     .where('card_id', '=', run.card.id)
     .where('created_at', '>=', startOfDay)
