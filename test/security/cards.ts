@@ -6,9 +6,12 @@ import type { SecurityCase } from './types.js';
 import { CoopReceiver } from '../cards/coop-receiver.js';
 
 let decisionEndpoint: Promise<CoopReceiver> | undefined;
+const subscribedClients = new Set<string>();
 
-/** A decision endpoint shared by the cases that need one (it answers "00"); the test process ends with it. */
+/** A decision endpoint shared by the cases that need one (it answers "00"); the test process ends with it. One subscription per client (a decision type has one). */
 async function subscribedForDecisions(t: TestContext, client: TestClient): Promise<void> {
+  if (subscribedClients.has(client.id)) return;
+  subscribedClients.add(client.id);
   decisionEndpoint ??= CoopReceiver.start();
   const receiver = await decisionEndpoint;
   const response = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name: 'Decisions', url: receiver.url(), subscribedEventTypes: ['COOP_AUTH_0100'] } });

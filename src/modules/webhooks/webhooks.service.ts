@@ -228,6 +228,7 @@ export async function createWebhook(
       `A client can have at most ${subscriptionsPerClientMax} webhook subscriptions; delete one you no longer use.`,
     );
   }
+  if (input.active) await refuseSecondDecisionEndpoint(tx, context.clientId, input.eventTypes, undefined);
   const id = idAt(context.now);
   const secret = generateSecret();
   const row: SubscriptionRow = {
@@ -258,6 +259,11 @@ export async function updateWebhook(tx: Tx, context: RequestContext, id: string,
   refuseDeleted(current, 'changed');
   const types = input.eventTypes ?? current.event_types;
   const active = input.active ?? current.active;
+  if (active && decisionTypesOf(types).length > 0) {
+    // As creation does: the client's row orders the checks of concurrent changes.
+    await tx.selectFrom('clients').select('id').where('id', '=', context.clientId).forNoKeyUpdate().executeTakeFirst();
+    await refuseSecondDecisionEndpoint(tx, context.clientId, types, current.id);
+  }
   const updated = await store.updateSubscription(tx, context.clientId, current.id, {
     name: input.name ?? current.name,
     url: input.url ?? current.url,
@@ -450,8 +456,35 @@ export async function getWebhook(deps: Deps, clientId: string, id: string): Prom
  * failed or cancelled) gets one more attempt and no automatic retries after it; one still
  * waiting for an automatic retry is simply brought forward.
  */
-/** Cooperative decision requests (contract §12.4): synchronous, never retried. */
+/** Cooperative decision requests (contract §12.4): synchronous, never retried, one endpoint per type. */
 const decisionRequestTypes: ReadonlySet<string> = new Set(['COOP_AUTH_0100', 'COOP_AUTH_0200']);
+
+function decisionTypesOf(types: readonly string[]): string[] {
+  return types.filter((type) => decisionRequestTypes.has(type));
+}
+
+/**
+ * At most one active subscription per decision type (contract §12.4, as Increase): a decision
+ * has one answer. 409 COOP_AUTH_ENDPOINT_EXISTS naming the subscription that already answers.
+ */
+async function refuseSecondDecisionEndpoint(tx: Tx, clientId: string, types: readonly string[], exceptId: string | undefined): Promise<void> {
+  const decisionTypes = decisionTypesOf(types);
+  if (decisionTypes.length === 0) return;
+  let query = tx
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'event_types'])
+    .where('client_id', '=', clientId)
+    .where('active', '=', true)
+    .where('deleted_at', 'is', null)
+    .where(sql<boolean>`event_types && ${decisionTypes}::text[]`);
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  const other = await query.executeTakeFirst();
+  if (!other) return;
+  const taken = decisionTypes.filter((type) => other.event_types.includes(type));
+  throw new AppError('COOP_AUTH_ENDPOINT_EXISTS', `Webhook ${other.id} already answers ${taken.join(' and ')}: a decision request has one endpoint. Remove the type there (or pause it) first.`, {
+    details: [{ field: 'subscribedEventTypes', message: `${taken.join(', ')} already answered by webhook ${other.id}` }],
+  });
+}
 
 export async function retryDelivery(tx: Tx, context: RequestContext, deliveryId: string): Promise<DeliveryView> {
   if (!isUuid(deliveryId)) throw notFound('Delivery');

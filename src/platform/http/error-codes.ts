@@ -56,6 +56,7 @@ export const errorCodes = {
   CRYPTO_TRANSACTION_NOT_PENDING: { status: 409, description: 'A sandbox confirm or fail call names a crypto deposit or withdrawal that already COMPLETED or FAILED; only a PENDING one can change.' },
   SANDBOX_CLOCK_BUSY: { status: 409, description: 'Another advance of this client\'s sandbox clock is still running its timers after 30 s of waiting; retry when it has answered.' },
   SANDBOX_STATE_BUSY: { status: 409, description: 'A sandbox reset, snapshot or restore was refused because an advance of the client\'s clock is still running its timers; retry when it has answered.' },
+  COOP_AUTH_ENDPOINT_EXISTS: { status: 409, description: 'Another active webhook subscription already lists COOP_AUTH_0100 or COOP_AUTH_0200: a cooperative decision request has exactly one endpoint. Remove the type from that subscription, or pause it, first.' },
   COOP_AUTH_ENDPOINT_MISSING: { status: 409, description: 'POST /v1/sandbox/coop-auth/echo found no active webhook subscription that lists COOP_AUTH_0100 (a `*` subscription is not asked to decide): create one first.' },
   QUOTE_ALREADY_EXECUTED: { status: 409, description: 'The trade quote was already executed; a quote executes once. Replaying the first request with its Idempotency-Key returns its response instead.' },
   IDEMPOTENCY_REQUEST_IN_PROGRESS: { status: 409, description: 'A request with this Idempotency-Key is still being processed; retry later.' },

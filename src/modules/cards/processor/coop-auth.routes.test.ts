@@ -405,6 +405,21 @@ describe('repeats, advices and isolation', () => {
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '0.00' });
   });
 
+  it('a decision type has one endpoint: a second active subscription listing it is refused (409), a paused one is not', async () => {
+    const second = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'Second', url: receiver.url('/second'), subscribedEventTypes: ['COOP_AUTH_0200', 'CARD_TRANSACTION_PENDING'] } });
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ code: 'COOP_AUTH_ENDPOINT_EXISTS', details: [{ field: 'subscribedEventTypes' }] });
+    const paused = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'Standby', url: receiver.url('/standby'), subscribedEventTypes: ['COOP_AUTH_0100'], active: false } });
+    expect(paused.status).toBe(201);
+    const activate = await t.request({ method: 'PATCH', url: `/v1/webhooks/${paused.body.data.id as string}`, body: { active: true } });
+    expect(activate.status).toBe(409);
+    const advices = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'Advices', url: receiver.url('/advices'), subscribedEventTypes: ['COOP_AUTH_0120', 'COOP_AUTH_0220'] } });
+    expect(advices.status).toBe(201);
+    const widen = await t.request({ method: 'PATCH', url: `/v1/webhooks/${advices.body.data.id as string}`, body: { subscribedEventTypes: ['COOP_AUTH_0120', 'COOP_AUTH_0100'] } });
+    expect(widen.status).toBe(409);
+    for (const id of [paused.body.data.id, advices.body.data.id] as string[]) expect((await t.request({ method: 'DELETE', url: `/v1/webhooks/${id}` })).status).toBe(200);
+  });
+
   it("two clients' endpoints never see each other's requests", async () => {
     const client = await t.newClient();
     const theirs = await CoopReceiver.start();
