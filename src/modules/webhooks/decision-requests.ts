@@ -11,7 +11,6 @@ import { webhookHttpClient, type PostOutcome } from './webhook-http.js';
 import { signedHeaders } from './webhook-signing.js';
 import { webhookSecretBoxOf } from './webhook-secrets.js';
 import { workerName } from './webhooks.service.js';
-import * as store from './webhooks.store.js';
 
 /**
  * Synchronous decision requests (contract §12.4): COOP_AUTH_0100 and COOP_AUTH_0200 are not
@@ -93,36 +92,19 @@ export async function recordDecisionDelivery(
   input: { clientId: string; subscriptionId: string; event: EventRecord; attemptedAt: Date; now: Date; outcome: PostOutcome; accepted: boolean; verdict: string },
 ): Promise<void> {
   const id = decisionDeliveryIdOf(input.event.id);
-  await store.insertDelivery(tx, {
-    client_id: input.clientId,
-    id,
-    subscription_id: input.subscriptionId,
-    event_id: input.event.id,
-    event_type: input.event.type,
-    test_data: null,
-    status: input.accepted ? 'DELIVERED' : 'FAILED',
-    attempt_count: 1,
-    final_attempt: 1,
-    next_attempt_at: input.now,
-    lease_token: null,
-    lease_expires_at: null,
-    created_at: input.attemptedAt,
-    updated_at: input.now,
-    completed_at: input.now,
-    injected_delay_ms: null,
-  });
-  await store.insertAttempt(tx, {
-    client_id: input.clientId,
-    delivery_id: id,
-    attempt_number: 1,
-    attempted_at: input.attemptedAt,
-    succeeded: input.accepted,
-    http_status: input.outcome.httpStatus,
-    latency_ms: input.outcome.latencyMs,
-    response_body: truncate(input.outcome.responseBody, responseBodyKeptChars),
-    error: truncate(input.outcome.error, errorKeptChars),
-    worker: workerName,
-    injected_fault: null,
-    verdict: truncate(input.verdict, 300),
-  });
+  const status = input.accepted ? 'DELIVERED' : 'FAILED';
+  // The delivery and its one attempt in one statement (the decision path counts round trips).
+  await sql`
+    WITH delivery AS (
+      INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, attempt_count, final_attempt, next_attempt_at,
+        created_at, updated_at, completed_at)
+      VALUES (${input.clientId}, ${id}, ${input.subscriptionId}, ${input.event.id}, ${input.event.type}, ${status}, 1, 1, ${input.now},
+        ${input.attemptedAt}, ${input.now}, ${input.now})
+      RETURNING client_id, id
+    )
+    INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker, verdict)
+    SELECT client_id, id, 1, ${input.attemptedAt}, ${input.accepted}, ${input.outcome.httpStatus}::int, ${input.outcome.latencyMs}::int,
+      ${truncate(input.outcome.responseBody, responseBodyKeptChars)}, ${truncate(input.outcome.error, errorKeptChars)}, ${workerName}, ${truncate(input.verdict, 300)}
+    FROM delivery
+  `.execute(tx);
 }

@@ -7,6 +7,7 @@
 import type { EventRecord, DecisionEndpoint } from '../../webhooks/index.js';
 import { redactForEvent, type IsoMessage } from '../network/index.js';
 import type { CoopAuthSettings } from '../program-settings.js';
+import type { CardProgramRow } from '../programs.js';
 import { currencyOfNumeric } from './card-transaction-views.js';
 import type { CoopPendingMark } from './card-transactions.tables.js';
 import type { MessageInfo } from './message-info.js';
@@ -26,6 +27,8 @@ export interface PendingCoopDecision {
   /** The subscription that answers; null when the client has none (the stand-in decides). */
   endpoint: DecisionEndpoint | null;
   settings: CoopAuthSettings;
+  /** The card's program as phase 1 read it. */
+  program: CardProgramRow;
 }
 
 export interface CoopDataInput {

@@ -516,6 +516,7 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
       event,
       endpoint,
       settings: program.coop_auth ?? defaultCoopAuth,
+      program,
     },
   };
 }
@@ -559,8 +560,8 @@ export async function finishCoopDecision(
   attemptedAt: Date,
 ): Promise<CoopDecisionResult> {
   const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('id', '=', pending.cardId).forUpdate().executeTakeFirstOrThrow();
-  const program = await findCardProgram(tx, context.clientId, card.card_program_id);
-  assert(program, `card ${card.id} has no program`);
+  // The program as phase 1 read it: the request was decided under those settings.
+  const program = pending.program;
   const info = readMessage(pending.message, context.now);
   const run: Run = { tx, deps, context, card, program, info, message: pending.message, duplicate: false };
   const swipe = await lockSwipe(tx, context.clientId, pending.swipeId);
