@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
@@ -386,6 +387,69 @@ describe('repeats, advices and isolation', () => {
     expect(repeat.body.data.response['39']).toBe('00');
     expect(repeat.body.data.cardTransactionId).toBe(first.cardTransactionId);
     expect(receiver.requests.length).toBe(asked);
+  });
+
+  it('a repeat (0101) that arrives while the first sending waits for the client gets the same answer once it is known, without a second question', async () => {
+    const client = await t.newClient();
+    const slow = await CoopReceiver.start();
+    try {
+      await subscribe(client, slow);
+      let arrived: (request: any) => void = () => undefined;
+      const requestSeen = new Promise<any>((resolve) => {
+        arrived = resolve;
+      });
+      slow.answer = (request) => {
+        arrived(request);
+        return { body: { responseCode: '00', authCode: 'R3P3AT' }, delayMs: 300 };
+      };
+      const card = await coopCard('100.00', client);
+      const first = authorize(t, card.cardId, { amount: 12 }, client);
+      const request = await requestSeen;
+      const message = { ...request.parsed.data.raw.fields, '0': '0101', '2': await panOf(t, card.cardId) };
+      const repeat = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message } });
+      const original = await first;
+      expect(repeat.status).toBe(200);
+      expect(repeat.body.data.response).toMatchObject({ '0': '0110', '39': '00', '38': 'R3P3AT' });
+      expect(repeat.body.data.cardTransactionId).toBe(original.cardTransactionId);
+      expect(slow.requests).toHaveLength(1);
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '88.00', RESERVED: '12.00' });
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it('a repeat whose first sending never got its answer (the process died) waits, then is declined by the stand-in without asking', async () => {
+    const client = await t.newClient();
+    const endpoint = await CoopReceiver.start();
+    try {
+      await subscribe(client, endpoint);
+      await patchCoopProgram(client, { timeoutMs: 250 });
+      const card = await coopCard('100.00', client);
+      const built = await authorize(t, card.cardId, { amount: 3 }, client);
+      const asked = endpoint.requests.length;
+      // What a crash between the two transactions leaves: a lifecycle still marked as waiting for the client.
+      const stan = '424242';
+      const rrn = '633300424242';
+      await sql`
+        INSERT INTO card_swipes (client_id, id, card_id, wallet_id, credit_line_id, card_type, status, asset, network_data_ref, first_mti, stan,
+          transmission_date_time, acquirer_id, rrn, held_minor, posted_minor, hold_id, merchant, mcc, expires_at, expired_at, created_at, updated_at, coop_pending)
+        SELECT client_id, gen_random_uuid(), card_id, wallet_id, NULL, card_type, 'PENDING', asset, NULL, '0100', ${stan}, transmission_date_time,
+          acquirer_id, ${rrn}, 0, 0, NULL, NULL, NULL, NULL, NULL, created_at, updated_at,
+          jsonb_build_object('childId', gen_random_uuid(), 'eventId', gen_random_uuid(), 'step', 'AUTHORIZATION', 'reservedMinor', '0')
+        FROM card_swipes WHERE client_id = ${client.id} AND id = ${built.parentCardTransactionId}
+      `.execute(t.deps.db);
+      const message = { ...built.iso.request.fields, '0': '0101', '2': await panOf(t, card.cardId), '11': stan, '37': rrn, '63': undefined };
+      delete message['63'];
+      const repeat = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message } });
+      expect(repeat.status).toBe(200);
+      expect(repeat.body.data.response['39']).toBe('91');
+      const record = await t.request({ url: `/v1/cards/transactions/${repeat.body.data.cardTransactionId as string}`, key: client.key });
+      expect(record.body.data).toMatchObject({ decisionSource: 'STAND_IN', responseCode: '91', coopAuth: { standInReason: 'TIMEOUT' } });
+      expect(endpoint.requests.length).toBe(asked);
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
+    } finally {
+      await endpoint.stop();
+    }
   });
 
   it('completions and reversals go out as COOP_AUTH_0220 / 0420 events, correlated by networkDataRef', async () => {

@@ -27,3 +27,16 @@ export async function callCoopClient(deps: Pick<Deps, 'config'>, pending: Pendin
   });
   return { exchange, attemptedAt };
 }
+
+/**
+ * Waits, outside any transaction, until the card transaction record `childId` exists (a repeat
+ * waiting for its first sending's answer), at most `waitMs`. Resolves either way.
+ */
+export async function waitForRecord(deps: Pick<Deps, 'db'>, clientId: string, childId: string, waitMs: number): Promise<void> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const row = await deps.db.selectFrom('card_transactions').select('id').where('client_id', '=', clientId).where('id', '=', childId).executeTakeFirst();
+    if (row || Date.now() >= until) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -46,7 +46,7 @@ import {
   type CardTransactionRow,
   type CardTransactionView,
 } from './card-transaction-views.js';
-import type { CardTransactionStatus, CardTransactionType, CoopDecisionRecord, CoopPendingMark, DecisionSource } from './card-transactions.tables.js';
+import type { CardTransactionStatus, CardTransactionType, CoopDecisionRecord, CoopPendingMark, DecisionSource, StandInReason } from './card-transactions.tables.js';
 import { readClientAnswer, standInAnswer, verdictText, type ClientExchange, type ClientVerdict } from './coop-answer.js';
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { fundingSourceOf, FundingUnavailable, isInsufficientFunds, type FundingSource } from './funding-source.js';
@@ -74,12 +74,28 @@ export interface CoopDecisionStep {
   pendingDecision: PendingCoopDecision;
 }
 
-/** What one transaction of the processor produced: the answer, or a decision request to send first. */
-export type CardMessageStep = CardMessageOutcome | CoopDecisionStep;
+/**
+ * A repeat (0101, 0201) of a request whose decision request is still waiting for the client: the
+ * caller waits (outside any transaction) until the first sending's record exists, at most
+ * `waitMs`, then runs the repeat again with `awaitFirst: false`, which answers it as the first.
+ */
+export interface AwaitFirstStep {
+  awaitFirst: { childId: string; waitMs: number };
+}
+
+/** What one transaction of the processor produced: the answer, a decision request to send first, or a repeat to hold. */
+export type CardMessageStep = CardMessageOutcome | CoopDecisionStep | AwaitFirstStep;
 
 export function isCoopDecisionStep(step: CardMessageStep): step is CoopDecisionStep {
   return 'pendingDecision' in step;
 }
+
+export function isAwaitFirstStep(step: CardMessageStep): step is AwaitFirstStep {
+  return 'awaitFirst' in step;
+}
+
+/** How long past the program's timeout a repeat waits for its first sending's answer. */
+const repeatWaitMarginMs = 1_000;
 
 /** The hold expiry timer (contract §12.3: "hold expiry by the client's clock"). */
 export const holdExpiryTimerKind = 'card.hold-expiry';
@@ -132,7 +148,13 @@ type Processor = Pick<Deps, 'config' | 'database'>;
  * the decision request's event recorded, and the caller commits, asks the client outside any
  * transaction, then calls `finishCoopDecision` in a second transaction.
  */
-export async function processCardMessage(tx: Tx, context: RequestContext, deps: Processor, message: IsoMessage): Promise<CardMessageStep> {
+export async function processCardMessage(
+  tx: Tx,
+  context: RequestContext,
+  deps: Processor,
+  message: IsoMessage,
+  options: { awaitFirst?: boolean } = {},
+): Promise<CardMessageStep> {
   const info = readMessage(message, context.now);
   const fingerprint = cardVaultOf(deps).fingerprint(message.fields['2'] ?? '');
   // The card's row lock orders every message of a card (limits, holds) and comes first in the lock order.
@@ -143,6 +165,19 @@ export async function processCardMessage(tx: Tx, context: RequestContext, deps: 
 
   const earlier = await earlierMessage(tx, context, card, info, message);
   if (earlier?.sameContent) return replay(message, earlier.row);
+  if (earlier === undefined && options.awaitFirst !== false && info.receivedMti !== info.mti) {
+    // A repeat whose first sending is still with the cooperative client: it gets the same answer, once known.
+    const waiting = await tx
+      .selectFrom('card_swipes')
+      .select('coop_pending')
+      .where('client_id', '=', context.clientId)
+      .where('card_id', '=', card.id)
+      .where('stan', '=', info.stan)
+      .where('rrn', '=', info.rrn)
+      .where('coop_pending', 'is not', null)
+      .executeTakeFirst();
+    if (waiting?.coop_pending) return { awaitFirst: { childId: waiting.coop_pending.childId, waitMs: (program.coop_auth ?? defaultCoopAuth).timeoutMs + repeatWaitMarginMs } };
+  }
   const run: Run = { tx, deps, context, card, program, info, message, duplicate: earlier !== undefined };
   switch (info.mti) {
     case '0100':
@@ -558,6 +593,8 @@ export async function finishCoopDecision(
   pending: PendingCoopDecision,
   exchange: ClientExchange | null,
   attemptedAt: Date,
+  /** Why nothing was sent, when `exchange` is null for another reason than a missing subscription. */
+  notSent?: { reason: StandInReason; detail: string },
 ): Promise<CoopDecisionResult> {
   const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('id', '=', pending.cardId).forUpdate().executeTakeFirstOrThrow();
   // The program as phase 1 read it: the request was decided under those settings.
@@ -570,7 +607,7 @@ export async function finishCoopDecision(
   const verdict: ClientVerdict = !open
     ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was reversed or expired before the answer was applied' }
     : exchange === null
-      ? { kind: 'STAND_IN', reason: 'NO_ENDPOINT', detail: `no active subscription lists ${pending.event.type}` }
+      ? { kind: 'STAND_IN', ...(notSent ?? { reason: 'NO_ENDPOINT', detail: `no active subscription lists ${pending.event.type}` }) }
       : readClientAnswer(exchange, info.amountMinor);
   const record: CoopDecisionRecord = {
     eventId: pending.event.id,

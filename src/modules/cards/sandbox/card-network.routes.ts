@@ -14,12 +14,15 @@ import { findCard, type CardRow } from '../cards.service.js';
 import { findCardProgram } from '../programs.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
-import { expireSwipe, finishCoopDecision, isCoopDecisionStep, processCardMessage, type CardMessageOutcome } from '../processor/processor.js';
+import { expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, type CardMessageOutcome } from '../processor/processor.js';
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
-import { callCoopClient, type ClientCall } from '../processor/coop-client.js';
+import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
 import { amountMinorOf, buildSandboxMessage, newNetworkDataRef, sandboxCurrencies, type CardOfMessage, type MessageOptions } from './sandbox-messages.js';
 
 const tags = ['Sandbox'];
+
+/** Between the two transactions of a card message: a decision request to send, or a repeat waiting for its first sending. */
+type Paused = { decision: PendingCoopDecision } | { repeat: { message: IsoMessage; childId: string; waitMs: number } };
 
 const Amount = (description: string) =>
   Type.Number({ exclusiveMinimum: 0, description: `${description}: a JSON number in major units, at most 2 decimals (a string is refused)`, examples: [25.5] });
@@ -187,16 +190,35 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     build: (tx: Tx, context: RequestContext) => Promise<IsoMessage>,
     view: (outcome: CardMessageOutcome) => D,
   ) =>
-    runPausableWrite<D, PendingCoopDecision>(request, reply, deps, {
+    runPausableWrite<D, Paused>(request, reply, deps, {
       work: async (tx, context) => {
-        const step = await processCardMessage(tx, context, deps, await build(tx, context));
-        if (isCoopDecisionStep(step)) return { paused: step.pendingDecision };
+        const message = await build(tx, context);
+        const step = await processCardMessage(tx, context, deps, message);
+        if (isCoopDecisionStep(step)) return { paused: { decision: step.pendingDecision } };
+        if (isAwaitFirstStep(step)) return { paused: { repeat: { message, ...step.awaitFirst } } };
         return { ...answer, data: view(step) };
       },
-      wait: (pending) => callCoopClient(deps, pending, request.log),
-      finish: async (tx, context, pending, waited) => {
+      wait: async (paused, context) => {
+        if ('decision' in paused) return callCoopClient(deps, paused.decision, request.log);
+        await waitForRecord(deps, context.clientId, paused.repeat.childId, paused.repeat.waitMs);
+        return undefined;
+      },
+      finish: async (tx, context, paused, waited) => {
+        if ('repeat' in paused) {
+          // The first sending has its answer now (replayed), or never got one: then this repeat is decided
+          // as a new request whose client call is not made (the network's window is over), by the stand-in.
+          const step = await processCardMessage(tx, context, deps, paused.repeat.message, { awaitFirst: false });
+          if (isAwaitFirstStep(step)) throw new Error('a repeat waited for its first sending twice');
+          if (!isCoopDecisionStep(step)) return { ...answer, data: view(step) };
+          const { outcome } = await finishCoopDecision(tx, context, deps, step.pendingDecision, null, context.now, {
+            reason: 'TIMEOUT',
+            detail: 'a repeat whose first sending was never answered; the client was not asked again',
+          });
+          metrics.coopDecision(null, 'TIMEOUT');
+          return { ...answer, data: view(outcome) };
+        }
         const call = waited as ClientCall;
-        const { outcome, verdict } = await finishCoopDecision(tx, context, deps, pending, call.exchange, call.attemptedAt);
+        const { outcome, verdict } = await finishCoopDecision(tx, context, deps, paused.decision, call.exchange, call.attemptedAt);
         metrics.coopDecision(call.exchange?.latencyMs ?? null, verdict.kind === 'STAND_IN' ? verdict.reason : null);
         return { ...answer, data: view(outcome) };
       },
