@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
+import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
@@ -515,6 +516,53 @@ describe('repeats, advices and isolation', () => {
     expect(again.body.data.cardTransactionId).toBe(first.body.data.cardTransactionId);
     expect(receiver.requests.length).toBe(asked + 1);
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '93.00', RESERVED: '7.00' });
+  });
+
+  it('the same Idempotency-Key while the first request waits for the client: 409 IDEMPOTENCY_REQUEST_IN_PROGRESS, then the stored answer', async () => {
+    const client = await t.newClient();
+    const slow = await CoopReceiver.start();
+    try {
+      await subscribe(client, slow);
+      let arrived: () => void = () => undefined;
+      const requestSeen = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      slow.answer = () => {
+        arrived();
+        return { body: { responseCode: '00' }, delayMs: 300 };
+      };
+      const card = await coopCard('100.00', client);
+      const send = () => t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, key: client.key, body: { amount: 4 }, idempotencyKey: 'waiting-key' });
+      const first = send();
+      await requestSeen;
+      const during = await send();
+      expect(during.status).toBe(409);
+      expect(during.body.code).toBe('IDEMPOTENCY_REQUEST_IN_PROGRESS');
+      expect((await first).status).toBe(201);
+      const after = await send();
+      expect(after.status).toBe(201);
+      expect(after.headers['idempotent-replayed']).toBe('true');
+      expect(slow.requests).toHaveLength(1);
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it('an in-progress record left by a process that died between the two transactions runs anew after a minute', async () => {
+    const card = await coopCard('100.00');
+    answerWith({ responseCode: '00' });
+    const url = `/v1/sandbox/cards/${card.cardId}/authorizations`;
+    const body = { amount: 6 };
+    const hash = crypto.createHash('sha256').update(`POST ${url}\n${JSON.stringify(body)}`).digest();
+    const stale = new Date(t.deps.clock.now().getTime() - 61_000);
+    await sql`
+      INSERT INTO idempotency_keys (client_id, key, request_hash, method, path, status_code, response_body, response_sealed, created_at)
+      VALUES (${t.clientA.id}, 'died-key', ${hash}, 'POST', ${url}, 102, 'null', false, ${stale})
+    `.execute(t.deps.db);
+    const response = await t.request({ method: 'POST', url, body, idempotencyKey: 'died-key' });
+    expect(response.status).toBe(201);
+    expect(response.headers['idempotent-replayed']).toBeUndefined();
+    expect(response.body.data.responseCode).toBe('00');
   });
 
   it('the ledger stays balanced through every decision above', async () => {
