@@ -64,6 +64,23 @@ export class CoopReceiver {
     return receiver;
   }
 
+  /**
+   * From now on answers `body` after `delayMs`; resolves with the first request received, so a
+   * test can act while that request waits for its answer.
+   */
+  holdAnswers(body: unknown, delayMs: number): Promise<DecisionRequest> {
+    return new Promise((resolve) => {
+      let first = true;
+      this.answer = (request) => {
+        if (first) {
+          first = false;
+          resolve(request);
+        }
+        return { body, delayMs };
+      };
+    });
+  }
+
   url(path = '/coop'): string {
     return `http://127.0.0.1:${this.port}${path}`;
   }

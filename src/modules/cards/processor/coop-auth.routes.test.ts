@@ -322,14 +322,7 @@ describe('nothing is held while the client decides', () => {
     const slow = await CoopReceiver.start();
     try {
       await subscribe(client, slow);
-      let arrived: (request: any) => void = () => undefined;
-      const requestSeen = new Promise<any>((resolve) => {
-        arrived = resolve;
-      });
-      slow.answer = (request) => {
-        arrived(request);
-        return { body: { responseCode: '00' }, delayMs: 300 };
-      };
+      const requestSeen = slow.holdAnswers({ responseCode: '00' }, 300);
       const card = await coopCard('100.00', client);
       const pending = authorize(t, card.cardId, { amount: 40 }, client);
       const request = await requestSeen;
@@ -355,14 +348,7 @@ describe('limits while the client decides', () => {
       const program = (await cardPrograms(t, client))['Cooperative Debit'];
       const limits = await t.request({ method: 'PATCH', url: `/v1/cards/programs/${program.id as string}`, key: client.key, body: { limits: { perTransactionMinor: 5_000, dailyMinor: 5_000, dailyCount: 5 } } });
       expect(limits.status).toBe(200);
-      let arrived: () => void = () => undefined;
-      const requestSeen = new Promise<void>((resolve) => {
-        arrived = resolve;
-      });
-      slow.answer = () => {
-        arrived();
-        return { body: { responseCode: '00' }, delayMs: 300 };
-      };
+      const requestSeen = slow.holdAnswers({ responseCode: '00' }, 300);
       const card = await coopCard('100.00', client);
       const first = authorize(t, card.cardId, { amount: 40 }, client);
       await requestSeen;
@@ -395,14 +381,7 @@ describe('repeats, advices and isolation', () => {
     const slow = await CoopReceiver.start();
     try {
       await subscribe(client, slow);
-      let arrived: (request: any) => void = () => undefined;
-      const requestSeen = new Promise<any>((resolve) => {
-        arrived = resolve;
-      });
-      slow.answer = (request) => {
-        arrived(request);
-        return { body: { responseCode: '00', authCode: 'R3P3AT' }, delayMs: 300 };
-      };
+      const requestSeen = slow.holdAnswers({ responseCode: '00', authCode: 'R3P3AT' }, 300);
       const card = await coopCard('100.00', client);
       const first = authorize(t, card.cardId, { amount: 12 }, client);
       const request = await requestSeen;
@@ -523,14 +502,7 @@ describe('repeats, advices and isolation', () => {
     const slow = await CoopReceiver.start();
     try {
       await subscribe(client, slow);
-      let arrived: () => void = () => undefined;
-      const requestSeen = new Promise<void>((resolve) => {
-        arrived = resolve;
-      });
-      slow.answer = () => {
-        arrived();
-        return { body: { responseCode: '00' }, delayMs: 300 };
-      };
+      const requestSeen = slow.holdAnswers({ responseCode: '00' }, 300);
       const card = await coopCard('100.00', client);
       const send = () => t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, key: client.key, body: { amount: 4 }, idempotencyKey: 'waiting-key' });
       const first = send();
