@@ -8,7 +8,7 @@ import { cpuFigures } from '../support/cpu.js';
 import { postJson } from '../support/http-rounds.js';
 import { openLoop, percentile, sortedOf, type OpenLoopResult } from '../support/open-loop.js';
 import { checkpoint, recreateDatabase } from '../support/postgres.js';
-import { buildOnce, startServer, stopChild, type RunningServer } from '../support/server.js';
+import { buildOnce, startServer, stopChild, withServerLog, type RunningServer } from '../support/server.js';
 import { seedWallets, targetEnv, verify, withDeps } from '../support/setup.js';
 import { benchEnv, describeMachine, durationS, warmupDefaultS } from '../support/settings.js';
 import { issueProgramCards } from '../support/cards.js';
@@ -333,7 +333,7 @@ async function runCoopAuth(): Promise<ScenarioResult> {
       },
     };
   } catch (error) {
-    if (server) throw new Error(`${error instanceof Error ? error.message : String(error)}\nserver log (last lines):\n${server.logTail().split('\n').slice(-20).join('\n')}`, { cause: error });
+    if (server) throw withServerLog(error, server);
     throw error;
   } finally {
     agent.destroy();

@@ -4,7 +4,7 @@ import type { Scenario, ScenarioResult } from '../lib.js';
 import { cpuFigures, cpuPerUnit, cpuSnapshot, type CpuPerUnit } from '../support/cpu.js';
 import { postJson } from '../support/http-rounds.js';
 import { checkpoint, recreateDatabase, runSql } from '../support/postgres.js';
-import { buildOnce, startServer, type RunningServer } from '../support/server.js';
+import { buildOnce, startServer, withServerLog, type RunningServer } from '../support/server.js';
 import { seedWallets, targetEnv, verify, withDeps, type Target } from '../support/setup.js';
 import { benchEnv, describeMachine } from '../support/settings.js';
 import { withTransaction } from '../../src/platform/db/transaction.js';
@@ -334,7 +334,7 @@ async function runCryptoConfirm(): Promise<ScenarioResult> {
       }
     });
   } catch (error) {
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\nserver log (last lines):\n${server.logTail().split('\n').slice(-20).join('\n')}`, { cause: error });
+    throw withServerLog(error, server);
   } finally {
     peakRssMiB = server.peakRssMiB();
     await server.stop();

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { CpuPerUnit } from './cpu.js';
 import { combineCpu, cpuFigures, cpuSnapshot, cpuPerUnit } from './cpu.js';
 import { checkpoint, runPgbench } from './postgres.js';
-import type { RunningServer } from './server.js';
+import { withServerLog, type RunningServer } from './server.js';
 import { verify, type Target } from './setup.js';
 import { durationS, roundsDefault, warmupDefaultS } from './settings.js';
 
@@ -120,7 +120,7 @@ export async function anchoredRounds(options: {
       rounds.push({ ours: measured.units / measured.seconds, anchor: anchor.tps });
     }
   } catch (error) {
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\nserver log (last lines):\n${server.logTail().split('\n').slice(-20).join('\n')}`, { cause: error });
+    throw withServerLog(error, server);
   } finally {
     peakRssMiB = server.peakRssMiB();
     await server.stop();

@@ -136,3 +136,8 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await exited;
 }
+
+/** `error` with the last lines of the server's log appended, for a scenario that failed while the server ran. */
+export function withServerLog(error: unknown, server: Pick<RunningServer, 'logTail'>): Error {
+  return new Error(`${error instanceof Error ? error.message : String(error)}\nserver log (last lines):\n${server.logTail().split('\n').slice(-20).join('\n')}`, { cause: error });
+}

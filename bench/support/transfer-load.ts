@@ -1,7 +1,7 @@
 import { combineCpu, cpuFigures, type CpuPerUnit } from './cpu.js';
 import type { LoadResult } from './load.js';
 import { combineLoads, runLoad } from './load.js';
-import { startServer } from './server.js';
+import { startServer, withServerLog } from './server.js';
 import { seedWallets, targetEnv, verify, type Target } from './setup.js';
 import { benchEnv, durationS, roundsDefault } from './settings.js';
 import { transferRequests } from '../scenarios/transfers.js';
@@ -78,7 +78,7 @@ export async function measureTransferLoad(target: Target, options: TransferLoadO
     }
     load = combineLoads(loads);
   } catch (error) {
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\nserver log (last lines):\n${server.logTail().split('\n').slice(-20).join('\n')}`, { cause: error });
+    throw withServerLog(error, server);
   } finally {
     await server.stop();
   }

@@ -9,7 +9,7 @@ import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import type { Mode } from '../../platform/config.js';
 import { assert } from '../../platform/assert.js';
 import { findWallet } from '../customers/index.js';
-import { captureHold, clearPendingCredit, failPendingCredit, LedgerBatch, placeHold, postTransfer, recordPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
+import { captureHold, failPendingCredit, runLedgerOperations, placeHold, postTransfer, recordPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
 import { recordEvent, recordEvents } from '../webhooks/events.store.js';
 import { deriveSandboxAddress } from './address-derivation.js';
 import { requireValidWithdrawalDestination, validateWithdrawalDestination } from './address-validation.js';
@@ -470,27 +470,26 @@ function notPending(transfer: CryptoTransferRow): AppError {
  */
 async function completeTransfer(tx: Tx, context: RequestContext, transfer: CryptoTransferRow): Promise<CryptoTransactionView> {
   if (transfer.status !== 'PENDING') throw notPending(transfer);
+  if (transfer.direction === 'DEPOSIT') {
+    const [completed] = await completeDeposits(tx, context, [transfer]);
+    assert(completed, `deposit ${transfer.id} did not complete`);
+    return completed;
+  }
   const childId = idAt(context.now);
   const history = historyOf(transfer, childId);
-  const asset = cryptoAssetOf(transfer.asset);
-  if (transfer.direction === 'DEPOSIT') {
-    assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
-    await clearPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history });
-  } else {
-    assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
-    // Capturing the net amount closes the hold and hands the rest (the fee) back to AVAILABLE, which pays it at once.
-    await captureHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, amount: BigInt(transfer.net_amount), to: { system: 'CRYPTO_CUSTODY' }, final: true, history });
-    const fee = BigInt(transfer.fee);
-    if (fee > 0n) {
-      await postTransfer(tx, {
-        clientId: context.clientId,
-        now: context.now,
-        asset,
-        legs: [{ from: { walletId: transfer.wallet_id }, to: { system: 'FEES' }, amount: fee, purpose: withdrawalFeePurpose }],
-        history,
-        description: `network fee of crypto withdrawal ${transfer.id}`,
-      });
-    }
+  assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
+  // Capturing the net amount closes the hold and hands the rest (the fee) back to AVAILABLE, which pays it at once.
+  await captureHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, amount: BigInt(transfer.net_amount), to: { system: 'CRYPTO_CUSTODY' }, final: true, history });
+  const fee = BigInt(transfer.fee);
+  if (fee > 0n) {
+    await postTransfer(tx, {
+      clientId: context.clientId,
+      now: context.now,
+      asset: cryptoAssetOf(transfer.asset),
+      legs: [{ from: { walletId: transfer.wallet_id }, to: { system: 'FEES' }, amount: fee, purpose: withdrawalFeePurpose }],
+      history,
+      description: `network fee of crypto withdrawal ${transfer.id}`,
+    });
   }
   const updated: CryptoTransferRow = { ...transfer, status: 'COMPLETED', updated_at: context.now };
   await tx.updateTable('crypto_transfers').set({ status: 'COMPLETED', confirmations: transfer.confirmations, block_number: transfer.block_number, updated_at: context.now }).where('client_id', '=', context.clientId).where('id', '=', transfer.id).execute();
@@ -632,7 +631,7 @@ export async function mineBlocks(tx: Tx, context: RequestContext, network: Crypt
     }
   }
   await updateConfirmations(tx, context, countingUp);
-  completed += await completeDeposits(tx, context, depositsCompleting);
+  completed += (await completeDeposits(tx, context, depositsCompleting)).length;
   return { network, height: before + count, confirmed: stillPending.length, completed, failed };
 }
 
@@ -649,24 +648,20 @@ async function updateConfirmations(tx: Tx, context: RequestContext, transfers: r
 }
 
 /**
- * Completes many locked PENDING deposits that reached their requirement (`transfers` carry their
- * new confirmations) as completeTransfer does one, in a fixed number of statements whatever their
- * number: one ledger batch clearing every pending credit, one update of the transfers, one insert
- * of their SUCCESS records, one insert of their events. Returns how many completed.
+ * Completes locked PENDING deposits that reached their requirement (`transfers` carry their new
+ * confirmations), one or many, in a fixed number of statements whatever their number: one ledger
+ * batch clearing every pending credit (PENDING → AVAILABLE), one update of the transfers, one
+ * insert of their SUCCESS records, one insert of their events. Returns the records written.
  */
-async function completeDeposits(tx: Tx, context: RequestContext, transfers: readonly CryptoTransferRow[]): Promise<number> {
-  if (transfers.length === 0) return 0;
+async function completeDeposits(tx: Tx, context: RequestContext, transfers: readonly CryptoTransferRow[]): Promise<CryptoTransactionView[]> {
+  if (transfers.length === 0) return [];
   const completedRows = transfers.map((transfer): CryptoTransferRow => ({ ...transfer, status: 'COMPLETED', updated_at: context.now }));
   const childIds = completedRows.map(() => idAt(context.now));
   const clearances = completedRows.map((transfer, index) => {
     assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
     return { operation: 'clearPendingCredit' as const, clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: historyOf(transfer, childIds[index] ?? '') };
   });
-  const batch = new LedgerBatch(tx, context.now);
-  for (const clearance of clearances) batch.declare(clearance);
-  await batch.load();
-  for (const clearance of clearances) batch.apply(clearance);
-  await batch.flush();
+  await runLedgerOperations(tx, context.now, clearances);
   await sql`
     UPDATE crypto_transfers AS t
     SET status = 'COMPLETED', confirmations = u.confirmations, block_number = u.block_number, updated_at = ${context.now}
@@ -684,7 +679,18 @@ async function completeDeposits(tx: Tx, context: RequestContext, transfers: read
     tx,
     completedRows.map((transfer, index) => ({ context, type: cryptoEvents.DEPOSIT.COMPLETED, data: cryptoEventData(transfer, childIds[index] ?? '') })),
   );
-  return completedRows.length;
+  return completedRows.map((transfer, index) =>
+    cryptoTransactionView(transfer, {
+      client_id: context.clientId,
+      id: childIds[index] ?? '',
+      crypto_transfer_id: transfer.id,
+      type: cryptoTransactionTypes.DEPOSIT.success,
+      status: 'COMPLETED',
+      confirmations: transfer.confirmations,
+      failure_reason: null,
+      created_at: context.now,
+    }),
+  );
 }
 
 /**

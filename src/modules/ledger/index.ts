@@ -8,6 +8,7 @@ export type * from './ledger-operations.js';
 export { LedgerBatch, type LoadOptions, type WalletsExist } from './ledger-batch.js';
 export {
   runLedgerOperation,
+  runLedgerOperations,
   postTransfer,
   placeHold,
   incrementHold,

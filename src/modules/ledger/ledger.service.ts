@@ -19,6 +19,7 @@ import type {
   TransferOperation,
 } from './ledger-operations.js';
 import type { HoldStatus, PendingCreditStatus, SystemAccountKind, WalletBalance } from './ledger.js';
+import { assert } from '../../platform/assert.js';
 import './ledger.tables.js';
 
 /**
@@ -26,12 +27,23 @@ import './ledger.tables.js';
  * write it. Throws an AppError (and writes nothing) when the operation is refused.
  */
 export async function runLedgerOperation<O extends LedgerOperation>(tx: Tx, operation: O, options: LoadOptions = {}): Promise<ResultOf<O>> {
-  const batch = new LedgerBatch(tx, operation.now);
-  batch.declare(operation);
-  await batch.load(options);
-  const result = batch.apply(operation);
-  await batch.flush();
+  const [result] = await runLedgerOperations(tx, operation.now, [operation], options);
+  assert(result !== undefined, 'one operation, one result');
   return result;
+}
+
+/**
+ * Runs many ledger operations as one: everything they touch is locked and read together, each is
+ * checked and applied in order, and all are written in one flush (a blocks call completing
+ * thousands of deposits). All or nothing, like one operation.
+ */
+export async function runLedgerOperations<O extends LedgerOperation>(tx: Tx, now: Date, operations: readonly O[], options: LoadOptions = {}): Promise<ResultOf<O>[]> {
+  const batch = new LedgerBatch(tx, now);
+  for (const operation of operations) batch.declare(operation);
+  await batch.load(options);
+  const results = operations.map((operation) => batch.apply(operation));
+  await batch.flush();
+  return results;
 }
 
 type Input<O> = Omit<O, 'operation'>;

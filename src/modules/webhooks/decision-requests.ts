@@ -2,11 +2,9 @@ import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
-import { idAt } from '../../platform/ids.js';
 import { deliveryBody, errorKeptChars, responseBodyKeptChars, truncate } from './delivery-policy.js';
-import type { EventRecord } from './events.store.js';
+import { eventRecordOf, type EventRecord } from './events.store.js';
 import type { EventType } from './event-types.js';
-import { assertEventPayload } from './event-payloads.js';
 import { webhookHttpClient, type PostOutcome } from './webhook-http.js';
 import { signedHeaders } from './webhook-signing.js';
 import { webhookSecretBoxOf } from './webhook-secrets.js';
@@ -50,9 +48,8 @@ export async function decisionEndpointOf(tx: Tx, deps: Pick<Deps, 'config' | 'da
 }
 
 /** Records a decision request's event (the event stream shows it; no delivery is queued). `id` may be drawn beforehand. */
-export async function recordDecisionRequestEvent(tx: Tx, context: RequestContext, type: EventType, data: Record<string, unknown>, id = idAt(context.now)): Promise<EventRecord> {
-  const event: EventRecord = { id, type, createdAt: context.now.toISOString(), data: { ...data, traceId: context.traceId } };
-  assertEventPayload(type, event.data);
+export async function recordDecisionRequestEvent(tx: Tx, context: RequestContext, type: EventType, data: Record<string, unknown>, id?: string): Promise<EventRecord> {
+  const event = eventRecordOf(context, type, data, id);
   await tx
     .insertInto('events')
     .values({ client_id: context.clientId, id: event.id, type, data: JSON.stringify(event.data), created_at: context.now })

@@ -31,13 +31,7 @@ export async function recordEvent(
   type: EventType,
   data: Record<string, unknown>,
 ): Promise<EventRecord> {
-  const event: EventRecord = {
-    id: idAt(context.now),
-    type,
-    createdAt: context.now.toISOString(),
-    data: { ...data, traceId: context.traceId },
-  };
-  assertEventPayload(type, event.data);
+  const event = eventRecordOf(context, type, data);
   await sql`
     WITH recorded AS (
       INSERT INTO events (client_id, id, type, data, created_at)
@@ -48,6 +42,13 @@ export async function recordEvent(
     FROM webhook_subscriptions s
     WHERE s.client_id = ${context.clientId} AND s.active AND (${type} = ANY (s.event_types) OR '*' = ANY (s.event_types))
   `.execute(tx);
+  return event;
+}
+
+/** An event of the context's client and clock, its payload checked against its schema; `id` may be drawn beforehand. */
+export function eventRecordOf(context: RequestContext, type: EventType, data: Record<string, unknown>, id = idAt(context.now)): EventRecord {
+  const event: EventRecord = { id, type, createdAt: context.now.toISOString(), data: { ...data, traceId: context.traceId } };
+  assertEventPayload(type, event.data);
   return event;
 }
 

@@ -154,6 +154,20 @@ function isPaused<T, P>(result: WriteResult<T> | Paused<P>): result is Paused<P>
   return 'paused' in result;
 }
 
+/** The second half of a paused write: `wait` outside any transaction, then `finish` and `then` in one transaction. */
+async function resumePaused<T, P, R>(
+  deps: Deps,
+  context: RequestContext,
+  write: PausableWrite<T, P>,
+  paused: P,
+  then: (tx: Tx, result: WriteResult<T>) => Promise<R>,
+): Promise<R> {
+  const { wait, finish } = write;
+  if (!wait || !finish) throw new Error('a write paused without wait and finish');
+  const waited = await wait(paused, context);
+  return withTransaction(deps.db, async (tx) => then(tx, await finish(tx, context, paused, waited)));
+}
+
 /**
  * runWrite for a write in two transactions with a wait between them (a cooperative card
  * authorization: reserve, ask the client, apply its answer). With an Idempotency-Key, the first
@@ -165,14 +179,8 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
   const context = requestContext(request, deps);
   const key = idempotencyKeyOf(request);
   if (key === undefined) {
-    const resume = async (paused: P): Promise<WriteResult<T>> => {
-      if (!write.wait || !write.finish) throw new Error('a write paused without wait and finish');
-      const waited = await write.wait(paused, context);
-      const finish = write.finish;
-      return withTransaction(deps.db, (tx) => finish(tx, context, paused, waited));
-    };
     const first = await withTransaction(deps.db, (tx) => write.work(tx, context));
-    const result = isPaused(first) ? await resume(first.paused) : first;
+    const result = isPaused(first) ? await resumePaused(deps, context, write, first.paused, async (_tx, finished) => finished) : first;
     return reply.code(result.statusCode ?? 200).send(envelopeOf(result, context));
   }
 
@@ -202,6 +210,8 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
     }
     return { statusCode: row.status_code, body: storedBody(deps, context.clientId, key, row) };
   };
+  /** Set once the first transaction of a paused write committed its in-progress record. */
+  let pausedCommitted = false;
   const record = async (tx: Tx, response: StoredResponse, seal = false) => {
     const text = JSON.stringify(response.body);
     const values = {
@@ -210,15 +220,18 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
       response_sealed: seal,
       created_at: context.now,
     };
-    const replaced = await tx
-      .updateTable('idempotency_keys')
-      .set(values)
-      .where('client_id', '=', context.clientId)
-      .where('key', '=', key)
-      .where('status_code', '=', inProgressStatus)
-      .where('request_hash', '=', hash)
-      .executeTakeFirst();
-    if (replaced.numUpdatedRows > 0n) return;
+    if (pausedCommitted) {
+      // The in-progress record of this write's first transaction becomes the answer.
+      const replaced = await tx
+        .updateTable('idempotency_keys')
+        .set(values)
+        .where('client_id', '=', context.clientId)
+        .where('key', '=', key)
+        .where('status_code', '=', inProgressStatus)
+        .where('request_hash', '=', hash)
+        .executeTakeFirst();
+      if (replaced.numUpdatedRows > 0n) return;
+    }
     await tx
       .insertInto('idempotency_keys')
       .values({ client_id: context.clientId, key, request_hash: hash, method: request.method, path: (request.url.split('?')[0] ?? '').slice(0, 2000), ...values })
@@ -243,8 +256,6 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
   };
 
   let outcome: { replay: boolean; response: StoredResponse };
-  /** Set once the first transaction of a paused write committed its in-progress record. */
-  let pausedCommitted = false;
   try {
     const first = await withTransaction(deps.db, async (tx): Promise<{ replay: boolean; response: StoredResponse } | Paused<P>> => {
       const previous = await stored(tx);
@@ -260,12 +271,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
     });
     if ('paused' in first) {
       pausedCommitted = true;
-      const paused = first.paused;
-      if (!write.wait || !write.finish) throw new Error('a write paused without wait and finish');
-      const waited = await write.wait(paused, context);
-      const finish = write.finish;
-      outcome = await withTransaction(deps.db, async (tx) => {
-        const result = await finish(tx, context, paused, waited);
+      outcome = await resumePaused(deps, context, write, first.paused, async (tx, result) => {
         const response = { statusCode: result.statusCode ?? 200, body: envelopeOf(result, context) };
         await record(tx, response, result.sealResponse === true);
         return { replay: false, response };

@@ -70,6 +70,40 @@ export function standInAnswer(settings: CoopAuthSettings, amountMinor: bigint): 
   return { approved: false, responseCode: standIn.mode === 'DECLINE' ? standIn.responseCode : '91' };
 }
 
+/** What the network is answered for a verdict (contract §12.4), and who decided. */
+export interface CoopOutcome {
+  source: 'CLIENT' | 'STAND_IN';
+  responseCode: string;
+  approvedMinor: bigint;
+  authCode: string | null;
+  /** Set for the one decline the rules add to the client's answer: a partial approval not allowed. */
+  partialNotAllowed: boolean;
+  /** The stand-in rule's answer, when it decided. */
+  standIn: { approved: boolean; responseCode: string } | null;
+}
+
+/**
+ * The client's verdict applied: its approval (a partial one only where the program enables it
+ * and the terminal can take it, else "05"), its decline, or, when its answer cannot be used, the
+ * program's stand-in for `amountMinor`.
+ */
+export function coopOutcome(verdict: ClientVerdict, settings: CoopAuthSettings, amountMinor: bigint, partialApprovalCapable: boolean): CoopOutcome {
+  const none = { authCode: null, partialNotAllowed: false, standIn: null };
+  switch (verdict.kind) {
+    case 'APPROVE':
+      if (verdict.partial && (!settings.partialApprovalEnabled || !partialApprovalCapable)) {
+        return { ...none, source: 'CLIENT', responseCode: '05', approvedMinor: 0n, partialNotAllowed: true };
+      }
+      return { ...none, source: 'CLIENT', responseCode: verdict.responseCode, approvedMinor: verdict.approvedMinor, authCode: verdict.authCode };
+    case 'DECLINE':
+      return { ...none, source: 'CLIENT', responseCode: verdict.responseCode, approvedMinor: 0n };
+    case 'STAND_IN': {
+      const standIn = standInAnswer(settings, amountMinor);
+      return { ...none, source: 'STAND_IN', responseCode: standIn.responseCode, approvedMinor: standIn.approved ? amountMinor : 0n, standIn };
+    }
+  }
+}
+
 /** One line for the delivery log: what the answer decided, or why the stand-in decided instead. */
 export function verdictText(verdict: ClientVerdict, standIn?: { approved: boolean; responseCode: string }): string {
   switch (verdict.kind) {

@@ -35,6 +35,18 @@ async function subscribe(client: TestClient, endpoint: CoopReceiver, types = ['C
   return response.body.data.secret as string;
 }
 
+/** Runs `body` with a new client whose decision endpoint (subscribed for COOP_AUTH_0100 and 0200) is a receiver of its own. */
+async function withEndpoint(body: (client: TestClient, endpoint: CoopReceiver) => Promise<void>): Promise<void> {
+  const client = await t.newClient();
+  const endpoint = await CoopReceiver.start();
+  try {
+    await subscribe(client, endpoint);
+    await body(client, endpoint);
+  } finally {
+    await endpoint.stop();
+  }
+}
+
 /** A card of the client's "Cooperative Debit" program on a wallet funded with `amount`. */
 const coopCard = (amount: string, client: TestClient = t.clientA) => fundedCard(t, amount, client, 'Cooperative Debit');
 
@@ -174,19 +186,14 @@ describe('the client declines or cannot approve', () => {
     await expectOutcome(incapable, '05', ['COOP_AUTH_0100', 'CARD_TRANSACTION_FAILED']);
     await expectNoOpenHold(card, '100.00');
 
-    const client = await t.newClient();
-    const other = await CoopReceiver.start();
-    try {
-      await subscribe(client, other);
+    await withEndpoint(async (client, other) => {
       other.answer = () => ({ body: { responseCode: '00', approvedAmountMinor: 500 } });
       await patchCoopProgram(client, { partialApprovalEnabled: false });
       const disabled = await coopCard('100.00', client);
       const result = await authorize(t, disabled.cardId, { amount: 10 }, client);
       expect(result).toMatchObject({ responseCode: '05', decisionSource: 'CLIENT' });
       expect(await balances(t, disabled.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
-    } finally {
-      await other.stop();
-    }
+    });
   });
 
   it('the system checks come first: a request that fails them never reaches the client', async () => {
@@ -236,10 +243,7 @@ describe('the stand-in decides', () => {
   });
 
   it('a timeout: the stand-in answers at timeoutMs without waiting for the client; the late answer changes nothing', async () => {
-    const client = await t.newClient();
-    const slow = await CoopReceiver.start();
-    try {
-      await subscribe(client, slow);
+    await withEndpoint(async (client, slow) => {
       await patchCoopProgram(client, { timeoutMs: 250 });
       slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 500 });
       const card = await coopCard('100.00', client);
@@ -252,17 +256,12 @@ describe('the stand-in decides', () => {
       const after = await t.request({ url: `/v1/cards/transactions/${result.parentCardTransactionId as string}`, key: client.key });
       expect(after.body.data).toMatchObject({ status: 'FAILED', heldAmount: 0 });
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
-    } finally {
-      await slow.stop();
-    }
+    });
   });
 
   it('the late answer is logged (warning, with the event id) and ignored', async () => {
-    const client = await t.newClient();
-    const slow = await CoopReceiver.start();
     const captured = await appWithLogCapture(t);
-    try {
-      await subscribe(client, slow);
+    await withEndpoint(async (client, slow) => {
       await patchCoopProgram(client, { timeoutMs: 250 });
       slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 400 });
       const card = await coopCard('100.00', client);
@@ -281,17 +280,11 @@ describe('the stand-in decides', () => {
         .find((text) => text.includes('arrived after the timeout'));
       expect(line).toBeDefined();
       expect(JSON.parse(line ?? '{}')).toMatchObject({ level: 40, eventId, httpStatus: 200, timeoutMs: 250 });
-    } finally {
-      await captured.close();
-      await slow.stop();
-    }
+    }).finally(() => captured.close());
   });
 
   it('stand-in modes: APPROVE approves; APPROVE_UP_TO approves up to maxAmountMinor and declines "91" above', async () => {
-    const client = await t.newClient();
-    const failing = await CoopReceiver.start();
-    try {
-      await subscribe(client, failing);
+    await withEndpoint(async (client, failing) => {
       failing.answer = () => ({ status: 503, body: 'down' });
       const card = await coopCard('100.00', client);
       await patchCoopProgram(client, { standIn: { mode: 'APPROVE', responseCode: '91', maxAmountMinor: null } });
@@ -302,9 +295,7 @@ describe('the stand-in decides', () => {
       await patchCoopProgram(client, { standIn: { mode: 'DECLINE', responseCode: '05', maxAmountMinor: null } });
       expect((await authorize(t, card.cardId, { amount: 1 }, client)).responseCode).toBe('05');
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
-    } finally {
-      await failing.stop();
-    }
+    });
   });
 
   it('no subscription for the decision type: the stand-in decides (NO_ENDPOINT), nothing is sent', async () => {
@@ -318,10 +309,7 @@ describe('the stand-in decides', () => {
 
 describe('nothing is held while the client decides', () => {
   it('a reversal during the call releases the reservation; the answer then finds the lifecycle closed and declines "91"', async () => {
-    const client = await t.newClient();
-    const slow = await CoopReceiver.start();
-    try {
-      await subscribe(client, slow);
+    await withEndpoint(async (client, slow) => {
       const requestSeen = slow.holdAnswers({ responseCode: '00' }, 300);
       const card = await coopCard('100.00', client);
       const pending = authorize(t, card.cardId, { amount: 40 }, client);
@@ -333,18 +321,13 @@ describe('nothing is held while the client decides', () => {
       const result = await pending;
       expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', coopAuth: { standInReason: 'LIFECYCLE_CLOSED' } } });
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
-    } finally {
-      await slow.stop();
-    }
+    });
   });
 });
 
 describe('limits while the client decides', () => {
   it('a request waiting for the answer counts against the daily limits of the card', async () => {
-    const client = await t.newClient();
-    const slow = await CoopReceiver.start();
-    try {
-      await subscribe(client, slow);
+    await withEndpoint(async (client, slow) => {
       const program = (await cardPrograms(t, client))['Cooperative Debit'];
       const limits = await t.request({ method: 'PATCH', url: `/v1/cards/programs/${program.id as string}`, key: client.key, body: { limits: { perTransactionMinor: 5_000, dailyMinor: 5_000, dailyCount: 5 } } });
       expect(limits.status).toBe(200);
@@ -356,9 +339,7 @@ describe('limits while the client decides', () => {
       const second = await authorize(t, card.cardId, { amount: 20 }, client);
       expect(second).toMatchObject({ responseCode: '61', decisionSource: 'SYSTEM' });
       expect((await first).responseCode).toBe('00');
-    } finally {
-      await slow.stop();
-    }
+    });
   });
 });
 
@@ -377,10 +358,7 @@ describe('repeats, advices and isolation', () => {
   });
 
   it('a repeat (0101) that arrives while the first sending waits for the client gets the same answer once it is known, without a second question', async () => {
-    const client = await t.newClient();
-    const slow = await CoopReceiver.start();
-    try {
-      await subscribe(client, slow);
+    await withEndpoint(async (client, slow) => {
       const requestSeen = slow.holdAnswers({ responseCode: '00', authCode: 'R3P3AT' }, 300);
       const card = await coopCard('100.00', client);
       const first = authorize(t, card.cardId, { amount: 12 }, client);
@@ -393,16 +371,11 @@ describe('repeats, advices and isolation', () => {
       expect(repeat.body.data.cardTransactionId).toBe(original.cardTransactionId);
       expect(slow.requests).toHaveLength(1);
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '88.00', RESERVED: '12.00' });
-    } finally {
-      await slow.stop();
-    }
+    });
   });
 
   it('a repeat whose first sending never got its answer (the process died) waits, then is declined by the stand-in without asking', async () => {
-    const client = await t.newClient();
-    const endpoint = await CoopReceiver.start();
-    try {
-      await subscribe(client, endpoint);
+    await withEndpoint(async (client, endpoint) => {
       await patchCoopProgram(client, { timeoutMs: 250 });
       const card = await coopCard('100.00', client);
       const built = await authorize(t, card.cardId, { amount: 3 }, client);
@@ -427,15 +400,16 @@ describe('repeats, advices and isolation', () => {
       expect(record.body.data).toMatchObject({ decisionSource: 'STAND_IN', responseCode: '91', coopAuth: { standInReason: 'TIMEOUT' } });
       expect(endpoint.requests.length).toBe(asked);
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
-    } finally {
-      await endpoint.stop();
-    }
+    });
   });
 
-  it('completions and reversals go out as COOP_AUTH_0220 / 0420 events, correlated by networkDataRef', async () => {
+  it('advices, completions and reversals go out as COOP_AUTH_0120 / 0220 / 0420 events, correlated by networkDataRef', async () => {
     answerWith({ responseCode: '00' });
     const card = await coopCard('100.00');
     const auth = await authorize(t, card.cardId, { amount: 30 });
+    const advice = await onParent(t, auth.parentCardTransactionId, 'advices', { amount: 30 });
+    const advices = (await eventsOfType('COOP_AUTH_0120')).filter((event) => event.data.parentCardTransactionId === auth.parentCardTransactionId);
+    expect(advices.map((event) => event.data)).toMatchObject([{ mti: '0120', networkDataRef: auth.networkDataRef, cardTransactionId: advice.cardTransactionId, responseCode: '00' }]);
     const completion = await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 30 });
     const second = await authorize(t, card.cardId, { amount: 10 });
     await onParent(t, second.parentCardTransactionId, 'reversals');
@@ -465,10 +439,7 @@ describe('repeats, advices and isolation', () => {
   });
 
   it("two clients' endpoints never see each other's requests", async () => {
-    const client = await t.newClient();
-    const theirs = await CoopReceiver.start();
-    try {
-      await subscribe(client, theirs);
+    await withEndpoint(async (client, theirs) => {
       answerWith({ responseCode: '00' });
       const mine = await coopCard('100.00');
       const other = await coopCard('100.00', client);
@@ -477,9 +448,7 @@ describe('repeats, advices and isolation', () => {
       expect(receiver.requestsFor(a.cardTransactionId)).toHaveLength(1);
       expect(receiver.requestsFor(b.cardTransactionId)).toHaveLength(0);
       expect(theirs.requests.map((request) => request.parsed.data.cardId)).toEqual([other.cardId]);
-    } finally {
-      await theirs.stop();
-    }
+    });
   });
 
   it('an Idempotency-Key replays the answer without a second reservation or a second question', async () => {
@@ -498,10 +467,7 @@ describe('repeats, advices and isolation', () => {
   });
 
   it('the same Idempotency-Key while the first request waits for the client: 409 IDEMPOTENCY_REQUEST_IN_PROGRESS, then the stored answer', async () => {
-    const client = await t.newClient();
-    const slow = await CoopReceiver.start();
-    try {
-      await subscribe(client, slow);
+    await withEndpoint(async (client, slow) => {
       const requestSeen = slow.holdAnswers({ responseCode: '00' }, 300);
       const card = await coopCard('100.00', client);
       const send = () => t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, key: client.key, body: { amount: 4 }, idempotencyKey: 'waiting-key' });
@@ -515,9 +481,7 @@ describe('repeats, advices and isolation', () => {
       expect(after.status).toBe(201);
       expect(after.headers['idempotent-replayed']).toBe('true');
       expect(slow.requests).toHaveLength(1);
-    } finally {
-      await slow.stop();
-    }
+    });
   });
 
   it('an in-progress record left by a process that died between the two transactions runs anew after a minute', async () => {
@@ -535,6 +499,17 @@ describe('repeats, advices and isolation', () => {
     expect(response.status).toBe(201);
     expect(response.headers['idempotent-replayed']).toBeUndefined();
     expect(response.body.data.responseCode).toBe('00');
+  });
+
+  it('metrics: decision latency by who decided, stand-ins by reason', async () => {
+    const metrics = await t.request({ url: '/metrics', key: null });
+    expect(metrics.status).toBe(200);
+    const text = String(metrics.body);
+    expect(text).toMatch(/openbaas_coop_auth_decision_seconds_count\{source="CLIENT"\} [1-9]/);
+    expect(text).toMatch(/openbaas_coop_auth_decision_seconds_count\{source="STAND_IN"\} [1-9]/);
+    for (const reason of ['NON_2XX', 'BAD_BODY', 'TIMEOUT', 'NO_ENDPOINT', 'LIFECYCLE_CLOSED']) {
+      expect(text).toMatch(new RegExp(`openbaas_coop_auth_stand_ins_total\\{reason="${reason}"\\} [1-9]`));
+    }
   });
 
   it('the ledger stays balanced through every decision above', async () => {
@@ -567,7 +542,8 @@ describe('the echo tool (POST /v1/sandbox/coop-auth/echo)', () => {
     answerWith('not json');
     const response = await t.request({ method: 'POST', url: '/v1/sandbox/coop-auth/echo', body: {} });
     expect(response.status).toBe(200);
-    expect(response.body.data.request.data).toMatchObject({ cardId: null, cardReferenceId: 'SAMPLE', amountMinor: 1000 });
+    expect(response.body.data.request.data).toMatchObject({ cardReferenceId: 'SAMPLE', amountMinor: 1000 });
+    expect(response.body.data.request.data).not.toHaveProperty('cardId');
     expect(response.body.data.outcome).toMatchObject({ decisionSource: 'STAND_IN', responseCode: '91', approvedAmountMinor: 0, standInReason: 'BAD_BODY' });
   });
 

@@ -34,7 +34,7 @@ export interface PendingCoopDecision {
 export interface CoopDataInput {
   message: IsoMessage;
   info: MessageInfo;
-  /** Null for the echo tool's sample card. */
+  /** Null for the echo tool's sample card (the field is then left out). */
   cardId: string | null;
   cardReferenceId: string;
   cardTransactionId: string;
@@ -83,7 +83,7 @@ export function coopEventData(input: CoopDataInput): Record<string, unknown> {
     responseCode: input.answer?.responseCode,
     authCode: input.answer?.authCode ?? undefined,
     approvedAmountMinor: input.answer === undefined ? undefined : Number(input.answer.approvedAmountMinor),
-    cardId: input.cardId,
+    cardId: input.cardId ?? undefined,
     cardTransactionId: input.cardTransactionId,
     parentCardTransactionId: input.parentCardTransactionId,
     partialApprovalCapable: info.partialApprovalCapable,

@@ -47,7 +47,7 @@ import {
   type CardTransactionView,
 } from './card-transaction-views.js';
 import type { CardTransactionStatus, CardTransactionType, CoopDecisionRecord, CoopPendingMark, DecisionSource, StandInReason } from './card-transactions.tables.js';
-import { readClientAnswer, standInAnswer, verdictText, type ClientExchange, type ClientVerdict } from './coop-answer.js';
+import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type ClientVerdict } from './coop-answer.js';
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { fundingSourceOf, FundingUnavailable, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
@@ -166,17 +166,8 @@ export async function processCardMessage(
   const earlier = await earlierMessage(tx, context, card, info, message);
   if (earlier?.sameContent) return replay(message, earlier.row);
   if (earlier === undefined && options.awaitFirst !== false && info.receivedMti !== info.mti) {
-    // A repeat whose first sending is still with the cooperative client: it gets the same answer, once known.
-    const waiting = await tx
-      .selectFrom('card_swipes')
-      .select('coop_pending')
-      .where('client_id', '=', context.clientId)
-      .where('card_id', '=', card.id)
-      .where('stan', '=', info.stan)
-      .where('rrn', '=', info.rrn)
-      .where('coop_pending', 'is not', null)
-      .executeTakeFirst();
-    if (waiting?.coop_pending) return { awaitFirst: { childId: waiting.coop_pending.childId, waitMs: (program.coop_auth ?? defaultCoopAuth).timeoutMs + repeatWaitMarginMs } };
+    const waiting = await firstSendingWaiting(tx, context, card, program, info);
+    if (waiting) return waiting;
   }
   const run: Run = { tx, deps, context, card, program, info, message, duplicate: earlier !== undefined };
   switch (info.mti) {
@@ -192,6 +183,21 @@ export async function processCardMessage(
     case '0420':
       return reverse(run);
   }
+}
+
+/** A repeat whose first sending is still with the cooperative client: it gets the same answer, once known. */
+async function firstSendingWaiting(tx: Tx, context: RequestContext, card: CardRow, program: CardProgramRow, info: MessageInfo): Promise<AwaitFirstStep | undefined> {
+  const waiting = await tx
+    .selectFrom('card_swipes')
+    .select('coop_pending')
+    .where('client_id', '=', context.clientId)
+    .where('card_id', '=', card.id)
+    .where('stan', '=', info.stan)
+    .where('rrn', '=', info.rrn)
+    .where('coop_pending', 'is not', null)
+    .executeTakeFirst();
+  if (!waiting?.coop_pending) return undefined;
+  return { awaitFirst: { childId: waiting.coop_pending.childId, waitMs: (program.coop_auth ?? defaultCoopAuth).timeoutMs + repeatWaitMarginMs } };
 }
 
 // ---- the answer -----------------------------------------------------------------------------
@@ -456,18 +462,17 @@ function cardChecks(run: Run): Decision | null {
  */
 async function approvalsToday(run: Run): Promise<{ count: number; sumMinor: bigint }> {
   const startOfDay = new Date(Math.floor(run.context.now.getTime() / dayMs) * dayMs);
-  const { clientId } = run.context;
   // A COOP_AUTH card's requests waiting for the client's answer count as approved for what they reserved.
-  const waiting =
-    run.card.card_transaction_handler === 'COOP_AUTH'
-      ? sql`(SELECT count(*) AS n, coalesce(sum((coop_pending->>'reservedMinor')::numeric), 0) AS reserved FROM card_swipes
-          WHERE client_id = ${clientId} AND card_id = ${run.card.id} AND coop_pending IS NOT NULL AND updated_at >= ${startOfDay})`
-      : sql`(SELECT 0 AS n, 0 AS reserved)`;
+  const waiting = sql`FROM card_swipes WHERE client_id = ${run.context.clientId} AND card_id = ${run.card.id} AND coop_pending IS NOT NULL AND updated_at >= ${startOfDay}`;
+  const coop = run.card.card_transaction_handler === 'COOP_AUTH';
   const row = await run.tx
     .selectFrom('card_transactions')
     .select([
-      sql<string>`count(*) + (SELECT n FROM ${waiting} AS w)`.as('count'),
-      sql<string>`coalesce(sum(amount_minor), 0) + (SELECT reserved FROM ${waiting} AS w)`.as('sum'),
+      (coop ? sql<string>`count(*) + (SELECT count(*) ${waiting})` : sql<string>`count(*)`).as('count'),
+      (coop
+        ? sql<string>`coalesce(sum(amount_minor), 0) + (SELECT coalesce(sum((coop_pending->>'reservedMinor')::numeric), 0) ${waiting})`
+        : sql<string>`coalesce(sum(amount_minor), 0)`
+      ).as('sum'),
     ])
     .where('client_id', '=', run.context.clientId)
     .where('card_id', '=', run.card.id)
@@ -558,20 +563,10 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
 
 /** The decision a verdict makes (the stand-in rule when the client's answer cannot be used). */
 function decisionOfVerdict(run: Run, verdict: ClientVerdict, settings: CoopAuthSettings, record: CoopDecisionRecord): Decision {
-  const amount = run.info.amountMinor;
-  switch (verdict.kind) {
-    case 'APPROVE':
-      if (verdict.partial && (!partialApprovalEnabled(run.program) || !run.info.partialApprovalCapable)) {
-        return { ...decline('PARTIAL_APPROVAL_NOT_ALLOWED'), source: 'CLIENT', coop: record };
-      }
-      return { responseCode: verdict.responseCode, declineReason: null, approvedMinor: verdict.approvedMinor, source: 'CLIENT', authCode: verdict.authCode, coop: record };
-    case 'DECLINE':
-      return { ...declineWithCode(verdict.responseCode), source: 'CLIENT', coop: record };
-    case 'STAND_IN': {
-      const standIn = standInAnswer(settings, amount);
-      return standIn.approved ? { ...approve(amount), source: 'STAND_IN', coop: record } : { ...declineWithCode(standIn.responseCode), source: 'STAND_IN', coop: record };
-    }
-  }
+  const outcome = coopOutcome(verdict, settings, run.info.amountMinor, run.info.partialApprovalCapable);
+  if (outcome.partialNotAllowed) return { ...decline('PARTIAL_APPROVAL_NOT_ALLOWED'), source: outcome.source, coop: record };
+  if (!isApproval(outcome.responseCode)) return { ...declineWithCode(outcome.responseCode), source: outcome.source, coop: record };
+  return { responseCode: outcome.responseCode, declineReason: null, approvedMinor: outcome.approvedMinor, source: outcome.source, authCode: outcome.authCode, coop: record };
 }
 
 /** What a finished decision request reports besides the answer to the network. */

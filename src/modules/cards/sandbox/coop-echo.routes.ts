@@ -5,13 +5,13 @@ import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { AppError, notFound } from '../../../platform/http/errors.js';
 import { runPausableWrite } from '../../../platform/http/idempotency.js';
 import { idAt } from '../../../platform/ids.js';
-import { decisionEndpointOf, sendDecisionRequest, type DecisionEndpoint, type EventRecord } from '../../webhooks/index.js';
+import { decisionEndpointOf, eventRecordOf, sendDecisionRequest, type DecisionEndpoint, type EventRecord } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
 import { findCard } from '../cards.service.js';
 import { cardExpiryFor, generatePan, newNetworkDataRef } from '../network/index.js';
 import { defaultCoopAuth, type CoopAuthSettings } from '../program-settings.js';
 import { findCardProgram, listCardPrograms } from '../programs.js';
-import { readClientAnswer, standInAnswer, verdictText, type ClientExchange } from '../processor/coop-answer.js';
+import { coopOutcome, readClientAnswer, verdictText, type ClientExchange } from '../processor/coop-answer.js';
 import { coopEventData } from '../processor/coop-auth.js';
 import { readMessage } from '../processor/message-info.js';
 import { amountMinorOf, buildSandboxMessage } from './sandbox-messages.js';
@@ -125,30 +125,22 @@ export function registerSandboxCoopEchoRoutes(app: App, deps: Deps): void {
             availableMinor: null,
             original: null,
           });
-          const event: EventRecord = { id: idAt(context.now), type: 'COOP_AUTH_0100', createdAt: context.now.toISOString(), data: { ...data, echo: true, traceId: context.traceId } };
+          const event = eventRecordOf(context, 'COOP_AUTH_0100', { ...data, echo: true });
           return { paused: { endpoint, event, settings: program.coop_auth ?? defaultCoopAuth, amountMinor, partialApprovalCapable } };
         },
         wait: (echo) => sendDecisionRequest(deps, echo.endpoint, echo.event, echo.settings.timeoutMs, () => undefined),
         finish: async (_tx, _context, echo, waited) => {
           const exchange = waited as ClientExchange;
           const verdict = readClientAnswer(exchange, echo.amountMinor);
-          let outcome: Static<typeof EchoResult>['outcome'];
-          if (verdict.kind === 'STAND_IN') {
-            const standIn = standInAnswer(echo.settings, echo.amountMinor);
-            outcome = {
-              decisionSource: 'STAND_IN',
-              responseCode: standIn.responseCode,
-              approvedAmountMinor: standIn.approved ? Number(echo.amountMinor) : 0,
-              standInReason: verdict.reason,
-              detail: verdict.detail,
-              verdict: verdictText(verdict, standIn),
-            };
-          } else if (verdict.kind === 'APPROVE' && verdict.partial && (!echo.settings.partialApprovalEnabled || !echo.partialApprovalCapable)) {
-            outcome = { decisionSource: 'CLIENT', responseCode: '05', approvedAmountMinor: 0, standInReason: null, detail: 'a partial approval the program or the terminal does not allow', verdict: verdictText(verdict) };
-          } else {
-            const approvedAmountMinor = verdict.kind === 'APPROVE' ? Number(verdict.approvedMinor) : 0;
-            outcome = { decisionSource: 'CLIENT', responseCode: verdict.responseCode, approvedAmountMinor, standInReason: null, detail: null, verdict: verdictText(verdict) };
-          }
+          const decided = coopOutcome(verdict, echo.settings, echo.amountMinor, echo.partialApprovalCapable);
+          const outcome: Static<typeof EchoResult>['outcome'] = {
+            decisionSource: decided.source,
+            responseCode: decided.responseCode,
+            approvedAmountMinor: Number(decided.approvedMinor),
+            standInReason: verdict.kind === 'STAND_IN' ? verdict.reason : null,
+            detail: verdict.kind === 'STAND_IN' ? verdict.detail : decided.partialNotAllowed ? 'a partial approval the program or the terminal does not allow' : null,
+            verdict: verdictText(verdict, decided.standIn ?? undefined),
+          };
           return {
             message: 'Sample decision request sent',
             data: {
