@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 BASE=${BASE:-http://localhost:8080}
 KEY=${KEY:?set KEY to the sk_test_ key npm start printed}
 RECEIVER_PORT=${RECEIVER_PORT:-9000}
-trap '[ -n "${RECEIVER:-}" ] && kill "$RECEIVER" 2>/dev/null; true' EXIT
+# The receiver may have exited already (the journey's last line stops it): under `set -e` a failing
+# kill inside the trap would make the script fail, so the trap never fails.
+trap 'if [ -n "${RECEIVER:-}" ]; then kill "$RECEIVER" 2>/dev/null || true; fi' EXIT
 # quickstart:start
 api() { curl -sS --fail-with-body -H "Authorization: $KEY" -H 'Content-Type: application/json' "$@"; }
 get() { node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{let v=JSON.parse(s);for(const k of process.argv[1].split("."))v=v[k];console.log(v)})' "$1"; }
