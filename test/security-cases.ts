@@ -14,6 +14,7 @@ import { vaultSecurityCases } from './security/vault.js';
 import { cryptoSecurityCases } from './security/crypto.js';
 import { cryptoTransactionSecurityCases } from './security/crypto-transactions.js';
 import { sandboxPriceSecurityCases, tradeSecurityCases } from './security/trades.js';
+import { creditSecurityCases } from './security/credit.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -34,6 +35,7 @@ export const securityCases: SecurityCase[] = [
   ...cryptoTransactionSecurityCases,
   ...tradeSecurityCases,
   ...sandboxPriceSecurityCases,
+  ...creditSecurityCases,
 ];
 
 /**

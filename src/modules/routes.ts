@@ -27,6 +27,7 @@ import { registerSandboxSeedingRoutes } from './sandbox/seeding/index.js';
 import { registerSandboxStateRoutes } from './sandbox/state/index.js';
 import { DatabasePriceProvider, PriceChangedHooks, registerSandboxPriceRoutes, registerTradeRoutes, unconnectedPriceFeed } from './trades/index.js';
 import { timerKinds } from './timer-kinds.js';
+import { creditPriceChangedHook, registerCreditLineRoutes } from './credit/index.js';
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): void {
@@ -58,6 +59,9 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   if (deps.config.mode === 'sandbox') registerWebhookFaultRoutes(app, deps);
   // One registry per application; capabilities that follow prices (credit lines) register their hooks here.
   const priceChangedHooks = new PriceChangedHooks();
+  // A collateral price change recomputes every credit line on that asset in the same transaction.
+  priceChangedHooks.register('credit-lines', creditPriceChangedHook);
+  registerCreditLineRoutes(app, deps);
   const sandboxPrices = deps.config.mode === 'sandbox' ? new DatabasePriceProvider(deps.db, priceChangedHooks) : undefined;
   registerTradeRoutes(app, deps, { mode: deps.config.mode, prices: sandboxPrices ?? unconnectedPriceFeed, quoteTtlSeconds: deps.config.quoteTtlSeconds, spreadBps: deps.config.tradeSpreadBps });
   if (sandboxPrices) registerSandboxPriceRoutes(app, deps, sandboxPrices);

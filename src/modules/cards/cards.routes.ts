@@ -32,6 +32,30 @@ const DebitCardBody = Type.Object(
   },
 );
 
+const CreditCardBody = Type.Object(
+  {
+    customerId: Text.id({ description: 'a customer whose KYC (or KYB) is APPROVED' }),
+    cardProgramId: Text.id({ description: 'a CREDIT program of GET /v1/cards/programs' }),
+    isVirtual: Type.Boolean({ description: 'a virtual card is ACTIVE at once; a physical one is BLOCKED until activated' }),
+    isPrimary: Type.Boolean({ description: "the customer's primary card (the previous primary card loses the mark)" }),
+    collateralWalletId: Text.id({ description: 'the collateral wallet of the credit line (it becomes the card\'s walletId)' }),
+    creditLineId: Text.id({ description: 'an ACTIVE credit line of the customer (POST /v1/credit-lines)' }),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        customerId: exampleId,
+        cardProgramId: '019ca945-0a00-7b11-8c22-6d4e2f3a5b7c',
+        isVirtual: true,
+        isPrimary: false,
+        collateralWalletId: '019c8f2e-6b1a-7c3d-9e4f-0a1b2c3d4e5f',
+        creditLineId: '019cb0a1-2c3d-7e4f-8a5b-6c7d8e9f0a1b',
+      },
+    ],
+  },
+);
+
 const CardStatusBody = Type.Object(
   {
     status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED'), Type.Literal('CANCELLED')], {
@@ -132,6 +156,31 @@ export function registerCardRoutes(app: App, deps: Deps): void {
         statusCode: 201,
         message: 'Card created',
         data: await cards.createDebitCard(tx, context, deps, request.body),
+      }));
+    },
+  );
+
+  app.post(
+    '/v1/cards/credit',
+    {
+      schema: {
+        operationId: 'cards.createCredit',
+        tags,
+        summary: 'Issue a credit card on a crypto-backed credit line',
+        description:
+          'The card spends from its credit line: authorizations draw on the line\'s available credit (51 when short) and are declined 57 ' +
+          '(declineReason LTV_PURCHASE_RESTRICTED) while the line is RESTRICTED. Refused: unknown customer or program (404); a DEBIT program (422 ' +
+          'CARD_PROGRAM_MISMATCH); a customer not APPROVED (409 KYC_NOT_APPROVED); a credit line that is not the customer\'s (404) or not ACTIVE ' +
+          '(422 CREDIT_LINE_NOT_ACTIVE); collateralWalletId not the line\'s collateral wallet (422 COLLATERAL_WALLET_MISMATCH).',
+        body: CreditCardBody,
+        response: { 201: Envelope(cards.CardCreatedView) },
+      },
+    },
+    async (request, reply) => {
+      await runWrite(request, reply, deps, async (tx, context) => ({
+        statusCode: 201,
+        message: 'Card created',
+        data: await cards.createCreditCard(tx, context, deps, request.body),
       }));
     },
   );

@@ -9,6 +9,7 @@ import { AppError, notFound } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
 import { createWallet, findCustomer, findWallet, primaryWalletOf } from '../customers/index.js';
+import { findCreditLine } from '../credit/index.js';
 import { cardVaultOf } from './card-vault.js';
 import type { CardStatus, CardsTable, CardType } from './cards.tables.js';
 import { cardExpiryFor, generatePan, panLast4 } from './network/index.js';
@@ -140,17 +141,76 @@ export async function createDebitCard(tx: Tx, context: RequestContext, deps: Pic
     throw new AppError('KYC_NOT_APPROVED', `A card needs the customer's ${found.type === 'LEGAL' ? 'KYB' : 'KYC'} to be APPROVED; it is ${customer?.onboarding_status ?? 'not started'}.`);
   }
   const wallet = await walletForCard(tx, context, found.id, input, program);
+  return issueCard(tx, context, deps, { customerId: found.id, program, walletId: wallet.id, isVirtual: input.isVirtual, isPrimary: input.isPrimary, creditLineId: null });
+}
 
+export interface CreditCardInput {
+  customerId: string;
+  cardProgramId: string;
+  isVirtual: boolean;
+  isPrimary: boolean;
+  collateralWalletId: string;
+  creditLineId: string;
+}
+
+/**
+ * POST /v1/cards/credit (contract §12.2). Rules, first failing wins: the customer exists (404);
+ * the program exists (404) and is CREDIT (422 CARD_PROGRAM_MISMATCH); the customer is APPROVED
+ * (409 KYC_NOT_APPROVED); the credit line is the customer's (404) and ACTIVE (422
+ * CREDIT_LINE_NOT_ACTIVE); collateralWalletId is the line's collateral wallet (422
+ * COLLATERAL_WALLET_MISMATCH). The card's walletId is that wallet; it spends from the line.
+ */
+export async function createCreditCard(tx: Tx, context: RequestContext, deps: Pick<Deps, 'config' | 'database'>, input: CreditCardInput): Promise<CardCreatedViewType> {
+  const found = await findCustomer(tx, context.clientId, input.customerId);
+  if (!found) throw notFound('Customer');
+  await sql`SELECT 1 FROM customers WHERE client_id = ${context.clientId} AND id = ${found.id} FOR UPDATE`.execute(tx);
+  const program = await findCardProgram(tx, context.clientId, input.cardProgramId);
+  if (!program) throw notFound('Card program');
+  if (program.card_type !== 'CREDIT') {
+    throw new AppError('CARD_PROGRAM_MISMATCH', `cardProgramId: "${program.name}" is a ${program.card_type} program; a credit card needs a CREDIT program.`, {
+      details: [{ field: 'cardProgramId', message: `is a ${program.card_type} program` }],
+    });
+  }
+  if (found.onboarding_status !== 'APPROVED') {
+    throw new AppError('KYC_NOT_APPROVED', `A card needs the customer's ${found.type === 'LEGAL' ? 'KYB' : 'KYC'} to be APPROVED; it is ${found.onboarding_status ?? 'not started'}.`);
+  }
+  const line = await findCreditLine(tx, context.clientId, input.creditLineId);
+  if (!line || line.customer_id !== found.id) {
+    throw new AppError('NOT_FOUND', 'Credit line not found', { details: [{ field: 'creditLineId', message: 'no such credit line of this customer' }] });
+  }
+  if (line.status !== 'ACTIVE') {
+    throw new AppError('CREDIT_LINE_NOT_ACTIVE', `The credit line is ${line.status}; a credit card needs an ACTIVE line.`, { details: [{ field: 'creditLineId', message: `is ${line.status}` }] });
+  }
+  if (line.collateral_wallet_id !== input.collateralWalletId.toLowerCase()) {
+    throw new AppError('COLLATERAL_WALLET_MISMATCH', 'collateralWalletId is not the collateral wallet of the credit line.', {
+      details: [{ field: 'collateralWalletId', message: 'is not the credit line\'s collateral wallet' }],
+    });
+  }
+  return issueCard(tx, context, deps, { customerId: found.id, program, walletId: line.collateral_wallet_id, isVirtual: input.isVirtual, isPrimary: input.isPrimary, creditLineId: line.id });
+}
+
+/**
+ * Writes a new card: a number drawn in the program's BIN (stored encrypted, with its fingerprint),
+ * a reference, the expiry; a virtual card is ACTIVE at once, a physical one BLOCKED until
+ * activated; a primary card takes the mark from the customer's previous one.
+ */
+async function issueCard(
+  tx: Tx,
+  context: RequestContext,
+  deps: Pick<Deps, 'config' | 'database'>,
+  card: { customerId: string; program: { id: string; bin: string; card_type: CardType; card_transaction_handler: CardRow['card_transaction_handler'] }; walletId: string; isVirtual: boolean; isPrimary: boolean; creditLineId: string | null },
+): Promise<CardCreatedViewType> {
+  const { program } = card;
   const vault = cardVaultOf(deps);
   const id = idAt(context.now);
   const expiry = cardExpiryFor(context.now);
-  const status: CardStatus = input.isVirtual ? 'ACTIVE' : 'BLOCKED';
-  if (input.isPrimary) {
+  const status: CardStatus = card.isVirtual ? 'ACTIVE' : 'BLOCKED';
+  if (card.isPrimary) {
     await tx
       .updateTable('cards')
       .set({ is_primary: false, updated_at: context.now })
       .where('client_id', '=', context.clientId)
-      .where('customer_id', '=', found.id)
+      .where('customer_id', '=', card.customerId)
       .where('is_primary', '=', true)
       .execute();
   }
@@ -159,30 +219,30 @@ export async function createDebitCard(tx: Tx, context: RequestContext, deps: Pic
     const row = {
       client_id: context.clientId,
       id,
-      customer_id: found.id,
-      wallet_id: wallet.id,
+      customer_id: card.customerId,
+      wallet_id: card.walletId,
       card_program_id: program.id,
-      card_type: 'DEBIT' as CardType,
+      card_type: program.card_type,
       card_transaction_handler: program.card_transaction_handler,
       reference_number: newReferenceNumber(),
       status,
-      is_virtual: input.isVirtual,
-      is_primary: input.isPrimary,
+      is_virtual: card.isVirtual,
+      is_primary: card.isPrimary,
       last4: panLast4(pan),
       expiry_month: expiry.expiryMonth,
       expiry_year: expiry.expiryYear,
       pan_encrypted: vault.encryptPan(pan, context.clientId, id),
       pan_fingerprint: vault.fingerprint(pan),
-      credit_line_id: null,
-      collateral_wallet_id: null,
-      activated_at: input.isVirtual ? context.now : null,
+      credit_line_id: card.creditLineId,
+      collateral_wallet_id: card.creditLineId === null ? null : card.walletId,
+      activated_at: card.isVirtual ? context.now : null,
       cancelled_at: null,
       created_at: context.now,
       updated_at: context.now,
     };
     // A clash on the number or the reference (one in a billion) leaves nothing written: draw again.
     const inserted = await tx.insertInto('cards').values(row).onConflict((conflict) => conflict.doNothing()).returning('id').executeTakeFirst();
-    if (inserted) return { id, referenceNumber: row.reference_number, status, walletId: wallet.id };
+    if (inserted) return { id, referenceNumber: row.reference_number, status, walletId: card.walletId };
     if (attempt >= drawAttemptsMax) throw new Error(`no free card number or reference after ${drawAttemptsMax} draws for program ${program.id}`);
   }
 }

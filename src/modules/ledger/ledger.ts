@@ -5,7 +5,7 @@ export const balanceTypes = ['AVAILABLE', 'RESERVED', 'PENDING'] as const;
 export type BalanceType = (typeof balanceTypes)[number];
 
 /** The bank's own accounts, one set per client and asset, each split into shards. */
-export const systemAccountKinds = ['BANK_SETTLEMENT', 'CARD_SETTLEMENT', 'CRYPTO_CUSTODY', 'TRADING', 'FEES', 'SUSPENSE'] as const;
+export const systemAccountKinds = ['BANK_SETTLEMENT', 'CARD_SETTLEMENT', 'CRYPTO_CUSTODY', 'TRADING', 'FEES', 'SUSPENSE', 'CREDIT_LENDING'] as const;
 export type SystemAccountKind = (typeof systemAccountKinds)[number];
 export type AccountKind = 'WALLET' | SystemAccountKind;
 

@@ -55,7 +55,7 @@ export {
   type TradeSide,
 } from './quote-math.js';
 export { ratio, ratioFromScaled, type Ratio } from './ratio.js';
-export { DatabasePriceProvider, unconnectedPriceFeed } from './price-feeds.js';
+export { DatabasePriceProvider, storedSandboxPrice, unconnectedPriceFeed } from './price-feeds.js';
 export {
   executeQuote,
   getQuote,

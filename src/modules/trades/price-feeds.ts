@@ -104,6 +104,23 @@ export class DatabasePriceProvider implements SandboxPriceProvider {
 }
 
 /**
+ * A client's current sandbox price of a symbol, read inside the caller's transaction (credit lines
+ * value their collateral with it in the same transaction as the change they make): the price it
+ * set last, or the seeded one. A concurrent price change that has not committed is not seen; it
+ * recomputes the lines it affects itself when it commits.
+ */
+export async function storedSandboxPrice(db: Db | Tx, clientId: string, symbol: string): Promise<Price> {
+  assert(isPriceSymbol(symbol), `not a price symbol: ${symbol}`);
+  const row = await db
+    .selectFrom('sandbox_prices')
+    .select(sql<string>`price::text`.as('price'))
+    .where('client_id', '=', clientId)
+    .where('symbol', '=', symbol)
+    .executeTakeFirst();
+  return row ? parsePrice(row.price) : seededPrice(symbol);
+}
+
+/**
  * Production's price feed: none is connected yet (OpenBaaS ships no market-data integration), so
  * every quote answers 503 PRICE_FEED_UNAVAILABLE instead of pricing a trade with made-up prices.
  * An operator who connects a feed implements PriceProvider and wires it in src/modules/routes.ts.

@@ -20,7 +20,32 @@ function payload(properties: Record<string, TSchema>, description: string) {
 }
 
 const webhookPayload = (description: string) => payload({ webhookId: Type.String() }, description);
-const ltvPayload = (description: string) => payload({ customerId: Type.String() }, description);
+const ltvFields = {
+  customerId: Type.String(),
+  creditLineId: Type.String({ description: 'the credit line whose LTV crossed the threshold' }),
+  ltv: Type.Union([Type.String({ description: 'four decimals, rounded down' }), Type.Null()], { description: 'the LTV after the change; null when something is owed and the collateral is worth nothing' }),
+  thresholdLtv: Type.String({ description: 'the threshold crossed, four decimals' }),
+  collateralAsset: Type.String(),
+  collateralAmount: Type.String({ description: 'collateral locked, in collateralAsset' }),
+  collateralValue: Type.String({ description: 'collateral value in currency, rounded down' }),
+  outstanding: Type.String({ description: 'principal + interest + pending card holds, in currency' }),
+  currency: Type.String(),
+};
+const ltvPayload = (description: string) => payload(ltvFields, `${description} Emitted once per upward crossing, in the transaction of the change that caused it (a price change, a card hold or capture, interest, a collateral release); the level re-arms when the LTV falls 0.01 below its threshold.`);
+const ltvLiquidatedPayload = payload(
+  {
+    ...ltvFields,
+    parentTransactionId: Type.String({ description: 'the liquidation\'s wallet transactions (COLLATERAL_LIQUIDATION, LIQUIDATION_FEE) are under it' }),
+    price: Type.String({ description: 'the collateral price the collateral was sold at' }),
+    collateralSold: Type.String({ description: 'collateral sold at the price, in collateralAsset' }),
+    penaltyAmount: Type.String({ description: 'collateral kept as the liquidation penalty, in collateralAsset' }),
+    proceeds: Type.String({ description: 'what the sold collateral fetched, in currency (rounded down)' }),
+    interestRepaid: Type.String(),
+    principalRepaid: Type.String(),
+    surplus: Type.String({ description: 'proceeds beyond the debt, credited to the collateral wallet' }),
+  },
+  'The collateral of a crypto-secured credit line was liquidated: its LTV reached the liquidation threshold, so collateral was sold at the current price (less the penalty) until the LTV was back at the opening LTV or no collateral was left. ltv and collateralAmount are the figures before the sale.',
+);
 const tradePayload = (description: string) =>
   payload({ transactionId: Type.String({ description: 'parent transaction id of the trade' }) }, description);
 
@@ -181,7 +206,7 @@ export const eventPayloadSchemas = {
   VIRTUAL_ACCOUNT_CREATED: payload({ customerId: Type.String(), walletId: Type.String() }, 'A wallet received a virtual account.'),
   ASSET_TRADE_SUCCESSFUL: tradePayload('A quote was executed.'),
   ASSET_TRADE_FAIL: tradePayload('A quote failed to execute.'),
-  LTV_LIQUIDATED: ltvPayload('The collateral of a crypto-secured credit line was liquidated.'),
+  LTV_LIQUIDATED: ltvLiquidatedPayload,
   LTV_LIQUIDATION_WARNING: ltvPayload('The loan-to-value ratio is close to the liquidation threshold.'),
   LTV_URGENT_COLLATERAL_NEEDED: ltvPayload('More collateral is needed urgently.'),
   LTV_COLLATERAL_NEEDED: ltvPayload('More collateral is needed.'),

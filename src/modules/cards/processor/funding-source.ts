@@ -14,14 +14,17 @@ import {
   type HistoryInput,
   type WalletsExist,
 } from '../../ledger/index.js';
+import type { RequestContext } from '../../../platform/http/context.js';
+import { creditLineFunding } from '../../credit/index.js';
+import type { DeclineReason } from '../network/index.js';
 import type { CardRow } from '../cards.service.js';
 
 /**
  * Where a card's money comes from. The processor decides and records; a funding source only moves
- * money, inside the processor's transaction. A DEBIT card spends from its wallet (below). A
- * CREDIT card (a later issue) will spend from its credit line: it implements this interface with
- * the credit line's holds and postings, and `fundingSourceOf` returns it; the processor does not
- * change. Every amount is a positive bigint in minor units of `asset`.
+ * money, inside the processor's transaction. A DEBIT card spends from its wallet (below); a CREDIT
+ * card spends from its credit line (src/modules/credit/credit-funding.ts), which implements this
+ * same interface with the line's holds and postings. Every amount is a positive bigint in minor
+ * units of `asset`.
  */
 export interface FundingSource {
   readonly asset: Asset;
@@ -29,6 +32,8 @@ export interface FundingSource {
   readonly historyTypes: { hold: string; capture: string; refund: string };
   /** What can be spent now (a debit wallet's AVAILABLE, a credit line's available credit); may be negative after forced postings. */
   available(tx: Tx): Promise<bigint>;
+  /** A reason to decline a purchase that has the funds (a credit line at PURCHASE_RESTRICTED or worse); absent or null: none. */
+  refusal?(tx: Tx): Promise<DeclineReason | null>;
   /** Reserves `amount`; fails with INSUFFICIENT_FUNDS (and changes nothing) when it is not available. */
   placeHold(tx: Tx, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<string>;
   increaseHold(tx: Tx, holdId: string, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<void>;
@@ -105,18 +110,10 @@ class DebitWalletFunding implements FundingSource {
   }
 }
 
-/**
- * A card whose funding is not available in this version (a CREDIT card before credit lines
- * exist): every decision that needs money declines with 57.
- */
-export class FundingUnavailable extends Error {
-  override name = 'FundingUnavailable';
-}
-
-/** The funding source of a card: its wallet for DEBIT; CREDIT cards plug in their credit line here. */
-export function fundingSourceOf(card: CardRow, currency: string, now: Date): FundingSource {
-  if (card.card_type !== 'DEBIT') throw new FundingUnavailable(`card ${card.id} is ${card.card_type}: credit line funding is not implemented yet`);
+/** The funding source of a card: its wallet for DEBIT, its credit line for CREDIT. */
+export function fundingSourceOf(card: CardRow, currency: string, context: RequestContext): FundingSource {
+  if (card.card_type === 'CREDIT') return creditLineFunding(context, card, currency);
   const asset = findAsset(currency, 'sandbox');
   assert(asset, `card currency ${currency} is not in the asset registry`);
-  return new DebitWalletFunding(card.client_id, card.wallet_id, asset, now);
+  return new DebitWalletFunding(card.client_id, card.wallet_id, asset, context.now);
 }

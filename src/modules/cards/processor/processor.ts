@@ -9,7 +9,6 @@ import { sql } from 'kysely';
 import type { Deps } from '../../../platform/deps.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import type { RequestContext } from '../../../platform/http/context.js';
-import { AppError } from '../../../platform/http/errors.js';
 import { assert } from '../../../platform/assert.js';
 import { idAt } from '../../../platform/ids.js';
 import type { HistoryInput } from '../../ledger/index.js';
@@ -49,7 +48,7 @@ import {
 import type { CardTransactionStatus, CardTransactionType, CoopDecisionRecord, CoopPendingMark, DecisionSource, StandInReason } from './card-transactions.tables.js';
 import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type ClientVerdict } from './coop-answer.js';
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
-import { fundingSourceOf, FundingUnavailable, isInsufficientFunds, type FundingSource } from './funding-source.js';
+import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
 import './card-transactions.tables.js';
 
@@ -428,20 +427,9 @@ function historyOf(swipeId: string, childId: string, type: string): HistoryInput
   return { parentTransactionId: swipeId, type, links: { cardTransactionId: childId, parentCardTransactionId: swipeId } };
 }
 
-/** The card's funding source; null when its kind of funding does not exist yet (a CREDIT card). */
-function fundingOf(run: Run): FundingSource | null {
-  try {
-    return fundingSourceOf(run.card, run.program.currency, run.context.now);
-  } catch (error) {
-    if (error instanceof FundingUnavailable) return null;
-    throw error;
-  }
-}
-
-function requireFunding(run: Run): FundingSource {
-  const funding = fundingOf(run);
-  if (!funding) throw new AppError('CONFLICT', `A ${run.card.card_type} card cannot move money in this version: its funding source (a credit line) does not exist yet.`);
-  return funding;
+/** The card's funding source: its wallet (DEBIT) or its credit line (CREDIT). */
+function fundingOf(run: Run): FundingSource {
+  return fundingSourceOf(run.card, run.program.currency, run.context);
 }
 
 // ---- decisions ----------------------------------------------------------------------------------
@@ -490,7 +478,7 @@ async function approvalsToday(run: Run): Promise<{ count: number; sumMinor: bigi
  * duplicate STAN + RRN (94) → the cooperative client (COOP_AUTH programs) → partial approval
  * (05 when the program or the terminal does not allow it).
  */
-async function decide(run: Run, funding: FundingSource | null): Promise<Decision> {
+async function decide(run: Run, funding: FundingSource): Promise<Decision> {
   const { info, program } = run;
   const failed = cardChecks(run);
   if (failed) return failed;
@@ -503,9 +491,11 @@ async function decide(run: Run, funding: FundingSource | null): Promise<Decision
   if (today.sumMinor + amount > BigInt(program.limits.dailyMinor)) return decline('EXCEEDS_AMOUNT_LIMIT');
   if (today.count + 1 > program.limits.dailyCount) return decline('EXCEEDS_FREQUENCY_LIMIT');
   const approvedMinor = magic === '10' ? (amount / 2n > 0n ? amount / 2n : 1n) : amount;
-  if (!funding) return decline('TRANSACTION_NOT_PERMITTED');
   run.availableMinor = await funding.available(run.tx);
   if (run.availableMinor < approvedMinor) return decline('INSUFFICIENT_FUNDS');
+  // A credit line refuses purchases at PURCHASE_RESTRICTED or worse (57 LTV_PURCHASE_RESTRICTED).
+  const refusal = funding.refusal ? await funding.refusal(run.tx) : null;
+  if (refusal) return decline(refusal);
   if (run.duplicate) return decline('DUPLICATE_TRANSACTION');
   // A COOP_AUTH card's client decides what passed the system checks (not the sandbox magic amounts).
   if (run.card.card_transaction_handler === 'COOP_AUTH' && magic === null) return { ...approve(amount), source: 'CLIENT', awaitingClient: true };
@@ -639,7 +629,7 @@ function closedDraft(pending: PendingCoopDecision, decision: Decision, swipe: Ca
 
 async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: string }, pending: PendingCoopDecision, decision: Decision): Promise<CardMessageOutcome> {
   const { tx, context } = run;
-  const funding = requireFunding(run);
+  const funding = fundingOf(run);
   const reserved = pending.reservedMinor;
   const history = historyOf(swipe.id, pending.childId, funding.historyTypes.hold);
   const approved = isApproval(decision.responseCode);
@@ -812,7 +802,7 @@ async function authorize(run: Run): Promise<CardMessageStep> {
   const childId = idAt(context.now);
   const funding = fundingOf(run);
   let decision = await decide(run, funding);
-  if (isApproval(decision.responseCode) && funding) {
+  if (isApproval(decision.responseCode)) {
     const expiresAt = holdExpiresAt(run, info.mcc);
     try {
       const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(swipeId, childId, funding.historyTypes.hold));
@@ -846,7 +836,7 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
   const funding = fundingOf(run);
   const heldMinor = toBigInt(swipe.held_minor);
   let decision = await decide(run, funding);
-  if (isApproval(decision.responseCode) && funding) {
+  if (isApproval(decision.responseCode)) {
     const expiresAt = holdExpiresAt(run, run.info.mcc ?? swipe.mcc);
     try {
       await funding.increaseHold(run.tx, swipe.hold_id, decision.approvedMinor, expiresAt, historyOf(swipe.id, childId, funding.historyTypes.hold));
@@ -885,10 +875,10 @@ async function verifyAccount(run: Run): Promise<CardMessageOutcome> {
 /** Processing code 30/31: the answer carries the available balance in DE54 (amount type 02). No money. */
 async function balanceInquiry(run: Run): Promise<CardMessageOutcome> {
   const funding = fundingOf(run);
-  const decision = cardChecks(run) ?? (funding ? approve(0n) : decline('TRANSACTION_NOT_PERMITTED'));
+  const decision = cardChecks(run) ?? approve(0n);
   const approved = isApproval(decision.responseCode);
   const extras: Record<string, string> = {};
-  if (approved && funding) {
+  if (approved) {
     const available = await funding.available(run.tx);
     extras['54'] = formatAdditionalAmounts([{ accountType: run.info.processingCode.slice(2, 4), amountType: '02', currencyNumeric: cardCurrencyNumeric, amountMinor: available }]);
   }
@@ -907,7 +897,7 @@ async function balanceInquiry(run: Run): Promise<CardMessageOutcome> {
  */
 async function advise(run: Run): Promise<CardMessageOutcome> {
   const { info, context, tx } = run;
-  const funding = requireFunding(run);
+  const funding = fundingOf(run);
   const target = info.amountMinor;
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
@@ -953,7 +943,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
   const childId = idAt(run.context.now);
   const funding = fundingOf(run);
   let decision = await decide(run, funding);
-  if (decision.awaitingClient && funding) {
+  if (decision.awaitingClient) {
     // The client decides: the amount is held meanwhile, and captured (or released) by its answer.
     const expiresAt = holdExpiresAt(run, run.info.mcc);
     try {
@@ -967,7 +957,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
       decision = decline('INSUFFICIENT_FUNDS');
     }
   }
-  if (isApproval(decision.responseCode) && funding) {
+  if (isApproval(decision.responseCode)) {
     try {
       await funding.post(run.tx, decision.approvedMinor, { force: false }, historyOf(swipeId, childId, funding.historyTypes.capture));
       const swipe = await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: decision.approvedMinor, holdId: null, expiresAt: null });
@@ -991,7 +981,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
 /** Processing code 20 (0200 or 0220): money back to the card. Joins its lifecycle when DE63 or DE90 names one. */
 async function refund(run: Run): Promise<CardMessageOutcome> {
   const { context, info, tx } = run;
-  const funding = requireFunding(run);
+  const funding = fundingOf(run);
   const childId = idAt(context.now);
   const existing = await correlate(run, { byRrn: false });
   const swipeId = existing?.id ?? idAt(context.now);
@@ -1013,7 +1003,7 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
  */
 async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
   const { context, info, tx } = run;
-  const funding = requireFunding(run);
+  const funding = fundingOf(run);
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
   const amount = info.amountMinor;
@@ -1051,7 +1041,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   const childId = idAt(context.now);
   const acknowledged = { ...approve(0n), source: 'NETWORK' as const };
   if (hasOpenHold(existing)) {
-    const funding = requireFunding(run);
+    const funding = fundingOf(run);
     const held = toBigInt(existing.held_minor);
     const actual = info.replacement?.actualTransactionMinor ?? 0n;
     const history = historyOf(existing.id, childId, funding.historyTypes.hold);
@@ -1069,7 +1059,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   if (existing && reversesPosting(existing, info)) {
     // A single-message purchase (0200) or a completion (0220, named by DE90) reversed after it
     // posted: the money goes back (all of it, or all but DE95's actual amount).
-    const funding = requireFunding(run);
+    const funding = fundingOf(run);
     const posted = toBigInt(existing.posted_minor);
     const actual = info.replacement?.actualTransactionMinor ?? 0n;
     const credited = actual > 0n && actual < posted ? posted - actual : posted;
@@ -1117,7 +1107,7 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
   const childId = idAt(context.now);
   const held = toBigInt(swipe.held_minor);
   if (hasOpenHold(swipe)) {
-    const funding = fundingSourceOf(card, swipe.asset, context.now);
+    const funding = fundingSourceOf(card, swipe.asset, context);
     await funding.releaseHold(tx, swipe.hold_id, undefined, historyOf(swipe.id, childId, funding.historyTypes.hold), true);
   }
   const posted = toBigInt(swipe.posted_minor);
