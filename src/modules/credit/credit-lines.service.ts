@@ -275,6 +275,7 @@ export async function createCreditLine(tx: Tx, context: RequestContext, input: C
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  if (apr > 0) await scheduleInterest(tx, context, row.id, row.interest_accrued_until);
   return viewOf(tx, row);
 }
 
@@ -282,16 +283,11 @@ function amountField(value: string, asset: Asset): bigint {
   return parseAmount(value, asset, 'amount');
 }
 
-/** Whether locked collateral covers the limit at the opening LTV: value × opening ≥ creditLimit. */
-function coversLimit(row: CreditLineRow, collateral: bigint, price: Price, asset: Asset): boolean {
-  const factor = 10n ** BigInt(4 + asset.scale + price.scale - 2);
-  return collateral * price.units * BigInt(row.opening) >= BigInt(row.credit_limit) * factor;
-}
-
 /**
  * POST /v1/credit-lines/:id/collateral: moves `amount` of the collateral asset from the collateral
  * wallet's AVAILABLE to the line's hold (RESERVED; 422 INSUFFICIENT_FUNDS when short). A line
- * PENDING_COLLATERAL becomes ACTIVE once value × opening LTV covers the limit.
+ * PENDING_COLLATERAL becomes ACTIVE once value × opening LTV covers the limit (the recompute
+ * decides, so a price rise opens it too).
  */
 export async function lockCollateral(tx: Tx, context: RequestContext, id: string, amountText: string): Promise<CreditLineView> {
   const line = await lockLine(tx, context.clientId, id);
@@ -305,16 +301,14 @@ export async function lockCollateral(tx: Tx, context: RequestContext, id: string
   } else {
     await incrementHold(tx, { clientId: context.clientId, now: context.now, holdId, amount, history });
   }
-  const price = await collateralPriceOf(tx, context.clientId, line.collateral_asset);
-  const collateral = BigInt(line.collateral_amount) + amount;
-  const activate = line.status === 'PENDING_COLLATERAL' && coversLimit(line, collateral, price, asset);
   await tx
     .updateTable('credit_lines')
-    .set({ collateral_amount: collateral, collateral_hold_id: holdId, updated_at: context.now, ...(activate ? { status: 'ACTIVE' as const } : {}) })
+    .set({ collateral_amount: BigInt(line.collateral_amount) + amount, collateral_hold_id: holdId, updated_at: context.now })
     .where('client_id', '=', context.clientId)
     .where('id', '=', line.id)
     .execute();
-  if (activate && line.apr > 0) await scheduleInterest(tx, context, line.id, line.interest_accrued_until);
+  // The recompute also opens a line waiting for collateral once it covers the limit.
+  const price = await collateralPriceOf(tx, context.clientId, line.collateral_asset);
   await recomputeLtv(tx, context, { collateralAsset: asset, price, lineIds: [line.id] });
   return viewOf(tx, await lockLine(tx, context.clientId, line.id));
 }

@@ -86,7 +86,9 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
            FROM unnest(s.thresholds) WITH ORDINALITY AS t(th, i)
           WHERE (v.debt > 0 AND v.lhs >= t.th * v.base)
              OR ((s.ltv_fired >> (t.i - 1)::int) & 1 = 1 AND NOT (v.debt = 0 OR v.lhs < (t.th - ${rearmGapE4}) * v.base))) AS next_mask,
-        (v.debt > 0 AND s.collateral_amount > 0 AND v.lhs >= s.thresholds[${liquidationIndex}] * v.base) AS liquidate
+        (v.debt > 0 AND s.collateral_amount > 0 AND v.lhs >= s.thresholds[${liquidationIndex}] * v.base) AS liquidate,
+        -- A line waiting for collateral opens once collateral value × the opening LTV covers its limit.
+        (s.collateral_amount > 0 AND v.base * s.opening >= s.credit_limit * ${factor}::numeric) AS covers_limit
       FROM credit_lines s
       CROSS JOIN LATERAL (
         SELECT s.principal + s.interest + s.pending_holds AS debt,
@@ -100,7 +102,8 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
     changed AS (
       SELECT c.*,
         CASE WHEN c.status IN ('ACTIVE', 'RESTRICTED')
-             THEN CASE WHEN (c.next_mask & ${restrictedBit}) <> 0 OR c.collateral_amount = 0 THEN 'RESTRICTED' ELSE 'ACTIVE' END
+               THEN CASE WHEN (c.next_mask & ${restrictedBit}) <> 0 OR c.collateral_amount = 0 THEN 'RESTRICTED' ELSE 'ACTIVE' END
+             WHEN c.status = 'PENDING_COLLATERAL' AND c.covers_limit THEN 'ACTIVE'
              ELSE c.status END AS next_status
       FROM current c
     )
@@ -200,13 +203,11 @@ async function liquidate(tx: Tx, context: RequestContext, rows: RecomputedRow[],
     ].filter((leg) => leg.amount > 0n);
     if (legs.length > 0) operations.push({ operation: 'transfer', ...base, asset: usd, legs, history: { parentTransactionId, type: liquidationHistoryType } });
     updates.push({ id: row.id, plan });
-    const ltv = ltvE4(figures);
     events.push({
       context,
       type: 'LTV_LIQUIDATED',
       data: {
         ...ltvEventData(row, figures, thresholdOf(row.thresholds, liquidationLevel), asset, price, usd),
-        ltv: ltv === null ? null : formatE4(ltv),
         parentTransactionId,
         collateralSold: formatAmount(plan.sold, asset),
         penaltyAmount: formatAmount(plan.penalty, asset),
@@ -225,6 +226,7 @@ async function liquidate(tx: Tx, context: RequestContext, rows: RecomputedRow[],
        SET collateral_amount = l.collateral_amount - u.taken,
            interest = l.interest - u.interest_repaid,
            principal = l.principal - u.principal_repaid,
+           last_ltv_event_at = ${context.now},
            updated_at = ${context.now}
       FROM unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.plan.taken.toString())}::numeric[],
                   ${updates.map((u) => u.plan.interestRepaid.toString())}::numeric[], ${updates.map((u) => u.plan.principalRepaid.toString())}::numeric[])
