@@ -63,6 +63,36 @@ describe('examples/quickstart.sh', () => {
   });
 });
 
+describe('examples/credit-line.sh', () => {
+  it('walks a credit line from its deposit through every LTV level to a liquidation', async () => {
+    const { code, output } = await run('bash', ['examples/credit-line.sh'], { BASE: base, KEY: key });
+    expect(code, output).toBe(0);
+    const lines = output.trim().split('\n');
+    expect(lines[0]).toBe('COMPLETED');
+    expect(lines).toContain('spent: status ACTIVE, ltv 0.1500, level HEALTHY, collateral 1.00000000 BTC = 60000.00 USD, owed 9000.00, available 6000.00');
+    expect(lines).toContain('BTC at 13500.00: status RESTRICTED, ltv 0.6666, level PURCHASE_RESTRICTED, collateral 1.00000000 BTC = 13500.00 USD, owed 9000.00, available 6000.00');
+    expect(lines).toContain('57');
+    expect(lines).toContain('BTC at 10500.00: status ACTIVE, ltv 0.4999, level HEALTHY, collateral 0.25595140 BTC = 2687.48 USD, owed 1343.74, available 13656.26');
+    expect(lines.slice(-6).map((line) => line.split(' ')[0])).toEqual([
+      'LTV_THRESHOLD_WARNING',
+      'LTV_PURCHASE_RESTRICTED',
+      'LTV_COLLATERAL_NEEDED',
+      'LTV_URGENT_COLLATERAL_NEEDED',
+      'LTV_LIQUIDATION_WARNING',
+      'LTV_LIQUIDATED',
+    ]);
+    expect(lines.at(-1)).toBe('LTV_LIQUIDATED 0.8571 sold 0.72916762 BTC + penalty 0.01488098 BTC for 7656.26 USD, principal repaid 7656.26');
+  }, 60_000);
+
+  it('is what docs/credit.md shows, line for line', () => {
+    const script = fs.readFileSync(path.join(packageRoot, 'examples', 'credit-line.sh'), 'utf8');
+    const body = script.slice(script.indexOf('# credit:start\n') + '# credit:start\n'.length, script.indexOf('# credit:end'));
+    const doc = fs.readFileSync(path.join(packageRoot, 'docs', 'credit.md'), 'utf8');
+    const blocks = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+    expect(blocks.some((text) => text.includes(body.trim()))).toBe(true);
+  });
+});
+
 describe('examples/webhook-receiver.mjs', () => {
   it('refuses a delivery whose signature does not verify', async () => {
     const port = await freePort();
