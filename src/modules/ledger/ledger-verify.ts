@@ -169,6 +169,43 @@ export const verifyChecks: readonly CheckDefinition[] = [
       EXCEPT
       SELECT client_id, ledger_transfer_id, wallet_id FROM wallet_transactions`,
   },
+  // Credit lines (src/modules/credit) keep their figures beside the ledger: what they lent is the
+  // CREDIT_LENDING account, their collateral a hold, their card holds rows of their own. These
+  // checks tie the two together.
+  {
+    name: 'credit_lending_equals_principal',
+    description: 'per client, what the CREDIT_LENDING account lent (minus its balance) equals the principal its credit lines owe',
+    query: sql`
+      WITH lent AS (
+        SELECT client_id, -sum(available) AS lent FROM ledger_accounts WHERE kind = 'CREDIT_LENDING' GROUP BY client_id
+      ), owed AS (
+        SELECT client_id, sum(principal) AS principal FROM credit_lines GROUP BY client_id
+      )
+      SELECT coalesce(l.client_id, o.client_id) AS client_id, coalesce(l.lent, 0)::text AS lent, coalesce(o.principal, 0)::text AS principal
+      FROM lent l FULL JOIN owed o ON o.client_id = l.client_id
+      WHERE coalesce(l.lent, 0) <> coalesce(o.principal, 0)`,
+  },
+  {
+    name: 'credit_collateral_equals_hold',
+    description: 'every credit line\'s locked collateral equals what its open collateral hold still reserves',
+    query: sql`
+      SELECT c.client_id, c.id AS credit_line_id, c.collateral_amount::text AS collateral, h.amount_remaining::text AS held, h.status
+      FROM credit_lines c
+      LEFT JOIN ledger_holds h ON h.client_id = c.client_id AND h.id = c.collateral_hold_id
+      WHERE (c.collateral_hold_id IS NULL AND c.collateral_amount <> 0)
+         OR (c.collateral_hold_id IS NOT NULL AND (h.id IS NULL OR h.status <> 'OPEN' OR h.amount_remaining <> c.collateral_amount))`,
+  },
+  {
+    name: 'credit_pending_holds_equal_open_holds',
+    description: 'every credit line\'s pending holds equal the sum of its open card holds',
+    query: sql`
+      WITH open_holds AS (
+        SELECT client_id, credit_line_id, sum(amount) AS amount FROM credit_line_holds WHERE status = 'OPEN' GROUP BY client_id, credit_line_id
+      )
+      SELECT c.client_id, c.id AS credit_line_id, c.pending_holds::text AS pending_holds, coalesce(o.amount, 0)::text AS open_holds
+      FROM credit_lines c LEFT JOIN open_holds o ON o.client_id = c.client_id AND o.credit_line_id = c.id
+      WHERE c.pending_holds <> coalesce(o.amount, 0)`,
+  },
 ];
 
 async function runCheck(tx: Tx, check: CheckDefinition): Promise<VerifyCheck> {
