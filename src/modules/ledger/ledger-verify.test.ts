@@ -7,6 +7,8 @@ import { findAsset, requireAsset } from '../../platform/money/assets.js';
 import * as ledger from './index.js';
 import { planForWholeLedger, verifyChecks } from './ledger-verify.js';
 import { newWallet } from '../../../test/ledger/fixtures.js';
+import { authorize, onParent } from '../../../test/cards/card-network.js';
+import { creditCard, openLine } from '../../../test/credit/fixtures.js';
 
 let t: TestContext;
 const usd = requireAsset('USD', 'sandbox');
@@ -126,6 +128,31 @@ describe('ledger verify', () => {
   it('catches a ledger movement missing from the wallet transaction history', async () => {
     await tamper(sql`DELETE FROM wallet_transactions WHERE wallet_id = ${seeded.walletB} AND balance_type = 'PENDING'`);
     expect((await failedChecks()).get('wallet_effects_recorded')?.violations).toEqual([expect.objectContaining({ wallet_id: seeded.walletB })]);
+  });
+
+  it('catches credit lines out of step with the ledger: principal, locked collateral, pending card holds', async () => {
+    const line = await openLine(t);
+    const cardId = await creditCard(t, line);
+    const spent = await authorize(t, cardId, { amount: 40 });
+    await onParent(t, spent.parentCardTransactionId, 'completions', { amount: 40 });
+    await authorize(t, cardId, { amount: 15 });
+    try {
+      expect([...(await failedChecks()).keys()]).toEqual([]);
+      await tamper(sql`UPDATE credit_lines SET principal = principal + 1 WHERE id = ${line.lineId}`);
+      expect([...(await failedChecks()).keys()]).toEqual(['credit_lending_equals_principal']);
+      await tamper(sql`UPDATE credit_lines SET principal = principal - 1, collateral_amount = collateral_amount - 1, pending_holds = pending_holds + 1 WHERE id = ${line.lineId}`);
+      const failed = await failedChecks();
+      expect([...failed.keys()]).toEqual(['credit_collateral_equals_hold', 'credit_pending_holds_equal_open_holds']);
+      expect(failed.get('credit_pending_holds_equal_open_holds')?.violations).toEqual([expect.objectContaining({ credit_line_id: line.lineId, pending_holds: '1501', open_holds: '1500' })]);
+    } finally {
+      // Later cases start from empty ledger tables: the line and its card go too.
+      await sql`DELETE FROM card_transactions WHERE card_id = ${cardId}`.execute(t.deps.db);
+      await sql`DELETE FROM timers WHERE client_id = ${t.clientA.id}`.execute(t.deps.db);
+      await sql`DELETE FROM card_swipes WHERE card_id = ${cardId}`.execute(t.deps.db);
+      await sql`DELETE FROM cards WHERE id = ${cardId}`.execute(t.deps.db);
+      await sql`DELETE FROM credit_line_holds WHERE credit_line_id = ${line.lineId}`.execute(t.deps.db);
+      await sql`DELETE FROM credit_lines WHERE id = ${line.lineId}`.execute(t.deps.db);
+    }
   });
 });
 
