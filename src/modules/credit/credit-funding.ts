@@ -57,9 +57,14 @@ class CreditLineFunding implements CreditLineFundingSource {
     this.asset = usdAsset();
   }
 
+  /** The line, locked; read once per transaction until this source changes it (the processor's checks and its hold share one read). */
+  private locked: CreditLineRow | null = null;
+
   private async line(tx: Tx): Promise<CreditLineRow> {
+    if (this.locked) return this.locked;
     const line = await findCreditLine(tx, this.context.clientId, this.creditLineId, { forUpdate: true });
     assert(line, `credit line ${this.creditLineId} of a card is missing`);
+    this.locked = line;
     return line;
   }
 
@@ -88,6 +93,7 @@ class CreditLineFunding implements CreditLineFundingSource {
 
   /** Applies deltas to the line's figures, then recomputes its LTV (and writes what that causes). */
   private async change(tx: Tx, line: CreditLineRow, delta: { principal?: bigint; pendingHolds?: bigint }): Promise<void> {
+    this.locked = null;
     await tx
       .updateTable('credit_lines')
       .set({
