@@ -51,6 +51,9 @@ CREATE TABLE credit_lines (
   interest_carry bigint NOT NULL DEFAULT 0 CHECK (interest_carry >= 0 AND interest_carry < 3650000),
   pending_holds numeric(30, 0) NOT NULL DEFAULT 0 CHECK (pending_holds >= 0),
   ltv_fired integer NOT NULL DEFAULT 0 CHECK (ltv_fired BETWEEN 0 AND 63),
+  -- A liquidation sold all the collateral and debt was left (contract §12.10): the line stays
+  -- RESTRICTED until that debt is repaid and collateral covers the limit at the opening LTV again.
+  residual_debt boolean NOT NULL DEFAULT false,
   last_ltv_event_at timestamptz,
   -- Interest is accrued up to this instant (a UTC midnight of the client's clock).
   interest_accrued_until timestamptz NOT NULL,
@@ -59,7 +62,9 @@ CREATE TABLE credit_lines (
   PRIMARY KEY (client_id, id),
   FOREIGN KEY (client_id, customer_id) REFERENCES customers (client_id, id),
   FOREIGN KEY (client_id, collateral_wallet_id) REFERENCES wallets (client_id, id),
-  CHECK ((collateral_amount = 0) OR collateral_hold_id IS NOT NULL)
+  -- Locked collateral sits in an open hold; a line whose collateral went to zero forgets its closed
+  -- hold, and its next lock opens a new one.
+  CHECK ((collateral_amount = 0) = (collateral_hold_id IS NULL))
 );
 CREATE INDEX credit_lines_by_customer ON credit_lines (client_id, customer_id, id);
 -- A price change recomputes every open line of one collateral asset.

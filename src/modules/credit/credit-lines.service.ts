@@ -268,6 +268,7 @@ export async function createCreditLine(tx: Tx, context: RequestContext, input: C
       interest_carry: '0',
       pending_holds: '0',
       ltv_fired: 0,
+      residual_debt: false,
       last_ltv_event_at: null,
       interest_accrued_until: startOfUtcDay(context.now),
       created_at: context.now,
@@ -344,7 +345,8 @@ export async function releaseCollateral(tx: Tx, context: RequestContext, id: str
   await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: line.collateral_hold_id, amount, history: { parentTransactionId: idAt(context.now), type: creditHistoryTypes.release } });
   await tx
     .updateTable('credit_lines')
-    .set({ collateral_amount: locked - amount, updated_at: context.now })
+    // All of it released: the hold is closed, and the next lock opens a new one.
+    .set({ collateral_amount: locked - amount, ...(locked === amount ? { collateral_hold_id: null } : {}), updated_at: context.now })
     .where('client_id', '=', context.clientId)
     .where('id', '=', line.id)
     .execute();

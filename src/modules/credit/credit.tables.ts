@@ -31,6 +31,7 @@ export interface CreditLinesTable {
   interest_carry: Numeric;
   pending_holds: Numeric;
   ltv_fired: number;
+  residual_debt: boolean;
   last_ltv_event_at: Date | null;
   interest_accrued_until: Date;
   created_at: Date;

@@ -81,14 +81,15 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
   const liquidationIndex = liquidationLevel + 1;
   const result = await sql<RecomputedRow>`
     WITH current AS (
-      SELECT s.client_id, s.id, s.status, s.collateral_amount, s.ltv_fired AS prev_mask,
+      SELECT s.client_id, s.id, s.status, s.collateral_amount, s.ltv_fired AS prev_mask, s.residual_debt,
         (SELECT coalesce(bit_or(1 << (t.i - 1)::int), 0)::int
            FROM unnest(s.thresholds) WITH ORDINALITY AS t(th, i)
           WHERE (v.debt > 0 AND v.lhs >= t.th * v.base)
              OR ((s.ltv_fired >> (t.i - 1)::int) & 1 = 1 AND NOT (v.debt = 0 OR v.lhs < (t.th - ${rearmGapE4}) * v.base))) AS next_mask,
         (v.debt > 0 AND s.collateral_amount > 0 AND v.lhs >= s.thresholds[${liquidationIndex}] * v.base) AS liquidate,
         -- A line waiting for collateral opens once collateral value × the opening LTV covers its limit.
-        (s.collateral_amount > 0 AND v.base * s.opening >= s.credit_limit * ${factor}::numeric) AS covers_limit
+        (s.collateral_amount > 0 AND v.base * s.opening >= s.credit_limit * ${factor}::numeric) AS covers_limit,
+        (s.principal + s.interest = 0) AS repaid
       FROM credit_lines s
       CROSS JOIN LATERAL (
         SELECT s.principal + s.interest + s.pending_holds AS debt,
@@ -99,22 +100,26 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
       ORDER BY s.id
       FOR UPDATE OF s
     ),
+    settled AS (
+      SELECT c.*, c.residual_debt AND NOT (c.repaid AND c.covers_limit) AS next_residual FROM current c
+    ),
     changed AS (
       SELECT c.*,
         CASE WHEN c.status IN ('ACTIVE', 'RESTRICTED')
-               THEN CASE WHEN (c.next_mask & ${restrictedBit}) <> 0 OR c.collateral_amount = 0 THEN 'RESTRICTED' ELSE 'ACTIVE' END
+               THEN CASE WHEN (c.next_mask & ${restrictedBit}) <> 0 OR c.collateral_amount = 0 OR c.next_residual THEN 'RESTRICTED' ELSE 'ACTIVE' END
              WHEN c.status = 'PENDING_COLLATERAL' AND c.covers_limit THEN 'ACTIVE'
              ELSE c.status END AS next_status
-      FROM current c
+      FROM settled c
     )
     UPDATE credit_lines l
        SET ltv_fired = c.next_mask,
+           residual_debt = c.next_residual,
            status = c.next_status,
            last_ltv_event_at = CASE WHEN (c.next_mask & ~c.prev_mask & ${(1 << liquidationLevel) - 1}) <> 0 THEN ${context.now}::timestamptz ELSE l.last_ltv_event_at END,
            updated_at = ${context.now}
       FROM changed c
      WHERE l.client_id = c.client_id AND l.id = c.id
-       AND (c.next_mask <> c.prev_mask OR c.next_status <> c.status OR c.liquidate)
+       AND (c.next_mask <> c.prev_mask OR c.next_status <> c.status OR c.liquidate OR c.next_residual <> c.residual_debt)
     RETURNING l.id, l.customer_id, l.collateral_wallet_id, l.collateral_hold_id, l.currency, c.prev_mask, c.next_mask, c.liquidate,
       l.principal::text AS principal, l.interest::text AS interest, l.pending_holds::text AS pending_holds,
       l.collateral_amount::text AS collateral_amount, l.thresholds, l.opening, l.liquidation_penalty`.execute(tx);
@@ -226,6 +231,10 @@ async function liquidate(tx: Tx, context: RequestContext, rows: RecomputedRow[],
        SET collateral_amount = l.collateral_amount - u.taken,
            interest = l.interest - u.interest_repaid,
            principal = l.principal - u.principal_repaid,
+           -- All the collateral sold: the hold is closed (a later lock opens a new one), and debt
+           -- left over keeps the line restricted until it is repaid.
+           collateral_hold_id = CASE WHEN l.collateral_amount = u.taken THEN NULL ELSE l.collateral_hold_id END,
+           residual_debt = l.residual_debt OR (l.collateral_amount = u.taken AND l.principal - u.principal_repaid + l.interest - u.interest_repaid > 0),
            last_ltv_event_at = ${context.now},
            updated_at = ${context.now}
       FROM unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.plan.taken.toString())}::numeric[],

@@ -246,18 +246,39 @@ export function planLiquidation(input: LiquidationInput): LiquidationPlan {
   assert(keep > 0n, 'opening + penalty must be below 1');
   const target = ceilDiv(debt * e4 * factor - BigInt(opening) * collateral * price.units, keep * price.units);
   const repayAll = ceilDiv(repayable * e4 * factor, (e4 - BigInt(penalty)) * price.units);
-  let taken = [target < 1n ? 1n : target, repayAll, collateral].reduce((a, b) => (a < b ? a : b));
-  const done = (plan: LiquidationPlan) =>
-    plan.taken >= collateral ||
-    plan.interestRepaid + plan.principalRepaid >= repayable ||
-    !ltvAbove({ debt: debtAfter(input, plan), collateral: collateral - plan.taken, assetScale, price }, opening);
-  let plan = liquidationOutcome(input, taken);
-  // Rounding (the penalty up, the proceeds down) can leave the LTV a hair above the target.
-  for (let step = 0n; !done(plan); step++) {
-    assert(step < 1_000_000n, 'liquidation plan did not converge');
-    taken += 1n + step * step; // a few units at first, faster if the price is tiny
-    if (taken > collateral) taken = collateral;
-    plan = liquidationOutcome(input, taken);
+  const first = [target < 1n ? 1n : target, repayAll, collateral].reduce((a, b) => (a < b ? a : b));
+  const enough = (taken: bigint) => {
+    const plan = liquidationOutcome(input, taken);
+    return (
+      plan.taken >= collateral ||
+      plan.interestRepaid + plan.principalRepaid >= repayable ||
+      !ltvAbove({ debt: debtAfter(input, plan), collateral: collateral - plan.taken, assetScale, price }, opening)
+    );
+  };
+  // Rounding (the penalty up, the proceeds down) can leave the LTV a hair above the target: grow
+  // the amount by doubling steps until it is enough, then bisect back to the least that is.
+  let taken = first;
+  if (!enough(taken)) {
+    let low = taken;
+    let step = 1n;
+    for (;;) {
+      const next = taken + step > collateral ? collateral : taken + step;
+      if (enough(next)) {
+        taken = next;
+        break;
+      }
+      low = next;
+      taken = next;
+      step *= 2n;
+    }
+    while (taken - low > 1n) {
+      const middle = (low + taken) / 2n;
+      if (enough(middle)) taken = middle;
+      else low = middle;
+    }
   }
-  return plan;
+  // The penalty's rounding makes "enough" not quite monotonic at the last unit: one unit less can
+  // cost one unit less of penalty for the same proceeds. Take the least that still is enough.
+  for (let steps = 0; taken > 1n && steps < 1000 && enough(taken - 1n); steps++) taken -= 1n;
+  return liquidationOutcome(input, taken);
 }

@@ -25,6 +25,8 @@ export interface TimerKind {
    * Does what the timer is for. Runs inside the transaction that deletes the timer; `context.now`
    * is the moment by the client's clock (on an advance: the due time, or the client's time before
    * the advance when that is later). Must tolerate a subject that is already finished or gone.
+   * The timer row is deleted before `run`, so `run` may schedule the subject's next timer of the
+   * same kind (a recurring timer: daily interest).
    */
   run(tx: Tx, context: RequestContext, subjectId: string): Promise<void>;
 }
@@ -109,8 +111,10 @@ function kindsByName(kinds: readonly TimerKind[]): Map<string, TimerKind> {
 }
 
 async function runClaimed(tx: Tx, handler: TimerKind, timer: DueTimer, context: RequestContext): Promise<void> {
-  await handler.run(tx, context, timer.subjectId);
+  // Deleted first, so a kind that recurs (daily interest) can schedule its next run from `run`; a
+  // run that throws rolls the deletion back with everything else.
   await cancelTimer(tx, timer.clientId, timer.kind, timer.subjectId);
+  await handler.run(tx, context, timer.subjectId);
 }
 
 export interface RunDueTimersOptions {
