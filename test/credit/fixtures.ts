@@ -74,3 +74,16 @@ export async function ltvEventsOf(t: TestContext, lineId: string, client: TestCl
 export async function repay(t: TestContext, line: OpenLine, amount: string, client: TestClient = t.clientA): Promise<any> {
   return ok(t, 'POST', `/v1/credit-lines/${line.lineId}/payments`, { walletId: line.wallet.walletId, amount }, client, 201);
 }
+
+/** A card purchase of `amount` USD, authorized and completed in full (it becomes principal on the card's line). */
+export async function spend(t: TestContext, cardId: string, amount: number, client: TestClient = t.clientA): Promise<string> {
+  const auth = await ok(t, 'POST', `/v1/sandbox/cards/${cardId}/authorizations`, { amount }, client, 201);
+  if (auth.responseCode !== '00') throw new Error(`the authorization of ${amount} was declined: ${JSON.stringify(auth)}`);
+  await ok(t, 'POST', `/v1/sandbox/card-transactions/${auth.parentCardTransactionId as string}/completions`, { amount }, client, 201);
+  return auth.parentCardTransactionId;
+}
+
+/** Moves the client's sandbox clock forward. */
+export async function advanceClock(t: TestContext, seconds: number, client: TestClient = t.clientA): Promise<void> {
+  await ok(t, 'POST', '/v1/sandbox/clock/advance', { seconds }, client, 200);
+}
