@@ -5,6 +5,7 @@ import { coopAuth } from './coop-auth.js';
 import { cryptoConfirm } from './crypto-confirm.js';
 import { embedded } from './embedded.js';
 import { hotAccount } from './hot-account.js';
+import { ltvReprice } from './ltv-reprice.js';
 import { snapshotRestore } from './snapshot-restore.js';
 import { start } from './start.js';
 import { transfers } from './transfers.js';
@@ -13,4 +14,4 @@ import { webhooksScenario } from './webhooks.js';
 import { webhooksApi, webhooksApiEmbedded, webhooksApiWorker } from './webhooks-api.js';
 
 /** Every benchmark scenario; `npm run bench -- <name>` runs one, `npm run bench` runs all. */
-export const scenarios: Scenario[] = [transfers, trades, cardAuth, coopAuth, hotAccount, balance, embedded, webhooksScenario, webhooksApi, webhooksApiWorker, webhooksApiEmbedded, snapshotRestore, start, cryptoConfirm];
+export const scenarios: Scenario[] = [transfers, trades, cardAuth, coopAuth, hotAccount, balance, embedded, webhooksScenario, webhooksApi, webhooksApiWorker, webhooksApiEmbedded, snapshotRestore, start, cryptoConfirm, ltvReprice];
