@@ -121,18 +121,28 @@ async function walletForCard(tx: Tx, context: RequestContext, customerId: string
 /**
  * POST /v1/cards/debit. Rules, first failing wins: the customer exists (404); the program exists
  * (404) and is DEBIT (422 CARD_PROGRAM_MISMATCH); the customer is APPROVED (409
- * KYC_NOT_APPROVED); the wallet (walletForCard). A virtual card is ACTIVE at once, a physical one
- * BLOCKED until activated. A primary card takes the mark from the customer's previous one.
+ * KYC_NOT_APPROVED); the wallet (walletForCard). Then issueCard.
  */
 export async function createDebitCard(tx: Tx, context: RequestContext, deps: Pick<Deps, 'config' | 'database'>, input: DebitCardInput): Promise<CardCreatedViewType> {
+  const { customerId, program } = await approvedHolderAndProgram(tx, context, input, 'DEBIT');
+  const wallet = await walletForCard(tx, context, customerId, input, program);
+  return issueCard(tx, context, deps, { customerId, program, walletId: wallet.id, isVirtual: input.isVirtual, isPrimary: input.isPrimary, creditLineId: null });
+}
+
+/**
+ * The first rules of both card routes: the customer exists (404), locked (its row lock orders card
+ * creation with the compliance writes, which take it in the same order); the program exists (404)
+ * and is of the route's type (422 CARD_PROGRAM_MISMATCH); the customer is APPROVED (409
+ * KYC_NOT_APPROVED, read again under the lock).
+ */
+async function approvedHolderAndProgram(tx: Tx, context: RequestContext, input: { customerId: string; cardProgramId: string }, cardType: CardType) {
   const found = await findCustomer(tx, context.clientId, input.customerId);
   if (!found) throw notFound('Customer');
-  // The customer's row lock orders card creation with the compliance writes (the same order they use).
   await sql`SELECT 1 FROM customers WHERE client_id = ${context.clientId} AND id = ${found.id} FOR UPDATE`.execute(tx);
   const program = await findCardProgram(tx, context.clientId, input.cardProgramId);
   if (!program) throw notFound('Card program');
-  if (program.card_type !== 'DEBIT') {
-    throw new AppError('CARD_PROGRAM_MISMATCH', `cardProgramId: "${program.name}" is a ${program.card_type} program; a debit card needs a DEBIT program.`, {
+  if (program.card_type !== cardType) {
+    throw new AppError('CARD_PROGRAM_MISMATCH', `cardProgramId: "${program.name}" is a ${program.card_type} program; a ${cardType.toLowerCase()} card needs a ${cardType} program.`, {
       details: [{ field: 'cardProgramId', message: `is a ${program.card_type} program` }],
     });
   }
@@ -140,8 +150,7 @@ export async function createDebitCard(tx: Tx, context: RequestContext, deps: Pic
   if (customer?.onboarding_status !== 'APPROVED') {
     throw new AppError('KYC_NOT_APPROVED', `A card needs the customer's ${found.type === 'LEGAL' ? 'KYB' : 'KYC'} to be APPROVED; it is ${customer?.onboarding_status ?? 'not started'}.`);
   }
-  const wallet = await walletForCard(tx, context, found.id, input, program);
-  return issueCard(tx, context, deps, { customerId: found.id, program, walletId: wallet.id, isVirtual: input.isVirtual, isPrimary: input.isPrimary, creditLineId: null });
+  return { customerId: found.id, program };
 }
 
 export interface CreditCardInput {
@@ -161,21 +170,9 @@ export interface CreditCardInput {
  * COLLATERAL_WALLET_MISMATCH). The card's walletId is that wallet; it spends from the line.
  */
 export async function createCreditCard(tx: Tx, context: RequestContext, deps: Pick<Deps, 'config' | 'database'>, input: CreditCardInput): Promise<CardCreatedViewType> {
-  const found = await findCustomer(tx, context.clientId, input.customerId);
-  if (!found) throw notFound('Customer');
-  await sql`SELECT 1 FROM customers WHERE client_id = ${context.clientId} AND id = ${found.id} FOR UPDATE`.execute(tx);
-  const program = await findCardProgram(tx, context.clientId, input.cardProgramId);
-  if (!program) throw notFound('Card program');
-  if (program.card_type !== 'CREDIT') {
-    throw new AppError('CARD_PROGRAM_MISMATCH', `cardProgramId: "${program.name}" is a ${program.card_type} program; a credit card needs a CREDIT program.`, {
-      details: [{ field: 'cardProgramId', message: `is a ${program.card_type} program` }],
-    });
-  }
-  if (found.onboarding_status !== 'APPROVED') {
-    throw new AppError('KYC_NOT_APPROVED', `A card needs the customer's ${found.type === 'LEGAL' ? 'KYB' : 'KYC'} to be APPROVED; it is ${found.onboarding_status ?? 'not started'}.`);
-  }
+  const { customerId, program } = await approvedHolderAndProgram(tx, context, input, 'CREDIT');
   const line = await findCreditLine(tx, context.clientId, input.creditLineId);
-  if (!line || line.customer_id !== found.id) {
+  if (!line || line.customer_id !== customerId) {
     throw new AppError('NOT_FOUND', 'Credit line not found', { details: [{ field: 'creditLineId', message: 'no such credit line of this customer' }] });
   }
   if (line.status !== 'ACTIVE') {
@@ -186,7 +183,7 @@ export async function createCreditCard(tx: Tx, context: RequestContext, deps: Pi
       details: [{ field: 'collateralWalletId', message: 'is not the credit line\'s collateral wallet' }],
     });
   }
-  return issueCard(tx, context, deps, { customerId: found.id, program, walletId: line.collateral_wallet_id, isVirtual: input.isVirtual, isPrimary: input.isPrimary, creditLineId: line.id });
+  return issueCard(tx, context, deps, { customerId, program, walletId: line.collateral_wallet_id, isVirtual: input.isVirtual, isPrimary: input.isPrimary, creditLineId: line.id });
 }
 
 /**
