@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Scenario, ScenarioResult } from '../lib.js';
 import { cpuFigures, cpuPerUnit, cpuSnapshot, type CpuPerUnit } from '../support/cpu.js';
 import { postJson } from '../support/http-rounds.js';
-import { checkpoint, recreateDatabase, runSql } from '../support/postgres.js';
+import { anchorIdFunctionSql, checkpoint, recreateDatabase, runSql } from '../support/postgres.js';
 import { buildOnce, startServer, withServerLog, type RunningServer } from '../support/server.js';
 import { seedWallets, targetEnv, verify, withDeps, type Target } from '../support/setup.js';
 import { benchEnv, describeMachine } from '../support/settings.js';
@@ -51,16 +51,6 @@ const warmupDeposits = Number(process.env.BENCH_CRYPTO_WARMUP ?? 200);
 const perDepositGrowthMax = 1.25;
 const btcScale = 8;
 
-/** A time-ordered id like the application's (UUIDv7: the moment's milliseconds, then a counter, then random bits). */
-const anchorIdFunction = `
-CREATE OR REPLACE FUNCTION bench_anchor_id(moment timestamptz, seq bigint) RETURNS uuid LANGUAGE sql VOLATILE AS $$
-  SELECT encode(
-    substring(int8send((extract(epoch FROM moment) * 1000)::bigint) FROM 3)
-    || substring(int4send((28672 | ((seq >> 14) & 4095))::int) FROM 3)
-    || substring(int4send((32768 | (seq & 16383))::int) FROM 3)
-    || substring(uuid_send(gen_random_uuid()) FROM 11),
-    'hex')::uuid
-$$`;
 
 /** Raises the chain as the blocks call does; $4 is the count. Returns the height before. */
 const anchorRaiseChain = `
@@ -281,7 +271,7 @@ async function runCryptoConfirm(): Promise<ScenarioResult> {
   const target: Target = { databaseUrl: url };
   const setupStarted = performance.now();
   const seeded = await seedWallets(target, walletCount, 1_000_00n);
-  await runSql(url, [anchorIdFunction]);
+  await runSql(url, [anchorIdFunctionSql]);
   const server = await startServer({ ...benchEnv, ...targetEnv(target) });
   const results: SizeResult[] = [];
   let required = 0;

@@ -3,7 +3,8 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import type { Scenario, ScenarioResult } from '../lib.js';
 import { cpuFigures, cpuPerUnit, cpuSnapshot, type CpuPerUnit } from '../support/cpu.js';
-import { checkpoint, recreateDatabase, runSql } from '../support/postgres.js';
+import { sendJson } from '../support/http-rounds.js';
+import { anchorIdFunctionSql, checkpoint, recreateDatabase, runSql } from '../support/postgres.js';
 import { buildOnce, startServer, withServerLog } from '../support/server.js';
 import { seedWallets, targetEnv, verify, withDeps, type Target } from '../support/setup.js';
 import { benchEnv, describeMachine } from '../support/settings.js';
@@ -68,16 +69,6 @@ const seedPrice = '60000.00';
 const upPrice = '48000.00';
 const warningType = 'LTV_THRESHOLD_WARNING';
 
-/** A time-ordered id like the application's (UUIDv7: the moment's milliseconds, then a counter, then random bits). */
-const anchorIdFunction = `
-CREATE OR REPLACE FUNCTION bench_anchor_id(moment timestamptz, seq bigint) RETURNS uuid LANGUAGE sql VOLATILE AS $$
-  SELECT encode(
-    substring(int8send((extract(epoch FROM moment) * 1000)::bigint) FROM 3)
-    || substring(int4send((28672 | ((seq >> 14) & 4095))::int) FROM 3)
-    || substring(int4send((32768 | (seq & 16383))::int) FROM 3)
-    || substring(uuid_send(gen_random_uuid()) FROM 11),
-    'hex')::uuid
-$$`;
 
 /** The anchor's price change: $1 client, $2 symbol, $3 price, $4 moment. */
 const anchorSetPrice = `
@@ -200,22 +191,6 @@ function medianMove(moves: readonly Move[]): Move | undefined {
   return [...moves].sort((a, b) => a.seconds - b.seconds)[Math.floor((moves.length - 1) / 2)];
 }
 
-function putJson(agent: http.Agent, url: URL, path: string, apiKey: string, body: unknown): Promise<{ status: number; body: string }> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      { agent, host: url.hostname, port: url.port, method: 'PUT', path, headers: { authorization: apiKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(payload);
-  });
-}
 
 /** The lines' crossing bits and the client's LTV events and deliveries so far. */
 async function tally(url: string, clientId: string): Promise<{ lines: number; fired: number; clear: number; other: number; events: number; deliveries: number }> {
@@ -259,7 +234,7 @@ async function measureOurs(state: State, lines: number, direction: Direction): P
     await checkpoint(state.url);
     const before = cpuSnapshot(state.serverPid);
     const started = performance.now();
-    const answer = await putJson(agent, state.serverUrl, `/v1/sandbox/prices/${symbol}`, state.apiKey, { price: direction === 'up' ? upPrice : seedPrice });
+    const answer = await sendJson(agent, state.serverUrl, 'PUT', `/v1/sandbox/prices/${symbol}`, state.apiKey, { price: direction === 'up' ? upPrice : seedPrice });
     const seconds = (performance.now() - started) / 1000;
     const cpu = cpuPerUnit(before, cpuSnapshot(state.serverPid), lines);
     if (answer.status !== 200) throw new Error(`the price change answered ${answer.status}: ${answer.body.slice(0, 2000)}`);
@@ -403,7 +378,7 @@ async function runLtvReprice(): Promise<ScenarioResult> {
   const target: Target = { databaseUrl: url };
   const setupStarted = performance.now();
   const seeded = await seedWallets(target, walletCount, 1_00n);
-  await runSql(url, [anchorIdFunction]);
+  await runSql(url, [anchorIdFunctionSql]);
   // No workers: the deliveries the moves write stay PENDING, so no delivery runs during a measurement.
   const server = await startServer({ ...benchEnv, ...targetEnv(target) }, undefined, ['serve', '--no-workers']);
   const state: State = { url, clientId: seeded.clientId, apiKey: seeded.apiKey, serverUrl: new URL(server.url), serverPid: server.pid, expectedEvents: 0 };

@@ -13,6 +13,11 @@ import { durationS, roundsDefault, warmupDefaultS } from './settings.js';
  */
 
 export function postJson(agent: http.Agent, url: URL, path: string, apiKey: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return sendJson(agent, url, 'POST', path, apiKey, body, headers);
+}
+
+/** A JSON request with the API key on a keep-alive agent; resolves with the status and the raw body. */
+export function sendJson(agent: http.Agent, url: URL, method: 'POST' | 'PUT', path: string, apiKey: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -20,7 +25,7 @@ export function postJson(agent: http.Agent, url: URL, path: string, apiKey: stri
         agent,
         host: url.hostname,
         port: url.port,
-        method: 'POST',
+        method,
         path,
         headers: { authorization: apiKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
       },

@@ -86,3 +86,17 @@ export async function runPgbench(url: string, script: string, clients: number, d
     command: `pgbench -n -c ${clients} -j 2 -T ${durationS} -f <script>`,
   };
 }
+
+/**
+ * A SQL function for the plain-SQL anchors, `bench_anchor_id(moment, seq)`: a time-ordered id like
+ * the application's (UUIDv7: the moment's milliseconds, then a counter, then random bits).
+ */
+export const anchorIdFunctionSql = `
+CREATE OR REPLACE FUNCTION bench_anchor_id(moment timestamptz, seq bigint) RETURNS uuid LANGUAGE sql VOLATILE AS $$
+  SELECT encode(
+    substring(int8send((extract(epoch FROM moment) * 1000)::bigint) FROM 3)
+    || substring(int4send((28672 | ((seq >> 14) & 4095))::int) FROM 3)
+    || substring(int4send((32768 | (seq & 16383))::int) FROM 3)
+    || substring(uuid_send(gen_random_uuid()) FROM 11),
+    'hex')::uuid
+$$`;
