@@ -65,8 +65,9 @@ interface RecomputedRow {
  *   event once (lowest level first); a bit clears when the LTV is 0.01 below its threshold again;
  * - the purchase-restricted bit (or no collateral) makes an ACTIVE line RESTRICTED, its clearing
  *   makes it ACTIVE again;
- * - a line at or above the liquidation threshold with collateral left is liquidated (sell, repay,
- *   LTV_LIQUIDATED), then recomputed again.
+ * - a line at or above the liquidation threshold with collateral left and principal or interest
+ *   owed is liquidated (sell, repay, LTV_LIQUIDATED), then recomputed again (a sale always takes
+ *   something, so this ends: the line is below the threshold, out of collateral, or owes nothing).
  *
  * The whole set is one UPDATE, whatever its size: the comparisons are the exact ones of ltv.ts
  * (debt × 10^(4+s) against threshold × collateral × price units) in numeric arithmetic. Lines are
@@ -86,7 +87,9 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
            FROM unnest(s.thresholds) WITH ORDINALITY AS t(th, i)
           WHERE (v.debt > 0 AND v.lhs >= t.th * v.base)
              OR ((s.ltv_fired >> (t.i - 1)::int) & 1 = 1 AND NOT (v.debt = 0 OR v.lhs < (t.th - ${rearmGapE4}) * v.base))) AS next_mask,
-        (v.debt > 0 AND s.collateral_amount > 0 AND v.lhs >= s.thresholds[${liquidationIndex}] * v.base) AS liquidate,
+        -- A sale repays principal and interest: a line that owes only open card holds is not sold
+        -- (it is restricted; the holds' completions make principal, and the next change sells).
+        (s.principal + s.interest > 0 AND s.collateral_amount > 0 AND v.lhs >= s.thresholds[${liquidationIndex}] * v.base) AS liquidate,
         -- A line waiting for collateral opens once collateral value × the opening LTV covers its limit.
         (s.collateral_amount > 0 AND v.base * s.opening >= s.credit_limit * ${factor}::numeric) AS covers_limit,
         (s.principal + s.interest = 0) AS repaid
@@ -193,6 +196,7 @@ async function liquidate(tx: Tx, context: RequestContext, rows: RecomputedRow[],
       opening: row.opening,
       penalty: row.liquidation_penalty,
     });
+    assert(plan.taken > 0n, `liquidation of credit line ${row.id} would take nothing`);
     const parentTransactionId = idAt(context.now);
     const base = { clientId: context.clientId, now: context.now };
     if (plan.sold > 0n) {
