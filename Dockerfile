@@ -4,13 +4,17 @@
 #   docker run -p 8080:8080 -e DATABASE_URL=postgres://… -e OPENBAAS_ENCRYPTION_KEY=… openbaas
 # compose.yaml runs the image on PostgreSQL 15 as one `serve` and one `worker` process.
 
-# Build stage: all dependencies and the compiler; tsc turns src/ into dist/.
+# Build stage: all dependencies and the compiler; tsc turns src/ into dist/. `npm run build` also
+# builds the SDK workspace (packages/sdk), so its package.json comes before `npm ci` and its sources
+# before the build; the runtime stage has no use for it (`npm ci` skips a workspace that is absent).
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/sdk/package.json ./packages/sdk/
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY packages/sdk ./packages/sdk
 RUN npm run build
 
 # Runtime stage: production dependencies only, the built program and the migrations it applies at

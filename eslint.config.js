@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', '.dist-build-*/**', 'node_modules/**', 'data/**', 'coverage/**'] },
+  { ignores: ['dist/**', '.dist-build-*/**', 'node_modules/**', 'data/**', 'coverage/**', 'packages/*/dist/**', 'packages/sdk/test/.readme-*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -21,7 +21,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts', 'packages/*/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

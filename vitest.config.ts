@@ -11,7 +11,7 @@ export default defineConfig({
       test: {
         name: database,
         env: { TEST_DB: database },
-        include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+        include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
         // A file named *.pglite.test.ts or *.postgres.test.ts is about that database only.
         exclude: [`**/*.${database === 'pglite' ? 'postgres' : 'pglite'}.test.ts`, '**/node_modules/**'],
         testTimeout: 60_000,

@@ -1,0 +1,157 @@
+import createClient, { type Client, type FetchResponse, type MaybeOptionalInit } from 'openapi-fetch';
+import type { HttpMethod, PathsWithMethod } from 'openapi-typescript-helpers';
+import type { paths } from './generated/openapi.js';
+import { OpenBaaSError } from './errors.js';
+import { paginate, type ListItem, type ListPath, type Page } from './pagination.js';
+
+export interface OpenBaaSOptions {
+  /** The API key, `sk_test_…` or `sk_live_…`, sent as `Authorization: Bearer <key>`. */
+  apiKey: string;
+  /** Where the server is, `http://localhost:8080` by default. */
+  baseUrl?: string;
+  /** How many times a 429 or 503 answer is retried (2 by default; 0 turns retries off). */
+  maxRetries?: number;
+  /**
+   * The longest wait before a retry, in milliseconds (30 s by default). A Retry-After asking for
+   * more is not waited for: the call fails with the 429 or 503 and its `retryAfterSeconds`.
+   */
+  maxRetryDelayMs?: number;
+  /** The fetch to send requests with (globalThis.fetch by default): a proxy agent, a test double, … */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Makes the `Idempotency-Key` of a write that does not set one (crypto.randomUUID() by default). */
+  idempotencyKey?: () => string;
+  /** Headers sent with every request (besides Authorization). */
+  headers?: Record<string, string>;
+}
+
+const writeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const retriedStatuses = new Set([429, 503]);
+
+/** Seconds to wait from a Retry-After header (delay-seconds or an HTTP date), or undefined. */
+export function retryAfterSeconds(value: string | null, nowMs = Date.now()): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const dateMs = Date.parse(trimmed);
+  return Number.isNaN(dateMs) ? undefined : Math.max(0, Math.ceil((dateMs - nowMs) / 1000));
+}
+
+function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The fetch under the client: gives every write an `Idempotency-Key` (unless the caller set one),
+ * so a retry can never do the work twice, and retries 429 and 503 answers after the Retry-After
+ * they carry (or 0.5 s, 1 s, 2 s, … without one), with the same key.
+ */
+export function retryingFetch(options: Required<Pick<OpenBaaSOptions, 'maxRetries' | 'maxRetryDelayMs' | 'idempotencyKey'>> & { fetch: (request: Request) => Promise<Response> }) {
+  return async (request: Request): Promise<Response> => {
+    if (writeMethods.has(request.method) && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', options.idempotencyKey());
+    for (let attempt = 0; ; attempt += 1) {
+      // Each attempt sends a copy: a request body can be read once.
+      const response = await options.fetch(attempt < options.maxRetries ? request.clone() : request);
+      if (!retriedStatuses.has(response.status) || attempt >= options.maxRetries) return response;
+      const asked = retryAfterSeconds(response.headers.get('retry-after'));
+      const delayMs = asked === undefined ? 500 * 2 ** attempt : asked * 1000;
+      if (delayMs > options.maxRetryDelayMs) return response;
+      await response.body?.cancel();
+      await sleep(delayMs, request.signal);
+    }
+  };
+}
+
+type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
+type RequiredKeysOf<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
+/** The options argument: optional when nothing in it is required (openapi-fetch's rule). */
+type InitArgs<Init> = RequiredKeysOf<Init> extends never ? [init?: Init & Record<string, unknown>] : [init: Init & Record<string, unknown>];
+/** The body of the success answer of `M P`: the envelope `{ message, data, traceId, pagination? }`. */
+export type ResponseBody<P extends keyof paths, M extends Method, Init = object> = paths[P] extends Record<M, Record<string | number, unknown>>
+  ? NonNullable<FetchResponse<paths[P][M], Init, 'application/json'>['data']>
+  : never;
+
+type Caller = <P extends PathsWithMethod<paths, M>, M extends Method>(method: M, path: P, init: unknown) => Promise<ResponseBody<P, M>>;
+
+/**
+ * The OpenBaaS client. `get`, `post`, `put`, `patch` and `delete` take a path of the API as the
+ * OpenAPI document writes it (`/v1/customers/{id}`) and openapi-fetch's options (`params.path`,
+ * `params.query`, `params.header`, `body`), all typed from the document; they resolve to the
+ * success body and throw {@link OpenBaaSError} otherwise. `list` walks every page of a list.
+ * `raw` is the openapi-fetch client underneath, answering `{ data, error, response }`.
+ */
+export class OpenBaaS {
+  readonly raw: Client<paths, 'application/json'>;
+  readonly baseUrl: string;
+
+  constructor(options: OpenBaaSOptions) {
+    if (!options.apiKey) throw new TypeError('OpenBaaS: apiKey is required');
+    this.baseUrl = (options.baseUrl ?? 'http://localhost:8080').replace(/\/+$/, '');
+    const baseFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+    this.raw = createClient<paths, 'application/json'>({
+      baseUrl: this.baseUrl,
+      headers: { ...options.headers, authorization: `Bearer ${options.apiKey}` },
+      fetch: retryingFetch({
+        fetch: baseFetch,
+        maxRetries: options.maxRetries ?? 2,
+        maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
+        idempotencyKey: options.idempotencyKey ?? (() => globalThis.crypto.randomUUID()),
+      }),
+    });
+  }
+
+  private readonly call: Caller = async (method, path, init) => {
+    const request = this.raw.request as unknown as (method: HttpMethod, path: string, init: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+    const { data, error, response } = await request(method, path, init);
+    if (!response.ok) throw new OpenBaaSError(response.status, error, retryAfterSeconds(response.headers.get('retry-after')));
+    return data as never;
+  };
+
+  get<P extends PathsWithMethod<paths, 'get'>, I extends MaybeOptionalInit<paths[P], 'get'>>(path: P, ...init: InitArgs<I>): Promise<ResponseBody<P, 'get', I>> {
+    return this.call('get', path, init[0]) as Promise<ResponseBody<P, 'get', I>>;
+  }
+
+  post<P extends PathsWithMethod<paths, 'post'>, I extends MaybeOptionalInit<paths[P], 'post'>>(path: P, ...init: InitArgs<I>): Promise<ResponseBody<P, 'post', I>> {
+    return this.call('post', path, init[0]) as Promise<ResponseBody<P, 'post', I>>;
+  }
+
+  put<P extends PathsWithMethod<paths, 'put'>, I extends MaybeOptionalInit<paths[P], 'put'>>(path: P, ...init: InitArgs<I>): Promise<ResponseBody<P, 'put', I>> {
+    return this.call('put', path, init[0]) as Promise<ResponseBody<P, 'put', I>>;
+  }
+
+  patch<P extends PathsWithMethod<paths, 'patch'>, I extends MaybeOptionalInit<paths[P], 'patch'>>(path: P, ...init: InitArgs<I>): Promise<ResponseBody<P, 'patch', I>> {
+    return this.call('patch', path, init[0]) as Promise<ResponseBody<P, 'patch', I>>;
+  }
+
+  delete<P extends PathsWithMethod<paths, 'delete'>, I extends MaybeOptionalInit<paths[P], 'delete'>>(path: P, ...init: InitArgs<I>): Promise<ResponseBody<P, 'delete', I>> {
+    return this.call('delete', path, init[0]) as Promise<ResponseBody<P, 'delete', I>>;
+  }
+
+  /**
+   * Every item of a list, fetched a page at a time as the loop asks for them:
+   * `for await (const customer of api.list('/v1/customers', { params: { query: { limit: 100 } } }))`.
+   * Filters and `limit` apply to every page; the pages follow `nextStartAfterId` (or the offset).
+   */
+  list<P extends ListPath & PathsWithMethod<paths, 'get'>, I extends MaybeOptionalInit<paths[P], 'get'>>(path: P, ...init: InitArgs<I>): AsyncGenerator<ListItem<P>, void, undefined> {
+    const options = (init[0] ?? {}) as { params?: { query?: Record<string, unknown> } & Record<string, unknown> } & Record<string, unknown>;
+    return paginate(options.params?.query ?? {}, async (query) => {
+      const page = await this.call('get', path, { ...options, params: { ...options.params, query } });
+      return page as unknown as Page<ListItem<P>>;
+    });
+  }
+}
+
+/** Same as `new OpenBaaS(options)`. */
+export function createOpenBaaS(options: OpenBaaSOptions): OpenBaaS {
+  return new OpenBaaS(options);
+}

@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instantCustomer, recordingFetch, startSdkServer, type SdkServer } from './server.js';
+import { isOpenBaaSError, OpenBaaSError, retryAfterSeconds, type OpenBaaS } from '../src/index.js';
+
+/** The hand-written layer of the client (key, idempotency, retries, errors, pages) against a listening server. */
+let server: SdkServer;
+
+beforeAll(async () => {
+  server = await startSdkServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+/** The error a call rejects with (fails the test when it resolves). */
+async function failure(promise: Promise<unknown>): Promise<OpenBaaSError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof OpenBaaSError) return error;
+    throw error;
+  }
+  throw new Error('the call succeeded');
+}
+
+describe('API key and base URL', () => {
+  it('sends the key as a Bearer token to the base URL (a trailing slash is fine)', async () => {
+    const recorder = recordingFetch();
+    const api = server.sdk({ baseUrl: `${server.baseUrl}/`, fetch: recorder.fetch });
+    const { data } = await api.get('/v1/assets');
+    expect(data.map((asset) => asset.code)).toContain('USD');
+    expect(recorder.requests[0]?.url).toBe(`${server.baseUrl}/v1/assets`);
+    expect(recorder.requests[0]?.headers.get('authorization')).toBe(`Bearer ${server.t.clientA.key}`);
+  });
+
+  it('refuses to start without a key, and an unknown key is a typed 401', async () => {
+    expect(() => server.sdk({ apiKey: '' })).toThrow(/apiKey/);
+    const error = await failure(server.sdk({ apiKey: 'sk_test_unknown0000000000000000' }).get('/v1/assets'));
+    expect(error.status).toBe(401);
+    expect(error.code).toBe('UNAUTHENTICATED');
+  });
+});
+
+describe('automatic Idempotency-Key', () => {
+  it('gives every write a fresh key and leaves reads without one', async () => {
+    const recorder = recordingFetch();
+    const api = server.sdk({ fetch: recorder.fetch });
+    await api.get('/v1/customers', { params: { query: { limit: 1 } } });
+    await api.post('/v1/customers/individual', { body: instantCustomer('Key') });
+    await api.post('/v1/customers/individual', { body: instantCustomer('Key') });
+    const [read, first, second] = recorder.requests;
+    expect(read?.headers.has('idempotency-key')).toBe(false);
+    expect(first?.headers.get('idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second?.headers.get('idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(first?.headers.get('idempotency-key')).not.toBe(second?.headers.get('idempotency-key'));
+  });
+
+  it('keeps a key the caller gives: the same write twice is one customer, the second answer replayed', async () => {
+    const api = server.sdk();
+    const body = instantCustomer('Same');
+    const init = { body, params: { header: { 'Idempotency-Key': `sdk-test-${Date.now()}` } } };
+    const first = await api.raw.POST('/v1/customers/individual', init);
+    const second = await api.raw.POST('/v1/customers/individual', init);
+    expect(first.response.status).toBe(201);
+    expect(second.response.status).toBe(201);
+    expect(second.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.data?.data.id).toBe(first.data?.data.id);
+  });
+
+  it('retries a write whose answer was lost with the same key: the server replays it and nothing happens twice', async () => {
+    const client = await server.t.newClient('lost answer');
+    const keys: string[] = [];
+    let lost = 0;
+    const api = server.sdk({
+      apiKey: client.key,
+      fetch: async (request) => {
+        keys.push(request.headers.get('idempotency-key') ?? '');
+        const response = await fetch(request);
+        // The first answer reaches the server's side only: the caller sees a 503.
+        if (request.method === 'POST' && lost++ === 0) return new Response('{"message":"lost","code":"SERVICE_UNAVAILABLE","traceId":"x"}', { status: 503, headers: { 'retry-after': '0' } });
+        return response;
+      },
+    });
+    const { data: customer } = await api.post('/v1/customers/individual', { body: instantCustomer('Lost') });
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    const listed = await api.get('/v1/customers');
+    expect(listed.data.map((entry) => entry.id)).toEqual([customer.id]);
+  });
+});
+
+describe('retries of 429 and 503', () => {
+  /** A fetch that answers `status` with these Retry-After values first, then lets requests reach the server. */
+  function flaky(status: number, retryAfter: Array<string | undefined>) {
+    const sentAtMs: number[] = [];
+    const answers = [...retryAfter];
+    return {
+      sentAtMs,
+      fetch: async (request: Request) => {
+        sentAtMs.push(Date.now());
+        if (answers.length > 0) {
+          const value = answers.shift();
+          await request.arrayBuffer(); // reads the body, as a server would
+          return new Response(JSON.stringify({ message: 'try later', code: status === 429 ? 'RATE_LIMITED' : 'SERVICE_UNAVAILABLE', traceId: 't' }), {
+            status,
+            headers: { 'content-type': 'application/json', ...(value === undefined ? {} : { 'retry-after': value }) },
+          });
+        }
+        return fetch(request);
+      },
+    };
+  }
+
+  it('waits the Retry-After of a 503, then succeeds against the server, with the same body', async () => {
+    const double = flaky(503, ['1']);
+    const api = server.sdk({ fetch: double.fetch });
+    const { data } = await api.post('/v1/customers/individual', { body: instantCustomer('Retry') });
+    expect(data.id).toEqual(expect.any(String));
+    expect(double.sentAtMs).toHaveLength(2);
+    expect((double.sentAtMs[1] ?? 0) - (double.sentAtMs[0] ?? 0)).toBeGreaterThanOrEqual(950);
+  });
+
+  it('retries a 429 whose Retry-After is an HTTP date, and backs off without one', async () => {
+    const double = flaky(429, [new Date(Date.now() + 2000).toUTCString(), undefined]);
+    const api = server.sdk({ fetch: double.fetch });
+    const { data } = await api.get('/v1/assets');
+    expect(data.length).toBeGreaterThan(0);
+    expect(double.sentAtMs).toHaveLength(3);
+    // The date is whole seconds: 1 to 2 s away. Then, without Retry-After, the second backoff step: 1 s.
+    expect((double.sentAtMs[1] ?? 0) - (double.sentAtMs[0] ?? 0)).toBeGreaterThanOrEqual(950);
+    expect((double.sentAtMs[2] ?? 0) - (double.sentAtMs[1] ?? 0)).toBeGreaterThanOrEqual(950);
+  });
+
+  it('gives up after maxRetries with the typed error of the last answer', async () => {
+    const double = flaky(503, ['0', '0', '0', '0']);
+    const error = await failure(server.sdk({ fetch: double.fetch, maxRetries: 2 }).get('/v1/assets'));
+    expect(double.sentAtMs).toHaveLength(3);
+    expect(error.status).toBe(503);
+    expect(error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(error.retryAfterSeconds).toBe(0);
+  });
+
+  it('does not wait longer than maxRetryDelayMs: the server\'s own 429 comes back typed, with its Retry-After', async () => {
+    const limited = await startSdkServer({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+    try {
+      const double = recordingFetch();
+      // A cap of 5 s: the server's Retry-After (the rest of its one-minute window) is beyond it.
+      const api = limited.sdk({ fetch: double.fetch, maxRetryDelayMs: 5_000 });
+      await api.get('/v1/assets');
+      await api.get('/v1/assets');
+      const error = await failure(api.get('/v1/assets'));
+      expect(error.status).toBe(429);
+      expect(error.code).toBe('RATE_LIMITED');
+      expect(error.retryAfterSeconds).toBeGreaterThan(1);
+      expect(error.retryAfterSeconds).toBeGreaterThan(5);
+      expect(double.requests).toHaveLength(3); // not retried
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    expect(retryAfterSeconds('3')).toBe(3);
+    expect(retryAfterSeconds(new Date(Date.UTC(2030, 0, 1, 0, 0, 10)).toUTCString(), Date.UTC(2030, 0, 1))).toBe(10);
+    expect(retryAfterSeconds('soon')).toBeUndefined();
+    expect(retryAfterSeconds(null)).toBeUndefined();
+  });
+});
+
+describe('typed errors', () => {
+  let api: OpenBaaS;
+  beforeAll(() => {
+    api = server.sdk();
+  });
+
+  it('404 NOT_FOUND carries its code, status, message and trace id', async () => {
+    const error = await failure(api.get('/v1/customers/{id}', { params: { path: { id: '01900000-0000-7000-8000-000000000000' } } }));
+    expect(error).toBeInstanceOf(OpenBaaSError);
+    expect(isOpenBaaSError(error, 'NOT_FOUND')).toBe(true);
+    expect(error.is('NOT_FOUND')).toBe(true);
+    expect(error.status).toBe(404);
+    expect(error.message).toEqual(expect.any(String));
+    expect(error.traceId).toEqual(expect.any(String));
+  });
+
+  it('400 VALIDATION_ERROR names the offending fields', async () => {
+    const body = instantCustomer('Invalid');
+    // A body the types refuse, sent on purpose.
+    const error = await failure(api.post('/v1/customers/individual', { body: { ...body, email: 'not an email', unknownField: true } as typeof body }));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.details.map((detail) => detail.field)).toEqual(expect.arrayContaining(['email']));
+  });
+
+  it('leaves raw openapi-fetch answers alone: { error, response } with the typed body', async () => {
+    const { data, error, response } = await api.raw.GET('/v1/wallets/{id}', { params: { path: { id: 'nope' } } });
+    expect(data).toBeUndefined();
+    expect(response.status).toBe(404);
+    expect(error?.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('pages as async iteration', () => {
+  it('walks every item of a list across pages, newest first, with the caller\'s filters on each page', async () => {
+    const client = await server.t.newClient('pages');
+    const recorder = recordingFetch();
+    const api = server.sdk({ apiKey: client.key, fetch: recorder.fetch });
+    const created: string[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      server.t.clock.advance(1);
+      created.push((await api.post('/v1/customers/individual', { body: instantCustomer(`Page${index}`) })).data.id);
+    }
+    recorder.requests.length = 0;
+    const seen: string[] = [];
+    for await (const customer of api.list('/v1/customers', { params: { query: { limit: 2, type: 'PRIVATE' } } })) seen.push(customer.id);
+    expect(seen).toEqual([...created].reverse());
+    const queries = recorder.requests.map((request) => new URL(request.url).searchParams);
+    expect(queries).toHaveLength(3);
+    expect(queries.every((query) => query.get('limit') === '2' && query.get('type') === 'PRIVATE')).toBe(true);
+    expect(queries[0]?.has('startAfterId')).toBe(false);
+    expect(queries[1]?.get('startAfterId')).toBe(seen[1]);
+    expect(queries[2]?.get('startAfterId')).toBe(seen[3]);
+  });
+
+  it('stops early when the loop does, and an empty list yields nothing', async () => {
+    const client = await server.t.newClient('empty');
+    const recorder = recordingFetch();
+    const api = server.sdk({ apiKey: client.key, fetch: recorder.fetch });
+    const none: unknown[] = [];
+    for await (const customer of api.list('/v1/customers')) none.push(customer);
+    expect(none).toEqual([]);
+
+    const busy = server.sdk({ fetch: recorder.fetch });
+    let count = 0;
+    recorder.requests.length = 0;
+    for await (const _customer of busy.list('/v1/customers', { params: { query: { limit: 2 } } })) {
+      count += 1;
+      if (count === 3) break;
+    }
+    expect(count).toBe(3);
+    expect(recorder.requests).toHaveLength(2); // the third page was never asked for
+  });
+});

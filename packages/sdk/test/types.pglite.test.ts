@@ -1,0 +1,36 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { OpenBaaS, OpenBaaSError, type ErrorCode, type Schema, type WebhookEvent, type WebhookEventOf } from '../src/index.js';
+
+/**
+ * What the compiler checks for the SDK's users (`npm run typecheck` fails when one of these
+ * `@ts-expect-error` lines stops being an error). No server: the calls are never awaited.
+ * Independent of the database, so once, in the PGlite project.
+ */
+const api = new OpenBaaS({ apiKey: 'sk_test_types0000000000000000' });
+
+describe('the types of the SDK', () => {
+  it('checks paths, parameters and bodies against the document', () => {
+    const calls = () => [
+      // @ts-expect-error the path parameter is required
+      api.get('/v1/customers/{id}'),
+      // @ts-expect-error the body is required
+      api.post('/v1/customers/individual'),
+      // @ts-expect-error not a path of the API
+      api.get('/v1/nope', {}),
+      // @ts-expect-error amounts are decimal strings
+      api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', destinationWalletId: 'b', amount: 30, asset: 'USD' } }),
+      // @ts-expect-error a single customer is not a list
+      api.list('/v1/customers/{id}', { params: { path: { id: 'x' } } }),
+    ];
+    expect(typeof calls).toBe('function');
+  });
+
+  it('types answers, list items, errors and events', () => {
+    expectTypeOf<Awaited<ReturnType<typeof api.get<'/v1/assets', undefined>>>['data'][number]>().toEqualTypeOf<Schema<'Asset'>>();
+    expectTypeOf<ReturnType<typeof api.list<'/v1/customers', undefined>>>().toEqualTypeOf<AsyncGenerator<Schema<'Customer'>, void, undefined>>();
+    expectTypeOf<OpenBaaSError['code']>().toEqualTypeOf<ErrorCode | 'HTTP_ERROR'>();
+    expectTypeOf<'NOT_FOUND'>().toExtend<ErrorCode>();
+    expectTypeOf<WebhookEventOf<'CUSTOMER_CREATED'>['data']['customerId']>().toEqualTypeOf<string>();
+    expectTypeOf<WebhookEvent['type']>().toExtend<string>();
+  });
+});
