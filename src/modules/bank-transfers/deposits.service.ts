@@ -5,7 +5,7 @@ import { parseAmount } from '../../platform/money/amount.js';
 import { checkBic, checkRoutingNumber, isCountryCode } from '../bank-directory/index.js';
 import { routeDeposit } from '../bank-accounts/index.js';
 import { postTransfer, recordPendingCredit } from '../ledger/index.js';
-import { recordEvent } from '../webhooks/events.store.js';
+import { recordEvent } from '../webhooks/index.js';
 import { bankEventData, bankTransactionView, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
 import type { BankCounterpartyData, BankNetwork } from './bank-transfers.tables.js';
 import * as store from './bank-transfers.store.js';

@@ -7,7 +7,7 @@ import { idAt, isUuid } from '../../platform/ids.js';
 import { assert } from '../../platform/assert.js';
 import { captureHold, clearPendingCredit, failPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
 import { cancelTimer, dueTimersPerRunMax, runDueTimers, type TimerKind } from '../timers/index.js';
-import { recordEvent } from '../webhooks/events.store.js';
+import { recordEvent } from '../webhooks/index.js';
 import { bankEventData, bankTransactionView, transactionTypes, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
 import * as store from './bank-transfers.store.js';
 import { defaultReturnCode, describeReturnCode } from './return-codes.js';

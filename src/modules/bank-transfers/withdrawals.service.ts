@@ -6,7 +6,7 @@ import { parseAmount } from '../../platform/money/amount.js';
 import { isCountryCode } from '../bank-directory/index.js';
 import { findWallet } from '../customers/index.js';
 import { placeHold } from '../ledger/index.js';
-import { recordEvent } from '../webhooks/events.store.js';
+import { recordEvent } from '../webhooks/index.js';
 import { resolveBank } from './bank-identifiers.js';
 import { bankEventData, bankNetworkOf, bankTransactionView, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
 import type { BeneficiaryData } from './bank-transfers.tables.js';

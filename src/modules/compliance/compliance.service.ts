@@ -6,7 +6,7 @@ import { idAt, isUuid } from '../../platform/ids.js';
 import { findCustomer, primaryWalletOf, type CustomerRow } from '../customers/index.js';
 import { assignVirtualAccount } from '../virtual-accounts/index.js';
 import { cancelTimer, runDueTimers, type TimerKind } from '../timers/index.js';
-import { recordEvent } from '../webhooks/events.store.js';
+import { recordEvent } from '../webhooks/index.js';
 import {
   evaluateBusiness,
   evaluateIndividual,

@@ -10,7 +10,7 @@ import type { Mode } from '../../platform/config.js';
 import { assert } from '../../platform/assert.js';
 import { findWallet } from '../customers/index.js';
 import { captureHold, failPendingCredit, runLedgerOperations, placeHold, postTransfer, recordPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
-import { recordEvent, recordEvents } from '../webhooks/events.store.js';
+import { recordEvent, recordEvents } from '../webhooks/index.js';
 import { deriveSandboxAddress } from './address-derivation.js';
 import { requireValidWithdrawalDestination, validateWithdrawalDestination } from './address-validation.js';
 import {

@@ -7,7 +7,7 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
 import { idAt, isUuid } from '../../platform/ids.js';
-import { recordEvent } from '../webhooks/events.store.js';
+import { recordEvent } from '../webhooks/index.js';
 import {
   assertKycEditable,
   maskSsn,

@@ -7,7 +7,7 @@ import { formatAmount, parseAmount } from '../../platform/money/amount.js';
 import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { LedgerBatch, type TransferOperation, type WalletsExist } from '../ledger/index.js';
-import { recordEvents, type EventToRecord } from '../webhooks/events.store.js';
+import { recordEvents, type EventToRecord } from '../webhooks/index.js';
 
 /** The request body, as the route schema lets it through. */
 export interface InternalTransferRequest {

@@ -11,7 +11,7 @@ import { formatAmount } from '../../platform/money/amount.js';
 import { findAsset, type Asset } from '../../platform/money/assets.js';
 import { findCustomer, findWallet } from '../customers/index.js';
 import { LedgerBatch, walletBalances, type TransferLeg, type TransferOperation } from '../ledger/index.js';
-import { recordEvents } from '../webhooks/events.store.js';
+import { recordEvents } from '../webhooks/index.js';
 import { defaultAssetPairs, registryAssetCodeForId } from './asset-pairs.js';
 import type { PriceProvider } from './prices.js';
 import {

@@ -3,7 +3,7 @@ import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { findCustomer, findWallet, type WalletRow } from '../customers/index.js';
-import { recordEvent } from '../webhooks/events.store.js';
+import { recordEvent } from '../webhooks/index.js';
 import { formatVirtualAccountNumber } from './virtual-account-number.js';
 
 export interface VirtualAccountView {
