@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Scenario, ScenarioResult } from '../lib.js';
 import { cpuFigures, cpuPerUnit, cpuSnapshot, type CpuPerUnit } from '../support/cpu.js';
 import { postJson } from '../support/http-rounds.js';
-import { anchorIdFunctionSql, checkpoint, recreateDatabase, runSql } from '../support/postgres.js';
+import { anchorDeliveriesCte, anchorIdFunctionSql, checkpoint, recreateDatabase, runSql } from '../support/postgres.js';
 import { buildOnce, startServer, withServerLog, type RunningServer } from '../support/server.js';
 import { seedWallets, targetEnv, verify, withDeps, type Target } from '../support/setup.js';
 import { benchEnv, describeMachine } from '../support/settings.js';
@@ -132,14 +132,7 @@ events_written AS (
   FROM pending
   RETURNING client_id, id, type, created_at
 ),
-deliveries AS (
-  INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
-  SELECT s.client_id, openbaas_delivery_id(e.id, (row_number() OVER (PARTITION BY e.id ORDER BY s.id))::int), s.id, e.id, e.type, 'PENDING',
-    e.created_at, e.created_at, e.created_at
-  FROM events_written e
-  JOIN webhook_subscriptions s ON s.client_id = e.client_id AND s.active AND (e.type = ANY (s.event_types) OR '*' = ANY (s.event_types))
-  RETURNING 1
-)
+${anchorDeliveriesCte}
 SELECT (SELECT count(*) FROM transfers)::int AS transfers, (SELECT count(*) FROM children)::int AS children,
   (SELECT count(*) FROM cleared)::int AS cleared, (SELECT count(*) FROM accounts)::int AS accounts,
   (SELECT count(*) FROM ledger)::int AS ledger, (SELECT count(*) FROM entries)::int AS entries,

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Scenario, ScenarioResult } from '../lib.js';
 import { cpuFigures, cpuPerUnit, cpuSnapshot, type CpuPerUnit } from '../support/cpu.js';
 import { sendJson } from '../support/http-rounds.js';
-import { anchorIdFunctionSql, checkpoint, recreateDatabase, runSql } from '../support/postgres.js';
+import { anchorDeliveriesCte, anchorIdFunctionSql, checkpoint, recreateDatabase, runSql } from '../support/postgres.js';
 import { buildOnce, startServer, withServerLog } from '../support/server.js';
 import { seedWallets, targetEnv, verify, withDeps, type Target } from '../support/setup.js';
 import { benchEnv, describeMachine } from '../support/settings.js';
@@ -142,14 +142,7 @@ events_written AS (
   FROM fired
   RETURNING client_id, id, type, created_at
 ),
-deliveries AS (
-  INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
-  SELECT s.client_id, openbaas_delivery_id(e.id, (row_number() OVER (PARTITION BY e.id ORDER BY s.id))::int), s.id, e.id, e.type, 'PENDING',
-    e.created_at, e.created_at, e.created_at
-  FROM events_written e
-  JOIN webhook_subscriptions s ON s.client_id = e.client_id AND s.active AND (e.type = ANY (s.event_types) OR '*' = ANY (s.event_types))
-  RETURNING 1
-)
+${anchorDeliveriesCte}
 SELECT (SELECT count(*) FROM current)::int AS lines, (SELECT count(*) FROM updated)::int AS updated,
   (SELECT count(*) FROM events_written)::int AS events, (SELECT count(*) FROM deliveries)::int AS deliveries`;
 

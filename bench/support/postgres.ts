@@ -100,3 +100,17 @@ CREATE OR REPLACE FUNCTION bench_anchor_id(moment timestamptz, seq bigint) RETUR
     || substring(uuid_send(gen_random_uuid()) FROM 11),
     'hex')::uuid
 $$`;
+
+/**
+ * The anchors' webhook deliveries, as recordEvents writes them: one PENDING delivery per active
+ * subscription of the event's client that takes its type, for the rows of a preceding
+ * `events_written` CTE (INSERT INTO events … RETURNING client_id, id, type, created_at).
+ */
+export const anchorDeliveriesCte = `deliveries AS (
+  INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
+  SELECT s.client_id, openbaas_delivery_id(e.id, (row_number() OVER (PARTITION BY e.id ORDER BY s.id))::int), s.id, e.id, e.type, 'PENDING',
+    e.created_at, e.created_at, e.created_at
+  FROM events_written e
+  JOIN webhook_subscriptions s ON s.client_id = e.client_id AND s.active AND (e.type = ANY (s.event_types) OR '*' = ANY (s.event_types))
+  RETURNING 1
+)`;
