@@ -3,10 +3,11 @@ import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { Envelope } from '../../platform/http/envelope.js';
 import { formatAmount } from '../../platform/money/amount.js';
-import { listAssets, maxAmountMinor } from '../../platform/money/assets.js';
+import { assetIdOf, listAssets, maxAmountMinor } from '../../platform/money/assets.js';
 
 const AssetSchema = Type.Object(
   {
+    id: Type.String({ format: 'uuid', description: 'the asset\'s id, derived from its code (the same in every installation); trade quotes accept it as fromAssetId, toAssetId or feeAssetId', examples: ['8b95a155-5e83-58e0-b5ce-2a328db9a43b'] }),
     code: Type.String({ examples: ['USD'] }),
     name: Type.String(),
     scale: Type.Integer({ description: 'decimal places of an amount' }),
@@ -30,7 +31,7 @@ export function registerAssetRoutes(app: App, deps: Deps): void {
     },
     async (request) => ({
       message: 'Assets retrieved',
-      data: listAssets(deps.config.mode).map((asset) => ({ ...asset, maxAmount: formatAmount(maxAmountMinor(asset), asset) })),
+      data: listAssets(deps.config.mode).map((asset) => ({ id: assetIdOf(asset.code), ...asset, maxAmount: formatAmount(maxAmountMinor(asset), asset) })),
       traceId: String(request.id),
     }),
   );

@@ -42,6 +42,8 @@ describe('the seeded catalogue', () => {
 
   it('derives stable ids: the same in every process and release', () => {
     expect(assetPairIdOf('BTC-USD')).toBe('2f6c4a91-cc3c-5720-a083-6e505738cf52');
+    // Asset ids moved to the registry (GET /v1/assets shows them) and kept their values.
+    expect(assetIdOf('USD')).toBe('8b95a155-5e83-58e0-b5ce-2a328db9a43b');
     expect(defaultAssetPairs[0]?.id).toBe('2f6c4a91-cc3c-5720-a083-6e505738cf52');
     expect(new Set(defaultAssetPairs.map((pair) => pair.id)).size).toBe(defaultAssetPairs.length);
     expect(assetIdOf('BTC')).toBe(assetIdOf('BTC'));

@@ -4,7 +4,7 @@ import type { Mode } from '../../platform/config.js';
 import { AppError } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/ids.js';
 import { formatAmount, parseNonNegativeAmount } from '../../platform/money/amount.js';
-import { findAsset, listAssets, requireAsset, type Asset } from '../../platform/money/assets.js';
+import { assetIdOf, findAsset, listAssets, registryIdNamespace, requireAsset, type Asset } from '../../platform/money/assets.js';
 
 /**
  * One tradable market, listed once per unordered pair of assets (contract §12.9). Amounts are
@@ -28,18 +28,13 @@ export interface AssetPair {
 }
 
 /**
- * Asset and pair ids are derived (UUIDv5) from the asset code or pair symbol: the registry has
- * no table, so every process, every client and every installation computes the same id without
- * a lookup, and an id never changes.
+ * Pair ids are derived like asset ids (src/platform/money/assets.ts): the UUIDv5 of
+ * `asset-pair/<symbol>` under the registry's namespace, the same everywhere and forever.
  */
-const tradeIdNamespace = '3b9e0f64-51c2-4d8a-a7f3-9c1e26d48b05';
-
-export function assetIdOf(assetCode: string): string {
-  return uuidv5(`asset/${assetCode}`, tradeIdNamespace);
-}
+export { assetIdOf };
 
 export function assetPairIdOf(symbol: string): string {
-  return uuidv5(`asset-pair/${symbol}`, tradeIdNamespace);
+  return uuidv5(`asset-pair/${symbol}`, registryIdNamespace);
 }
 
 /** How an asset id (a UUID) becomes an asset code; undefined when no asset has that id. */

@@ -1,3 +1,4 @@
+import { v5 as uuidv5 } from 'uuid';
 import type { Mode } from '../config.js';
 import { AppError } from '../http/errors.js';
 
@@ -52,4 +53,16 @@ export function requireAsset(code: string, mode: Mode, field = 'asset'): Asset {
 /** Largest amount of the asset, in minor units. */
 export function maxAmountMinor(asset: Asset): bigint {
   return 10n ** BigInt(amountIntegerDigitsMax + asset.scale) - 1n;
+}
+
+/**
+ * The namespace of the registry's derived ids (UUIDv5): the registry has no table, so every
+ * process, client and installation computes the same id for an asset (and the trades module for
+ * an asset pair) without a lookup, and an id never changes.
+ */
+export const registryIdNamespace = '3b9e0f64-51c2-4d8a-a7f3-9c1e26d48b05';
+
+/** An asset's id: the UUIDv5 of `asset/<code>` (GET /v1/assets shows it; trade quotes accept it). */
+export function assetIdOf(assetCode: string): string {
+  return uuidv5(`asset/${assetCode}`, registryIdNamespace);
 }

@@ -3346,6 +3346,12 @@ export interface components {
         };
         /** Asset */
         Asset: {
+            /**
+             * Format: uuid
+             * @description the asset's id, derived from its code (the same in every installation); trade quotes accept it as fromAssetId, toAssetId or feeAssetId
+             * @example 8b95a155-5e83-58e0-b5ce-2a328db9a43b
+             */
+            id: string;
             /** @example USD */
             code: string;
             name: string;
