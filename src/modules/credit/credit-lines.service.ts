@@ -4,10 +4,9 @@ import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
-import { assert } from '../../platform/assert.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { formatAmount, parseAmount } from '../../platform/money/amount.js';
-import { findAsset, type Asset } from '../../platform/money/assets.js';
+import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import { findCustomer, findWallet } from '../customers/index.js';
 import { incrementHold, placeHold, postTransfer, releaseHold, type HistoryInput } from '../ledger/index.js';
 import { formatPrice, priceSymbolOf, storedSandboxPrice, type Price, type PriceChangedHook } from '../trades/index.js';
@@ -19,7 +18,6 @@ import {
   levelOf,
   ltvAbove,
   ltvE4,
-  ltvEventTypes,
   thresholdOf,
   accrueOneDay,
   type CreditSettings,
@@ -43,15 +41,11 @@ const dayMs = 86_400_000;
 export const interestTimerKind = 'credit-line.interest';
 
 export function usdAsset(): Asset {
-  const usd = findAsset('USD', 'sandbox');
-  assert(usd, 'USD is not in the asset registry');
-  return usd;
+  return requireAsset('USD', 'sandbox');
 }
 
 export function collateralAssetOf(code: string): Asset {
-  const asset = findAsset(code, 'sandbox');
-  assert(asset, `collateral asset ${code} is not in the asset registry`);
-  return asset;
+  return requireAsset(code, 'sandbox');
 }
 
 /** The price a line's collateral is valued at now (the client's sandbox price, read in the caller's transaction). */
@@ -432,9 +426,6 @@ export const creditInterestTimer: TimerKind = {
     await recomputeLtv(tx, context, { collateralAsset: collateralAssetOf(line.collateral_asset), price, lineIds: [line.id] });
   },
 };
-
-/** Every LTV event type, lowest level first (for docs and tests). */
-export const creditEventTypes = ltvEventTypes;
 
 /**
  * The trades module's price-changed hook: a change of a collateral asset's price recomputes every

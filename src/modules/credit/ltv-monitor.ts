@@ -4,7 +4,7 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { assert } from '../../platform/assert.js';
 import { idAt } from '../../platform/ids.js';
 import { formatAmount } from '../../platform/money/amount.js';
-import { findAsset, type Asset } from '../../platform/money/assets.js';
+import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import { runLedgerOperations, type LedgerOperation } from '../ledger/index.js';
 import { formatPrice, type Price } from '../trades/index.js';
 import { recordEvents, type EventToRecord } from '../webhooks/index.js';
@@ -129,8 +129,7 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
 
   const rows = result.rows;
   if (rows.length === 0) return;
-  const usd = findAsset('USD', 'sandbox');
-  assert(usd, 'USD is not in the asset registry');
+  const usd = requireAsset('USD', 'sandbox');
   const events: EventToRecord[] = [];
   const toLiquidate: RecomputedRow[] = [];
   for (const row of rows) {
