@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import type { Deps } from './platform/deps.js';
 import type { App } from './platform/http/app-type.js';
 import { authHook } from './platform/http/auth.js';
+import { traceIdPattern } from './platform/http/context.js';
 import { AppError } from './platform/http/errors.js';
 import { errorHandler } from './platform/http/error-handler.js';
 import { ErrorBodySchema } from './platform/http/envelope.js';
@@ -23,9 +24,7 @@ import { ipAllowed } from './modules/tenants/api-key.js';
 import { registerAdminRoutes } from './modules/tenants/admin.routes.js';
 import { registerModuleRoutes } from './modules/routes.js';
 import { eventOpenApi } from './modules/webhooks/index.js';
-
-/** A trace id we accept from the caller: short, printable, no spaces. */
-const traceIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+import { registerRequestLog } from './modules/traces/index.js';
 
 export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
@@ -119,6 +118,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     'onRequest',
     authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey }),
   );
+  // After authentication (it logs authenticated requests only), before the other response hooks.
+  registerRequestLog(app, deps);
   app.addHook('preValidation', async (request) => {
     // A write sent without a body is treated as an empty object: routes whose fields are all
     // optional accept it, and the others name each missing field.

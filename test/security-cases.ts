@@ -15,6 +15,8 @@ import { cryptoSecurityCases } from './security/crypto.js';
 import { cryptoTransactionSecurityCases } from './security/crypto-transactions.js';
 import { sandboxPriceSecurityCases, tradeSecurityCases } from './security/trades.js';
 import { creditSecurityCases } from './security/credit.js';
+import { traceSecurityCases } from './security/traces.js';
+import { apiKeySecurityCases } from './security/api-keys.js';
 
 /** Every module adds its cases here (one import line each). */
 export const securityCases: SecurityCase[] = [
@@ -36,6 +38,8 @@ export const securityCases: SecurityCase[] = [
   ...tradeSecurityCases,
   ...sandboxPriceSecurityCases,
   ...creditSecurityCases,
+  ...traceSecurityCases,
+  ...apiKeySecurityCases,
 ];
 
 /**

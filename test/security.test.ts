@@ -91,6 +91,21 @@ describe.each(securityCases.map((entry) => [`${entry.method} ${entry.route}`, en
     });
   }
 
+  const ownerMarkers = entry.ownerMarkers;
+  if (ownerMarkers) {
+    it("another client's list does not contain this client's records", async () => {
+      const prepared = await entry.prepare(t, t.clientA);
+      const markers = await ownerMarkers(t, t.clientA);
+      expect(markers.length).toBeGreaterThan(0);
+      const owner = await t.request({ method: entry.method, url: prepared.url, ...payload(prepared) });
+      expect(owner.status, JSON.stringify(owner.body)).toBeLessThan(300);
+      for (const marker of markers) expect(owner.raw.body).toContain(marker);
+      const other = await t.request({ method: entry.method, url: prepared.url, ...payload(prepared), key: t.clientB.key });
+      expect(other.status, JSON.stringify(other.body)).toBeLessThan(300);
+      for (const marker of markers) expect(other.raw.body).not.toContain(marker);
+    });
+  }
+
   if (entry.ownsResource) {
     it("404 for another client's resource, the same as for a missing one", async () => {
       const prepared = await entry.prepare(t, t.clientB);

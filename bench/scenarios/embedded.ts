@@ -62,6 +62,7 @@ async function anchorLoop(dataDir: string, seeded: Seeded): Promise<{ perSecond:
         const transferId = idAt(now);
         const debitId = idAt(now);
         const creditId = idAt(now);
+        const traceId = crypto.randomUUID();
         const write = new WriteStatement();
         write.add(
           'accounts',
@@ -71,7 +72,7 @@ async function anchorLoop(dataDir: string, seeded: Seeded): Promise<{ perSecond:
           ]),
           { expectRows: 2 },
         );
-        write.add('transfers', store.insertTransfersStatement([{ clientId, id: transferId, kind: 'TRANSFER', parentTransactionId, holdId: null, pendingCreditId: null, description: null, createdAt: now }]));
+        write.add('transfers', store.insertTransfersStatement([{ clientId, id: transferId, kind: 'TRANSFER', parentTransactionId, holdId: null, pendingCreditId: null, description: null, traceId, createdAt: now }]));
         write.add('entries', store.insertEntriesStatement([{ clientId, transferId, index: 0, asset: 'USD', amount: 1n, debitAccountId: sourceId, debitBalance: 'AVAILABLE', creditAccountId: destinationId, creditBalance: 'AVAILABLE', createdAt: now }]));
         const record = (id: string, walletId: string, operation: 'CREDIT' | 'DEBIT') => ({
           clientId, id, parentTransactionId, walletId, ledgerTransferId: transferId, type: 'INTERNAL_TRANSFER', purpose: 'TRANSFER', operation,
@@ -79,7 +80,7 @@ async function anchorLoop(dataDir: string, seeded: Seeded): Promise<{ perSecond:
           parentCardTransactionId: null, bankTransactionId: null, parentBankTransactionId: null, cryptoTransactionId: null, parentCryptoTransactionId: null, createdAt: now,
         });
         write.add('wallet_transactions', store.insertWalletTransactionsStatement([record(debitId, body.sourceWalletId, 'DEBIT'), record(creditId, body.destinationWalletId, 'CREDIT')]));
-        const context = { clientId, traceId: crypto.randomUUID(), now };
+        const context = { clientId, traceId, now };
         const events = recordEventsStatements([
           { context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: body.sourceWalletId, transactionId: debitId } },
           { context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: body.destinationWalletId, transactionId: creditId } },

@@ -296,7 +296,7 @@ async function addLines(deps: Deps, clientId: string, wallets: readonly { id: st
           tx,
           principal,
           { force: true },
-          { parentTransactionId: idAt(context.now), type: creditCardHistoryTypes.capture },
+          { parentTransactionId: idAt(context.now), type: creditCardHistoryTypes.capture, traceId: context.traceId },
         );
       }
     });
@@ -322,7 +322,7 @@ async function prepareClient(deps: Deps, clientId: string, linesMax: number): Pr
         now,
         asset: btc,
         legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId: wallet.id }, amount: perWallet }],
-        history: { parentTransactionId: idAt(now), type: 'BENCH_FUNDING' },
+        history: { parentTransactionId: idAt(now), type: 'BENCH_FUNDING', traceId: 'bench-setup' },
       }));
       for (const operation of operations) batch.declare(operation);
       await batch.load();

@@ -66,7 +66,7 @@ export const snapshotRestore: Scenario = {
             now,
             asset: usd,
             legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount: 100_00n }],
-            history: { parentTransactionId: crypto.randomUUID(), type: 'BENCH_FUNDING' },
+            history: { parentTransactionId: crypto.randomUUID(), type: 'BENCH_FUNDING', traceId: 'bench-setup' },
           }));
           for (const operation of operations) batch.declare(operation);
           await batch.load();

@@ -64,7 +64,7 @@ export async function seedWallets(target: Target, walletCount: number, fundingMi
           now,
           asset: usd,
           legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount: fundingMinor }],
-          history: { parentTransactionId: crypto.randomUUID(), type: 'BENCH_FUNDING' },
+          history: { parentTransactionId: crypto.randomUUID(), type: 'BENCH_FUNDING', traceId: 'bench-setup' },
         }));
         for (const operation of operations) batch.declare(operation);
         await batch.load();

@@ -3,6 +3,7 @@ import type { Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
 import type { Metrics } from '../platform/http/metrics.js';
 import { registerAssetRoutes } from './assets/index.js';
+import { registerApiKeyRoutes } from './tenants/index.js';
 import { registerBankAccountRoutes } from './bank-accounts/index.js';
 import { registerBankTransferRoutes, unconnectedBankRail, type BankTransferRuntime } from './bank-transfers/index.js';
 import { findSavedCounterparty, registerCounterpartyRoutes } from './counterparties/index.js';
@@ -28,10 +29,12 @@ import { registerSandboxStateRoutes } from './sandbox/state/index.js';
 import { DatabasePriceProvider, PriceChangedHooks, registerSandboxPriceRoutes, registerTradeRoutes, unconnectedPriceFeed } from './trades/index.js';
 import { timerKinds } from './timer-kinds.js';
 import { creditPriceChangedHook, registerCreditLineRoutes } from './credit/index.js';
+import { registerTraceRoutes } from './traces/index.js';
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): void {
   registerAssetRoutes(app, deps);
+  registerApiKeyRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerWebhookRoutes(app, deps);
   registerBankDirectoryRoutes(app, deps);
@@ -43,6 +46,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerInternalTransferRoutes(app, deps, walletsExist, metrics);
   registerWalletBalanceRoutes(app, deps, walletExists);
   registerTransactionRoutes(app, deps, walletExists);
+  registerTraceRoutes(app, deps);
   const bankTransfers = bankTransferRuntime(deps);
   registerBankAccountRoutes(app, deps);
   registerCounterpartyRoutes(app, deps);

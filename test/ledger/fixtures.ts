@@ -23,7 +23,7 @@ export async function fundWallet(t: TestContext, clientId: string, walletId: str
       now: t.clock.now(),
       asset,
       legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount: amountMinor }],
-      history: { parentTransactionId: crypto.randomUUID(), type: 'DEPOSIT' },
+      history: { parentTransactionId: crypto.randomUUID(), type: 'DEPOSIT', traceId: 'test-trace' },
     }),
   );
 }

@@ -11,7 +11,8 @@ export interface PreparedRequest {
 /**
  * One entry per authenticated route. The shared suite (test/security.test.ts) runs on each:
  * 401 without a key and with an unknown key, 403 for a read-only key on a write, 404 when the
- * request names another client's resource, and idempotent replay / key reuse on writes.
+ * request names another client's resource (or, for a list with ownerMarkers, none of the
+ * client's records in another client's list), and idempotent replay / key reuse on writes.
  */
 export interface SecurityCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -24,4 +25,10 @@ export interface SecurityCase {
   prepare(t: TestContext, client: TestClient): Promise<PreparedRequest>;
   /** True when the request names a resource of `client` (in the path or body), so another client gets 404. */
   ownsResource: boolean;
+  /**
+   * For a list of the caller's own records (ownsResource false): strings that identify records of
+   * `client` in a response body (ids, key prefixes). The suite checks the owner's list shows them
+   * and another client's list, for the same request, contains none of them.
+   */
+  ownerMarkers?: (t: TestContext, client: TestClient) => Promise<string[]>;
 }

@@ -128,7 +128,7 @@ export async function receiveDeposit(tx: Tx, context: RequestContext, body: Depo
         ? `master account ${body.accountNumber} without a known reference in the memo`
         : `account ${body.accountNumber}`;
     const reason = `${describeReturnCode(returnCode)} (${target}); returned to the sender`;
-    const history = { parentTransactionId: transferId, type: walletTransactionTypes.DEPOSIT };
+    const history = { parentTransactionId: transferId, type: walletTransactionTypes.DEPOSIT, traceId: context.traceId };
     // Received into suspense (no wallet to credit), then sent straight back: both movements stay on the ledger.
     await postTransfer(tx, {
       clientId: context.clientId,
@@ -188,6 +188,7 @@ export async function receiveDeposit(tx: Tx, context: RequestContext, body: Depo
     history: {
       parentTransactionId: transferId,
       type: walletTransactionTypes.DEPOSIT,
+      traceId: context.traceId,
       note: memo,
       links: { bankTransactionId: childId, parentBankTransactionId: transferId },
     },

@@ -15,10 +15,11 @@ import { defaultReturnCode, describeReturnCode } from './return-codes.js';
 const completedEvents = { DEPOSIT: 'BANK_DEPOSIT_TRANSACTION_COMPLETED', WITHDRAWAL: 'BANK_WITHDRAWAL_TRANSACTION_COMPLETED' } as const;
 const failedEvents = { DEPOSIT: 'BANK_DEPOSIT_TRANSACTION_FAILED', WITHDRAWAL: 'BANK_WITHDRAWAL_TRANSACTION_FAILED' } as const;
 
-function history(transfer: store.BankTransferRow, childId: string): HistoryInput {
+function history(context: RequestContext, transfer: store.BankTransferRow, childId: string): HistoryInput {
   return {
     parentTransactionId: transfer.id,
     type: walletTransactionTypes[transfer.direction],
+    traceId: context.traceId,
     links: { bankTransactionId: childId, parentBankTransactionId: transfer.id },
   };
 }
@@ -45,11 +46,11 @@ export async function completeTransfer(tx: Tx, context: RequestContext, transfer
       amount: BigInt(transfer.amount),
       to: { system: 'BANK_SETTLEMENT' },
       final: true,
-      history: history(transfer, childId),
+      history: history(context, transfer, childId),
     });
   } else {
     assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
-    await clearPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: history(transfer, childId) });
+    await clearPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: history(context, transfer, childId) });
   }
   const child: store.BankTransactionRow = {
     client_id: context.clientId,
@@ -87,10 +88,10 @@ export async function failTransfer(
   const childId = idAt(context.now);
   if (transfer.direction === 'WITHDRAWAL') {
     assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
-    await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, history: history(transfer, childId) });
+    await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, history: history(context, transfer, childId) });
   } else {
     assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
-    await failPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: history(transfer, childId) });
+    await failPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: history(context, transfer, childId) });
   }
   const child: store.BankTransactionRow = {
     client_id: context.clientId,

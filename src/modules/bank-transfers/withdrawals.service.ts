@@ -193,6 +193,7 @@ export async function createWithdrawal(tx: Tx, context: RequestContext, body: Wi
     history: {
       parentTransactionId: transferId,
       type: walletTransactionTypes.WITHDRAWAL,
+      traceId: context.traceId,
       links: { bankTransactionId: childId, parentBankTransactionId: transferId },
     },
   });

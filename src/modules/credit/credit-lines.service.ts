@@ -289,7 +289,7 @@ export async function lockCollateral(tx: Tx, context: RequestContext, id: string
   const asset = collateralAssetOf(line.collateral_asset);
   const amount = amountField(amountText, asset);
   if (line.status === 'CLOSED') throw notActive(line);
-  const history: HistoryInput = { parentTransactionId: idAt(context.now), type: creditHistoryTypes.lock };
+  const history: HistoryInput = { parentTransactionId: idAt(context.now), type: creditHistoryTypes.lock, traceId: context.traceId };
   let holdId = line.collateral_hold_id;
   if (holdId === null) {
     holdId = (await placeHold(tx, { clientId: context.clientId, now: context.now, wallet: { walletId: line.collateral_wallet_id, field: 'collateralWalletId' }, asset, amount, expiresAt: null, history })).holdId;
@@ -336,7 +336,7 @@ export async function releaseCollateral(tx: Tx, context: RequestContext, id: str
       details: [{ field: 'amount', message: 'would take the LTV above the opening LTV' }],
     });
   }
-  await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: line.collateral_hold_id, amount, history: { parentTransactionId: idAt(context.now), type: creditHistoryTypes.release } });
+  await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: line.collateral_hold_id, amount, history: { parentTransactionId: idAt(context.now), type: creditHistoryTypes.release, traceId: context.traceId } });
   await tx
     .updateTable('credit_lines')
     // All of it released: the hold is closed, and the next lock opens a new one.
@@ -376,7 +376,7 @@ export async function repayCreditLine(tx: Tx, context: RequestContext, id: strin
     { from: { walletId: wallet.id, field: 'walletId' }, to: { system: 'FEES' as const }, amount: interestPaid, purpose: creditHistoryTypes.payment },
     { from: { walletId: wallet.id, field: 'walletId' }, to: { system: 'CREDIT_LENDING' as const }, amount: principalPaid, purpose: creditHistoryTypes.payment },
   ].filter((leg) => leg.amount > 0n);
-  await postTransfer(tx, { clientId: context.clientId, now: context.now, asset: usd, legs, history: { parentTransactionId, type: creditHistoryTypes.payment } });
+  await postTransfer(tx, { clientId: context.clientId, now: context.now, asset: usd, legs, history: { parentTransactionId, type: creditHistoryTypes.payment, traceId: context.traceId } });
   await tx
     .updateTable('credit_lines')
     .set({ interest: interest - interestPaid, principal: principal - principalPaid, updated_at: context.now })

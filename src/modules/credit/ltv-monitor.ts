@@ -199,17 +199,17 @@ async function liquidate(tx: Tx, context: RequestContext, rows: RecomputedRow[],
     const parentTransactionId = idAt(context.now);
     const base = { clientId: context.clientId, now: context.now };
     if (plan.sold > 0n) {
-      operations.push({ operation: 'captureHold', ...base, holdId: row.collateral_hold_id, amount: plan.sold, to: { system: 'TRADING' }, final: false, history: { parentTransactionId, type: liquidationHistoryType } });
+      operations.push({ operation: 'captureHold', ...base, holdId: row.collateral_hold_id, amount: plan.sold, to: { system: 'TRADING' }, final: false, history: { parentTransactionId, type: liquidationHistoryType, traceId: context.traceId } });
     }
     if (plan.penalty > 0n) {
-      operations.push({ operation: 'captureHold', ...base, holdId: row.collateral_hold_id, amount: plan.penalty, to: { system: 'FEES' }, final: false, history: { parentTransactionId, type: liquidationFeeHistoryType } });
+      operations.push({ operation: 'captureHold', ...base, holdId: row.collateral_hold_id, amount: plan.penalty, to: { system: 'FEES' }, final: false, history: { parentTransactionId, type: liquidationFeeHistoryType, traceId: context.traceId } });
     }
     const legs = [
       { from: { system: 'TRADING' as const }, to: { system: 'FEES' as const }, amount: plan.interestRepaid, purpose: liquidationHistoryType },
       { from: { system: 'TRADING' as const }, to: { system: 'CREDIT_LENDING' as const }, amount: plan.principalRepaid, purpose: liquidationHistoryType },
       { from: { system: 'TRADING' as const }, to: { walletId: row.collateral_wallet_id }, amount: plan.surplus, purpose: liquidationHistoryType },
     ].filter((leg) => leg.amount > 0n);
-    if (legs.length > 0) operations.push({ operation: 'transfer', ...base, asset: usd, legs, history: { parentTransactionId, type: liquidationHistoryType } });
+    if (legs.length > 0) operations.push({ operation: 'transfer', ...base, asset: usd, legs, history: { parentTransactionId, type: liquidationHistoryType, traceId: context.traceId } });
     updates.push({ id: row.id, plan });
     events.push({
       context,

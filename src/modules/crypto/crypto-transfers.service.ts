@@ -173,10 +173,11 @@ async function findAddress(db: Queryable, clientId: string, address: string): Pr
 // ---------------------------------------------------------------------------------------------
 // Records
 
-function historyOf(transfer: CryptoTransferRow, childId: string): HistoryInput {
+function historyOf(context: RequestContext, transfer: CryptoTransferRow, childId: string): HistoryInput {
   return {
     parentTransactionId: transfer.id,
     type: cryptoHistoryTypes[transfer.direction],
+    traceId: context.traceId,
     note: transfer.note,
     links: { cryptoTransactionId: childId, parentCryptoTransactionId: transfer.id },
   };
@@ -332,7 +333,7 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     asset,
     amount,
     source: 'CRYPTO_CUSTODY',
-    history: historyOf(base, childId),
+    history: historyOf(context, base, childId),
   });
   const transfer: CryptoTransferRow = { ...base, pending_credit_id: credit.pendingCreditId };
   await insertTransfer(tx, transfer);
@@ -437,7 +438,7 @@ export async function createCryptoWithdrawal(tx: Tx, context: RequestContext, se
     wallet: { walletId: wallet.id, field: 'walletId' },
     asset,
     amount: debit,
-    history: historyOf(base, childId),
+    history: historyOf(context, base, childId),
   });
   const transfer: CryptoTransferRow = { ...base, hold_id: hold.holdId };
   await insertTransfer(tx, transfer);
@@ -476,7 +477,7 @@ async function completeTransfer(tx: Tx, context: RequestContext, transfer: Crypt
     return completed;
   }
   const childId = idAt(context.now);
-  const history = historyOf(transfer, childId);
+  const history = historyOf(context, transfer, childId);
   assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
   // Capturing the net amount closes the hold and hands the rest (the fee) back to AVAILABLE, which pays it at once.
   await captureHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, amount: BigInt(transfer.net_amount), to: { system: 'CRYPTO_CUSTODY' }, final: true, history });
@@ -516,7 +517,7 @@ async function insertChildWithId(
 async function failTransfer(tx: Tx, context: RequestContext, transfer: CryptoTransferRow, reason: string): Promise<CryptoTransactionView> {
   if (transfer.status !== 'PENDING') throw notPending(transfer);
   const childId = idAt(context.now);
-  const history = historyOf(transfer, childId);
+  const history = historyOf(context, transfer, childId);
   if (transfer.direction === 'DEPOSIT') {
     assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
     await failPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history });
@@ -659,7 +660,7 @@ async function completeDeposits(tx: Tx, context: RequestContext, transfers: read
   const childIds = completedRows.map(() => idAt(context.now));
   const clearances = completedRows.map((transfer, index) => {
     assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
-    return { operation: 'clearPendingCredit' as const, clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: historyOf(transfer, childIds[index] ?? '') };
+    return { operation: 'clearPendingCredit' as const, clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: historyOf(context, transfer, childIds[index] ?? '') };
   });
   await runLedgerOperations(tx, context.now, clearances);
   await sql`

@@ -129,7 +129,7 @@ function planInternalTransfers(tx: Tx, items: BatchItem<InternalTransferRequest>
               amount: transfer.amountMinor,
             },
           ],
-          history: { parentTransactionId, type: 'INTERNAL_TRANSFER', note: transfer.note },
+          history: { parentTransactionId, type: 'INTERNAL_TRANSFER', traceId: item.context.traceId, note: transfer.note },
           description: transfer.note,
         },
       };

@@ -702,6 +702,7 @@ export class LedgerBatch {
       holdId: links.holdId ?? null,
       pendingCreditId: links.pendingCreditId ?? null,
       description: links.description ?? history.note ?? null,
+      traceId: history.traceId,
       createdAt: now,
     });
     return id;

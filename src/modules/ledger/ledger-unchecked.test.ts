@@ -33,7 +33,7 @@ async function uncheckedBatch(moves: Move[]): Promise<unknown> {
           now: t.clock.now(),
           asset: usd,
           legs: [{ from: { walletId: from }, to: { walletId: to }, amount }],
-          history: { parentTransactionId: crypto.randomUUID(), type: 'INTERNAL_TRANSFER' },
+          history: { parentTransactionId: crypto.randomUUID(), type: 'INTERNAL_TRANSFER', traceId: 'test-trace' },
         }),
       );
       for (const operation of operations) batch.declare(operation);
@@ -134,7 +134,7 @@ describe('refuses as a whole, and nothing moves', () => {
 
 it('runs transfers only: a hold needs its balances read first', async () => {
   const [a] = await walletsHolding(1_000n);
-  const history = { parentTransactionId: crypto.randomUUID(), type: 'T' };
+  const history = { parentTransactionId: crypto.randomUUID(), type: 'T', traceId: 'test-trace' };
   await withTransaction(t.deps.db, async (tx) => {
     const batch = new ledger.LedgerBatch(tx, t.clock.now());
     batch.declare({ operation: 'releaseHold', clientId: t.clientA.id, now: t.clock.now(), holdId: crypto.randomUUID(), history });

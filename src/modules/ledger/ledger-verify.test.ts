@@ -20,7 +20,7 @@ afterAll(async () => {
   await t.close();
 });
 
-const history = () => ({ parentTransactionId: crypto.randomUUID(), type: 'TEST' });
+const history = () => ({ parentTransactionId: crypto.randomUUID(), type: 'TEST', traceId: 'test-trace' });
 
 /** A small but complete ledger: a deposit, a transfer, an open hold, a pending credit. */
 async function seed(): Promise<{ walletA: string; walletB: string; holdId: string }> {

@@ -86,7 +86,7 @@ function assetOf(index: number): Asset {
 
 let step = 0;
 const now = () => new Date(t.clock.now().getTime() + step++);
-const history = (type: string) => ({ parentTransactionId: crypto.randomUUID(), type });
+const history = (type: string) => ({ parentTransactionId: crypto.randomUUID(), type, traceId: 'test-trace' });
 
 async function run<T>(work: (tx: Tx) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; code: string }> {
   try {

@@ -17,7 +17,7 @@ afterAll(async () => {
   await t.close();
 });
 
-const history = (type = 'TEST') => ({ parentTransactionId: crypto.randomUUID(), type });
+const history = (type = 'TEST') => ({ parentTransactionId: crypto.randomUUID(), type, traceId: 'test-trace' });
 
 async function fund(clientId: string, walletId: string, amount: bigint) {
   return withTransaction(t.deps.db, (tx) =>

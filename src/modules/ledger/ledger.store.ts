@@ -338,6 +338,7 @@ export interface TransferWrite {
   holdId: string | null;
   pendingCreditId: string | null;
   description: string | null;
+  traceId: string;
   createdAt: Date;
 }
 
@@ -355,7 +356,7 @@ function sparse<T>(values: (T | null)[]): (T | null)[] | null {
 export function insertTransfersStatement(transfers: readonly TransferWrite[]): RawBuilder<unknown> {
   const column = <T>(pick: (transfer: TransferWrite) => T) => transfers.map(pick);
   return sql`
-    INSERT INTO ledger_transfers (client_id, id, kind, parent_transaction_id, hold_id, pending_credit_id, description, created_at)
+    INSERT INTO ledger_transfers (client_id, id, kind, parent_transaction_id, hold_id, pending_credit_id, description, trace_id, created_at)
     SELECT * FROM unnest(
       ${column((transfer) => transfer.clientId)}::uuid[],
       ${column((transfer) => transfer.id)}::uuid[],
@@ -364,6 +365,7 @@ export function insertTransfersStatement(transfers: readonly TransferWrite[]): R
       ${sparse(column((transfer) => transfer.holdId))}::uuid[],
       ${sparse(column((transfer) => transfer.pendingCreditId))}::uuid[],
       ${sparse(column((transfer) => transfer.description))}::text[],
+      ${column((transfer) => transfer.traceId)}::text[],
       ${column((transfer) => transfer.createdAt)}::timestamptz[]
     )`;
 }

@@ -54,6 +54,8 @@ export interface LedgerTransfersTable {
   hold_id: string | null;
   pending_credit_id: string | null;
   description: string | null;
+  /** The trace id of the request or job that made it (NULL for transfers written before migration 0031). */
+  trace_id: string | null;
   created_at: Date;
 }
 

@@ -77,6 +77,12 @@ export interface WalletTransactionLinks {
  */
 export interface HistoryInput {
   parentTransactionId: string;
+  /**
+   * The trace id of the request or job that causes the movement (its RequestContext.traceId),
+   * written on the ledger transfer so GET /v1/traces/:traceId finds it. A batched write carries
+   * one per operation: the requests of one transaction keep their own trace ids.
+   */
+  traceId: string;
   /** The business type shown to integrators, for example INTERNAL_TRANSFER or CARD_TRANSACTION. */
   type: string;
   /** Overrides the status the operation would give its records by default. */

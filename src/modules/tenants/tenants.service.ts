@@ -22,6 +22,28 @@ export interface ApiKeyView {
   createdAt: string;
 }
 
+/** A key as GET /v1/api-keys lists it: never the key itself nor its hash. */
+export interface ApiKeySummaryView {
+  prefix: string;
+  readOnly: boolean;
+  allowedCidrs: string[];
+  createdAt: string;
+  revokedAt: string | null;
+  /** The key making the request. */
+  current: boolean;
+}
+
+export function apiKeySummaryView(row: store.ApiKeySummaryRow, currentKeyId: string): ApiKeySummaryView {
+  return {
+    prefix: row.prefix,
+    readOnly: row.read_only,
+    allowedCidrs: row.allowed_cidrs,
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
+    current: row.id === currentKeyId,
+  };
+}
+
 export interface CreateKeyOptions {
   readOnly?: boolean;
   allowedCidrs?: string[];

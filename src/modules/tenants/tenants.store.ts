@@ -27,6 +27,16 @@ export async function findApiKeyByPrefix(db: Tx | Db, prefix: string): Promise<(
     .executeTakeFirst();
 }
 
+/** A client's keys for listing: everything but the secret's hash (never selected). */
+export function apiKeysQuery(db: Tx | Db, clientId: string) {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'prefix', 'read_only', 'allowed_cidrs', 'created_at', 'revoked_at'])
+    .where('client_id', '=', clientId);
+}
+
+export type ApiKeySummaryRow = Pick<ApiKeyRow, 'id' | 'prefix' | 'read_only' | 'allowed_cidrs' | 'created_at' | 'revoked_at'>;
+
 export async function findClient(db: Tx | Db, clientId: string): Promise<ClientRow | undefined> {
   return db.selectFrom('clients').select(['id', 'name', 'created_at']).where('id', '=', clientId).executeTakeFirst();
 }

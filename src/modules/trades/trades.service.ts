@@ -328,7 +328,7 @@ export async function executeQuote(
   const feeAmount = BigInt(quote.fee_amount);
   const feeInFrom = quote.fee_asset === quote.from_asset;
   const parentTransactionId = idAt(context.now);
-  const history = { parentTransactionId, type: tradeTransactionType, note: `quote ${quote.id}` };
+  const history = { parentTransactionId, type: tradeTransactionType, traceId: context.traceId, note: `quote ${quote.id}` };
 
   if (runtime.mode === 'sandbox' && isLiquidityFailureAmount(from, fromAmount)) {
     // The provider refuses after the balance check, as a real one would; nothing moves, so nothing is locked.

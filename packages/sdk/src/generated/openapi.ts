@@ -20,6 +20,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your client's API keys (newest first, revoked ones too)
+         * @description Read-only: the API cannot create or revoke keys. Create them with `openbaas keys create` or `POST /v1/admin/clients/:clientId/keys`, revoke them with `openbaas keys revoke` or `DELETE /v1/admin/keys/:keyPrefix` (admin API, enabled by OPENBAAS_ADMIN_KEY). Lists only the keys of the client of the calling key, which read-only keys may call too; never the key itself nor its hash, only its prefix.
+         */
+        get: operations["apiKeys.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -900,6 +920,26 @@ export interface paths {
         };
         /** Retrieve one wallet transaction record */
         get: operations["transactions.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces/{traceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a trace: everything one trace id caused, in time order
+         * @description Every request has a trace id (the X-Trace-Id header it was sent with, when it matches ^[A-Za-z0-9._:-]{1,128}$, else a new UUID; answered in the X-Trace-Id header and the `traceId` of every body). Background jobs (timers, the block and delivery workers) run with trace ids of their own. The trace lists the request itself (from the request log), the ledger transfers with their entries, the wallet transaction records they wrote, the events recorded, and the webhook deliveries and attempts of those events. At most 1000 items (see truncated). Reading a trace is not itself logged. An unknown trace id, or another client's, answers 404 NOT_FOUND. See docs/traces.md.
+         */
+        get: operations["traces.get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3343,6 +3383,32 @@ export interface components {
              * @example US
              */
             countryCode: string;
+        };
+        /** ApiKeySummary */
+        ApiKeySummary: {
+            /**
+             * @description the first 16 characters of the key: enough to recognise it, too few to use it
+             * @example sk_test_Ab12Cd34
+             */
+            prefix: string;
+            /** @description true when the key may only read (GET) */
+            readOnly: boolean;
+            /**
+             * @description the addresses the key is accepted from; empty means any
+             * @example [
+             *       "10.0.0.0/8"
+             *     ]
+             */
+            allowedCidrs: string[];
+            /**
+             * Format: date-time
+             * @example 2026-03-01T12:00:00.000Z
+             */
+            createdAt: string;
+            /** @description when the key was revoked; null while it works */
+            revokedAt: string | null;
+            /** @description true for the key making this request */
+            current: boolean;
         };
         /** Asset */
         Asset: {
@@ -7085,6 +7151,179 @@ export interface components {
              */
             countryCode: string;
         };
+        /** Trace */
+        Trace: {
+            traceId: string;
+            /**
+             * Format: date-time
+             * @description the first item's `at`
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description the last item's `at`
+             */
+            endedAt: string;
+            /** @description true when the trace has more than 1000 items: only the earliest 1000 are shown */
+            truncated: boolean;
+            /** @description sorted by `at`; items with the same `at` in the order REQUEST, LEDGER_TRANSFER, RECORD, EVENT, DELIVERY, DELIVERY_ATTEMPT, then by id */
+            items: (components["schemas"]["TraceRequestItem"] | components["schemas"]["TraceLedgerTransferItem"] | components["schemas"]["TraceRecordItem"] | components["schemas"]["TraceEventItem"] | components["schemas"]["TraceDeliveryItem"] | components["schemas"]["TraceDeliveryAttemptItem"])[];
+        };
+        /** TraceDeliveryAttemptItem */
+        TraceDeliveryAttemptItem: {
+            /** @enum {string} */
+            kind: "DELIVERY_ATTEMPT";
+            /**
+             * Format: date-time
+             * @description when the attempt was made, by the server's clock (not moved by the sandbox clock)
+             */
+            at: string;
+            /** @description `deliveryId:attemptNumber` */
+            id: string;
+            deliveryId: string;
+            attemptNumber: number;
+            succeeded: boolean;
+            httpStatus: number | null;
+            latencyMs: number | null;
+            error: string | null;
+            responseBody: string | null;
+        };
+        /** TraceDeliveryItem */
+        TraceDeliveryItem: {
+            /** @enum {string} */
+            kind: "DELIVERY";
+            /**
+             * Format: date-time
+             * @description when the delivery was created (with its event), by the client's clock
+             */
+            at: string;
+            id: string;
+            eventId: string;
+            eventType: string;
+            subscriptionId: string;
+            /** @description PENDING, DELIVERED, FAILED or CANCELLED */
+            status: string;
+            attemptCount: number;
+            /** @description when PENDING: the earliest next attempt, by the client's clock */
+            nextAttemptAt: string | null;
+        };
+        /** TraceEntrySide */
+        TraceEntrySide: {
+            /** @description the ledger account (a wallet's account in one asset, or a shard of a system account) */
+            accountId: string;
+            /**
+             * @description AVAILABLE, RESERVED or PENDING
+             * @example AVAILABLE
+             */
+            balance: string;
+        };
+        /** TraceEventItem */
+        TraceEventItem: {
+            /** @enum {string} */
+            kind: "EVENT";
+            /**
+             * Format: date-time
+             * @description the event's createdAt, by the client's clock
+             */
+            at: string;
+            id: string;
+            /** @example BANK_DEPOSIT_TRANSACTION_PENDING */
+            type: string;
+            /** @description the event's payload, as GET /v1/events returns it */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /** TraceLedgerEntry */
+        TraceLedgerEntry: {
+            /** @example USD */
+            asset: string;
+            /**
+             * @description decimal string in the asset's major units
+             * @example 25.00
+             */
+            amount: string;
+            debit: components["schemas"]["TraceEntrySide"];
+            credit: components["schemas"]["TraceEntrySide"];
+        };
+        /** TraceLedgerTransferItem */
+        TraceLedgerTransferItem: {
+            /** @enum {string} */
+            kind: "LEDGER_TRANSFER";
+            /**
+             * Format: date-time
+             * @description when the transfer was posted, by the client's clock
+             */
+            at: string;
+            id: string;
+            /**
+             * @description TRANSFER, HOLD_PLACE, HOLD_INCREMENT, HOLD_CAPTURE, HOLD_RELEASE, HOLD_EXPIRE, PENDING_CREDIT, PENDING_CLEAR or PENDING_FAIL
+             * @example PENDING_CREDIT
+             */
+            transferKind: string;
+            parentTransactionId: string | null;
+            holdId: string | null;
+            description: string | null;
+            entries: components["schemas"]["TraceLedgerEntry"][];
+        };
+        /** TraceRecordItem */
+        TraceRecordItem: {
+            /** @enum {string} */
+            kind: "RECORD";
+            /**
+             * Format: date-time
+             * @description when the record was written, by the client's clock
+             */
+            at: string;
+            id: string;
+            /** @enum {string} */
+            recordType: "WALLET_TRANSACTION";
+            walletId: string;
+            /** @description the LEDGER_TRANSFER item that wrote it */
+            ledgerTransferId: string;
+            parentTransactionId: string;
+            /** @example DEPOSIT */
+            type: string;
+            /** @example PENDING_CREDIT */
+            purpose: string;
+            /** @example CREDIT */
+            operation: string;
+            /** @example PENDING */
+            balanceType: string;
+            /** @example PENDING */
+            status: string;
+            /** @example 25.00 */
+            amount: string;
+            /** @example USD */
+            asset: string;
+        };
+        /** TraceRequestItem */
+        TraceRequestItem: {
+            /** @enum {string} */
+            kind: "REQUEST";
+            /**
+             * Format: date-time
+             * @description when the request started, by the client's clock
+             */
+            at: string;
+            /** @description the request log row */
+            id: string;
+            /** @example POST */
+            method: string;
+            /**
+             * @description the URL path, without the query string
+             * @example /v1/sandbox/bank-deposits
+             */
+            path: string;
+            /** @description the route's operationId */
+            operationId: string | null;
+            statusCode: number;
+            /** @description from the request's arrival to the end of its response, in milliseconds */
+            durationMs: number;
+            idempotencyKey: string | null;
+            /** @description the `code` of the error body (status 400 or more) */
+            errorCode: string | null;
+        };
         /** TradeExecuteRequest */
         TradeExecuteRequest: {
             /**
@@ -7741,6 +7980,7 @@ export interface components {
 export type SchemaAchBankingDetails = components['schemas']['AchBankingDetails'];
 export type SchemaAddress = components['schemas']['Address'];
 export type SchemaAddressInput = components['schemas']['AddressInput'];
+export type SchemaApiKeySummary = components['schemas']['ApiKeySummary'];
 export type SchemaAsset = components['schemas']['Asset'];
 export type SchemaAssetPair = components['schemas']['AssetPair'];
 export type SchemaAssetTradeFailEvent = components['schemas']['AssetTradeFailEvent'];
@@ -7861,6 +8101,15 @@ export type SchemaSourceOfFundsDeclaration = components['schemas']['SourceOfFund
 export type SchemaSubscribedEventType = components['schemas']['SubscribedEventType'];
 export type SchemaSwiftBankingDetails = components['schemas']['SwiftBankingDetails'];
 export type SchemaSwiftCodeValidation = components['schemas']['SwiftCodeValidation'];
+export type SchemaTrace = components['schemas']['Trace'];
+export type SchemaTraceDeliveryAttemptItem = components['schemas']['TraceDeliveryAttemptItem'];
+export type SchemaTraceDeliveryItem = components['schemas']['TraceDeliveryItem'];
+export type SchemaTraceEntrySide = components['schemas']['TraceEntrySide'];
+export type SchemaTraceEventItem = components['schemas']['TraceEventItem'];
+export type SchemaTraceLedgerEntry = components['schemas']['TraceLedgerEntry'];
+export type SchemaTraceLedgerTransferItem = components['schemas']['TraceLedgerTransferItem'];
+export type SchemaTraceRecordItem = components['schemas']['TraceRecordItem'];
+export type SchemaTraceRequestItem = components['schemas']['TraceRequestItem'];
 export type SchemaTradeExecuteRequest = components['schemas']['TradeExecuteRequest'];
 export type SchemaTradeExecution = components['schemas']['TradeExecution'];
 export type SchemaTradeQuote = components['schemas']['TradeQuote'];
@@ -7911,6 +8160,63 @@ export interface operations {
                     "application/json": {
                         message: string;
                         data: components["schemas"]["Asset"][];
+                        traceId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "apiKeys.list": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description rows to skip (default 0); not with startAfterId */
+                offset?: number;
+                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                startAfterId?: string;
+                /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
+                createdAfter?: string;
+                /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
+                createdBefore?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        data: components["schemas"]["ApiKeySummary"][];
+                        pagination: {
+                            totalResults: number;
+                            hasMoreResults: boolean;
+                            nextStartAfterId: string | null;
+                        };
                         traceId: string;
                     };
                 };
@@ -11083,6 +11389,51 @@ export interface operations {
                     "application/json": {
                         message: string;
                         data: components["schemas"]["WalletTransaction"];
+                        traceId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "traces.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a trace id, as the X-Trace-Id header gives it */
+                traceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        data: components["schemas"]["Trace"];
                         traceId: string;
                     };
                 };

@@ -422,8 +422,8 @@ async function updateSwipe(tx: Tx, context: RequestContext, swipe: CardSwipeRow,
     .executeTakeFirstOrThrow();
 }
 
-function historyOf(swipeId: string, childId: string, type: string): HistoryInput {
-  return { parentTransactionId: swipeId, type, links: { cardTransactionId: childId, parentCardTransactionId: swipeId } };
+function historyOf(context: RequestContext, swipeId: string, childId: string, type: string): HistoryInput {
+  return { parentTransactionId: swipeId, type, traceId: context.traceId, links: { cardTransactionId: childId, parentCardTransactionId: swipeId } };
 }
 
 /** The card's funding source: its wallet (DEBIT) or its credit line (CREDIT). */
@@ -630,14 +630,14 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
   const { tx, context } = run;
   const funding = fundingOf(run);
   const reserved = pending.reservedMinor;
-  const history = historyOf(swipe.id, pending.childId, funding.historyTypes.hold);
+  const history = historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.hold);
   const approved = isApproval(decision.responseCode);
   const approvedMinor = approved ? decision.approvedMinor : 0n;
   const partialExtras = decision.responseCode === '10' ? partialApprovalFields(run.info, approvedMinor) : {};
   const held = toBigInt(swipe.held_minor);
   const expiresAt = swipe.expires_at;
   if (pending.step === 'FINANCIAL') {
-    if (approved) await funding.captureHold(tx, swipe.hold_id, approvedMinor, historyOf(swipe.id, pending.childId, funding.historyTypes.capture));
+    if (approved) await funding.captureHold(tx, swipe.hold_id, approvedMinor, historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.capture));
     else await funding.releaseHold(tx, swipe.hold_id, undefined, history);
     const updated = await updateSwipe(tx, context, swipe, { status: approved ? 'COMPLETED' : 'FAILED', heldMinor: 0n, postedMinor: approvedMinor, expiresAt: null, coopPending: null });
     await cancelTimer(tx, context.clientId, holdExpiryTimerKind, swipe.id);
@@ -804,7 +804,7 @@ async function authorize(run: Run): Promise<CardMessageStep> {
   if (isApproval(decision.responseCode)) {
     const expiresAt = holdExpiresAt(run, info.mcc);
     try {
-      const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(swipeId, childId, funding.historyTypes.hold));
+      const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(run.context, swipeId, childId, funding.historyTypes.hold));
       const coopPending = decision.awaitingClient ? pendingMark(run, childId, 'AUTHORIZATION', decision.approvedMinor) : null;
       const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt, coopPending });
       await scheduleExpiry(run, swipeId, expiresAt);
@@ -838,7 +838,7 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
   if (isApproval(decision.responseCode)) {
     const expiresAt = holdExpiresAt(run, run.info.mcc ?? swipe.mcc);
     try {
-      await funding.increaseHold(run.tx, swipe.hold_id, decision.approvedMinor, expiresAt, historyOf(swipe.id, childId, funding.historyTypes.hold));
+      await funding.increaseHold(run.tx, swipe.hold_id, decision.approvedMinor, expiresAt, historyOf(run.context, swipe.id, childId, funding.historyTypes.hold));
       const newHeld = heldMinor + decision.approvedMinor;
       const coopPending = decision.awaitingClient ? pendingMark(run, childId, 'INCREMENT', decision.approvedMinor) : null;
       const updated = await updateSwipe(run.tx, run.context, swipe, { heldMinor: newHeld, expiresAt, ...(coopPending ? { coopPending } : {}) });
@@ -905,7 +905,7 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
   if (hasOpenHold(existing)) {
     const held = toBigInt(existing.held_minor);
     let newHeld = held;
-    const history = historyOf(existing.id, childId, funding.historyTypes.hold);
+    const history = historyOf(run.context, existing.id, childId, funding.historyTypes.hold);
     if (target > held) {
       const available = await funding.available(tx);
       const reservable = target - held < available ? target - held : available;
@@ -926,7 +926,7 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
   const swipeId = idAt(context.now);
   const available = await funding.available(tx);
   const reservable = target < available ? target : available > 0n ? available : 0n;
-  const holdId = reservable > 0n ? await funding.placeHold(tx, reservable, expiresAt, historyOf(swipeId, childId, funding.historyTypes.hold)) : null;
+  const holdId = reservable > 0n ? await funding.placeHold(tx, reservable, expiresAt, historyOf(run.context, swipeId, childId, funding.historyTypes.hold)) : null;
   const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: reservable, postedMinor: 0n, holdId, expiresAt });
   await scheduleExpiry(run, swipeId, expiresAt);
   return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'PENDING', decision, amountMinor: target, heldMinor: reservable, expiresAt, holdId });
@@ -946,7 +946,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
     // The client decides: the amount is held meanwhile, and captured (or released) by its answer.
     const expiresAt = holdExpiresAt(run, run.info.mcc);
     try {
-      const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(swipeId, childId, funding.historyTypes.hold));
+      const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(run.context, swipeId, childId, funding.historyTypes.hold));
       const coopPending = pendingMark(run, childId, 'FINANCIAL', decision.approvedMinor);
       const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt, coopPending });
       await scheduleExpiry(run, swipeId, expiresAt);
@@ -958,7 +958,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
   }
   if (isApproval(decision.responseCode)) {
     try {
-      await funding.post(run.tx, decision.approvedMinor, { force: false }, historyOf(swipeId, childId, funding.historyTypes.capture));
+      await funding.post(run.tx, decision.approvedMinor, { force: false }, historyOf(run.context, swipeId, childId, funding.historyTypes.capture));
       const swipe = await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: decision.approvedMinor, holdId: null, expiresAt: null });
       return writeChild(run, swipe, childId, {
         type: 'PURCHASE',
@@ -984,7 +984,7 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
   const childId = idAt(context.now);
   const existing = await correlate(run, { byRrn: false });
   const swipeId = existing?.id ?? idAt(context.now);
-  if (info.amountMinor > 0n) await funding.refund(tx, info.amountMinor, historyOf(swipeId, childId, funding.historyTypes.refund));
+  if (info.amountMinor > 0n) await funding.refund(tx, info.amountMinor, historyOf(run.context, swipeId, childId, funding.historyTypes.refund));
   const decision = { ...approve(info.amountMinor), source: info.mti === '0220' ? ('NETWORK' as const) : ('SYSTEM' as const) };
   const swipe = existing
     ? await updateSwipe(tx, context, existing, { postedMinor: toBigInt(existing.posted_minor) - info.amountMinor })
@@ -1007,7 +1007,7 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
   const childId = idAt(context.now);
   const amount = info.amountMinor;
   const decision = { ...approve(amount), source: 'NETWORK' as const };
-  const history = (swipeId: string) => historyOf(swipeId, childId, funding.historyTypes.capture);
+  const history = (swipeId: string) => historyOf(run.context, swipeId, childId, funding.historyTypes.capture);
   if (hasOpenHold(existing)) {
     const held = toBigInt(existing.held_minor);
     if (amount > 0n) await funding.captureHold(tx, existing.hold_id, amount, history(existing.id));
@@ -1043,7 +1043,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     const funding = fundingOf(run);
     const held = toBigInt(existing.held_minor);
     const actual = info.replacement?.actualTransactionMinor ?? 0n;
-    const history = historyOf(existing.id, childId, funding.historyTypes.hold);
+    const history = historyOf(run.context, existing.id, childId, funding.historyTypes.hold);
     if (actual > 0n && actual < held) {
       await funding.releaseHold(tx, existing.hold_id, held - actual, history);
       const updated = await updateSwipe(tx, context, existing, { heldMinor: actual });
@@ -1062,7 +1062,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     const posted = toBigInt(existing.posted_minor);
     const actual = info.replacement?.actualTransactionMinor ?? 0n;
     const credited = actual > 0n && actual < posted ? posted - actual : posted;
-    await funding.refund(tx, credited, historyOf(existing.id, childId, funding.historyTypes.refund));
+    await funding.refund(tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
     const remaining = posted - credited;
     const status = remaining > 0n ? 'COMPLETED' : 'CANCELLED';
     const updated = await updateSwipe(tx, context, existing, { status, postedMinor: remaining });
@@ -1107,7 +1107,7 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
   const held = toBigInt(swipe.held_minor);
   if (hasOpenHold(swipe)) {
     const funding = fundingSourceOf(card, swipe.asset, context);
-    await funding.releaseHold(tx, swipe.hold_id, undefined, historyOf(swipe.id, childId, funding.historyTypes.hold), true);
+    await funding.releaseHold(tx, swipe.hold_id, undefined, historyOf(context, swipe.id, childId, funding.historyTypes.hold), true);
   }
   const posted = toBigInt(swipe.posted_minor);
   const updated = await updateSwipe(tx, context, swipe, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null, expiredAt: context.now });

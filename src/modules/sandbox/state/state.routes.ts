@@ -7,6 +7,7 @@ import { Envelope, ListEnvelope, Text } from '../../../platform/http/envelope.js
 import { AppError } from '../../../platform/http/errors.js';
 import { idempotencyKeyOf, runWrite } from '../../../platform/http/idempotency.js';
 import { listQueryProperties, paginate } from '../../../platform/http/pagination.js';
+import { flushRequestLog } from '../../traces/index.js';
 import { resetKeptTables } from './client-tables.js';
 import * as service from './state.service.js';
 
@@ -109,6 +110,8 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
           details: [{ field: 'confirm', message: `must be exactly "${service.resetConfirmation}"` }],
         });
       }
+      // The request log of the requests answered so far is part of what the reset deletes.
+      await flushRequestLog(app);
       await runWrite(request, reply, deps, async (tx, context) => {
         const data = await service.resetClientState(tx, context, deps);
         const total = Object.values(data.deleted).reduce((sum, count) => sum + count, 0);
@@ -132,12 +135,15 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
         response: { 201: Envelope(SnapshotSchema) },
       },
     },
-    async (request, reply) =>
-      runWrite(request, reply, deps, async (tx, context) => ({
+    async (request, reply) => {
+      // The request log of the requests answered so far is part of what the snapshot saves.
+      await flushRequestLog(app);
+      return runWrite(request, reply, deps, async (tx, context) => ({
         statusCode: 201,
         message: 'Snapshot saved',
         data: await service.createSnapshot(tx, context, deps, request.body.name),
-      })),
+      }));
+    },
   );
 
   app.get(
@@ -196,6 +202,8 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
     },
     async (request, reply) => {
       let restoredOffsetMs: number | undefined;
+      // The request log of the requests answered so far is replaced like the rest.
+      await flushRequestLog(app);
       await runWrite(request, reply, deps, async (tx, context) => {
         const data = await service.restoreSnapshot(tx, context, deps, request.params.snapshotId, {
           resendPendingDeliveries: request.body?.resendPendingDeliveries ?? false,

@@ -5,6 +5,7 @@ import { createTestApp, type TestClient, type TestContext } from '../../../../te
 import { balanceOf, deposit, expectLedgerClean, fund, linkedWallet, settle } from '../../../../test/bank/fixtures.js';
 import { createIndividual } from '../../../../test/customers/fixtures.js';
 import { withTransaction } from '../../../platform/db/transaction.js';
+import { flushRequestLog } from '../../traces/index.js';
 import { clientTables, referenceOrder, resetKeptTables } from './client-tables.js';
 import { snapshotsPerClientMax } from './state.service.js';
 
@@ -21,8 +22,23 @@ afterAll(async () => {
 });
 
 /**
+ * The request log (api_requests) records this test's own requests as they are answered, and
+ * writes them up to 100 ms later: it cannot stay byte for byte while the test reads through the
+ * API. The dumps leave it out; the tests check it on its own.
+ */
+const requestLog = 'api_requests';
+
+/** The paths of the client's request log rows, once the rows still in memory are written. */
+async function loggedPaths(clientId: string): Promise<string[]> {
+  await flushRequestLog(t.app);
+  const result = await sql<{ path: string }>`SELECT path FROM api_requests WHERE client_id = ${clientId} ORDER BY created_at, id`.execute(t.deps.db);
+  return result.rows.map((row) => row.path);
+}
+
+/**
  * Every row the client owns, table by table, as JSON text ordered by primary key: its clients row
- * and every table of the schema with a client_id column (API keys and snapshots included).
+ * and every table of the schema with a client_id column (API keys and snapshots included; the
+ * request log left out).
  */
 async function dumpClient(clientId: string): Promise<Record<string, string>> {
   return withTransaction(t.deps.db, async (tx) => {
@@ -39,6 +55,7 @@ async function dumpClient(clientId: string): Promise<Record<string, string>> {
     const client = await sql<{ row: string }>`SELECT to_jsonb(c)::text AS row FROM clients c WHERE id = ${clientId}`.execute(tx);
     dump.clients = client.rows[0]?.row ?? '';
     for (const table of tables.rows) {
+      if (table.name === requestLog) continue;
       const order = table.key ? sql.join(table.key.map((column) => sql.id('t', column))) : sql`to_jsonb(t)::text`;
       const result = await sql<{ rows: string }>`
         SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY ${order})::text, '[]') AS rows FROM ${sql.table(table.name)} t WHERE t.client_id = ${clientId}`.execute(tx);
@@ -184,9 +201,12 @@ describe('POST /v1/sandbox/reset', () => {
     // Client A: nothing left but its configuration, keys, snapshots and clock.
     const tables = await withTransaction(t.deps.db, (tx) => clientTables(tx));
     for (const table of tables) {
-      if (resetKeptTables.includes(table.name)) continue;
+      if (resetKeptTables.includes(table.name) || table.name === requestLog) continue;
       expect(await rowsOf(table.name, a.id), table.name).toBe(0);
     }
+    // The request log is emptied too: what is left is the reset request itself, logged once answered.
+    expect(result.deleted[requestLog]).toBeGreaterThan(10);
+    expect(await loggedPaths(a.id)).toEqual(['/v1/sandbox/reset']);
     const after = await dumpClient(a.id);
     for (const name of [...resetKeptTables, 'clients', 'api_keys', 'sandbox_snapshots', 'sandbox_snapshot_tables']) expect(after[name], name).toBe(keptBefore[name]);
     expect((await t.request({ url: '/v1/customers/membership-programs', key: a.key })).body.data).toEqual(programsBefore);
@@ -221,7 +241,10 @@ describe('POST /v1/sandbox/reset', () => {
     const key = `reset-${crypto.randomUUID()}`;
     const first = await post('/v1/sandbox/reset', { confirm: 'RESET' }, client, key);
     expect(first.status).toBe(200);
-    expect(Object.values(first.body.data.deleted).every((count) => count === 0)).toBe(true);
+    // Nothing left to delete but the request log's row of the first reset.
+    const { [requestLog]: loggedRequests, ...others } = first.body.data.deleted as Record<string, number>;
+    expect(Object.values(others).every((count) => count === 0)).toBe(true);
+    expect(loggedRequests).toBe(1);
     const again = await post('/v1/sandbox/reset', { confirm: 'RESET' }, client, key);
     expect(again.status).toBe(200);
     expect(again.headers['idempotent-replayed']).toBe('true');
@@ -274,6 +297,10 @@ describe('snapshots and restore', () => {
     expect(saved).toMatchObject({ name: 'before changes', clockOffsetSeconds: 30 });
     expect(saved.rowCounts.customers).toBe(3);
     expect(saved.rowCounts.membership_programs).toBeGreaterThan(0);
+    // The request log of every request answered before the snapshot is saved with it.
+    const logged = await loggedPaths(client.id);
+    expect(logged.at(-1)).toBe('/v1/sandbox/snapshots');
+    expect(saved.rowCounts[requestLog]).toBe(logged.length - 1);
     expect(saved.rowCounts).not.toHaveProperty('api_keys');
     expect(saved.sizeBytes).toBeGreaterThan(0);
     const bystanderBefore = await dumpClient(bystander.id);
