@@ -7,6 +7,7 @@
 # Build stage: all dependencies and the compiler; tsc turns src/ into dist/. `npm run build` also
 # builds the SDK workspace (packages/sdk), so its package.json comes before `npm ci` and its sources
 # before the build; the runtime stage has no use for it (`npm ci` skips a workspace that is absent).
+# The browser console (console/, Preact) is bundled by esbuild into dist/console/.
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -15,6 +16,8 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY packages/sdk ./packages/sdk
+COPY console ./console
+COPY scripts/build-console.mjs ./scripts/
 RUN npm run build
 
 # Runtime stage: production dependencies only, the built program and the migrations it applies at

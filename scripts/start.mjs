@@ -96,11 +96,30 @@ export async function build(root = packageRoot) {
   process.stdout.write(`openbaas: built in ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`);
 }
 
+/**
+ * The browser console's bundle (dist/console/) is rebuilt when it is missing or older than
+ * console/src or package.json. Without esbuild (an `npm ci --omit=dev` install) a missing bundle
+ * is reported and the server starts anyway: /console then answers that it was not built.
+ */
+export async function buildConsoleIfStale(root = packageRoot) {
+  const bundle = path.join(root, 'dist', 'console', 'app.js');
+  const { buildConsole, consoleSourcesModifiedMs } = await import('./build-console.mjs');
+  const newestInput = Math.max(consoleSourcesModifiedMs(root), modifiedTimeMs(path.join(root, 'package.json')));
+  if (modifiedTimeMs(bundle) >= newestInput) return;
+  try {
+    await buildConsole(root);
+    process.stdout.write('openbaas: console bundle built into dist/console/\n');
+  } catch (error) {
+    process.stderr.write(`openbaas: the console bundle could not be built (${error instanceof Error ? error.message : String(error)}); run \`npm run build\`\n`);
+  }
+}
+
 async function start() {
   const args = process.argv.slice(2);
   // `npm start` alone serves; `npm start -- migrate` (or any other command) runs that command.
   const command = args.length === 0 || args[0]?.startsWith('-') ? ['serve', ...args] : args;
   if (!buildIsCurrent()) await build();
+  await buildConsoleIfStale();
   const entry = path.join(packageRoot, 'dist', 'cli.js');
   // dist/cli.js reads its command line as if it had been started as `node dist/cli.js serve …`.
   process.argv = [process.argv[0] ?? process.execPath, entry, ...command];

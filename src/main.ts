@@ -39,12 +39,14 @@ export async function openDeps(config: Config, clock: Clock = systemClock, onPro
   return deps;
 }
 
-function printSandboxKey(key: string, clientId: string, baseUrl: string): void {
+function printSandboxKey(key: string, clientId: string, baseUrl: string, consoleServed: boolean): void {
   const line = '─'.repeat(72);
   process.stdout.write(
     `\n${line}\n  OpenBaaS sandbox: a client and an API key were created.\n` +
       `  Client: ${clientId}\n  API key (shown once, keep it): ${key}\n\n` +
-      `  curl -H "Authorization: ${key}" ${baseUrl}/v1/assets\n${line}\n\n`,
+      `  curl -H "Authorization: ${key}" ${baseUrl}/v1/assets\n` +
+      (consoleServed ? `  Console: ${baseUrl}/console (paste the key to sign in)\n` : '') +
+      `${line}\n\n`,
   );
 }
 
@@ -118,7 +120,7 @@ export async function serve(config: Config): Promise<void> {
     throw error;
   }
   workers.start();
-  if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, config.publicBaseUrl);
+  if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, config.publicBaseUrl, config.console);
   // performance.now() counts from the start of the process, so module loading (and a build by
   // `npm start`) is included.
   const readySeconds = (performance.now() / 1000).toFixed(1);

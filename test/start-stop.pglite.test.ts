@@ -103,6 +103,15 @@ describe('npm start', () => {
     }
     expect(started.output()).toMatch(/openbaas: applying migrations (\d+)\/\1 /);
     expect(started.output()).toMatch(/openbaas: ready in \d+\.\d s on http:\/\/localhost:\d+/);
+    // The console, served from the bundle the launcher built into dist/console/.
+    expect(started.output()).toMatch(/Console: http:\/\/localhost:\d+\/console/);
+    const consolePage = await fetch(`${started.baseUrl}/console`);
+    expect(consolePage.status).toBe(200);
+    expect(await consolePage.text()).toContain('/console/app.js');
+    const script = await fetch(`${started.baseUrl}/console/app.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toContain('javascript');
+    expect((await script.text()).length).toBeGreaterThan(10_000);
     await stopThroughNpm(started, 'SIGTERM', dataDir);
   }, 120_000);
 

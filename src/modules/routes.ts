@@ -30,6 +30,7 @@ import { DatabasePriceProvider, PriceChangedHooks, registerSandboxPriceRoutes, r
 import { timerKinds } from './timer-kinds.js';
 import { creditPriceChangedHook, registerCreditLineRoutes } from './credit/index.js';
 import { registerTraceRoutes } from './traces/index.js';
+import { registerConsoleRoutes } from './console/index.js';
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): void {
@@ -69,6 +70,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   const sandboxPrices = deps.config.mode === 'sandbox' ? new DatabasePriceProvider(deps.db, priceChangedHooks) : undefined;
   registerTradeRoutes(app, deps, { mode: deps.config.mode, prices: sandboxPrices ?? unconnectedPriceFeed, quoteTtlSeconds: deps.config.quoteTtlSeconds, spreadBps: deps.config.tradeSpreadBps });
   if (sandboxPrices) registerSandboxPriceRoutes(app, deps, sandboxPrices);
+  registerConsoleRoutes(app, deps);
 }
 
 /** The payment rail: the sandbox rail in sandbox mode; production has no rail connected yet (payments wait for an outcome). */

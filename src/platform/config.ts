@@ -15,6 +15,8 @@ export interface Config {
   memory: boolean;
   databasePoolMax: number;
   databaseConnectTimeoutMs: number;
+  /** Whether the browser console is served at /console (OPENBAAS_CONSOLE; on in sandbox mode by default). */
+  console: boolean;
   /** Fixed sandbox API key (sk_test_…), created at start when missing. */
   sandboxApiKey: string | undefined;
   /** Enables the /v1/admin routes when set. */
@@ -112,6 +114,7 @@ export const environmentVariables = [
   ['DB_POOL_MAX', '20', 'PostgreSQL pool size (the embedded database always uses exactly one connection)'],
   ['DB_CONNECT_TIMEOUT_MS', '10000', 'how long a request waits for a database connection'],
   ['OPENBAAS_API_KEY', '(unset)', 'in sandbox mode, a fixed `sk_test_…` key created at start if missing'],
+  ['OPENBAAS_CONSOLE', 'on (sandbox), off (production)', '`on` or `off`: serve the browser console at `/console`'],
   ['OPENBAAS_ADMIN_KEY', '(unset)', 'enables the `/v1/admin` routes, authenticated by this value'],
   ['LOG_LEVEL', 'info', 'pino log level (`fatal` … `trace`, or `silent`)'],
   ['RATE_LIMIT_PER_MINUTE', '6000 (sandbox), 1200 (production)', 'requests per minute per API key'],
@@ -242,6 +245,15 @@ function originList(raw: string | undefined): string[] {
   });
 }
 
+/** An on/off variable; unset or empty means the default. */
+function switchOf(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+}
+
 /** OPENBAAS_VAULT_FRAME_ANCESTORS: CSP source expressions, without the characters that would end the directive. */
 function frameAncestors(raw: string | undefined, mode: Mode): string {
   const value = raw?.trim() || (mode === 'sandbox' ? '*' : "'none'");
@@ -298,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     memory: overrides.memory ?? false,
     databasePoolMax: integer(env, 'DB_POOL_MAX', 20, 1, 1000),
     databaseConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
+    console: switchOf(env, 'OPENBAAS_CONSOLE', mode === 'sandbox'),
     sandboxApiKey,
     adminKey,
     logLevel: env.LOG_LEVEL || 'info',

@@ -1,0 +1,37 @@
+import { OpenBaaS } from '../../packages/sdk/src/client.js';
+import { isOpenBaaSError } from '../../packages/sdk/src/errors.js';
+import type { components } from '../../packages/sdk/src/generated/openapi.js';
+
+export type { OpenBaaS };
+/** A shared schema of the OpenAPI document, as the SDK types it. */
+export type Schema<Name extends keyof components['schemas']> = components['schemas'][Name];
+
+const storageKey = 'openbaas.console.apiKey';
+
+/** The key is kept in session storage: it lives as long as the tab and is never sent anywhere but this server. */
+export function storedKey(): string | null {
+  return sessionStorage.getItem(storageKey);
+}
+
+export function storeKey(key: string | null): void {
+  if (key === null) sessionStorage.removeItem(storageKey);
+  else sessionStorage.setItem(storageKey, key);
+}
+
+/** A client of the server that served the console, with the signed-in key; retries are left to the person. */
+export function clientFor(apiKey: string): OpenBaaS {
+  return new OpenBaaS({ apiKey, baseUrl: window.location.origin, maxRetries: 0 });
+}
+
+/** What went wrong, in one line a person can act on: the API's message, its code and the fields it names. */
+export function describeError(error: unknown): string {
+  if (isOpenBaaSError(error)) {
+    const fields = error.details.map((detail) => detail.field).filter(Boolean);
+    return `${error.message} (${error.code}${fields.length > 0 ? `; field ${fields.join(', ')}` : ''})`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function isNotFound(error: unknown): boolean {
+  return isOpenBaaSError(error) && error.status === 404;
+}

@@ -1,0 +1,247 @@
+import type { ComponentChildren, JSX } from 'preact';
+import { useId } from 'preact/hooks';
+import { href } from '../router.js';
+
+export function Page(props: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
+  return (
+    <section class="page" aria-labelledby="page-title">
+      <header class="page-header">
+        <h1 id="page-title" tabIndex={-1}>
+          {props.title}
+        </h1>
+        {props.actions ? <div class="page-actions">{props.actions}</div> : null}
+      </header>
+      {props.children}
+    </section>
+  );
+}
+
+export function Panel(props: { title: string; children: ComponentChildren; id?: string }) {
+  const headingId = useId();
+  return (
+    <section class="panel" aria-labelledby={headingId} id={props.id}>
+      <h2 id={headingId}>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
+/** Loading, failure or content, announced to screen readers as it changes. */
+export function Status(props: { loading?: boolean; error?: string | undefined; empty?: boolean; emptyText?: string }) {
+  if (props.error) {
+    return (
+      <p class="error" role="alert">
+        {props.error}
+      </p>
+    );
+  }
+  if (props.loading) {
+    return (
+      <p class="muted" role="status">
+        Loading…
+      </p>
+    );
+  }
+  if (props.empty) return <p class="muted">{props.emptyText ?? 'Nothing here yet.'}</p>;
+  return null;
+}
+
+/** The result of an action: an error (role alert) or a confirmation (role status). */
+export function Outcome(props: { error: string | undefined; children?: ComponentChildren }) {
+  if (props.error) {
+    return (
+      <p class="error" role="alert">
+        {props.error}
+      </p>
+    );
+  }
+  return props.children ? (
+    <div class="success" role="status">
+      {props.children}
+    </div>
+  ) : null;
+}
+
+type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'label' | 'onInput' | 'value'> & {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  hint?: string;
+};
+
+/** A text input with its visible label (and hint) tied to it. */
+export function Field({ label, value, onValue, hint, ...rest }: InputProps) {
+  const id = useId();
+  const hintId = hint ? `${id}-hint` : undefined;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input id={id} value={value} aria-describedby={hintId} onInput={(event) => onValue(event.currentTarget.value)} {...rest} />
+      {hint ? (
+        <small id={hintId} class="muted">
+          {hint}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
+export function Select(props: { label: string; value: string; onValue: (value: string) => void; options: readonly (string | { value: string; label: string })[]; required?: boolean }) {
+  const id = useId();
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      <select id={id} value={props.value} required={props.required} onChange={(event) => props.onValue(event.currentTarget.value)}>
+        {props.options.map((option) => {
+          const { value, label } = typeof option === 'string' ? { value: option, label: option === '' ? 'Any' : option } : option;
+          return (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          );
+        })}
+      </select>
+    </div>
+  );
+}
+
+/** A form that calls `onSubmit` without reloading the page; Enter in any field submits it. */
+export function Form(props: { label: string; onSubmit: () => void; children: ComponentChildren; class?: string }) {
+  return (
+    <form
+      class={props.class ?? 'form'}
+      aria-label={props.label}
+      onSubmit={(event) => {
+        event.preventDefault();
+        props.onSubmit();
+      }}
+    >
+      {props.children}
+    </form>
+  );
+}
+
+export function Link(props: { to: [section: string, id?: string, query?: Record<string, string | undefined>]; children: ComponentChildren; class?: string }) {
+  const [section, id, query] = props.to;
+  return (
+    <a href={href(section, id, query)} class={props.class}>
+      {props.children}
+    </a>
+  );
+}
+
+/** A table with a name and column headers; its rows are the children (the body). */
+export function Table(props: { label: string; columns: readonly string[]; class?: string; children: ComponentChildren }) {
+  return (
+    <table aria-label={props.label} class={props.class}>
+      <thead>
+        <tr>
+          {props.columns.map((column) => (
+            <th key={column} scope="col">
+              {column}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{props.children}</tbody>
+    </table>
+  );
+}
+
+/** A long id shown short (first and last characters), the whole id in its title and accessible name. */
+export function Id(props: { value: string | null | undefined }) {
+  if (!props.value) return <span class="muted">—</span>;
+  const value = props.value;
+  const short = value.length > 14 ? `${value.slice(0, 8)}…${value.slice(-4)}` : value;
+  return (
+    <code class="id" title={value} aria-label={value}>
+      {short}
+    </code>
+  );
+}
+
+export function Time(props: { value: string | null | undefined }) {
+  if (!props.value) return <span class="muted">—</span>;
+  const date = new Date(props.value);
+  return (
+    <time dateTime={props.value} title={props.value}>
+      {date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z')}
+    </time>
+  );
+}
+
+const badgeTone: Record<string, string> = {
+  APPROVED: 'good',
+  PASSED: 'good',
+  COMPLETED: 'good',
+  DELIVERED: 'good',
+  ACTIVE: 'good',
+  SUCCESS: 'good',
+  PENDING: 'wait',
+  PENDING_COLLATERAL: 'wait',
+  MANUAL_REVIEW: 'wait',
+  FAILED: 'bad',
+  DECLINED: 'bad',
+  DENIED_COMPLIANCE: 'bad',
+  DENIED_IDENTITY_THEFT: 'bad',
+  CANCELLED: 'bad',
+  ERROR: 'bad',
+  DISABLED: 'bad',
+};
+
+export function Badge(props: { value: string | null | undefined }) {
+  if (!props.value) return <span class="muted">—</span>;
+  return <span class={`badge ${badgeTone[props.value] ?? ''}`}>{props.value}</span>;
+}
+
+export function Amount(props: { amount: string; asset: string; operation?: string }) {
+  const sign = props.operation === 'DEBIT' ? '−' : props.operation === 'CREDIT' ? '+' : '';
+  return (
+    <span class={`amount ${props.operation === 'DEBIT' ? 'debit' : props.operation === 'CREDIT' ? 'credit' : ''}`}>
+      {sign}
+      {props.amount} {props.asset}
+    </span>
+  );
+}
+
+export function Json(props: { value: unknown; label?: string }) {
+  return (
+    <details class="json">
+      <summary>{props.label ?? 'Show JSON'}</summary>
+      <pre>{JSON.stringify(props.value, null, 2)}</pre>
+    </details>
+  );
+}
+
+/** Keys and values of a record, as a description list. */
+export function Facts(props: { items: [string, ComponentChildren][] }) {
+  return (
+    <dl class="facts">
+      {props.items.map(([term, value]) => (
+        <div key={term}>
+          <dt>{term}</dt>
+          <dd>{value ?? <span class="muted">—</span>}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** "Load more" for cursor pagination. */
+export function More(props: { hasMore: boolean; onMore: () => void; busy?: boolean }) {
+  if (!props.hasMore) return null;
+  return (
+    <button type="button" class="secondary" onClick={props.onMore} disabled={props.busy}>
+      Load more
+    </button>
+  );
+}
+
+export function TraceLink(props: { traceId: string | null | undefined; children?: ComponentChildren }) {
+  if (!props.traceId) return null;
+  return (
+    <a href={href('traces', props.traceId)} class="trace-link">
+      {props.children ?? 'Open trace'}
+    </a>
+  );
+}

@@ -1,0 +1,81 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { describeError } from './api.js';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: string | undefined;
+  loading: boolean;
+  reload: () => void;
+}
+
+/**
+ * Loads `load()` when the component appears and whenever `deps` change; with `pollMs`, again
+ * every so often while the tab is visible, so a page follows what curl, the SDK or the clock do.
+ * An answer that arrives after a newer request started is dropped.
+ */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: number): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [loading, setLoading] = useState(true);
+  const generation = useRef(0);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+
+  const run = useCallback(() => {
+    const mine = ++generation.current;
+    setLoading(true);
+    loadRef.current().then(
+      (value) => {
+        if (mine !== generation.current) return;
+        setData(value);
+        setError(undefined);
+        setLoading(false);
+      },
+      (failure: unknown) => {
+        if (mine !== generation.current) return;
+        setError(describeError(failure));
+        setLoading(false);
+      },
+    );
+  }, []);
+
+  useEffect(() => {
+    setData(undefined);
+    run();
+    if (!pollMs) return undefined;
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') run();
+    }, pollMs);
+    return () => clearInterval(timer);
+  }, deps);
+
+  return { data, error, loading, reload: run };
+}
+
+/** Runs an action (a write) and keeps its outcome for the page: busy while it runs, then the result or the error. */
+export function useAction<A extends unknown[], T>(action: (...args: A) => Promise<T>): {
+  run: (...args: A) => Promise<T | undefined>;
+  busy: boolean;
+  error: string | undefined;
+  result: T | undefined;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [result, setResult] = useState<T | undefined>(undefined);
+  const run = async (...args: A) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const value = await action(...args);
+      setResult(value);
+      return value;
+    } catch (failure) {
+      setError(describeError(failure));
+      setResult(undefined);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { run, busy, error, result };
+}

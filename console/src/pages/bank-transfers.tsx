@@ -1,0 +1,95 @@
+import { useState } from 'preact/hooks';
+import { useAction, useLoad } from '../hooks.js';
+import { useSession } from '../session.js';
+import { Amount, Badge, Form, Id, Link, Outcome, Page, Select, Status, Time, TraceLink, Table } from '../components/ui.js';
+
+export function BankTransfersPage() {
+  const { api, sandbox } = useSession();
+  const [status, setStatus] = useState('');
+  const [applied, setApplied] = useState('');
+  const list = useLoad(() => api.get('/v1/baas/transactions', { params: { query: { limit: 50, ...(applied ? { status: applied as 'PENDING' } : {}) } } }), [applied], 3000);
+  const settle = useAction(async (id: string) => {
+    const answer = await api.post('/v1/sandbox/bank-transactions/{id}/settle', { params: { path: { id } } });
+    list.reload();
+    return answer;
+  });
+  const fail = useAction(async (id: string) => {
+    const answer = await api.post('/v1/sandbox/bank-transactions/{id}/fail', { params: { path: { id } }, body: {} });
+    list.reload();
+    return answer;
+  });
+  const rows = list.data?.data ?? [];
+  return (
+    <Page title="Bank transfers">
+      <Form label="Filter bank transfers" class="filters" onSubmit={() => setApplied(status)}>
+        <Select label="Status" value={status} onValue={setStatus} options={['', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']} />
+        <button type="submit">Apply</button>
+      </Form>
+      <Status loading={list.loading && !list.data} error={list.error} empty={list.data !== undefined && rows.length === 0} emptyText="No deposits or withdrawals yet." />
+      <Outcome error={settle.error ?? fail.error}>
+        {settle.result ? (
+          <>
+            Settled. <TraceLink traceId={settle.result.traceId} />
+          </>
+        ) : fail.result ? (
+          <>
+            Failed. <TraceLink traceId={fail.result.traceId} />
+          </>
+        ) : null}
+      </Outcome>
+      {rows.length > 0 ? (
+        <Table label="Bank transfers" columns={['When', 'Direction', 'Network', 'Status', 'Amount', 'Counterparty', 'Wallet', 'Steps', ...(sandbox ? ['Sandbox'] : [])]}>
+            {rows.map((row) => (
+              <tr key={row.id}>
+                <td>
+                  <Time value={row.createdAt} />
+                </td>
+                <td>{row.direction}</td>
+                <td>{'bankNetwork' in row ? (row.bankNetwork ?? row.transferNetwork ?? '—') : 'crypto'}</td>
+                <td>
+                  <Badge value={row.status} />
+                  {row.failureReason ? <div class="muted">{row.failureReason}</div> : null}
+                </td>
+                <td class="num">
+                  <Amount amount={row.amount} asset={row.asset} operation={row.operation} />
+                </td>
+                <td>{'counterparty' in row ? (row.counterparty?.name ?? '—') : '—'}</td>
+                <td>
+                  {row.walletId ? (
+                    <Link to={['wallets', row.walletId]}>
+                      <Id value={row.walletId} />
+                    </Link>
+                  ) : (
+                    '—'
+                  )}
+                </td>
+                <td>
+                  <ol class="steps">
+                    {(row.children ?? []).map((child) => (
+                      <li key={child.id}>
+                        {child.type} <Badge value={child.status} />
+                      </li>
+                    ))}
+                  </ol>
+                </td>
+                {sandbox ? (
+                  <td>
+                    {row.status === 'PENDING' ? (
+                      <div class="actions">
+                        <button type="button" onClick={() => void settle.run(row.id)} disabled={settle.busy} aria-label={`Settle ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                          Settle
+                        </button>
+                        <button type="button" class="secondary" onClick={() => void fail.run(row.id)} disabled={fail.busy} aria-label={`Fail ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                          Fail
+                        </button>
+                      </div>
+                    ) : null}
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </Table>
+      ) : null}
+    </Page>
+  );
+}

@@ -1,0 +1,119 @@
+import { useState } from 'preact/hooks';
+import type { Schema } from '../api.js';
+import { useLoad } from '../hooks.js';
+import { useSession } from '../session.js';
+import { Amount, Badge, Field, Form, Id, Page, Select, Status, Table, Time } from '../components/ui.js';
+
+type WalletTransaction = Schema<'WalletTransaction'>;
+
+interface Group {
+  parentTransactionId: string;
+  type: string;
+  records: WalletTransaction[];
+  latest: WalletTransaction;
+}
+
+/** Groups history records under their parent transaction, newest parent first, children oldest first. */
+export function groupByParent(records: WalletTransaction[]): Group[] {
+  const groups = new Map<string, WalletTransaction[]>();
+  for (const record of records) {
+    const list = groups.get(record.parentTransactionId) ?? [];
+    list.push(record);
+    groups.set(record.parentTransactionId, list);
+  }
+  const byTime = (a: WalletTransaction, b: WalletTransaction) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || a.id.localeCompare(b.id);
+  return [...groups.entries()]
+    .map(([parentTransactionId, list]) => {
+      const sorted = [...list].sort(byTime);
+      const latest = sorted.reduce((newest, record) => (byTime(record, newest) >= 0 ? record : newest));
+      return { parentTransactionId, type: latest.type, records: sorted, latest };
+    })
+    .sort((a, b) => byTime(b.latest, a.latest));
+}
+
+/** The unified history as parent/child trees: one disclosure per parent transaction, its records inside. */
+export function TransactionTree(props: { records: WalletTransaction[] }) {
+  const groups = groupByParent(props.records);
+  if (groups.length === 0) return <p class="muted">No transactions yet.</p>;
+  return (
+    <ul class="tree" aria-label="Transactions by parent">
+      {groups.map((group) => (
+        <li key={group.parentTransactionId}>
+          <details open={groups.length <= 5}>
+            <summary>
+              <span class="tree-type">{group.type}</span> <Badge value={group.latest.status} /> <Amount amount={group.latest.amount} asset={group.latest.asset} operation={group.latest.operation} />{' '}
+              <span class="muted">
+                parent <Id value={group.parentTransactionId} />, {group.records.length} record(s), <Time value={group.latest.createdAt} />
+              </span>
+            </summary>
+            <Table label={`Records of ${group.type} ${group.parentTransactionId}`} columns={['When', 'Purpose', 'Balance', 'Status', 'Amount', 'Id']}>
+                {group.records.map((record) => (
+                  <tr key={record.id}>
+                    <td>
+                      <Time value={record.createdAt} />
+                    </td>
+                    <td>{record.purpose}</td>
+                    <td>{record.balanceType}</td>
+                    <td>
+                      <Badge value={record.status} />
+                    </td>
+                    <td class="num">
+                      <Amount amount={record.amount} asset={record.asset} operation={record.operation} />
+                    </td>
+                    <td>
+                      <Id value={record.id} />
+                    </td>
+                  </tr>
+                ))}
+              </Table>
+          </details>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function TransactionsPage(props: { walletId: string | undefined }) {
+  const { api } = useSession();
+  const wallets = useLoad(() => api.get('/v1/wallets', { params: { query: { limit: 100 } } }), []);
+  const [walletId, setWalletId] = useState(props.walletId ?? '');
+  const [status, setStatus] = useState('');
+  const [operation, setOperation] = useState('');
+  const [type, setType] = useState('');
+  const [applied, setApplied] = useState({ status: '', operation: '', type: '' });
+  const chosen = walletId || wallets.data?.data[0]?.id || '';
+  const history = useLoad(
+    async () =>
+      chosen
+        ? (
+            await api.get('/v1/transactions', {
+              params: {
+                query: {
+                  walletId: chosen,
+                  limit: 200,
+                  ...(applied.status ? { status: applied.status as 'COMPLETED' } : {}),
+                  ...(applied.operation ? { operation: applied.operation as 'CREDIT' } : {}),
+                  ...(applied.type ? { type: applied.type } : {}),
+                },
+              },
+            })
+          ).data
+        : [],
+    [chosen, applied.status, applied.operation, applied.type],
+    3000,
+  );
+  const walletOptions = (wallets.data?.data ?? []).map((wallet) => ({ value: wallet.id, label: `${wallet.name} (${wallet.virtualAccount?.virtualAccountNumber ?? wallet.id.slice(0, 8)})` }));
+  return (
+    <Page title="Transactions">
+      <Form label="Filter transactions" class="filters" onSubmit={() => setApplied({ status, operation, type: type.trim() })}>
+        <Select label="Wallet" value={chosen} onValue={setWalletId} options={walletOptions.length > 0 ? walletOptions : [{ value: '', label: 'No wallet yet' }]} />
+        <Select label="Status" value={status} onValue={setStatus} options={['', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']} />
+        <Select label="Operation" value={operation} onValue={setOperation} options={['', 'CREDIT', 'DEBIT']} />
+        <Field label="Type" value={type} onValue={setType} placeholder="BANK_DEPOSIT" maxLength={64} />
+        <button type="submit">Apply</button>
+      </Form>
+      <Status loading={(history.loading || wallets.loading) && !history.data} error={wallets.error ?? history.error} />
+      {history.data ? <TransactionTree records={history.data} /> : null}
+    </Page>
+  );
+}

@@ -1,0 +1,168 @@
+import { useState } from 'preact/hooks';
+import type { OpenBaaS, Schema } from '../api.js';
+import { useLoad } from '../hooks.js';
+import { useSession } from '../session.js';
+import { BalanceChart, toMinor, type BalancePoint } from '../components/balance-chart.js';
+import { Facts, Field, Form, Id, Link, Page, Panel, Status, Time, Table } from '../components/ui.js';
+import { TransactionTree } from './transactions.js';
+
+type Balance = Schema<'WalletBalance'>;
+
+/** The balances of a wallet as rows: one per asset, its AVAILABLE, RESERVED and PENDING side by side. */
+function balanceRows(balance: Balance): { asset: string; available: string; reserved: string; pending: string }[] {
+  const assets = new Set([...(balance.AVAILABLE ?? []), ...(balance.RESERVED ?? []), ...(balance.PENDING ?? [])].map((entry) => entry.asset));
+  const amountOf = (list: { asset: string; amount: string }[] | undefined, asset: string) => list?.find((entry) => entry.asset === asset)?.amount ?? '0';
+  return [...assets].map((asset) => ({ asset, available: amountOf(balance.AVAILABLE, asset), reserved: amountOf(balance.RESERVED, asset), pending: amountOf(balance.PENDING, asset) }));
+}
+
+export function BalanceTable(props: { balance: Balance; label: string }) {
+  const rows = balanceRows(props.balance);
+  if (rows.length === 0) return <p class="muted">No money yet.</p>;
+  return (
+    <Table label={props.label} class="balances" columns={['Asset', 'Available', 'Reserved', 'Pending']}>
+        {rows.map((row) => (
+          <tr key={row.asset}>
+            <th scope="row">{row.asset}</th>
+            <td class="num" data-balance="AVAILABLE">
+              {row.available}
+            </td>
+            <td class="num" data-balance="RESERVED">
+              {row.reserved}
+            </td>
+            <td class="num" data-balance="PENDING">
+              {row.pending}
+            </td>
+          </tr>
+        ))}
+      </Table>
+  );
+}
+
+async function walletsWithBalances(api: OpenBaaS, customerId: string | undefined) {
+  const page = await api.get('/v1/wallets', { params: { query: { limit: 50, ...(customerId ? { customerId } : {}) } } });
+  const balances = await Promise.all(page.data.map((wallet) => api.get('/v1/wallets/{id}/balance', { params: { path: { id: wallet.id } } })));
+  return { wallets: page.data.map((wallet, index) => ({ wallet, balance: balances[index]?.data })), total: page.pagination.totalResults };
+}
+
+export function WalletsPage(props: { customerId: string | undefined }) {
+  const { api } = useSession();
+  const [customerId, setCustomerId] = useState(props.customerId ?? '');
+  const [filter, setFilter] = useState(props.customerId ?? '');
+  const loaded = useLoad(() => walletsWithBalances(api, filter || undefined), [filter], 5000);
+  const rows = loaded.data?.wallets ?? [];
+  return (
+    <Page title="Wallets">
+      <Form label="Filter wallets" class="filters" onSubmit={() => setFilter(customerId.trim())}>
+        <Field label="Customer id" value={customerId} onValue={setCustomerId} placeholder="all customers" />
+        <button type="submit">Filter</button>
+      </Form>
+      <Status loading={loaded.loading && !loaded.data} error={loaded.error} empty={loaded.data !== undefined && rows.length === 0} emptyText="No wallets yet: a KYC approval creates the customer's first one." />
+      {rows.length > 0 ? (
+        <Table label="Wallets" columns={['Wallet', 'Customer', 'Account number', 'Balances (available / reserved / pending)']}>
+            {rows.map(({ wallet, balance }) => (
+              <tr key={wallet.id}>
+                <td>
+                  <Link to={['wallets', wallet.id]}>{wallet.name}</Link> <Id value={wallet.id} />
+                </td>
+                <td>
+                  <Link to={['customers', wallet.customerId]}>
+                    <Id value={wallet.customerId} />
+                  </Link>
+                </td>
+                <td>{wallet.virtualAccount?.virtualAccountNumber ?? <span class="muted">none</span>}</td>
+                <td>
+                  {balance
+                    ? balanceRows(balance).map((row) => (
+                        <div key={row.asset} class="num">
+                          {row.asset} {row.available} / {row.reserved} / {row.pending}
+                        </div>
+                      ))
+                    : '…'}
+                </td>
+              </tr>
+            ))}
+          </Table>
+      ) : null}
+    </Page>
+  );
+}
+
+/** Scales of the assets, for exact arithmetic on the decimal strings of the API. */
+function scaleOf(assets: Schema<'Asset'>[] | undefined, asset: string): number {
+  return assets?.find((entry) => entry.code === asset)?.scale ?? 2;
+}
+
+/**
+ * The AVAILABLE balance over time, walked back from today's balance through the wallet's history
+ * records (each record is one effect on one of the wallet's balances: CREDIT adds, DEBIT takes).
+ */
+function availableHistory(records: Schema<'WalletTransaction'>[], current: string, asset: string, scale: number): BalancePoint[] {
+  const effects = records
+    .filter((record) => record.asset === asset && record.balanceType === 'AVAILABLE')
+    .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || a.id.localeCompare(b.id))
+    .map((record) => ({ at: Date.parse(record.createdAt), delta: (record.operation === 'CREDIT' ? 1n : -1n) * toMinor(record.amount, scale) }));
+  const first = effects[0];
+  const last = effects[effects.length - 1];
+  if (!first || !last) return [];
+  // Records carry the sandbox clock, which may run ahead of this computer's: the ends are padded
+  // around the records rather than pinned to Date.now().
+  const pad = Math.max(60_000, (last.at - first.at) / 20);
+  let value = toMinor(current, scale) - effects.reduce((sum, effect) => sum + effect.delta, 0n);
+  const points: BalancePoint[] = [{ at: first.at - pad, value }];
+  for (const effect of effects) {
+    value += effect.delta;
+    points.push({ at: effect.at, value });
+  }
+  points.push({ at: last.at + pad, value });
+  return points;
+}
+
+export function WalletPage(props: { id: string }) {
+  const { api, sandbox } = useSession();
+  const loaded = useLoad(
+    async () => {
+      const [wallet, balance, history, assets] = await Promise.all([
+        api.get('/v1/wallets/{id}', { params: { path: { id: props.id } } }),
+        api.get('/v1/wallets/{id}/balance', { params: { path: { id: props.id } } }),
+        api.get('/v1/transactions', { params: { query: { walletId: props.id, limit: 200 } } }),
+        api.get('/v1/assets'),
+      ]);
+      return { wallet: wallet.data, balance: balance.data, records: history.data, assets: assets.data };
+    },
+    [props.id],
+    3000,
+  );
+  const data = loaded.data;
+  const assets = data ? balanceRows(data.balance) : [];
+  return (
+    <Page title={data ? `Wallet ${data.wallet.name}` : 'Wallet'} actions={sandbox ? <Link to={['simulate', undefined, { walletId: props.id }]} class="button">Simulate a deposit</Link> : null}>
+      <Status loading={loaded.loading && !data} error={loaded.error} />
+      {data ? (
+        <>
+          <Panel title="Wallet">
+            <Facts
+              items={[
+                ['Id', <Id value={data.wallet.id} />],
+                ['Customer', <Link to={['customers', data.wallet.customerId]}><Id value={data.wallet.customerId} /></Link>],
+                ['Account number', data.wallet.virtualAccount?.virtualAccountNumber ?? 'none'],
+                ['Primary', data.wallet.primary ? 'yes' : 'no'],
+                ['Created', <Time value={data.wallet.createdAt} />],
+              ]}
+            />
+          </Panel>
+          <Panel title="Balances">
+            <BalanceTable balance={data.balance} label="Balances" />
+          </Panel>
+          <Panel title="Available balance over time">
+            {assets.map((row) => (
+              <BalanceChart key={row.asset} asset={row.asset} scale={scaleOf(data.assets, row.asset)} points={availableHistory(data.records, row.available, row.asset, scaleOf(data.assets, row.asset))} />
+            ))}
+          </Panel>
+          <Panel title="Transactions">
+            <TransactionTree records={data.records} />
+          </Panel>
+        </>
+      ) : null}
+    </Page>
+  );
+}

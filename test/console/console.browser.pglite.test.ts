@@ -1,0 +1,255 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeliveryWorker } from '../../src/modules/webhooks/delivery-worker.js';
+import { createTestApp, type TestContext } from '../harness.js';
+import { WebhookReceiver } from '../webhook-receiver.js';
+
+/**
+ * The sandbox console walked by a real browser: Debian's Chromium driven by playwright-core
+ * against the app listening on loopback, as a newcomer would use it. PGlite only: the page talks
+ * to the same routes whose behaviour on both databases their own tests cover, and one browser
+ * run is enough to know the page works. Without Chromium the test reports itself skipped, with
+ * the reason (.ci/run installs the chromium package when it is missing).
+ *
+ * Screenshots go to a temporary folder; with CONSOLE_SCREENSHOTS=docs/images they replace the
+ * README's pictures (`CONSOLE_SCREENSHOTS=docs/images npx vitest run test/console`).
+ */
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasChromium = fs.existsSync(chromiumPath);
+const skipReason = `Chromium not found at ${chromiumPath}: install Debian's chromium package (apt-get install -y chromium) to run the browser test`;
+const screenshotDir = process.env.CONSOLE_SCREENSHOTS ? path.resolve(process.env.CONSOLE_SCREENSHOTS) : path.join(os.tmpdir(), 'openbaas-screenshots');
+
+let t: TestContext;
+let baseUrl: string;
+let browser: Browser | undefined;
+let receiver: WebhookReceiver;
+let worker: DeliveryWorker;
+
+beforeAll(async () => {
+  // No retries: a delivery the receiver refuses fails at once, for the console's Retry button.
+  t = await createTestApp({ env: { WEBHOOK_RETRY_SCHEDULE: 'none', WEBHOOK_TIMEOUT_MS: '2000' } });
+  receiver = await WebhookReceiver.start();
+  worker = new DeliveryWorker(t.deps);
+  if (!hasChromium) {
+    console.warn(`console browser test skipped: ${skipReason}`);
+    return;
+  }
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = t.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
+  baseUrl = `http://127.0.0.1:${address.port}`;
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await receiver.stop();
+  await t.close();
+});
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(screenshotDir, { recursive: true });
+  const file = path.join(screenshotDir, `console-${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  expect(fs.readFileSync(file).subarray(1, 4).toString('latin1')).toBe('PNG');
+}
+
+// The page-side snippets are strings: this project's type check has no DOM types (Node only).
+
+/** Every form control on the page has an accessible name (a label, aria-label or its text). */
+async function unnamedControls(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`[...document.querySelectorAll('input, select, textarea, button')]
+    .filter((element) => {
+      const labelled = (element.labels?.length ?? 0) > 0 || element.getAttribute('aria-label') || element.getAttribute('aria-labelledby');
+      const text = element.tagName === 'BUTTON' ? (element.textContent ?? '').trim() : '';
+      return !labelled && text === '';
+    })
+    .map((element) => element.outerHTML.slice(0, 120))`);
+}
+
+/** The focused element: its tag, its text and the text of its label. */
+async function focused(page: Page): Promise<{ tag: string; text: string; label: string }> {
+  return page.evaluate<{ tag: string; text: string; label: string }>(`({
+    tag: document.activeElement?.tagName ?? '',
+    text: document.activeElement?.textContent?.trim() ?? '',
+    label: document.activeElement?.labels?.[0]?.textContent ?? '',
+  })`);
+}
+
+/** Presses Tab until the focused element's text is `text` (at most `max` times): keyboard-only navigation. */
+async function tabTo(page: Page, text: string, max = 40): Promise<void> {
+  for (let index = 0; index < max; index += 1) {
+    await page.keyboard.press('Tab');
+    if ((await focused(page)).text === text) return;
+  }
+  throw new Error(`Tab never reached "${text}"`);
+}
+
+describe('the sandbox console in headless Chromium', () => {
+  it('serves nothing on a production server unless OPENBAAS_CONSOLE=on', async () => {
+    const production = await createTestApp({ env: { OPENBAAS_MODE: 'production' } });
+    try {
+      expect((await production.request({ url: '/console', key: null })).status).toBe(404);
+    } finally {
+      await production.close();
+    }
+    const forced = await createTestApp({ env: { OPENBAAS_MODE: 'production', OPENBAAS_CONSOLE: 'on' } });
+    try {
+      const page = await forced.request({ url: '/console', key: null });
+      expect(page.status).toBe(200);
+      expect(String(page.headers['content-security-policy'])).toContain("script-src 'self'");
+      expect(page.headers['x-frame-options']).toBe('DENY');
+    } finally {
+      await forced.close();
+    }
+  });
+
+  it('signs in, creates a customer, takes a deposit, shows the balance, the tree and the trace, and retries a failed delivery', async (context) => {
+    if (!browser) {
+      context.skip(skipReason);
+      return;
+    }
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+
+    // Sign in with the keyboard alone: Tab reaches the key field, Enter submits.
+    expect((await page.goto(`${baseUrl}/console`))?.status()).toBe(200);
+    await expect(page.getByRole('textbox', { name: 'API key' }).ariaSnapshot()).resolves.toContain('textbox "API key"');
+    await page.keyboard.press('Tab');
+    expect((await focused(page)).label).toBe('API key');
+    await screenshot(page, 'sign-in');
+    // A wrong key is refused with the API's own message; the right one signs in.
+    await page.keyboard.type('sk_test_notARealKeyAtAll0000');
+    await page.keyboard.press('Enter');
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('UNAUTHENTICATED');
+    await page.getByLabel('API key').fill(t.clientA.key);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
+    const navigation = await page.getByRole('navigation', { name: 'Main' }).ariaSnapshot();
+    for (const section of ['Customers', 'Wallets', 'Transactions', 'Bank transfers', 'Webhooks', 'Events', 'Traces', 'API keys', 'Simulate']) {
+      expect(navigation).toContain(`link "${section}"`);
+    }
+    expect(await unnamedControls(page)).toEqual([]);
+
+    // A webhook subscription to every event, on a receiver that refuses for now.
+    receiver.mode = 'error';
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('URL').fill(receiver.url());
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await expect(page.getByRole('status').filter({ hasText: 'Signing secret' }).textContent()).resolves.toContain('whsec_');
+    expect(await unnamedControls(page)).toEqual([]);
+
+    // A customer, made in the console; "Instant" is approved by the sandbox at once.
+    await page.getByRole('link', { name: 'Customers' }).click();
+    await page.getByRole('link', { name: 'New customer' }).click();
+    await page.getByLabel('First name').fill('Grace');
+    await page.getByLabel('Last name').fill('Instant');
+    expect(await unnamedControls(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Create customer' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Grace Instant' }).waitFor();
+    await page.getByRole('table', { name: 'Compliance checks' }).waitFor();
+    expect(await page.getByRole('region', { name: 'KYC' }).textContent()).toContain('APPROVED');
+    await screenshot(page, 'customer');
+    const walletLink = page.getByRole('link', { name: /^wallet / });
+    const walletHref = await walletLink.getAttribute('href');
+    expect(walletHref).toMatch(/^#\/wallets\//);
+
+    // Keyboard navigation: Tab to the Simulate link, Enter; focus lands on the new page's heading.
+    await tabTo(page, 'Simulate');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
+    expect((await focused(page)).tag).toBe('H1');
+    expect(await unnamedControls(page)).toEqual([]);
+
+    // A bank deposit of 100.00 to her wallet, then the clock moves 60 s and the rail settles it.
+    const depositForm = page.getByRole('form', { name: 'Bank deposit' });
+    await depositForm.getByLabel('Amount (USD)').fill('100.00');
+    await depositForm.getByRole('button', { name: 'Send deposit' }).click();
+    const depositAnswer = page.getByRole('region', { name: 'Bank deposit' }).getByRole('status');
+    await expect(depositAnswer.textContent()).resolves.toContain('Deposit received');
+    const traceHref = await depositAnswer.getByRole('link', { name: 'Open trace' }).getAttribute('href');
+    expect(traceHref).toMatch(/^#\/traces\//);
+    await page.getByRole('form', { name: 'Advance the clock' }).getByRole('button', { name: 'Advance' }).click();
+    await expect(page.getByRole('region', { name: 'Advance the clock' }).getByRole('status').textContent()).resolves.toContain('1 timer(s) ran');
+
+    // The wallet shows the settled balance and the deposit's tree (pending credit, then clearing).
+    await page.goto(`${baseUrl}/console${walletHref ?? ''}`);
+    const balances = page.getByRole('table', { name: 'Balances' });
+    await expect(balances.locator('[data-balance="AVAILABLE"]').textContent()).resolves.toBe('100.00');
+    await expect(balances.locator('[data-balance="PENDING"]').textContent()).resolves.toBe('0.00');
+    const tree = page.getByRole('list', { name: 'Transactions by parent' });
+    await expect(tree.textContent()).resolves.toContain('BANK_DEPOSIT');
+    const records = tree.getByRole('table').first();
+    await expect(records.textContent()).resolves.toMatch(/PENDING_CREDIT[\s\S]*CLEARING/);
+    await page.getByRole('img', { name: /USD available balance from 0\.00 .* to 100\.00/ }).waitFor();
+    await screenshot(page, 'wallet');
+
+    // The deposit's deliveries fail (the receiver refuses; no retries are configured).
+    expect(await worker.deliverDue()).toBeGreaterThan(0);
+
+    // The trace of the deposit: the request, its postings and records, its event, the failed delivery.
+    await page.goto(`${baseUrl}/console${traceHref ?? ''}`);
+    const timeline = page.getByRole('list', { name: 'Trace timeline' });
+    await timeline.locator('[data-kind="DELIVERY_ATTEMPT"]').first().waitFor();
+    const kinds: (string | null)[] = [];
+    for (const item of await timeline.locator(':scope > li').all()) kinds.push(await item.getAttribute('data-kind'));
+    expect(kinds[0]).toBe('REQUEST');
+    for (const kind of ['LEDGER_TRANSFER', 'RECORD', 'EVENT', 'DELIVERY', 'DELIVERY_ATTEMPT']) expect(kinds).toContain(kind);
+    await expect(timeline.locator('[data-kind="REQUEST"]').first().textContent()).resolves.toContain('POST /v1/sandbox/bank-deposits');
+    await expect(timeline.locator('[data-kind="EVENT"]').first().textContent()).resolves.toContain('BANK_DEPOSIT_TRANSACTION_PENDING');
+    await expect(timeline.locator('[data-kind="DELIVERY"]').first().textContent()).resolves.toContain('FAILED');
+
+    // Retry from the timeline; the receiver now answers, and the timeline shows the second attempt.
+    receiver.mode = 'ok';
+    await timeline.getByRole('button', { name: 'Retry delivery of BANK_DEPOSIT_TRANSACTION_PENDING' }).click();
+    await expect(page.getByRole('status').filter({ hasText: 'Retry queued' }).count()).resolves.toBe(1);
+    expect(await worker.deliverDue()).toBeGreaterThan(0);
+    await timeline.locator('[data-kind="DELIVERY"]', { hasText: 'DELIVERED' }).first().waitFor({ timeout: 10_000 });
+    await expect(timeline.locator('[data-kind="DELIVERY_ATTEMPT"]', { hasText: 'succeeded' }).count()).resolves.toBeGreaterThan(0);
+    expect(await unnamedControls(page)).toEqual([]);
+    await screenshot(page, 'trace');
+
+    // The subscription's delivery log shows the same story.
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: 'my receiver' }).click();
+    const deliveries = page.getByRole('table', { name: 'Deliveries' });
+    await deliveries.locator('tbody tr').first().waitFor();
+    await expect(deliveries.textContent()).resolves.toContain('DELIVERED');
+    await screenshot(page, 'webhook-deliveries');
+
+    // Every other page opens without an error and names all its controls.
+    for (const [section, heading] of [
+      ['transactions', 'Transactions'],
+      ['bank-transfers', 'Bank transfers'],
+      ['events', 'Events'],
+      ['api-keys', 'API keys'],
+      ['wallets', 'Wallets'],
+    ] as const) {
+      await page.goto(`${baseUrl}/console#/${section}`);
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await page.locator('table').first().waitFor();
+      expect(await page.getByRole('alert').count()).toBe(0);
+      expect(await unnamedControls(page)).toEqual([]);
+    }
+    await expect(page.getByRole('table', { name: 'Wallets' }).textContent()).resolves.toContain('100.00');
+
+    // Signing out forgets the key.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
+    expect(pageErrors.filter((text) => !text.includes('401'))).toEqual([]);
+    await page.close();
+  });
+});
