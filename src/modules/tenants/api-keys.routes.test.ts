@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../test/harness.js';
 import { apiKeyPrefix } from './api-key.js';
 import { createApiKey, revokeApiKey } from './tenants.service.js';
+import type { ApiKeySummaryView } from './tenants.service.js';
 
 let t: TestContext;
 
@@ -12,14 +13,8 @@ afterAll(async () => {
   await t.close();
 });
 
-interface Listed {
-  prefix: string;
-  readOnly: boolean;
-  allowedCidrs: string[];
-  createdAt: string;
-  revokedAt: string | null;
-  current: boolean;
-}
+/** A key as the route lists it. */
+type Listed = ApiKeySummaryView;
 
 async function listKeys(key: string, query = ''): Promise<{ status: number; keys: Listed[]; raw: string; body: Record<string, unknown> }> {
   const response = await t.request({ url: `/v1/api-keys${query}`, key });

@@ -4,92 +4,15 @@ import { notFound } from '../../platform/http/errors.js';
 import { formatAmount } from '../../platform/money/amount.js';
 import { findAsset } from '../../platform/money/assets.js';
 import * as store from './traces.store.js';
+import { traceItemsMax, type TraceItem, type TraceView } from './trace.schemas.js';
 
-/** The most items a trace shows; a longer one is cut after the earliest ones, with `truncated`. */
-export const traceItemsMax = 1000;
+export { traceItemsMax, type TraceItem, type TraceView };
+
+type TraceEntryView = Extract<TraceItem, { kind: 'LEDGER_TRANSFER' }>['entries'][number];
 
 /** The order of items that carry the same `at`: cause before effect. */
 export const traceItemKinds = ['REQUEST', 'LEDGER_TRANSFER', 'RECORD', 'EVENT', 'DELIVERY', 'DELIVERY_ATTEMPT'] as const;
 export type TraceItemKind = (typeof traceItemKinds)[number];
-
-export interface TraceEntryView {
-  asset: string;
-  amount: string;
-  debit: { accountId: string; balance: string };
-  credit: { accountId: string; balance: string };
-}
-
-export type TraceItem =
-  | {
-      kind: 'REQUEST';
-      at: string;
-      id: string;
-      method: string;
-      path: string;
-      operationId: string | null;
-      statusCode: number;
-      durationMs: number;
-      idempotencyKey: string | null;
-      errorCode: string | null;
-    }
-  | {
-      kind: 'LEDGER_TRANSFER';
-      at: string;
-      id: string;
-      transferKind: string;
-      parentTransactionId: string | null;
-      holdId: string | null;
-      description: string | null;
-      entries: TraceEntryView[];
-    }
-  | {
-      kind: 'RECORD';
-      at: string;
-      id: string;
-      recordType: 'WALLET_TRANSACTION';
-      walletId: string;
-      ledgerTransferId: string;
-      parentTransactionId: string;
-      type: string;
-      purpose: string;
-      operation: string;
-      balanceType: string;
-      status: string;
-      amount: string;
-      asset: string;
-    }
-  | { kind: 'EVENT'; at: string; id: string; type: string; data: Record<string, unknown> }
-  | {
-      kind: 'DELIVERY';
-      at: string;
-      id: string;
-      eventId: string;
-      eventType: string;
-      subscriptionId: string;
-      status: string;
-      attemptCount: number;
-      nextAttemptAt: string | null;
-    }
-  | {
-      kind: 'DELIVERY_ATTEMPT';
-      at: string;
-      id: string;
-      deliveryId: string;
-      attemptNumber: number;
-      succeeded: boolean;
-      httpStatus: number | null;
-      latencyMs: number | null;
-      error: string | null;
-      responseBody: string | null;
-    };
-
-export interface TraceView {
-  traceId: string;
-  startedAt: string;
-  endedAt: string;
-  truncated: boolean;
-  items: TraceItem[];
-}
 
 /** A ledger amount (minor units) as the API writes amounts: a decimal string in the asset's major units. */
 function amountOf(minor: string, assetCode: string, owner: string): string {
