@@ -119,7 +119,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey }),
   );
   // After authentication (it logs authenticated requests only), before the other response hooks.
-  registerRequestLog(app, deps);
+  if (deps.config.requestLog) registerRequestLog(app, deps);
   app.addHook('preValidation', async (request) => {
     // A write sent without a body is treated as an empty object: routes whose fields are all
     // optional accept it, and the others name each missing field.

@@ -17,6 +17,8 @@ export interface Config {
   databaseConnectTimeoutMs: number;
   /** Whether the browser console is served at /console (OPENBAAS_CONSOLE; on in sandbox mode by default). */
   console: boolean;
+  /** Whether authenticated API requests are kept for the trace timeline (OPENBAAS_REQUEST_LOG; on by default). */
+  requestLog: boolean;
   /** Fixed sandbox API key (sk_test_…), created at start when missing. */
   sandboxApiKey: string | undefined;
   /** Enables the /v1/admin routes when set. */
@@ -115,6 +117,7 @@ export const environmentVariables = [
   ['DB_CONNECT_TIMEOUT_MS', '10000', 'how long a request waits for a database connection'],
   ['OPENBAAS_API_KEY', '(unset)', 'in sandbox mode, a fixed `sk_test_…` key created at start if missing'],
   ['OPENBAAS_CONSOLE', 'on (sandbox), off (production)', '`on` or `off`: serve the browser console at `/console`'],
+  ['OPENBAAS_REQUEST_LOG', 'on', '`on` or `off`: keep each authenticated API request for the trace timeline (`/v1/traces/:traceId`)'],
   ['OPENBAAS_ADMIN_KEY', '(unset)', 'enables the `/v1/admin` routes, authenticated by this value'],
   ['LOG_LEVEL', 'info', 'pino log level (`fatal` … `trace`, or `silent`)'],
   ['RATE_LIMIT_PER_MINUTE', '6000 (sandbox), 1200 (production)', 'requests per minute per API key'],
@@ -311,6 +314,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     databasePoolMax: integer(env, 'DB_POOL_MAX', 20, 1, 1000),
     databaseConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
     console: switchOf(env, 'OPENBAAS_CONSOLE', mode === 'sandbox'),
+    requestLog: switchOf(env, 'OPENBAAS_REQUEST_LOG', true),
     sandboxApiKey,
     adminKey,
     logLevel: env.LOG_LEVEL || 'info',

@@ -10,7 +10,8 @@ import { availableOf, fundWallet, newWallet } from './fixtures.js';
 let t: TestContext;
 beforeAll(async () => {
   // Batches of two, so that a burst makes many of them.
-  t = await createTestApp({ env: { WRITE_BATCH_SIZE_MAX: '2' } });
+  // Without the request log: its writes take pool connections of their own, every 100 ms.
+  t = await createTestApp({ env: { WRITE_BATCH_SIZE_MAX: '2', OPENBAAS_REQUEST_LOG: 'off' } });
 });
 afterAll(async () => {
   await t.close();
@@ -72,7 +73,7 @@ describe('a burst of internal transfers on PostgreSQL', () => {
 
 describe('batches the lane\'s database refuses', () => {
   it('run the checked way beside the lane, within twice WRITE_BATCH_CONCURRENCY batches in all, and each gets its own answer', async () => {
-    const single = await createTestApp({ env: { WRITE_BATCH_SIZE_MAX: '1' } });
+    const single = await createTestApp({ env: { WRITE_BATCH_SIZE_MAX: '1', OPENBAAS_REQUEST_LOG: 'off' } });
     try {
       const empty = await newWallet(single);
       const destination = await newWallet(single);

@@ -290,6 +290,31 @@ describe('the request log', () => {
     }
   });
 
+  it('is off with OPENBAAS_REQUEST_LOG=off: the request writes no row and its trace has the rest without a REQUEST item', async () => {
+    const own = await createTestApp({ env: { OPENBAAS_REQUEST_LOG: 'off' } });
+    try {
+      const source = await newWallet(own);
+      const destination = await newWallet(own);
+      await fundWallet(own, own.clientA.id, source, 500n);
+      const traceId = newTraceId('unlogged');
+      const transfer = await own.request({
+        method: 'POST',
+        url: '/internal-transfer',
+        headers: { 'x-trace-id': traceId },
+        body: { sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD' },
+      });
+      expect(transfer.status).toBe(201);
+      const trace = await own.request({ url: `/v1/traces/${traceId}` });
+      expect(trace.status).toBe(200);
+      expect(trace.body.data.items.map((item: any) => item.kind)).toEqual(expect.arrayContaining(['LEDGER_TRANSFER', 'RECORD', 'EVENT']));
+      expect(trace.body.data.items.map((item: any) => item.kind)).not.toContain('REQUEST');
+      await own.app.close();
+      expect(await own.deps.db.selectFrom('api_requests').select('id').where('client_id', '=', own.clientA.id).execute()).toEqual([]);
+    } finally {
+      await own.close();
+    }
+  });
+
   // Last: it moves the clock a month on.
   it('deletes rows older than EVENT_RETENTION_DAYS', async () => {
     const traceId = newTraceId('old');
