@@ -6,6 +6,7 @@ import type { Deps } from '../../../platform/deps.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { AppError, notFound } from '../../../platform/http/errors.js';
 import { idAt, isUuid } from '../../../platform/ids.js';
+import { readMigrationFiles } from '../../../platform/db/migrate.js';
 import {
   allowStateRewrite,
   clientTables,
@@ -17,6 +18,13 @@ import {
 import type { SandboxSnapshotsTable } from './state.tables.js';
 
 type SnapshotRow = Selectable<SandboxSnapshotsTable>;
+
+let shippedSchemaVersion: string | undefined;
+/** The version of the last migration this program ships: the schema it runs on (read once). */
+function schemaVersion(): string {
+  shippedSchemaVersion ??= readMigrationFiles().at(-1)?.version ?? '0000';
+  return shippedSchemaVersion;
+}
 
 /** How many snapshots a client may keep; one more is refused with 422 SANDBOX_SNAPSHOT_LIMIT_REACHED. */
 export const snapshotsPerClientMax = 20;
@@ -138,7 +146,16 @@ export async function createSnapshot(tx: Tx, context: RequestContext, deps: Deps
   const tables = await clientTables(tx);
   await tx
     .insertInto('sandbox_snapshots')
-    .values({ client_id: clientId, id, name, clock_offset_ms: String(offsetMs), row_counts: '{}', size_bytes: '0', created_at: context.now })
+    .values({
+      client_id: clientId,
+      id,
+      name,
+      clock_offset_ms: String(offsetMs),
+      row_counts: '{}',
+      size_bytes: '0',
+      created_at: context.now,
+      schema_version: schemaVersion(),
+    })
     .execute();
   if (tables.length > 0) {
     // One statement, so every table is read from the same database snapshot even when other
@@ -178,6 +195,16 @@ export async function createSnapshot(tx: Tx, context: RequestContext, deps: Deps
   return snapshotView(row);
 }
 
+/** Per table of the snapshot, the columns its saved rows hold (every row of a table has the same). */
+async function savedColumns(tx: Tx, clientId: string, snapshotId: string): Promise<Map<string, Set<string>>> {
+  const result = await sql<{ table_name: string; columns: string[] }>`
+    SELECT s.table_name, array_agg(DISTINCT k.key) AS columns
+    FROM sandbox_snapshot_tables s CROSS JOIN LATERAL jsonb_object_keys(s.rows -> 0) AS k (key)
+    WHERE s.client_id = ${clientId} AND s.snapshot_id = ${snapshotId}
+    GROUP BY s.table_name`.execute(tx);
+  return new Map(result.rows.map((row) => [row.table_name, new Set(row.columns)]));
+}
+
 async function findSnapshot(db: Db | Tx, clientId: string, snapshotId: string): Promise<SnapshotRow> {
   // Another client's snapshot answers exactly as a missing one.
   if (!isUuid(snapshotId)) throw notFound('Snapshot');
@@ -198,6 +225,26 @@ export async function deleteSnapshot(tx: Tx, context: RequestContext, snapshotId
   const row = await findSnapshot(tx, context.clientId, snapshotId);
   await tx.deleteFrom('sandbox_snapshots').where('client_id', '=', context.clientId).where('id', '=', snapshotId).execute();
   return snapshotView(row);
+}
+
+/**
+ * What a restore's failed INSERT of `tableName` becomes: a snapshot taken with another schema whose
+ * rows break a rule of the current table (a data exception, class 22, or a constraint, class 23:
+ * say a NOT NULL column added since without a default) is refused with 422
+ * SANDBOX_SNAPSHOT_INCOMPATIBLE; the transaction is rolled back, so nothing changed. On the
+ * snapshot's own schema the same failure is a bug, and is passed on as it is.
+ */
+function incompatibleSnapshot(snapshot: SnapshotRow, tableName: string, error: unknown): unknown {
+  const state = sqlStateOf(error);
+  if (state === undefined || !(state.startsWith('22') || state.startsWith('23'))) return error;
+  const current = schemaVersion();
+  if (snapshot.schema_version === current) return error;
+  const column = (error as { column?: unknown }).column;
+  return new AppError(
+    'SANDBOX_SNAPSHOT_INCOMPATIBLE',
+    `This snapshot was taken with an older database schema (${snapshot.schema_version ?? '0031 or older'}; now ${current}) ` +
+      `and its records of ${tableName}${typeof column === 'string' ? ` (column ${column})` : ''} do not fit the current table. Take a new snapshot.`,
+  );
 }
 
 export interface RestoreOptions {
@@ -226,20 +273,29 @@ export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Dep
   const tables = await clientTables(tx);
   const deleted = await deleteClientRows(tx, clientId, tables);
   const restored: Record<string, number> = {};
+  const saved = await savedColumns(tx, clientId, snapshot.id);
   for (const table of tables) {
-    if ((snapshot.row_counts[table.name] ?? 0) === 0) {
+    const held = saved.get(table.name);
+    if ((snapshot.row_counts[table.name] ?? 0) === 0 || !held) {
       restored[table.name] = 0;
       continue;
     }
-    const columns = sql.join(table.columns.map((column) => sql.id(column)));
-    const values = sql.join(table.columns.map((column) => sql.id('r', column)));
-    const result = await sql`
-      INSERT INTO ${tableRef(table)} (${columns}) OVERRIDING SYSTEM VALUE
-      SELECT ${values}
-      FROM sandbox_snapshot_tables s
-      CROSS JOIN LATERAL jsonb_populate_recordset(NULL::${tableRef(table)}, s.rows) r
-      WHERE s.client_id = ${clientId} AND s.snapshot_id = ${snapshot.id} AND s.table_name = ${table.name} AND r.client_id = ${clientId}`.execute(tx);
-    restored[table.name] = Number(result.numAffectedRows ?? 0);
+    // Only the columns the snapshot holds: a column added to the table since takes its default,
+    // as the table's own rows did when it was added; a column dropped since is left out.
+    const restoredColumns = table.columns.filter((column) => held.has(column));
+    const columns = sql.join(restoredColumns.map((column) => sql.id(column)));
+    const values = sql.join(restoredColumns.map((column) => sql.id('r', column)));
+    try {
+      const result = await sql`
+        INSERT INTO ${tableRef(table)} (${columns}) OVERRIDING SYSTEM VALUE
+        SELECT ${values}
+        FROM sandbox_snapshot_tables s
+        CROSS JOIN LATERAL jsonb_populate_recordset(NULL::${tableRef(table)}, s.rows) r
+        WHERE s.client_id = ${clientId} AND s.snapshot_id = ${snapshot.id} AND s.table_name = ${table.name} AND r.client_id = ${clientId}`.execute(tx);
+      restored[table.name] = Number(result.numAffectedRows ?? 0);
+    } catch (error) {
+      throw incompatibleSnapshot(snapshot, table.name, error);
+    }
   }
   if (options.requestIdempotencyKey !== undefined) {
     await tx.deleteFrom('idempotency_keys').where('client_id', '=', clientId).where('key', '=', options.requestIdempotencyKey).execute();

@@ -11,6 +11,8 @@ export interface SandboxSnapshotsTable {
   /** bigint: read as a string. */
   size_bytes: string;
   created_at: Date;
+  /** The last migration applied when the snapshot was taken (migration 0032); null before it. */
+  schema_version: string | null;
 }
 
 /** The rows of one table of a snapshot, as a JSON array of to_jsonb(row), in chunks of about 16 MB. */

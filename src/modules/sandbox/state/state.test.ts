@@ -434,6 +434,56 @@ describe('snapshots and restore', () => {
     expect(await rowsOf('customers', owner.id)).toBe(1);
   });
 
+  /** Makes a snapshot look taken with an older schema: `version`, and `column` missing from the saved rows of `table`. */
+  async function ageSnapshot(snapshotId: string, version: string | null, table: string, column: string): Promise<void> {
+    await sql`UPDATE sandbox_snapshots SET schema_version = ${version} WHERE id = ${snapshotId}`.execute(t.deps.db);
+    const result = await sql`
+      UPDATE sandbox_snapshot_tables SET rows = (SELECT jsonb_agg(e - ${column}::text ORDER BY n) FROM jsonb_array_elements(rows) WITH ORDINALITY AS x (e, n))
+      WHERE snapshot_id = ${snapshotId} AND table_name = ${table}`.execute(t.deps.db);
+    expect(Number(result.numAffectedRows)).toBeGreaterThan(0);
+  }
+
+  it('a snapshot taken with an older schema restores; a column added since takes its default', async () => {
+    const client = await t.newClient('older snapshot');
+    const key = `older-${crypto.randomUUID()}`;
+    // A response that is not sealed (sealed ones hold personal data or secrets).
+    const body = { seconds: 60 };
+    const created = await post('/v1/sandbox/clock/advance', body, client, key);
+    expect(created.status).toBe(200);
+    await createIndividual(t, client);
+    const saved = await snapshot(client);
+    const current = await sql<{ version: string }>`SELECT schema_version AS version FROM sandbox_snapshots WHERE id = ${saved.id}`.execute(t.deps.db);
+    expect(current.rows[0]?.version).toMatch(/^\d{4}$/);
+    // idempotency_keys.response_sealed came with migration 0013 (NOT NULL DEFAULT false).
+    await ageSnapshot(saved.id, '0012', 'idempotency_keys', 'response_sealed');
+    await reset(client);
+    const restored = await restore(client, saved.id);
+    expect(restored.restored.idempotency_keys).toBe(1);
+    expect(restored.restored.customers).toBe(1);
+    const replay = await post('/v1/sandbox/clock/advance', body, client, key);
+    expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(created.body);
+    await expectLedgerClean(t);
+  });
+
+  it('422 SANDBOX_SNAPSHOT_INCOMPATIBLE when an older snapshot\'s records do not fit the current tables; nothing changes', async () => {
+    const client = await t.newClient('incompatible snapshot');
+    await createIndividual(t, client);
+    const saved = await snapshot(client);
+    // customers.email is NOT NULL without a default: rows without it cannot go back.
+    await ageSnapshot(saved.id, null, 'customers', 'email');
+    const later = await createIndividual(t, client);
+    const before = await dumpClient(client.id);
+    const refused = await post(`/v1/sandbox/snapshots/${saved.id as string}/restore`, {}, client);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    expect(refused.body.code).toBe('SANDBOX_SNAPSHOT_INCOMPATIBLE');
+    expect(refused.body.message).toContain('0031 or older');
+    expect(refused.body.message).toContain('customers (column email)');
+    expect(await dumpClient(client.id)).toEqual(before);
+    expect((await t.request({ url: `/v1/customers/${later.id as string}`, key: client.key })).status).toBe(200);
+  });
+
   it('restores without a body, and 400 for bad bodies', async () => {
     const client = await t.newClient('bodies');
     const saved = await snapshot(client);
