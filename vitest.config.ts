@@ -14,6 +14,8 @@ export default defineConfig({
         include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
         // A file named *.pglite.test.ts or *.postgres.test.ts is about that database only.
         exclude: [`**/*.${database === 'pglite' ? 'postgres' : 'pglite'}.test.ts`, '**/node_modules/**'],
+        // The pglite project's files start from one migrated embedded database (test/harness.ts).
+        globalSetup: database === 'pglite' ? ['test/pglite-template.global.ts'] : [],
         testTimeout: 60_000,
         hookTimeout: 120_000,
         pool: 'forks',

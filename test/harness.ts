@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { inject } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type BuildAppOptions, type RouteInfo } from '../src/app.js';
 import { ManualClock } from '../src/platform/clock.js';
@@ -57,9 +59,17 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
+let template: Blob | undefined;
+/** The migrated embedded database the pglite project's global setup wrote (pglite-template.global.ts), read once per file. */
+function pgliteTemplate(): Blob {
+  if (!template) template = new Blob([fs.readFileSync(inject('pgliteTemplate'))]);
+  return template;
+}
+
 async function openTestDatabase(routeUrl: (url: string) => string = (url) => url): Promise<{ database: DatabaseHandle; dispose: () => Promise<void> }> {
   if (testDatabase === 'pglite') {
-    const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs: 30_000 });
+    const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs: 30_000, memoryDataDump: pgliteTemplate() });
+    // Nothing to apply when the template is current; applies what it lacks otherwise.
     await migrate(database.pool);
     return { database, dispose: () => database.close() };
   }
