@@ -90,7 +90,7 @@ export async function serve(config: Config): Promise<void> {
   const deps = await openDeps(config, systemClock, progress);
   const bootstrap = await bootstrapSandbox(deps, progress);
   const { app, markShuttingDown } = await buildApp(deps);
-  const workers = new WorkerRunner(config.runWorkers ? workerTasks(deps) : [], app.log);
+  const workers = new WorkerRunner(config.runWorkers ? workerTasks(deps, app.log) : [], app.log);
 
   let closing: Promise<void> | undefined;
   const shutdown = (signal: string) => {
@@ -134,7 +134,7 @@ export async function runWorkersOnly(config: Config): Promise<void> {
   const logger = {
     error: (object: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 'error', msg: message, ...object })}\n`),
   };
-  const workers = new WorkerRunner(workerTasks(deps), logger);
+  const workers = new WorkerRunner(workerTasks(deps, logger), logger);
   workers.start();
   exitOnSignal(
     async () => {

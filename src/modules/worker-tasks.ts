@@ -1,16 +1,19 @@
 import crypto from 'node:crypto';
 import type { Deps } from '../platform/deps.js';
 import { purgeIdempotencyKeys } from '../platform/http/idempotency.js';
-import type { WorkerTask } from '../platform/workers.js';
+import type { WorkerLogger, WorkerTask } from '../platform/workers.js';
 import { timerKinds } from './timer-kinds.js';
 import { runDueTimers } from './timers/index.js';
 import { DeliveryWorker, purgeOldDeliveries } from './webhooks/index.js';
 import { mineDueBlocks } from './crypto/index.js';
 import { purgeOldApiRequests } from './traces/index.js';
 
-/** Every background task of the program, run by `openbaas serve` (unless --no-workers) and `openbaas worker`. */
-export function workerTasks(deps: Deps): WorkerTask[] {
-  const webhookDelivery = new DeliveryWorker(deps);
+/**
+ * Every background task of the program, run by `openbaas serve` (unless --no-workers) and
+ * `openbaas worker`; `logger` hears of the failures a task recovers from by itself.
+ */
+export function workerTasks(deps: Deps, logger?: WorkerLogger): WorkerTask[] {
+  const webhookDelivery = new DeliveryWorker(deps, logger ? { logger } : {});
   return [
     { name: 'purge-idempotency-keys', intervalMs: 15 * 60_000, run: () => purgeIdempotencyKeys(deps) },
     // Polling cadence only: whether a timer (bank settlement, KYC link expiry, ...) is due is decided by its client's clock.

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
 import { withTransaction } from '../../platform/db/transaction.js';
+import type { WorkerLogger } from '../../platform/workers.js';
 import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, truncate, type NextState } from './delivery-policy.js';
 import { webhookHttpClient, type PostOutcome, type WebhookHttpClient } from './webhook-http.js';
 import { signedHeaders } from './webhook-signing.js';
@@ -88,6 +89,8 @@ export interface DeliveryWorkerOptions {
   random?: () => number;
   /** The outgoing HTTP client; by default the one of the configured mode. */
   http?: WebhookHttpClient;
+  /** Told of the failures the worker recovers from by itself (an outcome it could not write, say); the server's logger. */
+  logger?: WorkerLogger;
 }
 
 interface QueuedOutcome {
@@ -120,6 +123,7 @@ export class DeliveryWorker {
   /** Fault injection settings: read in sandbox mode only, so production never injects a fault. */
   private readonly faults: WebhookFaultsCache | undefined;
   private readonly random: () => number;
+  private readonly logger: WorkerLogger | undefined;
   /** Requests in flight per subscription, learnt from the endpoints' answers. */
   private readonly flow: EndpointFlowControl;
 
@@ -130,6 +134,7 @@ export class DeliveryWorker {
     this.http = options.http ?? webhookHttpClient(deps.config.mode);
     this.faults = deps.config.mode === 'sandbox' ? webhookFaultsOf(deps) : undefined;
     this.random = options.random ?? Math.random;
+    this.logger = options.logger;
     this.flow = new EndpointFlowControl({
       initial: deps.config.webhookConcurrencyPerSubscription,
       max: deps.config.webhookConcurrencyPerSubscriptionMax,
@@ -228,9 +233,13 @@ export class DeliveryWorker {
     const claimed = await this.claim();
     const { rows, faults } = await this.holdBack(claimed);
     for (const row of rows) {
-      const execution = this.deliver(row, faults.get(row.client_id)).catch(() => {
+      const execution = this.deliver(row, faults.get(row.client_id)).catch((error: unknown) => {
         // The outcome could not be written (database unavailable): the lease expires and the
         // delivery is attempted again, which is what at-least-once asks for.
+        this.logger?.error(
+          { err: error, clientId: row.client_id, deliveryId: row.id, attempt: row.attempt_count },
+          'webhook delivery: the outcome of an attempt could not be written; the delivery is attempted again when its claim expires',
+        );
       });
       const tracked = execution.finally(() => {
         this.inflight.delete(tracked);
@@ -506,8 +515,9 @@ export class DeliveryWorker {
     try {
       const context = { clientId, traceId: crypto.randomUUID(), now: new Date(this.deps.clock.now().getTime() + clockOffsetMs) };
       await withTransaction(this.deps.db, (tx) => disableFailingEndpoint(tx, context, this.deps.config, subscriptionId));
-    } catch {
+    } catch (error) {
       // Nothing is lost: the outcomes are recorded; the endpoint is disabled at its next failure.
+      this.logger?.error({ err: error, clientId, subscriptionId }, 'webhook delivery: a failing endpoint could not be disabled; tried again at its next failure');
     }
   }
 }

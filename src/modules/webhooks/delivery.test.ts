@@ -408,6 +408,40 @@ describe('claims and concurrency', () => {
     ]);
   });
 
+  it('an outcome that cannot be written is logged with its delivery, and the delivery is attempted again after its claim', async () => {
+    const client = await t.newClient('Unwritable outcome');
+    const subscription = await subscribe(client, receiver.url('/unwritable'), ['CUSTOMER_CREATED']);
+    const event = await record(client, 'CUSTOMER_CREATED');
+    const logged: Array<{ object: Record<string, unknown>; message: string }> = [];
+    const logging = new DeliveryWorker(t.deps, { logger: { error: (object, message) => logged.push({ object: object as Record<string, unknown>, message }) } });
+    // The database refuses this client's attempt log for a while (as an unavailable one would).
+    await sql.raw(`
+      CREATE FUNCTION refuse_attempts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'attempt log unavailable'; END $$;
+      CREATE TRIGGER refuse_attempts BEFORE INSERT ON webhook_delivery_attempts FOR EACH ROW
+        WHEN (NEW.client_id = '${client.id}') EXECUTE FUNCTION refuse_attempts();`).execute(t.deps.db);
+    try {
+      expect(await logging.deliverDue()).toBe(1);
+    } finally {
+      await sql.raw('DROP TRIGGER refuse_attempts ON webhook_delivery_attempts; DROP FUNCTION refuse_attempts();').execute(t.deps.db);
+    }
+    expect(receiver.requestsFor(event.id)).toHaveLength(1);
+    const [delivery] = await deliveries(client, subscription.id);
+    expect(logged).toEqual([
+      {
+        object: expect.objectContaining({ clientId: client.id, deliveryId: delivery?.id, attempt: 1, err: expect.objectContaining({ message: expect.stringContaining('attempt log unavailable') }) }),
+        message: expect.stringContaining('could not be written'),
+      },
+    ]);
+    expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
+
+    t.clock.advance(5000);
+    expect(await logging.deliverDue()).toBe(1);
+    expect(receiver.requestsFor(event.id).map((request) => request.headers['openbaas-attempt'])).toEqual(['1', '2']);
+    const [after] = await deliveries(client, subscription.id);
+    expect(after).toMatchObject({ status: 'DELIVERED', attemptCount: 2 });
+    expect(logged).toHaveLength(1);
+  });
+
   it('never has more requests in flight to one subscription than its concurrency, even with two workers', async () => {
     const client = await t.newClient('Concurrency');
     const holding = await WebhookReceiver.start();
