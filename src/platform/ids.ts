@@ -18,6 +18,16 @@ export function isUuid(value: string): boolean {
 
 const state = { msecs: -Infinity, seq: 0 };
 
+/**
+ * Forgets the last moment an id was made at. Only for test files that share one process (vitest's
+ * `isolate: false`): each injects its own clock, and a clock moved years ahead by one file would
+ * otherwise date every id of the next files that far ahead.
+ */
+export function resetIdSequence(): void {
+  state.msecs = -Infinity;
+  state.seq = 0;
+}
+
 /** Random bytes for ids, drawn from the operating system 4 KiB at a time rather than 16 bytes per id. */
 const randomPool = Buffer.alloc(4096);
 let randomOffset = randomPool.length;
