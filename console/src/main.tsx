@@ -7,10 +7,13 @@ import { useRoute } from './router.js';
 import { SessionContext, type Session } from './session.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { BankTransfersPage } from './pages/bank-transfers.js';
+import { CardPage, CardsPage } from './pages/cards.js';
+import { CreditPage } from './pages/credit.js';
 import { CustomerPage, CustomersPage } from './pages/customers.js';
 import { EventsPage } from './pages/events.js';
 import { SimulatePage } from './pages/simulate.js';
 import { TracePage } from './pages/trace.js';
+import { TradesPage } from './pages/trades.js';
 import { TransactionsPage } from './pages/transactions.js';
 import { WalletPage, WalletsPage } from './pages/wallets.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
@@ -21,6 +24,9 @@ const sections: { section: string; label: string; sandboxOnly?: boolean }[] = [
   { section: 'wallets', label: 'Wallets' },
   { section: 'transactions', label: 'Transactions' },
   { section: 'bank-transfers', label: 'Bank transfers' },
+  { section: 'cards', label: 'Cards' },
+  { section: 'credit', label: 'Credit lines' },
+  { section: 'trades', label: 'Trades' },
   { section: 'webhooks', label: 'Webhooks' },
   { section: 'events', label: 'Events' },
   { section: 'traces', label: 'Traces' },
@@ -94,6 +100,12 @@ function CurrentPage() {
       return <TransactionsPage walletId={query.get('walletId') ?? undefined} />;
     case 'bank-transfers':
       return <BankTransfersPage />;
+    case 'cards':
+      return id ? <CardPage id={id} /> : <CardsPage />;
+    case 'credit':
+      return <CreditPage />;
+    case 'trades':
+      return <TradesPage />;
     case 'webhooks':
       return id ? <WebhookPage id={id} /> : <WebhooksPage />;
     case 'events':

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryWorker } from '../../src/modules/webhooks/delivery-worker.js';
 import { createTestApp, type TestContext } from '../harness.js';
 import { WebhookReceiver } from '../webhook-receiver.js';
+import { balanceOf, fund, linkedWallet } from '../bank/fixtures.js';
+import { authorize } from '../cards/card-network.js';
+import { issuedCard } from '../cards/fixtures.js';
 
 /**
  * The sandbox console walked by a real browser: Debian's Chromium driven by playwright-core
@@ -138,7 +141,7 @@ describe('the sandbox console in headless Chromium', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
     const navigation = await page.getByRole('navigation', { name: 'Main' }).ariaSnapshot();
-    for (const section of ['Customers', 'Wallets', 'Transactions', 'Bank transfers', 'Webhooks', 'Events', 'Traces', 'API keys', 'Simulate']) {
+    for (const section of ['Customers', 'Wallets', 'Transactions', 'Bank transfers', 'Cards', 'Credit lines', 'Trades', 'Webhooks', 'Events', 'Traces', 'API keys', 'Simulate']) {
       expect(navigation).toContain(`link "${section}"`);
     }
     expect(await unnamedControls(page)).toEqual([]);
@@ -235,6 +238,7 @@ describe('the sandbox console in headless Chromium', () => {
       ['bank-transfers', 'Bank transfers'],
       ['events', 'Events'],
       ['api-keys', 'API keys'],
+      ['trades', 'Trades'],
       ['wallets', 'Wallets'],
     ] as const) {
       await page.goto(`${baseUrl}/console#/${section}`);
@@ -250,6 +254,132 @@ describe('the sandbox console in headless Chromium', () => {
     await page.getByLabel('API key').waitFor();
     expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
     expect(pageErrors.filter((text) => !text.includes('401'))).toEqual([]);
+    await page.close();
+  });
+
+  /** A fresh tab signed in with client A's key. */
+  async function signedIn(activeBrowser: Browser): Promise<{ page: Page; pageErrors: string[] }> {
+    const page = await activeBrowser.newPage({ viewport: { width: 1280, height: 900 } });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+    await page.goto(`${baseUrl}/console`);
+    await page.getByLabel('API key').fill(t.clientA.key);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
+    return { page, pageErrors };
+  }
+
+  it('lists a card issued through the API, opens it and shows a sandbox authorization as a tree', async (context) => {
+    if (!browser) {
+      context.skip(skipReason);
+      return;
+    }
+    const issued = await issuedCard(t);
+    await fund(t, issued.wallet, '100.00');
+    const card = await t.request({ url: `/v1/cards/${issued.cardId}` });
+    const last4 = String(card.body.data.last4);
+    const { page, pageErrors } = await signedIn(browser);
+
+    await page.getByRole('link', { name: 'Cards' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Cards' }).waitFor();
+    const cards = page.getByRole('table', { name: 'Cards' });
+    await cards.getByRole('link', { name: `•••• ${last4}` }).waitFor();
+    await expect(cards.textContent()).resolves.toMatch(/DEBIT[\s\S]*virtual[\s\S]*ACTIVE[\s\S]*Standard Debit/);
+    expect(await unnamedControls(page)).toEqual([]);
+    await expect(page.getByRole('combobox', { name: 'Status' }).ariaSnapshot()).resolves.toContain('combobox "Status"');
+    await screenshot(page, 'cards');
+
+    await cards.getByRole('link', { name: `•••• ${last4}` }).click();
+    await page.getByRole('heading', { level: 1, name: `Card DEBIT •••• ${last4}` }).waitFor();
+    expect((await focused(page)).tag).toBe('H1');
+    await page.getByRole('button', { name: 'Block (suspend)' }).waitFor();
+    await page.getByText('Standard Debit').waitFor();
+    await page.getByRole('region', { name: 'Card transactions' }).getByText('No card transactions yet.').waitFor();
+    const html = await page.content();
+    expect(html).not.toMatch(/\b4242\d{12}\b/);
+    expect(html).not.toContain('cvv');
+
+    // A swipe at the sandbox network; the page reads again and shows its lifecycle.
+    const swipe = await authorize(t, issued.cardId, { amount: 25.5, merchant: { name: 'JOES DINER', mcc: '5812', city: 'SAN FRANCISCO', state: 'CA', country: 'US' } });
+    expect(swipe.responseCode).toBe('00');
+    const tree = page.getByRole('list', { name: 'Card transactions by parent' });
+    await tree.waitFor({ timeout: 10_000 });
+    await expect(tree.textContent()).resolves.toContain('JOES DINER');
+    const messages = tree.getByRole('table').first();
+    await expect(messages.textContent()).resolves.toMatch(/PRE_AUTHORIZATION[\s\S]*PENDING[\s\S]*25\.5 USD[\s\S]*00/);
+    expect(await unnamedControls(page)).toEqual([]);
+    await screenshot(page, 'card');
+
+    // Block and unblock through PATCH /v1/cards/:cardId.
+    await page.getByRole('button', { name: 'Block (suspend)' }).click();
+    await expect(page.getByRole('status').filter({ hasText: 'Card is now' }).textContent()).resolves.toContain('SUSPENDED');
+    await page.getByRole('button', { name: 'Unblock' }).click();
+    await page.getByRole('status').filter({ hasText: 'Card is now ACTIVE' }).waitFor();
+
+    // The credit lines page opens (this client has none).
+    await page.getByRole('link', { name: 'Credit lines' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Credit lines' }).waitFor();
+    await page.getByText('No credit lines yet.', { exact: false }).waitFor();
+    expect(await unnamedControls(page)).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('quotes and executes a trade from the Trades page and changes a sandbox price', async (context) => {
+    if (!browser) {
+      context.skip(skipReason);
+      return;
+    }
+    const wallet = await linkedWallet(t);
+    await fund(t, wallet, '500.00');
+    const { page, pageErrors } = await signedIn(browser);
+
+    await page.getByRole('link', { name: 'Trades' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Trades' }).waitFor();
+    await expect(page.getByRole('table', { name: 'Asset pairs' }).textContent()).resolves.toContain('BTC-USD');
+    await page.getByRole('table', { name: 'Sandbox prices' }).waitFor();
+    expect(await unnamedControls(page)).toEqual([]);
+    const quoteForm = page.getByRole('form', { name: 'Get a quote' });
+    const snapshot = await quoteForm.ariaSnapshot();
+    for (const name of ['combobox "Customer"', 'combobox "Wallet"', 'textbox "From asset"', 'textbox "To asset"', 'combobox "Direction"', 'combobox "Side"', 'textbox "Amount"', 'textbox "Fee asset"', 'button "Get quote"']) {
+      expect(snapshot).toContain(name);
+    }
+
+    // Buy BTC with 100.00 USD: reverse (quote to base), buy, the fee in USD.
+    await quoteForm.locator(`option[value="${wallet.customerId}"]`).waitFor({ state: 'attached' });
+    await quoteForm.getByLabel('Customer').selectOption(wallet.customerId);
+    await quoteForm.locator(`option[value="${wallet.walletId}"]`).waitFor({ state: 'attached' });
+    await quoteForm.getByLabel('Wallet').selectOption(wallet.walletId);
+    await quoteForm.getByLabel('From asset').fill('USD');
+    await quoteForm.getByLabel('To asset').fill('BTC');
+    await quoteForm.getByLabel('Direction').selectOption('reverse');
+    await quoteForm.getByLabel('Side').selectOption('buy');
+    await quoteForm.getByLabel('Amount').fill('100.00');
+    await quoteForm.getByLabel('Fee asset').fill('USD');
+    await quoteForm.getByRole('button', { name: 'Get quote' }).click();
+    const region = page.getByRole('region', { name: 'Quote and execute' });
+    await region.getByRole('status').filter({ hasText: 'ready' }).waitFor();
+    await expect(region.textContent()).resolves.toMatch(/Total to receive[\s\S]*BTC[\s\S]*Expires/);
+    expect(await unnamedControls(page)).toEqual([]);
+    await region.getByRole('button', { name: 'Execute' }).click();
+    const result = region.getByRole('status').filter({ hasText: 'Trade' });
+    await expect(result.textContent()).resolves.toMatch(/COMPLETED[\s\S]*USD → [0-9.]+ BTC/);
+    expect(await result.getByRole('link', { name: 'Open trace' }).getAttribute('href')).toMatch(/^#\/traces\//);
+    await screenshot(page, 'trades');
+    expect(await balanceOf(t, wallet.walletId, 'USD')).toMatchObject({ AVAILABLE: '400.00' });
+    expect((await balanceOf(t, wallet.walletId, 'BTC')).AVAILABLE).not.toMatch(/^0(\.0+)?$/);
+
+    // A sandbox price changed from the page.
+    const priceForm = page.getByRole('form', { name: 'Set a sandbox price' });
+    await priceForm.getByLabel('Symbol').selectOption('BTC-USD');
+    await priceForm.getByLabel('New price (USD)').fill('65000.00');
+    await priceForm.getByRole('button', { name: 'Set price' }).click();
+    await expect(page.getByRole('region', { name: 'Sandbox prices' }).getByRole('status').textContent()).resolves.toContain('BTC-USD is now 65000');
+    await expect(page.getByRole('table', { name: 'Sandbox prices' }).textContent()).resolves.toContain('65000');
+    expect(pageErrors).toEqual([]);
     await page.close();
   });
 });

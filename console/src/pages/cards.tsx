@@ -1,0 +1,186 @@
+import { useState } from 'preact/hooks';
+import type { Schema } from '../api.js';
+import { useAction, useLoad } from '../hooks.js';
+import { useSession } from '../session.js';
+import { Amount, Badge, Facts, Form, Id, Link, Outcome, Page, Panel, Select, Status, Table, Time, TraceLink } from '../components/ui.js';
+
+type Card = Schema<'Card'>;
+type CardTransactionGroup = Schema<'CardTransactionGroup'>;
+type CardStatus = Card['status'];
+
+const cardStatuses: readonly CardStatus[] = ['ACTIVE', 'BLOCKED', 'SUSPENDED', 'CANCELLED'];
+
+function isCardStatus(value: string): value is CardStatus {
+  return (cardStatuses as readonly string[]).includes(value);
+}
+
+function cardLabel(card: Card): string {
+  return `${card.cardType} •••• ${card.last4}`;
+}
+
+export function CardsPage() {
+  const { api } = useSession();
+  const [status, setStatus] = useState('');
+  const [applied, setApplied] = useState('');
+  const list = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100, ...(isCardStatus(applied) ? { status: applied } : {}) } } }), [applied], 4000);
+  const programs = useLoad(() => api.get('/v1/cards/programs', {}), []);
+  const programName = new Map((programs.data?.data ?? []).map((program) => [program.id, program.name]));
+  const rows = list.data?.data ?? [];
+  return (
+    <Page title="Cards">
+      <Form label="Filter cards" class="filters" onSubmit={() => setApplied(status)}>
+        <Select label="Status" value={status} onValue={setStatus} options={['', ...cardStatuses]} />
+        <button type="submit">Apply</button>
+      </Form>
+      <Status loading={list.loading && !list.data} error={list.error} empty={list.data !== undefined && rows.length === 0} emptyText="No cards yet. Issue one with POST /v1/cards/debit or /v1/cards/credit." />
+      {rows.length > 0 ? (
+        <Table label="Cards" columns={['Card', 'Type', 'Form', 'Status', 'Program', 'Wallet', 'Created']}>
+          {rows.map((card) => (
+            <tr key={card.id}>
+              <td>
+                <Link to={['cards', card.id]}>•••• {card.last4}</Link>
+              </td>
+              <td>{card.cardType}</td>
+              <td>{card.isVirtual ? 'virtual' : 'physical'}</td>
+              <td>
+                <Badge value={card.status} />
+              </td>
+              <td>{programName.get(card.cardProgramId) ?? <Id value={card.cardProgramId} />}</td>
+              <td>
+                <Link to={['wallets', card.walletId]}>
+                  <Id value={card.walletId} />
+                </Link>
+              </td>
+              <td>
+                <Time value={card.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </Table>
+      ) : null}
+    </Page>
+  );
+}
+
+/** A card's lifecycles (one per swipe) as parent/child trees, like the transactions page. */
+export function CardTransactionTree(props: { groups: CardTransactionGroup[] }) {
+  if (props.groups.length === 0) return <p class="muted">No card transactions yet.</p>;
+  return (
+    <ul class="tree" aria-label="Card transactions by parent">
+      {props.groups.map((group) => (
+        <li key={group.parentCardTransactionId}>
+          <details open={props.groups.length <= 5}>
+            <summary>
+              <span class="tree-type">{group.merchant?.name ?? 'Card transaction'}</span> <Badge value={group.status} /> held <Amount amount={String(group.heldAmount)} asset={group.asset} />, posted{' '}
+              <Amount amount={String(group.postedAmount)} asset={group.asset} />{' '}
+              <span class="muted">
+                parent <Id value={group.parentCardTransactionId} />, {group.children.length} message(s), <Time value={group.createdAt} />
+              </span>
+            </summary>
+            <Table label={`Messages of card transaction ${group.parentCardTransactionId}`} columns={['When', 'Type', 'MTI', 'Status', 'Amount', 'Merchant', 'Response', 'Decision', 'Id']}>
+              {group.children.map((message) => (
+                <tr key={message.id}>
+                  <td>
+                    <Time value={message.timestamp} />
+                  </td>
+                  <td>{message.type}</td>
+                  <td>{message.mti}</td>
+                  <td>
+                    <Badge value={message.status} />
+                  </td>
+                  <td class="num">
+                    <Amount amount={String(message.amount)} asset={message.asset} operation={message.operation} />
+                    {message.requestedAmount !== message.amount ? <div class="muted">requested {message.requestedAmount}</div> : null}
+                  </td>
+                  <td>{message.merchant ? `${message.merchant.name} (MCC ${message.merchant.mcc}, ${message.merchant.city} ${message.merchant.country})` : '—'}</td>
+                  <td>
+                    <code>{message.responseCode}</code>
+                    {message.declineReason ? <div class="muted">{message.declineReason}</div> : null}
+                  </td>
+                  <td>{message.decisionSource}</td>
+                  <td>
+                    <Id value={message.id} />
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          </details>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function CardPage(props: { id: string }) {
+  const { api } = useSession();
+  const card = useLoad(async () => (await api.get('/v1/cards/{cardId}', { params: { path: { cardId: props.id } } })).data, [props.id], 4000);
+  const programs = useLoad(() => api.get('/v1/cards/programs', {}), []);
+  const history = useLoad(async () => (await api.get('/v1/cards/transactions', { params: { query: { cardId: props.id, limit: 100 } } })).data, [props.id], 3000);
+  const activate = useAction(async () => {
+    const answer = await api.post('/v1/cards/{cardId}/activate', { params: { path: { cardId: props.id } } });
+    card.reload();
+    return answer;
+  });
+  const change = useAction(async (status: 'ACTIVE' | 'SUSPENDED') => {
+    const answer = await api.patch('/v1/cards/{cardId}', { params: { path: { cardId: props.id } }, body: { status } });
+    card.reload();
+    return answer;
+  });
+  const data = card.data;
+  const busy = activate.busy || change.busy;
+  const done = change.result ?? activate.result;
+  return (
+    <Page title={data ? `Card ${cardLabel(data)}` : 'Card'} actions={<Link to={['cards']}>All cards</Link>}>
+      <Status loading={card.loading && !data} error={card.error} />
+      {data ? (
+        <>
+          <Facts
+            items={[
+              ['Card', `•••• ${data.last4}`],
+              ['Status', <Badge value={data.status} />],
+              ['Type', data.cardType],
+              ['Form', data.isVirtual ? 'virtual' : 'physical'],
+              ['Expires', `${String(data.expiryMonth).padStart(2, '0')}/${data.expiryYear}`],
+              ['Reference', <code>{data.referenceNumber}</code>],
+              ['Handler', data.cardTransactionHandler],
+              ['Customer', <Link to={['customers', data.customerId]}><Id value={data.customerId} /></Link>],
+              ['Wallet', <Link to={['wallets', data.walletId]}><Id value={data.walletId} /></Link>],
+              ['Program', programs.data?.data.find((program) => program.id === data.cardProgramId)?.name ?? <Id value={data.cardProgramId} />],
+              ['Credit line', data.creditLineId ? <Link to={['credit']}><Id value={data.creditLineId} /></Link> : null],
+              ['Activated', <Time value={data.activatedAt} />],
+              ['Created', <Time value={data.createdAt} />],
+            ]}
+          />
+          <div class="actions">
+            {data.status === 'BLOCKED' ? (
+              <button type="button" onClick={() => void activate.run()} disabled={busy}>
+                Activate
+              </button>
+            ) : null}
+            {data.status === 'ACTIVE' ? (
+              <button type="button" class="secondary" onClick={() => void change.run('SUSPENDED')} disabled={busy}>
+                Block (suspend)
+              </button>
+            ) : null}
+            {data.status === 'SUSPENDED' ? (
+              <button type="button" onClick={() => void change.run('ACTIVE')} disabled={busy}>
+                Unblock
+              </button>
+            ) : null}
+          </div>
+          <Outcome error={activate.error ?? change.error}>
+            {done ? (
+              <>
+                Card is now {done.data.status}. <TraceLink traceId={done.traceId} />
+              </>
+            ) : null}
+          </Outcome>
+        </>
+      ) : null}
+      <Panel title="Card transactions">
+        <Status loading={history.loading && !history.data} error={history.error} />
+        {history.data ? <CardTransactionTree groups={history.data} /> : null}
+      </Panel>
+    </Page>
+  );
+}

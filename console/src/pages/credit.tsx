@@ -1,0 +1,77 @@
+import { useState } from 'preact/hooks';
+import type { Schema } from '../api.js';
+import { useLoad } from '../hooks.js';
+import { useSession } from '../session.js';
+import { Amount, Badge, Form, Id, Link, Page, Select, Status, Table, Time } from '../components/ui.js';
+
+type CreditLineStatus = Schema<'CreditLine'>['status'];
+const creditStatuses: readonly CreditLineStatus[] = ['PENDING_COLLATERAL', 'ACTIVE', 'RESTRICTED', 'LIQUIDATING', 'CLOSED'];
+
+function isCreditStatus(value: string): value is CreditLineStatus {
+  return (creditStatuses as readonly string[]).includes(value);
+}
+
+export function CreditPage() {
+  const { api } = useSession();
+  const [status, setStatus] = useState('');
+  const [applied, setApplied] = useState('');
+  const list = useLoad(() => api.get('/v1/credit-lines', { params: { query: { limit: 100, ...(isCreditStatus(applied) ? { status: applied } : {}) } } }), [applied], 5000);
+  const cards = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100, cardType: 'CREDIT' } } }), [], 5000);
+  const cardOf = new Map((cards.data?.data ?? []).filter((card) => card.creditLineId).map((card) => [card.creditLineId ?? '', card]));
+  const rows = list.data?.data ?? [];
+  return (
+    <Page title="Credit lines">
+      <Form label="Filter credit lines" class="filters" onSubmit={() => setApplied(status)}>
+        <Select label="Status" value={status} onValue={setStatus} options={['', ...creditStatuses]} />
+        <button type="submit">Apply</button>
+      </Form>
+      <Status loading={list.loading && !list.data} error={list.error} empty={list.data !== undefined && rows.length === 0} emptyText="No credit lines yet. Open one with POST /v1/credit-lines." />
+      {rows.length > 0 ? (
+        <Table label="Credit lines" columns={['Line', 'Status', 'Limit', 'Available', 'Principal', 'Interest', 'Holds', 'Collateral', 'LTV', 'Card', 'Created']}>
+          {rows.map((line) => {
+            const card = cardOf.get(line.id);
+            return (
+              <tr key={line.id}>
+                <td>
+                  <Id value={line.id} />
+                  <div class="muted">APR {line.apr}</div>
+                </td>
+                <td>
+                  <Badge value={line.status} />
+                </td>
+                <td class="num">
+                  <Amount amount={line.creditLimit} asset={line.currency} />
+                </td>
+                <td class="num">
+                  <Amount amount={line.availableCredit} asset={line.currency} />
+                </td>
+                <td class="num">
+                  <Amount amount={line.outstanding.principal} asset={line.currency} />
+                </td>
+                <td class="num">
+                  <Amount amount={line.outstanding.interest} asset={line.currency} />
+                </td>
+                <td class="num">
+                  <Amount amount={line.outstanding.pendingHolds} asset={line.currency} />
+                </td>
+                <td class="num">
+                  <Amount amount={line.collateral.amount} asset={line.collateral.asset} />
+                  <div class="muted">
+                    worth <Amount amount={line.collateral.value} asset={line.currency} /> at {line.collateral.price}
+                  </div>
+                </td>
+                <td>
+                  {line.ltv ?? '—'} <Badge value={line.ltvLevel} />
+                </td>
+                <td>{card ? <Link to={['cards', card.id]}>•••• {card.last4}</Link> : <span class="muted">—</span>}</td>
+                <td>
+                  <Time value={line.createdAt} />
+                </td>
+              </tr>
+            );
+          })}
+        </Table>
+      ) : null}
+    </Page>
+  );
+}
