@@ -24,6 +24,10 @@ export default defineConfig({
         // cores). What a module keeps for the process is reset per file in test/setup-file.ts.
         isolate: false,
         setupFiles: ['test/setup-file.ts'],
+        // Two files at once even on two cores: most of a file's time is spent waiting (on the
+        // database, on timers, on child processes), so a second worker fills it. Vitest's default
+        // on two cores is one worker.
+        maxWorkers: 2,
       },
     })),
   },
