@@ -123,7 +123,7 @@ export const environmentVariables = [
   ['RATE_LIMIT_PER_MINUTE', '6000 (sandbox), 1200 (production)', 'requests per minute per API key'],
   ['SHUTDOWN_TIMEOUT_MS', '10000', 'how long shutdown waits for in-flight requests'],
   ['IDEMPOTENCY_RETENTION_HOURS', '24', 'how long idempotency keys are kept'],
-  ['EVENT_RETENTION_DAYS', '30', 'how long events stay readable through /v1/events'],
+  ['EVENT_RETENTION_DAYS', '30', 'days the webhook delivery log and the request log are kept (30 at least); events stay readable through /v1/events at least as long (they are not deleted today)'],
   ['PUBLIC_BASE_URL', 'http://localhost:$PORT', 'address this server is reached at (links it hands out)'],
   ['AUTH_CACHE_TTL_MS', '2000', 'how long a process trusts a looked-up API key before checking it again'],
   ['WEBHOOK_TIMEOUT_MS', '10000', 'how long a webhook delivery request may take before it counts as failed'],
