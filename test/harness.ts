@@ -60,7 +60,7 @@ export interface TestContext {
 }
 
 let template: Blob | undefined;
-/** The migrated embedded database the pglite project's global setup wrote (pglite-template.global.ts), read once per file. */
+/** The migrated embedded database the pglite project's global setup wrote (pglite-template.global.ts), read once per worker process. */
 function pgliteTemplate(): Blob {
   if (!template) template = new Blob([fs.readFileSync(inject('pgliteTemplate'))]);
   return template;

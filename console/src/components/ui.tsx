@@ -148,6 +148,38 @@ export function Table(props: { label: string; columns: readonly string[]; class?
   );
 }
 
+/**
+ * Parent/child trees: one disclosure per parent (open when there are five or fewer), its summary
+ * line, and its children as a table inside. Used for the wallet history and card transactions.
+ */
+export function Tree<G>(props: {
+  label: string;
+  groups: readonly G[];
+  keyOf: (group: G) => string;
+  summary: (group: G) => ComponentChildren;
+  children: (group: G) => ComponentChildren;
+  emptyText: string;
+}) {
+  if (props.groups.length === 0) return <p class="muted">{props.emptyText}</p>;
+  return (
+    <ul class="tree" aria-label={props.label}>
+      {props.groups.map((group) => (
+        <li key={props.keyOf(group)}>
+          <details open={props.groups.length <= 5}>
+            <summary>{props.summary(group)}</summary>
+            {props.children(group)}
+          </details>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Whether `value` is one of `values`: narrows a filter's chosen string to the API's enumeration. */
+export function isOneOf<T extends string>(values: readonly T[], value: string): value is T {
+  return (values as readonly string[]).includes(value);
+}
+
 /** A long id shown short (first and last characters), the whole id in its title and accessible name. */
 export function Id(props: { value: string | null | undefined }) {
   if (!props.value) return <span class="muted">—</span>;

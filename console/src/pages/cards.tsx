@@ -2,17 +2,13 @@ import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useAction, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Facts, Form, Id, Link, Outcome, Page, Panel, Select, Status, Table, Time, TraceLink } from '../components/ui.js';
+import { Amount, Badge, Facts, Form, Id, isOneOf, Link, Outcome, Page, Panel, Select, Status, Table, Time, TraceLink, Tree } from '../components/ui.js';
 
 type Card = Schema<'Card'>;
 type CardTransactionGroup = Schema<'CardTransactionGroup'>;
 type CardStatus = Card['status'];
 
 const cardStatuses: readonly CardStatus[] = ['ACTIVE', 'BLOCKED', 'SUSPENDED', 'CANCELLED'];
-
-function isCardStatus(value: string): value is CardStatus {
-  return (cardStatuses as readonly string[]).includes(value);
-}
 
 function cardLabel(card: Card): string {
   return `${card.cardType} •••• ${card.last4}`;
@@ -22,7 +18,7 @@ export function CardsPage() {
   const { api } = useSession();
   const [status, setStatus] = useState('');
   const [applied, setApplied] = useState('');
-  const list = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100, ...(isCardStatus(applied) ? { status: applied } : {}) } } }), [applied], 4000);
+  const list = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100, ...(isOneOf(cardStatuses, applied) ? { status: applied } : {}) } } }), [applied], 4000);
   const programs = useLoad(() => api.get('/v1/cards/programs', {}), []);
   const programName = new Map((programs.data?.data ?? []).map((program) => [program.id, program.name]));
   const rows = list.data?.data ?? [];
@@ -62,52 +58,54 @@ export function CardsPage() {
   );
 }
 
-/** A card's lifecycles (one per swipe) as parent/child trees, like the transactions page. */
-export function CardTransactionTree(props: { groups: CardTransactionGroup[] }) {
-  if (props.groups.length === 0) return <p class="muted">No card transactions yet.</p>;
+/** A card's lifecycles (one per swipe) as parent/child trees, like the wallet history. */
+function CardTransactionTree(props: { groups: CardTransactionGroup[] }) {
   return (
-    <ul class="tree" aria-label="Card transactions by parent">
-      {props.groups.map((group) => (
-        <li key={group.parentCardTransactionId}>
-          <details open={props.groups.length <= 5}>
-            <summary>
-              <span class="tree-type">{group.merchant?.name ?? 'Card transaction'}</span> <Badge value={group.status} /> held <Amount amount={String(group.heldAmount)} asset={group.asset} />, posted{' '}
-              <Amount amount={String(group.postedAmount)} asset={group.asset} />{' '}
-              <span class="muted">
-                parent <Id value={group.parentCardTransactionId} />, {group.children.length} message(s), <Time value={group.createdAt} />
-              </span>
-            </summary>
-            <Table label={`Messages of card transaction ${group.parentCardTransactionId}`} columns={['When', 'Type', 'MTI', 'Status', 'Amount', 'Merchant', 'Response', 'Decision', 'Id']}>
-              {group.children.map((message) => (
-                <tr key={message.id}>
-                  <td>
-                    <Time value={message.timestamp} />
-                  </td>
-                  <td>{message.type}</td>
-                  <td>{message.mti}</td>
-                  <td>
-                    <Badge value={message.status} />
-                  </td>
-                  <td class="num">
-                    <Amount amount={String(message.amount)} asset={message.asset} operation={message.operation} />
-                    {message.requestedAmount !== message.amount ? <div class="muted">requested {message.requestedAmount}</div> : null}
-                  </td>
-                  <td>{message.merchant ? `${message.merchant.name} (MCC ${message.merchant.mcc}, ${message.merchant.city} ${message.merchant.country})` : '—'}</td>
-                  <td>
-                    <code>{message.responseCode}</code>
-                    {message.declineReason ? <div class="muted">{message.declineReason}</div> : null}
-                  </td>
-                  <td>{message.decisionSource}</td>
-                  <td>
-                    <Id value={message.id} />
-                  </td>
-                </tr>
-              ))}
-            </Table>
-          </details>
-        </li>
-      ))}
-    </ul>
+    <Tree
+      label="Card transactions by parent"
+      groups={props.groups}
+      keyOf={(group) => group.parentCardTransactionId}
+      emptyText="No card transactions yet."
+      summary={(group) => (
+        <>
+          <span class="tree-type">{group.merchant?.name ?? 'Card transaction'}</span> <Badge value={group.status} /> held <Amount amount={String(group.heldAmount)} asset={group.asset} />, posted{' '}
+          <Amount amount={String(group.postedAmount)} asset={group.asset} />{' '}
+          <span class="muted">
+            parent <Id value={group.parentCardTransactionId} />, {group.children.length} message(s), <Time value={group.createdAt} />
+          </span>
+        </>
+      )}
+    >
+      {(group) => (
+        <Table label={`Messages of card transaction ${group.parentCardTransactionId}`} columns={['When', 'Type', 'MTI', 'Status', 'Amount', 'Merchant', 'Response', 'Decision', 'Id']}>
+          {group.children.map((message) => (
+            <tr key={message.id}>
+              <td>
+                <Time value={message.timestamp} />
+              </td>
+              <td>{message.type}</td>
+              <td>{message.mti}</td>
+              <td>
+                <Badge value={message.status} />
+              </td>
+              <td class="num">
+                <Amount amount={String(message.amount)} asset={message.asset} operation={message.operation} />
+                {message.requestedAmount !== message.amount ? <div class="muted">requested {message.requestedAmount}</div> : null}
+              </td>
+              <td>{message.merchant ? `${message.merchant.name} (MCC ${message.merchant.mcc}, ${message.merchant.city} ${message.merchant.country})` : '—'}</td>
+              <td>
+                <code>{message.responseCode}</code>
+                {message.declineReason ? <div class="muted">{message.declineReason}</div> : null}
+              </td>
+              <td>{message.decisionSource}</td>
+              <td>
+                <Id value={message.id} />
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+    </Tree>
   );
 }
 

@@ -2,20 +2,16 @@ import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Form, Id, Link, Page, Select, Status, Table, Time } from '../components/ui.js';
+import { Amount, Badge, Form, Id, isOneOf, Link, Page, Select, Status, Table, Time } from '../components/ui.js';
 
 type CreditLineStatus = Schema<'CreditLine'>['status'];
 const creditStatuses: readonly CreditLineStatus[] = ['PENDING_COLLATERAL', 'ACTIVE', 'RESTRICTED', 'LIQUIDATING', 'CLOSED'];
-
-function isCreditStatus(value: string): value is CreditLineStatus {
-  return (creditStatuses as readonly string[]).includes(value);
-}
 
 export function CreditPage() {
   const { api } = useSession();
   const [status, setStatus] = useState('');
   const [applied, setApplied] = useState('');
-  const list = useLoad(() => api.get('/v1/credit-lines', { params: { query: { limit: 100, ...(isCreditStatus(applied) ? { status: applied } : {}) } } }), [applied], 5000);
+  const list = useLoad(() => api.get('/v1/credit-lines', { params: { query: { limit: 100, ...(isOneOf(creditStatuses, applied) ? { status: applied } : {}) } } }), [applied], 5000);
   const cards = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100, cardType: 'CREDIT' } } }), [], 5000);
   const cardOf = new Map((cards.data?.data ?? []).filter((card) => card.creditLineId).map((card) => [card.creditLineId ?? '', card]));
   const rows = list.data?.data ?? [];

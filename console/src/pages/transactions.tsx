@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Field, Form, Id, Page, Select, Status, Table, Time } from '../components/ui.js';
+import { Amount, Badge, Field, Form, Id, Page, Select, Status, Table, Time, Tree } from '../components/ui.js';
 
 type WalletTransaction = Schema<'WalletTransaction'>;
 
@@ -33,43 +33,44 @@ export function groupByParent(records: WalletTransaction[]): Group[] {
 
 /** The unified history as parent/child trees: one disclosure per parent transaction, its records inside. */
 export function TransactionTree(props: { records: WalletTransaction[] }) {
-  const groups = groupByParent(props.records);
-  if (groups.length === 0) return <p class="muted">No transactions yet.</p>;
   return (
-    <ul class="tree" aria-label="Transactions by parent">
-      {groups.map((group) => (
-        <li key={group.parentTransactionId}>
-          <details open={groups.length <= 5}>
-            <summary>
-              <span class="tree-type">{group.type}</span> <Badge value={group.latest.status} /> <Amount amount={group.latest.amount} asset={group.latest.asset} operation={group.latest.operation} />{' '}
-              <span class="muted">
-                parent <Id value={group.parentTransactionId} />, {group.records.length} record(s), <Time value={group.latest.createdAt} />
-              </span>
-            </summary>
-            <Table label={`Records of ${group.type} ${group.parentTransactionId}`} columns={['When', 'Purpose', 'Balance', 'Status', 'Amount', 'Id']}>
-                {group.records.map((record) => (
-                  <tr key={record.id}>
-                    <td>
-                      <Time value={record.createdAt} />
-                    </td>
-                    <td>{record.purpose}</td>
-                    <td>{record.balanceType}</td>
-                    <td>
-                      <Badge value={record.status} />
-                    </td>
-                    <td class="num">
-                      <Amount amount={record.amount} asset={record.asset} operation={record.operation} />
-                    </td>
-                    <td>
-                      <Id value={record.id} />
-                    </td>
-                  </tr>
-                ))}
-              </Table>
-          </details>
-        </li>
-      ))}
-    </ul>
+    <Tree
+      label="Transactions by parent"
+      groups={groupByParent(props.records)}
+      keyOf={(group) => group.parentTransactionId}
+      emptyText="No transactions yet."
+      summary={(group) => (
+        <>
+          <span class="tree-type">{group.type}</span> <Badge value={group.latest.status} /> <Amount amount={group.latest.amount} asset={group.latest.asset} operation={group.latest.operation} />{' '}
+          <span class="muted">
+            parent <Id value={group.parentTransactionId} />, {group.records.length} record(s), <Time value={group.latest.createdAt} />
+          </span>
+        </>
+      )}
+    >
+      {(group) => (
+        <Table label={`Records of ${group.type} ${group.parentTransactionId}`} columns={['When', 'Purpose', 'Balance', 'Status', 'Amount', 'Id']}>
+          {group.records.map((record) => (
+            <tr key={record.id}>
+              <td>
+                <Time value={record.createdAt} />
+              </td>
+              <td>{record.purpose}</td>
+              <td>{record.balanceType}</td>
+              <td>
+                <Badge value={record.status} />
+              </td>
+              <td class="num">
+                <Amount amount={record.amount} asset={record.asset} operation={record.operation} />
+              </td>
+              <td>
+                <Id value={record.id} />
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+    </Tree>
   );
 }
 
