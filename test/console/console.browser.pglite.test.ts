@@ -315,7 +315,7 @@ describe('the sandbox console in headless Chromium', () => {
 
     // Block and unblock through PATCH /v1/cards/:cardId.
     await page.getByRole('button', { name: 'Block (suspend)' }).click();
-    await expect(page.getByRole('status').filter({ hasText: 'Card is now' }).textContent()).resolves.toContain('SUSPENDED');
+    await page.getByRole('status').filter({ hasText: 'Card is now SUSPENDED' }).waitFor();
     await page.getByRole('button', { name: 'Unblock' }).click();
     await page.getByRole('status').filter({ hasText: 'Card is now ACTIVE' }).waitFor();
 
@@ -365,8 +365,8 @@ describe('the sandbox console in headless Chromium', () => {
     await expect(region.textContent()).resolves.toMatch(/Total to receive[\s\S]*BTC[\s\S]*Expires/);
     expect(await unnamedControls(page)).toEqual([]);
     await region.getByRole('button', { name: 'Execute' }).click();
-    const result = region.getByRole('status').filter({ hasText: 'Trade' });
-    await expect(result.textContent()).resolves.toMatch(/COMPLETED[\s\S]*USD → [0-9.]+ BTC/);
+    const result = region.getByRole('status').filter({ hasText: /COMPLETED[\s\S]*USD → [0-9.]+ BTC/ });
+    await result.waitFor();
     expect(await result.getByRole('link', { name: 'Open trace' }).getAttribute('href')).toMatch(/^#\/traces\//);
     await screenshot(page, 'trades');
     expect(await balanceOf(t, wallet.walletId, 'USD')).toMatchObject({ AVAILABLE: '400.00' });
@@ -377,8 +377,10 @@ describe('the sandbox console in headless Chromium', () => {
     await priceForm.getByLabel('Symbol').selectOption('BTC-USD');
     await priceForm.getByLabel('New price (USD)').fill('65000.00');
     await priceForm.getByRole('button', { name: 'Set price' }).click();
-    await expect(page.getByRole('region', { name: 'Sandbox prices' }).getByRole('status').textContent()).resolves.toContain('BTC-USD is now 65000');
-    await expect(page.getByRole('table', { name: 'Sandbox prices' }).textContent()).resolves.toContain('65000');
+    // The status shows first and the table is read again after it: wait for each rather than
+    // reading the text once (a single read raced the table's reload in a CI run).
+    await page.getByRole('region', { name: 'Sandbox prices' }).getByRole('status').filter({ hasText: 'BTC-USD is now 65000' }).waitFor();
+    await page.getByRole('table', { name: 'Sandbox prices' }).getByRole('row').filter({ hasText: 'BTC-USD' }).filter({ hasText: '65000' }).waitFor();
     expect(pageErrors).toEqual([]);
     await page.close();
   });
