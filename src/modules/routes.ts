@@ -67,8 +67,8 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   // A collateral price change recomputes every credit line on that asset in the same transaction.
   priceChangedHooks.register('credit-lines', creditPriceChangedHook);
   registerCreditLineRoutes(app, deps);
-  const sandboxPrices = deps.config.mode === 'sandbox' ? new DatabasePriceProvider(deps.db, priceChangedHooks) : undefined;
-  registerTradeRoutes(app, deps, { mode: deps.config.mode, prices: sandboxPrices ?? unconnectedPriceFeed, quoteTtlSeconds: deps.config.quoteTtlSeconds, spreadBps: deps.config.tradeSpreadBps });
+  const sandboxPrices = deps.config.mode === 'sandbox' ? new DatabasePriceProvider(deps.db, priceChangedHooks, deps.database.kind === 'pglite' ? 1 : deps.config.readBatchConcurrency) : undefined;
+  registerTradeRoutes(app, deps, { mode: deps.config.mode, prices: sandboxPrices ?? unconnectedPriceFeed, quoteTtlSeconds: deps.config.quoteTtlSeconds, spreadBps: deps.config.tradeSpreadBps }, metrics);
   if (sandboxPrices) registerSandboxPriceRoutes(app, deps, sandboxPrices);
   registerConsoleRoutes(app, deps);
 }

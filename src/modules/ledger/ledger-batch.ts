@@ -166,6 +166,8 @@ export class LedgerBatch {
   private flushed = false;
   /** Loaded by `assumeLoaded()`: balances are relative and checked by the database at flush. */
   private unchecked = false;
+  /** Set by `assumeLoaded({ openCredited: true })`: accounts only credited are opened if missing. */
+  private openCredited = false;
 
   /** `now` stamps the rows the batch creates besides the operations' own (accounts created on first use). */
   constructor(
@@ -287,11 +289,18 @@ export class LedgerBatch {
    * Instead of `load()`, for a batch of transfers only: locks and reads nothing, and assumes that
    * every declared wallet account exists (its balances then count from zero). `apply()` refuses
    * nothing for want of money; `flush()` makes the database check it instead.
+   *
+   * With `openCredited`, a wallet account the batch only credits (it never needed money the batch
+   * did not give it) is written as an upsert instead: opened if it does not exist yet, the wallet's
+   * existence checked by the account's foreign key. For batches that often credit an asset a
+   * wallet never held (a trade's to-asset), which would otherwise fail and run the checked way.
+   * An upsert costs a little more than the plain update, so transfers do not ask for it.
    */
-  assumeLoaded(): void {
+  assumeLoaded(options: { openCredited?: boolean } = {}): void {
     assert(!this.loaded, 'assumeLoaded() runs once, instead of load()');
     this.loaded = true;
     this.unchecked = true;
+    this.openCredited = options.openCredited ?? false;
     assert(this.holdNeeds.size === 0 && this.pendingCreditNeeds.size === 0, 'a batch that reads nothing runs transfers only');
     for (const [id, need] of this.walletNeeds) {
       this.wallets.set(id, { ...this.emptyAccount(need.clientId, id, need.walletId, need.asset, true, false), exists: true });
@@ -351,6 +360,18 @@ export class LedgerBatch {
     assert(this.loaded && !this.flushed, 'apply() runs between load() and flush()');
     assert(!this.unchecked || operation.operation === 'transfer', 'a batch that reads nothing runs transfers only');
     return this.dispatch(operation) as ResultOf<O>;
+  }
+
+  /**
+   * The AVAILABLE balance of a declared wallet account as this batch sees it now (after the
+   * operations applied so far), for a check that moves nothing. Only in a batch that read its
+   * accounts (`load()`); a wallet that does not exist reads as zero.
+   */
+  availableOf(clientId: string, walletId: string, asset: string): bigint {
+    assert(this.loaded && !this.unchecked && !this.flushed, 'availableOf() runs between load() and flush()');
+    const account = this.wallets.get(walletAccountId(clientId, walletId.toLowerCase(), asset));
+    assert(account, `wallet account ${walletId}/${asset} was not declared before load()`);
+    return account.available;
   }
 
   private dispatch(operation: LedgerOperation): TransferResult | HoldResult | CaptureResult | PendingCreditResult {
@@ -779,7 +800,12 @@ export class LedgerBatch {
       if (this.unchecked) {
         // Even an account whose changes cancel out is checked: it must have held enough on the way.
         assert(account.deltaReserved === 0n && account.deltaPending === 0n && !account.forced, `account ${account.id} changed more than AVAILABLE`);
-        if (account.touched) uncheckedDeltas.push({ clientId: account.clientId, id: account.id, available: account.deltaAvailable, lowest: account.lowest });
+        if (!account.touched) continue;
+        if (this.openCredited && account.lowest >= 0n) {
+          upserts.push({ clientId: account.clientId, id: account.id, kind: 'WALLET', walletId: account.walletId, shard: 0, asset: account.asset, available: account.deltaAvailable, reserved: 0n, pending: 0n });
+        } else {
+          uncheckedDeltas.push({ clientId: account.clientId, id: account.id, available: account.deltaAvailable, lowest: account.lowest });
+        }
         continue;
       }
       const changed = account.deltaAvailable !== 0n || account.deltaReserved !== 0n || account.deltaPending !== 0n;

@@ -57,7 +57,6 @@ export {
 export { ratio, ratioFromScaled, type Ratio } from './ratio.js';
 export { DatabasePriceProvider, storedSandboxPrice, unconnectedPriceFeed } from './price-feeds.js';
 export {
-  executeQuote,
   getQuote,
   liquidityUnavailableCode,
   tradeFeePurpose,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { ReadBatcher } from '../../platform/db/read-batcher.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { AppError } from '../../platform/http/errors.js';
 import { assert } from '../../platform/assert.js';
@@ -35,15 +36,25 @@ function seededPrice(symbol: string): Price {
  * transaction and runs the price-changed hooks there.
  */
 export class DatabasePriceProvider implements SandboxPriceProvider {
+  /**
+   * Quotes arriving together read their clients' prices in one query (a quote under load would
+   * otherwise spend a round trip of its own on them). A read still starts after its request
+   * arrived, so a quote never prices with a price older than the last change committed before it.
+   */
+  private readonly reads: ReadBatcher<string, Map<string, PriceRecord>>;
+
   constructor(
     private readonly db: Db,
     private readonly hooks: PriceChangedHooks,
-  ) {}
+    readConcurrency = 1,
+  ) {
+    this.reads = new ReadBatcher({ fetch: (clientIds: string[]) => this.changedPricesMany(clientIds), sizeMax: 256, concurrency: readConcurrency });
+  }
 
   async midPrice(query: MidPriceQuery): Promise<Ratio | undefined> {
     const pair = defaultAssetPairs.find((candidate) => candidate.symbol === query.symbol);
     if (!pair) return undefined;
-    const changed = await this.changedPrices(this.db, query.clientId);
+    const changed = await this.reads.load(query.clientId);
     return crossMidPrice(pair.baseAsset, pair.quoteAsset, (symbol) => (isPriceSymbol(symbol) ? (changed.get(symbol)?.price ?? seededPrice(symbol)) : undefined));
   }
 
@@ -84,6 +95,22 @@ export class DatabasePriceProvider implements SandboxPriceProvider {
       traceId: change.traceId,
     });
     return { symbol: change.symbol, price: change.price, updatedAt: change.at };
+  }
+
+  /** The prices each client set, one map per client id given (in order), in one query. */
+  private async changedPricesMany(clientIds: readonly string[]): Promise<Map<string, PriceRecord>[]> {
+    const rows = await this.db
+      .selectFrom('sandbox_prices')
+      .select(['client_id', 'symbol', sql<string>`price::text`.as('price'), 'updated_at'])
+      .where('client_id', '=', sql<string>`ANY(${[...new Set(clientIds)]}::uuid[])`)
+      .execute();
+    const byClient = new Map<string, Map<string, PriceRecord>>();
+    for (const row of rows) {
+      let prices = byClient.get(row.client_id);
+      if (!prices) byClient.set(row.client_id, (prices = new Map<string, PriceRecord>()));
+      prices.set(row.symbol, { symbol: row.symbol, price: parsePrice(row.price), updatedAt: row.updated_at });
+    }
+    return clientIds.map((clientId) => byClient.get(clientId) ?? new Map<string, PriceRecord>());
   }
 
   private async changedPrices(db: Db | Tx, clientId: string): Promise<Map<string, PriceRecord>> {

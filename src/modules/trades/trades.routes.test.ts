@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext, type TestResponse } from '../../../test/harness.js';
 import { createIndividual } from '../../../test/customers/fixtures.js';
 import { availableOf, fundWallet } from '../../../test/ledger/fixtures.js';
+import { buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { systemAccountBalance, verifyLedger } from '../ledger/index.js';
@@ -531,6 +532,112 @@ describe('production mode', () => {
     } finally {
       await production.close();
     }
+  });
+});
+
+describe('batched writes (trade-batches.ts)', () => {
+  const quotesRoute = '/v1/trades/quotes';
+  const executeRoute = '/v1/trades/quotes/:quoteId/execute';
+
+  /** Batched writes of one route done one way with one result, from /metrics. */
+  async function batches(route: string, path: 'unchecked' | 'checked', result: 'committed' | 'retried'): Promise<number> {
+    const response = await t.request({ url: '/metrics', key: null });
+    const line = String(response.body)
+      .split('\n')
+      .find((entry) => entry.startsWith(`openbaas_write_batches_total{route="${route}",path="${path}",result="${result}"}`));
+    return line ? Number(line.split(' ').pop()) : 0;
+  }
+
+  async function counts(route: string) {
+    return { unchecked: await batches(route, 'unchecked', 'committed'), retried: await batches(route, 'unchecked', 'retried'), checked: await batches(route, 'checked', 'committed') };
+  }
+
+  const buyBtc = (customerId: string, fromAmount = '10.00') => quoteBody(customerId, { fromAssetId: 'USD', toAssetId: 'BTC', fromAmount, side: 'buy', direction: 'reverse' });
+
+  it('a quote and its execution, each alone, commit in one round trip without reading first, opening the wallet\'s BTC account', async () => {
+    const { customerId, walletId } = await holder(t.clientA, { USD: 10_000n });
+    const [quotesBefore, executionsBefore] = [await counts(quotesRoute), await counts(executeRoute)];
+    const given = await quoted(buyBtc(customerId));
+    const response = await execute(given.quoteId, walletId, { idempotencyKey: crypto.randomUUID() });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body.data.success).toBe(true);
+    expect(await counts(quotesRoute)).toEqual({ ...quotesBefore, unchecked: quotesBefore.unchecked + 1 });
+    expect(await counts(executeRoute)).toEqual({ ...executionsBefore, unchecked: executionsBefore.unchecked + 1 });
+    expect(await balances(walletId)).toEqual({ USD: '90.00', BTC: given.totalToReceive });
+  });
+
+  it('twenty trades at once: each answered with its own quote and moving only its own money', async () => {
+    const holders = await Promise.all(Array.from({ length: 20 }, () => holder(t.clientA, { USD: 10_000n })));
+    const quotes = await Promise.all(holders.map((entry) => quote(buyBtc(entry.customerId), t.clientA)));
+    expect(quotes.map((response) => response.status)).toEqual(holders.map(() => 201));
+    expect(quotes.map((response) => response.body.data.customerId)).toEqual(holders.map((entry) => entry.customerId));
+    const executed = await Promise.all(holders.map((entry, index) => execute(quotes[index]?.body.data.quoteId, entry.walletId, { idempotencyKey: crypto.randomUUID() })));
+    expect(executed.map((response) => [response.status, response.body.data?.success])).toEqual(holders.map(() => [201, true]));
+    expect(new Set(executed.map((response) => response.body.data.parentTransactionId)).size).toBe(20);
+    for (const [index, entry] of holders.entries()) {
+      expect(executed[index]?.body.data.walletId).toBe(entry.walletId);
+      expect(await balances(entry.walletId)).toEqual({ USD: '90.00', BTC: quotes[index]?.body.data.totalToReceive });
+    }
+  });
+
+  it('when a batch written without reading is refused, it runs the checked way: 404 for a wallet of another customer or none, 422 for short money, the others execute', async () => {
+    const good = await Promise.all(Array.from({ length: 3 }, () => holder(t.clientA, { USD: 10_000n })));
+    const owner = await holder(t.clientA, { USD: 10_000n });
+    const stranger = await holder(t.clientA, { USD: 10_000n });
+    const short = await holder(t.clientA, { USD: 500n });
+    const goodQuotes = await Promise.all(good.map((entry) => quoted(buyBtc(entry.customerId))));
+    const ownerQuote = await quoted(buyBtc(owner.customerId));
+    const shortQuote = await quoted(buyBtc(short.customerId));
+    const before = await counts(executeRoute);
+    const noWalletQuote = await quoted(buyBtc(owner.customerId));
+    const [wrongWallet, noWallet, shortMoney, ...executed] = await Promise.all([
+      execute(ownerQuote.quoteId, stranger.walletId, { idempotencyKey: crypto.randomUUID() }),
+      execute(noWalletQuote.quoteId, crypto.randomUUID(), { idempotencyKey: crypto.randomUUID() }),
+      execute(shortQuote.quoteId, short.walletId, { idempotencyKey: crypto.randomUUID() }),
+      ...good.map((entry, index) => execute(goodQuotes[index].quoteId, entry.walletId, { idempotencyKey: crypto.randomUUID() })),
+    ]);
+    expectError(wrongWallet, 404, 'NOT_FOUND', 'walletId');
+    expectError(noWallet, 404, 'NOT_FOUND', 'walletId');
+    expectError(shortMoney, 422, 'INSUFFICIENT_FUNDS', 'walletId');
+    expect(executed.map((response) => response.status)).toEqual([201, 201, 201]);
+    const after = await counts(executeRoute);
+    expect(after.retried).toBeGreaterThan(before.retried);
+    expect(after.checked).toBeGreaterThan(before.checked);
+    // Nothing moved for the refused two; the owner's quote is still open and executes from the owner's wallet.
+    expect(await balances(stranger.walletId)).toEqual({ USD: '100.00' });
+    expect(await balances(short.walletId)).toEqual({ USD: '5.00' });
+    for (const entry of good) expect((await balances(entry.walletId)).USD).toBe('90.00');
+    expect((await t.request({ url: `/v1/trades/quotes/${ownerQuote.quoteId}` })).body.data.status).toBe('OPEN');
+    expect((await execute(ownerQuote.quoteId, owner.walletId)).status).toBe(201);
+  });
+
+  it('a quote given by another process (or before a restart) is read and locked before its execution; a second execution answers 409', async () => {
+    const { customerId, walletId } = await holder(t.clientA, { USD: 10_000n });
+    const given = await quoted(buyBtc(customerId));
+    // A second app on the same database knows none of the first one's quotes.
+    const { app: other } = await buildApp(t.deps, { logger: false });
+    try {
+      const response = await other.inject({ method: 'POST', url: `/v1/trades/quotes/${given.quoteId}/execute`, headers: { authorization: t.clientA.key }, payload: { walletId } });
+      expect(response.statusCode, response.body).toBe(201);
+      expect(JSON.parse(response.body).data.success).toBe(true);
+    } finally {
+      await other.close();
+    }
+    // The first app still remembers the quote as open: its write finds the quote executed and the checked way answers 409.
+    expectError(await execute(given.quoteId, walletId, { idempotencyKey: crypto.randomUUID() }), 409, 'QUOTE_ALREADY_EXECUTED');
+    expect((await balances(walletId)).USD).toBe('90.00');
+  });
+
+  it('quotes at once with an unknown customer among them: 404 for it (and its Idempotency-Key replays the 404), 201 for the others', async () => {
+    const holders = await Promise.all(Array.from({ length: 4 }, () => holder()));
+    const missingKey = crypto.randomUUID();
+    const missing = { method: 'POST' as const, url: '/v1/trades/quotes', body: buyBtc(crypto.randomUUID()), idempotencyKey: missingKey };
+    const [refused, ...given] = await Promise.all([t.request(missing), ...holders.map((entry) => quote(buyBtc(entry.customerId)))]);
+    expectError(refused, 404, 'NOT_FOUND', 'customerId');
+    expect(given.map((response) => response.status)).toEqual([201, 201, 201, 201]);
+    const replay = await t.request(missing);
+    expectError(replay, 404, 'NOT_FOUND', 'customerId');
+    expect(replay.headers['idempotent-replayed']).toBe('true');
   });
 });
 

@@ -62,6 +62,12 @@ export interface WriteBatcherOptions<I, O, L> {
    * runs again the usual way.
    */
   assume?: (tx: Tx, items: BatchItem<I>[]) => L;
+  /**
+   * Whether `assume` can answer for this batch; when it answers false the batch goes the checked
+   * way at once (for example when the write could not check something the assumed path skips).
+   * Without it, every batch is first tried with `assume`.
+   */
+  assumable?: (items: BatchItem<I>[]) => boolean;
   /** Told of every batch written: which way (`unchecked` is `assume`'s) and whether it committed. */
   observe?: (path: 'unchecked' | 'checked', committed: boolean) => void;
 }
@@ -250,7 +256,7 @@ export class WriteBatcher<I, O, L> {
       debugStats.items += batch.length;
     }
     const assume = this.options.assume;
-    if (assume) {
+    if (assume && (this.options.assumable?.(this.itemsOf(batch)) ?? true)) {
       // One round trip: the write with its checks and the idempotency records, as one transaction.
       const unchecked = (tx: Tx) => this.finish(tx, batch, batch.map(() => undefined), assume(tx, this.itemsOf(batch)));
       try {

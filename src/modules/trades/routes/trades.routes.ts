@@ -3,9 +3,24 @@ import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
 import { authOf } from '../../../platform/http/context.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
-import { requestContext, runWrite } from '../../../platform/http/idempotency.js';
+import { requestContext } from '../../../platform/http/idempotency.js';
+import type { Metrics } from '../../../platform/http/metrics.js';
+import { WriteBatcher } from '../../../platform/http/write-batcher.js';
 import { defaultAssetPairs } from '../asset-pairs.js';
-import { createQuote, executeQuote, getQuote, priceQuoteRequest, type TradesRuntime } from '../trades.service.js';
+import {
+  assumeExecutions,
+  assumeQuotes,
+  executionsAssumable,
+  loadExecutions,
+  loadQuotes,
+  OpenQuotes,
+  processExecutions,
+  processQuotes,
+  type ExecuteRequest,
+  type LoadedExecutions,
+  type LoadedQuotes,
+} from '../trade-batches.js';
+import { getQuote, priceQuoteRequest, type ExecutionView, type PricedQuoteRequest, type QuoteView, type TradesRuntime } from '../trades.service.js';
 
 const tags = ['Trades'];
 const exampleCustomer = '019c8f2e-5a09-7b2c-8d3e-9f0a1b2c3d4e';
@@ -106,7 +121,28 @@ const ExecuteBody = Type.Object(
 
 const QuoteParams = Type.Object({ quoteId: Text.id({ examples: [exampleQuote] }) });
 
-export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime): void {
+export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime, metrics: Metrics): void {
+  // Quotes and executions are written in batches, as internal transfers are (trade-batches.ts).
+  const concurrency = deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency;
+  const openQuotes = new OpenQuotes();
+  const quotes = new WriteBatcher<PricedQuoteRequest, QuoteView, LoadedQuotes>(deps, {
+    sizeMax: deps.config.writeBatchSizeMax,
+    concurrency,
+    load: loadQuotes,
+    assume: (_tx, items) => assumeQuotes(items),
+    observe: (path, committed) => metrics.writeBatch('/v1/trades/quotes', path, committed),
+    process: processQuotes(runtime, openQuotes),
+  });
+  const executions = new WriteBatcher<ExecuteRequest, ExecutionView, LoadedExecutions>(deps, {
+    sizeMax: deps.config.writeBatchSizeMax,
+    concurrency,
+    load: loadExecutions,
+    assumable: (items) => executionsAssumable(runtime.mode, openQuotes, items),
+    assume: (tx, items) => assumeExecutions(tx, openQuotes, items),
+    observe: (path, committed) => metrics.writeBatch('/v1/trades/quotes/:quoteId/execute', path, committed),
+    process: processExecutions(runtime, openQuotes),
+  });
+
   app.get(
     '/v1/trades/asset-pairs',
     {
@@ -147,11 +183,7 @@ export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime
     },
     async (request, reply) => {
       const priced = await priceQuoteRequest(runtime, requestContext(request, deps), request.body);
-      return runWrite(request, reply, deps, async (tx, context) => ({
-        statusCode: 201,
-        message: 'Quote created',
-        data: await createQuote(tx, context, runtime, priced),
-      }));
+      await quotes.submit(request, reply, priced);
     },
   );
 
@@ -191,10 +223,8 @@ export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime
         response: { 201: Envelope(ExecutionSchema) },
       },
     },
-    async (request, reply) =>
-      runWrite(request, reply, deps, async (tx, context) => {
-        const { statusCode, view } = await executeQuote(tx, context, runtime, request.params.quoteId, request.body.walletId);
-        return { statusCode, message: view.success ? 'Trade executed' : 'Trade failed at the liquidity provider', data: view };
-      }),
+    async (request, reply) => {
+      await executions.submit(request, reply, { quoteId: request.params.quoteId, walletId: request.body.walletId });
+    },
   );
 }
