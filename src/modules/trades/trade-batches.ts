@@ -157,7 +157,7 @@ export function processQuotes(runtime: TradesRuntime, openQuotes: OpenQuotes) {
       return { ok: true, result: { statusCode: 201, message: 'Quote created', data: quoteView(row) } };
     });
     if (rows.length > 0) {
-      write.add('trade_quotes', insertQuotesStatement(rows), { expectRows: rows.length });
+      write.add('trade_quotes_given', insertQuotesStatement(rows), { expectRows: rows.length });
       for (const row of rows) openQuotes.remember(row);
     }
     return outcomes;
@@ -198,7 +198,9 @@ function insertQuotesStatement(rows: readonly QuoteRow[]) {
     ) AS q (client_id, id, customer_id, pair_symbol, direction, side, from_asset, to_asset, fee_asset, price_per_unit_units,
       price_decimals, fee_rate, from_amount, amount_to_spend, gross_to_receive, fee_amount, total_to_receive, ttl_seconds, expires_at,
       created_at)
-    JOIN customers c ON c.client_id = q.client_id AND c.id = q.customer_id
+    -- Looked up quote by quote by its key (a scalar subquery cannot become a join, whose generic
+    -- plan could scan the customers when the table looked small once).
+    WHERE (SELECT true FROM customers c WHERE c.client_id = q.client_id AND c.id = q.customer_id)
     RETURNING 1`;
 }
 
@@ -402,7 +404,7 @@ export function processExecutions(runtime: Pick<TradesRuntime, 'mode'>, openQuot
       }
     });
     if (loaded.ledger) await loaded.ledger.flush(write);
-    if (results.length > 0) write.add('trade_quotes', quoteResultsStatement(results), { expectRows: results.length });
+    if (results.length > 0) write.add('trade_quotes_executed', quoteResultsStatement(results), { expectRows: results.length });
     await recordEvents(tx, events, write);
     for (const row of results) openQuotes.forget(row.client_id, row.id);
     return outcomes;
@@ -501,6 +503,82 @@ function quoteResultsStatement(rows: readonly QuoteRow[]) {
     ) AS u (client_id, id, status, wallet_id, parent_transaction_id, source_transaction_id, target_transaction_id, fee_transaction_id,
       failure_code, executed_at)
     WHERE t.client_id = u.client_id AND t.id = u.id AND t.status = 'OPEN'
-      AND EXISTS (SELECT 1 FROM wallets w WHERE w.client_id = u.client_id AND w.id = u.wallet_id AND w.customer_id = t.customer_id)
+      -- A scalar subquery, not EXISTS: the planner cannot turn it into a join, so each quote is
+      -- found by its whole key. As EXISTS, a generic plan made while the table looked small joined
+      -- the wallets first and then scanned every quote of the client by client_id alone.
+      AND t.customer_id = (SELECT w.customer_id FROM wallets w WHERE w.client_id = u.client_id AND w.id = u.wallet_id)
     RETURNING 1`;
 }
+
+// ---- quotes and executions together ---------------------------------------------------------
+
+/**
+ * A write to the trade routes: a quote, or an execution. Both routes share one batcher, so a batch
+ * carries the quotes and the executions that arrive together and pays one transaction for both
+ * (a client quotes, then executes: under load half its requests are of each kind).
+ */
+export type TradeWrite = { kind: 'quote'; quote: PricedQuoteRequest } | { kind: 'execute'; execute: ExecuteRequest };
+
+export interface LoadedTradeWrites {
+  /** Positions in the batch of its quotes and of its executions, in order. */
+  quotePositions: number[];
+  executePositions: number[];
+  quotes: LoadedQuotes;
+  executions: LoadedExecutions;
+}
+
+function splitTradeWrites(items: BatchItem<TradeWrite>[]) {
+  const quotePositions: number[] = [];
+  const executePositions: number[] = [];
+  const quoteItems: BatchItem<PricedQuoteRequest>[] = [];
+  const executeItems: BatchItem<ExecuteRequest>[] = [];
+  items.forEach(({ context, input }, position) => {
+    if (input.kind === 'quote') {
+      quotePositions.push(position);
+      quoteItems.push({ context, input: input.quote });
+    } else {
+      executePositions.push(position);
+      executeItems.push({ context, input: input.execute });
+    }
+  });
+  return { quotePositions, executePositions, quoteItems, executeItems };
+}
+
+/** The batcher's options for the trade routes (see WriteBatcherOptions). */
+export function tradeWriteBatch(runtime: TradesRuntime, openQuotes: OpenQuotes) {
+  const quotes = processQuotes(runtime, openQuotes);
+  const executions = processExecutions(runtime, openQuotes);
+  return {
+    async load(tx: Tx, items: BatchItem<TradeWrite>[]): Promise<LoadedTradeWrites> {
+      const split = splitTradeWrites(items);
+      const [loadedQuotes, loadedExecutions] = await Promise.all([loadQuotes(tx, split.quoteItems), loadExecutions(tx, split.executeItems)]);
+      return { quotePositions: split.quotePositions, executePositions: split.executePositions, quotes: loadedQuotes, executions: loadedExecutions };
+    },
+    assumable(items: BatchItem<TradeWrite>[]): boolean {
+      return executionsAssumable(runtime.mode, openQuotes, splitTradeWrites(items).executeItems);
+    },
+    assume(tx: Tx, items: BatchItem<TradeWrite>[]): LoadedTradeWrites {
+      const split = splitTradeWrites(items);
+      return {
+        quotePositions: split.quotePositions,
+        executePositions: split.executePositions,
+        quotes: assumeQuotes(split.quoteItems),
+        executions: assumeExecutions(tx, openQuotes, split.executeItems),
+      };
+    },
+    async process(tx: Tx, loaded: LoadedTradeWrites, fresh: readonly number[], write: WriteStatement): Promise<BatchOutcome<QuoteView | ExecutionView>[]> {
+      // Each kind's own positions of the fresh items, in order.
+      const freshSet = new Set(fresh);
+      const freshQuotes = loaded.quotePositions.flatMap((position, index) => (freshSet.has(position) ? [index] : []));
+      const freshExecutions = loaded.executePositions.flatMap((position, index) => (freshSet.has(position) ? [index] : []));
+      const outcomes = new Map<number, BatchOutcome<QuoteView | ExecutionView>>();
+      const quoteOutcomes = freshQuotes.length === 0 ? [] : await quotes(tx, loaded.quotes, freshQuotes, write);
+      freshQuotes.forEach((index, at) => outcomes.set(loaded.quotePositions[index] ?? -1, quoteOutcomes[at] ?? missingOutcome()));
+      const executionOutcomes = freshExecutions.length === 0 ? [] : await executions(tx, loaded.executions, freshExecutions, write);
+      freshExecutions.forEach((index, at) => outcomes.set(loaded.executePositions[index] ?? -1, executionOutcomes[at] ?? missingOutcome()));
+      return fresh.map((position) => outcomes.get(position) ?? missingOutcome());
+    },
+  };
+}
+
+const missingOutcome = (): BatchOutcome<never> => ({ ok: false, error: new AppError('INTERNAL_ERROR', 'Internal error: a trade write was left without an outcome.') });

@@ -536,8 +536,8 @@ describe('production mode', () => {
 });
 
 describe('batched writes (trade-batches.ts)', () => {
-  const quotesRoute = '/v1/trades/quotes';
-  const executeRoute = '/v1/trades/quotes/:quoteId/execute';
+  // Quotes and executions share one batcher, counted under one route label.
+  const route = '/v1/trades/quotes';
 
   /** Batched writes of one route done one way with one result, from /metrics. */
   async function batches(route: string, path: 'unchecked' | 'checked', result: 'committed' | 'retried'): Promise<number> {
@@ -556,13 +556,13 @@ describe('batched writes (trade-batches.ts)', () => {
 
   it('a quote and its execution, each alone, commit in one round trip without reading first, opening the wallet\'s BTC account', async () => {
     const { customerId, walletId } = await holder(t.clientA, { USD: 10_000n });
-    const [quotesBefore, executionsBefore] = [await counts(quotesRoute), await counts(executeRoute)];
+    const before = await counts(route);
     const given = await quoted(buyBtc(customerId));
+    expect(await counts(route)).toEqual({ ...before, unchecked: before.unchecked + 1 });
     const response = await execute(given.quoteId, walletId, { idempotencyKey: crypto.randomUUID() });
     expect(response.status, JSON.stringify(response.body)).toBe(201);
     expect(response.body.data.success).toBe(true);
-    expect(await counts(quotesRoute)).toEqual({ ...quotesBefore, unchecked: quotesBefore.unchecked + 1 });
-    expect(await counts(executeRoute)).toEqual({ ...executionsBefore, unchecked: executionsBefore.unchecked + 1 });
+    expect(await counts(route)).toEqual({ ...before, unchecked: before.unchecked + 2 });
     expect(await balances(walletId)).toEqual({ USD: '90.00', BTC: given.totalToReceive });
   });
 
@@ -580,6 +580,25 @@ describe('batched writes (trade-batches.ts)', () => {
     }
   });
 
+  it('quotes and executions arriving together share batches and each gets its own answer', async () => {
+    const executing = await Promise.all(Array.from({ length: 6 }, () => holder(t.clientA, { USD: 10_000n })));
+    const quoting = await Promise.all(Array.from({ length: 6 }, () => holder(t.clientA, { USD: 10_000n })));
+    const open = await Promise.all(executing.map((entry) => quoted(buyBtc(entry.customerId))));
+    const responses = await Promise.all([
+      ...executing.map((entry, index) => execute(open[index].quoteId, entry.walletId, { idempotencyKey: crypto.randomUUID() })),
+      ...quoting.map((entry) => quote(buyBtc(entry.customerId, '20.00'))),
+    ]);
+    expect(responses.map((response) => response.status)).toEqual(responses.map(() => 201));
+    const executions = responses.slice(0, 6).map((response) => response.body);
+    const quotes = responses.slice(6).map((response) => response.body);
+    expect(executions.map((body) => [body.message, body.data.quoteId, body.data.walletId, body.data.success])).toEqual(
+      executing.map((entry, index) => ['Trade executed', open[index].quoteId, entry.walletId, true]),
+    );
+    expect(quotes.map((body) => [body.message, body.data.customerId, body.data.fromAmount, body.data.status])).toEqual(quoting.map((entry) => ['Quote created', entry.customerId, '20.00', 'OPEN']));
+    for (const entry of executing) expect((await balances(entry.walletId)).USD).toBe('90.00');
+    for (const entry of quoting) expect(await balances(entry.walletId)).toEqual({ USD: '100.00' });
+  });
+
   it('when a batch written without reading is refused, it runs the checked way: 404 for a wallet of another customer or none, 422 for short money, the others execute', async () => {
     const good = await Promise.all(Array.from({ length: 3 }, () => holder(t.clientA, { USD: 10_000n })));
     const owner = await holder(t.clientA, { USD: 10_000n });
@@ -588,7 +607,7 @@ describe('batched writes (trade-batches.ts)', () => {
     const goodQuotes = await Promise.all(good.map((entry) => quoted(buyBtc(entry.customerId))));
     const ownerQuote = await quoted(buyBtc(owner.customerId));
     const shortQuote = await quoted(buyBtc(short.customerId));
-    const before = await counts(executeRoute);
+    const before = await counts(route);
     const noWalletQuote = await quoted(buyBtc(owner.customerId));
     const [wrongWallet, noWallet, shortMoney, ...executed] = await Promise.all([
       execute(ownerQuote.quoteId, stranger.walletId, { idempotencyKey: crypto.randomUUID() }),
@@ -600,7 +619,7 @@ describe('batched writes (trade-batches.ts)', () => {
     expectError(noWallet, 404, 'NOT_FOUND', 'walletId');
     expectError(shortMoney, 422, 'INSUFFICIENT_FUNDS', 'walletId');
     expect(executed.map((response) => response.status)).toEqual([201, 201, 201]);
-    const after = await counts(executeRoute);
+    const after = await counts(route);
     expect(after.retried).toBeGreaterThan(before.retried);
     expect(after.checked).toBeGreaterThan(before.checked);
     // Nothing moved for the refused two; the owner's quote is still open and executes from the owner's wallet.

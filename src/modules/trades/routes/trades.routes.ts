@@ -7,22 +7,12 @@ import { requestContext } from '../../../platform/http/idempotency.js';
 import type { Metrics } from '../../../platform/http/metrics.js';
 import { WriteBatcher } from '../../../platform/http/write-batcher.js';
 import { defaultAssetPairs } from '../asset-pairs.js';
-import {
-  assumeExecutions,
-  assumeQuotes,
-  executionsAssumable,
-  loadExecutions,
-  loadQuotes,
-  OpenQuotes,
-  processExecutions,
-  processQuotes,
-  type ExecuteRequest,
-  type LoadedExecutions,
-  type LoadedQuotes,
-} from '../trade-batches.js';
-import { getQuote, priceQuoteRequest, type ExecutionView, type PricedQuoteRequest, type QuoteView, type TradesRuntime } from '../trades.service.js';
+import { OpenQuotes, tradeWriteBatch, type LoadedTradeWrites, type TradeWrite } from '../trade-batches.js';
+import { getQuote, priceQuoteRequest, type ExecutionView, type QuoteView, type TradesRuntime } from '../trades.service.js';
 
 const tags = ['Trades'];
+/** The `route` label of the trade routes' batched writes in openbaas_write_batches_total. */
+export const tradeWritesRoute = '/v1/trades/quotes';
 const exampleCustomer = '019c8f2e-5a09-7b2c-8d3e-9f0a1b2c3d4e';
 const exampleWallet = '019c8f2e-6b1a-7c3d-9e4f-0a1b2c3d4e5f';
 const exampleQuote = '019c9a10-2b3c-7d4e-8f50-6a7b8c9d0e1f';
@@ -122,25 +112,13 @@ const ExecuteBody = Type.Object(
 const QuoteParams = Type.Object({ quoteId: Text.id({ examples: [exampleQuote] }) });
 
 export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime, metrics: Metrics): void {
-  // Quotes and executions are written in batches, as internal transfers are (trade-batches.ts).
-  const concurrency = deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency;
-  const openQuotes = new OpenQuotes();
-  const quotes = new WriteBatcher<PricedQuoteRequest, QuoteView, LoadedQuotes>(deps, {
+  // Quotes and executions are written in batches, as internal transfers are, and share them: a
+  // batch carries the quotes and the executions that arrive together (trade-batches.ts).
+  const writes = new WriteBatcher<TradeWrite, QuoteView | ExecutionView, LoadedTradeWrites>(deps, {
     sizeMax: deps.config.writeBatchSizeMax,
-    concurrency,
-    load: loadQuotes,
-    assume: (_tx, items) => assumeQuotes(items),
-    observe: (path, committed) => metrics.writeBatch('/v1/trades/quotes', path, committed),
-    process: processQuotes(runtime, openQuotes),
-  });
-  const executions = new WriteBatcher<ExecuteRequest, ExecutionView, LoadedExecutions>(deps, {
-    sizeMax: deps.config.writeBatchSizeMax,
-    concurrency,
-    load: loadExecutions,
-    assumable: (items) => executionsAssumable(runtime.mode, openQuotes, items),
-    assume: (tx, items) => assumeExecutions(tx, openQuotes, items),
-    observe: (path, committed) => metrics.writeBatch('/v1/trades/quotes/:quoteId/execute', path, committed),
-    process: processExecutions(runtime, openQuotes),
+    concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency,
+    ...tradeWriteBatch(runtime, new OpenQuotes()),
+    observe: (path, committed) => metrics.writeBatch(tradeWritesRoute, path, committed),
   });
 
   app.get(
@@ -183,7 +161,7 @@ export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime
     },
     async (request, reply) => {
       const priced = await priceQuoteRequest(runtime, requestContext(request, deps), request.body);
-      await quotes.submit(request, reply, priced);
+      await writes.submit(request, reply, { kind: 'quote', quote: priced });
     },
   );
 
@@ -224,7 +202,7 @@ export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime
       },
     },
     async (request, reply) => {
-      await executions.submit(request, reply, { quoteId: request.params.quoteId, walletId: request.body.walletId });
+      await writes.submit(request, reply, { kind: 'execute', execute: { quoteId: request.params.quoteId, walletId: request.body.walletId } });
     },
   );
 }
