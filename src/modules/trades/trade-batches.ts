@@ -164,8 +164,8 @@ export function processQuotes(runtime: TradesRuntime, openQuotes: OpenQuotes) {
   };
 }
 
-/** Inserts open quotes, each only if its customer exists (so the statement returns fewer rows if one does not). */
-function insertQuotesStatement(rows: readonly QuoteRow[]) {
+/** Inserts open quotes, each only if its customer exists (so the statement returns fewer rows if one does not). Exported for its plan's test. */
+export function insertQuotesStatement(rows: readonly QuoteRow[]) {
   const column = <T>(pick: (row: QuoteRow) => T) => rows.map(pick);
   return sql`
     INSERT INTO trade_quotes (client_id, id, customer_id, pair_symbol, direction, side, from_asset, to_asset, fee_asset,
@@ -483,7 +483,7 @@ function eventData(row: QuoteRow): Record<string, unknown> {
  * still OPEN and the wallet belongs to its customer; the caller expects one row per execution, so
  * the statement fails otherwise (an assumed batch then runs the checked way).
  */
-function quoteResultsStatement(rows: readonly QuoteRow[]) {
+export function quoteResultsStatement(rows: readonly QuoteRow[]) {
   const column = <T>(pick: (row: QuoteRow) => T) => rows.map(pick);
   return sql`
     UPDATE trade_quotes t SET status = u.status, wallet_id = u.wallet_id, parent_transaction_id = u.parent_transaction_id,

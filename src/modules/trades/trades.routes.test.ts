@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { sql, type RawBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext, type TestResponse } from '../../../test/harness.js';
 import { createIndividual } from '../../../test/customers/fixtures.js';
@@ -6,8 +7,10 @@ import { availableOf, fundWallet } from '../../../test/ledger/fixtures.js';
 import { buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { withTransaction } from '../../platform/db/transaction.js';
+import { arrayLiteral } from '../../platform/db/parameters.js';
 import { systemAccountBalance, verifyLedger } from '../ledger/index.js';
 import { assetPairIdOf } from './asset-pairs.js';
+import { insertQuotesStatement, quoteResultsStatement } from './trade-batches.js';
 import { DatabasePriceProvider } from './price-feeds.js';
 import { parsePrice, PriceChangedHooks, type PriceChange } from './prices.js';
 
@@ -657,6 +660,70 @@ describe('batched writes (trade-batches.ts)', () => {
     const replay = await t.request(missing);
     expectError(replay, 404, 'NOT_FOUND', 'customerId');
     expect(replay.headers['idempotent-replayed']).toBe('true');
+  });
+});
+
+describe('plans of the batched trade writes', () => {
+  interface PlanNode {
+    'Node Type': string;
+    'Relation Name'?: string;
+    'Index Cond'?: string;
+    Plans?: PlanNode[];
+  }
+  /** The nodes that read a table (not the one that writes the statement's target). */
+  const scansOf = (node: PlanNode): PlanNode[] => [...(node['Relation Name'] && node['Node Type'] !== 'ModifyTable' ? [node] : []), ...(node.Plans ?? []).flatMap(scansOf)];
+  /** A parameter as an SQL literal, for EXECUTE (a PREPAREd statement's types come from its casts). */
+  const literal = (value: unknown): string => {
+    if (value === null || value === undefined) return 'NULL';
+    let text: string | undefined;
+    if (Array.isArray(value)) text = arrayLiteral(value);
+    else if (value instanceof Date) text = value.toISOString();
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') text = String(value);
+    if (text === undefined) throw new Error('a parameter without a literal');
+    return `'${text.replace(/'/g, "''")}'`;
+  };
+
+  /** The generic plan PostgreSQL keeps for the statement on a connection, as the batched writes run it (prepared, plan_cache_mode force_generic_plan). */
+  async function genericPlan(statement: RawBuilder<unknown>): Promise<PlanNode> {
+    return withTransaction(t.deps.db, async (tx) => {
+      const compiled = statement.compile(tx);
+      const name = `plan_test_${crypto.randomBytes(4).toString('hex')}`;
+      await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(tx);
+      await sql.raw(`PREPARE ${name} AS ${compiled.sql}`).execute(tx);
+      const explained = await sql.raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${compiled.parameters.map(literal).join(', ')})`).execute(tx);
+      await sql.raw(`DEALLOCATE ${name}`).execute(tx);
+      const plan = explained.rows[0]?.['QUERY PLAN'][0].Plan;
+      if (!plan) throw new Error('no plan');
+      return plan;
+    });
+  }
+
+  it('the quote update finds each quote and its wallet by their whole key; the insert looks each customer up through an index', async () => {
+    // The trap: as a join (EXISTS), the update's generic plan read every quote of the client by
+    // client_id alone, for each execution: the benchmark slowed as quotes piled up.
+    const { customerId, walletId } = await holder(t.clientA, { USD: 10_000n });
+    const given = await quoted(quoteBody(customerId, { fromAssetId: 'USD', toAssetId: 'BTC', fromAmount: '10.00', side: 'buy', direction: 'reverse' }));
+    const row = await t.deps.db.selectFrom('trade_quotes').selectAll().where('client_id', '=', t.clientA.id).where('id', '=', given.quoteId).executeTakeFirstOrThrow();
+    const executed = { ...row, status: 'EXECUTED' as const, wallet_id: walletId, parent_transaction_id: crypto.randomUUID(), source_transaction_id: crypto.randomUUID(), target_transaction_id: crypto.randomUUID(), executed_at: row.created_at };
+    // The client's quotes pile up (5,000 copies of this one, executed) and the table is analysed,
+    // as autovacuum does while a load runs.
+    await sql`INSERT INTO trade_quotes SELECT (q).* FROM (
+        SELECT jsonb_populate_record(t, jsonb_build_object('id', gen_random_uuid(), 'status', 'EXECUTED', 'wallet_id', ${walletId}::uuid,
+          'parent_transaction_id', gen_random_uuid(), 'source_transaction_id', gen_random_uuid(), 'target_transaction_id', gen_random_uuid(),
+          'executed_at', t.created_at)) AS q
+        FROM trade_quotes t, generate_series(1, 5000) WHERE t.client_id = ${t.clientA.id} AND t.id = ${row.id}) copies`.execute(t.deps.db);
+    await sql`ANALYZE trade_quotes`.execute(t.deps.db);
+
+    const update = scansOf(await genericPlan(quoteResultsStatement([executed])));
+    expect(update.map((scan) => scan['Relation Name']).sort()).toEqual(['trade_quotes', 'wallets']);
+    for (const scan of update) {
+      const condition = scan['Index Cond'] ?? '';
+      expect({ table: scan['Relation Name'], byWholeKey: /client_id = /.test(condition) && /\bid = /.test(condition) }, JSON.stringify(scan)).toEqual({ table: scan['Relation Name'], byWholeKey: true });
+    }
+    // On a small customers table the planner may use (client_id, created_at) and filter the id; it
+    // must not read the table whole.
+    const insert = scansOf(await genericPlan(insertQuotesStatement([row])));
+    expect(insert.map((scan) => [scan['Relation Name'], scan['Node Type']])).toEqual([['customers', expect.stringMatching(/^Index (Only )?Scan$/)]]);
   });
 });
 
