@@ -310,6 +310,8 @@ describe('the sandbox console in headless Chromium', () => {
     await expect(tree.textContent()).resolves.toContain('JOES DINER');
     const messages = tree.getByRole('table').first();
     await expect(messages.textContent()).resolves.toMatch(/PRE_AUTHORIZATION[\s\S]*PENDING[\s\S]*25\.5 USD[\s\S]*00/);
+    // Each message links to the trace of the request that wrote it.
+    expect(await messages.getByRole('link', { name: 'Trace of PRE_AUTHORIZATION 0100' }).getAttribute('href')).toMatch(/^#\/traces\/[0-9a-f-]{36}$/);
     expect(await unnamedControls(page)).toEqual([]);
     await screenshot(page, 'card');
 

@@ -269,10 +269,11 @@ export function More(props: { hasMore: boolean; onMore: () => void; busy?: boole
   );
 }
 
-export function TraceLink(props: { traceId: string | null | undefined; children?: ComponentChildren }) {
+/** A link to a trace's timeline; `label` names it for assistive technology when its text is short. */
+export function TraceLink(props: { traceId: string | null | undefined; children?: ComponentChildren; label?: string }) {
   if (!props.traceId) return null;
   return (
-    <a href={href('traces', props.traceId)} class="trace-link">
+    <a href={href('traces', props.traceId)} class="trace-link" {...(props.label ? { 'aria-label': props.label } : {})}>
       {props.children ?? 'Open trace'}
     </a>
   );

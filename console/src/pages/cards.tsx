@@ -77,7 +77,7 @@ function CardTransactionTree(props: { groups: CardTransactionGroup[] }) {
       )}
     >
       {(group) => (
-        <Table label={`Messages of card transaction ${group.parentCardTransactionId}`} columns={['When', 'Type', 'MTI', 'Status', 'Amount', 'Merchant', 'Response', 'Decision', 'Id']}>
+        <Table label={`Messages of card transaction ${group.parentCardTransactionId}`} columns={['When', 'Type', 'MTI', 'Status', 'Amount', 'Merchant', 'Response', 'Decision', 'Id', 'Trace']}>
           {group.children.map((message) => (
             <tr key={message.id}>
               <td>
@@ -101,6 +101,7 @@ function CardTransactionTree(props: { groups: CardTransactionGroup[] }) {
               <td>
                 <Id value={message.id} />
               </td>
+              <td>{message.traceId ? <TraceLink traceId={message.traceId} label={`Trace of ${message.type} ${message.mti}`}>Open</TraceLink> : '—'}</td>
             </tr>
           ))}
         </Table>

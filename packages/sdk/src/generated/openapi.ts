@@ -4342,6 +4342,8 @@ export interface components {
             orphan: boolean;
             /** @description COOP_AUTH decision requests (0100/0200 of a cooperative card that passed the system checks): what the client answered or why the stand-in decided; null otherwise */
             coopAuth: components["schemas"]["CardCoopAuthDecision"] | null;
+            /** @description the trace of the request (or the background run, such as a hold expiry) that wrote this record: GET /v1/traces/{traceId}; null for records written before it was kept */
+            traceId: string | null;
             /** Format: date-time */
             createdAt: string;
         };

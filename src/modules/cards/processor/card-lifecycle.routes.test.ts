@@ -321,6 +321,35 @@ describe('hold expiry', () => {
   });
 });
 
+describe('trace ids', () => {
+  it('each record carries the trace of the request that wrote it; an expiry run by a clock advance carries the advance\'s; the trace lists the message\'s event', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '100.00', client);
+    const swipe = await t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, key: client.key, body: { amount: 10, merchant: restaurant } });
+    expect(swipe.status).toBe(201);
+    const parentId = swipe.body.data.parentCardTransactionId as string;
+    const completion = await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${parentId}/completions`, key: client.key, body: { amount: 4 } });
+    expect(completion.status).toBe(201);
+    const second = await authorize(t, card.cardId, { amount: 5 }, client);
+    const advance = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 30 * 24 * 3600 } });
+    expect(advance.status).toBe(200);
+
+    const first = await lifecycle(t, parentId, client);
+    expect(first.children.map((child: any) => [child.type, child.traceId])).toEqual([
+      ['PRE_AUTHORIZATION', swipe.headers['x-trace-id']],
+      ['PRE_AUTH_COMPLETION', completion.headers['x-trace-id']],
+    ]);
+    const expired = await lifecycle(t, second.parentCardTransactionId as string, client);
+    expect(expired.children.at(-1)).toMatchObject({ status: 'CANCELLED', traceId: advance.headers['x-trace-id'] });
+    const single = await t.request({ url: `/v1/cards/transactions/${first.children[0].id as string}`, key: client.key });
+    expect(single.body.data.traceId).toBe(swipe.headers['x-trace-id']);
+
+    const trace = await t.request({ url: `/v1/traces/${String(swipe.headers['x-trace-id'])}`, key: client.key });
+    expect(trace.status).toBe(200);
+    expect(trace.body.data.items.filter((item: any) => item.kind === 'EVENT').map((item: any) => item.type)).toContain('CARD_TRANSACTION_PENDING');
+  });
+});
+
 describe('400', () => {
   it('card amounts are JSON numbers in major units: a string, a negative, 3 decimals are refused', async () => {
     const card = await fundedCard(t, '0');

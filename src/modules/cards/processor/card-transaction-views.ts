@@ -124,6 +124,7 @@ export const CardTransactionSchema = Type.Object(
     coopAuth: Type.Union([CoopAuthDecisionSchema, Type.Null()], {
       description: 'COOP_AUTH decision requests (0100/0200 of a cooperative card that passed the system checks): what the client answered or why the stand-in decided; null otherwise',
     }),
+    traceId: NullableString('the trace of the request (or the background run, such as a hold expiry) that wrote this record: GET /v1/traces/{traceId}; null for records written before it was kept'),
     createdAt: Type.String({ format: 'date-time' }),
   },
   { title: 'CardTransaction' },
@@ -205,6 +206,7 @@ export function cardTransactionView(row: CardTransactionRow): CardTransactionVie
             message: row.coop_decision.message,
             metadata: row.coop_decision.metadata,
           },
+    traceId: row.trace_id,
     createdAt: row.created_at.toISOString(),
   };
 }

@@ -128,6 +128,8 @@ export interface CardTransactionsTable {
   created_at: Date;
   /** Migration 0028: what the cooperative client or the stand-in decided (COOP_AUTH decision requests only). */
   coop_decision: ColumnType<CoopDecisionRecord | null, string | null | undefined, string | null>;
+  /** Migration 0033: the trace id of the request or background run that wrote the record (NULL before it). */
+  trace_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 declare module '../../../platform/db/schema.js' {

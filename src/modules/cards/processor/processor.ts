@@ -299,6 +299,7 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
     .values({
       client_id: context.clientId,
       id: childId,
+      trace_id: context.traceId,
       swipe_id: swipe.id,
       card_id: card.id,
       wallet_id: card.wallet_id,
@@ -1117,6 +1118,7 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
     .values({
       client_id: context.clientId,
       id: childId,
+      trace_id: context.traceId,
       swipe_id: swipe.id,
       card_id: swipe.card_id,
       wallet_id: swipe.wallet_id,
