@@ -1,5 +1,5 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useId } from 'preact/hooks';
+import { useId, useState } from 'preact/hooks';
 import { href } from '../router.js';
 
 export function Page(props: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
@@ -118,6 +118,20 @@ export function Form(props: { label: string; onSubmit: () => void; children: Com
     >
       {props.children}
     </form>
+  );
+}
+
+/**
+ * A filter of one choice: a select ("Any" first) and an Apply button. The choice takes effect on
+ * Apply: `onApply` gets the chosen value ('' for any).
+ */
+export function SelectFilter(props: { formLabel: string; label: string; options: readonly string[]; onApply: (value: string) => void }) {
+  const [value, setValue] = useState('');
+  return (
+    <Form label={props.formLabel} class="filters" onSubmit={() => props.onApply(value)}>
+      <Select label={props.label} value={value} onValue={setValue} options={['', ...props.options]} />
+      <button type="submit">Apply</button>
+    </Form>
   );
 }
 

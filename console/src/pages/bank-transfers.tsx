@@ -1,11 +1,10 @@
 import { useState } from 'preact/hooks';
 import { useAction, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Form, Id, Link, Outcome, Page, Select, Status, Time, TraceLink, Table } from '../components/ui.js';
+import { Amount, Badge, Id, Link, Outcome, Page, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
 
 export function BankTransfersPage() {
   const { api, sandbox } = useSession();
-  const [status, setStatus] = useState('');
   const [applied, setApplied] = useState('');
   const list = useLoad(() => api.get('/v1/baas/transactions', { params: { query: { limit: 50, ...(applied ? { status: applied as 'PENDING' } : {}) } } }), [applied], 3000);
   const settle = useAction(async (id: string) => {
@@ -21,10 +20,7 @@ export function BankTransfersPage() {
   const rows = list.data?.data ?? [];
   return (
     <Page title="Bank transfers">
-      <Form label="Filter bank transfers" class="filters" onSubmit={() => setApplied(status)}>
-        <Select label="Status" value={status} onValue={setStatus} options={['', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']} />
-        <button type="submit">Apply</button>
-      </Form>
+      <SelectFilter formLabel="Filter bank transfers" label="Status" options={['PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']} onApply={setApplied} />
       <Status loading={list.loading && !list.data} error={list.error} empty={list.data !== undefined && rows.length === 0} emptyText="No deposits or withdrawals yet." />
       <Outcome error={settle.error ?? fail.error}>
         {settle.result ? (

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useAction, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Facts, Form, Id, isOneOf, Link, Outcome, Page, Panel, Select, Status, Table, Time, TraceLink, Tree } from '../components/ui.js';
+import { Amount, Badge, Facts, Id, isOneOf, Link, Outcome, Page, Panel, SelectFilter, Status, Table, Time, TraceLink, Tree } from '../components/ui.js';
 
 type Card = Schema<'Card'>;
 type CardTransactionGroup = Schema<'CardTransactionGroup'>;
@@ -16,7 +16,6 @@ function cardLabel(card: Card): string {
 
 export function CardsPage() {
   const { api } = useSession();
-  const [status, setStatus] = useState('');
   const [applied, setApplied] = useState('');
   const list = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100, ...(isOneOf(cardStatuses, applied) ? { status: applied } : {}) } } }), [applied], 4000);
   const programs = useLoad(() => api.get('/v1/cards/programs', {}), []);
@@ -24,10 +23,7 @@ export function CardsPage() {
   const rows = list.data?.data ?? [];
   return (
     <Page title="Cards">
-      <Form label="Filter cards" class="filters" onSubmit={() => setApplied(status)}>
-        <Select label="Status" value={status} onValue={setStatus} options={['', ...cardStatuses]} />
-        <button type="submit">Apply</button>
-      </Form>
+      <SelectFilter formLabel="Filter cards" label="Status" options={cardStatuses} onApply={setApplied} />
       <Status loading={list.loading && !list.data} error={list.error} empty={list.data !== undefined && rows.length === 0} emptyText="No cards yet. Issue one with POST /v1/cards/debit or /v1/cards/credit." />
       {rows.length > 0 ? (
         <Table label="Cards" columns={['Card', 'Type', 'Form', 'Status', 'Program', 'Wallet', 'Created']}>

@@ -2,14 +2,13 @@ import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Form, Id, isOneOf, Link, Page, Select, Status, Table, Time } from '../components/ui.js';
+import { Amount, Badge, Id, isOneOf, Link, Page, SelectFilter, Status, Table, Time } from '../components/ui.js';
 
 type CreditLineStatus = Schema<'CreditLine'>['status'];
 const creditStatuses: readonly CreditLineStatus[] = ['PENDING_COLLATERAL', 'ACTIVE', 'RESTRICTED', 'LIQUIDATING', 'CLOSED'];
 
 export function CreditPage() {
   const { api } = useSession();
-  const [status, setStatus] = useState('');
   const [applied, setApplied] = useState('');
   const list = useLoad(() => api.get('/v1/credit-lines', { params: { query: { limit: 100, ...(isOneOf(creditStatuses, applied) ? { status: applied } : {}) } } }), [applied], 5000);
   const cards = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100, cardType: 'CREDIT' } } }), [], 5000);
@@ -17,10 +16,7 @@ export function CreditPage() {
   const rows = list.data?.data ?? [];
   return (
     <Page title="Credit lines">
-      <Form label="Filter credit lines" class="filters" onSubmit={() => setApplied(status)}>
-        <Select label="Status" value={status} onValue={setStatus} options={['', ...creditStatuses]} />
-        <button type="submit">Apply</button>
-      </Form>
+      <SelectFilter formLabel="Filter credit lines" label="Status" options={creditStatuses} onApply={setApplied} />
       <Status loading={list.loading && !list.data} error={list.error} empty={list.data !== undefined && rows.length === 0} emptyText="No credit lines yet. Open one with POST /v1/credit-lines." />
       {rows.length > 0 ? (
         <Table label="Credit lines" columns={['Line', 'Status', 'Limit', 'Available', 'Principal', 'Interest', 'Holds', 'Collateral', 'LTV', 'Card', 'Created']}>

@@ -1,22 +1,18 @@
 import { useState } from 'preact/hooks';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Form, Id, Json, Page, Select, Status, Time, TraceLink, Table } from '../components/ui.js';
+import { Id, Json, Page, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
 
 export function EventsPage() {
   const { api } = useSession();
   const types = useLoad(() => api.get('/v1/events/types'), []);
-  const [type, setType] = useState('');
   const [applied, setApplied] = useState('');
   const events = useLoad(() => api.get('/v1/events', { params: { query: { limit: 100, ...(applied ? { type: applied as never } : {}) } } }), [applied], 3000);
   const typeNames = (types.data?.data ?? []).map((entry) => entry.type);
   const rows = events.data?.data ?? [];
   return (
     <Page title="Events">
-      <Form label="Filter events" class="filters" onSubmit={() => setApplied(type)}>
-        <Select label="Event type" value={type} onValue={setType} options={['', ...typeNames]} />
-        <button type="submit">Apply</button>
-      </Form>
+      <SelectFilter formLabel="Filter events" label="Event type" options={typeNames} onApply={setApplied} />
       <Status loading={events.loading && !events.data} error={events.error} empty={events.data !== undefined && rows.length === 0} emptyText="No events yet." />
       {rows.length > 0 ? (
         <Table label="Events" columns={['When', 'Type', 'Id', 'Trace', 'Payload']}>

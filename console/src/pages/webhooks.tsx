@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useAction, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Badge, Facts, Field, Form, Id, Link, Outcome, Page, Panel, Select, Status, Time, TraceLink, Table } from '../components/ui.js';
+import { Badge, Facts, Field, Form, Id, Link, Outcome, Page, Panel, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
 
 export function WebhooksPage() {
   const { api } = useSession();
@@ -65,7 +65,6 @@ export function WebhooksPage() {
 export function WebhookPage(props: { id: string }) {
   const { api } = useSession();
   const webhook = useLoad(() => api.get('/v1/webhooks/{id}', { params: { path: { id: props.id } } }), [props.id], 5000);
-  const [status, setStatus] = useState('');
   const [applied, setApplied] = useState('');
   const deliveries = useLoad(
     () => api.get('/v1/webhooks/{id}/deliveries', { params: { path: { id: props.id }, query: { limit: 50, ...(applied ? { status: applied as 'FAILED' } : {}) } } }),
@@ -106,10 +105,7 @@ export function WebhookPage(props: { id: string }) {
         </Panel>
       ) : null}
       <Panel title="Deliveries">
-        <Form label="Filter deliveries" class="filters" onSubmit={() => setApplied(status)}>
-          <Select label="Delivery status" value={status} onValue={setStatus} options={['', 'PENDING', 'DELIVERED', 'FAILED', 'CANCELLED']} />
-          <button type="submit">Apply</button>
-        </Form>
+        <SelectFilter formLabel="Filter deliveries" label="Delivery status" options={['PENDING', 'DELIVERED', 'FAILED', 'CANCELLED']} onApply={setApplied} />
         <Status loading={deliveries.loading && !deliveries.data} error={deliveries.error} empty={deliveries.data !== undefined && rows.length === 0} emptyText="No deliveries yet." />
         <Outcome error={retry.error}>{retry.result ? 'Retry queued: the delivery worker sends it again now.' : null}</Outcome>
         {rows.length > 0 ? (

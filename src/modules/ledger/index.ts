@@ -5,7 +5,7 @@
  */
 export * from './ledger.js';
 export type * from './ledger-operations.js';
-export { LedgerBatch, type LoadOptions, type WalletsExist } from './ledger-batch.js';
+export { LedgerBatch, insufficientFundsMessage, type LoadOptions, type WalletsExist } from './ledger-batch.js';
 export {
   runLedgerOperation,
   runLedgerOperations,

@@ -114,11 +114,12 @@ function insufficientFunds(walletField: string | undefined, asset: Asset, availa
   const details: ErrorDetail[] = [
     { field: 'amount', message: walletField ? `exceeds the AVAILABLE balance of ${walletField}` : 'exceeds the AVAILABLE balance' },
   ];
-  return new AppError(
-    'INSUFFICIENT_FUNDS',
-    `Insufficient funds: ${formatAmount(needed, asset)} ${asset.code} needed, ${formatAmount(available > 0n ? available : 0n, asset)} ${asset.code} available.`,
-    { details },
-  );
+  return new AppError('INSUFFICIENT_FUNDS', insufficientFundsMessage(asset, available, needed), { details });
+}
+
+/** The message of every INSUFFICIENT_FUNDS refusal, for callers that check a balance without moving money. */
+export function insufficientFundsMessage(asset: Asset, available: bigint, needed: bigint): string {
+  return `Insufficient funds: ${formatAmount(needed, asset)} ${asset.code} needed, ${formatAmount(available > 0n ? available : 0n, asset)} ${asset.code} available.`;
 }
 
 function walletNotFound(field: string | undefined): AppError {

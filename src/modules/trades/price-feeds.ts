@@ -48,7 +48,7 @@ export class DatabasePriceProvider implements SandboxPriceProvider {
     private readonly hooks: PriceChangedHooks,
     readConcurrency = 1,
   ) {
-    this.reads = new ReadBatcher({ fetch: (clientIds: string[]) => this.changedPricesMany(clientIds), sizeMax: 256, concurrency: readConcurrency });
+    this.reads = new ReadBatcher({ fetch: (clientIds: string[]) => this.changedPricesOf(clientIds), sizeMax: 256, concurrency: readConcurrency });
   }
 
   async midPrice(query: MidPriceQuery): Promise<Ratio | undefined> {
@@ -59,7 +59,7 @@ export class DatabasePriceProvider implements SandboxPriceProvider {
   }
 
   async listPrices(clientId: string): Promise<PriceRecord[]> {
-    const [changed, clientCreatedAt] = await Promise.all([this.changedPrices(this.db, clientId), this.clientCreatedAt(clientId)]);
+    const [changed, clientCreatedAt] = await Promise.all([this.reads.load(clientId), this.clientCreatedAt(clientId)]);
     // A seeded price has held since the client was created.
     return priceSymbols.map((symbol) => changed.get(symbol) ?? { symbol, price: seededPrice(symbol), updatedAt: clientCreatedAt });
   }
@@ -98,7 +98,7 @@ export class DatabasePriceProvider implements SandboxPriceProvider {
   }
 
   /** The prices each client set, one map per client id given (in order), in one query. */
-  private async changedPricesMany(clientIds: readonly string[]): Promise<Map<string, PriceRecord>[]> {
+  private async changedPricesOf(clientIds: readonly string[]): Promise<Map<string, PriceRecord>[]> {
     const rows = await this.db
       .selectFrom('sandbox_prices')
       .select(['client_id', 'symbol', sql<string>`price::text`.as('price'), 'updated_at'])
@@ -111,15 +111,6 @@ export class DatabasePriceProvider implements SandboxPriceProvider {
       prices.set(row.symbol, { symbol: row.symbol, price: parsePrice(row.price), updatedAt: row.updated_at });
     }
     return clientIds.map((clientId) => byClient.get(clientId) ?? new Map<string, PriceRecord>());
-  }
-
-  private async changedPrices(db: Db | Tx, clientId: string): Promise<Map<string, PriceRecord>> {
-    const rows = await db
-      .selectFrom('sandbox_prices')
-      .select(['symbol', sql<string>`price::text`.as('price'), 'updated_at'])
-      .where('client_id', '=', clientId)
-      .execute();
-    return new Map(rows.map((row) => [row.symbol, { symbol: row.symbol, price: parsePrice(row.price), updatedAt: row.updated_at }]));
   }
 
   private async clientCreatedAt(clientId: string): Promise<Date> {

@@ -5,9 +5,8 @@ import { assert } from '../../platform/assert.js';
 import { AppError } from '../../platform/http/errors.js';
 import type { BatchItem, BatchOutcome } from '../../platform/http/write-batcher.js';
 import { idAt, isUuid } from '../../platform/ids.js';
-import { formatAmount } from '../../platform/money/amount.js';
 import type { Asset } from '../../platform/money/assets.js';
-import { LedgerBatch, type TransferLeg, type TransferOperation } from '../ledger/index.js';
+import { insufficientFundsMessage, LedgerBatch, type TransferLeg, type TransferOperation } from '../ledger/index.js';
 import { recordEvents, type EventToRecord } from '../webhooks/index.js';
 import { computeQuote, isLiquidityFailureAmount, isQuoteExpired, quoteExpiresAt } from './quote-math.js';
 import {
@@ -63,10 +62,6 @@ export class OpenQuotes {
   forget(clientId: string, quoteId: string): void {
     this.rows.delete(keyOf(clientId, quoteId));
   }
-
-  get size(): number {
-    return this.rows.size;
-  }
 }
 
 // ---- quotes ---------------------------------------------------------------------------------
@@ -92,7 +87,7 @@ export async function loadQuotes(tx: Tx, items: BatchItem<PricedQuoteRequest>[])
   return { items, customers: new Set(result.rows.map((row) => keyOf(row.client_id, row.id))) };
 }
 
-/** For the batch written without reading: every customer is assumed to exist (the insert joins them). */
+/** For the batch written without reading: every customer is assumed to exist (the insert looks each one up). */
 export function assumeQuotes(items: BatchItem<PricedQuoteRequest>[]): LoadedQuotes {
   return { items, customers: undefined };
 }
@@ -101,7 +96,7 @@ export function assumeQuotes(items: BatchItem<PricedQuoteRequest>[]): LoadedQuot
  * Gives the batch's quotes and adds their rows to `write`. Rules per request, first failing wins:
  * the request's own rules (priceQuoteRequest), the customer exists for this client (404), the
  * price feed answered, the amounts lie within the pair's range (422 AMOUNT_OUT_OF_RANGE). When the
- * customers were assumed, the insert itself joins them, and a missing one fails the batch (which
+ * customers were assumed, the insert looks each one up, and a missing one fails the batch (which
  * then runs the checked way and answers 404).
  */
 export function processQuotes(runtime: TradesRuntime, openQuotes: OpenQuotes) {
@@ -242,11 +237,7 @@ function insufficientFundsDetail(asset: Asset) {
 }
 
 function insufficientFunds(asset: Asset, available: bigint, needed: bigint): AppError {
-  return new AppError(
-    'INSUFFICIENT_FUNDS',
-    `Insufficient funds: ${formatAmount(needed, asset)} ${asset.code} needed, ${formatAmount(available > 0n ? available : 0n, asset)} ${asset.code} available.`,
-    { details: [insufficientFundsDetail(asset)] },
-  );
+  return new AppError('INSUFFICIENT_FUNDS', insufficientFundsMessage(asset, available, needed), { details: [insufficientFundsDetail(asset)] });
 }
 
 /**

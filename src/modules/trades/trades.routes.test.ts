@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext, type TestResponse } from '../../../test/harness.js';
 import { createIndividual } from '../../../test/customers/fixtures.js';
 import { availableOf, fundWallet } from '../../../test/ledger/fixtures.js';
+import { fund, linkedWallet, withdrawalBody } from '../../../test/bank/fixtures.js';
 import { buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { withTransaction } from '../../platform/db/transaction.js';
@@ -441,6 +442,23 @@ describe('concurrency', () => {
       const refused = [trade, transfer].find((response) => response.status !== 201);
       expectError(refused as TestResponse, 422, 'INSUFFICIENT_FUNDS');
       expect(await availableOf(t, walletId)).toBe('0.00');
+    }
+  });
+
+  it('a trade racing a bank withdrawal of the same money never overdraws the wallet', async () => {
+    for (let round = 0; round < 3; round++) {
+      const wallet = await linkedWallet(t);
+      await fund(t, wallet, '1000.00');
+      const given = await quoted(quoteBody(wallet.customerId, { fromAssetId: 'USD', toAssetId: 'BTC', fromAmount: '1000.00', side: 'buy', direction: 'reverse' }));
+      const [trade, withdrawal] = await Promise.all([
+        execute(given.quoteId, wallet.walletId, { idempotencyKey: crypto.randomUUID() }),
+        t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '1000.00' }) }),
+      ]);
+      const succeeded = [trade, withdrawal].filter((response) => response.status === 201);
+      expect(succeeded, JSON.stringify([trade.body, withdrawal.body])).toHaveLength(1);
+      const refused = [trade, withdrawal].find((response) => response.status !== 201);
+      expectError(refused as TestResponse, 422, 'INSUFFICIENT_FUNDS');
+      expect(await availableOf(t, wallet.walletId)).toBe('0.00');
     }
   });
 

@@ -141,9 +141,12 @@ export class WriteBatcher<I, O, L> {
     this.lane = options.assume && lanePossible ? new TransactionLane(deps.database.pool) : undefined;
   }
 
-  /** Queues the request, waits for its batch, and sends its response (or throws its error). */
-  async submit(request: FastifyRequest, reply: FastifyReply, input: I): Promise<unknown> {
-    const context = requestContext(request, this.deps);
+  /**
+   * Queues the request, waits for its batch, and sends its response (or throws its error). A route
+   * that already made the request's context (to read something before the write) passes it, so the
+   * write runs at the same client time.
+   */
+  async submit(request: FastifyRequest, reply: FastifyReply, input: I, context: RequestContext = requestContext(request, this.deps)): Promise<unknown> {
     const key = idempotencyKeyOf(request);
     const settlement = await new Promise<Settlement>((settle) => {
       this.queue.push({

@@ -12,7 +12,7 @@ import { getQuote, priceQuoteRequest, type ExecutionView, type QuoteView, type T
 
 const tags = ['Trades'];
 /** The `route` label of the trade routes' batched writes in openbaas_write_batches_total. */
-export const tradeWritesRoute = '/v1/trades/quotes';
+const tradeWritesRoute = '/v1/trades/quotes';
 const exampleCustomer = '019c8f2e-5a09-7b2c-8d3e-9f0a1b2c3d4e';
 const exampleWallet = '019c8f2e-6b1a-7c3d-9e4f-0a1b2c3d4e5f';
 const exampleQuote = '019c9a10-2b3c-7d4e-8f50-6a7b8c9d0e1f';
@@ -160,8 +160,10 @@ export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime
       },
     },
     async (request, reply) => {
-      const priced = await priceQuoteRequest(runtime, requestContext(request, deps), request.body);
-      await writes.submit(request, reply, { kind: 'quote', quote: priced });
+      // Priced and stamped at the same client time.
+      const context = requestContext(request, deps);
+      const priced = await priceQuoteRequest(runtime, context, request.body);
+      await writes.submit(request, reply, { kind: 'quote', quote: priced }, context);
     },
   );
 
