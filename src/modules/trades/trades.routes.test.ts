@@ -557,8 +557,9 @@ describe('production mode', () => {
 });
 
 describe('batched writes (trade-batches.ts)', () => {
-  // Quotes and executions share one batcher, counted under one route label.
-  const route = '/v1/trades/quotes';
+  // Quotes and executions have a batcher each, counted under their own route labels.
+  const quoteRoute = '/v1/trades/quotes';
+  const executeRoute = '/v1/trades/quotes/:quoteId/execute';
 
   /** Batched writes of one route done one way with one result, from /metrics. */
   async function batches(route: string, path: 'unchecked' | 'checked', result: 'committed' | 'retried'): Promise<number> {
@@ -577,13 +578,15 @@ describe('batched writes (trade-batches.ts)', () => {
 
   it('a quote and its execution, each alone, commit in one round trip without reading first, opening the wallet\'s BTC account', async () => {
     const { customerId, walletId } = await holder(t.clientA, { USD: 10_000n });
-    const before = await counts(route);
+    const quotesBefore = await counts(quoteRoute);
+    const executionsBefore = await counts(executeRoute);
     const given = await quoted(buyBtc(customerId));
-    expect(await counts(route)).toEqual({ ...before, unchecked: before.unchecked + 1 });
+    expect(await counts(quoteRoute)).toEqual({ ...quotesBefore, unchecked: quotesBefore.unchecked + 1 });
     const response = await execute(given.quoteId, walletId, { idempotencyKey: crypto.randomUUID() });
     expect(response.status, JSON.stringify(response.body)).toBe(201);
     expect(response.body.data.success).toBe(true);
-    expect(await counts(route)).toEqual({ ...before, unchecked: before.unchecked + 2 });
+    expect(await counts(executeRoute)).toEqual({ ...executionsBefore, unchecked: executionsBefore.unchecked + 1 });
+    expect(await counts(quoteRoute)).toEqual({ ...quotesBefore, unchecked: quotesBefore.unchecked + 1 });
     expect(await balances(walletId)).toEqual({ USD: '90.00', BTC: given.totalToReceive });
   });
 
@@ -601,7 +604,7 @@ describe('batched writes (trade-batches.ts)', () => {
     }
   });
 
-  it('quotes and executions arriving together share batches and each gets its own answer', async () => {
+  it('quotes and executions arriving together are written side by side, each kind in its own batches, and each gets its own answer', async () => {
     const executing = await Promise.all(Array.from({ length: 6 }, () => holder(t.clientA, { USD: 10_000n })));
     const quoting = await Promise.all(Array.from({ length: 6 }, () => holder(t.clientA, { USD: 10_000n })));
     const open = await Promise.all(executing.map((entry) => quoted(buyBtc(entry.customerId))));
@@ -628,7 +631,7 @@ describe('batched writes (trade-batches.ts)', () => {
     const goodQuotes = await Promise.all(good.map((entry) => quoted(buyBtc(entry.customerId))));
     const ownerQuote = await quoted(buyBtc(owner.customerId));
     const shortQuote = await quoted(buyBtc(short.customerId));
-    const before = await counts(route);
+    const before = await counts(executeRoute);
     const noWalletQuote = await quoted(buyBtc(owner.customerId));
     const [wrongWallet, noWallet, shortMoney, ...executed] = await Promise.all([
       execute(ownerQuote.quoteId, stranger.walletId, { idempotencyKey: crypto.randomUUID() }),
@@ -640,7 +643,7 @@ describe('batched writes (trade-batches.ts)', () => {
     expectError(noWallet, 404, 'NOT_FOUND', 'walletId');
     expectError(shortMoney, 422, 'INSUFFICIENT_FUNDS', 'walletId');
     expect(executed.map((response) => response.status)).toEqual([201, 201, 201]);
-    const after = await counts(route);
+    const after = await counts(executeRoute);
     expect(after.retried).toBeGreaterThan(before.retried);
     expect(after.checked).toBeGreaterThan(before.checked);
     // Nothing moved for the refused two; the owner's quote is still open and executes from the owner's wallet.

@@ -7,12 +7,13 @@ import { requestContext } from '../../../platform/http/idempotency.js';
 import type { Metrics } from '../../../platform/http/metrics.js';
 import { WriteBatcher } from '../../../platform/http/write-batcher.js';
 import { defaultAssetPairs } from '../asset-pairs.js';
-import { OpenQuotes, tradeWriteBatch, type LoadedTradeWrites, type TradeWrite } from '../trade-batches.js';
-import { getQuote, priceQuoteRequest, type ExecutionView, type QuoteView, type TradesRuntime } from '../trades.service.js';
+import { executionWriteBatch, OpenQuotes, quoteWriteBatch, type ExecuteRequest, type LoadedExecutions, type LoadedQuotes } from '../trade-batches.js';
+import { getQuote, priceQuoteRequest, type ExecutionView, type PricedQuoteRequest, type QuoteView, type TradesRuntime } from '../trades.service.js';
 
 const tags = ['Trades'];
-/** The `route` label of the trade routes' batched writes in openbaas_write_batches_total. */
-const tradeWritesRoute = '/v1/trades/quotes';
+/** The `route` labels of the trade routes' batched writes in openbaas_write_batches_total. */
+const quoteRoute = '/v1/trades/quotes';
+const executeRoute = '/v1/trades/quotes/:quoteId/execute';
 const exampleCustomer = '019c8f2e-5a09-7b2c-8d3e-9f0a1b2c3d4e';
 const exampleWallet = '019c8f2e-6b1a-7c3d-9e4f-0a1b2c3d4e5f';
 const exampleQuote = '019c9a10-2b3c-7d4e-8f50-6a7b8c9d0e1f';
@@ -112,13 +113,19 @@ const ExecuteBody = Type.Object(
 const QuoteParams = Type.Object({ quoteId: Text.id({ examples: [exampleQuote] }) });
 
 export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime, metrics: Metrics): void {
-  // Quotes and executions are written in batches, as internal transfers are, and share them: a
-  // batch carries the quotes and the executions that arrive together (trade-batches.ts).
-  const writes = new WriteBatcher<TradeWrite, QuoteView | ExecutionView, LoadedTradeWrites>(deps, {
-    sizeMax: deps.config.writeBatchSizeMax,
-    concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency,
-    ...tradeWriteBatch(runtime, new OpenQuotes()),
-    observe: (path, committed) => metrics.writeBatch(tradeWritesRoute, path, committed),
+  // Quotes and executions are written in batches, as internal transfers are, each route with its
+  // own batcher (trade-batches.ts); the executions know the quotes this process gave.
+  const openQuotes = new OpenQuotes();
+  const batcherOptions = { sizeMax: deps.config.writeBatchSizeMax, concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency };
+  const quoteWrites = new WriteBatcher<PricedQuoteRequest, QuoteView, LoadedQuotes>(deps, {
+    ...batcherOptions,
+    ...quoteWriteBatch(runtime, openQuotes),
+    observe: (path, committed) => metrics.writeBatch(quoteRoute, path, committed),
+  });
+  const executionWrites = new WriteBatcher<ExecuteRequest, ExecutionView, LoadedExecutions>(deps, {
+    ...batcherOptions,
+    ...executionWriteBatch(runtime, openQuotes),
+    observe: (path, committed) => metrics.writeBatch(executeRoute, path, committed),
   });
 
   app.get(
@@ -163,7 +170,7 @@ export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime
       // Priced and stamped at the same client time.
       const context = requestContext(request, deps);
       const priced = await priceQuoteRequest(runtime, context, request.body);
-      await writes.submit(request, reply, { kind: 'quote', quote: priced }, context);
+      await quoteWrites.submit(request, reply, priced, context);
     },
   );
 
@@ -204,7 +211,7 @@ export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime
       },
     },
     async (request, reply) => {
-      await writes.submit(request, reply, { kind: 'execute', execute: { quoteId: request.params.quoteId, walletId: request.body.walletId } });
+      await executionWrites.submit(request, reply, { quoteId: request.params.quoteId, walletId: request.body.walletId });
     },
   );
 }
