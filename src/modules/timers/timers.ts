@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { isDatabaseAnswer, isRetryableDatabaseError, withTransaction, type Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
+import type { WriteStatement } from '../../platform/db/write-statement.js';
 import './timers.tables.js';
 
 /**
@@ -42,21 +43,29 @@ export interface FailedTimer extends DueTimer {
   error: string;
 }
 
-/** Creates the timer, or moves its due time when the subject already has one of this kind. */
+/**
+ * Creates the timer, or moves its due time when the subject already has one of this kind. With
+ * `write`, the statement joins the caller's combined statement (part `timer`: one timer change per
+ * combined statement) instead of being sent now.
+ */
 export async function scheduleTimer(
   tx: Tx,
   timer: { clientId: string; kind: string; subjectId: string; dueAt: Date; now: Date },
+  write?: WriteStatement,
 ): Promise<void> {
-  await tx
+  const statement = tx
     .insertInto('timers')
     .values({ client_id: timer.clientId, kind: timer.kind, subject_id: timer.subjectId, due_at: timer.dueAt, created_at: timer.now })
-    .onConflict((oc) => oc.columns(['client_id', 'kind', 'subject_id']).doUpdateSet({ due_at: timer.dueAt, failed_attempts: 0, retry_at: null, last_error: null }))
-    .execute();
+    .onConflict((oc) => oc.columns(['client_id', 'kind', 'subject_id']).doUpdateSet({ due_at: timer.dueAt, failed_attempts: 0, retry_at: null, last_error: null }));
+  if (write) write.add('timer', sql`${statement}`);
+  else await statement.execute();
 }
 
-/** Removes the subject's timer of this kind, if any (the subject was finished some other way). */
-export async function cancelTimer(tx: Tx, clientId: string, kind: string, subjectId: string): Promise<void> {
-  await tx.deleteFrom('timers').where('client_id', '=', clientId).where('kind', '=', kind).where('subject_id', '=', subjectId).execute();
+/** Removes the subject's timer of this kind, if any (the subject was finished some other way). `write` as for scheduleTimer. */
+export async function cancelTimer(tx: Tx, clientId: string, kind: string, subjectId: string, write?: WriteStatement): Promise<void> {
+  const statement = tx.deleteFrom('timers').where('client_id', '=', clientId).where('kind', '=', kind).where('subject_id', '=', subjectId);
+  if (write) write.add('timer', sql`${statement}`);
+  else await statement.execute();
 }
 
 /** A delay before a failed timer is tried again: 1 s, 2 s, 4 s ... at most an hour. */

@@ -51,6 +51,7 @@ export {
   isSandboxMti,
   responseMtiOf,
   sandboxMtis,
+  sendingsOf,
   type CoopAuthEventType,
   type MessageClass,
   type MessageFunction,

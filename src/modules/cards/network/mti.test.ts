@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { coopAuthEventTypeOf, describeMti, expectsResponse, firstSendingOf, isAdvice, isSandboxMti, responseMtiOf, sandboxMtis } from './mti.js';
+import { coopAuthEventTypeOf, describeMti, expectsResponse, firstSendingOf, isAdvice, isSandboxMti, responseMtiOf, sandboxMtis, sendingsOf } from './mti.js';
 
 describe('reading an MTI', () => {
   it('names class, function and origin', () => {
@@ -29,6 +29,16 @@ describe('responses', () => {
     expect(firstSendingOf('0101')).toBe('0100');
     expect(firstSendingOf('0221')).toBe('0220');
     expect(firstSendingOf('0100')).toBe('0100');
+  });
+
+  it('lists exactly the MTIs sent as a first sending (for database lookups)', () => {
+    expect(sendingsOf('0100')).toEqual(['0100', '0101']);
+    expect(sendingsOf('0420')).toEqual(['0420', '0421']);
+    expect(sendingsOf('0101')).toEqual([]);
+    const all = Array.from({ length: 10_000 }, (_, index) => String(index).padStart(4, '0'));
+    for (const first of ['0100', '0120', '0200', '0220', '0400', '0420', '0101', '0110', '0109', '0800']) {
+      expect(sendingsOf(first)).toEqual(all.filter((mti) => firstSendingOf(mti) === first));
+    }
   });
 
   it('has none for a response or a malformed MTI', () => {

@@ -120,6 +120,17 @@ export function firstSendingOf(mti: string): string {
   return `${mti.slice(0, 3)}${String(Number(mti.charAt(3)) - 1)}`;
 }
 
+/**
+ * Every MTI whose first sending is `first`: `first` itself (unless it is a repeat) and its repeat
+ * (0100 → 0100, 0101). Exactly the MTIs `mti` with `firstSendingOf(mti) === first`, for looking
+ * them up in the database.
+ */
+export function sendingsOf(first: string): string[] {
+  const last = first.charAt(3);
+  const repeat = /^[0-8]$/.test(last) ? `${first.slice(0, 3)}${String(Number(last) + 1)}` : null;
+  return [first, ...(repeat === null ? [] : [repeat])].filter((mti) => firstSendingOf(mti) === first);
+}
+
 export type CoopAuthEventType = 'COOP_AUTH_0100' | 'COOP_AUTH_0120' | 'COOP_AUTH_0200' | 'COOP_AUTH_0220' | 'COOP_AUTH_0420';
 
 const coopAuthEventTypes: Readonly<Record<string, CoopAuthEventType>> = {

@@ -8,16 +8,17 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../../platform/deps.js';
 import type { Tx } from '../../../platform/db/transaction.js';
+import { WriteStatement } from '../../../platform/db/write-statement.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
 import { idAt } from '../../../platform/ids.js';
 import type { HistoryInput } from '../../ledger/index.js';
 import { cancelTimer, scheduleTimer, type TimerKind } from '../../timers/index.js';
-import { decisionEndpointOf, recordDecisionDelivery, recordDecisionRequestEvent, recordEvent } from '../../webhooks/index.js';
+import { decisionEndpointOf, recordDecisionDelivery, recordDecisionRequestEvent, recordEvents, type EventToRecord } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
 import type { CardRow } from '../cards.service.js';
 import { defaultCoopAuth, mccIn, type CoopAuthSettings } from '../program-settings.js';
-import { findCardProgram, type CardProgramRow } from '../programs.js';
+import type { CardProgramRow } from '../programs.js';
 import {
   authorizationCode,
   coopAuthEventTypeOf,
@@ -49,6 +50,7 @@ import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type C
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
+import { lockCardWithProgram, lookUpMessage, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
 /** What the processor answered to one message. */
@@ -136,7 +138,19 @@ interface Run {
   duplicate: boolean;
   /** What the funds check found (a decision request tells the client). */
   availableMinor?: bigint;
+  /** The lifecycle the message correlates to, read with the other lookups after the card's lock (`correlate` takes it from here). */
+  correlated?: { byRrn: boolean; swipe: CardSwipeRow | undefined };
+  /** The card's approvals of the day, read with the other lookups when the decision was known to reach the limits. */
+  today?: { count: number; sumMinor: bigint };
+  /**
+   * The message's writes after the ledger's (its lifecycle, the hold's expiry timer, its record and
+   * events): collected and sent as one statement by `writeChild` (or `requestDecision`).
+   */
+  write: WriteStatement;
 }
+
+/** What writes a lifecycle, its timer and its record: a message's run, or a hold expiry. */
+type Writer = Pick<Run, 'tx' | 'context' | 'write'>;
 
 type Processor = Pick<Deps, 'config' | 'database'>;
 
@@ -151,23 +165,39 @@ export async function processCardMessage(
   context: RequestContext,
   deps: Processor,
   message: IsoMessage,
-  options: { awaitFirst?: boolean } = {},
+  /**
+   * `card`: the card the caller built the message from, already locked with its program in this
+   * transaction (lockCardWithProgram); used when DE2 is its number.
+   */
+  options: { awaitFirst?: boolean; card?: LockedCard } = {},
 ): Promise<CardMessageStep> {
   const info = readMessage(message, context.now);
   const fingerprint = cardVaultOf(deps).fingerprint(message.fields['2'] ?? '');
   // The card's row lock orders every message of a card (limits, holds) and comes first in the lock order.
-  const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('pan_fingerprint', '=', fingerprint).forUpdate().executeTakeFirst();
-  if (!card) return unknownCard(message);
-  const program = await findCardProgram(tx, context.clientId, card.card_program_id);
+  const locked = options.card?.card.pan_fingerprint === fingerprint ? options.card : await lockCardWithProgram(tx, context.clientId, { fingerprint });
+  if (!locked) return unknownCard(message);
+  const { card, program } = locked;
   assert(program, `card ${card.id} has no program`);
+  const run: Run = { tx, deps, context, card, program, info, message, duplicate: false, write: new WriteStatement() };
 
-  const earlier = await earlierMessage(tx, context, card, info, message);
+  // What the message's path reads after the lock, in one statement: the earlier message with its
+  // STAN and RRN, the lifecycle it correlates to, the day's approvals when the decision reaches the limits.
+  const correlation = correlationOf(info);
+  const found = await lookUpMessage(tx, context, card, info, {
+    earlier: { since: new Date(context.now.getTime() - duplicateWindowMs) },
+    ...(correlation === undefined ? {} : { correlate: correlation }),
+    approvals: reachesLimits(run),
+  });
+  if (correlation !== undefined) run.correlated = { byRrn: correlation.byRrn, swipe: found.correlated };
+  if (found.today !== undefined) run.today = found.today;
+
+  const earlier = found.earlierId === null ? undefined : await earlierMessage(tx, context, found.earlierId, info, message);
   if (earlier?.sameContent) return replay(message, earlier.row);
   if (earlier === undefined && options.awaitFirst !== false && info.receivedMti !== info.mti) {
     const waiting = await firstSendingWaiting(tx, context, card, program, info);
     if (waiting) return waiting;
   }
-  const run: Run = { tx, deps, context, card, program, info, message, duplicate: earlier !== undefined };
+  run.duplicate = earlier !== undefined;
   switch (info.mti) {
     case '0100':
       return authorize(run);
@@ -243,31 +273,47 @@ function replay(message: IsoMessage, row: CardTransactionRow): CardMessageOutcom
 
 /**
  * The earlier message of this card with the same STAN and RRN (and the same kind of message)
- * within 24 hours, if any. The same amount makes it a repeat (answered as the first time);
- * anything else is a duplicate transmission (94 for a request).
+ * within 24 hours, found by the lookups (processor-reads.ts). The same amount makes it a repeat
+ * (answered as the first time); anything else is a duplicate transmission (94 for a request).
  */
-async function earlierMessage(
-  tx: Tx,
-  context: RequestContext,
-  card: CardRow,
-  info: MessageInfo,
-  message: IsoMessage,
-): Promise<{ row: CardTransactionRow; sameContent: boolean } | undefined> {
-  const rows = await tx
-    .selectFrom('card_transactions')
-    .selectAll()
-    .where('client_id', '=', context.clientId)
-    .where('card_id', '=', card.id)
-    .where('stan', '=', info.stan)
-    .where('rrn', '=', info.rrn)
-    .where('created_at', '>', new Date(context.now.getTime() - duplicateWindowMs))
-    // Expiry records repeat their lifecycle's identifiers; they are not messages.
-    .where('expired_at', 'is', null)
-    .orderBy('id')
-    .execute();
-  const row = rows.find((candidate) => firstSendingOf(candidate.mti) === info.mti);
-  if (!row) return undefined;
+async function earlierMessage(tx: Tx, context: RequestContext, id: string, info: MessageInfo, message: IsoMessage): Promise<{ row: CardTransactionRow; sameContent: boolean }> {
+  const row = await tx.selectFrom('card_transactions').selectAll().where('client_id', '=', context.clientId).where('id', '=', id).executeTakeFirstOrThrow();
   return { row, sameContent: row.request_fields['4'] === message.fields['4'] && row.processing_code === info.processingCode };
+}
+
+/**
+ * Whether and how the message's handler correlates it to a lifecycle (`correlate`): the same
+ * choice as the handlers below make, so that the lookups read it with the rest.
+ */
+function correlationOf(info: MessageInfo): { byRrn: boolean } | undefined {
+  const transactionType = transactionTypeOf(info);
+  switch (info.mti) {
+    case '0100':
+      return transactionType === '30' || transactionType === '31' || info.networkDataRef === null ? undefined : { byRrn: false };
+    case '0120':
+      return { byRrn: true };
+    case '0200':
+      return transactionType === '20' ? { byRrn: false } : undefined;
+    case '0220':
+      return { byRrn: transactionType !== '20' };
+    case '0400':
+    case '0420':
+      return { byRrn: true };
+  }
+}
+
+/**
+ * Whether the decision (`decide`) of this message is known to reach the daily limits: a 0100 or a
+ * 0200 purchase that passes the checks needing no database. Its approvals of the day are then read
+ * with the other lookups (`decide` reads them itself otherwise).
+ */
+function reachesLimits(run: Run): boolean {
+  const transactionType = transactionTypeOf(run.info);
+  const decided =
+    run.info.mti === '0100'
+      ? transactionType !== '30' && transactionType !== '31' && run.info.transactionMinor !== 0n
+      : run.info.mti === '0200' && transactionType !== '20' && transactionType !== '30' && transactionType !== '31';
+  return decided && systemPrechecks(run) === null;
 }
 
 // ---- records ----------------------------------------------------------------------------------
@@ -288,63 +334,61 @@ interface ChildDraft {
   responseExtras?: Record<string, string>;
 }
 
+/**
+ * Writes the message's record, its CARD_TRANSACTION_* event (and a COOP_AUTH advice event), and
+ * everything the message queued before (its lifecycle, the hold's expiry timer): one statement.
+ */
 async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft: ChildDraft): Promise<CardMessageOutcome> {
-  const { tx, context, card, info, message } = run;
+  const { context, card, info, message } = run;
   const approved = isApproval(draft.decision.responseCode);
   const authCode = approved && (info.mti === '0100' || info.mti === '0200') ? (draft.decision.authCode ?? authorizationCode()) : null;
   const response = buildResponse(message, draft.decision.responseCode, { ...draft.responseExtras, ...(authCode === null ? {} : { '38': authCode }) });
   const request = redactForEvent(message);
-  const row = await tx
-    .insertInto('card_transactions')
-    .values({
-      client_id: context.clientId,
-      id: childId,
-      trace_id: context.traceId,
-      swipe_id: swipe.id,
-      card_id: card.id,
-      wallet_id: card.wallet_id,
-      credit_line_id: card.credit_line_id,
-      card_type: card.card_type,
-      type: draft.type,
-      operation: draft.operation ?? 'DEBIT',
-      status: draft.status,
-      mti: info.receivedMti,
-      processing_code: info.processingCode,
-      asset: swipe.asset,
-      amount_minor: draft.amountMinor,
-      requested_minor: info.amountMinor,
-      held_minor: draft.heldMinor,
-      transaction_minor: info.transactionMinor,
-      transaction_currency: info.transactionCurrency,
-      surcharge_minor: info.surchargeMinor,
-      fees: JSON.stringify(info.fees),
-      rrn: info.rrn,
-      stan: info.stan,
-      transmission_date_time: info.transmissionDateTime,
-      acquirer_id: info.acquirerId,
-      auth_code: authCode,
-      response_code: draft.decision.responseCode,
-      decline_reason: approved ? null : draft.decision.declineReason,
-      decision_source: draft.decision.source,
-      network_data_ref: info.networkDataRef,
-      merchant: info.merchant === null ? null : JSON.stringify(info.merchant),
-      request_fields: JSON.stringify(request.fields),
-      response_mti: response.isoMti,
-      response_fields: JSON.stringify(response.fields),
-      expires_at: draft.expiresAt ?? null,
-      expired_at: null,
-      over_capture: draft.overCapture ?? false,
-      force_post: draft.forcePost ?? false,
-      orphan: draft.orphan ?? false,
-      ledger_hold_id: draft.holdId ?? swipe.hold_id,
-      created_at: context.now,
-      coop_decision: draft.decision.coop === undefined ? null : JSON.stringify(draft.decision.coop),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  const view = cardTransactionView(row);
-  await recordEvent(tx, context, cardEventTypes[draft.status], cardEventData(view));
-  await recordCoopAdvice(run, swipe, childId, draft.decision.responseCode, authCode, approved ? draft.amountMinor : 0n);
+  const row: CardTransactionRow = {
+    client_id: context.clientId,
+    id: childId,
+    trace_id: context.traceId,
+    swipe_id: swipe.id,
+    card_id: card.id,
+    wallet_id: card.wallet_id,
+    credit_line_id: card.credit_line_id,
+    card_type: card.card_type,
+    type: draft.type,
+    operation: draft.operation ?? 'DEBIT',
+    status: draft.status,
+    mti: info.receivedMti,
+    processing_code: info.processingCode,
+    asset: swipe.asset,
+    amount_minor: draft.amountMinor.toString(),
+    requested_minor: info.amountMinor.toString(),
+    held_minor: draft.heldMinor.toString(),
+    transaction_minor: info.transactionMinor.toString(),
+    transaction_currency: info.transactionCurrency,
+    surcharge_minor: info.surchargeMinor === null ? null : info.surchargeMinor.toString(),
+    fees: info.fees,
+    rrn: info.rrn,
+    stan: info.stan,
+    transmission_date_time: info.transmissionDateTime,
+    acquirer_id: info.acquirerId,
+    auth_code: authCode,
+    response_code: draft.decision.responseCode,
+    decline_reason: approved ? null : draft.decision.declineReason,
+    decision_source: draft.decision.source,
+    network_data_ref: info.networkDataRef,
+    merchant: info.merchant,
+    request_fields: request.fields,
+    response_mti: response.isoMti,
+    response_fields: response.fields,
+    expires_at: draft.expiresAt ?? null,
+    expired_at: null,
+    over_capture: draft.overCapture ?? false,
+    force_post: draft.forcePost ?? false,
+    orphan: draft.orphan ?? false,
+    ledger_hold_id: draft.holdId ?? swipe.hold_id,
+    created_at: context.now,
+    coop_decision: draft.decision.coop ?? null,
+  };
+  const view = await insertChild(run, row, [coopAdviceEvent(run, swipe, childId, draft.decision.responseCode, authCode, approved ? draft.amountMinor : 0n)]);
   return {
     request,
     response,
@@ -358,6 +402,34 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
   };
 }
 
+/**
+ * Sends the writer's statement with the record `row`, its CARD_TRANSACTION_* event and `more`
+ * events added, and answers the record's view. The view is built from the values written, as the
+ * database would return them (amounts as decimal strings, the same moments); only the client's
+ * `metadata` of a cooperative decision could come back with its keys in another order (jsonb), so
+ * such a record is read back.
+ */
+async function insertChild(writer: Writer, row: CardTransactionRow, more: (EventToRecord | null)[] = []): Promise<CardTransactionView> {
+  const { tx, context, write } = writer;
+  const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+  const values = {
+    ...row,
+    fees: JSON.stringify(row.fees),
+    merchant: json(row.merchant),
+    request_fields: JSON.stringify(row.request_fields),
+    response_fields: JSON.stringify(row.response_fields),
+    coop_decision: json(row.coop_decision),
+  };
+  write.add('card_transaction', sql`${tx.insertInto('card_transactions').values(values)}`);
+  const view = cardTransactionView(row);
+  const events: EventToRecord[] = [{ context, type: cardEventTypes[row.status], data: cardEventData(view) }];
+  for (const event of more) if (event !== null) events.push(event);
+  await recordEvents(tx, events, write);
+  await write.execute(tx);
+  if (row.coop_decision === null) return view;
+  return cardTransactionView(await tx.selectFrom('card_transactions').selectAll().where('client_id', '=', context.clientId).where('id', '=', row.id).executeTakeFirstOrThrow());
+}
+
 interface SwipeState {
   status: CardTransactionStatus;
   heldMinor: bigint;
@@ -368,59 +440,74 @@ interface SwipeState {
   coopPending?: CoopPendingMark | null;
 }
 
-async function insertSwipe(run: Run, id: string, state: SwipeState): Promise<CardSwipeRow> {
+/** Queues a new lifecycle's insert (sent with the record) and answers its row as written. */
+function insertSwipe(run: Run, id: string, state: SwipeState): CardSwipeRow {
   const { tx, context, card, info } = run;
-  return tx
-    .insertInto('card_swipes')
-    .values({
-      client_id: context.clientId,
-      id,
-      card_id: card.id,
-      wallet_id: card.wallet_id,
-      credit_line_id: card.credit_line_id,
-      card_type: card.card_type,
-      status: state.status,
-      asset: run.program.currency,
-      network_data_ref: info.networkDataRef,
-      first_mti: info.receivedMti,
-      stan: info.stan,
-      transmission_date_time: info.transmissionDateTime,
-      acquirer_id: info.acquirerId,
-      rrn: info.rrn,
-      held_minor: state.heldMinor,
-      posted_minor: state.postedMinor,
-      hold_id: state.holdId,
-      merchant: info.merchant === null ? null : JSON.stringify(info.merchant),
-      mcc: info.mcc,
-      expires_at: state.expiresAt,
-      expired_at: null,
-      created_at: context.now,
-      updated_at: context.now,
-      coop_pending: state.coopPending ? JSON.stringify(state.coopPending) : null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row: CardSwipeRow = {
+    client_id: context.clientId,
+    id,
+    card_id: card.id,
+    wallet_id: card.wallet_id,
+    credit_line_id: card.credit_line_id,
+    card_type: card.card_type,
+    status: state.status,
+    asset: run.program.currency,
+    network_data_ref: info.networkDataRef,
+    first_mti: info.receivedMti,
+    stan: info.stan,
+    transmission_date_time: info.transmissionDateTime,
+    acquirer_id: info.acquirerId,
+    rrn: info.rrn,
+    held_minor: state.heldMinor.toString(),
+    posted_minor: state.postedMinor.toString(),
+    hold_id: state.holdId,
+    merchant: info.merchant,
+    mcc: info.mcc,
+    expires_at: state.expiresAt,
+    expired_at: null,
+    created_at: context.now,
+    updated_at: context.now,
+    coop_pending: state.coopPending ?? null,
+  };
+  const values = { ...row, merchant: row.merchant === null ? null : JSON.stringify(row.merchant), coop_pending: row.coop_pending === null ? null : JSON.stringify(row.coop_pending) };
+  run.write.add('card_swipe', sql`${tx.insertInto('card_swipes').values(values)}`);
+  return row;
 }
 
-async function updateSwipe(tx: Tx, context: RequestContext, swipe: CardSwipeRow, state: Partial<SwipeState> & { expiredAt?: Date }): Promise<CardSwipeRow> {
-  return tx
-    .updateTable('card_swipes')
-    .set({
-      ...(state.status === undefined ? {} : { status: state.status }),
-      ...(state.heldMinor === undefined ? {} : { held_minor: state.heldMinor }),
-      ...(state.postedMinor === undefined ? {} : { posted_minor: state.postedMinor }),
-      ...(state.holdId === undefined ? {} : { hold_id: state.holdId }),
-      ...(state.expiresAt === undefined ? {} : { expires_at: state.expiresAt }),
-      ...(state.expiredAt === undefined ? {} : { expired_at: state.expiredAt }),
-      ...(state.coopPending !== undefined ? { coop_pending: state.coopPending === null ? null : JSON.stringify(state.coopPending) } : {}),
-      // A lifecycle that stops being PENDING (reversed, expired, completed) has no decision in flight any more.
-      ...(state.status !== undefined && state.status !== 'PENDING' ? { coop_pending: null } : {}),
-      updated_at: context.now,
-    })
-    .where('client_id', '=', context.clientId)
-    .where('id', '=', swipe.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+/** Queues a change to a lifecycle (sent with the record) and answers its row as changed. */
+function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeState> & { expiredAt?: Date }): CardSwipeRow {
+  const { tx, context } = writer;
+  // A lifecycle that stops being PENDING (reversed, expired, completed) has no decision in flight any more.
+  const stopsPending = state.status !== undefined && state.status !== 'PENDING';
+  const coopPending = stopsPending ? null : state.coopPending;
+  writer.write.add(
+    'card_swipe',
+    sql`${tx
+      .updateTable('card_swipes')
+      .set({
+        ...(state.status === undefined ? {} : { status: state.status }),
+        ...(state.heldMinor === undefined ? {} : { held_minor: state.heldMinor }),
+        ...(state.postedMinor === undefined ? {} : { posted_minor: state.postedMinor }),
+        ...(state.holdId === undefined ? {} : { hold_id: state.holdId }),
+        ...(state.expiresAt === undefined ? {} : { expires_at: state.expiresAt }),
+        ...(state.expiredAt === undefined ? {} : { expired_at: state.expiredAt }),
+        ...(coopPending === undefined ? {} : { coop_pending: coopPending === null ? null : JSON.stringify(coopPending) }),
+        updated_at: context.now,
+      })
+      .where('client_id', '=', context.clientId)
+      .where('id', '=', swipe.id)}`,
+  );
+  return {
+    ...swipe,
+    status: state.status ?? swipe.status,
+    held_minor: state.heldMinor === undefined ? swipe.held_minor : state.heldMinor.toString(),
+    posted_minor: state.postedMinor === undefined ? swipe.posted_minor : state.postedMinor.toString(),
+    hold_id: state.holdId === undefined ? swipe.hold_id : state.holdId,
+    expires_at: state.expiresAt === undefined ? swipe.expires_at : state.expiresAt,
+    expired_at: state.expiredAt ?? swipe.expired_at,
+    coop_pending: coopPending === undefined ? swipe.coop_pending : coopPending,
+    updated_at: context.now,
+  };
 }
 
 function historyOf(context: RequestContext, swipeId: string, childId: string, type: string): HistoryInput {
@@ -446,30 +533,31 @@ function cardChecks(run: Run): Decision | null {
 
 /**
  * The card's approvals of the day (UTC day of the client's clock): count and sum, for the limits;
- * for a COOP_AUTH card, its requests waiting for the client's answer as well.
+ * for a COOP_AUTH card, its requests waiting for the client's answer as well. Usually read with
+ * the other lookups already.
  */
 async function approvalsToday(run: Run): Promise<{ count: number; sumMinor: bigint }> {
-  const startOfDay = new Date(Math.floor(run.context.now.getTime() / dayMs) * dayMs);
-  // A COOP_AUTH card's requests waiting for the client's answer count as approved for what they reserved.
-  const waiting = sql`FROM card_swipes WHERE client_id = ${run.context.clientId} AND card_id = ${run.card.id} AND coop_pending IS NOT NULL AND updated_at >= ${startOfDay}`;
-  const coop = run.card.card_transaction_handler === 'COOP_AUTH';
-  const row = await run.tx
-    .selectFrom('card_transactions')
-    .select([
-      (coop ? sql<string>`count(*) + (SELECT count(*) ${waiting})` : sql<string>`count(*)`).as('count'),
-      (coop
-        ? sql<string>`coalesce(sum(amount_minor), 0) + (SELECT coalesce(sum((coop_pending->>'reservedMinor')::numeric), 0) ${waiting})`
-        : sql<string>`coalesce(sum(amount_minor), 0)`
-      ).as('sum'),
-    ])
-    .where('client_id', '=', run.context.clientId)
-    .where('card_id', '=', run.card.id)
-    .where('created_at', '>=', startOfDay)
-    .where('type', 'in', ['PRE_AUTHORIZATION', 'PURCHASE'])
-    .where('mti', 'in', ['0100', '0101', '0200', '0201'])
-    .where('response_code', 'in', ['00', '10'])
-    .executeTakeFirstOrThrow();
-  return { count: Number(row.count), sumMinor: BigInt(row.sum) };
+  if (run.today !== undefined) return run.today;
+  const { today } = await lookUpMessage(run.tx, run.context, run.card, run.info, { approvals: true });
+  assert(today, 'the lookups read no approvals');
+  return today;
+}
+
+/**
+ * The first checks of a 0100 or 0200 decision, those that need no database: card status (57) →
+ * expiry (54) → sandbox magic amounts → amount (13) → the per-transaction limit (61). Null when
+ * they pass.
+ */
+function systemPrechecks(run: Run): Decision | null {
+  const { info, program } = run;
+  const failed = cardChecks(run);
+  if (failed) return failed;
+  const magic = magicResponseCodeOf(info);
+  if (magic !== null && magic !== '10') return declineWithCode(magic);
+  const amount = info.amountMinor;
+  if (amount <= 0n) return decline('INVALID_AMOUNT');
+  if (amount > BigInt(program.limits.perTransactionMinor)) return decline('EXCEEDS_AMOUNT_LIMIT');
+  return null;
 }
 
 /**
@@ -480,13 +568,10 @@ async function approvalsToday(run: Run): Promise<{ count: number; sumMinor: bigi
  */
 async function decide(run: Run, funding: FundingSource): Promise<Decision> {
   const { info, program } = run;
-  const failed = cardChecks(run);
+  const failed = systemPrechecks(run);
   if (failed) return failed;
   const magic = magicResponseCodeOf(info);
-  if (magic !== null && magic !== '10') return declineWithCode(magic);
   const amount = info.amountMinor;
-  if (amount <= 0n) return decline('INVALID_AMOUNT');
-  if (amount > BigInt(program.limits.perTransactionMinor)) return decline('EXCEEDS_AMOUNT_LIMIT');
   const today = await approvalsToday(run);
   if (today.sumMinor + amount > BigInt(program.limits.dailyMinor)) return decline('EXCEEDS_AMOUNT_LIMIT');
   if (today.count + 1 > program.limits.dailyCount) return decline('EXCEEDS_FREQUENCY_LIMIT');
@@ -521,6 +606,8 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
   const { tx, context, card, info, message, program } = run;
   const type = coopAuthEventTypeOf(info.mti);
   assert(type === 'COOP_AUTH_0100' || type === 'COOP_AUTH_0200', `no decision request for ${info.mti}`);
+  // The reservation's lifecycle and expiry timer, queued by the caller.
+  await run.write.execute(tx);
   const infoOriginal = info.original === null ? null : { mti: info.original.mti, stan: info.original.stan };
   const data = coopEventData({
     message,
@@ -585,7 +672,7 @@ export async function finishCoopDecision(
   // The program as phase 1 read it: the request was decided under those settings.
   const program = pending.program;
   const info = readMessage(pending.message, context.now);
-  const run: Run = { tx, deps, context, card, program, info, message: pending.message, duplicate: false };
+  const run: Run = { tx, deps, context, card, program, info, message: pending.message, duplicate: false, write: new WriteStatement() };
   const swipe = await lockSwipe(tx, context.clientId, pending.swipeId);
   assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
   const open = swipe.coop_pending?.childId === pending.childId && hasOpenHold(swipe);
@@ -628,7 +715,7 @@ function closedDraft(pending: PendingCoopDecision, decision: Decision, swipe: Ca
 }
 
 async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: string }, pending: PendingCoopDecision, decision: Decision): Promise<CardMessageOutcome> {
-  const { tx, context } = run;
+  const { tx } = run;
   const funding = fundingOf(run);
   const reserved = pending.reservedMinor;
   const history = historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.hold);
@@ -640,16 +727,16 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
   if (pending.step === 'FINANCIAL') {
     if (approved) await funding.captureHold(tx, swipe.hold_id, approvedMinor, historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.capture));
     else await funding.releaseHold(tx, swipe.hold_id, undefined, history);
-    const updated = await updateSwipe(tx, context, swipe, { status: approved ? 'COMPLETED' : 'FAILED', heldMinor: 0n, postedMinor: approvedMinor, expiresAt: null, coopPending: null });
-    await cancelTimer(tx, context.clientId, holdExpiryTimerKind, swipe.id);
+    const updated = updateSwipe(run, swipe, { status: approved ? 'COMPLETED' : 'FAILED', heldMinor: 0n, postedMinor: approvedMinor, expiresAt: null, coopPending: null });
+    await cancelExpiry(run, swipe.id);
     return writeChild(run, updated, pending.childId, { type: 'PURCHASE', status: approved ? 'COMPLETED' : 'FAILED', decision, amountMinor: approvedMinor, heldMinor: 0n, responseExtras: partialExtras });
   }
   // AUTHORIZATION or INCREMENT: the hold keeps what was approved of the reservation.
   if (reserved > approvedMinor) await funding.releaseHold(tx, swipe.hold_id, reserved - approvedMinor, history);
   const newHeld = held - reserved + approvedMinor;
   const closed = newHeld === 0n;
-  const updated = await updateSwipe(tx, context, swipe, closed ? { status: 'FAILED', heldMinor: 0n, expiresAt: null, coopPending: null } : { heldMinor: newHeld, coopPending: null });
-  if (closed) await cancelTimer(tx, context.clientId, holdExpiryTimerKind, swipe.id);
+  const updated = updateSwipe(run, swipe, closed ? { status: 'FAILED', heldMinor: 0n, expiresAt: null, coopPending: null } : { heldMinor: newHeld, coopPending: null });
+  if (closed) await cancelExpiry(run, swipe.id);
   return writeChild(run, updated, pending.childId, {
     type: 'PRE_AUTHORIZATION',
     status: approved ? 'PENDING' : 'FAILED',
@@ -661,11 +748,11 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
   });
 }
 
-/** COOP_AUTH_0120/0220/0420: the advices a COOP_AUTH card's client hears of, as ordinary events (at least once, retried). */
-async function recordCoopAdvice(run: Run, swipe: CardSwipeRow, childId: string, responseCode: string, authCode: string | null, approvedMinor: bigint): Promise<void> {
-  if (run.card.card_transaction_handler !== 'COOP_AUTH') return;
+/** COOP_AUTH_0120/0220/0420: the advices a COOP_AUTH card's client hears of, as ordinary events (at least once, retried); null for other messages. */
+function coopAdviceEvent(run: Run, swipe: CardSwipeRow, childId: string, responseCode: string, authCode: string | null, approvedMinor: bigint): EventToRecord | null {
+  if (run.card.card_transaction_handler !== 'COOP_AUTH') return null;
   const type = coopAuthEventTypeOf(run.message.isoMti);
-  if (type !== 'COOP_AUTH_0120' && type !== 'COOP_AUTH_0220' && type !== 'COOP_AUTH_0420') return;
+  if (type !== 'COOP_AUTH_0120' && type !== 'COOP_AUTH_0220' && type !== 'COOP_AUTH_0420') return null;
   const original = { mti: swipe.first_mti, stan: swipe.stan, rrn: swipe.rrn };
   const data = coopEventData({
     message: run.message,
@@ -678,7 +765,7 @@ async function recordCoopAdvice(run: Run, swipe: CardSwipeRow, childId: string, 
     original,
     answer: { responseCode, authCode, approvedAmountMinor: approvedMinor },
   });
-  await recordEvent(run.tx, run.context, type, data);
+  return { context: run.context, type, data };
 }
 
 /** STANDARD programs partially approve whenever the terminal can; COOP_AUTH programs per their setting. */
@@ -710,8 +797,14 @@ export function toleratedExcessMinor(program: CardProgramRow, mcc: string | null
   return cap !== undefined && tolerated > BigInt(cap) ? BigInt(cap) : tolerated;
 }
 
+/** Queues the hold's expiry timer (created, or moved to `expiresAt`), sent with the record. */
 async function scheduleExpiry(run: Run, swipeId: string, expiresAt: Date): Promise<void> {
-  await scheduleTimer(run.tx, { clientId: run.context.clientId, kind: holdExpiryTimerKind, subjectId: swipeId, dueAt: expiresAt, now: run.context.now });
+  await scheduleTimer(run.tx, { clientId: run.context.clientId, kind: holdExpiryTimerKind, subjectId: swipeId, dueAt: expiresAt, now: run.context.now }, run.write);
+}
+
+/** Queues the removal of the hold's expiry timer (the lifecycle holds nothing any more), sent with the record. */
+async function cancelExpiry(writer: Writer, swipeId: string): Promise<void> {
+  await cancelTimer(writer.tx, writer.context.clientId, holdExpiryTimerKind, swipeId, writer.write);
 }
 
 // ---- correlation ------------------------------------------------------------------------------
@@ -721,53 +814,14 @@ async function lockSwipe(tx: Tx, clientId: string, id: string): Promise<CardSwip
 }
 
 /**
- * The lifecycle a message belongs to (contract §12.3), in this order: networkDataRef (DE63
+ * The lifecycle a message belongs to (contract §12.3), locked, in this order: networkDataRef (DE63
  * positions 9–24); else DE90 (original MTI + STAN + DE7 + acquirer); else, when `byRrn`, the card
- * + RRN + amount of a lifecycle whose hold is still open.
+ * + RRN + amount of a lifecycle whose hold is still open. Usually read with the other lookups
+ * already (processor-reads.ts).
  */
 async function correlate(run: Run, options: { byRrn: boolean }): Promise<CardSwipeRow | undefined> {
-  const { tx, context, card, info } = run;
-  if (info.networkDataRef !== null) {
-    const byReference = await tx
-      .selectFrom('card_swipes')
-      .select('id')
-      .where('client_id', '=', context.clientId)
-      .where('card_id', '=', card.id)
-      .where('network_data_ref', '=', info.networkDataRef)
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
-    if (byReference) return lockSwipe(tx, context.clientId, byReference.id);
-  }
-  if (info.original !== null) {
-    const original = info.original;
-    const candidates = await tx
-      .selectFrom('card_transactions')
-      .select(['swipe_id', 'mti'])
-      .where('client_id', '=', context.clientId)
-      .where('card_id', '=', card.id)
-      .where('stan', '=', original.stan)
-      .where('transmission_date_time', '=', original.transmissionDateTime)
-      .where('acquirer_id', '=', original.acquirerId)
-      .where('expired_at', 'is', null)
-      .orderBy('id', 'desc')
-      .execute();
-    const match = candidates.find((candidate) => firstSendingOf(candidate.mti) === firstSendingOf(original.mti));
-    if (match) return lockSwipe(tx, context.clientId, match.swipe_id);
-  }
-  if (options.byRrn) {
-    const byRrn = await tx
-      .selectFrom('card_swipes')
-      .select('id')
-      .where('client_id', '=', context.clientId)
-      .where('card_id', '=', card.id)
-      .where('rrn', '=', info.rrn)
-      .where('status', '=', 'PENDING')
-      .where('held_minor', '=', info.amountMinor.toString())
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
-    if (byRrn) return lockSwipe(tx, context.clientId, byRrn.id);
-  }
-  return undefined;
+  if (run.correlated !== undefined && run.correlated.byRrn === options.byRrn) return run.correlated.swipe;
+  return (await lookUpMessage(run.tx, run.context, run.card, run.info, { correlate: options })).correlated;
 }
 
 function hasOpenHold(swipe: CardSwipeRow | undefined): swipe is CardSwipeRow & { hold_id: string } {
@@ -807,7 +861,7 @@ async function authorize(run: Run): Promise<CardMessageStep> {
     try {
       const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(run.context, swipeId, childId, funding.historyTypes.hold));
       const coopPending = decision.awaitingClient ? pendingMark(run, childId, 'AUTHORIZATION', decision.approvedMinor) : null;
-      const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt, coopPending });
+      const swipe = insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt, coopPending });
       await scheduleExpiry(run, swipeId, expiresAt);
       if (coopPending) return requestDecision(run, swipe, coopPending, null);
       return writeChild(run, swipe, childId, {
@@ -826,7 +880,7 @@ async function authorize(run: Run): Promise<CardMessageStep> {
       decision = decline('INSUFFICIENT_FUNDS');
     }
   }
-  const swipe = await insertSwipe(run, swipeId, { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  const swipe = insertSwipe(run, swipeId, { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'FAILED', decision, amountMinor: 0n, heldMinor: 0n });
 }
 
@@ -842,7 +896,7 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
       await funding.increaseHold(run.tx, swipe.hold_id, decision.approvedMinor, expiresAt, historyOf(run.context, swipe.id, childId, funding.historyTypes.hold));
       const newHeld = heldMinor + decision.approvedMinor;
       const coopPending = decision.awaitingClient ? pendingMark(run, childId, 'INCREMENT', decision.approvedMinor) : null;
-      const updated = await updateSwipe(run.tx, run.context, swipe, { heldMinor: newHeld, expiresAt, ...(coopPending ? { coopPending } : {}) });
+      const updated = updateSwipe(run, swipe, { heldMinor: newHeld, expiresAt, ...(coopPending ? { coopPending } : {}) });
       await scheduleExpiry(run, swipe.id, expiresAt);
       if (coopPending) return requestDecision(run, updated, coopPending, { mti: swipe.first_mti, stan: swipe.stan, rrn: swipe.rrn });
       return writeChild(run, updated, childId, {
@@ -868,7 +922,7 @@ async function verifyAccount(run: Run): Promise<CardMessageOutcome> {
   const decision = cardChecks(run) ?? approve(0n);
   const status = isApproval(decision.responseCode) ? 'COMPLETED' : 'FAILED';
   const childId = idAt(run.context.now);
-  const swipe = await insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  const swipe = insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'ACCOUNT_VERIFICATION', status, decision, amountMinor: 0n, heldMinor: 0n });
 }
 
@@ -884,7 +938,7 @@ async function balanceInquiry(run: Run): Promise<CardMessageOutcome> {
   }
   const status = approved ? 'COMPLETED' : 'FAILED';
   const childId = idAt(run.context.now);
-  const swipe = await insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  const swipe = insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'BALANCE_INQUIRY', status, decision, amountMinor: 0n, heldMinor: 0n, responseExtras: extras });
 }
 
@@ -919,8 +973,8 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
       newHeld = target;
     }
     const closed = newHeld === 0n;
-    const updated = await updateSwipe(tx, context, existing, closed ? { heldMinor: 0n, status: 'CANCELLED', expiresAt: null } : { heldMinor: newHeld, expiresAt });
-    if (closed) await cancelTimer(tx, context.clientId, holdExpiryTimerKind, existing.id);
+    const updated = updateSwipe(run, existing, closed ? { heldMinor: 0n, status: 'CANCELLED', expiresAt: null } : { heldMinor: newHeld, expiresAt });
+    if (closed) await cancelExpiry(run, existing.id);
     else await scheduleExpiry(run, existing.id, expiresAt);
     return writeChild(run, updated, childId, { type: 'PRE_AUTHORIZATION', status: closed ? 'CANCELLED' : 'PENDING', decision, amountMinor: target, heldMinor: newHeld, expiresAt: closed ? null : expiresAt });
   }
@@ -928,7 +982,7 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
   const available = await funding.available(tx);
   const reservable = target < available ? target : available > 0n ? available : 0n;
   const holdId = reservable > 0n ? await funding.placeHold(tx, reservable, expiresAt, historyOf(run.context, swipeId, childId, funding.historyTypes.hold)) : null;
-  const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: reservable, postedMinor: 0n, holdId, expiresAt });
+  const swipe = insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: reservable, postedMinor: 0n, holdId, expiresAt });
   await scheduleExpiry(run, swipeId, expiresAt);
   return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'PENDING', decision, amountMinor: target, heldMinor: reservable, expiresAt, holdId });
 }
@@ -949,7 +1003,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
     try {
       const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(run.context, swipeId, childId, funding.historyTypes.hold));
       const coopPending = pendingMark(run, childId, 'FINANCIAL', decision.approvedMinor);
-      const swipe = await insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt, coopPending });
+      const swipe = insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt, coopPending });
       await scheduleExpiry(run, swipeId, expiresAt);
       return await requestDecision(run, swipe, coopPending, null);
     } catch (error) {
@@ -960,7 +1014,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
   if (isApproval(decision.responseCode)) {
     try {
       await funding.post(run.tx, decision.approvedMinor, { force: false }, historyOf(run.context, swipeId, childId, funding.historyTypes.capture));
-      const swipe = await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: decision.approvedMinor, holdId: null, expiresAt: null });
+      const swipe = insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: decision.approvedMinor, holdId: null, expiresAt: null });
       return writeChild(run, swipe, childId, {
         type: 'PURCHASE',
         status: 'COMPLETED',
@@ -974,7 +1028,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
       decision = decline('INSUFFICIENT_FUNDS');
     }
   }
-  const swipe = await insertSwipe(run, swipeId, { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  const swipe = insertSwipe(run, swipeId, { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'PURCHASE', status: 'FAILED', decision, amountMinor: 0n, heldMinor: 0n });
 }
 
@@ -988,8 +1042,8 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
   if (info.amountMinor > 0n) await funding.refund(tx, info.amountMinor, historyOf(run.context, swipeId, childId, funding.historyTypes.refund));
   const decision = { ...approve(info.amountMinor), source: info.mti === '0220' ? ('NETWORK' as const) : ('SYSTEM' as const) };
   const swipe = existing
-    ? await updateSwipe(tx, context, existing, { postedMinor: toBigInt(existing.posted_minor) - info.amountMinor })
-    : await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: -info.amountMinor, holdId: null, expiresAt: null });
+    ? updateSwipe(run, existing, { postedMinor: toBigInt(existing.posted_minor) - info.amountMinor })
+    : insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: -info.amountMinor, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', decision, amountMinor: info.amountMinor, heldMinor: toBigInt(swipe.held_minor) });
 }
 
@@ -1015,15 +1069,15 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
     else await funding.releaseHold(tx, existing.hold_id, undefined, history(existing.id));
     const overCapture = amount - held > toleratedExcessMinor(run.program, existing.mcc ?? info.mcc, held);
     const posted = toBigInt(existing.posted_minor) + amount;
-    const updated = await updateSwipe(tx, context, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, postedMinor: posted, expiresAt: null });
-    await cancelTimer(tx, context.clientId, holdExpiryTimerKind, existing.id);
+    const updated = updateSwipe(run, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, postedMinor: posted, expiresAt: null });
+    await cancelExpiry(run, existing.id);
     return writeChild(run, updated, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, overCapture, holdId: existing.hold_id });
   }
   const swipeId = existing?.id ?? idAt(context.now);
   if (amount > 0n) await funding.post(tx, amount, { force: true }, history(swipeId));
   const swipe = existing
-    ? await updateSwipe(tx, context, existing, { status: 'COMPLETED', postedMinor: toBigInt(existing.posted_minor) + amount })
-    : await insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: amount, holdId: null, expiresAt: null });
+    ? updateSwipe(run, existing, { status: 'COMPLETED', postedMinor: toBigInt(existing.posted_minor) + amount })
+    : insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: amount, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, forcePost: true });
 }
 
@@ -1047,13 +1101,13 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     const history = historyOf(run.context, existing.id, childId, funding.historyTypes.hold);
     if (actual > 0n && actual < held) {
       await funding.releaseHold(tx, existing.hold_id, held - actual, history);
-      const updated = await updateSwipe(tx, context, existing, { heldMinor: actual });
+      const updated = updateSwipe(run, existing, { heldMinor: actual });
       return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledged, amountMinor: held - actual, heldMinor: actual });
     }
     await funding.releaseHold(tx, existing.hold_id, undefined, history);
     const posted = toBigInt(existing.posted_minor);
-    const updated = await updateSwipe(tx, context, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null });
-    await cancelTimer(tx, context.clientId, holdExpiryTimerKind, existing.id);
+    const updated = updateSwipe(run, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null });
+    await cancelExpiry(run, existing.id);
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: held, heldMinor: 0n });
   }
   if (existing && reversesPosting(existing, info)) {
@@ -1066,14 +1120,14 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     await funding.refund(tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
     const remaining = posted - credited;
     const status = remaining > 0n ? 'COMPLETED' : 'CANCELLED';
-    const updated = await updateSwipe(tx, context, existing, { status, postedMinor: remaining });
+    const updated = updateSwipe(run, existing, { status, postedMinor: remaining });
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status, decision: acknowledged, amountMinor: credited, heldMinor: 0n });
   }
   if (existing) {
     // The lifecycle has nothing left to release (an authorization completed, reversed or expired already): recorded, no money.
     return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n });
   }
-  const swipe = await insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  const swipe = insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n, orphan: true });
 }
 
@@ -1104,6 +1158,7 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
   const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('id', '=', peek.card_id).forUpdate().executeTakeFirstOrThrow();
   const swipe = await lockSwipe(tx, context.clientId, swipeId);
   if (!swipe || swipe.status !== 'PENDING') return null;
+  const writer: Writer = { tx, context, write: new WriteStatement() };
   const childId = idAt(context.now);
   const held = toBigInt(swipe.held_minor);
   if (hasOpenHold(swipe)) {
@@ -1111,57 +1166,52 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
     await funding.releaseHold(tx, swipe.hold_id, undefined, historyOf(context, swipe.id, childId, funding.historyTypes.hold), true);
   }
   const posted = toBigInt(swipe.posted_minor);
-  const updated = await updateSwipe(tx, context, swipe, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null, expiredAt: context.now });
-  await cancelTimer(tx, context.clientId, holdExpiryTimerKind, swipe.id);
-  const row = await tx
-    .insertInto('card_transactions')
-    .values({
-      client_id: context.clientId,
-      id: childId,
-      trace_id: context.traceId,
-      swipe_id: swipe.id,
-      card_id: swipe.card_id,
-      wallet_id: swipe.wallet_id,
-      credit_line_id: swipe.credit_line_id,
-      card_type: swipe.card_type,
-      type: 'PRE_AUTHORIZATION',
-      operation: 'CREDIT',
-      status: 'CANCELLED',
-      mti: swipe.first_mti,
-      processing_code: '000000',
-      asset: swipe.asset,
-      amount_minor: held,
-      requested_minor: 0n,
-      held_minor: 0n,
-      transaction_minor: 0n,
-      transaction_currency: swipe.asset,
-      surcharge_minor: null,
-      fees: '[]',
-      rrn: swipe.rrn,
-      stan: swipe.stan,
-      transmission_date_time: swipe.transmission_date_time,
-      acquirer_id: swipe.acquirer_id,
-      auth_code: null,
-      response_code: '00',
-      decline_reason: null,
-      decision_source: 'SYSTEM',
-      network_data_ref: swipe.network_data_ref,
-      merchant: swipe.merchant === null ? null : JSON.stringify(swipe.merchant),
-      request_fields: '{}',
-      response_mti: swipe.first_mti,
-      response_fields: '{}',
-      expires_at: null,
-      expired_at: context.now,
-      over_capture: false,
-      force_post: false,
-      orphan: false,
-      ledger_hold_id: swipe.hold_id,
-      created_at: context.now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  const view = cardTransactionView(row);
-  await recordEvent(tx, context, 'CARD_TRANSACTION_CANCELLED', cardEventData(view));
+  const updated = updateSwipe(writer, swipe, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null, expiredAt: context.now });
+  await cancelExpiry(writer, swipe.id);
+  const view = await insertChild(writer, {
+    client_id: context.clientId,
+    id: childId,
+    trace_id: context.traceId,
+    swipe_id: swipe.id,
+    card_id: swipe.card_id,
+    wallet_id: swipe.wallet_id,
+    credit_line_id: swipe.credit_line_id,
+    card_type: swipe.card_type,
+    type: 'PRE_AUTHORIZATION',
+    operation: 'CREDIT',
+    status: 'CANCELLED',
+    mti: swipe.first_mti,
+    processing_code: '000000',
+    asset: swipe.asset,
+    amount_minor: held.toString(),
+    requested_minor: '0',
+    held_minor: '0',
+    transaction_minor: '0',
+    transaction_currency: swipe.asset,
+    surcharge_minor: null,
+    fees: [],
+    rrn: swipe.rrn,
+    stan: swipe.stan,
+    transmission_date_time: swipe.transmission_date_time,
+    acquirer_id: swipe.acquirer_id,
+    auth_code: null,
+    response_code: '00',
+    decline_reason: null,
+    decision_source: 'SYSTEM',
+    network_data_ref: swipe.network_data_ref,
+    merchant: swipe.merchant,
+    request_fields: {},
+    response_mti: swipe.first_mti,
+    response_fields: {},
+    expires_at: null,
+    expired_at: context.now,
+    over_capture: false,
+    force_post: false,
+    orphan: false,
+    ledger_hold_id: swipe.hold_id,
+    created_at: context.now,
+    coop_decision: null,
+  });
   assert(updated.status !== 'PENDING', 'an expired lifecycle is not pending');
   return view;
 }

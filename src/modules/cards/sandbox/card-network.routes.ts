@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
@@ -10,16 +11,21 @@ import type { Metrics } from '../../../platform/http/metrics.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isUuid } from '../../../platform/ids.js';
 import { cardVaultOf } from '../card-vault.js';
-import { findCard, type CardRow } from '../cards.service.js';
-import { findCardProgram } from '../programs.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
 import { expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, type CardMessageOutcome } from '../processor/processor.js';
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
 import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
+import { lockCardWithProgram, type LockedCard } from '../processor/processor-reads.js';
 import { amountMinorOf, buildSandboxMessage, newNetworkDataRef, sandboxCurrencies, type CardOfMessage, type MessageOptions } from './sandbox-messages.js';
 
 const tags = ['Sandbox'];
+
+/** A message to process, and the card it was built from when the route locked it (the processor takes it from there). */
+interface BuiltMessage {
+  message: IsoMessage;
+  card?: LockedCard;
+}
 
 /** Between the two transactions of a card message: a decision request to send, or a repeat waiting for its first sending. */
 type Paused = { decision: PendingCoopDecision } | { repeat: { message: IsoMessage; childId: string; waitMs: number } };
@@ -138,8 +144,7 @@ function resultOf(outcome: CardMessageOutcome): Static<typeof SandboxCardResult>
   };
 }
 
-async function cardOfMessage(tx: Tx, deps: Deps, context: RequestContext, card: CardRow): Promise<CardOfMessage> {
-  const program = await findCardProgram(tx, context.clientId, card.card_program_id);
+function cardOfMessage(deps: Deps, context: RequestContext, { card, program }: LockedCard): CardOfMessage {
   if (!program) throw notFound('Card program');
   return {
     pan: cardVaultOf(deps).decryptPan(card.pan_encrypted, context.clientId, card.id),
@@ -148,17 +153,26 @@ async function cardOfMessage(tx: Tx, deps: Deps, context: RequestContext, card: 
   };
 }
 
-async function cardOf(tx: Tx, context: RequestContext, cardId: string): Promise<CardRow> {
-  const card = await findCard(tx, context.clientId, cardId);
-  if (!card) throw notFound('Card');
-  return card;
+/**
+ * The card a message is built from, with its program: locked already, as the processor would
+ * lock it, so that the processor takes it from here instead of reading it again.
+ */
+async function cardOf(tx: Tx, context: RequestContext, cardId: string): Promise<LockedCard> {
+  const locked = await lockCardWithProgram(tx, context.clientId, { id: cardId });
+  if (!locked) throw notFound('Card');
+  return locked;
 }
 
 /** The lifecycle named by its id or by the id of one of its records (404 otherwise). */
 async function swipeOf(tx: Tx, context: RequestContext, id: string): Promise<CardSwipeRow> {
   if (!isUuid(id)) throw notFound('Card transaction');
-  const child = await tx.selectFrom('card_transactions').select('swipe_id').where('client_id', '=', context.clientId).where('id', '=', id).executeTakeFirst();
-  const swipe = await tx.selectFrom('card_swipes').selectAll().where('client_id', '=', context.clientId).where('id', '=', child?.swipe_id ?? id).executeTakeFirst();
+  const childSwipeId = tx.selectFrom('card_transactions').select('swipe_id').where('client_id', '=', context.clientId).where('id', '=', id);
+  const swipe = await tx
+    .selectFrom('card_swipes')
+    .selectAll()
+    .where('client_id', '=', context.clientId)
+    .where('id', '=', sql<string>`coalesce(${childSwipeId}, ${id}::uuid)`)
+    .executeTakeFirst();
   if (!swipe) throw notFound('Card transaction');
   return swipe;
 }
@@ -187,13 +201,13 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     request: FastifyRequest,
     reply: FastifyReply,
     answer: { statusCode?: number; message: string },
-    build: (tx: Tx, context: RequestContext) => Promise<IsoMessage>,
+    build: (tx: Tx, context: RequestContext) => Promise<BuiltMessage>,
     view: (outcome: CardMessageOutcome) => D,
   ) =>
     runPausableWrite<D, Paused>(request, reply, deps, {
       work: async (tx, context) => {
-        const message = await build(tx, context);
-        const step = await processCardMessage(tx, context, deps, message);
+        const { message, card } = await build(tx, context);
+        const step = await processCardMessage(tx, context, deps, message, card === undefined ? {} : { card });
         if (isCoopDecisionStep(step)) return { paused: { decision: step.pendingDecision } };
         if (isAwaitFirstStep(step)) return { paused: { repeat: { message, ...step.awaitFirst } } };
         return { ...answer, data: view(step) };
@@ -223,7 +237,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         return { ...answer, data: view(outcome) };
       },
     });
-  const sendMessage = (request: FastifyRequest, reply: FastifyReply, build: (tx: Tx, context: RequestContext) => Promise<IsoMessage>) =>
+  const sendMessage = (request: FastifyRequest, reply: FastifyReply, build: (tx: Tx, context: RequestContext) => Promise<BuiltMessage>) =>
     runCardMessage(request, reply, { statusCode: 201, message: 'Card network message processed' }, build, resultOf);
 
   const onParent = (
@@ -241,8 +255,8 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         sendMessage(request, reply, async (tx, context) => {
           const swipe = await swipeOf(tx, context, (request.params).parentId);
           const card = await cardOf(tx, context, swipe.card_id);
-          const message = build(swipe, await cardOfMessage(tx, deps, context, card), (request.body ?? {}) as Record<string, unknown>, context.now);
-          return message;
+          const message = build(swipe, cardOfMessage(deps, context, card), (request.body ?? {}) as Record<string, unknown>, context.now);
+          return { message, card };
         }),
     );
   };
@@ -268,7 +282,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         const body = request.body;
         const card = await cardOf(tx, context, request.params.cardId);
         const amountMinor = body.amount === 0 ? 0n : amountMinorOf(body.amount);
-        const message = buildSandboxMessage(await cardOfMessage(tx, deps, context, card), context.now, {
+        const message = buildSandboxMessage(cardOfMessage(deps, context, card), context.now, {
           mti: '0100',
           processingCode: body.processingCode ?? '000000',
           amountMinor,
@@ -278,7 +292,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
           networkDataRef: body.networkDataRef ?? newNetworkDataRef(),
           partialApprovalCapable: body.partialApprovalCapable ?? true,
         });
-        return message;
+        return { message, card };
       }),
   );
 
@@ -392,14 +406,14 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     async (request, reply) =>
       sendMessage(request, reply, async (tx, context) => {
         const card = await cardOf(tx, context, request.params.cardId);
-        const message = buildSandboxMessage(await cardOfMessage(tx, deps, context, card), context.now, {
+        const message = buildSandboxMessage(cardOfMessage(deps, context, card), context.now, {
           mti: '0200',
           processingCode: request.body.processingCode ?? '000000',
           amountMinor: amountMinorOf(request.body.amount),
           merchant: request.body.merchant,
           networkDataRef: newNetworkDataRef(),
         });
-        return message;
+        return { message, card };
       }),
   );
 
@@ -419,14 +433,14 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     async (request, reply) =>
       sendMessage(request, reply, async (tx, context) => {
         const card = await cardOf(tx, context, request.params.cardId);
-        const message = buildSandboxMessage(await cardOfMessage(tx, deps, context, card), context.now, {
+        const message = buildSandboxMessage(cardOfMessage(deps, context, card), context.now, {
           mti: '0220',
           processingCode: '000000',
           amountMinor: amountMinorOf(request.body.amount),
           merchant: request.body.merchant,
           networkDataRef: newNetworkDataRef(),
         });
-        return message;
+        return { message, card };
       }),
   );
 
@@ -453,7 +467,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         async () => {
           const { format, message } = request.body;
           if (format === 'ascii' && typeof message !== 'string') throw validationError('message', 'the ascii format takes the packed message as a string');
-          return format === 'json' ? parseKeyedIsoMessage(message) : unpackIsoMessage(typeof message === 'string' ? message : '');
+          return { message: format === 'json' ? parseKeyedIsoMessage(message) : unpackIsoMessage(typeof message === 'string' ? message : '') };
         },
         (outcome) => ({ response: toKeyedIsoMessage(outcome.response), packed: outcome.packedResponse, cardTransactionId: outcome.record?.id ?? null }),
       ),

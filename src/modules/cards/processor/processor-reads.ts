@@ -1,0 +1,200 @@
+/**
+ * What the processor reads for one message, in as few statements as the lock order allows: the
+ * card locked together with its program (one statement), then everything the decision needs that
+ * does not depend on an answer first, after the card's lock (one statement): the earlier message
+ * with the same STAN and RRN, the lifecycle the message correlates to (locked), the card's
+ * approvals of the day. The reads themselves are those of contract §12.3; processor.ts decides in
+ * its order with what they found.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { Tx } from '../../../platform/db/transaction.js';
+import type { RequestContext } from '../../../platform/http/context.js';
+import { isUuid } from '../../../platform/ids.js';
+import type { CardRow } from '../cards.service.js';
+import type { CardProgramRow } from '../programs.js';
+import { firstSendingOf, sendingsOf } from '../network/index.js';
+import type { CardSwipeRow } from './card-transaction-views.js';
+import type { MessageInfo } from './message-info.js';
+import './card-transactions.tables.js';
+
+/** A card, locked FOR UPDATE, and its program (undefined only if the program row is missing). */
+export interface LockedCard {
+  card: CardRow;
+  program: CardProgramRow | undefined;
+}
+
+/** The program row as to_jsonb writes it: its timestamps are strings. */
+type ProgramJson = Omit<CardProgramRow, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string };
+
+/**
+ * Locks the card (by id, or by the fingerprint of its number) and reads its program in the same
+ * statement. Only the card's row is locked (FOR UPDATE OF cards): that lock orders every message
+ * of a card and comes first in the processor's lock order.
+ */
+export async function lockCardWithProgram(tx: Tx, clientId: string, by: { id: string } | { fingerprint: string }): Promise<LockedCard | undefined> {
+  if ('id' in by && !isUuid(by.id)) return undefined;
+  const query = tx
+    .selectFrom('cards')
+    .leftJoin('card_programs', (join) => join.onRef('card_programs.client_id', '=', 'cards.client_id').onRef('card_programs.id', '=', 'cards.card_program_id'))
+    .selectAll('cards')
+    .select(sql<ProgramJson | null>`to_jsonb(card_programs)`.as('program'))
+    .where('cards.client_id', '=', clientId)
+    .forUpdate('cards');
+  const row = await ('id' in by ? query.where('cards.id', '=', by.id) : query.where('cards.pan_fingerprint', '=', by.fingerprint)).executeTakeFirst();
+  if (!row) return undefined;
+  const { program, ...card } = row;
+  return { card, program: program === null ? undefined : { ...program, created_at: new Date(program.created_at), updated_at: new Date(program.updated_at) } };
+}
+
+/** What `lookUpMessage` is asked to read. */
+export interface LookupWants {
+  /** The earlier message of the card with the same STAN and RRN (and kind) within the duplicate window. */
+  earlier?: { since: Date };
+  /** The lifecycle the message belongs to, locked; `byRrn` as for the processor's `correlate`. */
+  correlate?: { byRrn: boolean };
+  /** The card's approvals of the day (limits). */
+  approvals?: boolean;
+}
+
+export interface MessageLookups {
+  /** The id of the earlier message (asked for `earlier`); null when there is none. */
+  earlierId: string | null;
+  /** The lifecycle found and locked (asked for `correlate`); undefined when none matches. */
+  correlated: CardSwipeRow | undefined;
+  /** The card's approvals of the day (asked for `approvals`). */
+  today: { count: number; sumMinor: bigint } | undefined;
+}
+
+/** A row of a left join's nullable side. */
+type NullableColumns<T> = { [K in keyof T]: T[K] | null };
+
+/** One day in milliseconds (the daily limits count the UTC day of the client's clock). */
+const dayMs = 24 * 3600 * 1000;
+
+/**
+ * Reads, in one statement, what was asked for. Call it with the card locked: the statement reads
+ * what the card's earlier messages wrote under that lock.
+ */
+export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants): Promise<MessageLookups> {
+  const earlier = wants.earlier ? earlierMessageQuery(tx, context, card, info, wants.earlier.since) : sql`NULL::uuid`;
+  const today = wants.approvals ? approvalsTodayQuery(tx, context, card) : sql`(SELECT NULL::bigint AS count, NULL::numeric AS sum)`;
+  const correlated = (wants.correlate ? correlatedSwipeQuery(tx, context, card, info, wants.correlate.byRrn) : undefined) ?? sql`(SELECT * FROM card_swipes WHERE false)`;
+  // Each part is a parenthesised subquery (Kysely wraps the embedded ones).
+  const result = await sql<NullableColumns<CardSwipeRow> & { earlier_id: string | null; today_count: string | null; today_sum: string | null }>`
+    SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, correlated.*
+    FROM ${today} AS today
+    LEFT JOIN ${correlated} AS correlated ON true`.execute(tx);
+  const row = result.rows[0];
+  if (!row) throw new Error('the lookup statement returned no row');
+  const { earlier_id: earlierId, today_count: count, today_sum: sum, ...swipe } = row;
+  return {
+    earlierId,
+    // A left join without a match leaves every column of the lifecycle null; its id is never null otherwise.
+    correlated: swipe.id === null ? undefined : (swipe as CardSwipeRow),
+    today: count === null || sum === null ? undefined : { count: Number(count), sumMinor: BigInt(sum) },
+  };
+}
+
+/**
+ * The first message of this card with the same STAN and RRN and the same kind (a repeat counts as
+ * its first sending) since `since`. Expiry records repeat their lifecycle's identifiers; they are
+ * not messages.
+ */
+function earlierMessageQuery(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, since: Date): RawBuilder<unknown> {
+  const mtis = sendingsOf(info.mti);
+  if (mtis.length === 0) return sql`NULL::uuid`;
+  return sql`${tx
+    .selectFrom('card_transactions')
+    .select('id')
+    .where('client_id', '=', context.clientId)
+    .where('card_id', '=', card.id)
+    .where('stan', '=', info.stan)
+    .where('rrn', '=', info.rrn)
+    .where('created_at', '>', since)
+    .where('expired_at', 'is', null)
+    .where('mti', 'in', mtis)
+    .orderBy('id')
+    .limit(1)}`;
+}
+
+/**
+ * The card's approvals of the day (UTC day of the client's clock): count and sum, one row; for a
+ * COOP_AUTH card, its requests waiting for the client's answer count as approved for what they
+ * reserved.
+ */
+function approvalsTodayQuery(tx: Tx, context: RequestContext, card: CardRow): RawBuilder<unknown> {
+  const startOfDay = new Date(Math.floor(context.now.getTime() / dayMs) * dayMs);
+  const waiting = sql`FROM card_swipes WHERE client_id = ${context.clientId} AND card_id = ${card.id} AND coop_pending IS NOT NULL AND updated_at >= ${startOfDay}`;
+  const coop = card.card_transaction_handler === 'COOP_AUTH';
+  return sql`${tx
+    .selectFrom('card_transactions')
+    .select([
+      (coop ? sql<string>`count(*) + (SELECT count(*) ${waiting})` : sql<string>`count(*)`).as('count'),
+      (coop
+        ? sql<string>`coalesce(sum(amount_minor), 0) + (SELECT coalesce(sum((coop_pending->>'reservedMinor')::numeric), 0) ${waiting})`
+        : sql<string>`coalesce(sum(amount_minor), 0)`
+      ).as('sum'),
+    ])
+    .where('client_id', '=', context.clientId)
+    .where('card_id', '=', card.id)
+    .where('created_at', '>=', startOfDay)
+    .where('type', 'in', ['PRE_AUTHORIZATION', 'PURCHASE'])
+    .where('mti', 'in', ['0100', '0101', '0200', '0201'])
+    .where('response_code', 'in', ['00', '10'])}`;
+}
+
+/**
+ * The lifecycle a message belongs to (contract §12.3), locked, in this order: networkDataRef (DE63
+ * positions 9–24); else DE90 (original MTI + STAN + DE7 + acquirer); else, when `byRrn`, the card
+ * + RRN + amount of a lifecycle whose hold is still open. Undefined when the message names none
+ * of them.
+ */
+function correlatedSwipeQuery(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, byRrn: boolean): RawBuilder<unknown> | undefined {
+  const choices: RawBuilder<unknown>[] = [];
+  if (info.networkDataRef !== null) {
+    choices.push(sql`${tx
+      .selectFrom('card_swipes')
+      .select('id')
+      .where('client_id', '=', context.clientId)
+      .where('card_id', '=', card.id)
+      .where('network_data_ref', '=', info.networkDataRef)
+      .orderBy('id', 'desc')
+      .limit(1)}`);
+  }
+  const original = info.original;
+  const originalMtis = original === null ? [] : sendingsOf(firstSendingOf(original.mti));
+  if (original !== null && originalMtis.length > 0) {
+    choices.push(sql`${tx
+      .selectFrom('card_transactions')
+      .select('swipe_id')
+      .where('client_id', '=', context.clientId)
+      .where('card_id', '=', card.id)
+      .where('stan', '=', original.stan)
+      .where('transmission_date_time', '=', original.transmissionDateTime)
+      .where('acquirer_id', '=', original.acquirerId)
+      .where('expired_at', 'is', null)
+      .where('mti', 'in', originalMtis)
+      .orderBy('id', 'desc')
+      .limit(1)}`);
+  }
+  if (byRrn) {
+    choices.push(sql`${tx
+      .selectFrom('card_swipes')
+      .select('id')
+      .where('client_id', '=', context.clientId)
+      .where('card_id', '=', card.id)
+      .where('rrn', '=', info.rrn)
+      .where('status', '=', 'PENDING')
+      .where('held_minor', '=', info.amountMinor.toString())
+      .orderBy('id', 'desc')
+      .limit(1)}`);
+  }
+  if (choices.length === 0) return undefined;
+  // COALESCE evaluates its arguments in order and stops at the first that is not null: the first choice that matches wins.
+  return sql`${tx
+    .selectFrom('card_swipes')
+    .selectAll()
+    .where('client_id', '=', context.clientId)
+    .where('id', '=', sql<string>`coalesce(${sql.join(choices)})`)
+    .forUpdate()}`;
+}
