@@ -233,9 +233,15 @@ function debtAfter(input: LiquidationInput, plan: LiquidationPlan): bigint {
 
 /**
  * How much collateral a liquidation takes: the least that brings the LTV to the opening level or
- * below, or that repays everything repayable, or all of it, whichever comes first. Found from the
- * closed form (x ≥ (D − o·C·p) / (p·(1 − r − o))) and then checked with the rounding applied, one
- * unit more at a time.
+ * below, or that repays everything repayable, or all of it, whichever comes first.
+ *
+ * "Enough" is not monotonic in the amount taken: the proceeds are rounded down to the cent, so
+ * between two amounts that fetch the same cents, taking more only keeps less collateral for the
+ * same debt. The least enough amount is therefore always the first amount of a run that fetches
+ * the same cents. The search starts below the real-number bound (x ≥ (D − o·C·p) / (p·(1 − r − o)),
+ * or what repays everything), where nothing can be enough since rounding only lowers the proceeds,
+ * and goes from the first amount of one run of equal proceeds to the first of the next until one
+ * is enough: a few runs, each found by doubling and bisecting.
  */
 export function planLiquidation(input: LiquidationInput): LiquidationPlan {
   const { collateral, price, opening, penalty, assetScale } = input;
@@ -244,9 +250,9 @@ export function planLiquidation(input: LiquidationInput): LiquidationPlan {
   const repayable = input.principal + input.interest;
   const keep = e4 - BigInt(penalty) - BigInt(opening);
   assert(keep > 0n, 'opening + penalty must be below 1');
-  const target = ceilDiv(debt * e4 * factor - BigInt(opening) * collateral * price.units, keep * price.units);
-  const repayAll = ceilDiv(repayable * e4 * factor, (e4 - BigInt(penalty)) * price.units);
-  const first = [target < 1n ? 1n : target, repayAll, collateral].reduce((a, b) => (a < b ? a : b));
+  const toTarget = (debt * e4 * factor - BigInt(opening) * collateral * price.units) / (keep * price.units);
+  const toRepayAll = (repayable * e4 * factor) / ((e4 - BigInt(penalty)) * price.units);
+  const bound = [toTarget, toRepayAll, collateral].reduce((a, b) => (a < b ? a : b)) - 2n;
   const enough = (taken: bigint) => {
     const plan = liquidationOutcome(input, taken);
     return (
@@ -255,30 +261,27 @@ export function planLiquidation(input: LiquidationInput): LiquidationPlan {
       !ltvAbove({ debt: debtAfter(input, plan), collateral: collateral - plan.taken, assetScale, price }, opening)
     );
   };
-  // Rounding (the penalty up, the proceeds down) can leave the LTV a hair above the target: grow
-  // the amount by doubling steps until it is enough, then bisect back to the least that is.
-  let taken = first;
-  if (!enough(taken)) {
+  const proceedsOf = (taken: bigint) => liquidationOutcome(input, taken).proceeds;
+  let taken = bound < 1n ? 1n : bound;
+  while (taken < collateral && !enough(taken)) {
+    // The first amount that fetches more than `taken` does (the proceeds never fall as it grows).
+    const proceeds = proceedsOf(taken);
     let low = taken;
-    let step = 1n;
-    for (;;) {
-      const next = taken + step > collateral ? collateral : taken + step;
-      if (enough(next)) {
-        taken = next;
-        break;
-      }
-      low = next;
-      taken = next;
-      step *= 2n;
+    let high = taken + 1n;
+    for (let step = 1n; high < collateral && proceedsOf(high) <= proceeds; step *= 2n) {
+      low = high;
+      high = taken + 2n * step > collateral ? collateral : taken + 2n * step;
     }
-    while (taken - low > 1n) {
-      const middle = (low + taken) / 2n;
-      if (enough(middle)) taken = middle;
+    if (proceedsOf(high) <= proceeds) {
+      taken = collateral;
+      break;
+    }
+    while (high - low > 1n) {
+      const middle = (low + high) / 2n;
+      if (proceedsOf(middle) > proceeds) high = middle;
       else low = middle;
     }
+    taken = high;
   }
-  // The penalty's rounding makes "enough" not quite monotonic at the last unit: one unit less can
-  // cost one unit less of penalty for the same proceeds. Take the least that still is enough.
-  for (let steps = 0; taken > 1n && steps < 1000 && enough(taken - 1n); steps++) taken -= 1n;
-  return liquidationOutcome(input, taken);
+  return liquidationOutcome(input, taken > collateral ? collateral : taken);
 }
