@@ -321,6 +321,21 @@ describe('the sandbox console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Unblock' }).click();
     await page.getByRole('status').filter({ hasText: 'Card is now ACTIVE' }).waitFor();
 
+    // Cancelling asks first; "Keep it" changes nothing, "Cancel the card" is final.
+    await page.getByRole('button', { name: 'Cancel card…' }).click();
+    const confirm = page.getByRole('group', { name: 'Confirm cancelling the card' });
+    await confirm.getByText('cannot be activated again').waitFor();
+    expect(await unnamedControls(page)).toEqual([]);
+    await confirm.getByRole('button', { name: 'Keep it' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect((await t.request({ url: `/v1/cards/${issued.cardId}` })).body.data.status).toBe('ACTIVE');
+    await page.getByRole('button', { name: 'Cancel card…' }).click();
+    await page.getByRole('group', { name: 'Confirm cancelling the card' }).getByRole('button', { name: 'Cancel the card' }).click();
+    await page.getByRole('status').filter({ hasText: 'Card is now CANCELLED' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel card…' }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('button', { name: 'Block (suspend)' }).count()).toBe(0);
+    expect((await t.request({ url: `/v1/cards/${issued.cardId}` })).body.data.status).toBe('CANCELLED');
+
     // The credit lines page opens (this client has none).
     await page.getByRole('link', { name: 'Credit lines' }).click();
     await page.getByRole('heading', { level: 1, name: 'Credit lines' }).waitFor();

@@ -116,11 +116,13 @@ export function CardPage(props: { id: string }) {
     card.reload();
     return answer;
   });
-  const change = useAction(async (status: 'ACTIVE' | 'SUSPENDED') => {
+  const change = useAction(async (status: 'ACTIVE' | 'SUSPENDED' | 'CANCELLED') => {
     const answer = await api.patch('/v1/cards/{cardId}', { params: { path: { cardId: props.id } }, body: { status } });
     card.reload();
     return answer;
   });
+  // Cancelling cannot be undone: the button asks first, in the page rather than in a dialog box.
+  const [confirmingCancel, setConfirmingCancel] = useState(false);
   const data = card.data;
   const busy = activate.busy || change.busy;
   const done = change.result ?? activate.result;
@@ -162,7 +164,30 @@ export function CardPage(props: { id: string }) {
                 Unblock
               </button>
             ) : null}
+            {data.status !== 'CANCELLED' && !confirmingCancel ? (
+              <button type="button" class="secondary" onClick={() => setConfirmingCancel(true)} disabled={busy}>
+                Cancel card…
+              </button>
+            ) : null}
           </div>
+          {data.status !== 'CANCELLED' && confirmingCancel ? (
+            <div class="actions" role="group" aria-label="Confirm cancelling the card">
+              <p>A cancelled card is declined for good and cannot be activated again.</p>
+              <button
+                type="button"
+                onClick={() => {
+                  setConfirmingCancel(false);
+                  void change.run('CANCELLED');
+                }}
+                disabled={busy}
+              >
+                Cancel the card
+              </button>
+              <button type="button" class="secondary" onClick={() => setConfirmingCancel(false)}>
+                Keep it
+              </button>
+            </div>
+          ) : null}
           <Outcome error={activate.error ?? change.error}>
             {done ? (
               <>
