@@ -68,8 +68,8 @@ export interface MessageLookups {
 /** A row of a left join's nullable side. */
 type NullableColumns<T> = { [K in keyof T]: T[K] | null };
 
-/** One day in milliseconds (the daily limits count the UTC day of the client's clock). */
-const dayMs = 24 * 3600 * 1000;
+/** One day in milliseconds (the daily limits count the UTC day of the client's clock; hold expiry counts days). */
+export const dayMs = 24 * 3600 * 1000;
 
 /**
  * Reads, in one statement, what was asked for. Call it with the card locked: the statement reads

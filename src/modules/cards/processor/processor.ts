@@ -50,7 +50,7 @@ import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type C
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
-import { lockCardWithProgram, lookUpMessage, type LockedCard } from './processor-reads.js';
+import { dayMs, lockCardWithProgram, lookUpMessage, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
 /** What the processor answered to one message. */
@@ -102,7 +102,6 @@ export const holdExpiryTimerKind = 'card.hold-expiry';
 
 /** How long a repeated STAN + RRN counts as the same message. */
 const duplicateWindowMs = 24 * 3600 * 1000;
-const dayMs = 24 * 3600 * 1000;
 
 /** Fields a response never carries: the card number and the card's secrets stay with the acquirer. */
 const fieldsNotEchoed = ['2', '14', '35', '36', '45', '52', '55'];
