@@ -165,8 +165,8 @@ export const environmentVariables = [
   ['INTERMEDIARY_BANK_ROUTING_NUMBER', sandboxOperatingBank.intermediaryRoutingNumber, 'its ABA routing number'],
   ['INTERMEDIARY_BANK_BIC', sandboxOperatingBank.intermediaryBic, 'its SWIFT/BIC code'],
   ['SANDBOX_BANK_SETTLEMENT_DELAY_MS', '60000', 'sandbox: time (by the sandbox clock) after which a pending bank deposit or withdrawal settles, or comes back when a magic value says so'],
-  ['WRITE_BATCH_SIZE_MAX', '64', 'most concurrent requests of one batched route (internal transfers, trade quotes, trade executions) written together in one database transaction (1 turns batching off)'],
-  ['WRITE_BATCH_CONCURRENCY', '2', 'most such batched transactions in flight at once on PostgreSQL, one behind the other on one connection (the embedded database uses 1)'],
+  ['WRITE_BATCH_SIZE_MAX', '64', 'most concurrent requests of one batched route (internal transfers, trade quotes, trade executions, card network messages) written together in one database transaction (1 turns batching off)'],
+  ['WRITE_BATCH_CONCURRENCY', '2', 'most such batched transactions in flight at once on PostgreSQL (batches one behind the other on one connection; card message groups on a connection each); the embedded database uses 1'],
   ['READ_BATCH_CONCURRENCY', '1', 'most shared wallet-balance queries in flight at once on PostgreSQL; requests arriving meanwhile share the next one'],
 ] as const;
 

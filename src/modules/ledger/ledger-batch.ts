@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Tx } from '../../platform/db/transaction.js';
 import { WriteStatement } from '../../platform/db/write-statement.js';
+import { groupShard } from '../../platform/db/transaction-groups.js';
 import { assert } from '../../platform/assert.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { formatAmount } from '../../platform/money/amount.js';
@@ -411,8 +412,9 @@ export class LedgerBatch {
     const key = `${clientId}/${kind}/${asset}`;
     let account = this.systems.get(key);
     if (!account) {
-      // One shard per batch and system account: a batch never locks two shards of one account.
-      const shard = crypto.randomInt(systemAccountShards);
+      // One shard per batch and system account: a batch never locks two shards of one account. In a
+      // transaction group (transaction-groups.ts) every batch of the group takes the same one.
+      const shard = (groupShard(this.tx) ?? crypto.randomInt(systemAccountShards)) % systemAccountShards;
       account = { clientId, id: systemAccountId(clientId, kind, asset, shard), kind, shard, asset, deltaAvailable: 0n, touched: false };
       this.systems.set(key, account);
     }

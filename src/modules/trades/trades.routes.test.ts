@@ -8,7 +8,7 @@ import { fund, linkedWallet, withdrawalBody } from '../../../test/bank/fixtures.
 import { buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { withTransaction } from '../../platform/db/transaction.js';
-import { arrayLiteral } from '../../platform/db/parameters.js';
+import { genericPlan as genericPlanOf, scansOf } from '../../../test/plans.js';
 import { systemAccountBalance, verifyLedger } from '../ledger/index.js';
 import { assetPairIdOf } from './asset-pairs.js';
 import { insertQuotesStatement, quoteResultsStatement } from './trade-batches.js';
@@ -685,39 +685,7 @@ describe('batched writes (trade-batches.ts)', () => {
 });
 
 describe('plans of the batched trade writes', () => {
-  interface PlanNode {
-    'Node Type': string;
-    'Relation Name'?: string;
-    'Index Cond'?: string;
-    Plans?: PlanNode[];
-  }
-  /** The nodes that read a table (not the one that writes the statement's target). */
-  const scansOf = (node: PlanNode): PlanNode[] => [...(node['Relation Name'] && node['Node Type'] !== 'ModifyTable' ? [node] : []), ...(node.Plans ?? []).flatMap(scansOf)];
-  /** A parameter as an SQL literal, for EXECUTE (a PREPAREd statement's types come from its casts). */
-  const literal = (value: unknown): string => {
-    if (value === null || value === undefined) return 'NULL';
-    let text: string | undefined;
-    if (Array.isArray(value)) text = arrayLiteral(value);
-    else if (value instanceof Date) text = value.toISOString();
-    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') text = String(value);
-    if (text === undefined) throw new Error('a parameter without a literal');
-    return `'${text.replace(/'/g, "''")}'`;
-  };
-
-  /** The generic plan PostgreSQL keeps for the statement on a connection, as the batched writes run it (prepared, plan_cache_mode force_generic_plan). */
-  async function genericPlan(statement: RawBuilder<unknown>): Promise<PlanNode> {
-    return withTransaction(t.deps.db, async (tx) => {
-      const compiled = statement.compile(tx);
-      const name = `plan_test_${crypto.randomBytes(4).toString('hex')}`;
-      await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(tx);
-      await sql.raw(`PREPARE ${name} AS ${compiled.sql}`).execute(tx);
-      const explained = await sql.raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${compiled.parameters.map(literal).join(', ')})`).execute(tx);
-      await sql.raw(`DEALLOCATE ${name}`).execute(tx);
-      const plan = explained.rows[0]?.['QUERY PLAN'][0].Plan;
-      if (!plan) throw new Error('no plan');
-      return plan;
-    });
-  }
+  const genericPlan = (statement: RawBuilder<unknown>) => genericPlanOf(t.deps.db, statement);
 
   it('the quote update finds each quote and its wallet by their whole key; the insert looks each customer up through an index', async () => {
     // The trap: as a join (EXISTS), the update's generic plan read every quote of the client by

@@ -131,12 +131,15 @@ function bound(client: pg.PoolClient): { connection: PipelinedConnection; tx: Tx
 /**
  * Runs `work` in one pipelined transaction on a connection of its own, and runs it again, a
  * bounded number of times, on a serialization failure or a deadlock (like `withTransaction`).
+ * `genericPlans: false` leaves PostgreSQL's plan choice as it is in any other transaction (see
+ * planCacheMode), for work whose statements were not written for generic plans.
  */
-export function withPipelinedTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
-  return retryingTransaction(() => attempt(pool, work));
+export function withPipelinedTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>, options: { genericPlans?: boolean } = {}): Promise<T> {
+  const opening = options.genericPlans === false ? 'BEGIN' : `BEGIN; ${setPlanCacheMode}`;
+  return retryingTransaction(() => attempt(pool, work, opening));
 }
 
-async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
+async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>, opening: string): Promise<T> {
   const client = await pool.connect();
   const { connection, tx } = bound(client);
   let begin: Promise<unknown> | undefined;
@@ -146,8 +149,8 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
   try {
     connection.begin = () => {
       if (begin) return;
-      // Generic plans for this transaction's prepared statements: see planCacheMode.
-      begin = client.query(`BEGIN; ${setPlanCacheMode}`);
+      // Generic plans for this transaction's prepared statements unless asked otherwise: see planCacheMode.
+      begin = client.query(opening);
       connection.opened = begin;
       // Observed here as well, so a failed BEGIN is never an unhandled rejection.
       begin.catch(() => {});

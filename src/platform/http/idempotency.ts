@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { withTransaction, sqlStateOf, type Tx } from '../db/transaction.js';
+import type { TransactionGroups } from '../db/transaction-groups.js';
 import { fieldCipherOf } from '../crypto/field-cipher.js';
 import { authOf, type RequestContext } from './context.js';
 import { clientNow, requestClockOffset } from '../client-clock.js';
@@ -143,6 +144,17 @@ export interface PausableWrite<T, P> {
   wait?: (paused: P, context: RequestContext) => Promise<unknown>;
   /** The second transaction: the rest of the write, with what `wait` returned. */
   finish?: (tx: Tx, context: RequestContext, paused: P, waited: unknown) => Promise<WriteResult<T>>;
+  /**
+   * Where the write's transactions run: shared with the concurrent writes of its group (group
+   * commit, transaction-groups.ts) instead of one of their own. Its work must claim what it works
+   * on (claimInGroup) before writing.
+   */
+  group?: TransactionGroups;
+}
+
+/** Runs a transaction of `write`: in its group when it has one, else on its own. */
+function transactionOf<T, P, R>(deps: Deps, write: PausableWrite<T, P>, keys: readonly string[], work: (tx: Tx) => Promise<R>): Promise<R> {
+  return write.group ? write.group.run(keys, work) : withTransaction(deps.db, work);
 }
 
 /** The status a paused write's idempotency record holds until its answer is known (102 Processing). */
@@ -159,13 +171,14 @@ async function resumePaused<T, P, R>(
   deps: Deps,
   context: RequestContext,
   write: PausableWrite<T, P>,
+  keys: readonly string[],
   paused: P,
   then: (tx: Tx, result: WriteResult<T>) => Promise<R>,
 ): Promise<R> {
   const { wait, finish } = write;
   if (!wait || !finish) throw new Error('a write paused without wait and finish');
   const waited = await wait(paused, context);
-  return withTransaction(deps.db, async (tx) => then(tx, await finish(tx, context, paused, waited)));
+  return transactionOf(deps, write, keys, async (tx) => then(tx, await finish(tx, context, paused, waited)));
 }
 
 /**
@@ -179,8 +192,8 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
   const context = requestContext(request, deps);
   const key = idempotencyKeyOf(request);
   if (key === undefined) {
-    const first = await withTransaction(deps.db, (tx) => write.work(tx, context));
-    const result = isPaused(first) ? await resumePaused(deps, context, write, first.paused, async (_tx, finished) => finished) : first;
+    const first = await transactionOf(deps, write, [], (tx) => write.work(tx, context));
+    const result = isPaused(first) ? await resumePaused(deps, context, write, [], first.paused, async (_tx, finished) => finished) : first;
     return reply.code(result.statusCode ?? 200).send(envelopeOf(result, context));
   }
 
@@ -256,8 +269,10 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
   };
 
   let outcome: { replay: boolean; response: StoredResponse };
+  // Two writes with one key never share a group: each would pass the other's advisory lock.
+  const keys = [`${context.clientId}\n${key}`];
   try {
-    const first = await withTransaction(deps.db, async (tx): Promise<{ replay: boolean; response: StoredResponse } | Paused<P>> => {
+    const first = await transactionOf(deps, write, keys, async (tx): Promise<{ replay: boolean; response: StoredResponse } | Paused<P>> => {
       const previous = await stored(tx);
       if (previous) return { replay: true, response: previous };
       const result = await write.work(tx, context);
@@ -271,7 +286,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
     });
     if ('paused' in first) {
       pausedCommitted = true;
-      outcome = await resumePaused(deps, context, write, first.paused, async (tx, result) => {
+      outcome = await resumePaused(deps, context, write, keys, first.paused, async (tx, result) => {
         const response = { statusCode: result.statusCode ?? 200, body: envelopeOf(result, context) };
         await record(tx, response, result.sealResponse === true);
         return { replay: false, response };

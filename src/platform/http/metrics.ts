@@ -34,6 +34,21 @@ export function createMetrics(pool: pg.Pool) {
     labelNames: ['route', 'path', 'result'] as const,
     registers: [registry],
   });
+  const transactionGroups = new client.Histogram({
+    name: 'openbaas_transaction_group_members',
+    help:
+      'Writes that shared one database transaction (transaction groups, e.g. card messages), by group and result ' +
+      '(committed, or failed: every member then ran again alone); groups of one are not counted',
+    labelNames: ['group', 'result'] as const,
+    buckets: [2, 4, 8, 16, 32, 64, 128],
+    registers: [registry],
+  });
+  const transactionGroupDeferred = new client.Counter({
+    name: 'openbaas_transaction_group_deferred_total',
+    help: 'Members of a committed transaction group that left it for a later group because another member claimed the same card or wallet',
+    labelNames: ['group'] as const,
+    registers: [registry],
+  });
   const coopDecisionDuration = new client.Histogram({
     name: 'openbaas_coop_auth_decision_seconds',
     help: 'Cooperative authorization: time from sending a decision request to its answer (or the timeout), by who decided (CLIENT or STAND_IN)',
@@ -53,6 +68,11 @@ export function createMetrics(pool: pg.Pool) {
     coopDecision(latencyMs: number | null, standInReason: string | null) {
       if (latencyMs !== null) coopDecisionDuration.observe({ source: standInReason === null ? 'CLIENT' : 'STAND_IN' }, latencyMs / 1000);
       if (standInReason !== null) coopStandIns.inc({ reason: standInReason });
+    },
+    /** One transaction group of two or more members (see TransactionGroups' observe). */
+    transactionGroup(group: string, members: number, committed: boolean, deferred: number) {
+      transactionGroups.observe({ group, result: committed ? 'committed' : 'failed' }, members);
+      if (deferred > 0) transactionGroupDeferred.inc({ group }, deferred);
     },
     /** Counts one batched write of `route` (see WriteBatcherOptions.observe). */
     writeBatch(route: string, path: 'unchecked' | 'checked', committed: boolean) {

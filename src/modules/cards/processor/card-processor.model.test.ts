@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../../test/harness.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { authorize, balances, fundedCard, onParent } from '../../../../test/cards/card-network.js';
+import { issuedCard } from '../../../../test/cards/fixtures.js';
+import { fund } from '../../../../test/bank/fixtures.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -21,6 +23,39 @@ describe('concurrency', () => {
     expect(results.filter((result) => result.responseCode === '00')).toHaveLength(10);
     expect(results.filter((result) => result.responseCode === '51')).toHaveLength(40);
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '0.00', RESERVED: '10.00' });
+    await expectLedgerClean(t);
+  });
+
+  /** A figure of /metrics (0 when the series is not there yet). */
+  async function metric(series: string): Promise<number> {
+    const response = await t.request({ url: '/metrics', key: null });
+    const line = String(response.body)
+      .split('\n')
+      .find((entry) => entry.startsWith(`${series} `));
+    return line ? Number(line.split(' ').pop()) : 0;
+  }
+
+  it('messages of different cards sent at once share transactions; cards on one wallet never share one, and the wallet is never overspent', async () => {
+    const groupsBefore = await metric('openbaas_transaction_group_members_count{group="card-messages",result="committed"}');
+    const deferredBefore = await metric('openbaas_transaction_group_deferred_total{group="card-messages"}');
+    const alone = await Promise.all(Array.from({ length: 12 }, () => fundedCard(t, '10.00')));
+    // Four cards on one wallet funded for 5.00: two authorizations of 2.00 fit, not four.
+    const first = await issuedCard(t);
+    const shared = [first.cardId, ...(await Promise.all([1, 2, 3].map(async () => (await issuedCard(t, t.clientA, { wallet: first.wallet })).cardId)))];
+    await fund(t, first.wallet, '5.00');
+
+    const results = await Promise.all([
+      ...alone.map((card) => authorize(t, card.cardId, { amount: 1 })),
+      ...shared.map((cardId) => authorize(t, cardId, { amount: 2 })),
+    ]);
+    expect(results.slice(0, 12).map((result) => result.responseCode)).toEqual(Array(12).fill('00'));
+    expect(results.slice(12).map((result) => result.responseCode).sort()).toEqual(['00', '00', '51', '51']);
+    for (const card of alone) expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '9.00', RESERVED: '1.00' });
+    expect(await balances(t, first.wallet.walletId)).toMatchObject({ AVAILABLE: '1.00', RESERVED: '4.00' });
+
+    // Some of them were written together, and the cards of the shared wallet left their group.
+    expect(await metric('openbaas_transaction_group_members_count{group="card-messages",result="committed"}')).toBeGreaterThan(groupsBefore);
+    expect(await metric('openbaas_transaction_group_deferred_total{group="card-messages"}')).toBeGreaterThan(deferredBefore);
     await expectLedgerClean(t);
   });
 });

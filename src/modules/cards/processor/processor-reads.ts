@@ -8,6 +8,8 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../../../platform/db/transaction.js';
+import { claimInGroup } from '../../../platform/db/transaction-groups.js';
+import { prepared } from '../../../platform/db/prepared-statements.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { isUuid } from '../../../platform/ids.js';
 import type { CardRow } from '../cards.service.js';
@@ -33,6 +35,27 @@ type ProgramJson = Omit<CardProgramRow, 'created_at' | 'updated_at'> & { created
  */
 export async function lockCardWithProgram(tx: Tx, clientId: string, by: { id: string } | { fingerprint: string }): Promise<LockedCard | undefined> {
   if ('id' in by && !isUuid(by.id)) return undefined;
+  const row = (await lockCardStatement(tx, clientId, by).execute(tx)).rows[0];
+  if (!row) return undefined;
+  const { program, ...card } = row;
+  claimCard(tx, card);
+  return { card, program: program === null ? undefined : { ...program, created_at: new Date(program.created_at), updated_at: new Date(program.updated_at) } };
+}
+
+/**
+ * Call with the card locked, before anything is written for the message: in a transaction group
+ * (transaction-groups.ts), no other message of the group works on this card or on the money
+ * behind it (its wallet, its credit line and collateral); one that tries runs in a later group.
+ */
+export function claimCard(tx: Tx, card: CardRow): void {
+  claimInGroup(
+    tx,
+    [card.id, card.wallet_id, card.credit_line_id, card.collateral_wallet_id].flatMap((id) => (id === null ? [] : [`${card.client_id}/${id}`])),
+  );
+}
+
+/** The statement of `lockCardWithProgram` (prepared: its plan is a key lookup whatever the values). */
+export function lockCardStatement(tx: Tx, clientId: string, by: { id: string } | { fingerprint: string }) {
   const query = tx
     .selectFrom('cards')
     .leftJoin('card_programs', (join) => join.onRef('card_programs.client_id', '=', 'cards.client_id').onRef('card_programs.id', '=', 'cards.card_program_id'))
@@ -40,10 +63,8 @@ export async function lockCardWithProgram(tx: Tx, clientId: string, by: { id: st
     .select(sql<ProgramJson | null>`to_jsonb(card_programs)`.as('program'))
     .where('cards.client_id', '=', clientId)
     .forUpdate('cards');
-  const row = await ('id' in by ? query.where('cards.id', '=', by.id) : query.where('cards.pan_fingerprint', '=', by.fingerprint)).executeTakeFirst();
-  if (!row) return undefined;
-  const { program, ...card } = row;
-  return { card, program: program === null ? undefined : { ...program, created_at: new Date(program.created_at), updated_at: new Date(program.updated_at) } };
+  const chosen = 'id' in by ? query.where('cards.id', '=', by.id) : query.where('cards.pan_fingerprint', '=', by.fingerprint);
+  return prepared(sql<CardRow & { program: ProgramJson | null }>`${chosen}`);
 }
 
 /** What `lookUpMessage` is asked to read. */
@@ -76,14 +97,7 @@ export const dayMs = 24 * 3600 * 1000;
  * what the card's earlier messages wrote under that lock.
  */
 export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants): Promise<MessageLookups> {
-  const earlier = wants.earlier ? earlierMessageQuery(tx, context, card, info, wants.earlier.since) : sql`NULL::uuid`;
-  const today = wants.approvals ? approvalsTodayQuery(tx, context, card) : sql`(SELECT NULL::bigint AS count, NULL::numeric AS sum)`;
-  const correlated = (wants.correlate ? correlatedSwipeQuery(tx, context, card, info, wants.correlate.byRrn) : undefined) ?? sql`(SELECT * FROM card_swipes WHERE false)`;
-  // Each part is a parenthesised subquery (Kysely wraps the embedded ones).
-  const result = await sql<NullableColumns<CardSwipeRow> & { earlier_id: string | null; today_count: string | null; today_sum: string | null }>`
-    SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, correlated.*
-    FROM ${today} AS today
-    LEFT JOIN ${correlated} AS correlated ON true`.execute(tx);
+  const result = await lookupStatement(tx, context, card, info, wants).execute(tx);
   const row = result.rows[0];
   if (!row) throw new Error('the lookup statement returned no row');
   const { earlier_id: earlierId, today_count: count, today_sum: sum, ...swipe } = row;
@@ -93,6 +107,21 @@ export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardR
     correlated: swipe.id === null ? undefined : (swipe as CardSwipeRow),
     today: count === null || sum === null ? undefined : { count: Number(count), sumMinor: BigInt(sum) },
   };
+}
+
+/**
+ * The statement of `lookUpMessage`. Prepared: each of its parts finds its rows through an index
+ * on the card (see the plan test), so the generic plan is as good as any.
+ */
+export function lookupStatement(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants) {
+  const earlier = wants.earlier ? earlierMessageQuery(tx, context, card, info, wants.earlier.since) : sql`NULL::uuid`;
+  const today = wants.approvals ? approvalsTodayQuery(tx, context, card) : sql`(SELECT NULL::bigint AS count, NULL::numeric AS sum)`;
+  const correlated = (wants.correlate ? correlatedSwipeQuery(tx, context, card, info, wants.correlate.byRrn) : undefined) ?? sql`(SELECT * FROM card_swipes WHERE false)`;
+  // Each part is a parenthesised subquery (Kysely wraps the embedded ones).
+  return prepared(sql<NullableColumns<CardSwipeRow> & { earlier_id: string | null; today_count: string | null; today_sum: string | null }>`
+    SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, correlated.*
+    FROM ${today} AS today
+    LEFT JOIN ${correlated} AS correlated ON true`);
 }
 
 /**

@@ -50,7 +50,7 @@ import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type C
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
-import { dayMs, lockCardWithProgram, lookUpMessage, type LockedCard } from './processor-reads.js';
+import { claimCard, dayMs, lockCardWithProgram, lookUpMessage, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
 /** What the processor answered to one message. */
@@ -668,6 +668,7 @@ export async function finishCoopDecision(
   notSent?: { reason: StandInReason; detail: string },
 ): Promise<CoopDecisionResult> {
   const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('id', '=', pending.cardId).forUpdate().executeTakeFirstOrThrow();
+  claimCard(tx, card);
   // The program as phase 1 read it: the request was decided under those settings.
   const program = pending.program;
   const info = readMessage(pending.message, context.now);

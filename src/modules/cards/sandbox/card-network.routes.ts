@@ -10,6 +10,7 @@ import { runPausableWrite, runWrite } from '../../../platform/http/idempotency.j
 import type { Metrics } from '../../../platform/http/metrics.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isUuid } from '../../../platform/ids.js';
+import { TransactionGroups } from '../../../platform/db/transaction-groups.js';
 import { cardVaultOf } from '../card-vault.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
@@ -192,6 +193,12 @@ function followUp(swipe: CardSwipeRow): Pick<MessageOptions, 'networkDataRef' | 
  * the message itself. Registered only in sandbox mode.
  */
 export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: Metrics): void {
+  // The messages that arrive together share a transaction and its commit (docs/cards.md).
+  const group = new TransactionGroups(deps.database, {
+    sizeMax: deps.config.writeBatchSizeMax,
+    concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency,
+    observe: (members, committed, deferred) => metrics.transactionGroup('card-messages', members, committed, deferred),
+  });
   /**
    * Runs one message through the processor. A COOP_AUTH decision request is a write in two
    * transactions with the call to the client between them (runPausableWrite): nothing is held
@@ -205,6 +212,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     view: (outcome: CardMessageOutcome) => D,
   ) =>
     runPausableWrite<D, Paused>(request, reply, deps, {
+      group,
       work: async (tx, context) => {
         const { message, card } = await build(tx, context);
         const step = await processCardMessage(tx, context, deps, message, card === undefined ? {} : { card });

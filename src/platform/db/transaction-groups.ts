@@ -1,0 +1,217 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import crypto from 'node:crypto';
+import type { DatabaseHandle } from './database.js';
+import { isCommitOutcomeUnknown, withPipelinedTransaction } from './pipelined-transaction.js';
+import { withTransaction, type Tx } from './transaction.js';
+
+/**
+ * Writes that arrive together share one database transaction (group commit), each still running
+ * its own code: the card processor's messages, whose paths read, decide and write in many steps
+ * that cannot all be planned ahead as the write batcher's (write-batcher.ts) are.
+ *
+ * The members of a group run at once on one pipelined transaction (pipelined-transaction.ts):
+ * the statements the members issue in the same turn of the event loop leave in one write and the
+ * database runs them one after the other, so a group of n members costs about as many round trips
+ * as its longest member, and one commit. A member must therefore keep to what it would do in a
+ * transaction of its own, and two rules keep members from seeing each other's half-done work:
+ *
+ * - a member names, before it writes anything, the rows it is about to work on (`claimInGroup`:
+ *   its card, its wallet); a member naming what another member of the group already named leaves
+ *   the group (what it read or locked stays harmlessly in the transaction) and runs again in a
+ *   later group, once this one has ended;
+ * - members with the same key given up front (an Idempotency-Key) never share a group.
+ *
+ * When a member fails (an error, or PostgreSQL refusing a statement, which aborts the whole
+ * transaction), nothing commits and every member runs again in a transaction of its own, so one
+ * bad request cannot fail its neighbours and each gets the answer it would have got alone. A
+ * group of one is simply a transaction of its own. Every system account shard a group touches is
+ * the same (`groupShard`), so a group locks one shard per account, as a single transaction does.
+ */
+export class TransactionGroups {
+  private readonly queue: Member[] = [];
+  private running = 0;
+  private startScheduled = false;
+
+  constructor(
+    private readonly database: Pick<DatabaseHandle, 'db' | 'pool' | 'kind'>,
+    private readonly options: {
+      /** Most members in one group (1 turns grouping off). */
+      sizeMax: number;
+      /** Most groups in flight at once, each on a connection of its own. */
+      concurrency: number;
+      /**
+       * Told of every group of two or more: how many members it had, whether it committed (else
+       * they all ran again alone) and how many of them left it for a later group (a claim).
+       */
+      observe?: (members: number, committed: boolean, deferred: number) => void;
+    },
+  ) {}
+
+  /**
+   * Runs `work` in a transaction, shared with the other members of its group. `work` may run more
+   * than once (as in `withTransaction`): it must have no effect outside the transaction. `keys`
+   * are what two members of one group must not share.
+   */
+  run<T>(keys: readonly string[], work: (tx: Tx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ keys, work, resolve: resolve as (value: unknown) => void, reject });
+      this.scheduleStart();
+    });
+  }
+
+  /** Starts groups once the requests of this turn of the event loop have queued. */
+  private scheduleStart(): void {
+    if (this.startScheduled) return;
+    this.startScheduled = true;
+    setImmediate(() => {
+      this.startScheduled = false;
+      this.start();
+    });
+  }
+
+  private start(): void {
+    while (this.running < this.options.concurrency && this.queue.length > 0) {
+      const members = this.take();
+      this.running++;
+      void this.runGroup(members).finally(() => {
+        this.running--;
+        this.start();
+      });
+    }
+  }
+
+  /** The queue's first members whose keys do not repeat, in order; the others keep their place. */
+  private take(): Member[] {
+    const taken: Member[] = [];
+    const keys = new Set<string>();
+    for (let index = 0; index < this.queue.length && taken.length < this.options.sizeMax; ) {
+      const member = this.queue[index] as Member;
+      if (member.keys.some((key) => keys.has(key))) {
+        index++;
+        continue;
+      }
+      member.keys.forEach((key) => keys.add(key));
+      taken.push(member);
+      this.queue.splice(index, 1);
+    }
+    return taken;
+  }
+
+  private async runGroup(members: Member[]): Promise<void> {
+    if (members.length === 1) {
+      await this.runAlone(members[0] as Member);
+      return;
+    }
+    let settled: PromiseSettledResult<unknown>[];
+    try {
+      settled = await this.transaction(async (tx) => {
+        const group: Group = { claims: new Map(), shard: crypto.randomInt(groupShardCount) };
+        groups.set(tx, group);
+        try {
+          const outcomes = await Promise.allSettled(members.map((member) => memberScope.run({ group, member }, () => member.work(tx))));
+          const failed = outcomes.find((outcome) => outcome.status === 'rejected' && !(outcome.reason instanceof GroupConflict));
+          if (failed) throw new GroupFailed((failed as PromiseRejectedResult).reason);
+          return outcomes;
+        } finally {
+          groups.delete(tx);
+        }
+      });
+    } catch (error) {
+      this.options.observe?.(members.length, false, 0);
+      if (isCommitOutcomeUnknown(error)) {
+        // Nobody knows whether the group committed: doing the work again could do it twice.
+        for (const member of members) member.reject(error);
+        return;
+      }
+      // Nothing committed: each member runs alone and gets its own answer.
+      await Promise.all(members.map((member) => this.runAlone(member)));
+      return;
+    }
+    const later: Member[] = [];
+    settled.forEach((outcome, index) => {
+      const member = members[index] as Member;
+      if (outcome.status === 'fulfilled') member.resolve(outcome.value);
+      else later.push(member);
+    });
+    this.options.observe?.(members.length, true, later.length);
+    if (later.length > 0) {
+      // Ahead of what queued meanwhile: they arrived first.
+      this.queue.unshift(...later);
+      this.scheduleStart();
+    }
+  }
+
+  private async runAlone(member: Member): Promise<void> {
+    try {
+      member.resolve(await withTransaction(this.database.db, member.work));
+    } catch (error) {
+      member.reject(error);
+    }
+  }
+
+  private transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.database.kind === 'postgres') {
+      // Generic plans, as for every pipelined transaction: the members' prepared statements are then
+      // planned once per connection (their plans must hold without the values: see the plan tests).
+      return withPipelinedTransaction(this.database.pool, async (tx) => ({ result: await work(tx) }));
+    }
+    // The embedded database has one connection and no pipelining: the members' statements take turns.
+    return withTransaction(this.database.db, work);
+  }
+}
+
+interface Member {
+  keys: readonly string[];
+  work: (tx: Tx) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Group {
+  /** What each claimed key's member is. */
+  claims: Map<string, Member>;
+  shard: number;
+}
+
+/** The groups running, by the transaction they share. */
+const groups = new WeakMap<Tx, Group>();
+/** Which member of which group the code running now belongs to. */
+const memberScope = new AsyncLocalStorage<{ group: Group; member: Member }>();
+/** Must match the ledger's shard count; the ledger asks `groupShard` and takes it modulo its own. */
+const groupShardCount = 1 << 16;
+
+/** A member named a row another member of its group works on: it runs again in a later group. */
+export class GroupConflict extends Error {
+  constructor(key: string) {
+    super(`${key} is claimed by another member of the transaction group`);
+  }
+}
+
+/** A member of a group failed: nothing commits, and every member runs again alone. */
+class GroupFailed extends Error {
+  constructor(readonly reason: unknown) {
+    super('a member of the transaction group failed', { cause: reason });
+  }
+}
+
+/**
+ * Names what the code running now is about to work on, before it writes: in a transaction group,
+ * throws GroupConflict when another member already named one of the keys. Outside a group (a
+ * transaction of its own) it does nothing.
+ */
+export function claimInGroup(tx: Tx, keys: readonly string[]): void {
+  const group = groups.get(tx);
+  if (!group) return;
+  const scope = memberScope.getStore();
+  if (!scope || scope.group !== group) throw new Error('claimInGroup called outside the member that shares the transaction');
+  for (const key of keys) {
+    const owner = group.claims.get(key);
+    if (owner !== undefined && owner !== scope.member) throw new GroupConflict(key);
+  }
+  for (const key of keys) group.claims.set(key, scope.member);
+}
+
+/** A number fixed for the transaction group `tx` belongs to, to pick one shard for all its members; undefined outside a group. */
+export function groupShard(tx: Tx): number | undefined {
+  return groups.get(tx)?.shard;
+}

@@ -1,0 +1,46 @@
+import crypto from 'node:crypto';
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../src/platform/db/database.js';
+import { withTransaction } from '../src/platform/db/transaction.js';
+import { arrayLiteral } from '../src/platform/db/parameters.js';
+
+/** A node of EXPLAIN (FORMAT JSON)'s plan. */
+export interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
+  Plans?: PlanNode[];
+}
+
+/** The nodes that read a table (not the one that writes the statement's target). */
+export const scansOf = (node: PlanNode): PlanNode[] => [...(node['Relation Name'] && node['Node Type'] !== 'ModifyTable' ? [node] : []), ...(node.Plans ?? []).flatMap(scansOf)];
+
+/** A parameter as an SQL literal, for EXECUTE (a PREPAREd statement's types come from its casts). */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  let text: string | undefined;
+  if (Array.isArray(value)) text = arrayLiteral(value);
+  else if (value instanceof Date) text = value.toISOString();
+  else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') text = String(value);
+  if (text === undefined) throw new Error('a parameter without a literal');
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/**
+ * The generic plan PostgreSQL keeps for the statement on a connection, as the batched and grouped
+ * writes run it (prepared, plan_cache_mode force_generic_plan).
+ */
+export async function genericPlan(db: Db, statement: RawBuilder<unknown>): Promise<PlanNode> {
+  return withTransaction(db, async (tx) => {
+    const compiled = statement.compile(tx);
+    const name = `plan_test_${crypto.randomBytes(4).toString('hex')}`;
+    await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(tx);
+    await sql.raw(`PREPARE ${name} AS ${compiled.sql}`).execute(tx);
+    const explained = await sql.raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${compiled.parameters.map(literal).join(', ')})`).execute(tx);
+    await sql.raw(`DEALLOCATE ${name}`).execute(tx);
+    const plan = explained.rows[0]?.['QUERY PLAN'][0].Plan;
+    if (!plan) throw new Error('no plan');
+    return plan;
+  });
+}

@@ -1,0 +1,129 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { claimInGroup, groupShard, GroupConflict, TransactionGroups } from '../src/platform/db/transaction-groups.js';
+import { withTransaction, type Tx } from '../src/platform/db/transaction.js';
+import { createTestApp, type TestContext } from './harness.js';
+
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestApp();
+  await sql`CREATE TABLE group_probe (id int PRIMARY KEY, xid text NOT NULL)`.execute(t.deps.db);
+});
+afterAll(async () => {
+  await t.close();
+});
+beforeEach(async () => {
+  await sql`DELETE FROM group_probe`.execute(t.deps.db);
+});
+
+interface Observed {
+  members: number;
+  committed: boolean;
+  deferred: number;
+}
+
+function groupsOf(observed: Observed[] = []) {
+  return new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, observe: (members, committed, deferred) => observed.push({ members, committed, deferred }) });
+}
+
+const xidOf = async (tx: Tx) => (await sql<{ xid: string }>`SELECT txid_current()::text AS xid`.execute(tx)).rows[0]?.xid ?? '';
+const insert = async (tx: Tx, id: number) => {
+  await sql`INSERT INTO group_probe (id, xid) VALUES (${id}, txid_current()::text)`.execute(tx);
+};
+const stored = async () => (await sql<{ id: number; xid: string }>`SELECT id, xid FROM group_probe ORDER BY id`.execute(t.deps.db)).rows;
+
+describe('members that arrive together', () => {
+  it('share one transaction and commit together', async () => {
+    const observed: Observed[] = [];
+    const groups = groupsOf(observed);
+    const ids = [1, 2, 3, 4, 5, 6];
+    const answers = await Promise.all(ids.map((id) => groups.run([], async (tx) => (await insert(tx, id), id * 10))));
+    expect(answers).toEqual([10, 20, 30, 40, 50, 60]);
+    const rows = await stored();
+    expect(rows.map((row) => row.id)).toEqual(ids);
+    expect(new Set(rows.map((row) => row.xid)).size).toBe(1);
+    expect(observed).toEqual([{ members: 6, committed: true, deferred: 0 }]);
+  });
+
+  it('with the same key never share a group: the second runs in a later transaction', async () => {
+    const groups = groupsOf();
+    const xids = await Promise.all([
+      groups.run(['key-a'], async (tx) => (await insert(tx, 1), xidOf(tx))),
+      groups.run(['key-a'], async (tx) => (await insert(tx, 2), xidOf(tx))),
+      groups.run(['key-b'], async (tx) => (await insert(tx, 3), xidOf(tx))),
+    ]);
+    expect(xids[0]).toBe(xids[2]);
+    expect(xids[1]).not.toBe(xids[0]);
+    expect((await stored()).map((row) => row.id)).toEqual([1, 2, 3]);
+  });
+
+  it('take one system account shard for the whole group; none outside a group', async () => {
+    const groups = groupsOf();
+    const shards = await Promise.all([1, 2, 3].map(() => groups.run([], async (tx) => (await xidOf(tx), groupShard(tx)))));
+    expect(shards[0]).toBeTypeOf('number');
+    expect(new Set(shards).size).toBe(1);
+    expect(await withTransaction(t.deps.db, async (tx) => groupShard(tx))).toBeUndefined();
+  });
+});
+
+describe('a member that fails', () => {
+  it('commits nothing of its group: the others run again alone and commit, it gets its own error', async () => {
+    const observed: Observed[] = [];
+    const groups = groupsOf(observed);
+    const results = await Promise.allSettled(
+      [1, 2, 3, 4].map((id) =>
+        groups.run([], async (tx) => {
+          await insert(tx, id);
+          if (id === 3) throw new Error('member 3 refuses');
+          return id;
+        }),
+      ),
+    );
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((results[2] as PromiseRejectedResult).reason).toEqual(new Error('member 3 refuses'));
+    const rows = await stored();
+    expect(rows.map((row) => row.id)).toEqual([1, 2, 4]);
+    // Each ran alone the second time: three transactions.
+    expect(new Set(rows.map((row) => row.xid)).size).toBe(3);
+    expect(observed).toEqual([{ members: 4, committed: false, deferred: 0 }]);
+  });
+
+  it('whose statement PostgreSQL refuses (aborting the shared transaction) fails alone; its neighbours commit', async () => {
+    await sql`INSERT INTO group_probe (id, xid) VALUES (99, 'before')`.execute(t.deps.db);
+    const groups = groupsOf();
+    const results = await Promise.allSettled([1, 99, 2].map((id) => groups.run([], async (tx) => (await insert(tx, id), id))));
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(((results[1] as PromiseRejectedResult).reason as { code?: string }).code).toBe('23505');
+    expect((await stored()).map((row) => row.id)).toEqual([1, 2, 99]);
+  });
+});
+
+describe('claims', () => {
+  it('a member claiming what another member of its group claimed leaves it and runs after the group committed', async () => {
+    const observed: Observed[] = [];
+    const groups = groupsOf(observed);
+    const member = (id: number, claims: string[]) =>
+      groups.run([], async (tx) => {
+        claimInGroup(tx, claims);
+        // The same member may claim again what it holds.
+        claimInGroup(tx, claims);
+        await insert(tx, id);
+        return { xid: await xidOf(tx), seen: (await sql<{ n: number }>`SELECT count(*)::int AS n FROM group_probe`.execute(tx)).rows[0]?.n };
+      });
+    const [first, second, third] = await Promise.all([member(1, ['card-1', 'wallet-1']), member(2, ['card-2', 'wallet-1']), member(3, ['card-3', 'wallet-3'])]);
+    expect(first?.xid).toBe(third?.xid);
+    expect(second?.xid).not.toBe(first?.xid);
+    // It ran once the group had committed: it sees the group's rows and its own.
+    expect(second?.seen).toBe(3);
+    expect((await stored()).map((row) => row.id)).toEqual([1, 2, 3]);
+    expect(observed).toEqual([{ members: 3, committed: true, deferred: 1 }]);
+  });
+
+  it('is free outside a group, and a conflict is its own error type', async () => {
+    await withTransaction(t.deps.db, async (tx) => {
+      claimInGroup(tx, ['card-1']);
+      claimInGroup(tx, ['card-1']);
+    });
+    expect(new GroupConflict('card-1')).toBeInstanceOf(Error);
+  });
+});
