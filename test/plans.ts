@@ -28,14 +28,14 @@ function literal(value: unknown): string {
 }
 
 /**
- * The generic plan PostgreSQL keeps for the statement on a connection, as the batched and grouped
- * writes run it (prepared, plan_cache_mode force_generic_plan).
+ * The generic plan PostgreSQL keeps for the statement on a connection, as the batched writes run it
+ * (prepared, plan_cache_mode force_generic_plan); with `custom`, the plan made for these values.
  */
-export async function genericPlan(db: Db, statement: RawBuilder<unknown>): Promise<PlanNode> {
+export async function planOf(db: Db, statement: RawBuilder<unknown>, mode: 'generic' | 'custom' = 'generic'): Promise<PlanNode> {
   return withTransaction(db, async (tx) => {
     const compiled = statement.compile(tx);
     const name = `plan_test_${crypto.randomBytes(4).toString('hex')}`;
-    await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(tx);
+    await sql.raw(`SET LOCAL plan_cache_mode = force_${mode}_plan`).execute(tx);
     await sql.raw(`PREPARE ${name} AS ${compiled.sql}`).execute(tx);
     const explained = await sql.raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${compiled.parameters.map(literal).join(', ')})`).execute(tx);
     await sql.raw(`DEALLOCATE ${name}`).execute(tx);

@@ -116,7 +116,42 @@ describe('claims', () => {
     // It ran once the group had committed: it sees the group's rows and its own.
     expect(second?.seen).toBe(3);
     expect((await stored()).map((row) => row.id)).toEqual([1, 2, 3]);
-    expect(observed).toEqual([{ members: 3, committed: true, deferred: 1 }]);
+    expect(observed).toEqual([
+      { members: 3, committed: true, deferred: 1 },
+      { members: 1, committed: true, deferred: 0 },
+    ]);
+  });
+
+  it('a member claiming what another group in flight holds waits for that group to end, then runs', async () => {
+    const observed: Observed[] = [];
+    const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 2, observe: (members, committed, deferred) => observed.push({ members, committed, deferred }) });
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const first = Promise.all([
+      groups.run([], async (tx) => {
+        claimInGroup(tx, ['card-9']);
+        await insert(tx, 1);
+        await gate;
+        return xidOf(tx);
+      }),
+      groups.run([], async (tx) => (await insert(tx, 2), xidOf(tx))),
+    ]);
+    // The first group is in flight (its member holds card-9) when the second starts.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = groups.run([], async (tx) => {
+      claimInGroup(tx, ['card-9']);
+      await insert(tx, 3);
+      return { xid: await xidOf(tx), seen: (await sql<{ n: number }>`SELECT count(*)::int AS n FROM group_probe`.execute(tx)).rows[0]?.n };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    open();
+    const [[xid1, xid2], later] = await Promise.all([first, second]);
+    expect(xid1).toBe(xid2);
+    expect(later.xid).not.toBe(xid1);
+    expect(later.seen).toBe(3);
+    // On PostgreSQL the second group started while the first held card-9 and its member waited
+    // outside; the embedded database's one connection let it start only after the first had ended.
+    expect(observed.filter((entry) => entry.deferred > 0)).toHaveLength(t.database.kind === 'postgres' ? 1 : 0);
   });
 
   it('is free outside a group, and a conflict is its own error type', async () => {
@@ -124,6 +159,6 @@ describe('claims', () => {
       claimInGroup(tx, ['card-1']);
       claimInGroup(tx, ['card-1']);
     });
-    expect(new GroupConflict('card-1')).toBeInstanceOf(Error);
+    expect(new GroupConflict('card-1', Promise.resolve())).toBeInstanceOf(Error);
   });
 });

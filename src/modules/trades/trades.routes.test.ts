@@ -8,7 +8,7 @@ import { fund, linkedWallet, withdrawalBody } from '../../../test/bank/fixtures.
 import { buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { withTransaction } from '../../platform/db/transaction.js';
-import { genericPlan as genericPlanOf, scansOf } from '../../../test/plans.js';
+import { planOf, scansOf } from '../../../test/plans.js';
 import { systemAccountBalance, verifyLedger } from '../ledger/index.js';
 import { assetPairIdOf } from './asset-pairs.js';
 import { insertQuotesStatement, quoteResultsStatement } from './trade-batches.js';
@@ -685,7 +685,7 @@ describe('batched writes (trade-batches.ts)', () => {
 });
 
 describe('plans of the batched trade writes', () => {
-  const genericPlan = (statement: RawBuilder<unknown>) => genericPlanOf(t.deps.db, statement);
+  const genericPlan = (statement: RawBuilder<unknown>) => planOf(t.deps.db, statement);
 
   it('the quote update finds each quote and its wallet by their whole key; the insert looks each customer up through an index', async () => {
     // The trap: as a join (EXISTS), the update's generic plan read every quote of the client by

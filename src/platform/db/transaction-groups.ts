@@ -24,7 +24,7 @@ import { withTransaction, type Tx } from './transaction.js';
  * When a member fails (an error, or PostgreSQL refusing a statement, which aborts the whole
  * transaction), nothing commits and every member runs again in a transaction of its own, so one
  * bad request cannot fail its neighbours and each gets the answer it would have got alone. A
- * group of one is simply a transaction of its own. Every system account shard a group touches is
+ * group of one is a transaction of its own (its claims still count for the other groups). Every system account shard a group touches is
  * the same (`groupShard`), so a group locks one shard per account, as a single transaction does.
  */
 export class TransactionGroups {
@@ -40,8 +40,8 @@ export class TransactionGroups {
       /** Most groups in flight at once, each on a connection of its own. */
       concurrency: number;
       /**
-       * Told of every group of two or more: how many members it had, whether it committed (else
-       * they all ran again alone) and how many of them left it for a later group (a claim).
+       * Told of every group: how many members it had, whether it committed (else, with two or
+       * more, they all ran again alone) and how many of them left it for a later group (a claim).
        */
       observe?: (members: number, committed: boolean, deferred: number) => void;
     },
@@ -98,14 +98,18 @@ export class TransactionGroups {
   }
 
   private async runGroup(members: Member[]): Promise<void> {
-    if (members.length === 1) {
-      await this.runAlone(members[0] as Member);
-      return;
-    }
+    // A group of one runs the same way: its claims keep the other groups from waiting on its locks.
     let settled: PromiseSettledResult<unknown>[];
+    // The groups of this run's attempts (a deadlock runs the whole group again): their claims count
+    // for the other groups until this one has ended.
+    const attempts: Group[] = [];
     try {
       settled = await this.transaction(async (tx) => {
-        const group: Group = { claims: new Map(), shard: crypto.randomInt(groupShardCount) };
+        let end = () => {};
+        const ended = new Promise<void>((resolve) => (end = resolve));
+        const group: Group = { owner: this, claims: new Map(), shard: crypto.randomInt(groupShardCount), ended };
+        endings.set(group, end);
+        attempts.push(group);
         groups.set(tx, group);
         try {
           const outcomes = await Promise.allSettled(members.map((member) => memberScope.run({ group, member }, () => member.work(tx))));
@@ -117,27 +121,45 @@ export class TransactionGroups {
         }
       });
     } catch (error) {
+      this.release(attempts);
       this.options.observe?.(members.length, false, 0);
-      if (isCommitOutcomeUnknown(error)) {
-        // Nobody knows whether the group committed: doing the work again could do it twice.
-        for (const member of members) member.reject(error);
+      if (members.length === 1 || isCommitOutcomeUnknown(error)) {
+        // Alone already, or nobody knows whether the group committed (doing the work again could
+        // do it twice): the error is the answer.
+        for (const member of members) member.reject(error instanceof GroupFailed ? error.reason : error);
         return;
       }
       // Nothing committed: each member runs alone and gets its own answer.
       await Promise.all(members.map((member) => this.runAlone(member)));
       return;
     }
-    const later: Member[] = [];
+    this.release(attempts);
+    let deferred = 0;
     settled.forEach((outcome, index) => {
       const member = members[index] as Member;
-      if (outcome.status === 'fulfilled') member.resolve(outcome.value);
-      else later.push(member);
+      if (outcome.status === 'fulfilled') {
+        member.resolve(outcome.value);
+        return;
+      }
+      deferred++;
+      // Once the group that holds what it claimed has ended (this one has), ahead of what queued meanwhile.
+      void (outcome.reason as GroupConflict).after.then(() => {
+        this.queue.unshift(member);
+        this.scheduleStart();
+      });
     });
-    this.options.observe?.(members.length, true, later.length);
-    if (later.length > 0) {
-      // Ahead of what queued meanwhile: they arrived first.
-      this.queue.unshift(...later);
-      this.scheduleStart();
+    this.options.observe?.(members.length, true, deferred);
+  }
+
+  /** What this instance's groups in flight claimed, by key. */
+  readonly held = new Map<string, Group>();
+
+  /** Ends the groups of a run: their claims are free again and the members waiting for them may go. */
+  private release(attempts: readonly Group[]): void {
+    for (const group of attempts) {
+      for (const key of group.claims.keys()) if (this.held.get(key) === group) this.held.delete(key);
+      endings.get(group)?.();
+      endings.delete(group);
     }
   }
 
@@ -151,9 +173,10 @@ export class TransactionGroups {
 
   private transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.database.kind === 'postgres') {
-      // Generic plans, as for every pipelined transaction: the members' prepared statements are then
-      // planned once per connection (their plans must hold without the values: see the plan tests).
-      return withPipelinedTransaction(this.database.pool, async (tx) => ({ result: await work(tx) }));
+      // PostgreSQL's own plan choice, as in any other transaction (no generic plans forced as for
+      // the batched writes): the members' statements were not written for generic plans, and one
+      // kept from a young database can read whole tables once they have grown.
+      return withPipelinedTransaction(this.database.pool, async (tx) => ({ result: await work(tx) }), { genericPlans: false });
     }
     // The embedded database has one connection and no pipelining: the members' statements take turns.
     return withTransaction(this.database.db, work);
@@ -168,10 +191,16 @@ interface Member {
 }
 
 interface Group {
+  owner: TransactionGroups;
   /** What each claimed key's member is. */
   claims: Map<string, Member>;
   shard: number;
+  /** Settles once the group has ended (committed or rolled back). */
+  ended: Promise<void>;
 }
+
+/** How each group in flight is told it has ended. */
+const endings = new WeakMap<Group, () => void>();
 
 /** The groups running, by the transaction they share. */
 const groups = new WeakMap<Tx, Group>();
@@ -180,10 +209,16 @@ const memberScope = new AsyncLocalStorage<{ group: Group; member: Member }>();
 /** Must match the ledger's shard count; the ledger asks `groupShard` and takes it modulo its own. */
 const groupShardCount = 1 << 16;
 
-/** A member named a row another member of its group works on: it runs again in a later group. */
+/**
+ * A member named a row that another member of its group, or another group in flight, works on:
+ * it runs again in a later group, once the group holding the row (`after`) has ended.
+ */
 export class GroupConflict extends Error {
-  constructor(key: string) {
-    super(`${key} is claimed by another member of the transaction group`);
+  constructor(
+    key: string,
+    readonly after: Promise<void>,
+  ) {
+    super(`${key} is claimed by another member of a transaction group`);
   }
 }
 
@@ -206,9 +241,16 @@ export function claimInGroup(tx: Tx, keys: readonly string[]): void {
   if (!scope || scope.group !== group) throw new Error('claimInGroup called outside the member that shares the transaction');
   for (const key of keys) {
     const owner = group.claims.get(key);
-    if (owner !== undefined && owner !== scope.member) throw new GroupConflict(key);
+    if (owner !== undefined && owner !== scope.member) throw new GroupConflict(key, group.ended);
+    // Another group in flight holds it (or is about to lock it): waiting for its lock would stall
+    // every member of this group behind one statement, so this member waits outside instead.
+    const other = group.owner.held.get(key);
+    if (other !== undefined && other !== group) throw new GroupConflict(key, other.ended);
   }
-  for (const key of keys) group.claims.set(key, scope.member);
+  for (const key of keys) {
+    group.claims.set(key, scope.member);
+    group.owner.held.set(key, group);
+  }
 }
 
 /** A number fixed for the transaction group `tx` belongs to, to pick one shard for all its members; undefined outside a group. */

@@ -45,7 +45,7 @@ export function createMetrics(pool: pg.Pool) {
   });
   const transactionGroupDeferred = new client.Counter({
     name: 'openbaas_transaction_group_deferred_total',
-    help: 'Members of a committed transaction group that left it for a later group because another member claimed the same card or wallet',
+    help: 'Members of a transaction group that left it for a later group because another member, or another group in flight, claimed the same card or wallet',
     labelNames: ['group'] as const,
     registers: [registry],
   });
@@ -69,9 +69,9 @@ export function createMetrics(pool: pg.Pool) {
       if (latencyMs !== null) coopDecisionDuration.observe({ source: standInReason === null ? 'CLIENT' : 'STAND_IN' }, latencyMs / 1000);
       if (standInReason !== null) coopStandIns.inc({ reason: standInReason });
     },
-    /** One transaction group of two or more members (see TransactionGroups' observe). */
+    /** One transaction group (see TransactionGroups' observe); the size histogram counts groups of two or more. */
     transactionGroup(group: string, members: number, committed: boolean, deferred: number) {
-      transactionGroups.observe({ group, result: committed ? 'committed' : 'failed' }, members);
+      if (members > 1) transactionGroups.observe({ group, result: committed ? 'committed' : 'failed' }, members);
       if (deferred > 0) transactionGroupDeferred.inc({ group }, deferred);
     },
     /** Counts one batched write of `route` (see WriteBatcherOptions.observe). */

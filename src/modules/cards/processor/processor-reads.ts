@@ -9,7 +9,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { claimInGroup } from '../../../platform/db/transaction-groups.js';
-import { prepared } from '../../../platform/db/prepared-statements.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { isUuid } from '../../../platform/ids.js';
 import type { CardRow } from '../cards.service.js';
@@ -54,7 +53,10 @@ export function claimCard(tx: Tx, card: CardRow): void {
   );
 }
 
-/** The statement of `lockCardWithProgram` (prepared: its plan is a key lookup whatever the values). */
+/**
+ * The statement of `lockCardWithProgram`. Not prepared, like the lookup below: planned each time
+ * for its values, it cannot keep a plan made while the tables were small (see `lookupStatement`).
+ */
 export function lockCardStatement(tx: Tx, clientId: string, by: { id: string } | { fingerprint: string }) {
   const query = tx
     .selectFrom('cards')
@@ -64,7 +66,7 @@ export function lockCardStatement(tx: Tx, clientId: string, by: { id: string } |
     .where('cards.client_id', '=', clientId)
     .forUpdate('cards');
   const chosen = 'id' in by ? query.where('cards.id', '=', by.id) : query.where('cards.pan_fingerprint', '=', by.fingerprint);
-  return prepared(sql<CardRow & { program: ProgramJson | null }>`${chosen}`);
+  return sql<CardRow & { program: ProgramJson | null }>`${chosen}`;
 }
 
 /** What `lookUpMessage` is asked to read. */
@@ -110,18 +112,22 @@ export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardR
 }
 
 /**
- * The statement of `lookUpMessage`. Prepared: each of its parts finds its rows through an index
- * on the card (see the plan test), so the generic plan is as good as any.
+ * The statement of `lookUpMessage`. Not prepared: a prepared one was planned once per connection
+ * and PostgreSQL kept the plan it made while card_transactions was empty, which found the earlier
+ * message by reading the client's records in id order through the primary key (ORDER BY id LIMIT
+ * 1), every record of the client for each message once they had piled up (the coop-auth
+ * benchmark, 2026-11-27). Planned for its values each time, every part goes through an index on
+ * the card (processor-plans.test.ts).
  */
 export function lookupStatement(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants) {
   const earlier = wants.earlier ? earlierMessageQuery(tx, context, card, info, wants.earlier.since) : sql`NULL::uuid`;
   const today = wants.approvals ? approvalsTodayQuery(tx, context, card) : sql`(SELECT NULL::bigint AS count, NULL::numeric AS sum)`;
   const correlated = (wants.correlate ? correlatedSwipeQuery(tx, context, card, info, wants.correlate.byRrn) : undefined) ?? sql`(SELECT * FROM card_swipes WHERE false)`;
   // Each part is a parenthesised subquery (Kysely wraps the embedded ones).
-  return prepared(sql<NullableColumns<CardSwipeRow> & { earlier_id: string | null; today_count: string | null; today_sum: string | null }>`
+  return sql<NullableColumns<CardSwipeRow> & { earlier_id: string | null; today_count: string | null; today_sum: string | null }>`
     SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, correlated.*
     FROM ${today} AS today
-    LEFT JOIN ${correlated} AS correlated ON true`);
+    LEFT JOIN ${correlated} AS correlated ON true`;
 }
 
 /**
