@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { arrayLiteral } from '../src/platform/db/parameters.js';
-import { prepared, preparedStatementName } from '../src/platform/db/prepared-statements.js';
+import { forgetPreparedStatementNames, prepared, preparedStatementName } from '../src/platform/db/prepared-statements.js';
 import { createTestApp, type TestContext } from './harness.js';
 
 let t: TestContext;
@@ -67,7 +67,8 @@ describe('prepared statements', () => {
 });
 
 describe('prepared statement names', () => {
-  // Last in this file: it fills the process's table of names.
+  // It fills the process's table of names, and empties it at the end: the test files sharing this
+  // process would otherwise run their prepared statements unnamed (and the plan tests fail).
   it('stop at the cap with one warning, and marked statements past it still run (unnamed)', async () => {
     const { preparedStatementsMax } = await import('../src/platform/db/prepared-statements.js');
     const warnings: Error[] = [];
@@ -82,6 +83,9 @@ describe('prepared statement names', () => {
       expect(result.rows[0]?.value).toBe(preparedStatementsMax + 100);
     } finally {
       process.off('warning', onWarning);
+      forgetPreparedStatementNames();
     }
+    const again = prepared(sql`SELECT ${sql.raw(String(preparedStatementsMax + 200))}`).compile(t.deps.db).sql;
+    expect(preparedStatementName(again)).toMatch(/^ob_/);
   });
 });

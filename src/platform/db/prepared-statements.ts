@@ -48,6 +48,16 @@ export function preparedStatementName(text: string): string | undefined {
   return name;
 }
 
+/**
+ * Forgets the names given so far (tests only): the cap's test fills the table, and the test files
+ * that share its process (vitest runs them with isolate: false) must not find it full. Statements
+ * already prepared on a connection keep their names, which derive from the text alone.
+ */
+export function forgetPreparedStatementNames(): void {
+  names.clear();
+  warnedFull = false;
+}
+
 type AnyQuery = (...args: unknown[]) => never;
 
 /** How the pool's client sends a statement: under its name when `prepared()` marked it, arrays as literals. */

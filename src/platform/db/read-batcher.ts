@@ -1,3 +1,5 @@
+import { onceOnNextTurn } from '../next-turn.js';
+
 /**
  * Reads many keys in one query when requests arrive together (the DataLoader idea, without a
  * timer): the first request runs at once; requests that arrive while queries are in flight wait
@@ -7,7 +9,8 @@
 export class ReadBatcher<K, V> {
   private readonly queue: { key: K; resolve: (value: V) => void; reject: (error: unknown) => void }[] = [];
   private running = 0;
-  private startScheduled = false;
+  /** Lets the requests that arrived in the same turn of the event loop join one query. */
+  private readonly scheduleStart = onceOnNextTurn(() => this.start());
 
   constructor(
     private readonly options: {
@@ -23,14 +26,7 @@ export class ReadBatcher<K, V> {
   load(key: K): Promise<V> {
     return new Promise<V>((resolve, reject) => {
       this.queue.push({ key, resolve, reject });
-      // Let the requests that arrived in the same turn of the event loop join this query.
-      if (!this.startScheduled) {
-        this.startScheduled = true;
-        setImmediate(() => {
-          this.startScheduled = false;
-          this.start();
-        });
-      }
+      this.scheduleStart();
     });
   }
 

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import type { DatabaseHandle } from './database.js';
+import { onceOnNextTurn } from '../next-turn.js';
 import { isCommitOutcomeUnknown, withPipelinedTransaction } from './pipelined-transaction.js';
 import { withTransaction, type Tx } from './transaction.js';
 
@@ -30,7 +31,8 @@ import { withTransaction, type Tx } from './transaction.js';
 export class TransactionGroups {
   private readonly queue: Member[] = [];
   private running = 0;
-  private startScheduled = false;
+  /** Starts groups once the requests of this turn of the event loop have queued. */
+  private readonly scheduleStart = onceOnNextTurn(() => this.start());
 
   constructor(
     private readonly database: Pick<DatabaseHandle, 'db' | 'pool' | 'kind'>,
@@ -56,16 +58,6 @@ export class TransactionGroups {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ keys, work, resolve: resolve as (value: unknown) => void, reject });
       this.scheduleStart();
-    });
-  }
-
-  /** Starts groups once the requests of this turn of the event loop have queued. */
-  private scheduleStart(): void {
-    if (this.startScheduled) return;
-    this.startScheduled = true;
-    setImmediate(() => {
-      this.startScheduled = false;
-      this.start();
     });
   }
 

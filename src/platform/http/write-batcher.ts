@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
+import { onceOnNextTurn } from '../next-turn.js';
 import { isDatabaseAnswer, type Tx } from '../db/transaction.js';
 import { isCommitOutcomeUnknown, TransactionLane, withPipelinedTransaction, type PipelinedOutcome } from '../db/pipelined-transaction.js';
 import { WriteStatement } from '../db/write-statement.js';
@@ -127,7 +128,12 @@ export class WriteBatcher<I, O, L> {
   private readonly queue: Pending<I>[] = [];
   private readonly keysInFlight = new Set<string>();
   private running = 0;
-  private startScheduled = false;
+  /**
+   * Starts batches once the requests of this turn of the event loop have queued (onceOnNextTurn).
+   * Started at once, the first request would always leave alone, and on the embedded database,
+   * whose queries run on this very thread, the others could not even be read before it finished.
+   */
+  private readonly scheduleStart = onceOnNextTurn(() => this.startBatches());
   /** Where the batches written without reading go, on PostgreSQL (see startBatches). */
   private readonly lane: TransactionLane | undefined;
 
@@ -163,21 +169,6 @@ export class WriteBatcher<I, O, L> {
     if (settlement.kind === 'error') throw settlement.error;
     if (settlement.replay) reply.header('Idempotent-Replayed', 'true');
     return reply.code(settlement.response.statusCode).send(settlement.response.body);
-  }
-
-  /**
-   * Starts batches after the requests that arrived in the same turn of the event loop have
-   * queued (setImmediate runs after the pending I/O callbacks). Without this the first request
-   * would always leave alone, and on the embedded database, whose queries run on this very
-   * thread, the others could not even be read before it finished.
-   */
-  private scheduleStart(): void {
-    if (this.startScheduled) return;
-    this.startScheduled = true;
-    setImmediate(() => {
-      this.startScheduled = false;
-      this.startBatches();
-    });
   }
 
   private startBatches(): void {

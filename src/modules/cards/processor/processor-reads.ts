@@ -34,6 +34,9 @@ type ProgramJson = Omit<CardProgramRow, 'created_at' | 'updated_at'> & { created
  */
 export async function lockCardWithProgram(tx: Tx, clientId: string, by: { id: string } | { fingerprint: string }): Promise<LockedCard | undefined> {
   if ('id' in by && !isUuid(by.id)) return undefined;
+  // Before the lock: in a transaction group, a card another group holds is waited for outside the
+  // group (its other members' statements would queue behind this one's lock wait).
+  claimInGroup(tx, [`${clientId}/${'id' in by ? by.id : by.fingerprint}`]);
   const row = (await lockCardStatement(tx, clientId, by).execute(tx)).rows[0];
   if (!row) return undefined;
   const { program, ...card } = row;
