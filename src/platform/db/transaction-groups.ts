@@ -17,16 +17,18 @@ import { withTransaction, type Tx } from './transaction.js';
  * transaction of its own, and two rules keep members from seeing each other's half-done work:
  *
  * - a member names, before it writes anything, the rows it is about to work on (`claimInGroup`:
- *   its card, its wallet); a member naming what another member of the group already named leaves
- *   the group (what it read or locked stays harmlessly in the transaction) and runs again in a
- *   later group, once this one has ended;
+ *   its card, its wallet); a member naming what another member of its group, or another group in
+ *   flight, already named leaves its group (what it read or locked stays harmlessly in the
+ *   transaction) and runs again in a later group, once the group holding the name has ended. A
+ *   lock wait would stall the whole group, whose statements run one after the other;
  * - members with the same key given up front (an Idempotency-Key) never share a group.
  *
  * When a member fails (an error, or PostgreSQL refusing a statement, which aborts the whole
  * transaction), nothing commits and every member runs again in a transaction of its own, so one
  * bad request cannot fail its neighbours and each gets the answer it would have got alone. A
- * group of one is a transaction of its own (its claims still count for the other groups). Every system account shard a group touches is
- * the same (`groupShard`), so a group locks one shard per account, as a single transaction does.
+ * group of one is a transaction of its own (its claims still count for the other groups). Every
+ * system account shard a group touches is the same (`groupShard`), so a group locks one shard per
+ * account, as a single transaction does.
  */
 export class TransactionGroups {
   private readonly queue: Member[] = [];
