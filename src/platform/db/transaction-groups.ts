@@ -94,11 +94,13 @@ export class TransactionGroups {
   private async runGroup(members: Member[]): Promise<void> {
     // A group of one runs the same way: its claims keep the other groups from waiting on its locks.
     let settled: PromiseSettledResult<unknown>[];
-    // The groups of this run's attempts (a deadlock runs the whole group again): their claims count
-    // for the other groups until this one has ended.
+    // The group of this run's current attempt (a deadlock runs the whole group again): its claims
+    // count for the other groups until it has ended.
     const attempts: Group[] = [];
     try {
       settled = await this.transaction(async (tx) => {
+        // A new attempt (the last one rolled back on a deadlock): the last one's claims are free again.
+        this.release(attempts.splice(0));
         let end = () => {};
         const ended = new Promise<void>((resolve) => (end = resolve));
         const group: Group = { owner: this, claims: new Map(), shard: crypto.randomInt(groupShardCount), ended };
