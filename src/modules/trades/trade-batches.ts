@@ -501,7 +501,7 @@ export function quoteResultsStatement(rows: readonly QuoteRow[]) {
     RETURNING 1`;
 }
 
-// ---- quotes and executions together ---------------------------------------------------------
+// ---- the batchers' options ----------------------------------------------------------------------
 
 /**
  * The batchers' options for the two trade routes (see WriteBatcherOptions). Quotes and executions

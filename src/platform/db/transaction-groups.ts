@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
+import type { KyselyPlugin } from 'kysely';
 import type { DatabaseHandle } from './database.js';
 import { onceOnNextTurn } from '../next-turn.js';
 import { isCommitOutcomeUnknown, withPipelinedTransaction } from './pipelined-transaction.js';
@@ -103,18 +103,12 @@ export class TransactionGroups {
         this.release(attempts.splice(0));
         let end = () => {};
         const ended = new Promise<void>((resolve) => (end = resolve));
-        const group: Group = { owner: this, claims: new Map(), shard: crypto.randomInt(groupShardCount), ended };
-        endings.set(group, end);
+        const group: Group = { owner: this, claims: new Map(), shard: crypto.randomInt(groupShardRange), ended, end };
         attempts.push(group);
-        groups.set(tx, group);
-        try {
-          const outcomes = await Promise.allSettled(members.map((member) => memberScope.run({ group, member }, () => member.work(tx))));
-          const failed = outcomes.find((outcome) => outcome.status === 'rejected' && !(outcome.reason instanceof GroupConflict));
-          if (failed) throw new GroupFailed((failed as PromiseRejectedResult).reason);
-          return outcomes;
-        } finally {
-          groups.delete(tx);
-        }
+        const outcomes = await Promise.allSettled(members.map((member) => member.work(memberHandle(tx, group, member))));
+        const failed = outcomes.find((outcome) => outcome.status === 'rejected' && !(outcome.reason instanceof GroupConflict));
+        if (failed) throw new GroupFailed((failed as PromiseRejectedResult).reason);
+        return outcomes;
       });
     } catch (error) {
       this.release(attempts);
@@ -154,8 +148,7 @@ export class TransactionGroups {
   private release(attempts: readonly Group[]): void {
     for (const group of attempts) {
       for (const key of group.claims.keys()) if (this.held.get(key) === group) this.held.delete(key);
-      endings.get(group)?.();
-      endings.delete(group);
+      group.end();
     }
   }
 
@@ -191,19 +184,29 @@ interface Group {
   /** What each claimed key's member is. */
   claims: Map<string, Member>;
   shard: number;
-  /** Settles once the group has ended (committed or rolled back). */
+  /** Settles once the group has ended (committed or rolled back); `end` settles it. */
   ended: Promise<void>;
+  end: () => void;
 }
 
-/** How each group in flight is told it has ended. */
-const endings = new WeakMap<Group, () => void>();
+/**
+ * Each member works through a handle of its own on the shared transaction (the same connection,
+ * another Kysely instance), so a claim or a shard question knows whose it is by the handle alone.
+ * (AsyncLocalStorage would know it too, but using it turns on Node's promise hooks for the whole
+ * process: a cost on every request of every route.)
+ */
+const handles = new WeakMap<Tx, { group: Group; member: Member }>();
+/** A plugin that changes nothing: `withPlugin` is Kysely's way to a new instance on the same connection. */
+const memberMarker: KyselyPlugin = { transformQuery: (args) => args.node, transformResult: (args) => Promise.resolve(args.result) };
 
-/** The groups running, by the transaction they share. */
-const groups = new WeakMap<Tx, Group>();
-/** Which member of which group the code running now belongs to. */
-const memberScope = new AsyncLocalStorage<{ group: Group; member: Member }>();
-/** Must match the ledger's shard count; the ledger asks `groupShard` and takes it modulo its own. */
-const groupShardCount = 1 << 16;
+function memberHandle(tx: Tx, group: Group, member: Member): Tx {
+  const handle = tx.withPlugin(memberMarker);
+  handles.set(handle, { group, member });
+  return handle;
+}
+
+/** The range of the number `groupShard` answers; the ledger takes it modulo its own shard count. */
+const groupShardRange = 1 << 16;
 
 /**
  * A member named a row that another member of its group, or another group in flight, works on:
@@ -226,30 +229,29 @@ class GroupFailed extends Error {
 }
 
 /**
- * Names what the code running now is about to work on, before it writes: in a transaction group,
- * throws GroupConflict when another member already named one of the keys. Outside a group (a
- * transaction of its own) it does nothing.
+ * Names what the member working through `tx` is about to work on, before it writes: in a
+ * transaction group, throws GroupConflict when another member of the group, or another group in
+ * flight, already named one of the keys. Outside a group (a transaction of its own) it does nothing.
  */
 export function claimInGroup(tx: Tx, keys: readonly string[]): void {
-  const group = groups.get(tx);
-  if (!group) return;
-  const scope = memberScope.getStore();
-  if (!scope || scope.group !== group) throw new Error('claimInGroup called outside the member that shares the transaction');
+  const scope = handles.get(tx);
+  if (!scope) return;
+  const { group, member } = scope;
   for (const key of keys) {
     const owner = group.claims.get(key);
-    if (owner !== undefined && owner !== scope.member) throw new GroupConflict(key, group.ended);
+    if (owner !== undefined && owner !== member) throw new GroupConflict(key, group.ended);
     // Another group in flight holds it (or is about to lock it): waiting for its lock would stall
     // every member of this group behind one statement, so this member waits outside instead.
     const other = group.owner.held.get(key);
     if (other !== undefined && other !== group) throw new GroupConflict(key, other.ended);
   }
   for (const key of keys) {
-    group.claims.set(key, scope.member);
+    group.claims.set(key, member);
     group.owner.held.set(key, group);
   }
 }
 
 /** A number fixed for the transaction group `tx` belongs to, to pick one shard for all its members; undefined outside a group. */
 export function groupShard(tx: Tx): number | undefined {
-  return groups.get(tx)?.shard;
+  return handles.get(tx)?.group.shard;
 }

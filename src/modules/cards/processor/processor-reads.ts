@@ -133,6 +133,16 @@ export function lookupStatement(tx: Tx, context: RequestContext, card: CardRow, 
     LEFT JOIN ${correlated} AS correlated ON true`;
 }
 
+/** The card's lifecycles, found through the card's index entries. */
+export function swipesOfCard(tx: Tx, clientId: string, cardId: string) {
+  return tx.selectFrom('card_swipes').where('client_id', '=', clientId).where('card_id', '=', cardId);
+}
+
+/** The card's records (its messages), found through the card's index entries. */
+function recordsOfCard(tx: Tx, clientId: string, cardId: string) {
+  return tx.selectFrom('card_transactions').where('client_id', '=', clientId).where('card_id', '=', cardId);
+}
+
 /**
  * The first message of this card with the same STAN and RRN and the same kind (a repeat counts as
  * its first sending) since `since`. Expiry records repeat their lifecycle's identifiers; they are
@@ -141,11 +151,8 @@ export function lookupStatement(tx: Tx, context: RequestContext, card: CardRow, 
 function earlierMessageQuery(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, since: Date): RawBuilder<unknown> {
   const mtis = sendingsOf(info.mti);
   if (mtis.length === 0) return sql`NULL::uuid`;
-  return sql`${tx
-    .selectFrom('card_transactions')
+  return sql`${recordsOfCard(tx, context.clientId, card.id)
     .select('id')
-    .where('client_id', '=', context.clientId)
-    .where('card_id', '=', card.id)
     .where('stan', '=', info.stan)
     .where('rrn', '=', info.rrn)
     .where('created_at', '>', since)
@@ -164,8 +171,7 @@ function approvalsTodayQuery(tx: Tx, context: RequestContext, card: CardRow): Ra
   const startOfDay = new Date(Math.floor(context.now.getTime() / dayMs) * dayMs);
   const waiting = sql`FROM card_swipes WHERE client_id = ${context.clientId} AND card_id = ${card.id} AND coop_pending IS NOT NULL AND updated_at >= ${startOfDay}`;
   const coop = card.card_transaction_handler === 'COOP_AUTH';
-  return sql`${tx
-    .selectFrom('card_transactions')
+  return sql`${recordsOfCard(tx, context.clientId, card.id)
     .select([
       (coop ? sql<string>`count(*) + (SELECT count(*) ${waiting})` : sql<string>`count(*)`).as('count'),
       (coop
@@ -173,8 +179,6 @@ function approvalsTodayQuery(tx: Tx, context: RequestContext, card: CardRow): Ra
         : sql<string>`coalesce(sum(amount_minor), 0)`
       ).as('sum'),
     ])
-    .where('client_id', '=', context.clientId)
-    .where('card_id', '=', card.id)
     .where('created_at', '>=', startOfDay)
     .where('type', 'in', ['PRE_AUTHORIZATION', 'PURCHASE'])
     .where('mti', 'in', ['0100', '0101', '0200', '0201'])
@@ -190,11 +194,8 @@ function approvalsTodayQuery(tx: Tx, context: RequestContext, card: CardRow): Ra
 function correlatedSwipeQuery(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, byRrn: boolean): RawBuilder<unknown> | undefined {
   const choices: RawBuilder<unknown>[] = [];
   if (info.networkDataRef !== null) {
-    choices.push(sql`${tx
-      .selectFrom('card_swipes')
+    choices.push(sql`${swipesOfCard(tx, context.clientId, card.id)
       .select('id')
-      .where('client_id', '=', context.clientId)
-      .where('card_id', '=', card.id)
       .where('network_data_ref', '=', info.networkDataRef)
       .orderBy('id', 'desc')
       .limit(1)}`);
@@ -202,11 +203,8 @@ function correlatedSwipeQuery(tx: Tx, context: RequestContext, card: CardRow, in
   const original = info.original;
   const originalMtis = original === null ? [] : sendingsOf(firstSendingOf(original.mti));
   if (original !== null && originalMtis.length > 0) {
-    choices.push(sql`${tx
-      .selectFrom('card_transactions')
+    choices.push(sql`${recordsOfCard(tx, context.clientId, card.id)
       .select('swipe_id')
-      .where('client_id', '=', context.clientId)
-      .where('card_id', '=', card.id)
       .where('stan', '=', original.stan)
       .where('transmission_date_time', '=', original.transmissionDateTime)
       .where('acquirer_id', '=', original.acquirerId)
@@ -216,11 +214,8 @@ function correlatedSwipeQuery(tx: Tx, context: RequestContext, card: CardRow, in
       .limit(1)}`);
   }
   if (byRrn) {
-    choices.push(sql`${tx
-      .selectFrom('card_swipes')
+    choices.push(sql`${swipesOfCard(tx, context.clientId, card.id)
       .select('id')
-      .where('client_id', '=', context.clientId)
-      .where('card_id', '=', card.id)
       .where('rrn', '=', info.rrn)
       .where('status', '=', 'PENDING')
       .where('held_minor', '=', info.amountMinor.toString())

@@ -50,7 +50,7 @@ import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type C
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
-import { claimCard, dayMs, lockCardWithProgram, lookUpMessage, type LockedCard } from './processor-reads.js';
+import { claimCard, dayMs, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
 /** What the processor answered to one message. */
@@ -141,6 +141,8 @@ interface Run {
   correlated?: { byRrn: boolean; swipe: CardSwipeRow | undefined };
   /** The card's approvals of the day, read with the other lookups when the decision was known to reach the limits. */
   today?: { count: number; sumMinor: bigint };
+  /** What `systemPrechecks` found, once asked (null: they pass). */
+  prechecked?: Decision | null;
   /**
    * The message's writes after the ledger's (its lifecycle, the hold's expiry timer, its record and
    * events): collected and sent as one statement by `writeChild` (or `requestDecision`).
@@ -214,11 +216,8 @@ export async function processCardMessage(
 
 /** A repeat whose first sending is still with the cooperative client: it gets the same answer, once known. */
 async function firstSendingWaiting(tx: Tx, context: RequestContext, card: CardRow, program: CardProgramRow, info: MessageInfo): Promise<AwaitFirstStep | undefined> {
-  const waiting = await tx
-    .selectFrom('card_swipes')
+  const waiting = await swipesOfCard(tx, context.clientId, card.id)
     .select('coop_pending')
-    .where('client_id', '=', context.clientId)
-    .where('card_id', '=', card.id)
     .where('stan', '=', info.stan)
     .where('rrn', '=', info.rrn)
     .where('coop_pending', 'is not', null)
@@ -410,7 +409,6 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
  */
 async function insertChild(writer: Writer, row: CardTransactionRow, more: (EventToRecord | null)[] = []): Promise<CardTransactionView> {
   const { tx, context, write } = writer;
-  const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
   const values = {
     ...row,
     fees: JSON.stringify(row.fees),
@@ -428,6 +426,9 @@ async function insertChild(writer: Writer, row: CardTransactionRow, more: (Event
   if (row.coop_decision === null) return view;
   return cardTransactionView(await tx.selectFrom('card_transactions').selectAll().where('client_id', '=', context.clientId).where('id', '=', row.id).executeTakeFirstOrThrow());
 }
+
+/** A jsonb column's value as the statement sends it (null stays SQL NULL). */
+const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
 
 interface SwipeState {
   status: CardTransactionStatus;
@@ -468,7 +469,7 @@ function insertSwipe(run: Run, id: string, state: SwipeState): CardSwipeRow {
     updated_at: context.now,
     coop_pending: state.coopPending ?? null,
   };
-  const values = { ...row, merchant: row.merchant === null ? null : JSON.stringify(row.merchant), coop_pending: row.coop_pending === null ? null : JSON.stringify(row.coop_pending) };
+  const values = { ...row, merchant: json(row.merchant), coop_pending: json(row.coop_pending) };
   run.write.add('card_swipe', sql`${tx.insertInto('card_swipes').values(values)}`);
   return row;
 }
@@ -490,7 +491,7 @@ function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeSt
         ...(state.holdId === undefined ? {} : { hold_id: state.holdId }),
         ...(state.expiresAt === undefined ? {} : { expires_at: state.expiresAt }),
         ...(state.expiredAt === undefined ? {} : { expired_at: state.expiredAt }),
-        ...(coopPending === undefined ? {} : { coop_pending: coopPending === null ? null : JSON.stringify(coopPending) }),
+        ...(coopPending === undefined ? {} : { coop_pending: json(coopPending) }),
         updated_at: context.now,
       })
       .where('client_id', '=', context.clientId)
@@ -548,6 +549,12 @@ async function approvalsToday(run: Run): Promise<{ count: number; sumMinor: bigi
  * they pass.
  */
 function systemPrechecks(run: Run): Decision | null {
+  // Asked first by the lookups (whether to read the day's approvals), then by `decide`.
+  if (run.prechecked === undefined) run.prechecked = prechecksOf(run);
+  return run.prechecked;
+}
+
+function prechecksOf(run: Run): Decision | null {
   const { info, program } = run;
   const failed = cardChecks(run);
   if (failed) return failed;

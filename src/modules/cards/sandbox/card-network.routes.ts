@@ -467,17 +467,19 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         response: { 200: Envelope(IsoResult) },
       },
     },
-    async (request, reply) =>
-      runCardMessage(
+    async (request, reply) => {
+      // Read before any transaction, as the body's schema is: a malformed message is a 400 of its
+      // own and does not fail the transaction group it would have joined.
+      const { format, message } = request.body;
+      if (format === 'ascii' && typeof message !== 'string') throw validationError('message', 'the ascii format takes the packed message as a string');
+      const parsed = format === 'json' ? parseKeyedIsoMessage(message) : unpackIsoMessage(typeof message === 'string' ? message : '');
+      return runCardMessage(
         request,
         reply,
         { message: 'ISO 8583 message processed' },
-        async () => {
-          const { format, message } = request.body;
-          if (format === 'ascii' && typeof message !== 'string') throw validationError('message', 'the ascii format takes the packed message as a string');
-          return { message: format === 'json' ? parseKeyedIsoMessage(message) : unpackIsoMessage(typeof message === 'string' ? message : '') };
-        },
+        async () => ({ message: parsed }),
         (outcome) => ({ response: toKeyedIsoMessage(outcome.response), packed: outcome.packedResponse, cardTransactionId: outcome.record?.id ?? null }),
-      ),
+      );
+    },
   );
 }
