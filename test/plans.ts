@@ -17,7 +17,7 @@ export interface PlanNode {
 export const scansOf = (node: PlanNode): PlanNode[] => [...(node['Relation Name'] && node['Node Type'] !== 'ModifyTable' ? [node] : []), ...(node.Plans ?? []).flatMap(scansOf)];
 
 /** A parameter as an SQL literal, for EXECUTE (a PREPAREd statement's types come from its casts). */
-function literal(value: unknown): string {
+export function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
   let text: string | undefined;
   if (Array.isArray(value)) text = arrayLiteral(value);

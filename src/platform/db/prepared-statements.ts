@@ -22,8 +22,34 @@ export function prepared<T>(statement: RawBuilder<T>): RawBuilder<T> {
   return sql<T>`${sql.raw(marker)}${statement}`;
 }
 
+/**
+ * When a statement is prepared again, under a new name: after this many runs in the process, then
+ * after eight times as many, and so on (64, 512, 4,096, 32,768, 262,144 runs), then never again.
+ *
+ * PostgreSQL keeps a prepared statement's generic plan for the connection's life, until the
+ * statistics of a table it reads change (ANALYZE). A plan made while a table was young stays
+ * after it has grown: the trade quotes' update, planned when the table was empty (where reading
+ * it whole costs least), read every quote for every batch of executions a quarter of an hour
+ * later, on a server whose autovacuum is off. The planner reads a table's size from its file as it
+ * plans, statistics or not, so a statement planned again sees the table as it is now; the runs
+ * grow eightfold between plans, so a plan is remade while its tables are still near the size it
+ * was made for, and a busy statement is planned only six times per connection.
+ */
+const replanFirst = 64;
+const replanFactor = 8;
+const replanLast = 262_144;
+
+interface Named {
+  /** The name without its generation: the statement's family on every connection. */
+  family: string;
+  name: string;
+  runs: number;
+  nextReplan: number;
+  generation: number;
+}
+
 /** Statement names by text, so the text is hashed once per process rather than once per use. */
-const names = new Map<string, string>();
+const names = new Map<string, Named>();
 /**
  * Distinct prepared texts one process accepts. Past it, statements run unnamed and a warning is
  * written once: some statement marked `prepared()` builds its text from the data, which is a bug.
@@ -31,10 +57,10 @@ const names = new Map<string, string>();
 export const preparedStatementsMax = 500;
 let warnedFull = false;
 
-export function preparedStatementName(text: string): string | undefined {
+function namedOf(text: string): Named | undefined {
   if (!text.startsWith(marker)) return undefined;
-  let name = names.get(text);
-  if (name === undefined) {
+  let named = names.get(text);
+  if (named === undefined) {
     if (names.size >= preparedStatementsMax) {
       if (!warnedFull) {
         warnedFull = true;
@@ -42,11 +68,37 @@ export function preparedStatementName(text: string): string | undefined {
       }
       return undefined;
     }
-    name = `ob_${crypto.createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
-    names.set(text, name);
+    const family = `ob_${crypto.createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+    named = { family, name: family, runs: 0, nextReplan: replanFirst, generation: 0 };
+    names.set(text, named);
   }
-  return name;
+  return named;
 }
+
+/** The name a statement's text runs under now (undefined: it runs unnamed); does not count as a run. */
+export function preparedStatementName(text: string): string | undefined {
+  return namedOf(text)?.name;
+}
+
+/** The name for one run of the statement, and its family (see replanFirst); counts the run. */
+function nameForRun(text: string): { name: string; family: string } | undefined {
+  const named = namedOf(text);
+  if (!named) return undefined;
+  named.runs++;
+  if (named.runs === named.nextReplan && named.nextReplan <= replanLast) {
+    named.generation++;
+    named.nextReplan *= replanFactor;
+    named.name = `${named.family}_${named.generation}`;
+  }
+  return { name: named.name, family: named.family };
+}
+
+/** The runs after which a statement is prepared again (for tests). */
+export const replanAfterRuns: readonly number[] = (() => {
+  const runs: number[] = [];
+  for (let at = replanFirst; at <= replanLast; at *= replanFactor) runs.push(at);
+  return runs;
+})();
 
 /**
  * Forgets the names given so far (tests only): the cap's test fills the table, and the test files
@@ -62,9 +114,9 @@ type AnyQuery = (...args: unknown[]) => never;
 
 /** How the pool's client sends a statement: under its name when `prepared()` marked it, arrays as literals. */
 export function queryConfig(text: string, values: unknown[]): pg.QueryConfig {
-  const name = preparedStatementName(text);
+  const named = nameForRun(text);
   const serialised = withArrayLiterals(values);
-  return name === undefined ? { text, values: serialised } : { name, text, values: serialised };
+  return named === undefined ? { text, values: serialised } : { name: named.name, text, values: serialised };
 }
 
 /**
@@ -78,6 +130,10 @@ export class PreparingClient extends pg.Client {
   private corked = false;
   /** A statement undoing a session setting its last holder left on: sent ahead of the next query. */
   private pendingReset: string | undefined;
+  /** The name each prepared statement runs under on this connection, by family (see replanFirst). */
+  private readonly generations = new Map<string, string>();
+  /** Earlier generations of prepared statements, to deallocate ahead of the next query. */
+  private readonly retired: string[] = [];
 
   constructor(config?: string | pg.ClientConfig) {
     super(config);
@@ -119,18 +175,55 @@ export class PreparingClient extends pg.Client {
     return pending;
   }
 
-  override query(...args: unknown[]): never {
-    this.coalesceWrites();
+  /**
+   * Notes that this connection runs `name` now; when it replaces an earlier generation of the same
+   * statement that this connection prepared, that one is deallocated ahead of the next query (it
+   * is never run again). Only a name PostgreSQL confirmed preparing is deallocated, so the
+   * DEALLOCATE cannot fail for want of it (and inside a transaction, a failure would abort it).
+   */
+  private runsUnder(name: string): void {
+    if (!name.startsWith('ob_')) return;
+    const family = name.slice(0, familyLength);
+    const previous = this.generations.get(family);
+    if (previous === name) return;
+    this.generations.set(family, name);
+    if (previous !== undefined && this.parsed()[previous] !== undefined) this.retired.push(previous);
+  }
+
+  /** node-postgres's record of the statements this connection prepared (name → text). */
+  private parsed(): Record<string, string> {
+    return (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements;
+  }
+
+  private sendAhead(): void {
+    const simple = (text: string) => (super.query as unknown as (this: pg.Client, text: string) => Promise<unknown>).call(this, text);
     if (this.pendingReset !== undefined) {
       const reset = this.pendingReset;
       this.pendingReset = undefined;
       // A failed reset leaves a plan setting on: slower plans, not wrong answers.
-      ((super.query as unknown as (text: string) => Promise<unknown>).call(this, reset)).catch(() => {});
+      simple(reset).catch(() => {});
     }
+    for (const name of this.retired.splice(0)) {
+      // It fails only inside a transaction that already failed; the statement then stays prepared
+      // (and recorded as such), unused.
+      simple(`DEALLOCATE "${name}"`).then(
+        () => delete this.parsed()[name],
+        () => {},
+      );
+    }
+  }
+
+  override query(...args: unknown[]): never {
+    this.coalesceWrites();
     const [text, values, callback] = args;
-    if (typeof text === 'string' && Array.isArray(values)) {
-      return (super.query as unknown as AnyQuery).call(this, queryConfig(text, values), callback);
-    }
+    const config = typeof text === 'string' && Array.isArray(values) ? queryConfig(text, values) : undefined;
+    const name = config ? config.name : typeof text === 'object' && text !== null ? (text as pg.QueryConfig).name : undefined;
+    if (name !== undefined) this.runsUnder(name);
+    this.sendAhead();
+    if (config) return (super.query as unknown as AnyQuery).call(this, config, callback);
     return (super.query as unknown as AnyQuery).apply(this, args);
   }
 }
+
+/** `ob_` and the 40 characters of the text's hash: a prepared statement's name without its generation. */
+const familyLength = 43;
