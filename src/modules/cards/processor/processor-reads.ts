@@ -7,6 +7,7 @@
  * its order with what they found.
  */
 import { sql, type RawBuilder } from 'kysely';
+import { prepared } from '../../../platform/db/prepared-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { claimInGroup } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
@@ -57,8 +58,8 @@ export function claimCard(tx: Tx, card: CardRow): void {
 }
 
 /**
- * The statement of `lockCardWithProgram`. Not prepared, like the lookup below: planned each time
- * for its values, it cannot keep a plan made while the tables were small (see `lookupStatement`).
+ * The statement of `lockCardWithProgram`, prepared like the lookup below (see `lookupStatement`
+ * for the plans it may keep).
  */
 export function lockCardStatement(tx: Tx, clientId: string, by: { id: string } | { fingerprint: string }) {
   const query = tx
@@ -69,7 +70,7 @@ export function lockCardStatement(tx: Tx, clientId: string, by: { id: string } |
     .where('cards.client_id', '=', clientId)
     .forUpdate('cards');
   const chosen = 'id' in by ? query.where('cards.id', '=', by.id) : query.where('cards.pan_fingerprint', '=', by.fingerprint);
-  return sql<CardRow & { program: ProgramJson | null }>`${chosen}`;
+  return prepared(sql<CardRow & { program: ProgramJson | null }>`${chosen}`);
 }
 
 /** What `lookUpMessage` is asked to read. */
@@ -115,22 +116,27 @@ export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardR
 }
 
 /**
- * The statement of `lookUpMessage`. Not prepared: a prepared one was planned once per connection
- * and PostgreSQL kept the plan it made while card_transactions was empty, which found the earlier
- * message by reading the client's records in id order through the primary key (ORDER BY id LIMIT
- * 1), every record of the client for each message once they had piled up (the coop-auth
- * benchmark, 2026-11-27). Planned for its values each time, every part goes through an index on
- * the card (processor-plans.test.ts).
+ * The statement of `lookUpMessage`, prepared: its text depends only on what is asked for and the
+ * message's kind. Planned for every message, it and the card's lock took about a quarter of the
+ * database's time per card message (docs/benchmarks.md).
+ *
+ * PostgreSQL may keep a generic plan. One made while card_transactions was empty (where every
+ * index looks as cheap as any other) found the earlier message by reading the client's records in
+ * id order through the primary key, and once kept for the connection's life it read every record
+ * of the client for each message (the coop-auth benchmark, 2026-11-27). Prepared statements are
+ * now planned again after 64 runs, 512 and so on (prepared-statements.ts), so such a plan lasts
+ * while the tables are small; on tables of a few thousand records every part of the generic plan,
+ * as of the custom one, goes through an index on the card (processor-plans.test.ts).
  */
 export function lookupStatement(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants) {
   const earlier = wants.earlier ? earlierMessageQuery(tx, context, card, info, wants.earlier.since) : sql`NULL::uuid`;
   const today = wants.approvals ? approvalsTodayQuery(tx, context, card) : sql`(SELECT NULL::bigint AS count, NULL::numeric AS sum)`;
   const correlated = (wants.correlate ? correlatedSwipeQuery(tx, context, card, info, wants.correlate.byRrn) : undefined) ?? sql`(SELECT * FROM card_swipes WHERE false)`;
   // Each part is a parenthesised subquery (Kysely wraps the embedded ones).
-  return sql<NullableColumns<CardSwipeRow> & { earlier_id: string | null; today_count: string | null; today_sum: string | null }>`
+  return prepared(sql<NullableColumns<CardSwipeRow> & { earlier_id: string | null; today_count: string | null; today_sum: string | null }>`
     SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, correlated.*
     FROM ${today} AS today
-    LEFT JOIN ${correlated} AS correlated ON true`;
+    LEFT JOIN ${correlated} AS correlated ON true`);
 }
 
 /** The card's lifecycles, found through the card's index entries. */
