@@ -30,9 +30,13 @@ export function literal(value: unknown): string {
 /**
  * The generic plan PostgreSQL keeps for the statement on a connection, as the batched writes run it
  * (prepared, plan_cache_mode force_generic_plan); with `custom`, the plan made for these values.
+ * With `emptyTables`, the plan made while those tables were empty.
  */
-export async function planOf(db: Db, statement: RawBuilder<unknown>, mode: 'generic' | 'custom' = 'generic'): Promise<PlanNode> {
+export async function planOf(db: Db, statement: RawBuilder<unknown>, mode: 'generic' | 'custom' = 'generic', options: { emptyTables?: readonly string[] } = {}): Promise<PlanNode> {
   return withTransaction(db, async (tx) => {
+    // An empty, never analysed copy of each table (indexes included), which the statement reads
+    // instead (temporary tables come first in the search path): the plan of a new database.
+    for (const table of options.emptyTables ?? []) await sql.raw(`CREATE TEMPORARY TABLE ${table} (LIKE ${table} INCLUDING ALL) ON COMMIT DROP`).execute(tx);
     const compiled = statement.compile(tx);
     const name = `plan_test_${crypto.randomBytes(4).toString('hex')}`;
     await sql.raw(`SET LOCAL plan_cache_mode = force_${mode}_plan`).execute(tx);

@@ -34,13 +34,32 @@ export async function lockAccounts(tx: Tx, keys: readonly AccountKey[]): Promise
   return (await lockAccountsStatement(keys).execute(tx)).rows;
 }
 
+/**
+ * The keys in lock order (by id, then client), each once. The lock statements below lock their
+ * rows in the order of their keys.
+ */
+function inLockOrder(keys: readonly AccountKey[]): { clientIds: string[]; ids: string[] } {
+  const unique = new Map<string, AccountKey>();
+  for (const key of keys) unique.set(`${key.id.toLowerCase()}/${key.clientId.toLowerCase()}`, { clientId: key.clientId.toLowerCase(), id: key.id.toLowerCase() });
+  const sorted = [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, key]) => key);
+  return { clientIds: sorted.map((key) => key.clientId), ids: sorted.map((key) => key.id) };
+}
+
+/**
+ * Each key's row, locked, looked up on its own: the locking subquery is never merged into a join,
+ * so the plan is an index lookup per key whatever the table's size looked like when it was made.
+ * (As `(client_id, id) IN (SELECT … unnest …)`, a generic plan made on a small table read the
+ * table whole and hashed the keys.)
+ */
+function lockedByKey<Row>(table: string, columns: RawBuilder<unknown>, keys: readonly AccountKey[]): RawBuilder<Row> {
+  const { clientIds, ids } = inLockOrder(keys);
+  return prepared(sql<Row>`
+    SELECT r.* FROM unnest(${clientIds}::uuid[], ${ids}::uuid[]) AS k (client_id, id)
+    CROSS JOIN LATERAL (SELECT ${columns} FROM ${sql.table(table)} t WHERE t.client_id = k.client_id AND t.id = k.id FOR NO KEY UPDATE) AS r`);
+}
+
 export function lockAccountsStatement(keys: readonly AccountKey[]): RawBuilder<AccountRow> {
-  return prepared(sql<AccountRow>`
-    SELECT client_id, id, ctid::text AS ctid, kind, wallet_id, asset, available, reserved, pending, overdrawn
-    FROM ledger_accounts
-    WHERE (client_id, id) IN (SELECT * FROM unnest(${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.id)}::uuid[]))
-    ORDER BY id
-    FOR NO KEY UPDATE`);
+  return lockedByKey<AccountRow>('ledger_accounts', sql`t.client_id, t.id, t.ctid::text AS ctid, t.kind, t.wallet_id, t.asset, t.available, t.reserved, t.pending, t.overdrawn`, keys);
 }
 
 export interface WalletAccountDelta {
@@ -213,12 +232,11 @@ export function holdFromRow(row: HoldRow): HoldWrite {
 
 export async function lockHolds(tx: Tx, keys: readonly AccountKey[]): Promise<HoldRow[]> {
   if (keys.length === 0) return [];
-  const result = await sql<HoldRow>`
-    SELECT * FROM ledger_holds
-    WHERE (client_id, id) IN (SELECT * FROM unnest(${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.id)}::uuid[]))
-    ORDER BY id
-    FOR NO KEY UPDATE`.execute(tx);
-  return result.rows;
+  return (await lockHoldsStatement(keys).execute(tx)).rows;
+}
+
+export function lockHoldsStatement(keys: readonly AccountKey[]): RawBuilder<HoldRow> {
+  return lockedByKey<HoldRow>('ledger_holds', sql`t.*`, keys);
 }
 
 export interface HoldWrite {
@@ -289,12 +307,11 @@ export interface PendingCreditRow {
 
 export async function lockPendingCredits(tx: Tx, keys: readonly AccountKey[]): Promise<PendingCreditRow[]> {
   if (keys.length === 0) return [];
-  const result = await sql<PendingCreditRow>`
-    SELECT * FROM ledger_pending_credits
-    WHERE (client_id, id) IN (SELECT * FROM unnest(${keys.map((key) => key.clientId)}::uuid[], ${keys.map((key) => key.id)}::uuid[]))
-    ORDER BY id
-    FOR NO KEY UPDATE`.execute(tx);
-  return result.rows;
+  return (await lockPendingCreditsStatement(keys).execute(tx)).rows;
+}
+
+export function lockPendingCreditsStatement(keys: readonly AccountKey[]): RawBuilder<PendingCreditRow> {
+  return lockedByKey<PendingCreditRow>('ledger_pending_credits', sql`t.*`, keys);
 }
 
 export interface PendingCreditWrite {
