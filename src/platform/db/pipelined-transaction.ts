@@ -131,12 +131,10 @@ function bound(client: pg.PoolClient): { connection: PipelinedConnection; tx: Tx
 /**
  * Runs `work` in one pipelined transaction on a connection of its own, and runs it again, a
  * bounded number of times, on a serialization failure or a deadlock (like `withTransaction`).
- * `genericPlans: false` leaves PostgreSQL's plan choice as it is in any other transaction (see
- * planCacheMode), for work whose statements were not written for generic plans.
+ * Its prepared statements run with generic plans (see planCacheMode).
  */
-export function withPipelinedTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>, options: { genericPlans?: boolean } = {}): Promise<T> {
-  const opening = options.genericPlans === false ? 'BEGIN' : `BEGIN; ${setPlanCacheMode}`;
-  return retryingTransaction(() => attempt(pool, work, opening));
+export function withPipelinedTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
+  return retryingTransaction(() => attempt(pool, work, `BEGIN; ${setPlanCacheMode}`));
 }
 
 async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>, opening: string): Promise<T> {
