@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { prepared } from '../../platform/db/prepared-statements.js';
+import { prepared, preparedSelect } from '../../platform/db/prepared-statements.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { LedgerBatch, type LoadOptions } from './ledger-batch.js';
@@ -68,14 +68,16 @@ export const failPendingCredit = (tx: Tx, input: Input<FailPendingCreditOperatio
 
 /** Balances of a wallet in every asset it has ever held, sorted by asset. Empty when it never held any. */
 export async function walletBalances(db: Db | Tx, clientId: string, walletId: string): Promise<WalletBalance[]> {
-  const rows = await db
-    .selectFrom('ledger_accounts')
-    .select(['asset', 'available', 'reserved', 'pending', 'overdrawn'])
-    .where('client_id', '=', clientId)
-    .where('kind', '=', 'WALLET')
-    .where('wallet_id', '=', walletId)
-    .orderBy('asset')
-    .execute();
+  // Prepared: every card message reads its wallet's balances.
+  const { rows } = await preparedSelect(
+    db
+      .selectFrom('ledger_accounts')
+      .select(['asset', 'available', 'reserved', 'pending', 'overdrawn'])
+      .where('client_id', '=', clientId)
+      .where('kind', '=', 'WALLET')
+      .where('wallet_id', '=', walletId)
+      .orderBy('asset'),
+  ).execute(db);
   return rows.map((row) => ({
     asset: row.asset,
     available: BigInt(row.available),

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
+import { prepared, preparedSelect } from '../../platform/db/prepared-statements.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { deliveryBody, errorKeptChars, responseBodyKeptChars, truncate } from './delivery-policy.js';
@@ -32,17 +33,21 @@ export interface DecisionEndpoint {
  * to decide: it did not sign up to answer in real time). With several, the oldest answers.
  */
 export async function decisionEndpointOf(tx: Tx, deps: Pick<Deps, 'config' | 'database'>, clientId: string, type: EventType, now: Date): Promise<DecisionEndpoint | null> {
-  const row = await tx
-    .selectFrom('webhook_subscriptions')
-    .select(['id', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'])
-    .where('client_id', '=', clientId)
-    .where('active', '=', true)
-    .where('deleted_at', 'is', null)
-    .where(sql<boolean>`${type} = ANY (event_types)`)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst();
+  // Prepared, as the decision path's other statements: one runs for every decision request.
+  const row = (
+    await preparedSelect(
+      tx
+        .selectFrom('webhook_subscriptions')
+        .select(['id', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'])
+        .where('client_id', '=', clientId)
+        .where('active', '=', true)
+        .where('deleted_at', 'is', null)
+        .where(sql<boolean>`${type} = ANY (event_types)`)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1),
+    ).execute(tx)
+  ).rows[0];
   if (!row) return null;
   return { subscriptionId: row.id, url: row.url, secrets: webhookSecretBoxOf(deps).signingSecrets(clientId, row.id, row, now) };
 }
@@ -50,10 +55,9 @@ export async function decisionEndpointOf(tx: Tx, deps: Pick<Deps, 'config' | 'da
 /** Records a decision request's event (the event stream shows it; no delivery is queued). `id` may be drawn beforehand. */
 export async function recordDecisionRequestEvent(tx: Tx, context: RequestContext, type: EventType, data: Record<string, unknown>, id?: string): Promise<EventRecord> {
   const event = eventRecordOf(context, type, data, id);
-  await tx
-    .insertInto('events')
-    .values({ client_id: context.clientId, id: event.id, type, data: JSON.stringify(event.data), created_at: context.now })
-    .execute();
+  await prepared(sql`
+    INSERT INTO events (client_id, id, type, data, created_at)
+    VALUES (${context.clientId}, ${event.id}, ${type}, ${JSON.stringify(event.data)}, ${context.now})`).execute(tx);
   return event;
 }
 
@@ -91,7 +95,7 @@ export async function recordDecisionDelivery(
   const id = decisionDeliveryIdOf(input.event.id);
   const status = input.accepted ? 'DELIVERED' : 'FAILED';
   // The delivery and its one attempt in one statement (the decision path counts round trips).
-  await sql`
+  await prepared(sql`
     WITH delivery AS (
       INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, attempt_count, final_attempt, next_attempt_at,
         created_at, updated_at, completed_at)
@@ -103,5 +107,5 @@ export async function recordDecisionDelivery(
     SELECT client_id, id, 1, ${input.attemptedAt}, ${input.accepted}, ${input.outcome.httpStatus}::int, ${input.outcome.latencyMs}::int,
       ${truncate(input.outcome.responseBody, responseBodyKeptChars)}, ${truncate(input.outcome.error, errorKeptChars)}, ${workerName}, ${truncate(input.verdict, 300)}
     FROM delivery
-  `.execute(tx);
+  `).execute(tx);
 }

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Compilable, type OperationNodeSource, type RawBuilder } from 'kysely';
 import { withArrayLiterals } from './parameters.js';
 
 /**
@@ -20,6 +20,11 @@ const marker = '/* prepared */ ';
 
 export function prepared<T>(statement: RawBuilder<T>): RawBuilder<T> {
   return sql<T>`${sql.raw(marker)}${statement}`;
+}
+
+/** A Kysely SELECT as a prepared statement (its rows: `.execute(tx).rows`); its text must not vary with the data. */
+export function preparedSelect<O>(query: Compilable<O> & OperationNodeSource): RawBuilder<O> {
+  return prepared(sql<O>`${query}`);
 }
 
 /**

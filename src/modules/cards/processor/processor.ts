@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Deps } from '../../../platform/deps.js';
+import { preparedSelect } from '../../../platform/db/prepared-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { WriteStatement } from '../../../platform/db/write-statement.js';
 import type { RequestContext } from '../../../platform/http/context.js';
@@ -275,7 +276,7 @@ function replay(message: IsoMessage, row: CardTransactionRow): CardMessageOutcom
  * (answered as the first time); anything else is a duplicate transmission (94 for a request).
  */
 async function earlierMessage(tx: Tx, context: RequestContext, id: string, info: MessageInfo, message: IsoMessage): Promise<{ row: CardTransactionRow; sameContent: boolean }> {
-  const row = await tx.selectFrom('card_transactions').selectAll().where('client_id', '=', context.clientId).where('id', '=', id).executeTakeFirstOrThrow();
+  const row = await recordById(tx, context.clientId, id);
   return { row, sameContent: row.request_fields['4'] === message.fields['4'] && row.processing_code === info.processingCode };
 }
 
@@ -424,7 +425,21 @@ async function insertChild(writer: Writer, row: CardTransactionRow, more: (Event
   await recordEvents(tx, events, write);
   await write.execute(tx);
   if (row.coop_decision === null) return view;
-  return cardTransactionView(await tx.selectFrom('card_transactions').selectAll().where('client_id', '=', context.clientId).where('id', '=', row.id).executeTakeFirstOrThrow());
+  return cardTransactionView(await recordById(tx, context.clientId, row.id));
+}
+
+/** A card transaction record that exists (prepared: the duplicate and cooperative paths read one per message). */
+async function recordById(tx: Tx, clientId: string, id: string): Promise<CardTransactionRow> {
+  const row = (await preparedSelect(tx.selectFrom('card_transactions').selectAll().where('client_id', '=', clientId).where('id', '=', id)).execute(tx)).rows[0];
+  assert(row, `card transaction ${id} is missing`);
+  return row;
+}
+
+/** Locks a card that exists (prepared, as the processor's own lock). */
+async function lockCardById(tx: Tx, clientId: string, id: string): Promise<CardRow> {
+  const card = (await preparedSelect(tx.selectFrom('cards').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate()).execute(tx)).rows[0];
+  assert(card, `card ${id} is missing`);
+  return card;
 }
 
 /** A jsonb column's value as the statement sends it (null stays SQL NULL). */
@@ -674,7 +689,7 @@ export async function finishCoopDecision(
   /** Why nothing was sent, when `exchange` is null for another reason than a missing subscription. */
   notSent?: { reason: StandInReason; detail: string },
 ): Promise<CoopDecisionResult> {
-  const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('id', '=', pending.cardId).forUpdate().executeTakeFirstOrThrow();
+  const card = await lockCardById(tx, context.clientId, pending.cardId);
   claimCard(tx, card);
   // The program as phase 1 read it: the request was decided under those settings.
   const program = pending.program;
@@ -817,7 +832,7 @@ async function cancelExpiry(writer: Writer, swipeId: string): Promise<void> {
 // ---- correlation ------------------------------------------------------------------------------
 
 async function lockSwipe(tx: Tx, clientId: string, id: string): Promise<CardSwipeRow | undefined> {
-  return tx.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate().executeTakeFirst();
+  return (await preparedSelect(tx.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate()).execute(tx)).rows[0];
 }
 
 /**
@@ -1162,7 +1177,7 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
   const peek = await tx.selectFrom('card_swipes').select('card_id').where('client_id', '=', context.clientId).where('id', '=', swipeId).executeTakeFirst();
   if (!peek) return null;
   // Lock order: the card, then the lifecycle (as the processor does).
-  const card = await tx.selectFrom('cards').selectAll().where('client_id', '=', context.clientId).where('id', '=', peek.card_id).forUpdate().executeTakeFirstOrThrow();
+  const card = await lockCardById(tx, context.clientId, peek.card_id);
   const swipe = await lockSwipe(tx, context.clientId, swipeId);
   if (!swipe || swipe.status !== 'PENDING') return null;
   const writer: Writer = { tx, context, write: new WriteStatement() };
