@@ -88,6 +88,42 @@ describe('a member that fails', () => {
     expect(observed).toEqual([{ members: 4, committed: false, deferred: 0 }]);
   });
 
+  it('its group runs again alone no more members at once than groups run (each takes a connection)', async () => {
+    const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 2 });
+    const attempts = new Map<number, number>();
+    let alone = 0;
+    let aloneMax = 0;
+    const ids = [1, 2, 3, 4, 5, 6, 7, 8];
+    const results = await Promise.allSettled(
+      ids.map((id) =>
+        groups.run([], async (tx) => {
+          const attempt = (attempts.get(id) ?? 0) + 1;
+          attempts.set(id, attempt);
+          if (attempt === 1) {
+            await insert(tx, id);
+            if (id === 5) throw new Error('member 5 refuses');
+            return id;
+          }
+          alone++;
+          aloneMax = Math.max(aloneMax, alone);
+          try {
+            await insert(tx, id);
+            await xidOf(tx);
+          } finally {
+            alone--;
+          }
+          if (id === 5) throw new Error('member 5 refuses');
+          return id;
+        }),
+      ),
+    );
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(7);
+    expect([...attempts.values()]).toEqual(ids.map(() => 2));
+    expect(aloneMax).toBeGreaterThanOrEqual(1);
+    expect(aloneMax).toBeLessThanOrEqual(2);
+    expect((await stored()).map((row) => row.id)).toEqual([1, 2, 3, 4, 6, 7, 8]);
+  });
+
   it('whose statement PostgreSQL refuses (aborting the shared transaction) fails alone; its neighbours commit', async () => {
     await sql`INSERT INTO group_probe (id, xid) VALUES (99, 'before')`.execute(t.deps.db);
     const groups = groupsOf();

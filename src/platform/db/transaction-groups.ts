@@ -119,8 +119,10 @@ export class TransactionGroups {
         for (const member of members) member.reject(error instanceof GroupFailed ? error.reason : error);
         return;
       }
-      // Nothing committed: each member runs alone and gets its own answer.
-      await Promise.all(members.map((member) => this.runAlone(member)));
+      // Nothing committed: each member runs alone and gets its own answer, no more of them at once
+      // than groups run (each takes a connection: all of a large group at once would queue for
+      // the pool, and past its wait, answer 503).
+      await eachAtMost(this.options.concurrency, members, (member) => this.runAlone(member));
       return;
     }
     this.release(attempts);
@@ -172,6 +174,15 @@ export class TransactionGroups {
     // The embedded database has one connection and no pipelining: the members' statements take turns.
     return withTransaction(this.database.db, work);
   }
+}
+
+/** Runs `work` on every item, at most `limit` at once. */
+async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
 }
 
 interface Member {
