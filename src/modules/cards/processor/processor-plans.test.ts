@@ -8,11 +8,12 @@ import { buildSandboxMessage } from '../sandbox/sandbox-messages.js';
 import { readMessage } from './message-info.js';
 import { lockCardStatement, lookupStatement } from './processor-reads.js';
 
-// The processor's two reads are planned for their values at every message (not prepared: a
-// prepared lookup kept the plan made on an empty table, which read every record of the client
-// through the primary key for each message). Their plans must find every row through the card's
-// own index entries however many messages the client's cards have, on a young database and on an
-// analysed one, or every message would read more as the tables grow.
+// The processor's two reads are prepared, and PostgreSQL may keep a generic plan for them (made
+// again as their runs grow: prepared-statements.ts); one made on an empty table once read every
+// record of the client through the primary key for each message. Their plans, generic and custom,
+// must find every row through the card's own index entries however many messages the client's
+// cards have, on a young database and on an analysed one, or every message would read more as the
+// tables grow.
 
 let t: TestContext;
 beforeAll(async () => {
