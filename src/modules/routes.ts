@@ -1,5 +1,5 @@
 import type { App } from '../platform/http/app-type.js';
-import type { Deps } from '../platform/deps.js';
+import { readBatchConcurrency, type Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
 import type { Metrics } from '../platform/http/metrics.js';
 import { registerAssetRoutes } from './assets/index.js';
@@ -67,7 +67,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   // A collateral price change recomputes every credit line on that asset in the same transaction.
   priceChangedHooks.register('credit-lines', creditPriceChangedHook);
   registerCreditLineRoutes(app, deps);
-  const sandboxPrices = deps.config.mode === 'sandbox' ? new DatabasePriceProvider(deps.db, priceChangedHooks, deps.database.kind === 'pglite' ? 1 : deps.config.readBatchConcurrency) : undefined;
+  const sandboxPrices = deps.config.mode === 'sandbox' ? new DatabasePriceProvider(deps.db, priceChangedHooks, readBatchConcurrency(deps)) : undefined;
   registerTradeRoutes(app, deps, { mode: deps.config.mode, prices: sandboxPrices ?? unconnectedPriceFeed, quoteTtlSeconds: deps.config.quoteTtlSeconds, spreadBps: deps.config.tradeSpreadBps }, metrics);
   if (sandboxPrices) registerSandboxPriceRoutes(app, deps, sandboxPrices);
   registerConsoleRoutes(app, deps);

@@ -14,3 +14,17 @@ export interface Deps {
   clock: Clock;
   clientSeeders: readonly ClientSeeder[];
 }
+
+/**
+ * How many requests one batched write takes and how many such writes run at once (the write
+ * batchers, the card messages' transaction groups): as configured, except on the embedded
+ * database, whose one connection runs one at a time.
+ */
+export function writeBatchSizing(deps: Pick<Deps, 'config' | 'database'>): { sizeMax: number; concurrency: number } {
+  return { sizeMax: deps.config.writeBatchSizeMax, concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency };
+}
+
+/** How many shared reads run at once (READ_BATCH_CONCURRENCY; one on the embedded database). */
+export function readBatchConcurrency(deps: Pick<Deps, 'config' | 'database'>): number {
+  return deps.database.kind === 'pglite' ? 1 : deps.config.readBatchConcurrency;
+}

@@ -134,10 +134,10 @@ function bound(client: pg.PoolClient): { connection: PipelinedConnection; tx: Tx
  * Its prepared statements run with generic plans (see planCacheMode).
  */
 export function withPipelinedTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
-  return retryingTransaction(() => attempt(pool, work, `BEGIN; ${setPlanCacheMode}`));
+  return retryingTransaction(() => attempt(pool, work));
 }
 
-async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>, opening: string): Promise<T> {
+async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutcome<T>>): Promise<T> {
   const client = await pool.connect();
   const { connection, tx } = bound(client);
   let begin: Promise<unknown> | undefined;
@@ -147,8 +147,8 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
   try {
     connection.begin = () => {
       if (begin) return;
-      // Generic plans for this transaction's prepared statements unless asked otherwise: see planCacheMode.
-      begin = client.query(opening);
+      // Generic plans for this transaction's prepared statements: see planCacheMode.
+      begin = client.query(`BEGIN; ${setPlanCacheMode}`);
       connection.opened = begin;
       // Observed here as well, so a failed BEGIN is never an unhandled rejection.
       begin.catch(() => {});

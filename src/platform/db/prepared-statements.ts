@@ -45,13 +45,18 @@ const replanFactor = 8;
 const replanLast = 262_144;
 
 interface Named {
-  /** The name without its generation: the statement's family on every connection. */
+  /** The name without its generation: the statement's family on every connection (`familyOf`). */
   family: string;
+  /** The name of its current generation. */
   name: string;
   runs: number;
-  nextReplan: number;
   generation: number;
 }
+
+/** Characters of the text's hash in a statement's name, after `ob_`. */
+const hashChars = 40;
+/** A prepared statement's name without its generation (`_1`, `_2`…); base64url may hold `_` itself. */
+const familyOf = (name: string) => name.slice(0, 'ob_'.length + hashChars);
 
 /** Statement names by text, so the text is hashed once per process rather than once per use. */
 const names = new Map<string, Named>();
@@ -73,8 +78,8 @@ function namedOf(text: string): Named | undefined {
       }
       return undefined;
     }
-    const family = `ob_${crypto.createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
-    named = { family, name: family, runs: 0, nextReplan: replanFirst, generation: 0 };
+    const family = `ob_${crypto.createHash('sha256').update(text).digest('base64url').slice(0, hashChars)}`;
+    named = { family, name: family, runs: 0, generation: 0 };
     names.set(text, named);
   }
   return named;
@@ -85,25 +90,24 @@ export function preparedStatementName(text: string): string | undefined {
   return namedOf(text)?.name;
 }
 
-/** The name for one run of the statement, and its family (see replanFirst); counts the run. */
-function nameForRun(text: string): { name: string; family: string } | undefined {
-  const named = namedOf(text);
-  if (!named) return undefined;
-  named.runs++;
-  if (named.runs === named.nextReplan && named.nextReplan <= replanLast) {
-    named.generation++;
-    named.nextReplan *= replanFactor;
-    named.name = `${named.family}_${named.generation}`;
-  }
-  return { name: named.name, family: named.family };
-}
-
-/** The runs after which a statement is prepared again (for tests). */
+/** The runs after which a statement is prepared again: 64, 512, … (see replanFirst). */
 export const replanAfterRuns: readonly number[] = (() => {
   const runs: number[] = [];
   for (let at = replanFirst; at <= replanLast; at *= replanFactor) runs.push(at);
   return runs;
 })();
+
+/** The name for one run of the statement (a new generation at each of replanAfterRuns); counts the run. */
+function nameForRun(text: string): string | undefined {
+  const named = namedOf(text);
+  if (!named) return undefined;
+  named.runs++;
+  if (named.runs === replanAfterRuns[named.generation]) {
+    named.generation++;
+    named.name = `${named.family}_${named.generation}`;
+  }
+  return named.name;
+}
 
 /**
  * Forgets the names given so far (tests only): the cap's test fills the table, and the test files
@@ -119,9 +123,9 @@ type AnyQuery = (...args: unknown[]) => never;
 
 /** How the pool's client sends a statement: under its name when `prepared()` marked it, arrays as literals. */
 export function queryConfig(text: string, values: unknown[]): pg.QueryConfig {
-  const named = nameForRun(text);
+  const name = nameForRun(text);
   const serialised = withArrayLiterals(values);
-  return named === undefined ? { text, values: serialised } : { name: named.name, text, values: serialised };
+  return name === undefined ? { text, values: serialised } : { name, text, values: serialised };
 }
 
 /**
@@ -188,7 +192,7 @@ export class PreparingClient extends pg.Client {
    */
   private runsUnder(name: string): void {
     if (!name.startsWith('ob_')) return;
-    const family = name.slice(0, familyLength);
+    const family = familyOf(name);
     const previous = this.generations.get(family);
     if (previous === name) return;
     this.generations.set(family, name);
@@ -229,6 +233,3 @@ export class PreparingClient extends pg.Client {
     return (super.query as unknown as AnyQuery).apply(this, args);
   }
 }
-
-/** `ob_` and the 40 characters of the text's hash: a prepared statement's name without its generation. */
-const familyLength = 43;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
-import type { Deps } from '../../../platform/deps.js';
+import { writeBatchSizing, type Deps } from '../../../platform/deps.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
@@ -195,8 +195,7 @@ function followUp(swipe: CardSwipeRow): Pick<MessageOptions, 'networkDataRef' | 
 export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: Metrics): void {
   // The messages that arrive together share a transaction and its commit (docs/cards.md).
   const group = new TransactionGroups(deps.database, {
-    sizeMax: deps.config.writeBatchSizeMax,
-    concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency,
+    ...writeBatchSizing(deps),
     observe: (members, committed, deferred) => metrics.transactionGroup('card-messages', members, committed, deferred),
   });
   /**

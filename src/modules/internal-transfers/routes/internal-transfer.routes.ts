@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
-import type { Deps } from '../../../platform/deps.js';
+import { writeBatchSizing, type Deps } from '../../../platform/deps.js';
 import type { Metrics } from '../../../platform/http/metrics.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { WriteBatcher } from '../../../platform/http/write-batcher.js';
@@ -65,8 +65,7 @@ const InternalTransferSchema = Type.Object(
 
 export function registerInternalTransferRoutes(app: App, deps: Deps, walletsExist: WalletsExist, metrics: Metrics): void {
   const batcher = new WriteBatcher<InternalTransferRequest, InternalTransferData, LoadedTransfers>(deps, {
-    sizeMax: deps.config.writeBatchSizeMax,
-    concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency,
+    ...writeBatchSizing(deps),
     load: (tx, items) => loadInternalTransfers(tx, items, deps.config.mode, walletsExist),
     assume: (tx, items) => assumeInternalTransfers(tx, items, deps.config.mode),
     observe: (path, committed) => metrics.writeBatch(internalTransferPaths[0], path, committed),

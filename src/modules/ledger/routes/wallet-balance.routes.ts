@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
-import type { Deps } from '../../../platform/deps.js';
+import { readBatchConcurrency, type Deps } from '../../../platform/deps.js';
 import type { Db } from '../../../platform/db/database.js';
 import { authOf } from '../../../platform/http/context.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
@@ -37,7 +37,7 @@ export function registerWalletBalanceRoutes(app: App, deps: Deps, walletExists: 
   const reader = new ReadBatcher({
     fetch: (wallets: { clientId: string; walletId: string }[]) => walletBalancesMany(deps.db, wallets),
     sizeMax: balanceReadSizeMax,
-    concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.readBatchConcurrency,
+    concurrency: readBatchConcurrency(deps),
   });
   app.get(
     '/v1/wallets/:id/balance',

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
-import type { Deps } from '../../../platform/deps.js';
+import { writeBatchSizing, type Deps } from '../../../platform/deps.js';
 import { authOf } from '../../../platform/http/context.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { requestContext } from '../../../platform/http/idempotency.js';
@@ -116,7 +116,7 @@ export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime
   // Quotes and executions are written in batches, as internal transfers are, each route with its
   // own batcher (trade-batches.ts); the executions know the quotes this process gave.
   const openQuotes = new OpenQuotes();
-  const batcherOptions = { sizeMax: deps.config.writeBatchSizeMax, concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency };
+  const batcherOptions = writeBatchSizing(deps);
   const quoteWrites = new WriteBatcher<PricedQuoteRequest, QuoteView, LoadedQuotes>(deps, {
     ...batcherOptions,
     ...quoteWriteBatch(runtime, openQuotes),
