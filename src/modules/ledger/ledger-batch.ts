@@ -41,6 +41,12 @@ export interface LoadOptions {
    * the caller vouches that every wallet it names exists (the database's foreign key still checks).
    */
   walletsExist?: WalletsExist;
+  /**
+   * Where `runLedgerOperations` flushes: added to the caller's combined statement (which the caller
+   * sends, with its own writes, in one round trip) instead of sent at once. Only for a caller that
+   * reads nothing the batch writes before it sends the statement.
+   */
+  write?: WriteStatement;
 }
 
 interface WalletAccountState {

@@ -42,7 +42,7 @@ export async function runLedgerOperations<O extends LedgerOperation>(tx: Tx, now
   for (const operation of operations) batch.declare(operation);
   await batch.load(options);
   const results = operations.map((operation) => batch.apply(operation));
-  await batch.flush();
+  await batch.flush(options.write);
   return results;
 }
 
@@ -52,13 +52,16 @@ export const postTransfer = (tx: Tx, input: Input<TransferOperation>, options?: 
   runLedgerOperation(tx, { operation: 'transfer', ...input }, options);
 export const placeHold = (tx: Tx, input: Input<PlaceHoldOperation>, options?: LoadOptions) =>
   runLedgerOperation(tx, { operation: 'placeHold', ...input }, options);
-export const incrementHold = (tx: Tx, input: Input<IncrementHoldOperation>) => runLedgerOperation(tx, { operation: 'incrementHold', ...input });
+export const incrementHold = (tx: Tx, input: Input<IncrementHoldOperation>, options?: LoadOptions) =>
+  runLedgerOperation(tx, { operation: 'incrementHold', ...input }, options);
 export const captureHold = (tx: Tx, input: Input<CaptureHoldOperation>, options?: LoadOptions) =>
   runLedgerOperation(tx, { operation: 'captureHold', ...input }, options);
 export const forcePost = (tx: Tx, input: Input<ForcePostOperation>, options?: LoadOptions) =>
   runLedgerOperation(tx, { operation: 'forcePost', ...input }, options);
-export const releaseHold = (tx: Tx, input: Input<ReleaseHoldOperation>) => runLedgerOperation(tx, { operation: 'releaseHold', ...input });
-export const expireHold = (tx: Tx, input: Input<ExpireHoldOperation>) => runLedgerOperation(tx, { operation: 'expireHold', ...input });
+export const releaseHold = (tx: Tx, input: Input<ReleaseHoldOperation>, options?: LoadOptions) =>
+  runLedgerOperation(tx, { operation: 'releaseHold', ...input }, options);
+export const expireHold = (tx: Tx, input: Input<ExpireHoldOperation>, options?: LoadOptions) =>
+  runLedgerOperation(tx, { operation: 'expireHold', ...input }, options);
 export const recordPendingCredit = (tx: Tx, input: Input<RecordPendingCreditOperation>, options?: LoadOptions) =>
   runLedgerOperation(tx, { operation: 'recordPendingCredit', ...input }, options);
 export const clearPendingCredit = (tx: Tx, input: Input<ClearPendingCreditOperation>) =>

@@ -15,6 +15,7 @@ import {
   type WalletsExist,
 } from '../../ledger/index.js';
 import type { RequestContext } from '../../../platform/http/context.js';
+import type { WriteStatement } from '../../../platform/db/write-statement.js';
 import { creditLineFunding } from '../../credit/index.js';
 import type { DeclineReason } from '../network/index.js';
 import type { CardRow } from '../cards.service.js';
@@ -34,13 +35,20 @@ export interface FundingSource {
   available(tx: Tx): Promise<bigint>;
   /** A reason to decline a purchase that has the funds (a credit line at PURCHASE_RESTRICTED or worse); absent or null: none. */
   refusal?(tx: Tx): Promise<DeclineReason | null>;
-  /** Reserves `amount`; fails with INSUFFICIENT_FUNDS (and changes nothing) when it is not available. */
-  placeHold(tx: Tx, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<string>;
-  increaseHold(tx: Tx, holdId: string, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<void>;
+  /**
+   * Reserves `amount`; fails with INSUFFICIENT_FUNDS (and changes nothing) when it is not available.
+   *
+   * The hold methods take the caller's combined statement (`write`) as their last argument: a
+   * source may add its writes to it (sent by the caller with its own, in one round trip) rather
+   * than send them at once, so the caller must read nothing they change before sending it. A
+   * source may also ignore it and write at once (the credit line does).
+   */
+  placeHold(tx: Tx, amount: bigint, expiresAt: Date, history: HistoryInput, write?: WriteStatement): Promise<string>;
+  increaseHold(tx: Tx, holdId: string, amount: bigint, expiresAt: Date, history: HistoryInput, write?: WriteStatement): Promise<void>;
   /** Gives back `amount` (default: all that is left); `expired` marks an expiry rather than a release. */
-  releaseHold(tx: Tx, holdId: string, amount: bigint | undefined, history: HistoryInput, expired?: boolean): Promise<void>;
+  releaseHold(tx: Tx, holdId: string, amount: bigint | undefined, history: HistoryInput, expired?: boolean, write?: WriteStatement): Promise<void>;
   /** Posts `amount` against the hold and closes it; beyond the hold and AVAILABLE it is forced (never refused). */
-  captureHold(tx: Tx, holdId: string, amount: bigint, history: HistoryInput): Promise<{ shortfall: bigint }>;
+  captureHold(tx: Tx, holdId: string, amount: bigint, history: HistoryInput, write?: WriteStatement): Promise<{ shortfall: bigint }>;
   /** Posts `amount` without a hold: checked (refused when not available) or forced (never refused, the wallet overdrawn). */
   post(tx: Tx, amount: bigint, options: { force: boolean }, history: HistoryInput): Promise<void>;
   /** Credits `amount` back (a refund). */
@@ -68,25 +76,25 @@ class DebitWalletFunding implements FundingSource {
     return balances.find((balance) => balance.asset === this.asset.code)?.available ?? 0n;
   }
 
-  async placeHold(tx: Tx, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<string> {
-    const result = await placeHold(tx, { clientId: this.clientId, now: this.now, wallet: { walletId: this.walletId }, asset: this.asset, amount, expiresAt, history });
+  async placeHold(tx: Tx, amount: bigint, expiresAt: Date, history: HistoryInput, write?: WriteStatement): Promise<string> {
+    const result = await placeHold(tx, { clientId: this.clientId, now: this.now, wallet: { walletId: this.walletId }, asset: this.asset, amount, expiresAt, history }, { write });
     return result.holdId;
   }
 
-  async increaseHold(tx: Tx, holdId: string, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<void> {
-    await incrementHold(tx, { clientId: this.clientId, now: this.now, holdId, amount, expiresAt, history });
+  async increaseHold(tx: Tx, holdId: string, amount: bigint, expiresAt: Date, history: HistoryInput, write?: WriteStatement): Promise<void> {
+    await incrementHold(tx, { clientId: this.clientId, now: this.now, holdId, amount, expiresAt, history }, { write });
   }
 
-  async releaseHold(tx: Tx, holdId: string, amount: bigint | undefined, history: HistoryInput, expired = false): Promise<void> {
+  async releaseHold(tx: Tx, holdId: string, amount: bigint | undefined, history: HistoryInput, expired = false, write?: WriteStatement): Promise<void> {
     if (expired) {
-      await expireHold(tx, { clientId: this.clientId, now: this.now, holdId, history });
+      await expireHold(tx, { clientId: this.clientId, now: this.now, holdId, history }, { write });
       return;
     }
-    await releaseHold(tx, { clientId: this.clientId, now: this.now, holdId, ...(amount === undefined ? {} : { amount }), history });
+    await releaseHold(tx, { clientId: this.clientId, now: this.now, holdId, ...(amount === undefined ? {} : { amount }), history }, { write });
   }
 
-  async captureHold(tx: Tx, holdId: string, amount: bigint, history: HistoryInput): Promise<{ shortfall: bigint }> {
-    const result = await captureHold(tx, { clientId: this.clientId, now: this.now, holdId, amount, to: { system: 'CARD_SETTLEMENT' }, final: true, force: true, history });
+  async captureHold(tx: Tx, holdId: string, amount: bigint, history: HistoryInput, write?: WriteStatement): Promise<{ shortfall: bigint }> {
+    const result = await captureHold(tx, { clientId: this.clientId, now: this.now, holdId, amount, to: { system: 'CARD_SETTLEMENT' }, final: true, force: true, history }, { write });
     return { shortfall: result.shortfall };
   }
 

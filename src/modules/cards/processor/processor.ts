@@ -881,7 +881,8 @@ async function authorize(run: Run): Promise<CardMessageStep> {
   if (isApproval(decision.responseCode)) {
     const expiresAt = holdExpiresAt(run, info.mcc);
     try {
-      const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(run.context, swipeId, childId, funding.historyTypes.hold));
+      // Sent with the lifecycle and the record (nothing below reads what the hold writes).
+      const holdId = await funding.placeHold(run.tx, decision.approvedMinor, expiresAt, historyOf(run.context, swipeId, childId, funding.historyTypes.hold), run.write);
       const coopPending = decision.awaitingClient ? pendingMark(run, childId, 'AUTHORIZATION', decision.approvedMinor) : null;
       const swipe = insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: decision.approvedMinor, postedMinor: 0n, holdId, expiresAt, coopPending });
       await scheduleExpiry(run, swipeId, expiresAt);
@@ -915,7 +916,7 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
   if (isApproval(decision.responseCode)) {
     const expiresAt = holdExpiresAt(run, run.info.mcc ?? swipe.mcc);
     try {
-      await funding.increaseHold(run.tx, swipe.hold_id, decision.approvedMinor, expiresAt, historyOf(run.context, swipe.id, childId, funding.historyTypes.hold));
+      await funding.increaseHold(run.tx, swipe.hold_id, decision.approvedMinor, expiresAt, historyOf(run.context, swipe.id, childId, funding.historyTypes.hold), run.write);
       const newHeld = heldMinor + decision.approvedMinor;
       const coopPending = decision.awaitingClient ? pendingMark(run, childId, 'INCREMENT', decision.approvedMinor) : null;
       const updated = updateSwipe(run, swipe, { heldMinor: newHeld, expiresAt, ...(coopPending ? { coopPending } : {}) });
@@ -1087,8 +1088,9 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
   const history = (swipeId: string) => historyOf(run.context, swipeId, childId, funding.historyTypes.capture);
   if (hasOpenHold(existing)) {
     const held = toBigInt(existing.held_minor);
-    if (amount > 0n) await funding.captureHold(tx, existing.hold_id, amount, history(existing.id));
-    else await funding.releaseHold(tx, existing.hold_id, undefined, history(existing.id));
+    // Sent with the lifecycle and the record (nothing below reads what the ledger writes).
+    if (amount > 0n) await funding.captureHold(tx, existing.hold_id, amount, history(existing.id), run.write);
+    else await funding.releaseHold(tx, existing.hold_id, undefined, history(existing.id), false, run.write);
     const overCapture = amount - held > toleratedExcessMinor(run.program, existing.mcc ?? info.mcc, held);
     const posted = toBigInt(existing.posted_minor) + amount;
     const updated = updateSwipe(run, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, postedMinor: posted, expiresAt: null });
@@ -1122,11 +1124,11 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     const actual = info.replacement?.actualTransactionMinor ?? 0n;
     const history = historyOf(run.context, existing.id, childId, funding.historyTypes.hold);
     if (actual > 0n && actual < held) {
-      await funding.releaseHold(tx, existing.hold_id, held - actual, history);
+      await funding.releaseHold(tx, existing.hold_id, held - actual, history, false, run.write);
       const updated = updateSwipe(run, existing, { heldMinor: actual });
       return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledged, amountMinor: held - actual, heldMinor: actual });
     }
-    await funding.releaseHold(tx, existing.hold_id, undefined, history);
+    await funding.releaseHold(tx, existing.hold_id, undefined, history, false, run.write);
     const posted = toBigInt(existing.posted_minor);
     const updated = updateSwipe(run, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null });
     await cancelExpiry(run, existing.id);
