@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claimInGroup, groupShard, GroupConflict, TransactionGroups } from '../src/platform/db/transaction-groups.js';
+import { claimInGroup, deferToGroup, groupShard, GroupConflict, TransactionGroups } from '../src/platform/db/transaction-groups.js';
+import { WriteStatement, type RowsKind } from '../src/platform/db/write-statement.js';
 import { withTransaction, type Tx } from '../src/platform/db/transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
 
@@ -8,12 +9,14 @@ let t: TestContext;
 beforeAll(async () => {
   t = await createTestApp();
   await sql`CREATE TABLE group_probe (id int PRIMARY KEY, xid text NOT NULL)`.execute(t.deps.db);
+  await sql`CREATE TABLE group_totals (id int PRIMARY KEY, total int NOT NULL)`.execute(t.deps.db);
 });
 afterAll(async () => {
   await t.close();
 });
 beforeEach(async () => {
   await sql`DELETE FROM group_probe`.execute(t.deps.db);
+  await sql`DELETE FROM group_totals`.execute(t.deps.db);
 });
 
 interface Observed {
@@ -196,5 +199,101 @@ describe('claims', () => {
       claimInGroup(tx, ['card-1']);
     });
     expect(new GroupConflict('card-1', Promise.resolve())).toBeInstanceOf(Error);
+  });
+});
+
+/** group_probe rows as a kind of rows; `parts` notes the rows of every part it builds. */
+function probeRows(built: number[][] = []): RowsKind<number> {
+  return {
+    name: 'probe',
+    parts: (ids) => {
+      built.push([...ids]);
+      return [{ name: 'probe', statement: sql`INSERT INTO group_probe (id, xid) SELECT id, txid_current()::text FROM unnest(${ids}::int[]) AS n (id)` }];
+    },
+  };
+}
+
+/** Additions to group_totals rows, summed when merged (as a system account shard's are). */
+const totals: RowsKind<{ id: number; amount: number }> = {
+  name: 'totals',
+  parts: (rows) => [
+    {
+      name: 'totals',
+      statement: sql`INSERT INTO group_totals (id, total) SELECT * FROM unnest(${rows.map((row) => row.id)}::int[], ${rows.map((row) => row.amount)}::int[])
+        ON CONFLICT (id) DO UPDATE SET total = group_totals.total + EXCLUDED.total`,
+    },
+  ],
+  merge: (rows) => {
+    const byId = new Map<number, number>();
+    for (const row of rows) byId.set(row.id, (byId.get(row.id) ?? 0) + row.amount);
+    return [...byId].map(([id, amount]) => ({ id, amount }));
+  },
+};
+
+describe('writes left to the group', () => {
+  it('are written by one statement with one part per kind for all members, in the group’s transaction', async () => {
+    const built: number[][] = [];
+    const kind = probeRows(built);
+    const groups = groupsOf();
+    const deferred = await Promise.all(
+      [1, 2, 3, 4].map((id) =>
+        groups.run([], async (tx) => {
+          const write = new WriteStatement();
+          write.addRows(kind, [id]);
+          write.addRows(totals, [{ id: 1, amount: id }]);
+          return deferToGroup(tx, write);
+        }),
+      ),
+    );
+    expect(deferred).toEqual([true, true, true, true]);
+    expect(built).toEqual([[1, 2, 3, 4]]);
+    const rows = await stored();
+    expect(rows.map((row) => row.id)).toEqual([1, 2, 3, 4]);
+    expect(new Set(rows.map((row) => row.xid)).size).toBe(1);
+    // The four additions to one row were summed into one (an upsert cannot change a row twice).
+    expect((await sql<{ total: number }>`SELECT total FROM group_totals WHERE id = 1`.execute(t.deps.db)).rows).toEqual([{ total: 10 }]);
+  });
+
+  it('refused by PostgreSQL commit nothing: every member runs again alone and gets its own answer', async () => {
+    await sql`INSERT INTO group_probe (id, xid) VALUES (99, 'before')`.execute(t.deps.db);
+    const kind = probeRows();
+    const observed: Observed[] = [];
+    const groups = groupsOf(observed);
+    const alone: number[] = [];
+    const results = await Promise.allSettled(
+      [1, 99, 2].map((id) =>
+        groups.run([], async (tx) => {
+          const write = new WriteStatement();
+          write.addRows(kind, [id]);
+          if (!deferToGroup(tx, write)) {
+            alone.push(id);
+            await write.execute(tx);
+          }
+          return id;
+        }),
+      ),
+    );
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(((results[1] as PromiseRejectedResult).reason as { code?: string }).code).toBe('23505');
+    expect(alone.sort()).toEqual([1, 2, 99]);
+    expect(observed[0]).toEqual({ members: 3, committed: false, deferred: 0 });
+    expect((await stored()).map((row) => row.id)).toEqual([1, 2, 99]);
+  });
+
+  it('are sent by the caller outside a group, or when the statement has a part that is not rows of a kind', async () => {
+    const kind = probeRows();
+    await withTransaction(t.deps.db, async (tx) => {
+      const write = new WriteStatement();
+      write.addRows(kind, [7]);
+      expect(deferToGroup(tx, write)).toBe(false);
+    });
+    const groups = groupsOf();
+    const mixed = await groups.run([], async (tx) => {
+      const write = new WriteStatement();
+      write.addRows(kind, [8]);
+      write.add('other', sql`INSERT INTO group_probe (id, xid) VALUES (9, 'other')`);
+      return deferToGroup(tx, write);
+    });
+    expect(mixed).toBe(false);
   });
 });

@@ -18,7 +18,7 @@ import { idempotencyRecordsStatement, lockAndLookupKeysStatement } from '../../s
 import { idAt } from '../../src/platform/ids.js';
 import { walletAccountId } from '../../src/modules/ledger/index.js';
 import * as store from '../../src/modules/ledger/ledger.store.js';
-import { recordEventsStatements } from '../../src/modules/webhooks/events.store.js';
+import { addEvents } from '../../src/modules/webhooks/events.store.js';
 
 const walletCount = 10_000;
 const connections = 8;
@@ -81,12 +81,10 @@ async function anchorLoop(dataDir: string, seeded: Seeded): Promise<{ perSecond:
         });
         write.add('wallet_transactions', store.insertWalletTransactionsStatement([record(debitId, body.sourceWalletId, 'DEBIT'), record(creditId, body.destinationWalletId, 'CREDIT')]));
         const context = { clientId, traceId, now };
-        const events = recordEventsStatements([
+        addEvents(write, [
           { context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: body.sourceWalletId, transactionId: debitId } },
           { context, type: 'INTERNAL_TRANSACTION_COMPLETED', data: { walletId: body.destinationWalletId, transactionId: creditId } },
         ]);
-        write.add('events', events.events);
-        write.add('webhook_deliveries', events.deliveries);
         const responseBody = {
           message: 'Internal transfer completed',
           data: { parentTransactionId, type: 'INTERNAL_TRANSFER', status: 'COMPLETED', amount: '0.01', asset: 'USD', source: { walletId: body.sourceWalletId, transactionId: debitId }, destination: { walletId: body.destinationWalletId, transactionId: creditId }, createdAt: now.toISOString() },

@@ -811,7 +811,7 @@ export class LedgerBatch {
         assert(account.deltaReserved === 0n && account.deltaPending === 0n && !account.forced, `account ${account.id} changed more than AVAILABLE`);
         if (!account.touched) continue;
         if (this.openCredited && account.lowest >= 0n) {
-          upserts.push({ clientId: account.clientId, id: account.id, kind: 'WALLET', walletId: account.walletId, shard: 0, asset: account.asset, available: account.deltaAvailable, reserved: 0n, pending: 0n });
+          upserts.push({ clientId: account.clientId, id: account.id, kind: 'WALLET', walletId: account.walletId, shard: 0, asset: account.asset, available: account.deltaAvailable, reserved: 0n, pending: 0n, createdAt: this.now });
         } else {
           uncheckedDeltas.push({ clientId: account.clientId, id: account.id, available: account.deltaAvailable, lowest: account.lowest });
         }
@@ -846,29 +846,41 @@ export class LedgerBatch {
           available: account.deltaAvailable,
           reserved: account.deltaReserved,
           pending: account.deltaPending,
+          createdAt: this.now,
         });
       }
     }
-    if (uncheckedDeltas.length > 0) {
-      // Every account is updated exactly once, or the statement fails (missing or short accounts).
-      statement.add('ledger_wallet_accounts', store.updateUncheckedWalletAccountsStatement(uncheckedDeltas), { expectRows: uncheckedDeltas.length });
-    }
-    if (walletDeltas.length > 0) {
-      // Every locked account changed is updated exactly once, or the statement fails.
-      statement.add('ledger_wallet_accounts', store.updateWalletAccountsStatement(walletDeltas), { expectRows: walletDeltas.length });
-    }
+    // Each kind of row is one part of the statement; rows of other batches written with these (a
+    // transaction group's, WriteStatement.merge) join the same parts.
+    statement.addRows(store.uncheckedWalletAccountDeltas, uncheckedDeltas);
+    statement.addRows(store.walletAccountDeltas, walletDeltas);
     for (const account of this.systems.values()) {
       if (!account.touched) continue;
-      upserts.push({ clientId: account.clientId, id: account.id, kind: account.kind, walletId: null, shard: account.shard, asset: account.asset, available: account.deltaAvailable, reserved: 0n, pending: 0n });
+      upserts.push({
+        clientId: account.clientId,
+        id: account.id,
+        kind: account.kind,
+        walletId: null,
+        shard: account.shard,
+        asset: account.asset,
+        available: account.deltaAvailable,
+        reserved: 0n,
+        pending: 0n,
+        createdAt: this.now,
+      });
     }
-    if (upserts.length > 0) statement.add('ledger_opened_accounts', store.upsertAccountsStatement(upserts, this.now));
-    const holds = [...this.holds.values()].filter((hold) => hold.changed);
-    if (holds.length > 0) statement.add('ledger_holds', store.writeHoldsStatement(holds));
-    const credits = [...this.pendingCredits.values()].filter((credit) => credit.changed);
-    if (credits.length > 0) statement.add('ledger_pending_credits', store.writePendingCreditsStatement(credits));
-    if (this.transfers.length > 0) statement.add('ledger_transfers', store.insertTransfersStatement(this.transfers));
-    if (this.entries.length > 0) statement.add('ledger_entries', store.insertEntriesStatement(this.entries));
-    if (this.records.length > 0) statement.add('wallet_transactions', store.insertWalletTransactionsStatement(this.records));
+    statement.addRows(store.accountUpserts, upserts);
+    statement.addRows(
+      store.holdWrites,
+      [...this.holds.values()].filter((hold) => hold.changed),
+    );
+    statement.addRows(
+      store.pendingCreditWrites,
+      [...this.pendingCredits.values()].filter((credit) => credit.changed),
+    );
+    statement.addRows(store.transferWrites, this.transfers);
+    statement.addRows(store.entryWrites, this.entries);
+    statement.addRows(store.walletTransactionWrites, this.records);
     if (!write) await statement.execute(this.tx);
   }
 

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
 import { prepared } from '../../platform/db/prepared-statements.js';
+import type { RowsKind } from '../../platform/db/write-statement.js';
 import type { AccountKind, BalanceType, HoldStatus, LedgerTransferKind, PendingCreditStatus, SystemAccountKind } from './ledger.js';
 import './ledger.tables.js';
 
@@ -153,6 +154,8 @@ export interface AccountUpsert {
   available: bigint;
   reserved: bigint;
   pending: bigint;
+  /** The account's creation moment, if this write opens it. */
+  createdAt: Date;
 }
 
 /**
@@ -162,13 +165,13 @@ export interface AccountUpsert {
  * them). Rows are written in id order so two transactions touching the same rows lock them in
  * the same order. Outside the forced path `overdrawn` only shrinks, as in the update above.
  */
-export function upsertAccountsStatement(rows: readonly AccountUpsert[], now: Date): RawBuilder<unknown> {
+export function upsertAccountsStatement(rows: readonly AccountUpsert[]): RawBuilder<unknown> {
   const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : 1));
   const column = <T>(pick: (row: AccountUpsert) => T) => sorted.map(pick);
   return sql`
     INSERT INTO ledger_accounts AS a (client_id, id, kind, wallet_id, shard, asset, available, reserved, pending, overdrawn, created_at)
     SELECT client_id, id, kind, wallet_id, shard, asset, available, reserved, pending,
-      CASE WHEN kind = 'WALLET' THEN GREATEST(0, -available) ELSE 0 END, ${now}::timestamptz
+      CASE WHEN kind = 'WALLET' THEN GREATEST(0, -available) ELSE 0 END, created_at
     FROM unnest(
       ${column((row) => row.clientId)}::uuid[],
       ${column((row) => row.id)}::uuid[],
@@ -178,8 +181,9 @@ export function upsertAccountsStatement(rows: readonly AccountUpsert[], now: Dat
       ${column((row) => row.asset)}::text[],
       ${column((row) => row.available.toString())}::numeric[],
       ${column((row) => row.reserved.toString())}::numeric[],
-      ${column((row) => row.pending.toString())}::numeric[]
-    ) AS n (client_id, id, kind, wallet_id, shard, asset, available, reserved, pending)
+      ${column((row) => row.pending.toString())}::numeric[],
+      ${column((row) => row.createdAt)}::timestamptz[]
+    ) AS n (client_id, id, kind, wallet_id, shard, asset, available, reserved, pending, created_at)
     ORDER BY id
     ON CONFLICT (client_id, id) DO UPDATE SET
       available = a.available + EXCLUDED.available,
@@ -471,3 +475,47 @@ export function insertWalletTransactionsStatement(records: readonly WalletTransa
       ${column((record) => record.createdAt)}::timestamptz[]
     )`;
 }
+
+// ---- the ledger's writes as kinds of rows (WriteStatement.addRows) ---------------------------
+
+/** Changes to wallet accounts this transaction locked: each updated exactly once, or the statement fails. */
+export const walletAccountDeltas: RowsKind<WalletAccountDelta> = {
+  name: 'ledger_wallet_accounts',
+  parts: (rows) => [{ name: 'ledger_wallet_accounts', statement: updateWalletAccountsStatement(rows), expectRows: rows.length }],
+};
+
+/** Changes to wallet accounts read by nobody first (`LedgerBatch.assumeLoaded`): each updated exactly once, or the statement fails. */
+export const uncheckedWalletAccountDeltas: RowsKind<UncheckedWalletAccountDelta> = {
+  name: 'ledger_unchecked_wallet_accounts',
+  parts: (rows) => [{ name: 'ledger_unchecked_wallet_accounts', statement: updateUncheckedWalletAccountsStatement(rows), expectRows: rows.length }],
+};
+
+/** Additions to accounts not locked first (system account shards, accounts opened); one row per account, summed when merged. */
+export const accountUpserts: RowsKind<AccountUpsert> = {
+  name: 'ledger_opened_accounts',
+  parts: (rows) => [{ name: 'ledger_opened_accounts', statement: upsertAccountsStatement(rows) }],
+  merge: (rows) => {
+    const byAccount = new Map<string, AccountUpsert>();
+    for (const row of rows) {
+      const key = `${row.clientId}/${row.id}`;
+      const seen = byAccount.get(key);
+      byAccount.set(
+        key,
+        seen ? { ...seen, available: seen.available + row.available, reserved: seen.reserved + row.reserved, pending: seen.pending + row.pending } : row,
+      );
+    }
+    return [...byAccount.values()];
+  },
+};
+
+export const holdWrites: RowsKind<HoldWrite> = { name: 'ledger_holds', parts: (rows) => [{ name: 'ledger_holds', statement: writeHoldsStatement(rows) }] };
+export const pendingCreditWrites: RowsKind<PendingCreditWrite> = {
+  name: 'ledger_pending_credits',
+  parts: (rows) => [{ name: 'ledger_pending_credits', statement: writePendingCreditsStatement(rows) }],
+};
+export const transferWrites: RowsKind<TransferWrite> = { name: 'ledger_transfers', parts: (rows) => [{ name: 'ledger_transfers', statement: insertTransfersStatement(rows) }] };
+export const entryWrites: RowsKind<EntryWrite> = { name: 'ledger_entries', parts: (rows) => [{ name: 'ledger_entries', statement: insertEntriesStatement(rows) }] };
+export const walletTransactionWrites: RowsKind<WalletTransactionWrite> = {
+  name: 'wallet_transactions',
+  parts: (rows) => [{ name: 'wallet_transactions', statement: insertWalletTransactionsStatement(rows) }],
+};

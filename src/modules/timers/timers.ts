@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { isDatabaseAnswer, isRetryableDatabaseError, withTransaction, type Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
-import type { WriteStatement } from '../../platform/db/write-statement.js';
+import type { RowsKind, WriteStatement } from '../../platform/db/write-statement.js';
 import './timers.tables.js';
 
 /**
@@ -57,16 +57,48 @@ export async function scheduleTimer(
     .insertInto('timers')
     .values({ client_id: timer.clientId, kind: timer.kind, subject_id: timer.subjectId, due_at: timer.dueAt, created_at: timer.now })
     .onConflict((oc) => oc.columns(['client_id', 'kind', 'subject_id']).doUpdateSet({ due_at: timer.dueAt, failed_attempts: 0, retry_at: null, last_error: null }));
-  if (write) write.add('timer', sql`${statement}`);
+  if (write) write.addRows(timersDue, [timer]);
   else await statement.execute();
 }
 
 /** Removes the subject's timer of this kind, if any (the subject was finished some other way). `write` as for scheduleTimer. */
 export async function cancelTimer(tx: Tx, clientId: string, kind: string, subjectId: string, write?: WriteStatement): Promise<void> {
   const statement = tx.deleteFrom('timers').where('client_id', '=', clientId).where('kind', '=', kind).where('subject_id', '=', subjectId);
-  if (write) write.add('timer', sql`${statement}`);
+  if (write) write.addRows(timersCancelled, [{ clientId, kind, subjectId }]);
   else await statement.execute();
 }
+
+/** Timers created or moved, as rows of a combined statement (as scheduleTimer does them one by one). */
+const timersDue: RowsKind<{ clientId: string; kind: string; subjectId: string; dueAt: Date; now: Date }> = {
+  name: 'timers_due',
+  parts: (rows) => [
+    {
+      name: 'timers_due',
+      statement: sql`
+        INSERT INTO timers (client_id, kind, subject_id, due_at, created_at)
+        SELECT * FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.kind)}::text[], ${rows.map((row) => row.subjectId)}::uuid[],
+          ${rows.map((row) => row.dueAt)}::timestamptz[], ${rows.map((row) => row.now)}::timestamptz[])
+        ON CONFLICT (client_id, kind, subject_id) DO UPDATE SET due_at = EXCLUDED.due_at, failed_attempts = 0, retry_at = NULL, last_error = NULL`,
+    },
+  ],
+};
+
+/** Timers removed, as rows of a combined statement (as cancelTimer does them one by one). */
+const timersCancelled: RowsKind<{ clientId: string; kind: string; subjectId: string }> = {
+  name: 'timers_cancelled',
+  parts: (rows) => [
+    {
+      name: 'timers_cancelled',
+      statement: sql`
+        DELETE FROM timers
+        -- Each timer found by its whole key (a scalar subquery is one index lookup per key, where a
+        -- join's generic plan, made while the table looked small, could read all of it).
+        WHERE ctid = ANY (ARRAY(
+          SELECT (SELECT t.ctid FROM timers t WHERE t.client_id = c.client_id AND t.kind = c.kind AND t.subject_id = c.subject_id)
+          FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.kind)}::text[], ${rows.map((row) => row.subjectId)}::uuid[]) AS c (client_id, kind, subject_id)))`,
+    },
+  ],
+};
 
 /** A delay before a failed timer is tried again: 1 s, 2 s, 4 s ... at most an hour. */
 export function retryDelayMs(failedAttempts: number): number {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
-import type { WriteStatement } from '../../platform/db/write-statement.js';
+import type { RowsKind, WriteStatement } from '../../platform/db/write-statement.js';
 import type { Db } from '../../platform/db/database.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { idAt } from '../../platform/ids.js';
@@ -74,39 +74,57 @@ export interface EventToRecord {
  */
 export async function recordEvents(tx: Tx, events: readonly EventToRecord[], write?: WriteStatement): Promise<EventRecord[]> {
   if (events.length === 0) return [];
-  const { records, events: insertEvents, deliveries } = recordEventsStatements(events);
-  if (write) {
-    write.add('events', insertEvents);
-    write.add('webhook_deliveries', deliveries);
-  } else {
-    await sql`WITH events AS (${insertEvents}) ${deliveries}`.execute(tx);
-  }
-  return records;
+  if (write) return addEvents(write, events);
+  const rows = eventRowsOf(events);
+  const [insertEvents, deliveries] = eventRows.parts(rows);
+  await sql`WITH events AS (${insertEvents?.statement}) ${deliveries?.statement}`.execute(tx);
+  return rows.map((row) => row.record);
+}
+
+/** recordEvents into a combined statement, which the caller sends. */
+export function addEvents(write: WriteStatement, events: readonly EventToRecord[]): EventRecord[] {
+  const rows = eventRowsOf(events);
+  write.addRows(eventRows, rows);
+  return rows.map((row) => row.record);
+}
+
+/** An event to insert: its record and its client. */
+interface EventRow {
+  clientId: string;
+  record: EventRecord;
+  createdAt: Date;
+}
+
+function eventRowsOf(events: readonly EventToRecord[]): EventRow[] {
+  return events.map(({ context, type, data }) => {
+    const record: EventRecord = { id: idAt(context.now), type, createdAt: context.now.toISOString(), data: { ...data, traceId: context.traceId } };
+    assertEventPayload(type, record.data);
+    return { clientId: context.clientId, record, createdAt: context.now };
+  });
 }
 
 /**
- * The two inserts recordEvents runs, and the events it records. The deliveries read the rows the
- * events insert returns, so both must run in one statement with the events part named `events`.
+ * Events as rows of a combined statement (WriteStatement.addRows): the events insert, then their
+ * webhook deliveries, which read the rows the events insert returns (so its part is named `events`).
  */
-export function recordEventsStatements(events: readonly EventToRecord[]) {
-  const records: EventRecord[] = events.map(({ context, type, data }) => {
-    const record: EventRecord = { id: idAt(context.now), type, createdAt: context.now.toISOString(), data: { ...data, traceId: context.traceId } };
-    assertEventPayload(type, record.data);
-    return record;
-  });
-  const clientIds = events.map((event) => event.context.clientId);
-  const ids = records.map((record) => record.id);
-  const types = records.map((record) => record.type);
-  const moments = events.map((event) => event.context.now);
-  const insertEvents = sql`
-    INSERT INTO events (client_id, id, type, data, created_at)
-    SELECT * FROM unnest(${clientIds}::uuid[], ${ids}::uuid[], ${types}::text[], ${jsonArray(records.map((record) => record.data))}, ${moments}::timestamptz[])
-    RETURNING client_id, id, type, created_at`;
-  const deliveries = sql`
-    INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
-    SELECT s.client_id, openbaas_delivery_id(e.id, (row_number() OVER (PARTITION BY e.id ORDER BY s.id))::int), s.id, e.id, e.type, 'PENDING',
-      e.created_at, e.created_at, e.created_at
-    FROM events e
-    JOIN webhook_subscriptions s ON s.client_id = e.client_id AND s.active AND (e.type = ANY (s.event_types) OR '*' = ANY (s.event_types))`;
-  return { records, events: insertEvents, deliveries };
-}
+const eventRows: RowsKind<EventRow> = {
+  name: 'events',
+  parts: (rows) => [
+    {
+      name: 'events',
+      statement: sql`
+        INSERT INTO events (client_id, id, type, data, created_at)
+        SELECT * FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.record.id)}::uuid[], ${rows.map((row) => row.record.type)}::text[], ${jsonArray(rows.map((row) => row.record.data))}, ${rows.map((row) => row.createdAt)}::timestamptz[])
+        RETURNING client_id, id, type, created_at`,
+    },
+    {
+      name: 'webhook_deliveries',
+      statement: sql`
+        INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
+        SELECT s.client_id, openbaas_delivery_id(e.id, (row_number() OVER (PARTITION BY e.id ORDER BY s.id))::int), s.id, e.id, e.type, 'PENDING',
+          e.created_at, e.created_at, e.created_at
+        FROM events e
+        JOIN webhook_subscriptions s ON s.client_id = e.client_id AND s.active AND (e.type = ANY (s.event_types) OR '*' = ANY (s.event_types))`,
+    },
+  ],
+};

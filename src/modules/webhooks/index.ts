@@ -3,7 +3,7 @@
  * transaction of the change); a later synchronous sender (cooperative card authorization) reuses
  * the Standard Webhooks signing and the outgoing HTTP client.
  */
-export { recordEvent, recordEvents, eventRecordOf, type EventRecord, type EventToRecord } from './events.store.js';
+export { addEvents, recordEvent, recordEvents, eventRecordOf, type EventRecord, type EventToRecord } from './events.store.js';
 export { eventTypes, isEventType, type EventType } from './event-types.js';
 export { eventPayloadSchemas } from './event-payloads.js';
 export { signedHeaders, type SignedHeaders } from './webhook-signing.js';

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from './database.js';
 import { onceOnNextTurn } from '../next-turn.js';
 import { isCommitOutcomeUnknown, withPipelinedTransaction } from './pipelined-transaction.js';
 import { withTransaction, type Tx } from './transaction.js';
+import { WriteStatement } from './write-statement.js';
 
 /**
  * Writes that arrive together share one database transaction (group commit), each still running
@@ -29,6 +30,15 @@ import { withTransaction, type Tx } from './transaction.js';
  * group of one is a transaction of its own (its claims still count for the other groups). Every
  * system account shard a group touches is the same (`groupShard`), so a group locks one shard per
  * account, as a single transaction does.
+ *
+ * Writes written together: a member's last write, when it is rows of kinds only (WriteStatement's
+ * `mergeable`), may be left to the group (`deferToGroup`) instead of sent. Once every member has
+ * finished, the group merges what its members left into one statement (WriteStatement.merge: one
+ * part per table for all of them) and sends it with its COMMIT, so the database prepares each
+ * table's constraints, starts each insert and fires its statement triggers once per group rather
+ * than once per member. Members claim what they write, so no two of them write one row, except
+ * the system account shard they share, whose additions the merge sums. If the merged statement
+ * fails, nothing commits and every member runs again alone, as for any failure.
  */
 export class TransactionGroups {
   private readonly queue: Member[] = [];
@@ -103,12 +113,16 @@ export class TransactionGroups {
         this.release(attempts.splice(0));
         let end = () => {};
         const ended = new Promise<void>((resolve) => (end = resolve));
-        const group: Group = { owner: this, claims: new Map(), shard: crypto.randomInt(groupShardRange), ended, end };
+        const group: Group = { owner: this, claims: new Map(), shard: crypto.randomInt(groupShardRange), ended, end, deferred: [] };
         attempts.push(group);
         const outcomes = await Promise.allSettled(members.map((member) => member.work(memberHandle(tx, group, member))));
         const failed = outcomes.find((outcome) => outcome.status === 'rejected' && !(outcome.reason instanceof GroupConflict));
         if (failed) throw new GroupFailed((failed as PromiseRejectedResult).reason);
-        return outcomes;
+        // A member that left a write and then left the group (a claim after writing) would lose it.
+        const leftAfterWriting = group.deferred.find(({ member }) => outcomes[members.indexOf(member)]?.status !== 'fulfilled');
+        if (leftAfterWriting) throw new GroupFailed(new Error('a member left its transaction group after leaving it a write'));
+        const last = group.deferred.length === 0 ? undefined : WriteStatement.merge(group.deferred.map(({ write }) => write));
+        return { result: outcomes, last };
       });
     } catch (error) {
       this.release(attempts);
@@ -162,17 +176,25 @@ export class TransactionGroups {
     }
   }
 
-  private transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+  /** Runs `work` in a transaction; its `last` statement is sent last, with the COMMIT where the connection pipelines. */
+  private transaction<T>(work: (tx: Tx) => Promise<{ result: T; last: WriteStatement | undefined }>): Promise<T> {
     if (this.database.kind === 'postgres') {
       // Generic plans, as for the batched writes: the members' prepared statements are planned
       // once per connection (and again as their runs grow, prepared-statements.ts) instead of for
       // every message; the ledger's would otherwise be planned for each run, their arrays' lengths
       // making a custom plan look cheaper. Their plans are held to index lookups by their tests
       // (processor-plans.test.ts, ledger-plans.test.ts).
-      return withPipelinedTransaction(this.database.pool, async (tx) => ({ result: await work(tx) }));
+      return withPipelinedTransaction(this.database.pool, async (tx) => {
+        const { result, last } = await work(tx);
+        return { result, last: last?.compile(tx) };
+      });
     }
     // The embedded database has one connection and no pipelining: the members' statements take turns.
-    return withTransaction(this.database.db, work);
+    return withTransaction(this.database.db, async (tx) => {
+      const { result, last } = await work(tx);
+      await last?.execute(tx);
+      return result;
+    });
   }
 }
 
@@ -200,6 +222,8 @@ interface Group {
   /** Settles once the group has ended (committed or rolled back); `end` settles it. */
   ended: Promise<void>;
   end: () => void;
+  /** The writes members left to the group (deferToGroup), in the order they left them. */
+  deferred: { member: Member; write: WriteStatement }[];
 }
 
 /**
@@ -262,6 +286,19 @@ export function claimInGroup(tx: Tx, keys: readonly string[]): void {
     group.claims.set(key, member);
     group.owner.held.set(key, group);
   }
+}
+
+/**
+ * Leaves `write` (not yet sent) to the transaction group of the member working through `tx`: the
+ * group sends it merged with its other members' before it commits. True when it did; false (and
+ * the caller sends it itself) outside a group or when the statement is not only rows of kinds. The
+ * caller must read nothing it writes afterwards, and must not leave the group (a claim) after it.
+ */
+export function deferToGroup(tx: Tx, write: WriteStatement): boolean {
+  const scope = handles.get(tx);
+  if (!scope || !write.mergeable) return false;
+  scope.group.deferred.push({ member: scope.member, write });
+  return true;
 }
 
 /** A number fixed for the transaction group `tx` belongs to, to pick one shard for all its members; undefined outside a group. */

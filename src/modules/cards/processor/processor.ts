@@ -5,17 +5,17 @@
  * CARD_TRANSACTION_* events, and builds the answer to the network. Every sandbox card endpoint and
  * the message-level endpoint go through it. docs/cards.md describes the flows.
  */
-import { sql } from 'kysely';
 import type { Deps } from '../../../platform/deps.js';
 import { preparedSelect } from '../../../platform/db/prepared-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { WriteStatement } from '../../../platform/db/write-statement.js';
+import { deferToGroup } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
 import { idAt } from '../../../platform/ids.js';
 import type { HistoryInput } from '../../ledger/index.js';
 import { cancelTimer, scheduleTimer, type TimerKind } from '../../timers/index.js';
-import { decisionEndpointOf, recordDecisionDelivery, recordDecisionRequestEvent, recordEvents, type EventToRecord } from '../../webhooks/index.js';
+import { addEvents, decisionEndpointOf, recordDecisionDelivery, recordDecisionRequestEvent, type EventToRecord } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
 import type { CardRow } from '../cards.service.js';
 import { defaultCoopAuth, mccIn, type CoopAuthSettings } from '../program-settings.js';
@@ -49,6 +49,7 @@ import {
 import type { CardTransactionStatus, CardTransactionType, CoopDecisionRecord, CoopPendingMark, DecisionSource, StandInReason } from './card-transactions.tables.js';
 import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type ClientVerdict } from './coop-answer.js';
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
+import { cardTransactionInserts, swipeInserts, swipeUpdates } from './card-writes.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
 import { claimCard, dayMs, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
@@ -410,20 +411,15 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
  */
 async function insertChild(writer: Writer, row: CardTransactionRow, more: (EventToRecord | null)[] = []): Promise<CardTransactionView> {
   const { tx, context, write } = writer;
-  const values = {
-    ...row,
-    fees: JSON.stringify(row.fees),
-    merchant: json(row.merchant),
-    request_fields: JSON.stringify(row.request_fields),
-    response_fields: JSON.stringify(row.response_fields),
-    coop_decision: json(row.coop_decision),
-  };
-  write.add('card_transaction', sql`${tx.insertInto('card_transactions').values(values)}`);
+  write.addRows(cardTransactionInserts, [row]);
   const view = cardTransactionView(row);
   const events: EventToRecord[] = [{ context, type: cardEventTypes[row.status], data: cardEventData(view) }];
   for (const event of more) if (event !== null) events.push(event);
-  await recordEvents(tx, events, write);
-  await write.execute(tx);
+  addEvents(write, events);
+  // In a transaction group the statement joins the group's (one statement per table for all its
+  // messages, sent with its COMMIT); nothing this message does after reads what it writes, unless
+  // a cooperative decision's record is read back below.
+  if (row.coop_decision !== null || !deferToGroup(tx, write)) await write.execute(tx);
   if (row.coop_decision === null) return view;
   return cardTransactionView(await recordById(tx, context.clientId, row.id));
 }
@@ -442,8 +438,6 @@ async function lockCardById(tx: Tx, clientId: string, id: string): Promise<CardR
   return card;
 }
 
-/** A jsonb column's value as the statement sends it (null stays SQL NULL). */
-const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
 
 interface SwipeState {
   status: CardTransactionStatus;
@@ -457,7 +451,7 @@ interface SwipeState {
 
 /** Queues a new lifecycle's insert (sent with the record) and answers its row as written. */
 function insertSwipe(run: Run, id: string, state: SwipeState): CardSwipeRow {
-  const { tx, context, card, info } = run;
+  const { context, card, info } = run;
   const row: CardSwipeRow = {
     client_id: context.clientId,
     id,
@@ -484,35 +478,17 @@ function insertSwipe(run: Run, id: string, state: SwipeState): CardSwipeRow {
     updated_at: context.now,
     coop_pending: state.coopPending ?? null,
   };
-  const values = { ...row, merchant: json(row.merchant), coop_pending: json(row.coop_pending) };
-  run.write.add('card_swipe', sql`${tx.insertInto('card_swipes').values(values)}`);
+  run.write.addRows(swipeInserts, [row]);
   return row;
 }
 
 /** Queues a change to a lifecycle (sent with the record) and answers its row as changed. */
 function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeState> & { expiredAt?: Date }): CardSwipeRow {
-  const { tx, context } = writer;
+  const { context } = writer;
   // A lifecycle that stops being PENDING (reversed, expired, completed) has no decision in flight any more.
   const stopsPending = state.status !== undefined && state.status !== 'PENDING';
   const coopPending = stopsPending ? null : state.coopPending;
-  writer.write.add(
-    'card_swipe',
-    sql`${tx
-      .updateTable('card_swipes')
-      .set({
-        ...(state.status === undefined ? {} : { status: state.status }),
-        ...(state.heldMinor === undefined ? {} : { held_minor: state.heldMinor }),
-        ...(state.postedMinor === undefined ? {} : { posted_minor: state.postedMinor }),
-        ...(state.holdId === undefined ? {} : { hold_id: state.holdId }),
-        ...(state.expiresAt === undefined ? {} : { expires_at: state.expiresAt }),
-        ...(state.expiredAt === undefined ? {} : { expired_at: state.expiredAt }),
-        ...(coopPending === undefined ? {} : { coop_pending: json(coopPending) }),
-        updated_at: context.now,
-      })
-      .where('client_id', '=', context.clientId)
-      .where('id', '=', swipe.id)}`,
-  );
-  return {
+  const updated: CardSwipeRow = {
     ...swipe,
     status: state.status ?? swipe.status,
     held_minor: state.heldMinor === undefined ? swipe.held_minor : state.heldMinor.toString(),
@@ -523,6 +499,9 @@ function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeSt
     coop_pending: coopPending === undefined ? swipe.coop_pending : coopPending,
     updated_at: context.now,
   };
+  // The whole row as changed (the lifecycle is this transaction's, behind its card's lock).
+  writer.write.addRows(swipeUpdates, [updated]);
+  return updated;
 }
 
 function historyOf(context: RequestContext, swipeId: string, childId: string, type: string): HistoryInput {
