@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
-import { prepared, preparedSelect } from '../../platform/db/prepared-statements.js';
+import { preparedSelect } from '../../platform/db/prepared-statements.js';
+import { jsonArray } from '../../platform/db/parameters.js';
+import type { RowsKind, WriteStatement } from '../../platform/db/write-statement.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { deliveryBody, errorKeptChars, responseBodyKeptChars, truncate } from './delivery-policy.js';
@@ -52,14 +54,29 @@ export async function decisionEndpointOf(tx: Tx, deps: Pick<Deps, 'config' | 'da
   return { subscriptionId: row.id, url: row.url, secrets: webhookSecretBoxOf(deps).signingSecrets(clientId, row.id, row, now) };
 }
 
-/** Records a decision request's event (the event stream shows it; no delivery is queued). `id` may be drawn beforehand. */
-export async function recordDecisionRequestEvent(tx: Tx, context: RequestContext, type: EventType, data: Record<string, unknown>, id?: string): Promise<EventRecord> {
+/**
+ * Adds a decision request's event to `write` (the event stream shows it; no delivery is queued),
+ * which the caller sends. `id` may be drawn beforehand.
+ */
+export function addDecisionRequestEvent(write: WriteStatement, context: RequestContext, type: EventType, data: Record<string, unknown>, id?: string): EventRecord {
   const event = eventRecordOf(context, type, data, id);
-  await prepared(sql`
-    INSERT INTO events (client_id, id, type, data, created_at)
-    VALUES (${context.clientId}, ${event.id}, ${type}, ${JSON.stringify(event.data)}, ${context.now})`).execute(tx);
+  write.addRows(decisionEvents, [{ clientId: context.clientId, event, createdAt: context.now }]);
   return event;
 }
+
+/** Decision request events: events without a delivery queued (the request is sent at once, not by the worker). */
+const decisionEvents: RowsKind<{ clientId: string; event: EventRecord; createdAt: Date }> = {
+  name: 'decision_events',
+  parts: (rows) => [
+    {
+      name: 'decision_events',
+      statement: sql`
+        INSERT INTO events (client_id, id, type, data, created_at)
+        SELECT * FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.event.id)}::uuid[], ${rows.map((row) => row.event.type)}::text[],
+          ${jsonArray(rows.map((row) => row.event.data))}, ${rows.map((row) => row.createdAt)}::timestamptz[])`,
+    },
+  ],
+};
 
 /** Sends a decision request once, signed, within `timeoutMs`; a later answer is reported to `onLate`. Never throws. */
 export async function sendDecisionRequest(
@@ -85,27 +102,48 @@ function decisionDeliveryIdOf(eventId: string): string {
 }
 
 /**
- * Writes the delivery log entry of a decision request: one delivery, DELIVERED when the answer
- * was used and FAILED when the stand-in decided, with its single attempt and `verdict`.
+ * Adds the delivery log entry of a decision request to `write`, which the caller sends: one
+ * delivery, DELIVERED when the answer was used and FAILED when the stand-in decided, with its
+ * single attempt and `verdict`.
  */
-export async function recordDecisionDelivery(
-  tx: Tx,
+export function addDecisionDelivery(
+  write: WriteStatement,
   input: { clientId: string; subscriptionId: string; event: EventRecord; attemptedAt: Date; now: Date; outcome: PostOutcome; accepted: boolean; verdict: string },
-): Promise<void> {
-  const id = decisionDeliveryIdOf(input.event.id);
-  const status = input.accepted ? 'DELIVERED' : 'FAILED';
-  // The delivery and its one attempt in one statement (the decision path counts round trips).
-  await prepared(sql`
-    WITH delivery AS (
-      INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, attempt_count, final_attempt, next_attempt_at,
-        created_at, updated_at, completed_at)
-      VALUES (${input.clientId}, ${id}, ${input.subscriptionId}, ${input.event.id}, ${input.event.type}, ${status}, 1, 1, ${input.now},
-        ${input.attemptedAt}, ${input.now}, ${input.now})
-      RETURNING client_id, id
-    )
-    INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker, verdict)
-    SELECT client_id, id, 1, ${input.attemptedAt}, ${input.accepted}, ${input.outcome.httpStatus}::int, ${input.outcome.latencyMs}::int,
-      ${truncate(input.outcome.responseBody, responseBodyKeptChars)}, ${truncate(input.outcome.error, errorKeptChars)}, ${workerName}, ${truncate(input.verdict, 300)}
-    FROM delivery
-  `).execute(tx);
+): void {
+  write.addRows(decisionDeliveries, [input]);
 }
+
+type DecisionDelivery = Parameters<typeof addDecisionDelivery>[1];
+
+/** Decision request deliveries, each with its one attempt (the attempts' reference to their delivery is checked at the statement's end). */
+const decisionDeliveries: RowsKind<DecisionDelivery> = {
+  name: 'decision_deliveries',
+  parts: (rows) => {
+    const column = <T>(pick: (row: DecisionDelivery) => T) => rows.map(pick);
+    const ids = column((row) => decisionDeliveryIdOf(row.event.id));
+    return [
+      {
+        name: 'decision_deliveries',
+        statement: sql`
+          INSERT INTO webhook_deliveries (client_id, id, subscription_id, event_id, event_type, status, attempt_count, final_attempt, next_attempt_at,
+            created_at, updated_at, completed_at)
+          SELECT client_id, id, subscription_id, event_id, event_type, status, 1, 1, now_at, attempted_at, now_at, now_at
+          FROM unnest(${column((row) => row.clientId)}::uuid[], ${ids}::uuid[], ${column((row) => row.subscriptionId)}::uuid[], ${column((row) => row.event.id)}::uuid[],
+            ${column((row) => row.event.type)}::text[], ${column((row) => (row.accepted ? 'DELIVERED' : 'FAILED'))}::text[], ${column((row) => row.now)}::timestamptz[],
+            ${column((row) => row.attemptedAt)}::timestamptz[])
+            AS d (client_id, id, subscription_id, event_id, event_type, status, now_at, attempted_at)`,
+      },
+      {
+        name: 'decision_delivery_attempts',
+        statement: sql`
+          INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker, verdict)
+          SELECT client_id, delivery_id, 1, attempted_at, succeeded, http_status, latency_ms, response_body, error, ${workerName}, verdict
+          FROM unnest(${column((row) => row.clientId)}::uuid[], ${ids}::uuid[], ${column((row) => row.attemptedAt)}::timestamptz[], ${column((row) => row.accepted)}::boolean[],
+            ${column((row) => row.outcome.httpStatus)}::int[], ${column((row) => row.outcome.latencyMs)}::int[],
+            ${column((row) => truncate(row.outcome.responseBody, responseBodyKeptChars))}::text[], ${column((row) => truncate(row.outcome.error, errorKeptChars))}::text[],
+            ${column((row) => truncate(row.verdict, 300))}::text[])
+            AS a (client_id, delivery_id, attempted_at, succeeded, http_status, latency_ms, response_body, error, verdict)`,
+      },
+    ];
+  },
+};

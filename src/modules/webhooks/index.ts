@@ -12,8 +12,8 @@ export { webhookHttpClient, WebhookHttpClient, type PostOptions, type PostOutcom
 export { DeliveryWorker, purgeOldDeliveries } from './delivery-worker.js';
 export {
   decisionEndpointOf,
-  recordDecisionDelivery,
-  recordDecisionRequestEvent,
+  addDecisionDelivery,
+  addDecisionRequestEvent,
   sendDecisionRequest,
   type DecisionEndpoint,
 } from './decision-requests.js';

@@ -87,6 +87,21 @@ async function expectNoOpenHold(card: FundedCard, available: string, client: Tes
 }
 
 describe('the client approves', () => {
+  it('the record answered is the record stored: the client\'s metadata with its keys in the order the database keeps them', async () => {
+    // jsonb keeps keys shorter first, then by their bytes; the answer is built without reading the record back.
+    const metadata = { zeta: 1, b: { yy: 'x', a: [{ long: 1, s: 2 }] }, '10': 1.5, é: true, aa: null };
+    answerWith({ responseCode: '00', metadata });
+    const card = await coopCard('100.00');
+    const result = await authorize(t, card.cardId, { amount: 5 });
+    expect(result.responseCode).toBe('00');
+    const stored = await t.request({ url: `/v1/cards/transactions/${result.cardTransactionId as string}` });
+    expect(stored.status).toBe(200);
+    expect(JSON.stringify(result.record.coopAuth)).toBe(JSON.stringify(stored.body.data.coopAuth));
+    // 'é' is two bytes in UTF-8, after 'aa'; '10' comes first in JavaScript's order whatever jsonb's is.
+    expect(Object.keys(result.record.coopAuth.metadata)).toEqual(['10', 'b', 'aa', 'é', 'zeta']);
+    expect(Object.keys(result.record.coopAuth.metadata.b.a[0])).toEqual(['s', 'long']);
+  });
+
   it('"00": full approval, hold placed, decisionSource CLIENT; the request is signed and mapped as contract §12.4 says', async () => {
     answerWith({ responseCode: '00', authCode: 'A1B2C3', message: 'ok by rules', metadata: { rule: 'groceries' } });
     const card = await coopCard('100.00');

@@ -10,12 +10,13 @@ import { preparedSelect } from '../../../platform/db/prepared-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { WriteStatement } from '../../../platform/db/write-statement.js';
 import { deferToGroup } from '../../../platform/db/transaction-groups.js';
+import { asStoredJsonb } from '../../../platform/db/jsonb.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
 import { idAt } from '../../../platform/ids.js';
 import type { HistoryInput } from '../../ledger/index.js';
 import { cancelTimer, scheduleTimer, type TimerKind } from '../../timers/index.js';
-import { addEvents, decisionEndpointOf, recordDecisionDelivery, recordDecisionRequestEvent, type EventToRecord } from '../../webhooks/index.js';
+import { addDecisionDelivery, addDecisionRequestEvent, addEvents, decisionEndpointOf, type EventToRecord } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
 import type { CardRow } from '../cards.service.js';
 import { defaultCoopAuth, mccIn, type CoopAuthSettings } from '../program-settings.js';
@@ -386,7 +387,8 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
     orphan: draft.orphan ?? false,
     ledger_hold_id: draft.holdId ?? swipe.hold_id,
     created_at: context.now,
-    coop_decision: draft.decision.coop ?? null,
+    // As the jsonb column gives it back (its objects' keys reordered), so the record's view needs no read.
+    coop_decision: draft.decision.coop ? asStoredJsonb(draft.decision.coop) : null,
   };
   const view = await insertChild(run, row, [coopAdviceEvent(run, swipe, childId, draft.decision.responseCode, authCode, approved ? draft.amountMinor : 0n)]);
   return {
@@ -404,10 +406,9 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
 
 /**
  * Sends the writer's statement with the record `row`, its CARD_TRANSACTION_* event and `more`
- * events added, and answers the record's view. The view is built from the values written, as the
- * database would return them (amounts as decimal strings, the same moments); only the client's
- * `metadata` of a cooperative decision could come back with its keys in another order (jsonb), so
- * such a record is read back.
+ * events added, and answers the record's view, built from the values written as the database
+ * would return them (amounts as decimal strings, the same moments, a cooperative decision's jsonb
+ * with its keys in jsonb's order).
  */
 async function insertChild(writer: Writer, row: CardTransactionRow, more: (EventToRecord | null)[] = []): Promise<CardTransactionView> {
   const { tx, context, write } = writer;
@@ -417,11 +418,9 @@ async function insertChild(writer: Writer, row: CardTransactionRow, more: (Event
   for (const event of more) if (event !== null) events.push(event);
   addEvents(write, events);
   // In a transaction group the statement joins the group's (one statement per table for all its
-  // messages, sent with its COMMIT); nothing this message does after reads what it writes, unless
-  // a cooperative decision's record is read back below.
-  if (row.coop_decision !== null || !deferToGroup(tx, write)) await write.execute(tx);
-  if (row.coop_decision === null) return view;
-  return cardTransactionView(await recordById(tx, context.clientId, row.id));
+  // messages, sent with its COMMIT); nothing this message does after reads what it writes.
+  if (!deferToGroup(tx, write)) await write.execute(tx);
+  return view;
 }
 
 /** A card transaction record that exists (prepared: the duplicate and cooperative paths read one per message). */
@@ -606,8 +605,6 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
   const { tx, context, card, info, message, program } = run;
   const type = coopAuthEventTypeOf(info.mti);
   assert(type === 'COOP_AUTH_0100' || type === 'COOP_AUTH_0200', `no decision request for ${info.mti}`);
-  // The reservation's lifecycle and expiry timer, queued by the caller.
-  await run.write.execute(tx);
   const infoOriginal = info.original === null ? null : { mti: info.original.mti, stan: info.original.stan };
   const data = coopEventData({
     message,
@@ -619,7 +616,11 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
     availableMinor: run.availableMinor ?? null,
     original: original ?? infoOriginal,
   });
-  const event = await recordDecisionRequestEvent(tx, context, type, data, mark.eventId);
+  // With the reservation (its hold, lifecycle and expiry timer, queued by the caller), in one
+  // statement, sent now: a repeat whose first sending was never answered goes on to apply the
+  // stand-in's decision in this same transaction, and reads the lifecycle back.
+  const event = addDecisionRequestEvent(run.write, context, type, data, mark.eventId);
+  await run.write.execute(tx);
   const endpoint = await decisionEndpointOf(tx, run.deps, context.clientId, type, context.now);
   return {
     pendingDecision: {
@@ -696,7 +697,8 @@ export async function finishCoopDecision(
   const decision: Decision = open ? decisionOfVerdict(run, verdict, pending.settings, record) : { ...declineWithCode('91'), source: 'STAND_IN', coop: record };
   if (exchange !== null && pending.endpoint !== null) {
     const standIn = verdict.kind === 'STAND_IN' ? { approved: isApproval(decision.responseCode), responseCode: decision.responseCode } : undefined;
-    await recordDecisionDelivery(tx, {
+    // Sent with the message's other writes.
+    addDecisionDelivery(run.write, {
       clientId: context.clientId,
       subscriptionId: pending.endpoint.subscriptionId,
       event: pending.event,
