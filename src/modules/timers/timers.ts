@@ -45,8 +45,8 @@ export interface FailedTimer extends DueTimer {
 
 /**
  * Creates the timer, or moves its due time when the subject already has one of this kind. With
- * `write`, the statement joins the caller's combined statement (part `timer`: one timer change per
- * combined statement) instead of being sent now.
+ * `write`, the timer joins the caller's combined statement as a row of `timers_due` (the timers
+ * of the statements a transaction group merges are written by one part) instead of being sent now.
  */
 export async function scheduleTimer(
   tx: Tx,

@@ -16,10 +16,11 @@ import { workerName } from './webhooks.service.js';
 /**
  * Synchronous decision requests (contract §12.4): COOP_AUTH_0100 and COOP_AUTH_0200 are not
  * queued for the delivery worker like other events. The caller records the event (in the
- * transaction that reserves the money), sends it once with `sendDecisionRequest` outside any
- * transaction, and records the one attempt with `recordDecisionDelivery` in the transaction that
- * applies the answer, so the delivery log shows every request with its answer and verdict. They
- * are never retried: the network's window is too short.
+ * transaction that reserves the money, `addDecisionRequestEvent`), sends it once with
+ * `sendDecisionRequest` outside any transaction, and records the one attempt with
+ * `addDecisionDelivery` in the transaction that applies the answer, so the delivery log shows
+ * every request with its answer and verdict. They are never retried: the network's window is too
+ * short.
  */
 
 /** The subscription that answers decision requests of one type. */
