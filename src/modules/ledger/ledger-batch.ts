@@ -47,6 +47,11 @@ export interface LoadOptions {
    * reads nothing the batch writes before it sends the statement.
    */
   write?: WriteStatement;
+  /**
+   * Account rows this transaction has locked already (FOR NO KEY UPDATE or stronger) and not
+   * changed since: `load()` takes them as they are instead of locking and reading them again.
+   */
+  locked?: { accounts?: readonly store.AccountRow[] };
 }
 
 interface WalletAccountState {
@@ -275,6 +280,12 @@ export class LedgerBatch {
     }
     const keys = new Map<string, { clientId: string; id: string }>(accountIdsFromRecords);
     for (const [id, need] of this.walletNeeds) keys.set(id, { clientId: need.clientId, id });
+    for (const row of options.locked?.accounts ?? []) {
+      const key = keys.get(row.id);
+      if (key?.clientId !== row.client_id) continue;
+      keys.delete(row.id);
+      this.adoptAccountRow(row);
+    }
     const found = await store.lockAccounts(this.tx, [...keys.values()]);
     for (const row of found) this.adoptAccountRow(row);
 

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { withTransaction } from '../../platform/db/transaction.js';
@@ -69,5 +70,34 @@ describe('transfers', () => {
     expect((await balance(t.clientA.id, a))?.available).toBe(1_000n);
     // The destination's account was never opened: a refusal leaves nothing behind.
     expect(await ledger.walletBalances(t.deps.db, t.clientA.id, b)).toEqual([]);
+  });
+});
+
+describe('accounts the caller locked already (LoadOptions.locked)', () => {
+  it('are taken as given instead of read again: the batch decides on the row the caller passed', async () => {
+    const a = await newWallet(t);
+    await fund(t.clientA.id, a, 1_000n);
+    const accountId = ledger.walletAccountId(t.clientA.id, a, 'USD');
+    const hold = (locked?: ledger.AccountRow) =>
+      withTransaction(t.deps.db, async (tx) => {
+        // Locked as the card processor's lookup locks it.
+        const [row] = (
+          await sql<ledger.AccountRow>`SELECT client_id, id, ctid::text AS ctid, kind, wallet_id, asset, available, reserved, pending, overdrawn
+            FROM ledger_accounts WHERE client_id = ${t.clientA.id} AND id = ${accountId} FOR NO KEY UPDATE`.execute(tx)
+        ).rows;
+        if (!row) throw new Error('no account');
+        return ledger.placeHold(
+          tx,
+          { clientId: t.clientA.id, now: t.clock.now(), wallet: { walletId: a }, asset: usd, amount: 600n, expiresAt: null, history: history('HOLD') },
+          { locked: { accounts: [locked ? { ...row, ...locked, ctid: row.ctid } : row] } },
+        );
+      });
+    // A row given with less than the table holds (1,000): the batch believes it and refuses.
+    const given = { available: '100' } as ledger.AccountRow;
+    expect((await refusal(() => hold(given))).code).toBe('INSUFFICIENT_FUNDS');
+    expect(await balance(t.clientA.id, a)).toMatchObject({ available: 1_000n, reserved: 0n });
+    // The row as it is: the hold is placed, and written through the row's location.
+    await hold();
+    expect(await balance(t.clientA.id, a)).toMatchObject({ available: 400n, reserved: 600n });
   });
 });

@@ -11,7 +11,9 @@ import {
   postTransfer,
   releaseHold,
   walletBalances,
+  type AccountRow,
   type HistoryInput,
+  type LoadOptions,
   type WalletsExist,
 } from '../../ledger/index.js';
 import type { RequestContext } from '../../../platform/http/context.js';
@@ -69,45 +71,71 @@ class DebitWalletFunding implements FundingSource {
     private readonly walletId: string,
     readonly asset: Asset,
     private readonly now: Date,
+    /**
+     * The wallet's account in `asset`, locked by the caller in this transaction and unchanged
+     * since (the processor's lookup); cleared by the first movement, after which it is stale.
+     */
+    private readonly locked: { account?: AccountRow | undefined },
   ) {}
 
   async available(tx: Tx): Promise<bigint> {
+    if (this.locked.account) return BigInt(this.locked.account.available);
     const balances = await walletBalances(tx, this.clientId, this.walletId);
     return balances.find((balance) => balance.asset === this.asset.code)?.available ?? 0n;
   }
 
+  /** The ledger's options for a movement: the caller's statement, and the locked account (once: the movement changes it). */
+  private options(write: WriteStatement | undefined): LoadOptions {
+    const account = this.locked.account;
+    this.locked.account = undefined;
+    return { write, ...(account ? { locked: { accounts: [account] } } : {}) };
+  }
+
   async placeHold(tx: Tx, amount: bigint, expiresAt: Date, history: HistoryInput, write?: WriteStatement): Promise<string> {
-    const result = await placeHold(tx, { clientId: this.clientId, now: this.now, wallet: { walletId: this.walletId }, asset: this.asset, amount, expiresAt, history }, { write });
+    const result = await placeHold(tx, { clientId: this.clientId, now: this.now, wallet: { walletId: this.walletId }, asset: this.asset, amount, expiresAt, history }, this.options(write));
     return result.holdId;
   }
 
   async increaseHold(tx: Tx, holdId: string, amount: bigint, expiresAt: Date, history: HistoryInput, write?: WriteStatement): Promise<void> {
-    await incrementHold(tx, { clientId: this.clientId, now: this.now, holdId, amount, expiresAt, history }, { write });
+    await incrementHold(tx, { clientId: this.clientId, now: this.now, holdId, amount, expiresAt, history }, this.options(write));
   }
 
   async releaseHold(tx: Tx, holdId: string, amount: bigint | undefined, history: HistoryInput, expired = false, write?: WriteStatement): Promise<void> {
     if (expired) {
-      await expireHold(tx, { clientId: this.clientId, now: this.now, holdId, history }, { write });
+      await expireHold(tx, { clientId: this.clientId, now: this.now, holdId, history }, this.options(write));
       return;
     }
-    await releaseHold(tx, { clientId: this.clientId, now: this.now, holdId, ...(amount === undefined ? {} : { amount }), history }, { write });
+    await releaseHold(tx, { clientId: this.clientId, now: this.now, holdId, ...(amount === undefined ? {} : { amount }), history }, this.options(write));
   }
 
   async captureHold(tx: Tx, holdId: string, amount: bigint, history: HistoryInput, write?: WriteStatement): Promise<{ shortfall: bigint }> {
-    const result = await captureHold(tx, { clientId: this.clientId, now: this.now, holdId, amount, to: { system: 'CARD_SETTLEMENT' }, final: true, force: true, history }, { write });
+    const result = await captureHold(
+      tx,
+      { clientId: this.clientId, now: this.now, holdId, amount, to: { system: 'CARD_SETTLEMENT' }, final: true, force: true, history },
+      this.options(write),
+    );
     return { shortfall: result.shortfall };
   }
 
   async post(tx: Tx, amount: bigint, options: { force: boolean }, history: HistoryInput): Promise<void> {
     if (options.force && (await this.available(tx)) < amount) {
       // Never refused: what AVAILABLE cannot cover is a shortfall, the wallet overdrawn (contract §12.3).
-      await forcePost(tx, { clientId: this.clientId, now: this.now, wallet: { walletId: this.walletId }, asset: this.asset, amount, to: { system: 'CARD_SETTLEMENT' }, history });
+      await forcePost(
+        tx,
+        { clientId: this.clientId, now: this.now, wallet: { walletId: this.walletId }, asset: this.asset, amount, to: { system: 'CARD_SETTLEMENT' }, history },
+        this.options(undefined),
+      );
       return;
     }
-    await postTransfer(tx, { clientId: this.clientId, now: this.now, asset: this.asset, legs: [{ from: { walletId: this.walletId }, to: { system: 'CARD_SETTLEMENT' }, amount }], history });
+    await postTransfer(
+      tx,
+      { clientId: this.clientId, now: this.now, asset: this.asset, legs: [{ from: { walletId: this.walletId }, to: { system: 'CARD_SETTLEMENT' }, amount }], history },
+      this.options(undefined),
+    );
   }
 
   async refund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void> {
+    this.locked.account = undefined;
     const cardWalletExists: WalletsExist = async () => new Set([`${this.clientId}/${this.walletId}`]);
     await postTransfer(
       tx,
@@ -118,10 +146,14 @@ class DebitWalletFunding implements FundingSource {
   }
 }
 
-/** The funding source of a card: its wallet for DEBIT, its credit line for CREDIT. */
-export function fundingSourceOf(card: CardRow, currency: string, context: RequestContext): FundingSource {
+/**
+ * The funding source of a card: its wallet for DEBIT, its credit line for CREDIT. `locked.account`:
+ * the DEBIT card's wallet account, locked in this transaction and unchanged since; the source
+ * clears it once it moves money (a holder shared by every source of one message).
+ */
+export function fundingSourceOf(card: CardRow, currency: string, context: RequestContext, locked: { account?: AccountRow | undefined } = {}): FundingSource {
   if (card.card_type === 'CREDIT') return creditLineFunding(context, card, currency);
   const asset = findAsset(currency, 'sandbox');
   assert(asset, `card currency ${currency} is not in the asset registry`);
-  return new DebitWalletFunding(card.client_id, card.wallet_id, asset, context.now);
+  return new DebitWalletFunding(card.client_id, card.wallet_id, asset, context.now, locked);
 }

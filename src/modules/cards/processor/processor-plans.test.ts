@@ -7,8 +7,9 @@ import { cardVaultOf } from '../card-vault.js';
 import { buildSandboxMessage } from '../sandbox/sandbox-messages.js';
 import { readMessage } from './message-info.js';
 import { lockCardStatement, lookupStatement } from './processor-reads.js';
+import { walletAccountId } from '../../ledger/index.js';
 
-// The processor's two reads are prepared, and PostgreSQL may keep a generic plan for them (made
+// The processor's two reads (the second with the wallet's account) are prepared, and PostgreSQL may keep a generic plan for them (made
 // again as their runs grow: prepared-statements.ts); one made on an empty table once read every
 // record of the client through the primary key for each message. Their plans, generic and custom,
 // must find every row through the card's own index entries however many messages the client's
@@ -74,7 +75,16 @@ describe('plans of the card processor reads', () => {
     const plansOf = async (mode: 'custom' | 'generic') => [
       await planOf(t.deps.db, lockCardStatement(t.deps.db as never, t.clientA.id, { fingerprint }), mode),
       await planOf(t.deps.db, lockCardStatement(t.deps.db as never, t.clientA.id, { id: card.cardId }), mode),
-      await planOf(t.deps.db, lookupStatement(t.deps.db as never, context, row, info, { earlier: { since: new Date(now.getTime() - 86_400_000) }, correlate: { byRrn: true }, approvals: true }), mode),
+      await planOf(
+        t.deps.db,
+        lookupStatement(t.deps.db as never, context, row, info, {
+          earlier: { since: new Date(now.getTime() - 86_400_000) },
+          correlate: { byRrn: true },
+          approvals: true,
+          account: { id: walletAccountId(t.clientA.id, row.wallet_id, 'USD'), asset: 'USD' },
+        }),
+        mode,
+      ),
     ];
     const expectByCard = (plans: PlanNode[]) => {
       for (const plan of plans) {
@@ -85,6 +95,9 @@ describe('plans of the card processor reads', () => {
       }
       // The lookup reads the card's records and lifecycles: each of its parts is in the plan.
       expect(new Set(cardScans(plans[2] as PlanNode).map((scan) => scan.table))).toEqual(new Set(['card_swipes', 'card_transactions']));
+      // And the wallet's account, by its key or its wallet's (never all the client's accounts).
+      const accounts = scansOf(plans[2] as PlanNode).filter((scan) => scan['Relation Name'] === 'ledger_accounts');
+      expect(accounts.map((scan) => /client_id = .*\b(id|wallet_id) = /.test(scan['Index Cond'] ?? '')), JSON.stringify(accounts)).toEqual([true]);
     };
 
     // Before the tables are analysed (a young database; the benchmarks run with autovacuum off),

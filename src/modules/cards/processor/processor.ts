@@ -14,7 +14,7 @@ import { asStoredJsonb } from '../../../platform/db/jsonb.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
 import { idAt } from '../../../platform/ids.js';
-import type { HistoryInput } from '../../ledger/index.js';
+import { walletAccountId, type AccountRow, type HistoryInput } from '../../ledger/index.js';
 import { cancelTimer, scheduleTimer, type TimerKind } from '../../timers/index.js';
 import { addDecisionDelivery, addDecisionRequestEvent, addEvents, decisionEndpointOf, type EventToRecord } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
@@ -151,6 +151,8 @@ interface Run {
    * events): collected and sent as one statement by `writeChild` (or `requestDecision`).
    */
   write: WriteStatement;
+  /** The DEBIT card's wallet account, locked by the lookup and unchanged since; its funding source clears it once it moves money. */
+  locked: { account?: AccountRow | undefined };
 }
 
 /** What writes a lifecycle, its timer and its record: a message's run, or a hold expiry. */
@@ -182,18 +184,22 @@ export async function processCardMessage(
   if (!locked) return unknownCard(message);
   const { card, program } = locked;
   assert(program, `card ${card.id} has no program`);
-  const run: Run = { tx, deps, context, card, program, info, message, duplicate: false, write: new WriteStatement() };
+  const run: Run = { tx, deps, context, card, program, info, message, duplicate: false, write: new WriteStatement(), locked: {} };
 
   // What the message's path reads after the lock, in one statement: the earlier message with its
-  // STAN and RRN, the lifecycle it correlates to, the day's approvals when the decision reaches the limits.
+  // STAN and RRN, the lifecycle it correlates to, the day's approvals when the decision reaches
+  // the limits, and the wallet account a DEBIT card's purchase, authorization or completion moves.
   const correlation = correlationOf(info);
+  const movesFunds = card.card_type === 'DEBIT' && (info.mti === '0100' || info.mti === '0200' || info.mti === '0220');
   const found = await lookUpMessage(tx, context, card, info, {
     earlier: { since: new Date(context.now.getTime() - duplicateWindowMs) },
     ...(correlation === undefined ? {} : { correlate: correlation }),
     approvals: reachesLimits(run),
+    ...(movesFunds ? { account: { id: walletAccountId(context.clientId, card.wallet_id, program.currency), asset: program.currency } } : {}),
   });
   if (correlation !== undefined) run.correlated = { byRrn: correlation.byRrn, swipe: found.correlated };
   if (found.today !== undefined) run.today = found.today;
+  if (found.account !== undefined) run.locked.account = found.account;
 
   const earlier = found.earlierId === null ? undefined : await earlierMessage(tx, context, found.earlierId, info, message);
   if (earlier?.sameContent) return replay(message, earlier.row);
@@ -509,7 +515,7 @@ function historyOf(context: RequestContext, swipeId: string, childId: string, ty
 
 /** The card's funding source: its wallet (DEBIT) or its credit line (CREDIT). */
 function fundingOf(run: Run): FundingSource {
-  return fundingSourceOf(run.card, run.program.currency, run.context);
+  return fundingSourceOf(run.card, run.program.currency, run.context, run.locked);
 }
 
 // ---- decisions ----------------------------------------------------------------------------------
@@ -674,7 +680,7 @@ export async function finishCoopDecision(
   // The program as phase 1 read it: the request was decided under those settings.
   const program = pending.program;
   const info = readMessage(pending.message, context.now);
-  const run: Run = { tx, deps, context, card, program, info, message: pending.message, duplicate: false, write: new WriteStatement() };
+  const run: Run = { tx, deps, context, card, program, info, message: pending.message, duplicate: false, write: new WriteStatement(), locked: {} };
   const swipe = await lockSwipe(tx, context.clientId, pending.swipeId);
   assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
   const open = swipe.coop_pending?.childId === pending.childId && hasOpenHold(swipe);
