@@ -88,31 +88,29 @@ const swipeChangingColumns = ['status', 'held_minor', 'posted_minor', 'hold_id',
 
 const list = (columns: readonly string[], prefix = '') => sql.raw(columns.map((column) => `${prefix}${column}`).join(', '));
 
-/** New card transaction records (every column given: the table has no defaults). */
-export const cardTransactionInserts: RowsKind<CardTransactionRow> = {
-  name: 'card_transactions',
-  parts: (rows) => [
-    {
-      name: 'card_transactions',
-      statement: sql`
-        INSERT INTO card_transactions (${list(transactionColumns)})
-        SELECT ${list(transactionColumns, 'r.')} FROM jsonb_populate_recordset(NULL::card_transactions, ${JSON.stringify(rows)}::jsonb) AS r`,
-    },
-  ],
-};
+/**
+ * New rows of `table` under the part name `name`, every column given (the card tables have no
+ * defaults), read from one JSON document into the table's row type.
+ */
+function insertsFromJson<R>(name: string, table: 'card_transactions' | 'card_swipes', columns: readonly string[]): RowsKind<R> {
+  return {
+    name,
+    parts: (rows) => [
+      {
+        name,
+        statement: sql`
+          INSERT INTO ${sql.table(table)} (${list(columns)})
+          SELECT ${list(columns, 'r.')} FROM jsonb_populate_recordset(NULL::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb) AS r`,
+      },
+    ],
+  };
+}
 
-/** New lifecycles (every column given). */
-export const swipeInserts: RowsKind<CardSwipeRow> = {
-  name: 'card_swipes_new',
-  parts: (rows) => [
-    {
-      name: 'card_swipes_new',
-      statement: sql`
-        INSERT INTO card_swipes (${list(swipeColumns)})
-        SELECT ${list(swipeColumns, 's.')} FROM jsonb_populate_recordset(NULL::card_swipes, ${JSON.stringify(rows)}::jsonb) AS s`,
-    },
-  ],
-};
+/** New card transaction records. */
+export const cardTransactionInserts = insertsFromJson<CardTransactionRow>('card_transactions', 'card_transactions', transactionColumns);
+
+/** New lifecycles. */
+export const swipeInserts = insertsFromJson<CardSwipeRow>('card_swipes_new', 'card_swipes', swipeColumns);
 
 /**
  * Lifecycles changed, each given as its whole new row (read and locked in this transaction, then

@@ -443,7 +443,6 @@ async function lockCardById(tx: Tx, clientId: string, id: string): Promise<CardR
   return card;
 }
 
-
 interface SwipeState {
   status: CardTransactionStatus;
   heldMinor: bigint;
