@@ -113,7 +113,7 @@ export class TransactionGroups {
         this.release(attempts.splice(0));
         let end = () => {};
         const ended = new Promise<void>((resolve) => (end = resolve));
-        const group: Group = { owner: this, claims: new Map(), shard: crypto.randomInt(groupShardRange), ended, end, deferred: [] };
+        const group: Group = { held: this.held, claims: new Map(), shard: crypto.randomInt(groupShardRange), ended, end, deferred: [] };
         attempts.push(group);
         const outcomes = await Promise.allSettled(members.map((member) => member.work(memberHandle(tx, group, member))));
         const failed = outcomes.find((outcome) => outcome.status === 'rejected' && !(outcome.reason instanceof GroupConflict));
@@ -158,7 +158,7 @@ export class TransactionGroups {
   }
 
   /** What this instance's groups in flight claimed, by key. */
-  readonly held = new Map<string, Group>();
+  private readonly held = new Map<string, Group>();
 
   /** Ends the groups of a run: their claims are free again and the members waiting for them may go. */
   private release(attempts: readonly Group[]): void {
@@ -215,7 +215,8 @@ interface Member {
 }
 
 interface Group {
-  owner: TransactionGroups;
+  /** What the groups in flight of its TransactionGroups claimed, by key (shared by them all). */
+  held: Map<string, Group>;
   /** What each claimed key's member is. */
   claims: Map<string, Member>;
   shard: number;
@@ -279,12 +280,12 @@ export function claimInGroup(tx: Tx, keys: readonly string[]): void {
     if (owner !== undefined && owner !== member) throw new GroupConflict(key, group.ended);
     // Another group in flight holds it (or is about to lock it): waiting for its lock would stall
     // every member of this group behind one statement, so this member waits outside instead.
-    const other = group.owner.held.get(key);
+    const other = group.held.get(key);
     if (other !== undefined && other !== group) throw new GroupConflict(key, other.ended);
   }
   for (const key of keys) {
     group.claims.set(key, member);
-    group.owner.held.set(key, group);
+    group.held.set(key, group);
   }
 }
 
