@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { isDatabaseAnswer, isRetryableDatabaseError, withTransaction, type Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
-import type { RowsKind, WriteStatement } from '../../platform/db/write-statement.js';
+import { WriteStatement, type RowsKind } from '../../platform/db/write-statement.js';
 import './timers.tables.js';
 
 /**
@@ -53,19 +53,19 @@ export async function scheduleTimer(
   timer: { clientId: string; kind: string; subjectId: string; dueAt: Date; now: Date },
   write?: WriteStatement,
 ): Promise<void> {
-  const statement = tx
-    .insertInto('timers')
-    .values({ client_id: timer.clientId, kind: timer.kind, subject_id: timer.subjectId, due_at: timer.dueAt, created_at: timer.now })
-    .onConflict((oc) => oc.columns(['client_id', 'kind', 'subject_id']).doUpdateSet({ due_at: timer.dueAt, failed_attempts: 0, retry_at: null, last_error: null }));
-  if (write) write.addRows(timersDue, [timer]);
-  else await statement.execute();
+  await writeTimerRows(tx, write, timersDue, timer);
 }
 
 /** Removes the subject's timer of this kind, if any (the subject was finished some other way). `write` as for scheduleTimer. */
 export async function cancelTimer(tx: Tx, clientId: string, kind: string, subjectId: string, write?: WriteStatement): Promise<void> {
-  const statement = tx.deleteFrom('timers').where('client_id', '=', clientId).where('kind', '=', kind).where('subject_id', '=', subjectId);
-  if (write) write.addRows(timersCancelled, [{ clientId, kind, subjectId }]);
-  else await statement.execute();
+  await writeTimerRows(tx, write, timersCancelled, { clientId, kind, subjectId });
+}
+
+/** One timer row into `write`, or sent at once as a statement of its own. */
+async function writeTimerRows<R>(tx: Tx, write: WriteStatement | undefined, kind: RowsKind<R>, row: R): Promise<void> {
+  const target = write ?? new WriteStatement();
+  target.addRows(kind, [row]);
+  if (!write) await target.execute(tx);
 }
 
 /** Timers created or moved, as rows of a combined statement (as scheduleTimer does them one by one). */

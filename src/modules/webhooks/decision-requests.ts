@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
 import { preparedSelect } from '../../platform/db/prepared-statements.js';
-import { jsonArray } from '../../platform/db/parameters.js';
 import type { RowsKind, WriteStatement } from '../../platform/db/write-statement.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { deliveryBody, errorKeptChars, responseBodyKeptChars, truncate } from './delivery-policy.js';
-import { eventRecordOf, type EventRecord } from './events.store.js';
+import { addEvents, type EventRecord } from './events.store.js';
+import { assert } from '../../platform/assert.js';
 import type { EventType } from './event-types.js';
 import { webhookHttpClient, type PostOutcome } from './webhook-http.js';
 import { signedHeaders } from './webhook-signing.js';
@@ -60,24 +60,10 @@ export async function decisionEndpointOf(tx: Tx, deps: Pick<Deps, 'config' | 'da
  * which the caller sends. `id` may be drawn beforehand.
  */
 export function addDecisionRequestEvent(write: WriteStatement, context: RequestContext, type: EventType, data: Record<string, unknown>, id?: string): EventRecord {
-  const event = eventRecordOf(context, type, data, id);
-  write.addRows(decisionEvents, [{ clientId: context.clientId, event, createdAt: context.now }]);
+  const [event] = addEvents(write, [{ context, type, data, ...(id === undefined ? {} : { id }) }], { deliveries: false });
+  assert(event, 'one event, one record');
   return event;
 }
-
-/** Decision request events: events without a delivery queued (the request is sent at once, not by the worker). */
-const decisionEvents: RowsKind<{ clientId: string; event: EventRecord; createdAt: Date }> = {
-  name: 'decision_events',
-  parts: (rows) => [
-    {
-      name: 'decision_events',
-      statement: sql`
-        INSERT INTO events (client_id, id, type, data, created_at)
-        SELECT * FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.event.id)}::uuid[], ${rows.map((row) => row.event.type)}::text[],
-          ${jsonArray(rows.map((row) => row.event.data))}, ${rows.map((row) => row.createdAt)}::timestamptz[])`,
-    },
-  ],
-};
 
 /** Sends a decision request once, signed, within `timeoutMs`; a later answer is reported to `onLate`. Never throws. */
 export async function sendDecisionRequest(

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
-import type { RowsKind, WriteStatement } from '../../platform/db/write-statement.js';
+import { WriteStatement, type RowsKind } from '../../platform/db/write-statement.js';
 import type { Db } from '../../platform/db/database.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { idAt } from '../../platform/ids.js';
@@ -63,6 +63,8 @@ export interface EventToRecord {
   context: RequestContext;
   type: EventType;
   data: Record<string, unknown>;
+  /** Drawn beforehand (else drawn here). */
+  id?: string;
 }
 
 /**
@@ -73,18 +75,19 @@ export interface EventToRecord {
  * combined statement (one round trip for the whole batch).
  */
 export async function recordEvents(tx: Tx, events: readonly EventToRecord[], write?: WriteStatement): Promise<EventRecord[]> {
-  if (events.length === 0) return [];
-  if (write) return addEvents(write, events);
-  const rows = eventRowsOf(events);
-  const [insertEvents, deliveries] = eventRows.parts(rows);
-  await sql`WITH events AS (${insertEvents?.statement}) ${deliveries?.statement}`.execute(tx);
-  return rows.map((row) => row.record);
+  const target = write ?? new WriteStatement();
+  const records = addEvents(target, events);
+  if (!write) await target.execute(tx);
+  return records;
 }
 
-/** recordEvents into a combined statement, which the caller sends. */
-export function addEvents(write: WriteStatement, events: readonly EventToRecord[]): EventRecord[] {
-  const rows = eventRowsOf(events);
-  write.addRows(eventRows, rows);
+/**
+ * recordEvents into a combined statement, which the caller sends. With `deliveries: false`, no
+ * delivery is queued (a decision request is sent at once, not by the delivery worker).
+ */
+export function addEvents(write: WriteStatement, events: readonly EventToRecord[], options: { deliveries?: boolean } = {}): EventRecord[] {
+  const rows = events.map(({ context, type, data, id }) => ({ clientId: context.clientId, record: eventRecordOf(context, type, data, id), createdAt: context.now }));
+  write.addRows(options.deliveries === false ? eventRowsAlone : eventRows, rows);
   return rows.map((row) => row.record);
 }
 
@@ -95,13 +98,18 @@ interface EventRow {
   createdAt: Date;
 }
 
-function eventRowsOf(events: readonly EventToRecord[]): EventRow[] {
-  return events.map(({ context, type, data }) => {
-    const record: EventRecord = { id: idAt(context.now), type, createdAt: context.now.toISOString(), data: { ...data, traceId: context.traceId } };
-    assertEventPayload(type, record.data);
-    return { clientId: context.clientId, record, createdAt: context.now };
-  });
+function insertEventsPart(name: string, rows: readonly EventRow[]) {
+  return {
+    name,
+    statement: sql`
+      INSERT INTO events (client_id, id, type, data, created_at)
+      SELECT * FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.record.id)}::uuid[], ${rows.map((row) => row.record.type)}::text[], ${jsonArray(rows.map((row) => row.record.data))}, ${rows.map((row) => row.createdAt)}::timestamptz[])
+      RETURNING client_id, id, type, created_at`,
+  };
 }
+
+/** Events without deliveries, as rows of a combined statement. */
+const eventRowsAlone: RowsKind<EventRow> = { name: 'events_alone', parts: (rows) => [insertEventsPart('events_alone', rows)] };
 
 /**
  * Events as rows of a combined statement (WriteStatement.addRows): the events insert, then their
@@ -110,13 +118,7 @@ function eventRowsOf(events: readonly EventToRecord[]): EventRow[] {
 const eventRows: RowsKind<EventRow> = {
   name: 'events',
   parts: (rows) => [
-    {
-      name: 'events',
-      statement: sql`
-        INSERT INTO events (client_id, id, type, data, created_at)
-        SELECT * FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.record.id)}::uuid[], ${rows.map((row) => row.record.type)}::text[], ${jsonArray(rows.map((row) => row.record.data))}, ${rows.map((row) => row.createdAt)}::timestamptz[])
-        RETURNING client_id, id, type, created_at`,
-    },
+    insertEventsPart('events', rows),
     {
       name: 'webhook_deliveries',
       statement: sql`

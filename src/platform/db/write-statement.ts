@@ -3,17 +3,6 @@ import type { Tx } from './transaction.js';
 import { prepared } from './prepared-statements.js';
 
 /**
- * Several INSERT/UPDATE statements sent to the database as one statement (data-modifying WITH
- * queries), so a write touching several tables costs one round trip instead of one per table.
- * Every part runs against the same snapshot and none sees another's rows, so the parts must be
- * independent: they must not touch the same rows. Foreign keys between parts (an entry pointing
- * at a transfer inserted by another part) are checked at the end of the statement and see all of
- * them. A part added with `expectRows` must end with `RETURNING 1`: the statement itself checks
- * that the part returned exactly that many rows, and fails (so the transaction cannot commit)
- * when it did not. The check is made by the database because the pipelined write path sends
- * COMMIT before this statement's answer arrives (migration 0010).
- */
-/**
  * A kind of rows a part writes, set-based: its statement writes any number of rows with a text that
  * does not depend on their number (arrays or a JSON document as parameters), so the rows that
  * several writers add for one kind can be written by one part (`WriteStatement.merge`): the
@@ -27,7 +16,7 @@ export interface RowsKind<R> {
    * The part, or parts (a later one may read an earlier one by its name, as a webhook delivery
    * reads its events), writing `rows`. A part with `expectRows` must end with `RETURNING 1`.
    */
-  parts(rows: readonly R[]): { name: string; statement: RawBuilder<unknown>; expectRows?: number }[];
+  parts(rows: readonly R[]): Part[];
   /**
    * For the rows of several writers written together: rows naming the same database row combined
    * into one (a part cannot change one row twice). Absent: the writers' rows never share one.
@@ -38,18 +27,28 @@ export interface RowsKind<R> {
 interface Part {
   name: string;
   statement: RawBuilder<unknown>;
-  expectRows: number | undefined;
+  expectRows?: number | undefined;
 }
 
 type RowsPart = { kind: RowsKind<unknown>; rows: unknown[] };
 
+/**
+ * Several INSERT/UPDATE statements sent to the database as one statement (data-modifying WITH
+ * queries), so a write touching several tables costs one round trip instead of one per table.
+ * Every part runs against the same snapshot and none sees another's rows, so the parts must be
+ * independent: they must not touch the same rows. Foreign keys between parts (an entry pointing
+ * at a transfer inserted by another part) are checked at the end of the statement and see all of
+ * them. A part added with `expectRows` must end with `RETURNING 1`: the statement itself checks
+ * that the part returned exactly that many rows, and fails (so the transaction cannot commit)
+ * when it did not. The check is made by the database because the pipelined write path sends
+ * COMMIT before this statement's answer arrives (migration 0010).
+ */
 export class WriteStatement {
   private readonly parts: (Part | RowsPart)[] = [];
   private executed = false;
 
   add(name: string, statement: RawBuilder<unknown>, options: { expectRows?: number } = {}): void {
-    if (this.executed) throw new Error('WriteStatement already executed');
-    if (!/^[a-z_][a-z0-9_]*$/.test(name) || this.parts.some((part) => nameOf(part) === name)) throw new Error(`bad or repeated part name ${name}`);
+    this.checkNew(name);
     this.parts.push({ name, statement, expectRows: options.expectRows });
   }
 
@@ -62,8 +61,14 @@ export class WriteStatement {
       existing.rows.push(...rows);
       return;
     }
-    if (!/^[a-z_][a-z0-9_]*$/.test(kind.name) || this.parts.some((part) => nameOf(part) === kind.name)) throw new Error(`bad or repeated part name ${kind.name}`);
+    this.checkNew(kind.name);
     this.parts.push({ kind, rows: [...rows] });
+  }
+
+  /** A new part's name: a plain SQL identifier, not yet in the statement. */
+  private checkNew(name: string): void {
+    if (this.executed) throw new Error('WriteStatement already executed');
+    if (!/^[a-z_][a-z0-9_]*$/.test(name) || this.parts.some((part) => ('kind' in part ? part.kind.name : part.name) === name)) throw new Error(`bad or repeated part name ${name}`);
   }
 
   /** True when every part is rows of a kind, so the statement can be merged with others (`merge`). */
@@ -90,16 +95,14 @@ export class WriteStatement {
     }
     const merged = new WriteStatement();
     for (const [kind, rows] of [...byKind].sort(([a], [b]) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      merged.addRows(kind, statements.length > 1 && kind.merge ? kind.merge(rows) : rows);
+      merged.addRows(kind, kind.merge ? kind.merge(rows) : rows);
     }
     return merged;
   }
 
   /** The combined statement (for execute(), and for benchmarks that replay the same SQL elsewhere). */
   build(): RawBuilder<unknown> {
-    const parts: Part[] = this.parts.flatMap((part) =>
-      'kind' in part ? part.kind.parts(part.rows).map(({ name, statement, expectRows }) => ({ name, statement, expectRows })) : [part],
-    );
+    const parts = this.parts.flatMap((part) => ('kind' in part ? part.kind.parts(part.rows) : [part]));
     const counted = parts.flatMap(({ name, expectRows }) => (expectRows === undefined ? [] : [{ name, expectRows }]));
     const withClauses = sql.join(
       parts.map((part) => sql`${sql.raw(part.name)} AS (${part.statement})`),
@@ -135,8 +138,4 @@ export class WriteStatement {
     const compiled = this.compile(tx);
     if (compiled) await tx.executeQuery(compiled);
   }
-}
-
-function nameOf(part: Part | RowsPart): string {
-  return 'kind' in part ? part.kind.name : part.name;
 }
