@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { withTransaction } from '../../platform/db/transaction.js';
@@ -77,14 +76,10 @@ describe('accounts the caller locked already (LoadOptions.locked)', () => {
   it('are taken as given instead of read again: the batch decides on the row the caller passed', async () => {
     const a = await newWallet(t);
     await fund(t.clientA.id, a, 1_000n);
-    const accountId = ledger.walletAccountId(t.clientA.id, a, 'USD');
     const hold = (locked?: ledger.AccountRow) =>
       withTransaction(t.deps.db, async (tx) => {
         // Locked as the card processor's lookup locks it.
-        const [row] = (
-          await sql<ledger.AccountRow>`SELECT client_id, id, ctid::text AS ctid, kind, wallet_id, asset, available, reserved, pending, overdrawn
-            FROM ledger_accounts WHERE client_id = ${t.clientA.id} AND id = ${accountId} FOR NO KEY UPDATE`.execute(tx)
-        ).rows;
+        const [row] = (await ledger.lockWalletAccountQuery(t.clientA.id, a, 'USD').execute(tx)).rows;
         if (!row) throw new Error('no account');
         return ledger.placeHold(
           tx,

@@ -12,7 +12,7 @@ import type { Tx } from '../../../platform/db/transaction.js';
 import { claimInGroup } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { isUuid } from '../../../platform/ids.js';
-import type { AccountRow } from '../../ledger/index.js';
+import { lockWalletAccountQuery, type AccountRow } from '../../ledger/index.js';
 import type { CardRow } from '../cards.service.js';
 import type { CardProgramRow } from '../programs.js';
 import { firstSendingOf, sendingsOf } from '../network/index.js';
@@ -83,11 +83,11 @@ export interface LookupWants {
   /** The card's approvals of the day (limits). */
   approvals?: boolean;
   /**
-   * The ledger account the card spends from (its wallet's, in the program's currency), locked as
-   * the ledger locks it: the decision reads its AVAILABLE and the ledger takes the row as read
-   * (LoadOptions.locked), two round trips fewer.
+   * The ledger account the card spends from (its wallet's, in `asset`, the program's currency),
+   * locked as the ledger locks it: the decision reads its AVAILABLE and the ledger takes the row as
+   * read (LoadOptions.locked), two round trips fewer.
    */
-  account?: { id: string; asset: string };
+  account?: { asset: string };
 }
 
 export interface MessageLookups {
@@ -115,32 +115,13 @@ export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardR
   const result = await lookupStatement(tx, context, card, info, wants).execute(tx);
   const row = result.rows[0];
   if (!row) throw new Error('the lookup statement returned no row');
-  const {
-    earlier_id: earlierId,
-    today_count: count,
-    today_sum: sum,
-    account_id: accountId,
-    account_ctid: ctid,
-    account_kind: kind,
-    account_wallet_id: walletId,
-    account_asset: asset,
-    account_available: available,
-    account_reserved: reserved,
-    account_pending: pending,
-    account_overdrawn: overdrawn,
-    ...swipe
-  } = row;
-  // The account's columns are all null when it was not found (or all absent when not asked for).
-  const account =
-    accountId == null || ctid == null || kind == null || asset == null || available == null || reserved == null || pending == null || overdrawn == null
-      ? undefined
-      : { client_id: context.clientId, id: accountId, ctid, kind, wallet_id: walletId ?? null, asset, available, reserved, pending, overdrawn };
+  const { earlier_id: earlierId, today_count: count, today_sum: sum, account, ...swipe } = row;
   return {
     earlierId,
     // A left join without a match leaves every column of the lifecycle null; its id is never null otherwise.
     correlated: swipe.id === null ? undefined : (swipe as CardSwipeRow),
     today: count === null || sum === null ? undefined : { count: Number(count), sumMinor: BigInt(sum) },
-    account,
+    account: account ?? undefined,
   };
 }
 
@@ -161,24 +142,14 @@ export function lookupStatement(tx: Tx, context: RequestContext, card: CardRow, 
   const earlier = wants.earlier ? earlierMessageQuery(tx, context, card, info, wants.earlier.since) : sql`NULL::uuid`;
   const today = wants.approvals ? approvalsTodayQuery(tx, context, card) : sql`(SELECT NULL::bigint AS count, NULL::numeric AS sum)`;
   const correlated = (wants.correlate ? correlatedSwipeQuery(tx, context, card, info, wants.correlate.byRrn) : undefined) ?? sql`(SELECT * FROM card_swipes WHERE false)`;
-  // The account, locked as the ledger locks it (ledger.store.ts, lockedByKey), looked up by its key.
-  const account = wants.account
-    ? sql`, account.id AS account_id, account.ctid::text AS account_ctid, account.kind AS account_kind, account.wallet_id AS account_wallet_id,
-        account.asset AS account_asset, account.available AS account_available, account.reserved AS account_reserved, account.pending AS account_pending,
-        account.overdrawn AS account_overdrawn`
-    : sql``;
-  // Named by its id and by what it is (the card's wallet, the asset), all true of the one row: on a
-  // young table, where every index on client_id looks as cheap, whichever the plan takes finds
-  // the wallet's few accounts, not the client's.
+  // The account, locked by the ledger's own query, as one JSON column (its amounts are text in it).
+  const account = wants.account ? sql`to_jsonb(account)` : sql`NULL::jsonb`;
   const accountJoin = wants.account
-    ? sql`LEFT JOIN LATERAL (
-        SELECT a.ctid, a.* FROM ledger_accounts a
-        WHERE a.client_id = ${context.clientId} AND a.id = ${wants.account.id} AND a.kind = 'WALLET' AND a.wallet_id = ${card.wallet_id} AND a.asset = ${wants.account.asset}
-        FOR NO KEY UPDATE) AS account ON true`
+    ? sql`LEFT JOIN LATERAL (${lockWalletAccountQuery(context.clientId, card.wallet_id, wants.account.asset)}) AS account ON true`
     : sql``;
   // Each part is a parenthesised subquery (Kysely wraps the embedded ones).
   return prepared(sql<NullableColumns<CardSwipeRow> & LookupColumns>`
-    SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, correlated.* ${account}
+    SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, ${account} AS account, correlated.*
     FROM ${today} AS today
     LEFT JOIN ${correlated} AS correlated ON true
     ${accountJoin}`);
@@ -189,15 +160,7 @@ interface LookupColumns {
   earlier_id: string | null;
   today_count: string | null;
   today_sum: string | null;
-  account_id?: string | null;
-  account_ctid?: string | null;
-  account_kind?: AccountRow['kind'] | null;
-  account_wallet_id?: string | null;
-  account_asset?: string | null;
-  account_available?: string | null;
-  account_reserved?: string | null;
-  account_pending?: string | null;
-  account_overdrawn?: string | null;
+  account: AccountRow | null;
 }
 
 /** The card's lifecycles, found through the card's index entries. */

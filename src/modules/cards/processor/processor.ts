@@ -14,7 +14,7 @@ import { asStoredJsonb } from '../../../platform/db/jsonb.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
 import { idAt } from '../../../platform/ids.js';
-import { walletAccountId, type AccountRow, type HistoryInput } from '../../ledger/index.js';
+import type { AccountRow, HistoryInput } from '../../ledger/index.js';
 import { cancelTimer, scheduleTimer, type TimerKind } from '../../timers/index.js';
 import { addDecisionDelivery, addDecisionRequestEvent, addEvents, decisionEndpointOf, type EventToRecord } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
@@ -195,7 +195,7 @@ export async function processCardMessage(
     earlier: { since: new Date(context.now.getTime() - duplicateWindowMs) },
     ...(correlation === undefined ? {} : { correlate: correlation }),
     approvals: reachesLimits(run),
-    ...(movesFunds ? { account: { id: walletAccountId(context.clientId, card.wallet_id, program.currency), asset: program.currency } } : {}),
+    ...(movesFunds ? { account: { asset: program.currency } } : {}),
   });
   if (correlation !== undefined) run.correlated = { byRrn: correlation.byRrn, swipe: found.correlated };
   if (found.today !== undefined) run.today = found.today;
