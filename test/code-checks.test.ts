@@ -11,24 +11,39 @@ afterAll(async () => {
   await t.close();
 });
 
-/** The CHECK constraints of migration 0011, with the regular expressions they replaced. */
-const checks = [
-  { table: 'wallet_transactions', constraint: 'wallet_transactions_type_check', column: 'type', pattern: '^[A-Z][A-Z0-9_]{0,63}$' },
-  { table: 'wallet_transactions', constraint: 'wallet_transactions_purpose_check', column: 'purpose', pattern: '^[A-Z][A-Z0-9_]{0,63}$' },
-  { table: 'events', constraint: 'events_type_check', column: 'type', pattern: '^[A-Z][A-Z0-9_]*$' },
-  { table: 'webhook_deliveries', constraint: 'webhook_deliveries_event_type_check', column: 'event_type', pattern: '^[A-Z][A-Z0-9_]*$' },
+/**
+ * The code rules of migration 0011 (CHECK constraints without regular expressions), with the
+ * regular expressions they replaced. Since migration 0034 a rule is a domain where it can be (the
+ * columns that held the constraint are of that domain), and a table constraint otherwise.
+ */
+type CodeCheck = { pattern: string } & (
+  | { domain: string; columns: [table: string, column: string][] }
+  | { table: string; constraint: string }
+);
+const checks: CodeCheck[] = [
+  { domain: 'wallet_record_code', columns: [['wallet_transactions', 'type'], ['wallet_transactions', 'purpose']], pattern: '^[A-Z][A-Z0-9_]{0,63}$' },
+  { domain: 'event_type_code', columns: [['events', 'type']], pattern: '^[A-Z][A-Z0-9_]*$' },
+  { table: 'webhook_deliveries', constraint: 'webhook_deliveries_event_type_check', pattern: '^[A-Z][A-Z0-9_]*$' },
 ];
 
-/** Runs the constraint's own expression (read from the catalogue) and the old pattern on each text. */
-async function judge(check: (typeof checks)[number], texts: string[]): Promise<{ text: string; constraint: boolean; pattern: boolean }[]> {
-  const found = await sql<{ expression: string }>`
-    SELECT pg_get_expr(conbin, conrelid) AS expression FROM pg_constraint
-    WHERE conname = ${check.constraint} AND conrelid = ${check.table}::regclass`.execute(t.deps.db);
+const nameOf = (check: CodeCheck) => ('domain' in check ? `the domain ${check.domain}` : check.constraint);
+
+/** Runs the rule's own expression (read from the catalogue) and the old pattern on each text. */
+async function judge(check: CodeCheck, texts: string[]): Promise<{ text: string; constraint: boolean; pattern: boolean }[]> {
+  const found =
+    'domain' in check
+      ? await sql<{ expression: string }>`
+          SELECT pg_get_expr(conbin, 0) AS expression FROM pg_constraint WHERE contypid = ${check.domain}::regtype`.execute(t.deps.db)
+      : // The table's column, named value in the probe below.
+        await sql<{ expression: string }>`
+          SELECT replace(pg_get_expr(conbin, conrelid), 'event_type', 'value') AS expression FROM pg_constraint
+          WHERE conname = ${check.constraint} AND conrelid = ${check.table}::regclass`.execute(t.deps.db);
+  expect(found.rows).toHaveLength(1);
   const expression = found.rows[0]?.expression;
-  if (!expression) throw new Error(`constraint ${check.constraint} not found`);
+  if (!expression) throw new Error(`${nameOf(check)} was not found`);
   const result = await sql<{ text: string; constraint: boolean; pattern: boolean }>`
-    SELECT ${sql.ref(check.column)} AS text, coalesce((${sql.raw(expression)}), false) AS constraint, ${sql.ref(check.column)} ~ ${check.pattern} AS pattern
-    FROM unnest(${texts}::text[]) AS probe (${sql.ref(check.column)})`.execute(t.deps.db);
+    SELECT probe.value AS text, coalesce((${sql.raw(expression)}), false) AS constraint, probe.value ~ ${check.pattern} AS pattern
+    FROM unnest(${texts}::text[]) AS probe (value)`.execute(t.deps.db); // VALUE in the domain's expression reads the column named value
   return result.rows;
 }
 
@@ -52,9 +67,19 @@ const edgeCases = [
   `A${'_'.repeat(200)}`,
 ];
 
-describe('code CHECK constraints without regular expressions (migration 0011)', () => {
+describe('code checks without regular expressions (migrations 0011 and 0034)', () => {
   for (const check of checks) {
-    it(`${check.constraint} accepts exactly what ${check.pattern} accepted`, async () => {
+    if ('domain' in check) {
+      it(`${check.columns.map(([table, column]) => `${table}.${column}`).join(' and ')} of the domain ${check.domain}`, async () => {
+        for (const [table, column] of check.columns) {
+          const found = await sql<{ type: string }>`
+            SELECT format_type(atttypid, NULL) AS type FROM pg_attribute WHERE attrelid = ${table}::regclass AND attname = ${column}`.execute(t.deps.db);
+          expect(found.rows).toEqual([{ type: check.domain }]);
+        }
+      });
+    }
+
+    it(`${nameOf(check)} accepts exactly what ${check.pattern} accepted`, async () => {
       for (const row of await judge(check, edgeCases)) expect({ text: row.text, accepted: row.constraint }).toEqual({ text: row.text, accepted: row.pattern });
       const alphabet = fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_'.split(''), 'a', 'z', '-', ' ', 'É', '9', '\u00a0');
       await fc.assert(
