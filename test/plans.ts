@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../src/platform/db/database.js';
-import { withTransaction } from '../src/platform/db/transaction.js';
+import { withTransaction, type Tx } from '../src/platform/db/transaction.js';
 import { arrayLiteral } from '../src/platform/db/parameters.js';
 
 /** A node of EXPLAIN (FORMAT JSON)'s plan. */
@@ -32,7 +32,12 @@ export function literal(value: unknown): string {
  * (prepared, plan_cache_mode force_generic_plan); with `custom`, the plan made for these values.
  * With `emptyTables`, the plan made while those tables were empty.
  */
-export async function planOf(db: Db, statement: RawBuilder<unknown>, mode: 'generic' | 'custom' = 'generic', options: { emptyTables?: readonly string[] } = {}): Promise<PlanNode> {
+/** What planOf explains: a Kysely raw statement, or a statement written as text (text-statements.ts). */
+export interface PlannableStatement {
+  compile(tx: Tx): { sql: string; parameters: readonly unknown[] };
+}
+
+export async function planOf(db: Db, statement: PlannableStatement, mode: 'generic' | 'custom' = 'generic', options: { emptyTables?: readonly string[] } = {}): Promise<PlanNode> {
   return withTransaction(db, async (tx) => {
     // An empty, never analysed copy of each table (indexes included), which the statement reads
     // instead (temporary tables come first in the search path): the plan of a new database.

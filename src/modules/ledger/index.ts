@@ -6,7 +6,7 @@
 export * from './ledger.js';
 export type * from './ledger-operations.js';
 export { LedgerBatch, insufficientFundsMessage, type LoadOptions, type WalletsExist } from './ledger-batch.js';
-export { lockWalletAccountQuery, type AccountRow } from './ledger.store.js';
+export { lockWalletAccountText, type AccountRow } from './ledger.store.js';
 export {
   runLedgerOperation,
   runLedgerOperations,

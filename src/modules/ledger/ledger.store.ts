@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
 import { prepared } from '../../platform/db/prepared-statements.js';
 import type { RowsKind } from '../../platform/db/write-statement.js';
+import type { StatementParameters } from '../../platform/db/text-statements.js';
 import { walletAccountId, type AccountKind, type BalanceType, type HoldStatus, type LedgerTransferKind, type PendingCreditStatus, type SystemAccountKind } from './ledger.js';
 import './ledger.tables.js';
 
@@ -60,8 +61,9 @@ function lockedByKey<Row>(table: string, columns: RawBuilder<unknown>, keys: rea
 }
 
 /** An AccountRow's columns of `ledger_accounts t`; the amounts as text, exact in JSON too. */
-const accountRowColumns = sql`t.client_id, t.id, t.ctid::text AS ctid, t.kind, t.wallet_id, t.asset, t.available::text AS available, t.reserved::text AS reserved,
+const accountRowColumnsText = `t.client_id, t.id, t.ctid::text AS ctid, t.kind, t.wallet_id, t.asset, t.available::text AS available, t.reserved::text AS reserved,
   t.pending::text AS pending, t.overdrawn::text AS overdrawn`;
+const accountRowColumns = sql.raw(accountRowColumnsText);
 
 export function lockAccountsStatement(keys: readonly AccountKey[]): RawBuilder<AccountRow> {
   return lockedByKey<AccountRow>('ledger_accounts', accountRowColumns, keys);
@@ -70,14 +72,16 @@ export function lockAccountsStatement(keys: readonly AccountKey[]): RawBuilder<A
 /**
  * A subquery locking a wallet's account in one asset as `lockAccounts` does and giving its
  * AccountRow (no row when it does not exist yet), for a caller that reads it within a larger
- * statement and then passes it to the ledger (LoadOptions.locked). The account is named by its id
- * and by what it is (the wallet, the asset), all true of the one row: on a young table, where
- * every index on client_id looks as cheap, whichever the plan takes finds the wallet's few
- * accounts, not the client's.
+ * statement and then passes it to the ledger (LoadOptions.locked). Written as text
+ * (platform/db/text-statements.ts): its caller, the card processor's lookup, is one. The account
+ * is named by its id and by what it is (the wallet, the asset), all true of the one row: on a
+ * young table, where every index on client_id looks as cheap, whichever the plan takes finds the
+ * wallet's few accounts, not the client's.
  */
-export function lockWalletAccountQuery(clientId: string, walletId: string, asset: string): RawBuilder<AccountRow> {
-  return sql<AccountRow>`SELECT ${accountRowColumns} FROM ledger_accounts t
-    WHERE t.client_id = ${clientId} AND t.id = ${walletAccountId(clientId, walletId, asset)} AND t.kind = 'WALLET' AND t.wallet_id = ${walletId} AND t.asset = ${asset}
+export function lockWalletAccountText(parameters: StatementParameters, clientId: string, walletId: string, asset: string): string {
+  const p = (value: unknown) => parameters.add(value);
+  return `SELECT ${accountRowColumnsText} FROM ledger_accounts t
+    WHERE t.client_id = ${p(clientId)} AND t.id = ${p(walletAccountId(clientId, walletId, asset))} AND t.kind = 'WALLET' AND t.wallet_id = ${p(walletId)} AND t.asset = ${p(asset)}
     FOR NO KEY UPDATE`;
 }
 

@@ -22,6 +22,11 @@ export function prepared<T>(statement: RawBuilder<T>): RawBuilder<T> {
   return sql<T>`${sql.raw(marker)}${statement}`;
 }
 
+/** A statement written as text (text-statements.ts) as a prepared statement. */
+export function preparedText(text: string): string {
+  return marker + text;
+}
+
 /** A Kysely SELECT as a prepared statement (its rows: `.execute(tx).rows`); its text must not vary with the data. */
 export function preparedSelect<O>(query: Compilable<O> & OperationNodeSource): RawBuilder<O> {
   return prepared(sql<O>`${query}`);

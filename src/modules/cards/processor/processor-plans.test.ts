@@ -72,11 +72,11 @@ describe('plans of the card processor reads', () => {
     const info = readMessage(message, now);
     const context = { clientId: t.clientA.id, traceId: 'plan-test', now };
     const plansOf = async (mode: 'custom' | 'generic') => [
-      await planOf(t.deps.db, lockCardStatement(t.deps.db as never, t.clientA.id, { fingerprint }), mode),
-      await planOf(t.deps.db, lockCardStatement(t.deps.db as never, t.clientA.id, { id: card.cardId }), mode),
+      await planOf(t.deps.db, lockCardStatement(t.clientA.id, { fingerprint }), mode),
+      await planOf(t.deps.db, lockCardStatement(t.clientA.id, { id: card.cardId }), mode),
       await planOf(
         t.deps.db,
-        lookupStatement(t.deps.db as never, context, row, info, {
+        lookupStatement(context, row, info, {
           earlier: { since: new Date(now.getTime() - 86_400_000) },
           correlate: { byRrn: true },
           approvals: true,

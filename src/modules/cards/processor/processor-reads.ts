@@ -6,13 +6,13 @@
  * approvals of the day. The reads themselves are those of contract §12.3; processor.ts decides in
  * its order with what they found.
  */
-import { sql, type RawBuilder } from 'kysely';
-import { prepared } from '../../../platform/db/prepared-statements.js';
+import { preparedText } from '../../../platform/db/prepared-statements.js';
+import { StatementParameters, TextStatement } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { claimInGroup } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { isUuid } from '../../../platform/ids.js';
-import { lockWalletAccountQuery, type AccountRow } from '../../ledger/index.js';
+import { lockWalletAccountText, type AccountRow } from '../../ledger/index.js';
 import type { CardRow } from '../cards.service.js';
 import type { CardProgramRow } from '../programs.js';
 import { firstSendingOf, sendingsOf } from '../network/index.js';
@@ -39,7 +39,7 @@ export async function lockCardWithProgram(tx: Tx, clientId: string, by: { id: st
   // Before the lock: in a transaction group, a card another group holds is waited for outside the
   // group (its other members' statements would queue behind this one's lock wait).
   claimInGroup(tx, [`${clientId}/${'id' in by ? by.id : by.fingerprint}`]);
-  const row = (await lockCardStatement(tx, clientId, by).execute(tx)).rows[0];
+  const row = (await lockCardStatement(clientId, by).execute(tx)).rows[0];
   if (!row) return undefined;
   const { program, ...card } = row;
   claimCard(tx, card);
@@ -60,18 +60,17 @@ export function claimCard(tx: Tx, card: CardRow): void {
 
 /**
  * The statement of `lockCardWithProgram`, prepared like the lookup below (see `lookupStatement`
- * for the plans it may keep).
+ * for the plans it may keep), and written as text like it.
  */
-export function lockCardStatement(tx: Tx, clientId: string, by: { id: string } | { fingerprint: string }) {
-  const query = tx
-    .selectFrom('cards')
-    .leftJoin('card_programs', (join) => join.onRef('card_programs.client_id', '=', 'cards.client_id').onRef('card_programs.id', '=', 'cards.card_program_id'))
-    .selectAll('cards')
-    .select(sql<ProgramJson | null>`to_jsonb(card_programs)`.as('program'))
-    .where('cards.client_id', '=', clientId)
-    .forUpdate('cards');
-  const chosen = 'id' in by ? query.where('cards.id', '=', by.id) : query.where('cards.pan_fingerprint', '=', by.fingerprint);
-  return prepared(sql<CardRow & { program: ProgramJson | null }>`${chosen}`);
+export function lockCardStatement(clientId: string, by: { id: string } | { fingerprint: string }): TextStatement<CardRow & { program: ProgramJson | null }> {
+  const parameters = new StatementParameters();
+  const p = (value: unknown) => parameters.add(value);
+  const chosen = 'id' in by ? `cards.id = ${p(by.id)}` : `cards.pan_fingerprint = ${p(by.fingerprint)}`;
+  const text = `SELECT cards.*, to_jsonb(card_programs) AS program FROM cards
+    LEFT JOIN card_programs ON card_programs.client_id = cards.client_id AND card_programs.id = cards.card_program_id
+    WHERE cards.client_id = ${p(clientId)} AND ${chosen}
+    FOR UPDATE OF cards`;
+  return new TextStatement(preparedText(text), parameters.values);
 }
 
 /** What `lookUpMessage` is asked to read. */
@@ -112,7 +111,7 @@ export const dayMs = 24 * 3600 * 1000;
  * what the card's earlier messages wrote under that lock.
  */
 export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants): Promise<MessageLookups> {
-  const result = await lookupStatement(tx, context, card, info, wants).execute(tx);
+  const result = await lookupStatement(context, card, info, wants).execute(tx);
   const row = result.rows[0];
   if (!row) throw new Error('the lookup statement returned no row');
   const { earlier_id: earlierId, today_count: count, today_sum: sum, account, ...swipe } = row;
@@ -128,7 +127,9 @@ export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardR
 /**
  * The statement of `lookUpMessage`, prepared: its text depends only on what is asked for and the
  * message's kind. Planned for every message, it and the card's lock took about a quarter of the
- * database's time per card message (docs/benchmarks.md).
+ * database's time per card message (docs/benchmarks.md). Written as text
+ * (platform/db/text-statements.ts): built and compiled by Kysely for every message, it was about a
+ * tenth of the server's CPU per card message.
  *
  * PostgreSQL may keep a generic plan. One made while card_transactions was empty (where every
  * index looks as cheap as any other) found the earlier message by reading the client's records in
@@ -138,21 +139,21 @@ export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardR
  * while the tables are small; on tables of a few thousand records every part of the generic plan,
  * as of the custom one, goes through an index on the card (processor-plans.test.ts).
  */
-export function lookupStatement(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants) {
-  const earlier = wants.earlier ? earlierMessageQuery(tx, context, card, info, wants.earlier.since) : sql`NULL::uuid`;
-  const today = wants.approvals ? approvalsTodayQuery(tx, context, card) : sql`(SELECT NULL::bigint AS count, NULL::numeric AS sum)`;
-  const correlated = (wants.correlate ? correlatedSwipeQuery(tx, context, card, info, wants.correlate.byRrn) : undefined) ?? sql`(SELECT * FROM card_swipes WHERE false)`;
+export function lookupStatement(context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants): TextStatement<NullableColumns<CardSwipeRow> & LookupColumns> {
+  const parameters = new StatementParameters();
+  // The card's rows, named by the client and the card: every part goes through the card's index entries.
+  const ofCard = `client_id = ${parameters.add(context.clientId)} AND card_id = ${parameters.add(card.id)}`;
+  const earlier = wants.earlier ? earlierMessageQuery(parameters, ofCard, info, wants.earlier.since) : 'NULL::uuid';
+  const today = wants.approvals ? approvalsTodayQuery(parameters, ofCard, context, card) : '(SELECT NULL::bigint AS count, NULL::numeric AS sum)';
+  const correlated = (wants.correlate ? correlatedSwipeQuery(parameters, ofCard, context, info, wants.correlate.byRrn) : undefined) ?? '(SELECT * FROM card_swipes WHERE false)';
   // The account, locked by the ledger's own query, as one JSON column (its amounts are text in it).
-  const account = wants.account ? sql`to_jsonb(account)` : sql`NULL::jsonb`;
-  const accountJoin = wants.account
-    ? sql`LEFT JOIN LATERAL (${lockWalletAccountQuery(context.clientId, card.wallet_id, wants.account.asset)}) AS account ON true`
-    : sql``;
-  // Each part is a parenthesised subquery (Kysely wraps the embedded ones).
-  return prepared(sql<NullableColumns<CardSwipeRow> & LookupColumns>`
-    SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, ${account} AS account, correlated.*
+  const account = wants.account ? 'to_jsonb(account)' : 'NULL::jsonb';
+  const accountJoin = wants.account ? `LEFT JOIN LATERAL (${lockWalletAccountText(parameters, context.clientId, card.wallet_id, wants.account.asset)}) AS account ON true` : '';
+  const text = `SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, ${account} AS account, correlated.*
     FROM ${today} AS today
     LEFT JOIN ${correlated} AS correlated ON true
-    ${accountJoin}`);
+    ${accountJoin}`;
+  return new TextStatement(preparedText(text), parameters.values);
 }
 
 /** The lookup's own columns besides the lifecycle's. */
@@ -168,28 +169,19 @@ export function swipesOfCard(tx: Tx, clientId: string, cardId: string) {
   return tx.selectFrom('card_swipes').where('client_id', '=', clientId).where('card_id', '=', cardId);
 }
 
-/** The card's records (its messages), found through the card's index entries. */
-function recordsOfCard(tx: Tx, clientId: string, cardId: string) {
-  return tx.selectFrom('card_transactions').where('client_id', '=', clientId).where('card_id', '=', cardId);
-}
-
 /**
  * The first message of this card with the same STAN and RRN and the same kind (a repeat counts as
  * its first sending) since `since`. Expiry records repeat their lifecycle's identifiers; they are
  * not messages.
  */
-function earlierMessageQuery(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, since: Date): RawBuilder<unknown> {
+function earlierMessageQuery(parameters: StatementParameters, ofCard: string, info: MessageInfo, since: Date): string {
   const mtis = sendingsOf(info.mti);
-  if (mtis.length === 0) return sql`NULL::uuid`;
-  return sql`${recordsOfCard(tx, context.clientId, card.id)
-    .select('id')
-    .where('stan', '=', info.stan)
-    .where('rrn', '=', info.rrn)
-    .where('created_at', '>', since)
-    .where('expired_at', 'is', null)
-    .where('mti', 'in', mtis)
-    .orderBy('id')
-    .limit(1)}`;
+  if (mtis.length === 0) return 'NULL::uuid';
+  const p = (value: unknown) => parameters.add(value);
+  return `(SELECT id FROM card_transactions
+    WHERE ${ofCard} AND stan = ${p(info.stan)} AND rrn = ${p(info.rrn)} AND created_at > ${p(since)} AND expired_at IS NULL
+      AND mti IN (${parameters.list(mtis)})
+    ORDER BY id LIMIT 1)`;
 }
 
 /**
@@ -197,22 +189,17 @@ function earlierMessageQuery(tx: Tx, context: RequestContext, card: CardRow, inf
  * COOP_AUTH card, its requests waiting for the client's answer count as approved for what they
  * reserved.
  */
-function approvalsTodayQuery(tx: Tx, context: RequestContext, card: CardRow): RawBuilder<unknown> {
-  const startOfDay = new Date(Math.floor(context.now.getTime() / dayMs) * dayMs);
-  const waiting = sql`FROM card_swipes WHERE client_id = ${context.clientId} AND card_id = ${card.id} AND coop_pending IS NOT NULL AND updated_at >= ${startOfDay}`;
+function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, context: RequestContext, card: CardRow): string {
+  const startOfDay = parameters.add(new Date(Math.floor(context.now.getTime() / dayMs) * dayMs));
+  const waiting = `FROM card_swipes WHERE ${ofCard} AND coop_pending IS NOT NULL AND updated_at >= ${startOfDay}`;
   const coop = card.card_transaction_handler === 'COOP_AUTH';
-  return sql`${recordsOfCard(tx, context.clientId, card.id)
-    .select([
-      (coop ? sql<string>`count(*) + (SELECT count(*) ${waiting})` : sql<string>`count(*)`).as('count'),
-      (coop
-        ? sql<string>`coalesce(sum(amount_minor), 0) + (SELECT coalesce(sum((coop_pending->>'reservedMinor')::numeric), 0) ${waiting})`
-        : sql<string>`coalesce(sum(amount_minor), 0)`
-      ).as('sum'),
-    ])
-    .where('created_at', '>=', startOfDay)
-    .where('type', 'in', ['PRE_AUTHORIZATION', 'PURCHASE'])
-    .where('mti', 'in', ['0100', '0101', '0200', '0201'])
-    .where('response_code', 'in', ['00', '10'])}`;
+  const count = coop ? `count(*) + (SELECT count(*) ${waiting})` : 'count(*)';
+  const sum = coop
+    ? `coalesce(sum(amount_minor), 0) + (SELECT coalesce(sum((coop_pending->>'reservedMinor')::numeric), 0) ${waiting})`
+    : 'coalesce(sum(amount_minor), 0)';
+  return `(SELECT ${count} AS count, ${sum} AS sum FROM card_transactions
+    WHERE ${ofCard} AND created_at >= ${startOfDay} AND type IN ('PRE_AUTHORIZATION', 'PURCHASE')
+      AND mti IN ('0100', '0101', '0200', '0201') AND response_code IN ('00', '10'))`;
 }
 
 /**
@@ -221,43 +208,25 @@ function approvalsTodayQuery(tx: Tx, context: RequestContext, card: CardRow): Ra
  * + RRN + amount of a lifecycle whose hold is still open. Undefined when the message names none
  * of them.
  */
-function correlatedSwipeQuery(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, byRrn: boolean): RawBuilder<unknown> | undefined {
-  const choices: RawBuilder<unknown>[] = [];
+function correlatedSwipeQuery(parameters: StatementParameters, ofCard: string, context: RequestContext, info: MessageInfo, byRrn: boolean): string | undefined {
+  const p = (value: unknown) => parameters.add(value);
+  const choices: string[] = [];
   if (info.networkDataRef !== null) {
-    choices.push(sql`${swipesOfCard(tx, context.clientId, card.id)
-      .select('id')
-      .where('network_data_ref', '=', info.networkDataRef)
-      .orderBy('id', 'desc')
-      .limit(1)}`);
+    choices.push(`(SELECT id FROM card_swipes WHERE ${ofCard} AND network_data_ref = ${p(info.networkDataRef)} ORDER BY id DESC LIMIT 1)`);
   }
   const original = info.original;
   const originalMtis = original === null ? [] : sendingsOf(firstSendingOf(original.mti));
   if (original !== null && originalMtis.length > 0) {
-    choices.push(sql`${recordsOfCard(tx, context.clientId, card.id)
-      .select('swipe_id')
-      .where('stan', '=', original.stan)
-      .where('transmission_date_time', '=', original.transmissionDateTime)
-      .where('acquirer_id', '=', original.acquirerId)
-      .where('expired_at', 'is', null)
-      .where('mti', 'in', originalMtis)
-      .orderBy('id', 'desc')
-      .limit(1)}`);
+    choices.push(`(SELECT swipe_id FROM card_transactions
+      WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
+        AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
+      ORDER BY id DESC LIMIT 1)`);
   }
   if (byRrn) {
-    choices.push(sql`${swipesOfCard(tx, context.clientId, card.id)
-      .select('id')
-      .where('rrn', '=', info.rrn)
-      .where('status', '=', 'PENDING')
-      .where('held_minor', '=', info.amountMinor.toString())
-      .orderBy('id', 'desc')
-      .limit(1)}`);
+    choices.push(`(SELECT id FROM card_swipes WHERE ${ofCard} AND rrn = ${p(info.rrn)} AND status = 'PENDING' AND held_minor = ${p(info.amountMinor.toString())}
+      ORDER BY id DESC LIMIT 1)`);
   }
   if (choices.length === 0) return undefined;
   // COALESCE evaluates its arguments in order and stops at the first that is not null: the first choice that matches wins.
-  return sql`${tx
-    .selectFrom('card_swipes')
-    .selectAll()
-    .where('client_id', '=', context.clientId)
-    .where('id', '=', sql<string>`coalesce(${sql.join(choices)})`)
-    .forUpdate()}`;
+  return `(SELECT * FROM card_swipes WHERE client_id = ${p(context.clientId)} AND id = coalesce(${choices.join(', ')}) FOR UPDATE)`;
 }
