@@ -4,10 +4,11 @@ import type { Tx } from './transaction.js';
 /**
  * Statements written as SQL text with numbered parameters, for the few that run for every request
  * of a hot path and whose shape varies (the card processor's reads: docs/cards.md). Kysely builds
- * and compiles a query from its operation tree on every call; for the card lookup, a statement of
- * four subqueries made for every message, that was about a tenth of the server's CPU per card
- * message. Text costs a few string concatenations; its tables and columns are not type-checked,
- * which is why only such statements are written this way, each next to a test that runs it.
+ * and compiles a query from its operation tree on every call; for the card's lock and lookup (four
+ * subqueries), made for every message, that was about a fifth of the server's CPU per card message
+ * (docs/benchmarks.md, card-auth). Text costs a few string concatenations; its tables and columns
+ * are not type-checked, which is why only such statements are written this way, each next to a
+ * test that runs it.
  */
 
 /** The parameters of a statement being written: `add` gives the placeholder of the next one. */

@@ -128,8 +128,8 @@ export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardR
  * The statement of `lookUpMessage`, prepared: its text depends only on what is asked for and the
  * message's kind. Planned for every message, it and the card's lock took about a quarter of the
  * database's time per card message (docs/benchmarks.md). Written as text
- * (platform/db/text-statements.ts): built and compiled by Kysely for every message, it was about a
- * tenth of the server's CPU per card message.
+ * (platform/db/text-statements.ts): built and compiled by Kysely for every message, it and the
+ * card's lock took about a fifth of the server's CPU per card message.
  *
  * PostgreSQL may keep a generic plan. One made while card_transactions was empty (where every
  * index looks as cheap as any other) found the earlier message by reading the client's records in
