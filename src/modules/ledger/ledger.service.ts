@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { prepared, preparedSelect } from '../../platform/db/prepared-statements.js';
+import { prepared } from '../../platform/db/prepared-statements.js';
+import { compiledOnce, compileOnly } from '../../platform/db/text-statements.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { LedgerBatch, type LoadOptions } from './ledger-batch.js';
@@ -69,18 +70,20 @@ export const clearPendingCredit = (tx: Tx, input: Input<ClearPendingCreditOperat
 export const failPendingCredit = (tx: Tx, input: Input<FailPendingCreditOperation>) =>
   runLedgerOperation(tx, { operation: 'failPendingCredit', ...input });
 
+/** Prepared and compiled once: every card message reads its wallet's balances. */
+const walletBalancesStatement = compiledOnce((clientId: string, walletId: string) =>
+  compileOnly
+    .selectFrom('ledger_accounts')
+    .select(['asset', 'available', 'reserved', 'pending', 'overdrawn'])
+    .where('client_id', '=', clientId)
+    .where('kind', '=', 'WALLET')
+    .where('wallet_id', '=', walletId)
+    .orderBy('asset'),
+);
+
 /** Balances of a wallet in every asset it has ever held, sorted by asset. Empty when it never held any. */
 export async function walletBalances(db: Db | Tx, clientId: string, walletId: string): Promise<WalletBalance[]> {
-  // Prepared: every card message reads its wallet's balances.
-  const { rows } = await preparedSelect(
-    db
-      .selectFrom('ledger_accounts')
-      .select(['asset', 'available', 'reserved', 'pending', 'overdrawn'])
-      .where('client_id', '=', clientId)
-      .where('kind', '=', 'WALLET')
-      .where('wallet_id', '=', walletId)
-      .orderBy('asset'),
-  ).execute(db);
+  const { rows } = await walletBalancesStatement(clientId, walletId).execute(db);
   return rows.map((row) => ({
     asset: row.asset,
     available: BigInt(row.available),

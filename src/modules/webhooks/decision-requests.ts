@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
-import { preparedSelect } from '../../platform/db/prepared-statements.js';
+import { compiledOnce, compileOnly } from '../../platform/db/text-statements.js';
 import type { RowsKind, WriteStatement } from '../../platform/db/write-statement.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
@@ -31,26 +31,26 @@ export interface DecisionEndpoint {
   secrets: string[];
 }
 
+const decisionEndpointStatement = compiledOnce((clientId: string, type: string) =>
+  compileOnly
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'])
+    .where('client_id', '=', clientId)
+    .where('active', '=', true)
+    .where('deleted_at', 'is', null)
+    .where(sql<boolean>`${type} = ANY (event_types)`)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1),
+);
+
 /**
  * The client's active subscription that names `type` explicitly (a `*` subscription is not asked
  * to decide: it did not sign up to answer in real time). With several, the oldest answers.
  */
 export async function decisionEndpointOf(tx: Tx, deps: Pick<Deps, 'config' | 'database'>, clientId: string, type: EventType, now: Date): Promise<DecisionEndpoint | null> {
-  // Prepared, as the decision path's other statements: one runs for every decision request.
-  const row = (
-    await preparedSelect(
-      tx
-        .selectFrom('webhook_subscriptions')
-        .select(['id', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'])
-        .where('client_id', '=', clientId)
-        .where('active', '=', true)
-        .where('deleted_at', 'is', null)
-        .where(sql<boolean>`${type} = ANY (event_types)`)
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(1),
-    ).execute(tx)
-  ).rows[0];
+  // Prepared and compiled once, as the decision path's other statements: one runs for every decision request.
+  const row = (await decisionEndpointStatement(clientId, type).execute(tx)).rows[0];
   if (!row) return null;
   return { subscriptionId: row.id, url: row.url, secrets: webhookSecretBoxOf(deps).signingSecrets(clientId, row.id, row, now) };
 }

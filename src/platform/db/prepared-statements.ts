@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
-import { sql, type Compilable, type OperationNodeSource, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { withArrayLiterals } from './parameters.js';
 
 /**
@@ -27,10 +27,6 @@ export function preparedText(text: string): string {
   return marker + text;
 }
 
-/** A Kysely SELECT as a prepared statement (its rows: `.execute(tx).rows`); its text must not vary with the data. */
-export function preparedSelect<O>(query: Compilable<O> & OperationNodeSource): RawBuilder<O> {
-  return prepared(sql<O>`${query}`);
-}
 
 /**
  * When a statement is prepared again, under a new name: after this many runs in the process, then

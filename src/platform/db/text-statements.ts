@@ -1,5 +1,6 @@
-import { CompiledQuery, type QueryResult } from 'kysely';
-import type { Tx } from './transaction.js';
+import { CompiledQuery, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type QueryResult } from 'kysely';
+import { preparedText } from './prepared-statements.js';
+import type { Database } from './schema.js';
 
 /**
  * Statements written as SQL text with numbered parameters, for the few that run for every request
@@ -38,7 +39,49 @@ export class TextStatement<R> {
     return CompiledQuery.raw(this.sql, [...this.parameters]);
   }
 
-  execute(tx: Tx): Promise<QueryResult<R>> {
-    return tx.executeQuery(this.compile());
+  /** Runs it in a transaction, or on the pool. */
+  execute(db: Pick<Kysely<Database>, 'executeQuery'>): Promise<QueryResult<R>> {
+    return db.executeQuery(this.compile());
   }
+}
+
+/**
+ * A Kysely instance that only compiles (it has no connection): the queries of `compiledOnce` are
+ * built on it.
+ */
+export const compileOnly = new Kysely<Database>({
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
+});
+
+/**
+ * A prepared statement whose text does not depend on its arguments, written with Kysely's query
+ * builder (typed tables and columns) but built and compiled once: the first call builds it with
+ * a marker in place of each argument, the compiled parameters tell which argument goes where (the
+ * others, the query's own constants, are kept as they are), and every call then gives the text
+ * with its own arguments in that order. `build` must pass its arguments to the query as values
+ * only (parameters), never look at them or build text from them.
+ */
+export function compiledOnce<A extends string[], R>(build: (...args: A) => { compile(): CompiledQuery<R> }): (...args: A) => TextStatement<R> {
+  let shape: { sql: string; parameters: ({ argument: number } | { constant: unknown })[] } | undefined;
+  return (...args: A) => {
+    if (shape === undefined) {
+      const markers = args.map((_, index) => `\u0000argument ${index}\u0000`);
+      const compiled = build(...(markers as A)).compile();
+      if (compiled.sql.includes('\u0000')) throw new Error('compiledOnce: an argument was written into the text');
+      const parameters = compiled.parameters.map((value) => {
+        const argument = typeof value === 'string' ? markers.indexOf(value) : -1;
+        return argument >= 0 ? { argument } : { constant: value };
+      });
+      shape = { sql: preparedText(compiled.sql), parameters };
+    }
+    return new TextStatement<R>(
+      shape.sql,
+      shape.parameters.map((parameter) => ('argument' in parameter ? args[parameter.argument] : parameter.constant)),
+    );
+  };
 }

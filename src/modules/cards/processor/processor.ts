@@ -6,7 +6,7 @@
  * the message-level endpoint go through it. docs/cards.md describes the flows.
  */
 import type { Deps } from '../../../platform/deps.js';
-import { preparedSelect } from '../../../platform/db/prepared-statements.js';
+import { compiledOnce, compileOnly } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { WriteStatement } from '../../../platform/db/write-statement.js';
 import { deferToGroup } from '../../../platform/db/transaction-groups.js';
@@ -429,16 +429,27 @@ async function insertChild(writer: Writer, row: CardTransactionRow, more: (Event
   return view;
 }
 
-/** A card transaction record that exists (prepared: the duplicate and cooperative paths read one per message). */
+/** The statements of one row by key, prepared and compiled once (the duplicate and cooperative paths run them for every message). */
+const recordByIdStatement = compiledOnce((clientId: string, id: string) =>
+  compileOnly.selectFrom('card_transactions').selectAll().where('client_id', '=', clientId).where('id', '=', id),
+);
+const lockCardByIdStatement = compiledOnce((clientId: string, id: string) =>
+  compileOnly.selectFrom('cards').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate(),
+);
+const lockSwipeStatement = compiledOnce((clientId: string, id: string) =>
+  compileOnly.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate(),
+);
+
+/** A card transaction record that exists. */
 async function recordById(tx: Tx, clientId: string, id: string): Promise<CardTransactionRow> {
-  const row = (await preparedSelect(tx.selectFrom('card_transactions').selectAll().where('client_id', '=', clientId).where('id', '=', id)).execute(tx)).rows[0];
+  const row = (await recordByIdStatement(clientId, id).execute(tx)).rows[0];
   assert(row, `card transaction ${id} is missing`);
   return row;
 }
 
-/** Locks a card that exists (prepared, as the processor's own lock). */
+/** Locks a card that exists. */
 async function lockCardById(tx: Tx, clientId: string, id: string): Promise<CardRow> {
-  const card = (await preparedSelect(tx.selectFrom('cards').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate()).execute(tx)).rows[0];
+  const card = (await lockCardByIdStatement(clientId, id).execute(tx)).rows[0];
   assert(card, `card ${id} is missing`);
   return card;
 }
@@ -818,7 +829,7 @@ async function cancelExpiry(writer: Writer, swipeId: string): Promise<void> {
 // ---- correlation ------------------------------------------------------------------------------
 
 async function lockSwipe(tx: Tx, clientId: string, id: string): Promise<CardSwipeRow | undefined> {
-  return (await preparedSelect(tx.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate()).execute(tx)).rows[0];
+  return (await lockSwipeStatement(clientId, id).execute(tx)).rows[0];
 }
 
 /**
