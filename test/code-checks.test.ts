@@ -18,32 +18,35 @@ afterAll(async () => {
  */
 type CodeCheck = { pattern: string } & (
   | { domain: string; columns: [table: string, column: string][] }
-  | { table: string; constraint: string }
+  | { table: string; constraint: string; column: string }
 );
 const checks: CodeCheck[] = [
   { domain: 'wallet_record_code', columns: [['wallet_transactions', 'type'], ['wallet_transactions', 'purpose']], pattern: '^[A-Z][A-Z0-9_]{0,63}$' },
   { domain: 'event_type_code', columns: [['events', 'type']], pattern: '^[A-Z][A-Z0-9_]*$' },
-  { table: 'webhook_deliveries', constraint: 'webhook_deliveries_event_type_check', pattern: '^[A-Z][A-Z0-9_]*$' },
+  { table: 'webhook_deliveries', constraint: 'webhook_deliveries_event_type_check', column: 'event_type', pattern: '^[A-Z][A-Z0-9_]*$' },
 ];
 
 const nameOf = (check: CodeCheck) => ('domain' in check ? `the domain ${check.domain}` : check.constraint);
 
-/** Runs the rule's own expression (read from the catalogue) and the old pattern on each text. */
+/**
+ * Runs the rule's own expression (read from the catalogue) and the old pattern on each text. The
+ * probe's column is named as the expression names it: VALUE for a domain, the column for a table.
+ */
 async function judge(check: CodeCheck, texts: string[]): Promise<{ text: string; constraint: boolean; pattern: boolean }[]> {
   const found =
     'domain' in check
       ? await sql<{ expression: string }>`
           SELECT pg_get_expr(conbin, 0) AS expression FROM pg_constraint WHERE contypid = ${check.domain}::regtype`.execute(t.deps.db)
-      : // The table's column, named value in the probe below.
-        await sql<{ expression: string }>`
-          SELECT replace(pg_get_expr(conbin, conrelid), 'event_type', 'value') AS expression FROM pg_constraint
+      : await sql<{ expression: string }>`
+          SELECT pg_get_expr(conbin, conrelid) AS expression FROM pg_constraint
           WHERE conname = ${check.constraint} AND conrelid = ${check.table}::regclass`.execute(t.deps.db);
   expect(found.rows).toHaveLength(1);
   const expression = found.rows[0]?.expression;
   if (!expression) throw new Error(`${nameOf(check)} was not found`);
+  const column = sql.ref('domain' in check ? 'value' : check.column);
   const result = await sql<{ text: string; constraint: boolean; pattern: boolean }>`
-    SELECT probe.value AS text, coalesce((${sql.raw(expression)}), false) AS constraint, probe.value ~ ${check.pattern} AS pattern
-    FROM unnest(${texts}::text[]) AS probe (value)`.execute(t.deps.db); // VALUE in the domain's expression reads the column named value
+    SELECT ${column} AS text, coalesce((${sql.raw(expression)}), false) AS constraint, ${column} ~ ${check.pattern} AS pattern
+    FROM unnest(${texts}::text[]) AS probe (${column})`.execute(t.deps.db);
   return result.rows;
 }
 

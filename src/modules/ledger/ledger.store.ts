@@ -79,7 +79,7 @@ export function lockAccountsStatement(keys: readonly AccountKey[]): RawBuilder<A
  * wallet's few accounts, not the client's.
  */
 export function lockWalletAccountText(parameters: StatementParameters, clientId: string, walletId: string, asset: string): string {
-  const p = (value: unknown) => parameters.add(value);
+  const p = parameters.add;
   return `SELECT ${accountRowColumnsText} FROM ledger_accounts t
     WHERE t.client_id = ${p(clientId)} AND t.id = ${p(walletAccountId(clientId, walletId, asset))} AND t.kind = 'WALLET' AND t.wallet_id = ${p(walletId)} AND t.asset = ${p(asset)}
     FOR NO KEY UPDATE`;

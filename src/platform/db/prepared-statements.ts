@@ -27,7 +27,6 @@ export function preparedText(text: string): string {
   return marker + text;
 }
 
-
 /**
  * When a statement is prepared again, under a new name: after this many runs in the process, then
  * after eight times as many, and so on (64, 512, 4,096, 32,768, 262,144 runs), then never again.

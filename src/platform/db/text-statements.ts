@@ -16,15 +16,15 @@ import type { Database } from './schema.js';
 export class StatementParameters {
   readonly values: unknown[] = [];
 
-  /** Adds a value; answers its placeholder (`$1`, `$2`, …). */
-  add(value: unknown): string {
+  /** Adds a value; answers its placeholder (`$1`, `$2`, …). A bound function: `const p = parameters.add`. */
+  readonly add = (value: unknown): string => {
     this.values.push(value);
     return `$${this.values.length}`;
-  }
+  };
 
   /** Placeholders for a list of values, comma-separated (for IN lists of a known length). */
   list(values: readonly unknown[]): string {
-    return values.map((value) => this.add(value)).join(', ');
+    return values.map(this.add).join(', ');
   }
 }
 
@@ -32,11 +32,11 @@ export class StatementParameters {
 export class TextStatement<R> {
   constructor(
     readonly sql: string,
-    readonly parameters: readonly unknown[],
+    readonly parameters: unknown[],
   ) {}
 
   compile(): CompiledQuery<R> {
-    return CompiledQuery.raw(this.sql, [...this.parameters]);
+    return CompiledQuery.raw(this.sql, this.parameters);
   }
 
   /** Runs it in a transaction, or on the pool. */

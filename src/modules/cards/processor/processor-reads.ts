@@ -64,7 +64,7 @@ export function claimCard(tx: Tx, card: CardRow): void {
  */
 export function lockCardStatement(clientId: string, by: { id: string } | { fingerprint: string }): TextStatement<CardRow & { program: ProgramJson | null }> {
   const parameters = new StatementParameters();
-  const p = (value: unknown) => parameters.add(value);
+  const p = parameters.add;
   const chosen = 'id' in by ? `cards.id = ${p(by.id)}` : `cards.pan_fingerprint = ${p(by.fingerprint)}`;
   const text = `SELECT cards.*, to_jsonb(card_programs) AS program FROM cards
     LEFT JOIN card_programs ON card_programs.client_id = cards.client_id AND card_programs.id = cards.card_program_id
@@ -141,11 +141,12 @@ export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardR
  */
 export function lookupStatement(context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants): TextStatement<NullableColumns<CardSwipeRow> & LookupColumns> {
   const parameters = new StatementParameters();
+  const client = parameters.add(context.clientId);
   // The card's rows, named by the client and the card: every part goes through the card's index entries.
-  const ofCard = `client_id = ${parameters.add(context.clientId)} AND card_id = ${parameters.add(card.id)}`;
+  const ofCard = `client_id = ${client} AND card_id = ${parameters.add(card.id)}`;
   const earlier = wants.earlier ? earlierMessageQuery(parameters, ofCard, info, wants.earlier.since) : 'NULL::uuid';
   const today = wants.approvals ? approvalsTodayQuery(parameters, ofCard, context, card) : '(SELECT NULL::bigint AS count, NULL::numeric AS sum)';
-  const correlated = (wants.correlate ? correlatedSwipeQuery(parameters, ofCard, context, info, wants.correlate.byRrn) : undefined) ?? '(SELECT * FROM card_swipes WHERE false)';
+  const correlated = (wants.correlate && correlatedSwipeQuery(parameters, client, ofCard, info, wants.correlate.byRrn)) || '(SELECT * FROM card_swipes WHERE false)';
   // The account, locked by the ledger's own query, as one JSON column (its amounts are text in it).
   const account = wants.account ? 'to_jsonb(account)' : 'NULL::jsonb';
   const accountJoin = wants.account ? `LEFT JOIN LATERAL (${lockWalletAccountText(parameters, context.clientId, card.wallet_id, wants.account.asset)}) AS account ON true` : '';
@@ -177,7 +178,7 @@ export function swipesOfCard(tx: Tx, clientId: string, cardId: string) {
 function earlierMessageQuery(parameters: StatementParameters, ofCard: string, info: MessageInfo, since: Date): string {
   const mtis = sendingsOf(info.mti);
   if (mtis.length === 0) return 'NULL::uuid';
-  const p = (value: unknown) => parameters.add(value);
+  const p = parameters.add;
   return `(SELECT id FROM card_transactions
     WHERE ${ofCard} AND stan = ${p(info.stan)} AND rrn = ${p(info.rrn)} AND created_at > ${p(since)} AND expired_at IS NULL
       AND mti IN (${parameters.list(mtis)})
@@ -208,8 +209,8 @@ function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, co
  * + RRN + amount of a lifecycle whose hold is still open. Undefined when the message names none
  * of them.
  */
-function correlatedSwipeQuery(parameters: StatementParameters, ofCard: string, context: RequestContext, info: MessageInfo, byRrn: boolean): string | undefined {
-  const p = (value: unknown) => parameters.add(value);
+function correlatedSwipeQuery(parameters: StatementParameters, client: string, ofCard: string, info: MessageInfo, byRrn: boolean): string | undefined {
+  const p = parameters.add;
   const choices: string[] = [];
   if (info.networkDataRef !== null) {
     choices.push(`(SELECT id FROM card_swipes WHERE ${ofCard} AND network_data_ref = ${p(info.networkDataRef)} ORDER BY id DESC LIMIT 1)`);
@@ -228,5 +229,5 @@ function correlatedSwipeQuery(parameters: StatementParameters, ofCard: string, c
   }
   if (choices.length === 0) return undefined;
   // COALESCE evaluates its arguments in order and stops at the first that is not null: the first choice that matches wins.
-  return `(SELECT * FROM card_swipes WHERE client_id = ${p(context.clientId)} AND id = coalesce(${choices.join(', ')}) FOR UPDATE)`;
+  return `(SELECT * FROM card_swipes WHERE client_id = ${client} AND id = coalesce(${choices.join(', ')}) FOR UPDATE)`;
 }
