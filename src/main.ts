@@ -21,6 +21,7 @@ export async function openDeps(config: Config, clock: Clock = systemClock, onPro
     memory: config.memory,
     poolMax: config.databasePoolMax,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
+    idleTimeoutMs: config.databasePoolIdleTimeoutMs,
     onProgress,
   });
   const deps: Deps = { config, database, db: database.db, clock, clientSeeders };

@@ -14,6 +14,8 @@ export interface Config {
   /** Throwaway in-memory embedded database. */
   memory: boolean;
   databasePoolMax: number;
+  /** How long an unused pool connection stays open (0: for ever). */
+  databasePoolIdleTimeoutMs: number;
   databaseConnectTimeoutMs: number;
   /** Whether the browser console is served at /console (OPENBAAS_CONSOLE; on in sandbox mode by default). */
   console: boolean;
@@ -115,6 +117,7 @@ export const environmentVariables = [
   ['DATA_DIR', './data', 'folder of the embedded database (and its lock file)'],
   ['DB_POOL_MAX', '20', 'PostgreSQL pool size (the embedded database always uses exactly one connection)'],
   ['DB_CONNECT_TIMEOUT_MS', '10000', 'how long a request waits for a database connection'],
+  ['DB_POOL_IDLE_TIMEOUT_MS', '300000', 'how long a PostgreSQL pool connection may stay unused before it is closed (0: never); a new connection prepares and plans its statements again'],
   ['OPENBAAS_API_KEY', '(unset)', 'in sandbox mode, a fixed `sk_test_…` key created at start if missing'],
   ['OPENBAAS_CONSOLE', 'on (sandbox), off (production)', '`on` or `off`: serve the browser console at `/console`'],
   ['OPENBAAS_REQUEST_LOG', 'on', '`on` or `off`: keep each authenticated API request for the trace timeline (`/v1/traces/:traceId`)'],
@@ -313,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     memory: overrides.memory ?? false,
     databasePoolMax: integer(env, 'DB_POOL_MAX', 20, 1, 1000),
     databaseConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
+    databasePoolIdleTimeoutMs: integer(env, 'DB_POOL_IDLE_TIMEOUT_MS', 300_000, 0, 86_400_000),
     console: switchOf(env, 'OPENBAAS_CONSOLE', mode === 'sandbox'),
     requestLog: switchOf(env, 'OPENBAAS_REQUEST_LOG', true),
     sandboxApiKey,
