@@ -33,10 +33,11 @@ export interface DatabaseOptions {
   poolMax: number;
   connectTimeoutMs: number;
   /**
-   * PostgreSQL only: how long an unused connection stays open (0: for ever; default 300,000). A
-   * new connection costs the database a process and the planning of every prepared statement
-   * again (prepared-statements.ts), so the pool keeps its connections through quiet spells rather
-   * than node-postgres's 10 s.
+   * PostgreSQL only: how long an unused connection stays open (0: for ever). The server passes
+   * DB_POOL_IDLE_TIMEOUT_MS (5 minutes by default): a new connection costs the database a process
+   * and the planning of every prepared statement again (prepared-statements.ts), so the server's
+   * pool keeps its connections through quiet spells. Absent: node-postgres's 10 s, for the pools
+   * of tests and tools, many of which are open at once.
    */
   idleTimeoutMs?: number | undefined;
   /** PostgreSQL only: the schema every connection works in (tests give each file its own). */
@@ -74,7 +75,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       // Queries are sent without waiting for the previous answer (pipelined-transaction.ts).
       pipeline: true,
       max: options.poolMax,
-      idleTimeoutMillis: options.idleTimeoutMs ?? 300_000,
+      ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMillis: options.idleTimeoutMs }),
       connectionTimeoutMillis: options.connectTimeoutMs,
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
     });
