@@ -37,6 +37,8 @@ const authorizationAmount = 1;
 const wholeP99TargetMs = 25;
 const systemP99TargetMs = 10;
 const timeoutPhase = { rate: 50, seconds: 10, walletCount: 200, timeoutMs: 250, receiverDelayMs: 400, slackMs: 50 };
+/** Seconds of stand-ins at the timeout phase's rate, after the warm-up (when there is one). */
+const standInWarmupS = 3;
 
 /**
  * The client's decision endpoint: a plain node:http server in its own process (so its work does
@@ -216,6 +218,10 @@ async function runCoopAuth(): Promise<ScenarioResult> {
     if (warmupDefaultS > 0) {
       const warmup = await openLoop({ rate, seconds: warmupDefaultS, serverPid, send: (index) => (index % 2 === 0 ? coop() : standard()) });
       if (Object.keys(warmup.failures).length > 0) throw new Error(`failures during the warm-up: ${JSON.stringify(warmup.failures)}`);
+      // The timeout phase's path (a stand-in after a client too slow to answer) runs nowhere else
+      // before that phase: warmed up too, at its rate, on its client's cards, uncounted.
+      const standIns = await openLoop({ rate: timeoutPhase.rate, seconds: standInWarmupS, serverPid, send: authorizer(agent, server, slow.apiKey, slowCards) });
+      if (Object.keys(standIns.failures).length > 0) throw new Error(`failures during the stand-in warm-up: ${JSON.stringify(standIns.failures)}`);
     }
     await checkpoint(url);
     const anchorCountersBefore = await databaseCountersOf(url);
