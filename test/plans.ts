@@ -27,15 +27,16 @@ export function literal(value: unknown): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
+/** What planOf explains: a Kysely raw statement, or a statement written as text (text-statements.ts). */
+export interface PlannableStatement {
+  compile(tx: Tx): { sql: string; parameters: readonly unknown[] };
+}
+
 /**
  * The generic plan PostgreSQL keeps for the statement on a connection, as the batched writes run it
  * (prepared, plan_cache_mode force_generic_plan); with `custom`, the plan made for these values.
  * With `emptyTables`, the plan made while those tables were empty.
  */
-/** What planOf explains: a Kysely raw statement, or a statement written as text (text-statements.ts). */
-export interface PlannableStatement {
-  compile(tx: Tx): { sql: string; parameters: readonly unknown[] };
-}
 
 export async function planOf(db: Db, statement: PlannableStatement, mode: 'generic' | 'custom' = 'generic', options: { emptyTables?: readonly string[] } = {}): Promise<PlanNode> {
   return withTransaction(db, async (tx) => {

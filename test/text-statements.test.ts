@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compiledOnce, compileOnly, StatementParameters, TextStatement } from '../src/platform/db/text-statements.js';
+import { compiledOnce, compileOnly, preparedTextStatement, StatementParameters, TextStatement } from '../src/platform/db/text-statements.js';
 import { createTestApp, type TestContext } from './harness.js';
 
 let t: TestContext;
@@ -18,6 +18,13 @@ describe('statements written as text', () => {
     expect(text).toBe('SELECT $1::text AS first, ARRAY[$2, $3]::int[] AS list, $4::text AS last');
     const { rows } = await new TextStatement<{ first: string; list: number[]; last: string }>(text, parameters.values).execute(t.deps.db);
     expect(rows).toEqual([{ first: 'a', list: [1, 2], last: 'b' }]);
+  });
+
+  it('preparedTextStatement marks the text as prepared and keeps the parameters its writer added', async () => {
+    const statement = preparedTextStatement<{ n: number }>(({ add }) => `SELECT ${add(7)}::int AS n`);
+    expect(statement.sql).toBe('/* prepared */ SELECT $1::int AS n');
+    expect(statement.parameters).toEqual([7]);
+    expect((await statement.execute(t.deps.db)).rows).toEqual([{ n: 7 }]);
   });
 });
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { withTransaction } from '../../platform/db/transaction.js';
-import { StatementParameters, TextStatement } from '../../platform/db/text-statements.js';
+import { preparedTextStatement } from '../../platform/db/text-statements.js';
 import { AppError } from '../../platform/http/errors.js';
 import { requireAsset } from '../../platform/money/assets.js';
 import * as ledger from './index.js';
@@ -80,9 +80,8 @@ describe('accounts the caller locked already (LoadOptions.locked)', () => {
     const hold = (locked?: ledger.AccountRow) =>
       withTransaction(t.deps.db, async (tx) => {
         // Locked as the card processor's lookup locks it.
-        const parameters = new StatementParameters();
-        const text = ledger.lockWalletAccountText(parameters, t.clientA.id, a, 'USD');
-        const [row] = (await new TextStatement<ledger.AccountRow>(text, parameters.values).execute(tx)).rows;
+        const lock = preparedTextStatement<ledger.AccountRow>((parameters) => ledger.lockWalletAccountText(parameters, t.clientA.id, a, 'USD'));
+        const [row] = (await lock.execute(tx)).rows;
         if (!row) throw new Error('no account');
         return ledger.placeHold(
           tx,

@@ -5,11 +5,11 @@ import type { Database } from './schema.js';
 /**
  * Statements written as SQL text with numbered parameters, for the few that run for every request
  * of a hot path and whose shape varies (the card processor's reads: docs/cards.md). Kysely builds
- * and compiles a query from its operation tree on every call; for the card's lock and lookup (four
- * subqueries), made for every message, that was about a fifth of the server's CPU per card message
- * (docs/benchmarks.md, card-auth). Text costs a few string concatenations; its tables and columns
- * are not type-checked, which is why only such statements are written this way, each next to a
- * test that runs it.
+ * and compiles a query from its operation tree on every call; writing the card's lock and lookup
+ * (four subqueries), made for every message, as text took the server's CPU per card message from
+ * 673 to 545 µs (docs/benchmarks.md, card-auth). Text costs a few string concatenations; its
+ * tables and columns are not type-checked, which is why only such statements are written this
+ * way, each next to a test that runs it.
  */
 
 /** The parameters of a statement being written: `add` gives the placeholder of the next one. */
@@ -43,6 +43,13 @@ export class TextStatement<R> {
   execute(db: Pick<Kysely<Database>, 'executeQuery'>): Promise<QueryResult<R>> {
     return db.executeQuery(this.compile());
   }
+}
+
+/** A prepared statement written as text: `write` adds the parameters it needs and gives the text. */
+export function preparedTextStatement<R>(write: (parameters: StatementParameters) => string): TextStatement<R> {
+  const parameters = new StatementParameters();
+  const text = write(parameters);
+  return new TextStatement<R>(preparedText(text), parameters.values);
 }
 
 /**
