@@ -53,7 +53,7 @@ import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { cardTransactionInserts, swipeInserts, swipeUpdates } from './card-writes.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
-import { claimCard, dayMs, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
+import { claimCard, claimCardBeforeLock, dayMs, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
 /** What the processor answered to one message. */
@@ -685,6 +685,7 @@ export async function finishCoopDecision(
   /** Why nothing was sent, when `exchange` is null for another reason than a missing subscription. */
   notSent?: { reason: StandInReason; detail: string },
 ): Promise<CoopDecisionResult> {
+  claimCardBeforeLock(tx, context.clientId, { id: pending.cardId });
   const card = await lockCardById(tx, context.clientId, pending.cardId);
   claimCard(tx, card);
   // The program as phase 1 read it: the request was decided under those settings.
