@@ -19,7 +19,7 @@ const MccList = Type.Array(Type.String({ pattern: MccPattern, maxLength: 9, desc
 
 export const CoopAuthSettingsSchema = Type.Object(
   {
-    timeoutMs: Type.Integer({ minimum: 250, maximum: 4000, description: 'how long the client has to answer a decision request' }),
+    timeoutMs: Type.Integer({ minimum: 250, maximum: 4000, description: "the decision's window, counted from the message's arrival: the decision request is sent with what is left of it after the system's first transaction, and a stand-in decides at its end" }),
     standIn: Type.Object(
       {
         mode: Type.Union([Type.Literal('DECLINE'), Type.Literal('APPROVE'), Type.Literal('APPROVE_UP_TO')], {

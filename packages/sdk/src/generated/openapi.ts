@@ -4222,7 +4222,7 @@ export interface components {
         };
         /** CardProgramCoopAuth */
         CardProgramCoopAuth: {
-            /** @description how long the client has to answer a decision request */
+            /** @description the decision's window, counted from the message's arrival: the decision request is sent with what is left of it after the system's first transaction, and a stand-in decides at its end */
             timeoutMs: number;
             standIn: {
                 /** @description what happens when the client does not answer in time or answers badly */

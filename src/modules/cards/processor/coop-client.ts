@@ -6,26 +6,46 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../../../platform/deps.js';
 import { sendDecisionRequest } from '../../webhooks/index.js';
 import type { ClientExchange } from './coop-answer.js';
+import type { StandInReason } from './card-transactions.tables.js';
 import type { PendingCoopDecision } from './coop-auth.js';
 
 export interface ClientCall {
-  /** Null when the client has no subscription for the decision type (the stand-in decides). */
+  /** Null when nothing was sent: the client has no subscription for the decision type, or no time was left (`notSent`). */
   exchange: ClientExchange | null;
   attemptedAt: Date;
+  /** Why the request was not sent although the client has a subscription: the stand-in decides for this reason. */
+  notSent?: { reason: StandInReason; detail: string };
 }
 
-/** Sends the decision request once, within the program's timeoutMs; a late answer is only logged. */
-export async function callCoopClient(deps: Pick<Deps, 'config'>, pending: PendingCoopDecision, log: FastifyBaseLogger): Promise<ClientCall> {
+/**
+ * Sends the decision request once. The program's timeoutMs counts from the message's arrival, as
+ * the network's own window does: the request is sent with what is left of it after the system's
+ * first transaction (`elapsedMs` since the arrival), so that a stand-in answers the network
+ * within timeoutMs plus the second transaction. With nothing left it is not sent. A late answer
+ * is only logged.
+ */
+export async function callCoopClient(deps: Pick<Deps, 'config'>, pending: PendingCoopDecision, log: FastifyBaseLogger, elapsedMs: number): Promise<ClientCall> {
   const attemptedAt = new Date(pending.event.createdAt);
   if (pending.endpoint === null) return { exchange: null, attemptedAt };
-  const timeoutMs = pending.settings.timeoutMs;
-  const exchange = await sendDecisionRequest(deps, pending.endpoint, pending.event, timeoutMs, (late) => {
+  const { timeoutMs } = pending.settings;
+  const windowMs = clientWindowMs(timeoutMs, elapsedMs);
+  if (windowMs === 0) {
+    const detail = `not sent: the message arrived ${Math.round(elapsedMs)} ms before, past the program's timeoutMs (${timeoutMs})`;
+    log.warn({ eventId: pending.event.id, cardTransactionId: pending.childId, elapsedMs: Math.round(elapsedMs), timeoutMs }, 'cooperative decision request not sent: no time left');
+    return { exchange: null, attemptedAt, notSent: { reason: 'TIMEOUT', detail } };
+  }
+  const exchange = await sendDecisionRequest(deps, pending.endpoint, pending.event, windowMs, (late) => {
     log.warn(
-      { eventId: pending.event.id, cardTransactionId: pending.childId, httpStatus: late.httpStatus, latencyMs: late.latencyMs, timeoutMs },
+      { eventId: pending.event.id, cardTransactionId: pending.childId, httpStatus: late.httpStatus, latencyMs: late.latencyMs, timeoutMs, windowMs },
       'cooperative decision answer arrived after the timeout: ignored (the stand-in had decided)',
     );
   });
   return { exchange, attemptedAt };
+}
+
+/** What the client has of the program's `timeoutMs` once `elapsedMs` have passed since the message arrived: whole milliseconds, 0 when none. */
+export function clientWindowMs(timeoutMs: number, elapsedMs: number): number {
+  return Math.max(0, Math.floor(timeoutMs - elapsedMs));
 }
 
 /**

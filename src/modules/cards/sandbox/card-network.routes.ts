@@ -220,7 +220,8 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         return { ...answer, data: view(step) };
       },
       wait: async (paused, context) => {
-        if ('decision' in paused) return callCoopClient(deps, paused.decision, request.log);
+        // The program's timeoutMs counts from the message's arrival (reply.elapsedTime: since Fastify received the request).
+        if ('decision' in paused) return callCoopClient(deps, paused.decision, request.log, reply.elapsedTime);
         await waitForRecord(deps, context.clientId, paused.repeat.childId, paused.repeat.waitMs);
         return undefined;
       },
@@ -239,7 +240,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
           return { ...answer, data: view(outcome) };
         }
         const call = waited as ClientCall;
-        const { outcome, verdict } = await finishCoopDecision(tx, context, deps, paused.decision, call.exchange, call.attemptedAt);
+        const { outcome, verdict } = await finishCoopDecision(tx, context, deps, paused.decision, call.exchange, call.attemptedAt, call.notSent);
         metrics.coopDecision(call.exchange?.latencyMs ?? null, verdict.kind === 'STAND_IN' ? verdict.reason : null);
         return { ...answer, data: view(outcome) };
       },

@@ -1,0 +1,164 @@
+import { sql } from 'kysely';
+/* eslint-disable @typescript-eslint/no-explicit-any */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
+import { cardPrograms } from '../../../../test/cards/fixtures.js';
+import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
+import { authorize, balances, fundedCard, panOf } from '../../../../test/cards/card-network.js';
+import { CoopReceiver } from '../../../../test/cards/coop-receiver.js';
+import { TransactionGroups } from '../../../platform/db/transaction-groups.js';
+import type { RequestContext } from '../../../platform/http/context.js';
+import { buildSandboxMessage, newNetworkDataRef } from '../sandbox/sandbox-messages.js';
+import { finishCoopDecision, isCoopDecisionStep, processCardMessage } from './processor.js';
+import { lockCardWithProgram } from './processor-reads.js';
+
+/**
+ * Cooperative authorization where it takes a second connection (the embedded database has one):
+ * two transaction groups at once, and a first transaction held up by a lock the test takes.
+ */
+
+let t: TestContext;
+let receiver: CoopReceiver;
+beforeAll(async () => {
+  t = await createTestApp();
+  receiver = await CoopReceiver.start();
+  const response = await t.request({ method: 'POST', url: '/v1/webhooks', key: t.clientA.key, body: { name: 'Decisions', url: receiver.url(), subscribedEventTypes: ['COOP_AUTH_0100'] } });
+  expect(response.status).toBe(201);
+});
+afterAll(async () => {
+  await receiver.stop();
+  await t.close();
+});
+
+/** Backends waiting for a row lock on this test's cards table. */
+async function cardLockWaits(): Promise<number> {
+  const result = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM pg_locks waiting
+    JOIN pg_locks tuple ON tuple.pid = waiting.pid AND tuple.locktype = 'tuple' AND tuple.relation = 'cards'::regclass
+    WHERE NOT waiting.granted`.execute(t.deps.db);
+  return result.rows[0]?.n ?? 0;
+}
+
+/**
+ * The second transaction of a decision in a transaction group (docs/cards.md): a card that another
+ * group in flight holds is waited for outside the group, never in PostgreSQL, where the whole
+ * group would wait behind one member's lock.
+ */
+it("a decision's second transaction waits outside its group for a card another group in flight holds", async () => {
+  const card = await fundedCard(t, '10.00', t.clientA, 'Cooperative Debit');
+  const observed: Array<{ members: number; deferred: number }> = [];
+  const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 2, observe: (members, _committed, deferred) => observed.push({ members, deferred }) });
+  const context: RequestContext = { clientId: t.clientA.id, traceId: 'coop-claims', now: t.clock.now() };
+  const message = buildSandboxMessage({ pan: await panOf(t, card.cardId), expiry: await expiryOf(card.cardId), network: 'VISA' }, context.now, {
+    mti: '0100',
+    processingCode: '000000',
+    amountMinor: 100n,
+    networkDataRef: newNetworkDataRef(),
+  });
+
+  // The first transaction: 1.00 reserved, the decision request recorded.
+  const step = await groups.run([], (tx) => processCardMessage(tx, context, t.deps, message));
+  if (!isCoopDecisionStep(step)) throw new Error('expected a decision request');
+  expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '9.00', RESERVED: '1.00' });
+
+  // Another group holds the card (a new message of the same card, say) until the gate opens.
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const holder = groups.run([], async (tx) => {
+    await lockCardWithProgram(tx, t.clientA.id, { id: card.cardId });
+    await gate;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const finished = groups.run([], (tx) => finishCoopDecision(tx, context, t.deps, step.pendingDecision, null, context.now));
+
+  // For a while, nobody waits in PostgreSQL for the card's row.
+  const waits: number[] = [];
+  try {
+    for (let check = 0; check < 10; check++) {
+      waits.push(await cardLockWaits());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    open();
+  }
+  expect(waits).toEqual(Array(10).fill(0));
+  await holder;
+  const { outcome, verdict } = await finished;
+  expect(verdict).toMatchObject({ kind: 'STAND_IN', reason: 'NO_ENDPOINT' });
+  expect(outcome.responseCode).toBe('91');
+  // It left its first group for a later one, once the holder had ended.
+  expect(observed.some((entry) => entry.deferred === 1)).toBe(true);
+  expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+  await expectLedgerClean(t);
+});
+
+/**
+ * The program's timeoutMs counts from the message's arrival (coop-client.ts): the time the first
+ * transaction took comes out of the client's. Here that transaction waits for a lock the test
+ * holds on the card's row.
+ */
+describe("the client's time counts from the message's arrival", () => {
+  let client: TestClient;
+  let slow: CoopReceiver;
+  beforeAll(async () => {
+    client = await t.newClient();
+    slow = await CoopReceiver.start();
+    const response = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name: 'Decisions', url: slow.url(), subscribedEventTypes: ['COOP_AUTH_0100'] } });
+    expect(response.status).toBe(201);
+    const program = (await cardPrograms(t, client))['Cooperative Debit'];
+    const patched = await t.request({
+      method: 'PATCH',
+      url: `/v1/cards/programs/${program.id as string}`,
+      key: client.key,
+      body: { coopAuth: { ...(program.coopAuth as Record<string, unknown>), timeoutMs: 250 } },
+    });
+    expect(patched.status).toBe(200);
+  });
+  afterAll(async () => {
+    await slow.stop();
+  });
+
+  /** An authorization of 1.00 sent while the test holds the card's row for `holdMs`. */
+  async function authorizeBehindLock(cardId: string, holdMs: number): Promise<any> {
+    let locked = () => {};
+    const taken = new Promise<void>((resolve) => (locked = resolve));
+    const holding = t.deps.db.transaction().execute(async (tx) => {
+      await sql`SELECT 1 FROM cards WHERE id = ${cardId} FOR UPDATE`.execute(tx);
+      locked();
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+    });
+    await taken;
+    const [result] = await Promise.all([authorize(t, cardId, { amount: 1 }, client), holding]);
+    return result;
+  }
+
+  it('a first transaction of 150 ms leaves the client about 100 of 250 ms: an answer after 150 ms is too late', async () => {
+    slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 150 });
+    const card = await fundedCard(t, '10.00', client, 'Cooperative Debit');
+    const before = slow.requests.length;
+    const result = await authorizeBehindLock(card.cardId, 150);
+    expect(slow.requests.length).toBe(before + 1);
+    expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', coopAuth: { standInReason: 'TIMEOUT' } } });
+    const window = Number(/^timed out after (\d+) ms$/.exec(result.record.coopAuth.detail as string)?.[1]);
+    expect(window).toBeGreaterThan(0);
+    expect(window).toBeLessThanOrEqual(100);
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+  });
+
+  it('a first transaction longer than the timeout: the request is not sent, the stand-in decides at once', async () => {
+    slow.answer = () => ({ body: { responseCode: '00' } });
+    const card = await fundedCard(t, '10.00', client, 'Cooperative Debit');
+    const before = slow.requests.length;
+    const result = await authorizeBehindLock(card.cardId, 300);
+    expect(slow.requests.length).toBe(before);
+    expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', coopAuth: { standInReason: 'TIMEOUT', latencyMs: null } } });
+    expect(result.record.coopAuth.detail).toMatch(/^not sent: the message arrived \d+ ms before, past the program's timeoutMs \(250\)$/);
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+});
+
+async function expiryOf(cardId: string): Promise<{ expiryMonth: number; expiryYear: number }> {
+  const row = await t.deps.db.selectFrom('cards').select(['expiry_month', 'expiry_year']).where('id', '=', cardId).executeTakeFirstOrThrow();
+  return { expiryMonth: row.expiry_month, expiryYear: row.expiry_year };
+}
