@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { claimInGroup, deferToGroup, groupShard, GroupConflict, TransactionGroups } from '../src/platform/db/transaction-groups.js';
 import { WriteStatement, type RowsKind } from '../src/platform/db/write-statement.js';
 import { withTransaction, type Tx } from '../src/platform/db/transaction.js';
+import { systemAccountShards } from '../src/modules/ledger/ledger.js';
 import { createTestApp, type TestContext } from './harness.js';
 
 let t: TestContext;
@@ -66,6 +67,15 @@ describe('members that arrive together', () => {
     expect(shards[0]).toBeTypeOf('number');
     expect(new Set(shards).size).toBe(1);
     expect(await withTransaction(t.deps.db, async (tx) => groupShard(tx))).toBeUndefined();
+  });
+
+  it('take shards in turn: any 16 groups in a row take 16 different shards of the ledger (so two groups in flight never wait for one)', async () => {
+    const groups = groupsOf();
+    const shards: number[] = [];
+    for (let group = 0; group < 40; group++) shards.push(await groups.run([], async (tx) => groupShard(tx) ?? -1));
+    for (let start = 0; start + 16 <= shards.length; start++) {
+      expect(new Set(shards.slice(start, start + 16).map((shard) => shard % systemAccountShards)).size).toBe(16);
+    }
   });
 });
 
