@@ -110,8 +110,9 @@ function nameForRun(text: string): string | undefined {
 }
 
 /**
- * Forgets the names given so far (tests only): the cap's test fills the table, and the test files
- * that share its process (vitest runs them with isolate: false) must not find it full. Statements
+ * Forgets the names given so far (tests only; test/setup-file.ts calls it before each file): the
+ * cap's test fills the table, and the test files that share its process (vitest runs them with
+ * isolate: false) must not find it full, nor runs counted by the files before them. Statements
  * already prepared on a connection keep their names, which derive from the text alone.
  */
 export function forgetPreparedStatementNames(): void {
