@@ -3,6 +3,7 @@ import type { TestClient, TestContext } from '../harness.js';
 import { balanceOf, fund, type Balances } from '../bank/fixtures.js';
 import { issuedCard } from './fixtures.js';
 import { cardVaultOf } from '../../src/modules/cards/index.js';
+import type { CardOfMessage } from '../../src/modules/cards/sandbox/sandbox-messages.js';
 
 /** Helpers of the card processor tests: drive the sandbox card network over HTTP. */
 
@@ -51,6 +52,17 @@ export async function lifecycle(t: TestContext, parentId: string, client: TestCl
   const card = await t.request({ url: `/v1/cards/transactions/${parentId}`, key: client.key });
   const list = await t.request({ url: `/v1/cards/transactions?cardId=${card.body.data.cardId as string}&limit=200`, key: client.key });
   return (list.body.data as any[]).find((group) => group.parentCardTransactionId === parentId);
+}
+
+/** The card as the sandbox acquirer writes it into a message (buildSandboxMessage): its number, expiry and network. */
+export async function cardOfMessage(t: TestContext, cardId: string): Promise<CardOfMessage> {
+  const row = await t.deps.db
+    .selectFrom('cards')
+    .innerJoin('card_programs', (join) => join.onRef('card_programs.client_id', '=', 'cards.client_id').onRef('card_programs.id', '=', 'cards.card_program_id'))
+    .select(['cards.expiry_month', 'cards.expiry_year', 'card_programs.network'])
+    .where('cards.id', '=', cardId)
+    .executeTakeFirstOrThrow();
+  return { pan: await panOf(t, cardId), expiry: { expiryMonth: row.expiry_month, expiryYear: row.expiry_year }, network: row.network };
 }
 
 /** The card's number, read from the vault the way the processor would (to build messages by hand). */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
 import { cardPrograms } from '../../../../test/cards/fixtures.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
-import { authorize, balances, fundedCard, panOf } from '../../../../test/cards/card-network.js';
+import { authorize, balances, cardOfMessage, fundedCard } from '../../../../test/cards/card-network.js';
 import { CoopReceiver } from '../../../../test/cards/coop-receiver.js';
 import { TransactionGroups } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
@@ -49,7 +49,7 @@ it("a decision's second transaction waits outside its group for a card another g
   const observed: Array<{ members: number; deferred: number }> = [];
   const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 2, observe: (members, _committed, deferred) => observed.push({ members, deferred }) });
   const context: RequestContext = { clientId: t.clientA.id, traceId: 'coop-claims', now: t.clock.now() };
-  const message = buildSandboxMessage({ pan: await panOf(t, card.cardId), expiry: await expiryOf(card.cardId), network: 'VISA' }, context.now, {
+  const message = buildSandboxMessage(await cardOfMessage(t, card.cardId), context.now, {
     mti: '0100',
     processingCode: '000000',
     amountMinor: 100n,
@@ -157,8 +157,3 @@ describe("the client's time counts from the message's arrival", () => {
     await expectLedgerClean(t);
   });
 });
-
-async function expiryOf(cardId: string): Promise<{ expiryMonth: number; expiryYear: number }> {
-  const row = await t.deps.db.selectFrom('cards').select(['expiry_month', 'expiry_year']).where('id', '=', cardId).executeTakeFirstOrThrow();
-  return { expiryMonth: row.expiry_month, expiryYear: row.expiry_year };
-}

@@ -28,7 +28,8 @@ export async function callCoopClient(deps: Pick<Deps, 'config'>, pending: Pendin
   const attemptedAt = new Date(pending.event.createdAt);
   if (pending.endpoint === null) return { exchange: null, attemptedAt };
   const { timeoutMs } = pending.settings;
-  const windowMs = clientWindowMs(timeoutMs, elapsedMs);
+  // What the client has of it: whole milliseconds, none once it is over.
+  const windowMs = Math.max(0, Math.floor(timeoutMs - elapsedMs));
   if (windowMs === 0) {
     const detail = `not sent: the message arrived ${Math.round(elapsedMs)} ms before, past the program's timeoutMs (${timeoutMs})`;
     log.warn({ eventId: pending.event.id, cardTransactionId: pending.childId, elapsedMs: Math.round(elapsedMs), timeoutMs }, 'cooperative decision request not sent: no time left');
@@ -41,11 +42,6 @@ export async function callCoopClient(deps: Pick<Deps, 'config'>, pending: Pendin
     );
   });
   return { exchange, attemptedAt };
-}
-
-/** What the client has of the program's `timeoutMs` once `elapsedMs` have passed since the message arrived: whole milliseconds, 0 when none. */
-export function clientWindowMs(timeoutMs: number, elapsedMs: number): number {
-  return Math.max(0, Math.floor(timeoutMs - elapsedMs));
 }
 
 /**

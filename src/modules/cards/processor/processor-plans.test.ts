@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../../test/harness.js';
-import { authorize, fundedCard, onParent, panOf } from '../../../../test/cards/card-network.js';
+import { authorize, cardOfMessage, fundedCard, onParent, panOf } from '../../../../test/cards/card-network.js';
 import { planOf, scansOf, type PlanNode } from '../../../../test/plans.js';
 import { cardVaultOf } from '../card-vault.js';
 import { buildSandboxMessage } from '../sandbox/sandbox-messages.js';
@@ -62,7 +62,7 @@ describe('plans of the card processor reads', () => {
     const row = await t.deps.db.selectFrom('cards').selectAll().where('client_id', '=', t.clientA.id).where('id', '=', card.cardId).executeTakeFirstOrThrow();
     const now = new Date();
     // A completion naming everything a message can be correlated by: the DE63 reference, DE90, the RRN.
-    const message = buildSandboxMessage({ pan, expiry: { expiryMonth: row.expiry_month, expiryYear: row.expiry_year }, network: 'VISA' }, now, {
+    const message = buildSandboxMessage(await cardOfMessage(t, card.cardId), now, {
       mti: '0220',
       processingCode: '000000',
       amountMinor: 100n,

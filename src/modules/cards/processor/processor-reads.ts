@@ -43,6 +43,9 @@ export async function lockCardWithProgram(tx: Tx, clientId: string, by: { id: st
   return { card, program: program === null ? undefined : { ...program, created_at: new Date(program.created_at), updated_at: new Date(program.updated_at) } };
 }
 
+/** The name a row is claimed by in a transaction group: its client and its id (or a card's fingerprint). */
+const claimKey = (clientId: string, id: string) => `${clientId}/${id}`;
+
 /**
  * Call before every statement that locks a card (by its id, or by the fingerprint of its number):
  * in a transaction group (transaction-groups.ts), a card another group in flight holds is then
@@ -51,7 +54,7 @@ export async function lockCardWithProgram(tx: Tx, clientId: string, by: { id: st
  * the same connection behind the lock wait (in the coop-auth benchmark, waits of up to 124 ms).
  */
 export function claimCardBeforeLock(tx: Tx, clientId: string, by: { id: string } | { fingerprint: string }): void {
-  claimInGroup(tx, [`${clientId}/${'id' in by ? by.id : by.fingerprint}`]);
+  claimInGroup(tx, [claimKey(clientId, 'id' in by ? by.id : by.fingerprint)]);
 }
 
 /**
@@ -64,7 +67,7 @@ export function claimCardBeforeLock(tx: Tx, clientId: string, by: { id: string }
 export function claimCard(tx: Tx, card: CardRow): void {
   claimInGroup(
     tx,
-    [card.id, card.pan_fingerprint, card.wallet_id, card.credit_line_id, card.collateral_wallet_id].flatMap((id) => (id === null ? [] : [`${card.client_id}/${id}`])),
+    [card.id, card.pan_fingerprint, card.wallet_id, card.credit_line_id, card.collateral_wallet_id].flatMap((id) => (id === null ? [] : [claimKey(card.client_id, id)])),
   );
 }
 

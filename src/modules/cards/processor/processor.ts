@@ -447,11 +447,18 @@ async function recordById(tx: Tx, clientId: string, id: string): Promise<CardTra
   return row;
 }
 
-/** Locks a card that exists. */
-async function lockCardById(tx: Tx, clientId: string, id: string): Promise<CardRow> {
-  const card = (await lockCardByIdStatement(clientId, id).execute(tx)).rows[0];
-  assert(card, `card ${id} is missing`);
-  return card;
+/**
+ * Locks a card that exists and one of its lifecycles (undefined if missing), claimed first
+ * (claimCardBeforeLock): the card, then the lifecycle (the lock order), sent together since
+ * neither waits for the other's answer, one round trip instead of two.
+ */
+async function lockCardAndSwipe(tx: Tx, clientId: string, cardId: string, swipeId: string): Promise<{ card: CardRow; swipe: CardSwipeRow | undefined }> {
+  // Before either statement leaves: a member that must wait for another group leaves none behind.
+  claimCardBeforeLock(tx, clientId, { id: cardId });
+  const [cardResult, swipe] = await Promise.all([lockCardByIdStatement(clientId, cardId).execute(tx), lockSwipe(tx, clientId, swipeId)]);
+  const card = cardResult.rows[0];
+  assert(card, `card ${cardId} is missing`);
+  return { card, swipe };
 }
 
 interface SwipeState {
@@ -686,10 +693,7 @@ export async function finishCoopDecision(
   /** Why nothing was sent, when `exchange` is null for another reason than a missing subscription. */
   notSent?: { reason: StandInReason; detail: string },
 ): Promise<CoopDecisionResult> {
-  claimCardBeforeLock(tx, context.clientId, { id: pending.cardId });
-  // The card, then the lifecycle (the lock order), sent together: neither waits for the other's
-  // answer, one round trip instead of two.
-  const [card, swipe] = await Promise.all([lockCardById(tx, context.clientId, pending.cardId), lockSwipe(tx, context.clientId, pending.swipeId)]);
+  const { card, swipe } = await lockCardAndSwipe(tx, context.clientId, pending.cardId, pending.swipeId);
   claimCard(tx, card);
   // The program as phase 1 read it: the request was decided under those settings.
   const program = pending.program;
@@ -1178,9 +1182,7 @@ function reversesPosting(swipe: CardSwipeRow, info: MessageInfo): boolean {
 export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: string): Promise<CardTransactionView | null> {
   const peek = await tx.selectFrom('card_swipes').select('card_id').where('client_id', '=', context.clientId).where('id', '=', swipeId).executeTakeFirst();
   if (!peek) return null;
-  // Lock order: the card, then the lifecycle (as the processor does).
-  const card = await lockCardById(tx, context.clientId, peek.card_id);
-  const swipe = await lockSwipe(tx, context.clientId, swipeId);
+  const { card, swipe } = await lockCardAndSwipe(tx, context.clientId, peek.card_id, swipeId);
   if (!swipe || swipe.status !== 'PENDING') return null;
   const writer: Writer = { tx, context, write: new WriteStatement() };
   const childId = idAt(context.now);
