@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claimInGroup, deferToGroup, groupShard, GroupConflict, TransactionGroups } from '../src/platform/db/transaction-groups.js';
+import { claimInGroup, deferToGroup, groupShard, GroupConflict, GroupsInFlight, TransactionGroups } from '../src/platform/db/transaction-groups.js';
 import { WriteStatement, type RowsKind } from '../src/platform/db/write-statement.js';
 import { withTransaction, type Tx } from '../src/platform/db/transaction.js';
 import { systemAccountShards } from '../src/modules/ledger/ledger.js';
@@ -201,6 +201,46 @@ describe('claims', () => {
     // On PostgreSQL the second group started while the first held card-9 and its member waited
     // outside; the embedded database's one connection let it start only after the first had ended.
     expect(observed.filter((entry) => entry.deferred > 0)).toHaveLength(t.database.kind === 'postgres' ? 1 : 0);
+  });
+
+  it('lanes sharing their groups in flight: a member of one lane claiming what a group of the other holds waits outside, then runs', async () => {
+    const observed: Observed[] = [];
+    const inFlight = new GroupsInFlight();
+    const lane = () => new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, inFlight, observe: (members, committed, deferred) => observed.push({ members, committed, deferred }) });
+    const [messages, decisions] = [lane(), lane()];
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const first = messages.run([], async (tx) => {
+      claimInGroup(tx, ['card-7']);
+      await insert(tx, 1);
+      await gate;
+      return xidOf(tx);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The other lane starts at once (its own concurrency), finds card-7 held and leaves its group.
+    const second = decisions.run([], async (tx) => {
+      claimInGroup(tx, ['card-7']);
+      await insert(tx, 2);
+      return { xid: await xidOf(tx), seen: (await sql<{ n: number }>`SELECT count(*)::int AS n FROM group_probe`.execute(tx)).rows[0]?.n };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    open();
+    const [xid1, later] = await Promise.all([first, second]);
+    expect(later.xid).not.toBe(xid1);
+    expect(later.seen).toBe(2);
+    // On PostgreSQL the lanes ran at once and the claim sent the second outside; the embedded
+    // database's one connection let it start only after the first had ended.
+    expect(observed.filter((entry) => entry.deferred > 0)).toHaveLength(t.database.kind === 'postgres' ? 1 : 0);
+  });
+
+  it('lanes sharing their groups in flight take the ledger shards in one turn', async () => {
+    const inFlight = new GroupsInFlight();
+    const lanes = [0, 1].map(() => new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, inFlight }));
+    const shards: number[] = [];
+    for (let group = 0; group < 32; group++) shards.push(await (lanes[group % 2] as TransactionGroups).run([], async (tx) => groupShard(tx) ?? -1));
+    for (let start = 0; start + 16 <= shards.length; start++) {
+      expect(new Set(shards.slice(start, start + 16).map((shard) => shard % systemAccountShards)).size).toBe(16);
+    }
   });
 
   it('is free outside a group, and a conflict is its own error type', async () => {

@@ -80,6 +80,7 @@ export interface Config {
   writeBatchSizeMax: number;
   /** Most such transactions in flight at once (the embedded database always uses 1). */
   writeBatchConcurrency: number;
+  cardGroupConcurrency: number;
   /** Most shared balance queries in flight at once (the embedded database always uses 1). */
   readBatchConcurrency: number;
 }
@@ -169,7 +170,8 @@ export const environmentVariables = [
   ['INTERMEDIARY_BANK_BIC', sandboxOperatingBank.intermediaryBic, 'its SWIFT/BIC code'],
   ['SANDBOX_BANK_SETTLEMENT_DELAY_MS', '60000', 'sandbox: time (by the sandbox clock) after which a pending bank deposit or withdrawal settles, or comes back when a magic value says so'],
   ['WRITE_BATCH_SIZE_MAX', '64', 'most concurrent requests of one batched route (internal transfers, trade quotes, trade executions, card network messages) written together in one database transaction (1 turns batching off)'],
-  ['WRITE_BATCH_CONCURRENCY', '2', 'most such batched transactions in flight at once on PostgreSQL (batches one behind the other on one connection; card message groups on a connection each); the embedded database uses 1'],
+  ['WRITE_BATCH_CONCURRENCY', '2', 'most such batched transactions of a route in flight at once on PostgreSQL (batches one behind the other on one connection); the embedded database uses 1'],
+  ['CARD_GROUP_CONCURRENCY', '1', 'most transaction groups of card network messages in flight at once on PostgreSQL, each on a connection of its own, per lane (new messages; cooperative decisions being finished have a lane of their own); the embedded database uses 1'],
   ['READ_BATCH_CONCURRENCY', '1', 'most shared wallet-balance queries in flight at once on PostgreSQL; requests arriving meanwhile share the next one'],
 ] as const;
 
@@ -352,6 +354,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     vaultFrameAncestors: frameAncestors(env.OPENBAAS_VAULT_FRAME_ANCESTORS, mode),
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
     writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 2, 1, 64),
+    cardGroupConcurrency: integer(env, 'CARD_GROUP_CONCURRENCY', 1, 1, 64),
     readBatchConcurrency: integer(env, 'READ_BATCH_CONCURRENCY', 1, 1, 64),
     operatingBank: operatingBankFrom(env),
     sandboxBankSettlementDelayMs: integer(env, 'SANDBOX_BANK_SETTLEMENT_DELAY_MS', 60_000, 0, 30 * 24 * 3600_000),

@@ -39,12 +39,20 @@ import { WriteStatement } from './write-statement.js';
  * than once per member. Members claim what they write, so no two of them write one row, except
  * the system account shard they share, whose additions the merge sums. If the merged statement
  * fails, nothing commits and every member runs again alone, as for any failure.
+ *
+ * Lanes: writes of one kind whose parts must not queue behind each other (the second transactions
+ * of cooperative card decisions behind new messages) take instances of their own that share one
+ * GroupsInFlight: the claims of every lane's groups in flight count for all of them, and they take
+ * system account shards in one turn, so no lane waits in the database for another's locks.
  */
 export class TransactionGroups {
   private readonly queue: Member[] = [];
   private running = 0;
   /** Starts groups once the requests of this turn of the event loop have queued. */
   private readonly scheduleStart = onceOnNextTurn(() => this.start());
+
+  /** The claims of the groups in flight and the turn of shards, shared with other instances given the same. */
+  private readonly shared: GroupsInFlight;
 
   constructor(
     private readonly database: Pick<DatabaseHandle, 'db' | 'pool' | 'kind'>,
@@ -54,12 +62,21 @@ export class TransactionGroups {
       /** Most groups in flight at once, each on a connection of its own. */
       concurrency: number;
       /**
+       * Shared with the other TransactionGroups working on the same rows (lanes of one kind of
+       * write): a member claiming what a group of another lane holds leaves its group as it would
+       * for one of its own lane's, and the lanes take system account shards in one turn. Absent:
+       * this instance's own.
+       */
+      inFlight?: GroupsInFlight;
+      /**
        * Told of every group: how many members it had, whether it committed (else, with two or
        * more, they all ran again alone) and how many of them left it for a later group (a claim).
        */
       observe?: (members: number, committed: boolean, deferred: number) => void;
     },
-  ) {}
+  ) {
+    this.shared = options.inFlight ?? new GroupsInFlight();
+  }
 
   /**
    * Runs `work` in a transaction, shared with the other members of its group. `work` may run more
@@ -113,7 +130,7 @@ export class TransactionGroups {
         this.release(attempts.splice(0));
         let end = () => {};
         const ended = new Promise<void>((resolve) => (end = resolve));
-        const group: Group = { held: this.held, claims: new Map(), shard: this.takeShard(), ended, end, deferred: [] };
+        const group: Group = { held: this.shared.held, claims: new Map(), shard: this.shared.takeShard(), ended, end, deferred: [] };
         attempts.push(group);
         const outcomes = await Promise.allSettled(members.map((member) => member.work(memberHandle(tx, group, member))));
         const failed = outcomes.find((outcome) => outcome.status === 'rejected' && !(outcome.reason instanceof GroupConflict));
@@ -157,27 +174,10 @@ export class TransactionGroups {
     this.options.observe?.(members.length, true, deferred);
   }
 
-  /**
-   * The shard number of the next group. Consecutive groups take consecutive numbers (from a random
-   * start, so that processes differ): the groups in flight of one instance, fewer than any shard
-   * count, never share a system account's shard and so never wait for each other's lock on it. At
-   * random, two groups in flight met on one of the ledger's 16 shards once in 16.
-   */
-  private nextShard = crypto.randomInt(groupShardRange);
-
-  private takeShard(): number {
-    const shard = this.nextShard;
-    this.nextShard = (shard + 1) % groupShardRange;
-    return shard;
-  }
-
-  /** What this instance's groups in flight claimed, by key. */
-  private readonly held = new Map<string, Group>();
-
   /** Ends the groups of a run: their claims are free again and the members waiting for them may go. */
   private release(attempts: readonly Group[]): void {
     for (const group of attempts) {
-      for (const key of group.claims.keys()) if (this.held.get(key) === group) this.held.delete(key);
+      for (const key of group.claims.keys()) if (group.held.get(key) === group) group.held.delete(key);
       group.end();
     }
   }
@@ -221,6 +221,29 @@ async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T)
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
 }
 
+/**
+ * What the groups in flight of one or more TransactionGroups (lanes of one kind of write) share:
+ * what they claimed, and the turn in which they take system account shards.
+ */
+export class GroupsInFlight {
+  /** What the groups in flight claimed, by key. */
+  readonly held = new Map<string, Group>();
+
+  /**
+   * The shard number of the next group. Consecutive groups take consecutive numbers (from a random
+   * start, so that processes differ): the groups in flight of the lanes sharing it, fewer than any
+   * shard count, never share a system account's shard and so never wait for each other's lock on it. At
+   * random, two groups in flight met on one of the ledger's 16 shards once in 16.
+   */
+  private nextShard = crypto.randomInt(groupShardRange);
+
+  takeShard(): number {
+    const shard = this.nextShard;
+    this.nextShard = (shard + 1) % groupShardRange;
+    return shard;
+  }
+}
+
 interface Member {
   keys: readonly string[];
   work: (tx: Tx) => Promise<unknown>;
@@ -229,7 +252,7 @@ interface Member {
 }
 
 interface Group {
-  /** What the groups in flight of its TransactionGroups claimed, by key (shared by them all). */
+  /** What the groups in flight of its TransactionGroups (and of the lanes sharing their GroupsInFlight) claimed, by key. */
   held: Map<string, Group>;
   /** What each claimed key's member is. */
   claims: Map<string, Member>;

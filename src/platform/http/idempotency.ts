@@ -150,11 +150,16 @@ export interface PausableWrite<T, P> {
    * on (claimInGroup) before writing.
    */
   group?: TransactionGroups;
+  /**
+   * Where `finish` runs, when the second transactions must not queue behind the first ones of new
+   * writes (a lane of their own, sharing `group`'s GroupsInFlight); absent: in `group`.
+   */
+  finishGroup?: TransactionGroups;
 }
 
 /** Runs a transaction of `write`: in its group when it has one, else on its own. */
-function transactionOf<T, P, R>(deps: Deps, write: PausableWrite<T, P>, keys: readonly string[], work: (tx: Tx) => Promise<R>): Promise<R> {
-  return write.group ? write.group.run(keys, work) : withTransaction(deps.db, work);
+function transactionOf<T, P, R>(deps: Deps, write: PausableWrite<T, P>, keys: readonly string[], work: (tx: Tx) => Promise<R>, group = write.group): Promise<R> {
+  return group ? group.run(keys, work) : withTransaction(deps.db, work);
 }
 
 /** The status a paused write's idempotency record holds until its answer is known (102 Processing). */
@@ -178,7 +183,7 @@ async function resumePaused<T, P, R>(
   const { wait, finish } = write;
   if (!wait || !finish) throw new Error('a write paused without wait and finish');
   const waited = await wait(paused, context);
-  return transactionOf(deps, write, keys, async (tx) => then(tx, await finish(tx, context, paused, waited)));
+  return transactionOf(deps, write, keys, async (tx) => then(tx, await finish(tx, context, paused, waited)), write.finishGroup ?? write.group);
 }
 
 /**

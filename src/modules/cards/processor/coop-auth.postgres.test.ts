@@ -157,3 +157,60 @@ describe("the client's time counts from the message's arrival", () => {
     await expectLedgerClean(t);
   });
 });
+
+/**
+ * The second transactions of cooperative decisions have a lane of their own (docs/cards.md,
+ * "Messages written together"): a decision the client has answered never queues behind groups of
+ * new messages, however long those take. Here two groups of new messages wait for card rows the
+ * test holds.
+ */
+describe('a decision the client has answered', () => {
+  let client: TestClient;
+  let receiverOfClient: CoopReceiver;
+  beforeAll(async () => {
+    client = await t.newClient();
+    receiverOfClient = await CoopReceiver.start();
+    const response = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name: 'Decisions', url: receiverOfClient.url(), subscribedEventTypes: ['COOP_AUTH_0100'] } });
+    expect(response.status).toBe(201);
+  });
+  afterAll(async () => {
+    await receiverOfClient.stop();
+  });
+
+  it('is finished while groups of new messages wait for locks', async () => {
+    receiverOfClient.answer = () => ({ body: { responseCode: '00' }, delayMs: 150 });
+    const coop = await fundedCard(t, '10.00', client, 'Cooperative Debit');
+    const blocked = [await fundedCard(t, '10.00', client), await fundedCard(t, '10.00', client)];
+    const decided = authorize(t, coop.cardId, { amount: 1 }, client);
+    while (receiverOfClient.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+
+    // While the client thinks, two messages of other cards arrive, one after the other, and their
+    // transactions wait for the card rows the test holds.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked = () => {};
+    const taken = new Promise<void>((resolve) => (locked = resolve));
+    const holding = t.deps.db.transaction().execute(async (tx) => {
+      await sql`SELECT 1 FROM cards WHERE id IN (${blocked[0]?.cardId}, ${blocked[1]?.cardId}) FOR UPDATE`.execute(tx);
+      locked();
+      await released;
+    });
+    await taken;
+    const waiting: Promise<any>[] = [];
+    for (const card of blocked) {
+      waiting.push(authorize(t, card.cardId, { amount: 1 }, client));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+
+    try {
+      const answered = await Promise.race([decided, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 3_000))]);
+      expect(answered).toMatchObject({ responseCode: '00', decisionSource: 'CLIENT' });
+    } finally {
+      release();
+      await holding;
+    }
+    for (const result of await Promise.all(waiting)) expect(result).toMatchObject({ responseCode: '00' });
+    expect(await balances(t, coop.walletId, client)).toMatchObject({ AVAILABLE: '9.00', RESERVED: '1.00' });
+    await expectLedgerClean(t);
+  });
+});

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
-import { writeBatchSizing, type Deps } from '../../../platform/deps.js';
+import { cardGroupSizing, type Deps } from '../../../platform/deps.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
@@ -10,7 +10,7 @@ import { runPausableWrite, runWrite } from '../../../platform/http/idempotency.j
 import type { Metrics } from '../../../platform/http/metrics.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isUuid } from '../../../platform/ids.js';
-import { TransactionGroups } from '../../../platform/db/transaction-groups.js';
+import { GroupsInFlight, TransactionGroups } from '../../../platform/db/transaction-groups.js';
 import { cardVaultOf } from '../card-vault.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
@@ -193,11 +193,19 @@ function followUp(swipe: CardSwipeRow): Pick<MessageOptions, 'networkDataRef' | 
  * the message itself. Registered only in sandbox mode.
  */
 export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: Metrics): void {
-  // The messages that arrive together share a transaction and its commit (docs/cards.md).
-  const group = new TransactionGroups(deps.database, {
-    ...writeBatchSizing(deps),
-    observe: (members, committed, deferred) => metrics.transactionGroup('card-messages', members, committed, deferred),
-  });
+  // The messages that arrive together share a transaction and its commit (docs/cards.md). The
+  // second transactions of cooperative decisions have a lane of their own, so a decision the
+  // client has answered does not queue behind the new messages; the two lanes share their claims
+  // and the turn of ledger shards, so neither waits in the database for the other's locks.
+  const inFlight = new GroupsInFlight();
+  const lane = (name: string) =>
+    new TransactionGroups(deps.database, {
+      ...cardGroupSizing(deps),
+      inFlight,
+      observe: (members, committed, deferred) => metrics.transactionGroup(name, members, committed, deferred),
+    });
+  const group = lane('card-messages');
+  const finishGroup = lane('card-decisions');
   /**
    * Runs one message through the processor. A COOP_AUTH decision request is a write in two
    * transactions with the call to the client between them (runPausableWrite): nothing is held
@@ -212,6 +220,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
   ) =>
     runPausableWrite<D, Paused>(request, reply, deps, {
       group,
+      finishGroup,
       work: async (tx, context) => {
         const { message, card } = await build(tx, context);
         const step = await processCardMessage(tx, context, deps, message, card === undefined ? {} : { card });
