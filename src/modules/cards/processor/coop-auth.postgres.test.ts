@@ -30,6 +30,15 @@ afterAll(async () => {
   await t.close();
 });
 
+/** A new client whose decision requests go to a receiver of its own. */
+async function clientWithReceiver(): Promise<{ client: TestClient; receiver: CoopReceiver }> {
+  const client = await t.newClient();
+  const receiver = await CoopReceiver.start();
+  const response = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name: 'Decisions', url: receiver.url(), subscribedEventTypes: ['COOP_AUTH_0100'] } });
+  expect(response.status).toBe(201);
+  return { client, receiver };
+}
+
 /** Backends waiting for a row lock on this test's cards table. */
 async function cardLockWaits(): Promise<number> {
   const result = await sql<{ n: number }>`
@@ -101,10 +110,7 @@ describe("the client's time counts from the message's arrival", () => {
   let client: TestClient;
   let slow: CoopReceiver;
   beforeAll(async () => {
-    client = await t.newClient();
-    slow = await CoopReceiver.start();
-    const response = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name: 'Decisions', url: slow.url(), subscribedEventTypes: ['COOP_AUTH_0100'] } });
-    expect(response.status).toBe(201);
+    ({ client, receiver: slow } = await clientWithReceiver());
     const program = (await cardPrograms(t, client))['Cooperative Debit'];
     const patched = await t.request({
       method: 'PATCH',
@@ -168,10 +174,7 @@ describe('a decision the client has answered', () => {
   let client: TestClient;
   let receiverOfClient: CoopReceiver;
   beforeAll(async () => {
-    client = await t.newClient();
-    receiverOfClient = await CoopReceiver.start();
-    const response = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name: 'Decisions', url: receiverOfClient.url(), subscribedEventTypes: ['COOP_AUTH_0100'] } });
-    expect(response.status).toBe(201);
+    ({ client, receiver: receiverOfClient } = await clientWithReceiver());
   });
   afterAll(async () => {
     await receiverOfClient.stop();
