@@ -80,6 +80,7 @@ export interface Config {
   writeBatchSizeMax: number;
   /** Most such transactions in flight at once (the embedded database always uses 1). */
   writeBatchConcurrency: number;
+  /** Most card message groups in flight at once per lane (the embedded database always uses 1). */
   cardGroupConcurrency: number;
   /** Most shared balance queries in flight at once (the embedded database always uses 1). */
   readBatchConcurrency: number;
