@@ -8,9 +8,21 @@ export type Tx = Transaction<Database>;
 const retryableSqlStates = new Set(['40001', '40P01']);
 export const transactionAttemptsMax = 8;
 
+/**
+ * Unique constraints that two transactions opening the same row at once can trip although the
+ * statement says ON CONFLICT: PostgreSQL resolves a conflict on the arbiter index only, and a
+ * second unique index of the table raises instead when the other transaction's row reached it
+ * first. The ledger's accounts are upserted on their key (client_id, id) and also carry
+ * UNIQUE (client_id, id, asset) for the holds' foreign key and one account per wallet and asset,
+ * or per system kind, asset and shard (migration 0003). Run again, the transaction finds the row
+ * committed and takes the ON CONFLICT path.
+ */
+const racedUniqueConstraints = new Set(['ledger_accounts_client_id_id_asset_key', 'ledger_accounts_wallet_key', 'ledger_accounts_system_key']);
+
 export function isRetryableDatabaseError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && retryableSqlStates.has(code);
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  if (typeof code !== 'string') return false;
+  return retryableSqlStates.has(code) || (code === '23505' && typeof constraint === 'string' && racedUniqueConstraints.has(constraint));
 }
 
 export function sqlStateOf(error: unknown): string | undefined {
