@@ -36,6 +36,13 @@ const insert = async (tx: Tx, id: number) => {
 };
 const stored = async () => (await sql<{ id: number; xid: string }>`SELECT id, xid FROM group_probe ORDER BY id`.execute(t.deps.db)).rows;
 
+/** Any 16 consecutive groups took 16 different shards of the ledger. */
+function expectShardsInTurn(shards: readonly number[]): void {
+  for (let start = 0; start + 16 <= shards.length; start++) {
+    expect(new Set(shards.slice(start, start + 16).map((shard) => shard % systemAccountShards)).size).toBe(16);
+  }
+}
+
 describe('members that arrive together', () => {
   it('share one transaction and commit together', async () => {
     const observed: Observed[] = [];
@@ -73,9 +80,7 @@ describe('members that arrive together', () => {
     const groups = groupsOf();
     const shards: number[] = [];
     for (let group = 0; group < 40; group++) shards.push(await groups.run([], async (tx) => groupShard(tx) ?? -1));
-    for (let start = 0; start + 16 <= shards.length; start++) {
-      expect(new Set(shards.slice(start, start + 16).map((shard) => shard % systemAccountShards)).size).toBe(16);
-    }
+    expectShardsInTurn(shards);
   });
 });
 
@@ -238,9 +243,7 @@ describe('claims', () => {
     const lanes = [0, 1].map(() => new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, inFlight }));
     const shards: number[] = [];
     for (let group = 0; group < 32; group++) shards.push(await (lanes[group % 2] as TransactionGroups).run([], async (tx) => groupShard(tx) ?? -1));
-    for (let start = 0; start + 16 <= shards.length; start++) {
-      expect(new Set(shards.slice(start, start + 16).map((shard) => shard % systemAccountShards)).size).toBe(16);
-    }
+    expectShardsInTurn(shards);
   });
 
   it('is free outside a group, and a conflict is its own error type', async () => {

@@ -16,17 +16,13 @@ export interface Deps {
 }
 
 /**
- * How many requests one batched write takes and how many such writes run at once (the write
- * batchers): as configured, except on the embedded database, whose one connection runs one at a
- * time.
+ * How many requests one batched write takes and how many such writes run at once: as configured
+ * (`concurrency`: WRITE_BATCH_CONCURRENCY for the write batchers, CARD_GROUP_CONCURRENCY for the
+ * card messages' transaction groups), except on the embedded database, whose one connection runs
+ * one at a time.
  */
-export function writeBatchSizing(deps: Pick<Deps, 'config' | 'database'>): { sizeMax: number; concurrency: number } {
-  return { sizeMax: deps.config.writeBatchSizeMax, concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.writeBatchConcurrency };
-}
-
-/** The same for the card messages' transaction groups: CARD_GROUP_CONCURRENCY groups at once per lane. */
-export function cardGroupSizing(deps: Pick<Deps, 'config' | 'database'>): { sizeMax: number; concurrency: number } {
-  return { sizeMax: deps.config.writeBatchSizeMax, concurrency: deps.database.kind === 'pglite' ? 1 : deps.config.cardGroupConcurrency };
+export function writeBatchSizing(deps: Pick<Deps, 'config' | 'database'>, concurrency = deps.config.writeBatchConcurrency): { sizeMax: number; concurrency: number } {
+  return { sizeMax: deps.config.writeBatchSizeMax, concurrency: deps.database.kind === 'pglite' ? 1 : concurrency };
 }
 
 /** How many shared reads run at once (READ_BATCH_CONCURRENCY; one on the embedded database). */

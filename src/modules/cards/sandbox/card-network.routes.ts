@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
-import { cardGroupSizing, type Deps } from '../../../platform/deps.js';
+import { writeBatchSizing, type Deps } from '../../../platform/deps.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
@@ -200,7 +200,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
   const inFlight = new GroupsInFlight();
   const lane = (name: string) =>
     new TransactionGroups(deps.database, {
-      ...cardGroupSizing(deps),
+      ...writeBatchSizing(deps, deps.config.cardGroupConcurrency),
       inFlight,
       observe: (members, committed, deferred) => metrics.transactionGroup(name, members, committed, deferred),
     });
