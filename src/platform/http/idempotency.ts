@@ -157,8 +157,8 @@ export interface PausableWrite<T, P> {
   finishGroup?: TransactionGroups;
 }
 
-/** Runs a transaction of `write`: in its group when it has one, else on its own. */
-function transactionOf<T, P, R>(deps: Deps, write: PausableWrite<T, P>, keys: readonly string[], work: (tx: Tx) => Promise<R>, group = write.group): Promise<R> {
+/** Runs a transaction of a write: in `group` when the write has one there, else on its own. */
+function transactionOf<R>(deps: Deps, group: TransactionGroups | undefined, keys: readonly string[], work: (tx: Tx) => Promise<R>): Promise<R> {
   return group ? group.run(keys, work) : withTransaction(deps.db, work);
 }
 
@@ -183,7 +183,7 @@ async function resumePaused<T, P, R>(
   const { wait, finish } = write;
   if (!wait || !finish) throw new Error('a write paused without wait and finish');
   const waited = await wait(paused, context);
-  return transactionOf(deps, write, keys, async (tx) => then(tx, await finish(tx, context, paused, waited)), write.finishGroup ?? write.group);
+  return transactionOf(deps, write.finishGroup ?? write.group, keys, async (tx) => then(tx, await finish(tx, context, paused, waited)));
 }
 
 /**
@@ -197,7 +197,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
   const context = requestContext(request, deps);
   const key = idempotencyKeyOf(request);
   if (key === undefined) {
-    const first = await transactionOf(deps, write, [], (tx) => write.work(tx, context));
+    const first = await transactionOf(deps, write.group, [], (tx) => write.work(tx, context));
     const result = isPaused(first) ? await resumePaused(deps, context, write, [], first.paused, async (_tx, finished) => finished) : first;
     return reply.code(result.statusCode ?? 200).send(envelopeOf(result, context));
   }
@@ -277,7 +277,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
   // Two writes with one key never share a group: each would pass the other's advisory lock.
   const keys = [`${context.clientId}\n${key}`];
   try {
-    const first = await transactionOf(deps, write, keys, async (tx): Promise<{ replay: boolean; response: StoredResponse } | Paused<P>> => {
+    const first = await transactionOf(deps, write.group, keys, async (tx): Promise<{ replay: boolean; response: StoredResponse } | Paused<P>> => {
       const previous = await stored(tx);
       if (previous) return { replay: true, response: previous };
       const result = await write.work(tx, context);
