@@ -1,10 +1,11 @@
 import fc from 'fast-check';
+import type pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { arrayLiteral } from '../src/platform/db/parameters.js';
 import crypto from 'node:crypto';
 import { withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
-import { forgetPreparedStatementNames, prepared, preparedStatementName, replanAfterRuns } from '../src/platform/db/prepared-statements.js';
+import { forgetPreparedStatementNames, prepared, preparedStatementName, preparedText, replanAfterRuns } from '../src/platform/db/prepared-statements.js';
 import type { Tx } from '../src/platform/db/transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
 import { literal, scansOf, type PlanNode } from './plans.js';
@@ -144,5 +145,78 @@ describe('prepared statements planned again as their tables grow', () => {
     } finally {
       await sql.raw(`DROP TABLE ${table}`).execute(t.deps.db);
     }
+  });
+});
+
+describe("prepared statements' columns", () => {
+  // node-postgres asks the database to describe a statement's result at every run; the pool's
+  // client asks once per prepared statement and connection (DescribedQuery).
+  /** Runs `work` on one pool connection, counting the database's RowDescription and NoData answers. */
+  async function onOneConnection<T>(work: (client: pg.PoolClient, descriptions: () => number) => Promise<T>): Promise<T> {
+    const client = await t.database.pool.connect();
+    const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
+    let described = 0;
+    const count = () => described++;
+    connection.on('rowDescription', count);
+    connection.on('noData', count);
+    try {
+      return await work(client, () => described);
+    } finally {
+      connection.off('rowDescription', count);
+      connection.off('noData', count);
+      client.release();
+    }
+  }
+
+  it('are described once per connection, and every run parses its rows by them (text, int8, numeric, timestamptz, jsonb, nulls)', async () => {
+    const text = preparedText(
+      `SELECT $1::text AS label, $2::int8 AS big, $3::numeric AS amount, $4::timestamptz AS at, jsonb_build_object('n', $2::int8) AS doc, NULL::uuid AS nothing`,
+    );
+    await onOneConnection(async (client, descriptions) => {
+      const before = descriptions();
+      for (const n of [1, 2, 3, 4, 5]) {
+        const at = new Date(Date.UTC(2026, 10, n, 12));
+        const result = await client.query(text, [`row ${n}`, String(10n ** 15n + BigInt(n)), `${n}.25`, at]);
+        expect(result.rows).toEqual([{ label: `row ${n}`, big: String(10n ** 15n + BigInt(n)), amount: `${n}.25`, at, doc: { n: 10 ** 15 + n }, nothing: null }]);
+        expect(result.fields.map((field) => field.name)).toEqual(['label', 'big', 'amount', 'at', 'doc', 'nothing']);
+      }
+      expect(descriptions() - before).toBe(1);
+    });
+  });
+
+  it('of a statement without rows are not asked for again, and its row count still comes back', async () => {
+    await onOneConnection(async (client, descriptions) => {
+      await client.query('CREATE TEMP TABLE described_rows (n int)');
+      try {
+        const insert = preparedText('INSERT INTO described_rows SELECT generate_series(1, $1::int)');
+        const beforeInserts = descriptions();
+        for (const n of [1, 2, 3]) expect((await client.query(insert, [n])).rowCount).toBe(n);
+        expect(descriptions() - beforeInserts).toBe(1);
+        const before = descriptions();
+        const select = preparedText('SELECT n FROM described_rows WHERE n <= $1::int ORDER BY n');
+        expect((await client.query(select, [0])).rows).toEqual([]);
+        expect((await client.query(select, [2])).rows).toEqual([{ n: 1 }, { n: 1 }, { n: 1 }, { n: 2 }, { n: 2 }]);
+        expect(descriptions() - before).toBe(1);
+      } finally {
+        await client.query('DROP TABLE described_rows');
+      }
+    });
+  });
+
+  it('that change under a name fail the run (the database refuses it), and the connection stays usable', async () => {
+    await onOneConnection(async (client) => {
+      await client.query('CREATE TEMP TABLE described_change (n int)');
+      try {
+        await client.query('INSERT INTO described_change VALUES (1)');
+        const select = preparedText('SELECT * FROM described_change WHERE n = $1::int');
+        expect((await client.query(select, [1])).rows).toEqual([{ n: 1 }]);
+        expect((await client.query(select, [1])).rows).toEqual([{ n: 1 }]);
+        await client.query("ALTER TABLE described_change ADD COLUMN label text NOT NULL DEFAULT 'x'");
+        await expect(client.query(select, [1])).rejects.toThrow(/cached plan must not change result type/);
+        expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      } finally {
+        await client.query('DROP TABLE described_change');
+      }
+    });
   });
 });
