@@ -84,6 +84,60 @@ describe('members that arrive together', () => {
   });
 });
 
+describe('the next group', () => {
+  /** group_probe rows whose part takes `seconds` more (a slow merged write). */
+  const slowProbeRows = (seconds: number): RowsKind<number> => ({
+    name: 'slow_probe',
+    parts: (ids) => [
+      { name: 'slow_probe', statement: sql`INSERT INTO group_probe (id, xid) SELECT id, txid_current()::text FROM unnest(${ids}::int[]) AS n (id), pg_sleep(${seconds})` },
+    ],
+  });
+
+  it('starts, with overlapCommit on PostgreSQL, while the last group sends its merged write and COMMIT; otherwise once it has ended', async () => {
+    for (const overlapCommit of [false, true]) {
+      await sql`DELETE FROM group_probe`.execute(t.deps.db);
+      const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, overlapCommit });
+      const seen: string[] = [];
+      const first = groups
+        .run([], async (tx) => {
+          const write = new WriteStatement();
+          write.addRows(slowProbeRows(0.4), [1]);
+          return deferToGroup(tx, write);
+        })
+        .then(() => seen.push('first committed'));
+      // Arrives once the first group's member has finished and its write is under way.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = groups.run([], async (tx) => {
+        seen.push('second at work');
+        await insert(tx, 2);
+        return xidOf(tx);
+      });
+      await Promise.all([first, second]);
+      const overlapped = overlapCommit && t.database.kind === 'postgres';
+      expect(seen, `overlapCommit ${overlapCommit}`).toEqual(overlapped ? ['second at work', 'first committed'] : ['first committed', 'second at work']);
+      expect((await stored()).map((row) => row.id)).toEqual([1, 2]);
+    }
+  });
+
+  it('with overlapCommit still waits outside for what the group still committing claimed', async () => {
+    const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, overlapCommit: true });
+    const first = groups.run([], async (tx) => {
+      claimInGroup(tx, ['card-7']);
+      const write = new WriteStatement();
+      write.addRows(slowProbeRows(0.3), [1]);
+      return deferToGroup(tx, write);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = groups.run([], async (tx) => {
+      claimInGroup(tx, ['card-7']);
+      // Runs once the first group has committed: its row is there.
+      return (await sql<{ n: number }>`SELECT count(*)::int AS n FROM group_probe`.execute(tx)).rows[0]?.n;
+    });
+    await first;
+    expect(await second).toBe(1);
+  });
+});
+
 describe('a member that fails', () => {
   it('commits nothing of its group: the others run again alone and commit, it gets its own error', async () => {
     const observed: Observed[] = [];

@@ -82,6 +82,8 @@ export interface Config {
   writeBatchConcurrency: number;
   /** Most card message groups in flight at once per lane (the embedded database always uses 1). */
   cardGroupConcurrency: number;
+  /** CARD_GROUP_OVERLAP: a card lane's next group may start while the last one sends its merged write and COMMIT. */
+  cardGroupOverlap: boolean;
   /** Most shared balance queries in flight at once (the embedded database always uses 1). */
   readBatchConcurrency: number;
 }
@@ -173,6 +175,7 @@ export const environmentVariables = [
   ['WRITE_BATCH_SIZE_MAX', '64', 'most concurrent requests of one batched route (internal transfers, trade quotes, trade executions, card network messages) written together in one database transaction (1 turns batching off)'],
   ['WRITE_BATCH_CONCURRENCY', '2', 'most such batched transactions of a route in flight at once on PostgreSQL (batches one behind the other on one connection); the embedded database uses 1'],
   ['CARD_GROUP_CONCURRENCY', '1', 'most transaction groups of card network messages in flight at once on PostgreSQL, each on a connection of its own, per lane (new messages; cooperative decisions being finished have a lane of their own); the embedded database uses 1'],
+  ['CARD_GROUP_OVERLAP', 'on', 'on PostgreSQL, a card lane\'s next transaction group may start while the last one sends its merged write and COMMIT (so up to twice CARD_GROUP_CONCURRENCY groups per lane are in flight, that many of them still at work); off: a group starts once the last has ended'],
   ['READ_BATCH_CONCURRENCY', '1', 'most shared wallet-balance queries in flight at once on PostgreSQL; requests arriving meanwhile share the next one'],
 ] as const;
 
@@ -356,6 +359,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
     writeBatchConcurrency: integer(env, 'WRITE_BATCH_CONCURRENCY', 2, 1, 64),
     cardGroupConcurrency: integer(env, 'CARD_GROUP_CONCURRENCY', 1, 1, 64),
+    cardGroupOverlap: switchOf(env, 'CARD_GROUP_OVERLAP', true),
     readBatchConcurrency: integer(env, 'READ_BATCH_CONCURRENCY', 1, 1, 64),
     operatingBank: operatingBankFrom(env),
     sandboxBankSettlementDelayMs: integer(env, 'SANDBOX_BANK_SETTLEMENT_DELAY_MS', 60_000, 0, 30 * 24 * 3600_000),

@@ -40,6 +40,12 @@ import { WriteStatement } from './write-statement.js';
  * the system account shard they share, whose additions the merge sums. If the merged statement
  * fails, nothing commits and every member runs again alone, as for any failure.
  *
+ * Overlap (`overlapCommit`, PostgreSQL only): once a group's members have all finished, the next
+ * group may start while this one sends its merged write and COMMIT: the server works on the next
+ * members while the database writes the last ones. Only the groups still at work count toward
+ * `concurrency`. The claims of the committing group hold until it has ended, as for any group in
+ * flight.
+ *
  * Lanes: writes of one kind whose parts must not queue behind each other (the second transactions
  * of cooperative card decisions behind new messages) take instances of their own that share one
  * GroupsInFlight: the claims of every lane's groups in flight count for all of them, and they take
@@ -61,6 +67,12 @@ export class TransactionGroups {
       sizeMax: number;
       /** Most groups in flight at once, each on a connection of its own. */
       concurrency: number;
+      /**
+       * Counts toward `concurrency` only the groups whose members are still at work: a group
+       * sending its merged write and COMMIT leaves room for the next group's reads (at most
+       * twice `concurrency` groups in flight).
+       */
+      overlapCommit?: boolean;
       /**
        * Shared with the other TransactionGroups working on the same rows (lanes of one kind of
        * write): a member claiming what a group of another lane holds leaves its group as it would
@@ -90,11 +102,28 @@ export class TransactionGroups {
     });
   }
 
+  /** Groups whose members are still at work (not yet sending the merged write and COMMIT). */
+  private working = 0;
+
+  private hasRoom(): boolean {
+    const { concurrency, overlapCommit } = this.options;
+    return overlapCommit === true && this.database.kind === 'postgres' ? this.working < concurrency && this.running < 2 * concurrency : this.running < concurrency;
+  }
+
   private start(): void {
-    while (this.running < this.options.concurrency && this.queue.length > 0) {
+    while (this.hasRoom() && this.queue.length > 0) {
       const members = this.take();
       this.running++;
-      void this.runGroup(members).finally(() => {
+      this.working++;
+      let working = true;
+      const doneWorking = () => {
+        if (!working) return;
+        working = false;
+        this.working--;
+        if (this.options.overlapCommit === true && this.database.kind === 'postgres') this.start();
+      };
+      void this.runGroup(members, doneWorking).finally(() => {
+        doneWorking();
         this.running--;
         this.start();
       });
@@ -118,7 +147,7 @@ export class TransactionGroups {
     return taken;
   }
 
-  private async runGroup(members: Member[]): Promise<void> {
+  private async runGroup(members: Member[], doneWorking: () => void): Promise<void> {
     // A group of one runs the same way: its claims keep the other groups from waiting on its locks.
     let settled: PromiseSettledResult<unknown>[];
     // The group of this run's current attempt (a deadlock runs the whole group again): its claims
@@ -139,6 +168,7 @@ export class TransactionGroups {
         const leftAfterWriting = group.deferred.find(({ member }) => outcomes[members.indexOf(member)]?.status !== 'fulfilled');
         if (leftAfterWriting) throw new GroupFailed(new Error('a member left its transaction group after leaving it a write'));
         const last = group.deferred.length === 0 ? undefined : WriteStatement.merge(group.deferred.map(({ write }) => write));
+        doneWorking();
         return { result: outcomes, last };
       });
     } catch (error) {

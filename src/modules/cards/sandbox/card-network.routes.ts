@@ -202,6 +202,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     new TransactionGroups(deps.database, {
       ...writeBatchSizing(deps, deps.config.cardGroupConcurrency),
       inFlight,
+      overlapCommit: deps.config.cardGroupOverlap,
       observe: (members, committed, deferred) => metrics.transactionGroup(name, members, committed, deferred),
     });
   const group = lane('card-messages');
