@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorize, fundedCard } from './cards/card-network.js';
-import { createTestApp, type TestClient, type TestContext } from './harness.js';
+import { createTestApp, subscribeNowhere, type TestClient, type TestContext } from './harness.js';
 
 // Migration 0036 dropped the foreign keys on client_id alone of four tables whose key to their
 // parent row includes client_id: the database must still refuse a row that names a client that
@@ -13,13 +13,7 @@ let client: TestClient;
 beforeAll(async () => {
   t = await createTestApp();
   client = await t.newClient('Client keys');
-  const subscription = await t.request({
-    method: 'POST',
-    url: '/v1/webhooks',
-    key: client.key,
-    body: { name: 'cards', url: 'http://127.0.0.1:9/hook', subscribedEventTypes: ['CARD_TRANSACTION_PENDING'] },
-  });
-  expect(subscription.status, JSON.stringify(subscription.body)).toBe(201);
+  await subscribeNowhere(t, client, 'cards', ['CARD_TRANSACTION_PENDING']);
   const card = await fundedCard(t, '10.00', client);
   const authorization = await authorize(t, card.cardId, { amount: 1 }, client);
   expect(authorization.iso.response.fields['39']).toBe('00');

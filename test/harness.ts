@@ -162,3 +162,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestC
     },
   };
 }
+
+/** Subscribes `client` to `eventTypes` at an address nothing listens on (the deliveries stay owed); returns the subscription. */
+export async function subscribeNowhere(t: TestContext, client: TestClient, name: string, eventTypes: readonly string[]): Promise<{ id: string }> {
+  const subscription = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name, url: 'http://127.0.0.1:9/hook', subscribedEventTypes: eventTypes } });
+  if (subscription.status !== 201) throw new Error(`subscribing failed: ${JSON.stringify(subscription.body)}`);
+  return subscription.body.data as { id: string };
+}

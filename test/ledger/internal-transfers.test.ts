@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/modules/ledger/index.js';
-import { createTestApp, type TestContext } from '../harness.js';
+import { createTestApp, subscribeNowhere, type TestContext } from '../harness.js';
 import { availableOf, fundWallet, newWallet } from './fixtures.js';
 
 let t: TestContext;
@@ -76,13 +76,7 @@ describe('201', () => {
 
   it('owes one webhook delivery per event to a subscription of INTERNAL_TRANSACTION_COMPLETED', async () => {
     const client = await t.newClient('Webhook subscriber');
-    const subscription = await t.request({
-      method: 'POST',
-      url: '/v1/webhooks',
-      key: client.key,
-      body: { name: 'transfers', url: 'http://127.0.0.1:9/hook', subscribedEventTypes: ['INTERNAL_TRANSACTION_COMPLETED'] },
-    });
-    expect(subscription.status, JSON.stringify(subscription.body)).toBe(201);
+    const subscription = await subscribeNowhere(t, client, 'transfers', ['INTERNAL_TRANSACTION_COMPLETED']);
     const source = await newWallet(t, client);
     const destination = await newWallet(t, client);
     await fundWallet(t, client.id, source, 1_000n);
@@ -96,7 +90,7 @@ describe('201', () => {
       .execute();
     expect(deliveries).toHaveLength(2);
     for (const delivery of deliveries) {
-      expect(delivery.subscription_id).toBe(subscription.body.data.id);
+      expect(delivery.subscription_id).toBe(subscription.id);
       expect(delivery.status).toBe('PENDING');
     }
     expect(deliveries.map((delivery) => (delivery.data as { transactionId: string }).transactionId).sort()).toEqual(
