@@ -22,13 +22,14 @@ afterAll(async () => {
   await t.close();
 });
 
-const tables = [
+/** Each table, the key to its parent that must refuse the row, and the columns a copy must change besides its id to stay clear of the table's unique keys. */
+const tables: readonly { table: string; parentKey: string; newIds?: readonly string[] }[] = [
   { table: 'card_transactions', parentKey: 'card_transactions_client_id_swipe_id_fkey' },
   { table: 'card_swipes', parentKey: 'card_swipes_client_id_card_id_fkey' },
   { table: 'ledger_holds', parentKey: 'ledger_holds_client_id_account_id_asset_fkey' },
   // A delivery is unique per subscription and event: the copy names an event of its own too.
   { table: 'webhook_deliveries', parentKey: 'webhook_deliveries_client_id_subscription_id_fkey', newIds: ['event_id'] },
-] as const satisfies readonly { table: string; parentKey: string; newIds?: readonly string[] }[];
+];
 
 /** Inserts a copy of one of the client's rows of `table` under a new id (and new `newIds`), naming `clientId` as its client. */
 async function copyUnder(table: string, clientId: string, newIds: readonly string[] = []): Promise<unknown> {
@@ -44,8 +45,7 @@ async function copyUnder(table: string, clientId: string, newIds: readonly strin
 }
 
 describe('rows that name their client by their parent only (migration 0036)', () => {
-  for (const { table, parentKey, ...rest } of tables) {
-    const newIds = 'newIds' in rest ? rest.newIds : [];
+  for (const { table, parentKey, newIds = [] } of tables) {
     it(`${table}: a row naming a client that does not exist, or another client than its parent's, is refused; under its own client it is written`, async () => {
       const [rows] = (await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE client_id = ${client.id}`.execute(t.deps.db)).rows;
       expect(Number(rows?.n)).toBeGreaterThan(0);

@@ -136,28 +136,20 @@ interface Described {
 /** The parts of node-postgres's Query and Result (pg 8.23) that DescribedQuery works with. */
 interface QueryInternals {
   name?: string;
-  portal: string;
-  rows?: number;
   values?: unknown[];
-  binary?: boolean;
-  callback?: (error: Error | null, result: unknown) => void;
   _accumulateRows?: unknown;
   _result: { fields: unknown[]; _parsers: unknown[] | undefined; _prebuiltEmptyResultObject: object | null };
-  hasBeenParsed(connection: unknown): boolean;
   prepare(connection: unknown): void;
   handleRowDescription(message: unknown): void;
   handleCommandComplete(message: unknown, connection: unknown): void;
-  handleError(error: unknown, connection: unknown): void;
-  _getRows(connection: unknown, rows: number | undefined): void;
 }
 type QueryClass = new (text: string, values: undefined, callback: unknown) => QueryInternals;
-interface WireConnection {
-  bind(options: { portal: string; statement: string | undefined; values: unknown[] | undefined; binary: boolean | undefined; valueMapper: unknown }): void;
-  close(options: { type: 'S'; name: string | undefined }): void;
-  sync(): void;
-}
 const BaseQuery = pg.Query as unknown as QueryClass;
-const { prepareValue } = (pg as unknown as { utils: { prepareValue: unknown } }).utils;
+/** node-postgres's connection, as far as its Describe message goes. */
+interface Describing {
+  describe: (message: unknown) => void;
+}
+const noDescribe = () => {};
 
 /**
  * A named prepared statement's run that leaves out the Describe message once the connection knows
@@ -168,31 +160,26 @@ const { prepareValue } = (pg as unknown as { utils: { prepareValue: unknown } })
  * "cached plan must not change result type"), and every generation is a name of its own.
  */
 class DescribedQuery extends BaseQuery {
+  declare name: string;
+
   constructor(
+    name: string,
     config: pg.QueryConfig,
     callback: (error: Error | null, result: unknown) => void,
+    /** The connection's described statements: known once this connection has run the statement. */
     private readonly described: Map<string, Described>,
   ) {
     // Given the text alone: node-postgres copies a config object property by property
     // (cloneQueryConfig, about 1 % of the server's busy time in the card-auth benchmark).
     super(config.text, undefined, callback);
-    this.name = config.name;
+    this.name = name;
     this.values = config.values as unknown[] | undefined;
   }
 
   override prepare(connection: unknown): void {
-    const known = this.name === undefined || this.rows !== undefined ? undefined : this.described.get(this.name);
-    if (known === undefined || !this.hasBeenParsed(connection)) {
+    const known = this.described.get(this.name);
+    if (known === undefined) {
       super.prepare(connection);
-      return;
-    }
-    const wire = connection as WireConnection;
-    try {
-      wire.bind({ portal: this.portal, statement: this.name, values: this.values, binary: this.binary, valueMapper: prepareValue });
-    } catch (error) {
-      wire.close({ type: 'S', name: this.name });
-      wire.sync();
-      this.handleError(error, connection);
       return;
     }
     if (known.fields.length > 0) {
@@ -201,21 +188,26 @@ class DescribedQuery extends BaseQuery {
       this._result._prebuiltEmptyResultObject = known.empty;
       this._accumulateRows = true;
     }
-    this._getRows(connection, this.rows);
+    // node-postgres's own Bind and Execute (and its answer to a value it cannot bind), without the Describe.
+    const wire = connection as Describing;
+    const describe = wire.describe;
+    wire.describe = noDescribe;
+    try {
+      super.prepare(connection);
+    } finally {
+      wire.describe = describe;
+    }
   }
 
   override handleRowDescription(message: unknown): void {
     super.handleRowDescription(message);
-    if (this.name === undefined) return;
     const result = this._result;
     this.described.set(this.name, { fields: result.fields, parsers: result._parsers, empty: result._prebuiltEmptyResultObject });
   }
 
   override handleCommandComplete(message: unknown, connection: unknown): void {
     // A statement that returns no rows is described as NoData, which node-postgres ignores.
-    if (this.name !== undefined && !this.described.has(this.name) && this._result.fields.length === 0) {
-      this.described.set(this.name, { fields: [], parsers: undefined, empty: null });
-    }
+    if (!this.described.has(this.name) && this._result.fields.length === 0) this.described.set(this.name, { fields: [], parsers: undefined, empty: null });
     super.handleCommandComplete(message, connection);
   }
 }
@@ -331,10 +323,10 @@ export class PreparingClient extends pg.Client {
     const name = config ? config.name : typeof text === 'object' && text !== null ? (text as pg.QueryConfig).name : undefined;
     if (name !== undefined) this.runsUnder(name);
     this.sendAhead();
-    if (config?.name !== undefined && callback === undefined && !(this as { binary?: boolean }).binary) {
+    if (config && name !== undefined && callback === undefined && !(this as { binary?: boolean }).binary) {
       const described = this.described;
       return new Promise((resolve, reject) => {
-        const query = new DescribedQuery(config, (error, result) => (error ? reject(error) : resolve(result)), described);
+        const query = new DescribedQuery(name, config, (error, result) => (error ? reject(error) : resolve(result)), described);
         (super.query as unknown as AnyQuery).call(this, query);
       }) as never;
     }

@@ -105,9 +105,14 @@ export class TransactionGroups {
   /** Groups whose members are still at work (not yet sending the merged write and COMMIT). */
   private working = 0;
 
+  /** Whether a group sending its merged write and COMMIT leaves room for the next (overlapCommit, PostgreSQL only). */
+  private get overlaps(): boolean {
+    return this.options.overlapCommit === true && this.database.kind === 'postgres';
+  }
+
   private hasRoom(): boolean {
-    const { concurrency, overlapCommit } = this.options;
-    return overlapCommit === true && this.database.kind === 'postgres' ? this.working < concurrency && this.running < 2 * concurrency : this.running < concurrency;
+    const { concurrency } = this.options;
+    return this.overlaps ? this.working < concurrency && this.running < 2 * concurrency : this.running < concurrency;
   }
 
   private start(): void {
@@ -120,7 +125,7 @@ export class TransactionGroups {
         if (!working) return;
         working = false;
         this.working--;
-        if (this.options.overlapCommit === true && this.database.kind === 'postgres') this.start();
+        if (this.overlaps) this.start();
       };
       void this.runGroup(members, doneWorking).finally(() => {
         doneWorking();
