@@ -119,6 +119,50 @@ describe('the next group', () => {
     }
   });
 
+  it('with overlapCommit waits again for a group run again after its merged write failed (a serialization failure): its members are at work again', async () => {
+    await sql`CREATE SEQUENCE IF NOT EXISTS group_attempts`.execute(t.deps.db);
+    await sql`ALTER SEQUENCE group_attempts RESTART`.execute(t.deps.db);
+    // A serialization failure the first time only (a sequence is not rolled back): the group runs again.
+    await sql`CREATE OR REPLACE FUNCTION group_probe_fail_once() RETURNS text LANGUAGE plpgsql AS $$
+      BEGIN
+        IF nextval('group_attempts') = 1 THEN RAISE EXCEPTION 'probe' USING ERRCODE = 'serialization_failure'; END IF;
+        RETURN txid_current()::text;
+      END $$`.execute(t.deps.db);
+    const failingFirst: RowsKind<number> = {
+      name: 'failing_first',
+      parts: (ids) => [
+        {
+          name: 'failing_first',
+          statement: sql`INSERT INTO group_probe (id, xid)
+            SELECT id, group_probe_fail_once() FROM unnest(${ids}::int[]) AS n (id)`,
+        },
+      ],
+    };
+    const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, overlapCommit: true });
+    let attempts = 0;
+    let firstAtWork = false;
+    const first = groups.run([], async (tx) => {
+      attempts++;
+      firstAtWork = true;
+      // The second attempt's work takes a while: the second group arrives meanwhile.
+      if (attempts > 1) await sql`SELECT pg_sleep(0.3)`.execute(tx);
+      firstAtWork = false;
+      const write = new WriteStatement();
+      write.addRows(failingFirst, [1]);
+      return deferToGroup(tx, write);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    let sawFirstAtWork: boolean | undefined;
+    const second = groups.run([], async (tx) => {
+      sawFirstAtWork = firstAtWork;
+      await insert(tx, 2);
+    });
+    await Promise.all([first, second]);
+    expect(attempts).toBe(2);
+    expect(sawFirstAtWork).toBe(false);
+    expect((await stored()).map((row) => row.id)).toEqual([1, 2]);
+  });
+
   it('with overlapCommit still waits outside for what the group still committing claimed', async () => {
     const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, overlapCommit: true });
     const first = groups.run([], async (tx) => {

@@ -43,8 +43,9 @@ import { WriteStatement } from './write-statement.js';
  * Overlap (`overlapCommit`, PostgreSQL only): once a group's members have all finished, the next
  * group may start while this one sends its merged write and COMMIT: the server works on the next
  * members while the database writes the last ones. Only the groups still at work count toward
- * `concurrency`. The claims of the committing group hold until it has ended, as for any group in
- * flight.
+ * `concurrency`; a group whose merged write failed on a deadlock or a serialization failure is at
+ * work again while its members run again. The claims of the committing group hold until it has
+ * ended, as for any group in flight.
  *
  * Lanes: writes of one kind whose parts must not queue behind each other (the second transactions
  * of cooperative card decisions behind new messages) take instances of their own that share one
@@ -119,15 +120,23 @@ export class TransactionGroups {
     while (this.hasRoom() && this.queue.length > 0) {
       const members = this.take();
       this.running++;
-      this.working++;
-      let working = true;
+      let working = false;
+      // Called when an attempt of the group starts its members' work: a group that ran again
+      // (a deadlock or a serialization failure rolled back its merged write) counts as at work
+      // again, so the next group does not start beside its second attempt's members.
+      const atWork = () => {
+        if (working) return;
+        working = true;
+        this.working++;
+      };
       const doneWorking = () => {
         if (!working) return;
         working = false;
         this.working--;
         if (this.overlaps) this.start();
       };
-      void this.runGroup(members, doneWorking).finally(() => {
+      atWork();
+      void this.runGroup(members, { atWork, doneWorking }).finally(() => {
         doneWorking();
         this.running--;
         this.start();
@@ -152,7 +161,7 @@ export class TransactionGroups {
     return taken;
   }
 
-  private async runGroup(members: Member[], doneWorking: () => void): Promise<void> {
+  private async runGroup(members: Member[], working: { atWork: () => void; doneWorking: () => void }): Promise<void> {
     // A group of one runs the same way: its claims keep the other groups from waiting on its locks.
     let settled: PromiseSettledResult<unknown>[];
     // The group of this run's current attempt (a deadlock runs the whole group again): its claims
@@ -162,6 +171,7 @@ export class TransactionGroups {
       settled = await this.transaction(async (tx) => {
         // A new attempt (the last one rolled back on a deadlock): the last one's claims are free again.
         this.release(attempts.splice(0));
+        working.atWork();
         let end = () => {};
         const ended = new Promise<void>((resolve) => (end = resolve));
         const group: Group = { held: this.shared.held, claims: new Map(), shard: this.shared.takeShard(), ended, end, deferred: [] };
@@ -173,7 +183,7 @@ export class TransactionGroups {
         const leftAfterWriting = group.deferred.find(({ member }) => outcomes[members.indexOf(member)]?.status !== 'fulfilled');
         if (leftAfterWriting) throw new GroupFailed(new Error('a member left its transaction group after leaving it a write'));
         const last = group.deferred.length === 0 ? undefined : WriteStatement.merge(group.deferred.map(({ write }) => write));
-        doneWorking();
+        working.doneWorking();
         return { result: outcomes, last };
       });
     } catch (error) {
