@@ -183,7 +183,7 @@ describe('the next group', () => {
 });
 
 describe('a member that fails', () => {
-  it('commits nothing of its group: the others run again alone and commit, it gets its own error', async () => {
+  it('commits nothing of its group: it runs again alone and gets its own error; the others run again together and commit', async () => {
     const observed: Observed[] = [];
     const groups = groupsOf(observed);
     const results = await Promise.allSettled(
@@ -199,12 +199,40 @@ describe('a member that fails', () => {
     expect((results[2] as PromiseRejectedResult).reason).toEqual(new Error('member 3 refuses'));
     const rows = await stored();
     expect(rows.map((row) => row.id)).toEqual([1, 2, 4]);
-    // Each ran alone the second time: three transactions.
-    expect(new Set(rows.map((row) => row.xid)).size).toBe(3);
-    expect(observed).toEqual([{ members: 4, committed: false, deferred: 0 }]);
+    // The three others ran again as one group: one transaction.
+    expect(new Set(rows.map((row) => row.xid)).size).toBe(1);
+    expect(observed).toEqual([
+      { members: 4, committed: false, deferred: 0 },
+      { members: 3, committed: true, deferred: 0 },
+    ]);
   });
 
-  it('its group runs again alone no more members at once than groups run (each takes a connection)', async () => {
+  it('several of one group: each runs again alone, the others together, one member fewer each time (every member runs at most once more per failing one)', async () => {
+    const groups = groupsOf();
+    const attempts = new Map<number, number>();
+    const ids = [1, 2, 3, 4, 5, 6, 7, 8];
+    const failing = new Set([3, 6]);
+    const results = await Promise.allSettled(
+      ids.map((id) =>
+        groups.run([], async (tx) => {
+          attempts.set(id, (attempts.get(id) ?? 0) + 1);
+          await insert(tx, id);
+          if (failing.has(id)) throw new Error(`member ${id} refuses`);
+          return id;
+        }),
+      ),
+    );
+    expect(results.map((result) => result.status)).toEqual(ids.map((id) => (failing.has(id) ? 'rejected' : 'fulfilled')));
+    const rows = await stored();
+    expect(rows.map((row) => row.id)).toEqual([1, 2, 4, 5, 7, 8]);
+    expect(new Set(rows.map((row) => row.xid)).size).toBe(1);
+    // 3 failed the first group and ran alone; 6 failed the second (seven members) and ran alone; the six others committed in the third.
+    expect(Object.fromEntries(attempts)).toEqual({ 1: 3, 2: 3, 3: 2, 4: 3, 5: 3, 6: 3, 7: 3, 8: 3 });
+  });
+
+  it('whose merged write fails: nothing commits and each member runs again alone, no more of them at once than groups run (each takes a connection)', async () => {
+    await sql`INSERT INTO group_probe (id, xid) VALUES (99, 'before')`.execute(t.deps.db);
+    const kind = probeRows();
     const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 2 });
     const attempts = new Map<number, number>();
     let alone = 0;
@@ -216,28 +244,30 @@ describe('a member that fails', () => {
           const attempt = (attempts.get(id) ?? 0) + 1;
           attempts.set(id, attempt);
           if (attempt === 1) {
-            await insert(tx, id);
-            if (id === 5) throw new Error('member 5 refuses');
+            // Left to the group: 5 repeats the existing row 99, so the merged write fails.
+            const write = new WriteStatement();
+            write.addRows(kind, [id === 5 ? 99 : id]);
+            if (!deferToGroup(tx, write)) throw new Error('not in a group');
             return id;
           }
           alone++;
           aloneMax = Math.max(aloneMax, alone);
           try {
-            await insert(tx, id);
+            await insert(tx, id === 5 ? 99 : id);
             await xidOf(tx);
           } finally {
             alone--;
           }
-          if (id === 5) throw new Error('member 5 refuses');
           return id;
         }),
       ),
     );
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(7);
+    expect(((results[4] as PromiseRejectedResult).reason as { code?: string }).code).toBe('23505');
     expect([...attempts.values()]).toEqual(ids.map(() => 2));
     expect(aloneMax).toBeGreaterThanOrEqual(1);
     expect(aloneMax).toBeLessThanOrEqual(2);
-    expect((await stored()).map((row) => row.id)).toEqual([1, 2, 3, 4, 6, 7, 8]);
+    expect((await stored()).map((row) => row.id)).toEqual([1, 2, 3, 4, 6, 7, 8, 99]);
   });
 
   it('whose statement PostgreSQL refuses (aborting the shared transaction) fails alone; its neighbours commit', async () => {
@@ -247,6 +277,36 @@ describe('a member that fails', () => {
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(((results[1] as PromiseRejectedResult).reason as { code?: string }).code).toBe('23505');
     expect((await stored()).map((row) => row.id)).toEqual([1, 2, 99]);
+  });
+
+  it('that PostgreSQL refused is the one run again alone, not a neighbour whose later statement found the transaction aborted', async () => {
+    await sql`INSERT INTO group_probe (id, xid) VALUES (99, 'before')`.execute(t.deps.db);
+    const groups = groupsOf();
+    const attempts = new Map<number, number>();
+    const errors = new Map<number, string | undefined>();
+    const results = await Promise.allSettled(
+      [1, 99, 2].map((id) =>
+        groups.run([], async (tx) => {
+          attempts.set(id, (attempts.get(id) ?? 0) + 1);
+          // 1 and 2 read first: their inserts leave after 99's, which fails.
+          if (id !== 99) await xidOf(tx);
+          try {
+            await insert(tx, id);
+          } catch (error) {
+            if (!errors.has(id)) errors.set(id, (error as { code?: string }).code);
+            throw error;
+          }
+          return id;
+        }),
+      ),
+    );
+    expect(errors.get(1)).toBe('25P02');
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    // 99 ran again alone, 1 and 2 together: each twice.
+    expect(Object.fromEntries(attempts)).toEqual({ 1: 2, 2: 2, 99: 2 });
+    const rows = (await stored()).filter((row) => row.id !== 99);
+    expect(rows.map((row) => row.id)).toEqual([1, 2]);
+    expect(new Set(rows.map((row) => row.xid)).size).toBe(1);
   });
 });
 

@@ -3,7 +3,7 @@ import type { KyselyPlugin } from 'kysely';
 import type { DatabaseHandle } from './database.js';
 import { onceOnNextTurn } from '../next-turn.js';
 import { isCommitOutcomeUnknown, withPipelinedTransaction } from './pipelined-transaction.js';
-import { withTransaction, type Tx } from './transaction.js';
+import { sqlStateOf, withTransaction, type Tx } from './transaction.js';
 import { WriteStatement } from './write-statement.js';
 
 /**
@@ -25,8 +25,12 @@ import { WriteStatement } from './write-statement.js';
  * - members with the same key given up front (an Idempotency-Key) never share a group.
  *
  * When a member fails (an error, or PostgreSQL refusing a statement, which aborts the whole
- * transaction), nothing commits and every member runs again in a transaction of its own, so one
- * bad request cannot fail its neighbours and each gets the answer it would have got alone. A
+ * transaction), nothing commits: the member that failed runs again in a transaction of its own,
+ * and gets the answer it would have got alone, while the others run again together as a new group
+ * (one transaction, not one each, in the lane's turn), so one bad request cannot fail its
+ * neighbours nor hold the lane for a transaction per neighbour. The member that failed is the one
+ * whose error is its own: a statement that PostgreSQL refused aborts the transaction, and the
+ * statements of others sent after it fail with "current transaction is aborted" (25P02). A
  * group of one is a transaction of its own (its claims still count for the other groups). Every
  * system account shard a group touches is the same (`groupShard`), so a group locks one shard per
  * account, as a single transaction does.
@@ -38,7 +42,7 @@ import { WriteStatement } from './write-statement.js';
  * table's constraints, starts each insert and fires its statement triggers once per group rather
  * than once per member. Members claim what they write, so no two of them write one row, except
  * the system account shard they share, whose additions the merge sums. If the merged statement
- * fails, nothing commits and every member runs again alone, as for any failure.
+ * fails, nothing commits and every member runs again alone (no one member's failure).
  *
  * Overlap (`overlapCommit`, PostgreSQL only): once a group's members have all finished, the next
  * group may start while this one sends its merged write and COMMIT: the server works on the next
@@ -177,8 +181,8 @@ export class TransactionGroups {
         const group: Group = { held: this.shared.held, claims: new Map(), shard: this.shared.takeShard(), ended, end, deferred: [] };
         attempts.push(group);
         const outcomes = await Promise.allSettled(members.map((member) => member.work(memberHandle(tx, group, member))));
-        const failed = outcomes.find((outcome) => outcome.status === 'rejected' && !(outcome.reason instanceof GroupConflict));
-        if (failed) throw new GroupFailed((failed as PromiseRejectedResult).reason);
+        const failed = failedMember(members, outcomes);
+        if (failed) throw new GroupFailed(failed.reason, failed.member);
         // A member that left a write and then left the group (a claim after writing) would lose it.
         const leftAfterWriting = group.deferred.find(({ member }) => outcomes[members.indexOf(member)]?.status !== 'fulfilled');
         if (leftAfterWriting) throw new GroupFailed(new Error('a member left its transaction group after leaving it a write'));
@@ -195,9 +199,16 @@ export class TransactionGroups {
         for (const member of members) member.reject(error instanceof GroupFailed ? error.reason : error);
         return;
       }
-      // Nothing committed: each member runs alone and gets its own answer, no more of them at once
-      // than groups run (each takes a connection: all of a large group at once would queue for
-      // the pool, and past its wait, answer 503).
+      const culprit = error instanceof GroupFailed ? error.member : undefined;
+      if (culprit !== undefined) {
+        // Nothing committed. The member that failed runs alone for its own answer; the others run
+        // again as one group in this one's turn (it may fail again: then another member is left out).
+        await Promise.all([this.runAlone(culprit), this.runGroup(members.filter((member) => member !== culprit), working)]);
+        return;
+      }
+      // Nothing committed, and no one member failed (the merged write did): each member runs alone
+      // and gets its own answer, no more of them at once than groups run (each takes a connection:
+      // all of a large group at once would queue for the pool, and past its wait, answer 503).
       await eachAtMost(this.options.concurrency, members, (member) => this.runAlone(member));
       return;
     }
@@ -341,11 +352,33 @@ export class GroupConflict extends Error {
   }
 }
 
-/** A member of a group failed: nothing commits, and every member runs again alone. */
+/** A member of a group failed (`member`, when one did): nothing commits, and the members run again. */
 class GroupFailed extends Error {
-  constructor(readonly reason: unknown) {
+  constructor(
+    readonly reason: unknown,
+    readonly member?: Member,
+  ) {
     super('a member of the transaction group failed', { cause: reason });
   }
+}
+
+/** PostgreSQL's answer to a statement sent after another failed in the same transaction. */
+const transactionAborted = '25P02';
+
+/**
+ * The member whose failure failed the group, with its error: the first that failed of its own
+ * accord, before any that only found the transaction aborted by another's statement. Members that
+ * left for a later group (GroupConflict) did not fail.
+ */
+function failedMember(members: readonly Member[], outcomes: readonly PromiseSettledResult<unknown>[]): { member: Member; reason: unknown } | undefined {
+  let aborted: { member: Member; reason: unknown } | undefined;
+  for (const [index, outcome] of outcomes.entries()) {
+    if (outcome.status !== 'rejected' || outcome.reason instanceof GroupConflict) continue;
+    const failed = { member: members[index] as Member, reason: outcome.reason as unknown };
+    if (sqlStateOf(outcome.reason) !== transactionAborted) return failed;
+    aborted ??= failed;
+  }
+  return aborted;
 }
 
 /**
