@@ -1,5 +1,4 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
-import { sql } from 'kysely';
 import type { TestClient, TestContext } from '../harness.js';
 import { balanceOf, fund, type Balances } from '../bank/fixtures.js';
 import { issuedCard } from './fixtures.js';
@@ -70,19 +69,4 @@ export async function cardOfMessage(t: TestContext, cardId: string): Promise<Car
 export async function panOf(t: TestContext, cardId: string): Promise<string> {
   const row = await t.deps.db.selectFrom('cards').select(['pan_encrypted', 'client_id']).where('id', '=', cardId).executeTakeFirstOrThrow();
   return cardVaultOf(t.deps).decryptPan(row.pan_encrypted, row.client_id, cardId);
-}
-
-/**
- * How many database transactions wrote the events of the request that wrote card transaction
- * `childId` (its trace's events, by their xmin): one for a message decided in one transaction, two
- * for a cooperative decision request whose client was asked between them.
- */
-export async function transactionsWritingEventsOf(t: TestContext, childId: string, client: TestClient = t.clientA): Promise<number> {
-  const row = await sql<{ n: number; events: number }>`
-    SELECT count(DISTINCT e.xmin::text)::int AS n, count(*)::int AS events FROM events e
-    JOIN card_transactions c ON c.client_id = e.client_id AND c.trace_id = e.trace_id
-    WHERE c.client_id = ${client.id} AND c.id = ${childId}`.execute(t.deps.db);
-  const found = row.rows[0];
-  if (!found || found.events < 2) throw new Error(`the request of card transaction ${childId} wrote ${found?.events ?? 0} events, not the two expected`);
-  return found.n;
 }

@@ -25,12 +25,16 @@ export interface ClientCall {
  * is only logged.
  */
 export async function callCoopClient(deps: Pick<Deps, 'config'>, pending: PendingCoopDecision, log: FastifyBaseLogger, elapsedMs: number): Promise<ClientCall> {
-  const attemptedAt = attemptOf(pending);
-  const call = noCallFor(pending, log, elapsedMs);
-  // (The second test only narrows the type: noCallFor answered for a missing subscription.)
-  if (call !== undefined || pending.endpoint === null) return call ?? { exchange: null, attemptedAt };
-  const windowMs = windowLeftMs(pending, elapsedMs);
+  const attemptedAt = new Date(pending.event.createdAt);
+  if (pending.endpoint === null) return { exchange: null, attemptedAt };
   const { timeoutMs } = pending.settings;
+  // What the client has of it: whole milliseconds, none once it is over.
+  const windowMs = Math.max(0, Math.floor(timeoutMs - elapsedMs));
+  if (windowMs === 0) {
+    const detail = `not sent: the message arrived ${Math.round(elapsedMs)} ms before, past the program's timeoutMs (${timeoutMs})`;
+    log.warn({ eventId: pending.event.id, cardTransactionId: pending.childId, elapsedMs: Math.round(elapsedMs), timeoutMs }, 'cooperative decision request not sent: no time left');
+    return { exchange: null, attemptedAt, notSent: { reason: 'TIMEOUT', detail } };
+  }
   const exchange = await sendDecisionRequest(deps, pending.endpoint, pending.event, windowMs, (late) => {
     log.warn(
       { eventId: pending.event.id, cardTransactionId: pending.childId, httpStatus: late.httpStatus, latencyMs: late.latencyMs, timeoutMs, windowMs },
@@ -38,28 +42,6 @@ export async function callCoopClient(deps: Pick<Deps, 'config'>, pending: Pendin
     );
   });
   return { exchange, attemptedAt };
-}
-
-/** When the decision request counts as attempted: its event's time. */
-const attemptOf = (pending: PendingCoopDecision): Date => new Date(pending.event.createdAt);
-
-/** What the client has of the program's timeoutMs, `elapsedMs` after the message arrived: whole milliseconds, none once it is over. */
-const windowLeftMs = (pending: PendingCoopDecision, elapsedMs: number): number => Math.max(0, Math.floor(pending.settings.timeoutMs - elapsedMs));
-
-/**
- * The call that will not be made, `elapsedMs` after the message arrived: the client has no
- * subscription for the request's type, or the program's timeoutMs is already over (logged). The
- * stand-in then decides, and nothing needs to wait outside a transaction for it. Undefined when
- * the client is to be asked.
- */
-export function noCallFor(pending: PendingCoopDecision, log: FastifyBaseLogger, elapsedMs: number): ClientCall | undefined {
-  const attemptedAt = attemptOf(pending);
-  if (pending.endpoint === null) return { exchange: null, attemptedAt };
-  if (windowLeftMs(pending, elapsedMs) > 0) return undefined;
-  const { timeoutMs } = pending.settings;
-  const detail = `not sent: the message arrived ${Math.round(elapsedMs)} ms before, past the program's timeoutMs (${timeoutMs})`;
-  log.warn({ eventId: pending.event.id, cardTransactionId: pending.childId, elapsedMs: Math.round(elapsedMs), timeoutMs }, 'cooperative decision request not sent: no time left');
-  return { exchange: null, attemptedAt, notSent: { reason: 'TIMEOUT', detail } };
 }
 
 /**

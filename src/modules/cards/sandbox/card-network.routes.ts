@@ -16,7 +16,7 @@ import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMess
 import { CardTransactionSchema, majorUnits, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
 import { expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, type CardMessageOutcome } from '../processor/processor.js';
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
-import { callCoopClient, noCallFor, waitForRecord, type ClientCall } from '../processor/coop-client.js';
+import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
 import { lockCardWithProgram, type LockedCard } from '../processor/processor-reads.js';
 import { amountMinorOf, buildSandboxMessage, newNetworkDataRef, sandboxCurrencies, type CardOfMessage, type MessageOptions } from './sandbox-messages.js';
 
@@ -225,14 +225,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       work: async (tx, context) => {
         const { message, card } = await build(tx, context);
         const step = await processCardMessage(tx, context, deps, message, card === undefined ? {} : { card });
-        if (isCoopDecisionStep(step)) {
-          // The client will not be asked (no subscription, or the program's timeoutMs already
-          // over: a queue under overload): the stand-in decides in this same transaction, as for
-          // a repeat below, instead of in a second one after a pause.
-          const call = noCallFor(step.pendingDecision, request.log, reply.elapsedTime);
-          if (call === undefined) return { paused: { decision: step.pendingDecision } };
-          return { ...answer, data: view(await finishWithCall(tx, context, step.pendingDecision, call)) };
-        }
+        if (isCoopDecisionStep(step)) return { paused: { decision: step.pendingDecision } };
         if (isAwaitFirstStep(step)) return { paused: { repeat: { message, ...step.awaitFirst } } };
         return { ...answer, data: view(step) };
       },
@@ -256,15 +249,12 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
           metrics.coopDecision(null, 'TIMEOUT');
           return { ...answer, data: view(outcome) };
         }
-        return { ...answer, data: view(await finishWithCall(tx, context, paused.decision, waited as ClientCall)) };
+        const call = waited as ClientCall;
+        const { outcome, verdict } = await finishCoopDecision(tx, context, deps, paused.decision, call.exchange, call.attemptedAt, call.notSent);
+        metrics.coopDecision(call.exchange?.latencyMs ?? null, verdict.kind === 'STAND_IN' ? verdict.reason : null);
+        return { ...answer, data: view(outcome) };
       },
     });
-  /** A decision request's second half: the client's answer (or the stand-in's) applied to what the first reserved. */
-  const finishWithCall = async (tx: Tx, context: RequestContext, pending: PendingCoopDecision, call: ClientCall): Promise<CardMessageOutcome> => {
-    const { outcome, verdict } = await finishCoopDecision(tx, context, deps, pending, call.exchange, call.attemptedAt, call.notSent);
-    metrics.coopDecision(call.exchange?.latencyMs ?? null, verdict.kind === 'STAND_IN' ? verdict.reason : null);
-    return outcome;
-  };
   const sendMessage = (request: FastifyRequest, reply: FastifyReply, build: (tx: Tx, context: RequestContext) => Promise<BuiltMessage>) =>
     runCardMessage(request, reply, { statusCode: 201, message: 'Card network message processed' }, build, resultOf);
 
