@@ -25,9 +25,9 @@ import { WriteStatement } from './write-statement.js';
  * - members with the same key given up front (an Idempotency-Key) never share a group.
  *
  * When a member fails (an error, or PostgreSQL refusing a statement, which aborts the whole
- * transaction), nothing commits: the member that failed runs again in a transaction of its own,
- * and gets the answer it would have got alone, while the others run again together as a new group
- * (one transaction, not one each, in the lane's turn), so one bad request cannot fail its
+ * transaction), nothing commits: the others run again together as a new group (one transaction,
+ * not one each, in the lane's turn), then the member that failed runs again in a transaction of
+ * its own and gets the answer it would have got alone, so one bad request cannot fail its
  * neighbours nor hold the lane for a transaction per neighbour. The member that failed is the one
  * whose error is its own: a statement that PostgreSQL refused aborts the transaction, and the
  * statements of others sent after it fail with "current transaction is aborted" (25P02). A
@@ -201,9 +201,11 @@ export class TransactionGroups {
       }
       const culprit = error instanceof GroupFailed ? error.member : undefined;
       if (culprit !== undefined) {
-        // Nothing committed. The member that failed runs alone for its own answer; the others run
-        // again as one group in this one's turn (it may fail again: then another member is left out).
-        await Promise.all([this.runAlone(culprit), this.runGroup(members.filter((member) => member !== culprit), working)]);
+        // Nothing committed. The others run again as one group in this one's turn (it may fail
+        // again: then another member is left out), then the member that failed runs alone for its
+        // own answer: one connection at a time, as one group takes.
+        await this.runGroup(members.filter((member) => member !== culprit), working);
+        await this.runAlone(culprit);
         return;
       }
       // Nothing committed, and no one member failed (the merged write did): each member runs alone
