@@ -87,12 +87,15 @@ export class TransactionGroups {
       inFlight?: GroupsInFlight;
       /**
        * Told of every group: how many members it had, whether it committed (else, with two or
-       * more, they all ran again alone) and how many of them left it for a later group (a claim).
+       * more, they ran again: the rest as a new group, told of in turn, and the failing member
+       * alone; or each alone when the merged write failed) and how many of them left it for a
+       * later group (a claim).
        */
       observe?: (members: number, committed: boolean, deferred: number) => void;
     },
   ) {
     this.shared = options.inFlight ?? new GroupsInFlight();
+    this.overlaps = options.overlapCommit === true && database.kind === 'postgres';
   }
 
   /**
@@ -111,9 +114,7 @@ export class TransactionGroups {
   private working = 0;
 
   /** Whether a group sending its merged write and COMMIT leaves room for the next (overlapCommit, PostgreSQL only). */
-  private get overlaps(): boolean {
-    return this.options.overlapCommit === true && this.database.kind === 'postgres';
-  }
+  private readonly overlaps: boolean;
 
   private hasRoom(): boolean {
     const { concurrency } = this.options;
@@ -165,7 +166,7 @@ export class TransactionGroups {
     return taken;
   }
 
-  private async runGroup(members: Member[], working: { atWork: () => void; doneWorking: () => void }): Promise<void> {
+  private async runGroup(members: Member[], working: AtWork): Promise<void> {
     // A group of one runs the same way: its claims keep the other groups from waiting on its locks.
     let settled: PromiseSettledResult<unknown>[];
     // The group of this run's current attempt (a deadlock runs the whole group again): its claims
@@ -300,6 +301,12 @@ export class GroupsInFlight {
     this.nextShard = (shard + 1) % groupShardRange;
     return shard;
   }
+}
+
+/** A group's count among the groups at work: `atWork` as each attempt's members start, `doneWorking` once they have all finished. */
+interface AtWork {
+  atWork: () => void;
+  doneWorking: () => void;
 }
 
 interface Member {
