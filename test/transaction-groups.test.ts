@@ -230,43 +230,30 @@ describe('a member that fails', () => {
     expect(Object.fromEntries(attempts)).toEqual({ 1: 3, 2: 3, 3: 2, 4: 3, 5: 3, 6: 3, 7: 3, 8: 3 });
   });
 
-  it('whose merged write fails: nothing commits and each member runs again alone, no more of them at once than groups run (each takes a connection)', async () => {
+  it('whose merged write fails: nothing commits; the group runs again in halves, halved again while it fails, down to the member alone, which gets its own error', async () => {
     await sql`INSERT INTO group_probe (id, xid) VALUES (99, 'before')`.execute(t.deps.db);
     const kind = probeRows();
-    const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 2 });
+    const observed: Observed[] = [];
+    const groups = groupsOf(observed);
     const attempts = new Map<number, number>();
-    let alone = 0;
-    let aloneMax = 0;
     const ids = [1, 2, 3, 4, 5, 6, 7, 8];
     const results = await Promise.allSettled(
       ids.map((id) =>
         groups.run([], async (tx) => {
-          const attempt = (attempts.get(id) ?? 0) + 1;
-          attempts.set(id, attempt);
-          if (attempt === 1) {
-            // Left to the group: 5 repeats the existing row 99, so the merged write fails.
-            const write = new WriteStatement();
-            write.addRows(kind, [id === 5 ? 99 : id]);
-            if (!deferToGroup(tx, write)) throw new Error('not in a group');
-            return id;
-          }
-          alone++;
-          aloneMax = Math.max(aloneMax, alone);
-          try {
-            await insert(tx, id === 5 ? 99 : id);
-            await xidOf(tx);
-          } finally {
-            alone--;
-          }
+          attempts.set(id, (attempts.get(id) ?? 0) + 1);
+          // Left to the group every time: 5 repeats the existing row 99, so every merged write with it fails.
+          const write = new WriteStatement();
+          write.addRows(kind, [id === 5 ? 99 : id]);
+          if (!deferToGroup(tx, write)) throw new Error('not in a group');
           return id;
         }),
       ),
     );
-    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(7);
+    expect(results.map((result) => result.status)).toEqual(ids.map((id) => (id === 5 ? 'rejected' : 'fulfilled')));
     expect(((results[4] as PromiseRejectedResult).reason as { code?: string }).code).toBe('23505');
-    expect([...attempts.values()]).toEqual(ids.map(() => 2));
-    expect(aloneMax).toBeGreaterThanOrEqual(1);
-    expect(aloneMax).toBeLessThanOrEqual(2);
+    // 8 fails; 1–4 commit; 5–8 fail; 5–6 fail; 5 alone fails; 6 alone commits; 7–8 commit: one group at a time.
+    expect(observed.map(({ members, committed }) => `${members}${committed ? '+' : '-'}`)).toEqual(['8-', '4+', '4-', '2-', '1-', '1+', '2+']);
+    expect(Object.fromEntries(attempts)).toEqual({ 1: 2, 2: 2, 3: 2, 4: 2, 5: 4, 6: 4, 7: 3, 8: 3 });
     expect((await stored()).map((row) => row.id)).toEqual([1, 2, 3, 4, 6, 7, 8, 99]);
   });
 
@@ -465,30 +452,34 @@ describe('writes left to the group', () => {
     expect((await sql<{ total: number }>`SELECT total FROM group_totals WHERE id = 1`.execute(t.deps.db)).rows).toEqual([{ total: 10 }]);
   });
 
-  it('refused by PostgreSQL commit nothing: every member runs again alone and gets its own answer', async () => {
+  it('refused by PostgreSQL commit nothing: the group runs again in halves until the refused row’s member is alone, and each member gets its own answer', async () => {
     await sql`INSERT INTO group_probe (id, xid) VALUES (99, 'before')`.execute(t.deps.db);
     const kind = probeRows();
     const observed: Observed[] = [];
     const groups = groupsOf(observed);
-    const alone: number[] = [];
     const results = await Promise.allSettled(
       [1, 99, 2].map((id) =>
         groups.run([], async (tx) => {
           const write = new WriteStatement();
           write.addRows(kind, [id]);
-          if (!deferToGroup(tx, write)) {
-            alone.push(id);
-            await write.execute(tx);
-          }
+          if (!deferToGroup(tx, write)) throw new Error('not in a group');
           return id;
         }),
       ),
     );
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(((results[1] as PromiseRejectedResult).reason as { code?: string }).code).toBe('23505');
-    expect(alone.sort()).toEqual([1, 2, 99]);
-    expect(observed[0]).toEqual({ members: 3, committed: false, deferred: 0 });
-    expect((await stored()).map((row) => row.id)).toEqual([1, 2, 99]);
+    // 1, 99, 2 fails; 1, 99 fails; 1 commits; 99 fails alone; 2 commits.
+    expect(observed).toEqual([
+      { members: 3, committed: false, deferred: 0 },
+      { members: 2, committed: false, deferred: 0 },
+      { members: 1, committed: true, deferred: 0 },
+      { members: 1, committed: false, deferred: 0 },
+      { members: 1, committed: true, deferred: 0 },
+    ]);
+    const rows = await stored();
+    expect(rows.map((row) => row.id)).toEqual([1, 2, 99]);
+    expect(rows[0]?.xid).not.toBe(rows[1]?.xid);
   });
 
   it('are sent by the caller outside a group, or when the statement has a part that is not rows of a kind', async () => {

@@ -42,7 +42,8 @@ import { WriteStatement } from './write-statement.js';
  * table's constraints, starts each insert and fires its statement triggers once per group rather
  * than once per member. Members claim what they write, so no two of them write one row, except
  * the system account shard they share, whose additions the merge sums. If the merged statement
- * fails, nothing commits and every member runs again alone (no one member's failure).
+ * fails, nothing commits and the group runs again in halves, each a group of its own, halved
+ * again while it fails (no one member's failure to leave out), down to members alone.
  *
  * Overlap (`overlapCommit`, PostgreSQL only): once a group's members have all finished, the next
  * group may start while this one sends its merged write and COMMIT: the server works on the next
@@ -88,8 +89,8 @@ export class TransactionGroups {
       /**
        * Told of every group: how many members it had, whether it committed (else, with two or
        * more, they ran again: the rest as a new group, told of in turn, and the failing member
-       * alone; or each alone when the merged write failed) and how many of them left it for a
-       * later group (a claim).
+       * alone; or, when the merged write failed, in two halves, each a group told of in turn) and
+       * how many of them left it for a later group (a claim).
        */
       observe?: (members: number, committed: boolean, deferred: number) => void;
     },
@@ -209,10 +210,14 @@ export class TransactionGroups {
         await this.runAlone(culprit);
         return;
       }
-      // Nothing committed, and no one member failed (the merged write did): each member runs alone
-      // and gets its own answer, no more of them at once than groups run (each takes a connection:
-      // all of a large group at once would queue for the pool, and past its wait, answer 503).
-      await eachAtMost(this.options.concurrency, members, (member) => this.runAlone(member));
+      // Nothing committed, and no one member failed: the merged write did, on one member's rows or
+      // on what the members' rows add up to. The group runs again as two halves, one after the
+      // other in this one's turn, each a group of its own; a half that fails again is halved
+      // again, down to members alone, whose error is their own answer. One bad row costs about
+      // 2·log2(n) transactions rather than n, all on one connection at a time, as one group takes.
+      const half = Math.ceil(members.length / 2);
+      await this.runGroup(members.slice(0, half), working);
+      await this.runGroup(members.slice(half), working);
       return;
     }
     this.release(attempts);
@@ -269,15 +274,6 @@ export class TransactionGroups {
       return result;
     });
   }
-}
-
-/** Runs `work` on every item, at most `limit` at once. */
-async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await work(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
 }
 
 /**
