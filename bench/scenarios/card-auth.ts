@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Scenario, ScenarioResult } from '../lib.js';
-import { anchoredRounds, closedLoop, postJson, type Load } from '../support/http-rounds.js';
+import { anchoredRounds, closedLoop, type Load, type LoadTally } from '../support/http-rounds.js';
 import { recreateDatabase } from '../support/postgres.js';
 import { buildOnce, startServer } from '../support/server.js';
 import { seedWallets, targetEnv, withDeps, type Target } from '../support/setup.js';
@@ -41,30 +41,54 @@ async function issueCards(target: Target, clientId: string): Promise<CardRef[]> 
   });
 }
 
-/** Closed loop: each worker authorizes 1.00 on a random card and completes it with a new RRN, then starts again. */
+/** What one turn keeps between its two messages. */
+interface CardTurn {
+  card: CardOfMessage;
+  reference: string;
+  sentAt: number;
+}
+
+/** The ISO 8583 request of a turn's message, noting when it is sent. */
+function messageRequest(turn: Partial<CardTurn>, mti: '0100' | '0220') {
+  const { card, reference } = turn;
+  if (!card || !reference) throw new Error('a card turn starts with its authorization');
+  turn.sentAt = performance.now();
+  const message = buildSandboxMessage(card, new Date(), { mti, processingCode: '000000', amountMinor: authorizationMinor, networkDataRef: reference });
+  return { path: '/v1/sandbox/iso8583', body: { format: 'json', message: toKeyedIsoMessage(message) } };
+}
+
+/** Counts an approved message (201/200 with DE39 00) with its latency; anything else is a failure and ends the turn. */
+function readApproval(what: string) {
+  return (status: number, body: string, turn: Partial<CardTurn>, tally: LoadTally): boolean => {
+    if (status !== 201 && status !== 200) {
+      tally.fail(`${what} HTTP ${status}`);
+      return false;
+    }
+    const code = (JSON.parse(body) as { data: { response: Record<string, string> } }).data.response['39'];
+    if (code !== '00') {
+      tally.fail(`${what} ${code}`);
+      return false;
+    }
+    tally.done(performance.now() - (turn.sentAt ?? Number.NaN));
+    return true;
+  };
+}
+
+/** Closed loop: each turn authorizes 1.00 on a random card and completes it with a new RRN. */
 function runLoad(serverUrl: string, apiKey: string, cards: readonly CardRef[], seconds: number, serverPid: number): Promise<Load> {
-  return closedLoop(serverUrl, connections, seconds, serverPid, async (agent, url, tally) => {
-    const target = cards[crypto.randomInt(cards.length)];
-    if (!target) return;
-    const send = async (message: ReturnType<typeof buildSandboxMessage>, what: string): Promise<boolean> => {
-      const sent = performance.now();
-      const answer = await postJson(agent, url, '/v1/sandbox/iso8583', apiKey, { format: 'json', message: toKeyedIsoMessage(message) });
-      if (answer.status !== 201 && answer.status !== 200) {
-        tally.fail(`${what} HTTP ${answer.status}`);
-        return false;
-      }
-      const code = (JSON.parse(answer.body) as { data: { response: Record<string, string> } }).data.response['39'];
-      if (code !== '00') {
-        tally.fail(`${what} ${code}`);
-        return false;
-      }
-      tally.done(performance.now() - sent);
-      return true;
-    };
-    const reference = newNetworkDataRef();
-    const authorized = await send(buildSandboxMessage(target.card, new Date(), { mti: '0100', processingCode: '000000', amountMinor: authorizationMinor, networkDataRef: reference }), '0100');
-    if (authorized) await send(buildSandboxMessage(target.card, new Date(), { mti: '0220', processingCode: '000000', amountMinor: authorizationMinor, networkDataRef: reference }), '0220');
-  });
+  return closedLoop<CardTurn>(serverUrl, apiKey, connections, seconds, serverPid, [
+    {
+      send: (turn) => {
+        const target = cards[crypto.randomInt(cards.length)];
+        if (!target) throw new Error('no cards to authorize');
+        turn.card = target.card;
+        turn.reference = newNetworkDataRef();
+        return messageRequest(turn, '0100');
+      },
+      read: readApproval('0100'),
+    },
+    { send: (turn) => messageRequest(turn, '0220'), read: readApproval('0220') },
+  ]);
 }
 
 async function runCardAuth(): Promise<ScenarioResult> {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import type { Scenario, ScenarioResult } from '../lib.js';
-import { anchoredRounds, closedLoop, postJson, type Load } from '../support/http-rounds.js';
+import { anchoredRounds, closedLoop, type Load } from '../support/http-rounds.js';
 import { recreateDatabase } from '../support/postgres.js';
 import { buildOnce, startServer } from '../support/server.js';
 import { seedWallets, targetEnv } from '../support/setup.js';
@@ -13,32 +13,54 @@ const targetRatio = 0.4;
 /** Each trade buys BTC with this much USD (fee in USD); every wallet holds 1,000,000.00 USD. */
 const tradeAmount = '10.00';
 
+/** What one turn keeps between its quote and its execution. */
+interface TradeTurn {
+  walletId: string;
+  quoteId: string;
+  startedAt: number;
+}
+
 /**
- * Closed loop: each of `connections` workers quotes a trade for a random funded wallet's customer
- * and executes it at once, then starts the next. A trade counts when its execution answered 201
- * with `success: true`; anything else is recorded as a failure (and fails the run).
+ * Closed loop: each turn of each of `connections` connections quotes a trade for a random funded
+ * wallet's customer and executes it at once. A trade counts when its execution answered 201 with
+ * `success: true`, its latency from the quote's sending; anything else is recorded as a failure
+ * (and fails the run).
  */
 function runTradeLoad(serverUrl: string, apiKey: string, holders: { customerId: string; walletId: string }[], seconds: number, serverPid: number): Promise<Load> {
-  return closedLoop(serverUrl, connections, seconds, serverPid, async (agent, url, tally) => {
-    const holder = holders[crypto.randomInt(holders.length)];
-    if (!holder) return;
-    const tradeStarted = performance.now();
-    const key = { 'idempotency-key': crypto.randomUUID() };
-    const quote = await postJson(agent, url, '/v1/trades/quotes', apiKey, {
-      customerId: holder.customerId,
-      fromAssetId: 'USD',
-      toAssetId: 'BTC',
-      fromAmount: tradeAmount,
-      feeAssetId: 'USD',
-      side: 'buy',
-      direction: 'reverse',
-    }, key);
-    if (quote.status !== 201) return tally.fail(`quote ${quote.status}`);
-    const quoteId = (JSON.parse(quote.body) as { data: { quoteId: string } }).data.quoteId;
-    const executed = await postJson(agent, url, `/v1/trades/quotes/${quoteId}/execute`, apiKey, { walletId: holder.walletId }, { 'idempotency-key': crypto.randomUUID() });
-    if (executed.status !== 201 || !(JSON.parse(executed.body) as { data: { success: boolean } }).data.success) return tally.fail(`execute ${executed.status}`);
-    tally.done(performance.now() - tradeStarted);
-  });
+  return closedLoop<TradeTurn>(serverUrl, apiKey, connections, seconds, serverPid, [
+    {
+      send: (turn) => {
+        const holder = holders[crypto.randomInt(holders.length)];
+        if (!holder) throw new Error('no wallets to trade from');
+        turn.walletId = holder.walletId;
+        turn.startedAt = performance.now();
+        return {
+          path: '/v1/trades/quotes',
+          body: { customerId: holder.customerId, fromAssetId: 'USD', toAssetId: 'BTC', fromAmount: tradeAmount, feeAssetId: 'USD', side: 'buy', direction: 'reverse' },
+          headers: { 'idempotency-key': crypto.randomUUID() },
+        };
+      },
+      read: (status, body, turn, tally) => {
+        if (status !== 201) {
+          tally.fail(`quote ${status}`);
+          return false;
+        }
+        turn.quoteId = (JSON.parse(body) as { data: { quoteId: string } }).data.quoteId;
+        return true;
+      },
+    },
+    {
+      send: (turn) => ({ path: `/v1/trades/quotes/${turn.quoteId ?? ''}/execute`, body: { walletId: turn.walletId }, headers: { 'idempotency-key': crypto.randomUUID() } }),
+      read: (status, body, turn, tally) => {
+        if (status !== 201 || !(JSON.parse(body) as { data: { success: boolean } }).data.success) {
+          tally.fail(`execute ${status}`);
+          return false;
+        }
+        tally.done(performance.now() - (turn.startedAt ?? Number.NaN));
+        return true;
+      },
+    },
+  ]);
 }
 
 /** Each wallet's customer, read from the seeded database (a quote names the customer, the execution the wallet). */

@@ -15,7 +15,16 @@ declare module 'autocannon' {
     method?: string;
     headers?: Record<string, string>;
     body?: string;
-    requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?: (request: RawRequest, context: object) => RawRequest }[];
+    requests?: {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      /** Builds the request from the connection's context; a falsy answer ends the turn (the context starts afresh). */
+      setupRequest?: (request: RawRequest, context: object) => RawRequest | null;
+      /** Called with each answer to this request, before the connection sends its next one. */
+      onResponse?: (status: number, body: string, context: object) => void;
+    }[];
   }
   export interface Histogram {
     average: number;

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import autocannon, { type RawRequest } from 'autocannon';
 import type { CpuPerUnit } from './cpu.js';
 import { combineCpu, cpuFigures, cpuSnapshot, cpuPerUnit } from './cpu.js';
 import { checkpoint, runPgbench } from './postgres.js';
@@ -7,9 +8,9 @@ import { verify, type Target } from './setup.js';
 import { durationS, roundsDefault, warmupDefaultS } from './settings.js';
 
 /**
- * What the scenarios that drive the HTTP API against the pgbench anchor share (trades,
- * card-auth): a JSON POST on a keep-alive agent, a closed-loop load that counts units, and the
- * rounds of anchor then load with the ledger verified after the run.
+ * What the scenarios that drive the HTTP API share: a JSON POST on a keep-alive agent; and for
+ * those measured against the pgbench anchor (trades, card-auth), a closed-loop load that counts
+ * units and the rounds of anchor then load with the ledger verified after the run.
  */
 
 export function postJson(agent: http.Agent, url: URL, path: string, apiKey: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
@@ -49,22 +50,37 @@ export interface Load {
   cpu: CpuPerUnit | undefined;
 }
 
-/** What one worker's iteration reports: units done, their latencies, and failures by name. */
+/** What a turn's answers report: units done, their latencies, and failures by name. */
 export interface LoadTally {
   done(latencyMs: number): void;
   fail(what: string): void;
 }
 
-/** Runs `iteration` in `connections` closed loops for `seconds`, measuring the server's CPU per unit. */
-export async function closedLoop(
+/** One request of a worker's turn: built from the turn's own state, its answer read back into it. */
+export interface Step<Turn extends object> {
+  /** The JSON POST to send. The first step always sends; a later one may end the turn with undefined. */
+  send(turn: Partial<Turn>): { path: string; body: unknown; headers?: Record<string, string> } | undefined;
+  /** Reads the answer (counting units and failures on `tally`); false ends the turn before its next step. */
+  read(status: number, body: string, turn: Partial<Turn>, tally: LoadTally): boolean;
+}
+
+/**
+ * Closed-loop load for `seconds`: each of `connections` keep-alive connections runs turns of
+ * `steps` one request after the other, each turn with a fresh state, and the server's CPU is
+ * measured per unit. The transport is autocannon's client (a socket and an HTTP parser per
+ * connection, requests built as buffers), which costs the shared machine far less per request
+ * than Node's own HTTP client: the load generator runs beside the server and PostgreSQL, so what
+ * it spends is taken from them (docs/benchmarks.md, card-auth, twelfth session). Requests still
+ * in flight when the time is up are not counted.
+ */
+export async function closedLoop<Turn extends object>(
   serverUrl: string,
+  apiKey: string,
   connections: number,
   seconds: number,
   serverPid: number,
-  iteration: (agent: http.Agent, url: URL, tally: LoadTally) => Promise<void>,
+  steps: readonly Step<Turn>[],
 ): Promise<Load> {
-  const url = new URL(serverUrl);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const failures: Record<string, number> = {};
   const latenciesMs: number[] = [];
   let units = 0;
@@ -75,16 +91,38 @@ export async function closedLoop(
     },
     fail: (what) => (failures[what] = (failures[what] ?? 0) + 1),
   };
+  // autocannon keeps one state object per connection and turn; a turn whose answer ended it is
+  // marked here, so its later steps are not sent (autocannon then starts the next turn).
+  const ended = new WeakSet<object>();
+  const requests = steps.map((step, index) => ({
+    method: 'POST',
+    setupRequest: (request: RawRequest, context: object) => {
+      const built = ended.has(context) ? undefined : step.send(context);
+      if (!built) {
+        if (index === 0) throw new Error('the first step of a turn must send a request');
+        return null;
+      }
+      return { ...request, path: built.path, body: JSON.stringify(built.body), headers: { ...request.headers, ...built.headers } };
+    },
+    onResponse: (status: number, body: string, context: object) => {
+      if (!step.read(status, body, context, tally)) ended.add(context);
+    },
+  }));
   const before = cpuSnapshot(serverPid);
   const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const worker = async () => {
-    while (performance.now() < deadline) await iteration(agent, url, tally);
-  };
-  await Promise.all(Array.from({ length: connections }, worker));
+  const result = await autocannon({
+    url: serverUrl,
+    connections,
+    duration: seconds,
+    // Seconds; a guard against a hung server, far above any latency the scenarios see.
+    timeout: 120,
+    headers: { authorization: apiKey, 'content-type': 'application/json' },
+    requests,
+  });
   const elapsedS = (performance.now() - started) / 1000;
-  agent.destroy();
-  return { units, seconds: elapsedS, failures, latenciesMs, cpu: cpuPerUnit(before, cpuSnapshot(serverPid), units) };
+  const cpu = cpuPerUnit(before, cpuSnapshot(serverPid), units);
+  if (result.errors + result.timeouts > 0) failures['connection errors or timeouts'] = result.errors + result.timeouts;
+  return { units, seconds: elapsedS, failures, latenciesMs, cpu };
 }
 
 function percentile(sorted: readonly number[], share: number): number {
