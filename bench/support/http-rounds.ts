@@ -58,8 +58,8 @@ export interface LoadTally {
 
 /** One request of a worker's turn: built from the turn's own state, its answer read back into it. */
 export interface Step<Turn extends object> {
-  /** The JSON POST to send. The first step always sends; a later one may end the turn with undefined. */
-  send(turn: Partial<Turn>): { path: string; body: unknown; headers?: Record<string, string> } | undefined;
+  /** The JSON POST to send. */
+  send(turn: Partial<Turn>): { path: string; body: unknown; headers?: Record<string, string> };
   /** Reads the answer (counting units and failures on `tally`); false ends the turn before its next step. */
   read(status: number, body: string, turn: Partial<Turn>, tally: LoadTally): boolean;
 }
@@ -92,16 +92,14 @@ export async function closedLoop<Turn extends object>(
     fail: (what) => (failures[what] = (failures[what] ?? 0) + 1),
   };
   // autocannon keeps one state object per connection and turn; a turn whose answer ended it is
-  // marked here, so its later steps are not sent (autocannon then starts the next turn).
+  // marked here, so its later steps are not sent (a null request: autocannon then starts the next
+  // turn, with a new state, so the first step always sends).
   const ended = new WeakSet<object>();
-  const requests = steps.map((step, index) => ({
+  const requests = steps.map((step) => ({
     method: 'POST',
     setupRequest: (request: RawRequest, context: object) => {
-      const built = ended.has(context) ? undefined : step.send(context);
-      if (!built) {
-        if (index === 0) throw new Error('the first step of a turn must send a request');
-        return null;
-      }
+      if (ended.has(context)) return null;
+      const built = step.send(context);
       return { ...request, path: built.path, body: JSON.stringify(built.body), headers: { ...request.headers, ...built.headers } };
     },
     onResponse: (status: number, body: string, context: object) => {
