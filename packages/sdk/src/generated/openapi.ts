@@ -4340,6 +4340,8 @@ export interface components {
             forcePost: boolean;
             /** @description an advice that matched no lifecycle: acknowledged, no money moved */
             orphan: boolean;
+            /** @description a repeat (0101, 0201, …) of a message already answered: the record it repeats, whose answer it got again (nothing moved, nobody asked again); null otherwise */
+            repeatOfCardTransactionId: string | null;
             /** @description COOP_AUTH decision requests (0100/0200 of a cooperative card that passed the system checks): what the client answered or why the stand-in decided; null otherwise */
             coopAuth: components["schemas"]["CardCoopAuthDecision"] | null;
             /** @description the trace of the request (or the background run, such as a hold expiry) that wrote this record: GET /v1/traces/{traceId}; null for records written before it was kept */

@@ -126,6 +126,58 @@ describe('0100 authorization', () => {
     const changed = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...message, '4': '000000001100', '63': 'VIS00000ZZZZZZZZZZZZZZZZ1' } } });
     expect(changed.body.data.response['39']).toBe('94');
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '90.00', RESERVED: '10.00' });
+    // A duplicate transmission writes nothing: the lifecycle keeps its one record.
+    expect((await lifecycle(t, first.parentCardTransactionId)).children).toHaveLength(1);
+  });
+
+  it('repeats (0101, 0201): a new record under the same lifecycle with the first answer; no money, no event, counted once toward the limits', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '1000.00', client);
+    const program = (await cardPrograms(t, client))['Standard Debit'];
+    const patched = await t.request({ method: 'PATCH', url: `/v1/cards/programs/${program.id as string}`, key: client.key, body: { limits: { perTransactionMinor: 15_000, dailyMinor: 20_000, dailyCount: 3 } } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const pan = await panOf(t, card.cardId);
+    const first = await authorize(t, card.cardId, { amount: 100 }, client);
+    const repeatOf = async (built: any, mti: string) => {
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message: { ...built.iso.request.fields, '0': mti, '2': pan } } });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      const record = await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}`, key: client.key });
+      return { ...response.body.data, record: record.body.data };
+    };
+    const repeat = await repeatOf(first, '0101');
+    expect(repeat.response).toMatchObject({ '0': '0110', '39': '00', '38': first.authCode });
+    expect(repeat.cardTransactionId).not.toBe(first.cardTransactionId);
+    expect(repeat.record).toMatchObject({
+      parentCardTransactionId: first.parentCardTransactionId,
+      mti: '0101',
+      type: 'PRE_AUTHORIZATION',
+      status: 'PENDING',
+      amount: 100,
+      responseCode: '00',
+      authCode: first.authCode,
+      repeatOfCardTransactionId: first.cardTransactionId,
+    });
+    const again = await repeatOf(first, '0101');
+    expect(again.record.repeatOfCardTransactionId).toBe(first.cardTransactionId);
+    const group = await lifecycle(t, first.parentCardTransactionId, client);
+    expect(group).toMatchObject({ status: 'PENDING', heldAmount: 100 });
+    expect(group.children.map((child: any) => [child.mti, child.repeatOfCardTransactionId])).toEqual([
+      ['0100', null],
+      ['0101', first.cardTransactionId],
+      ['0101', first.cardTransactionId],
+    ]);
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '900.00', RESERVED: '100.00' });
+    expect((await cardEventsOf(t, first.parentCardTransactionId, client)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_PENDING']);
+
+    // A 0200 and its repeat: one purchase posted.
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 20 }, client);
+    const purchaseRepeat = await repeatOf(purchase, '0201');
+    expect(purchaseRepeat.record).toMatchObject({ parentCardTransactionId: purchase.parentCardTransactionId, type: 'PURCHASE', status: 'COMPLETED', repeatOfCardTransactionId: purchase.cardTransactionId });
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '880.00', RESERVED: '100.00' });
+
+    // The day's limits count decisions: two approvals (120.00), not four (240.00, above 200.00). A third passes; then the count (3) is reached.
+    expect((await authorize(t, card.cardId, { amount: 30 }, client)).responseCode).toBe('00');
+    expect((await authorize(t, card.cardId, { amount: 1 }, client)).responseCode).toBe('65');
   });
 });
 

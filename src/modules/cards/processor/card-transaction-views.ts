@@ -121,6 +121,10 @@ export const CardTransactionSchema = Type.Object(
     overCapture: Type.Boolean({ description: 'a completion above the hold beyond the program tolerance' }),
     forcePost: Type.Boolean({ description: 'posted without a hold (never declined)' }),
     orphan: Type.Boolean({ description: 'an advice that matched no lifecycle: acknowledged, no money moved' }),
+    repeatOfCardTransactionId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+      description:
+        'a repeat (0101, 0201, …) of a message already answered: the record it repeats, whose answer it got again (nothing moved, nobody asked again); null otherwise',
+    }),
     coopAuth: Type.Union([CoopAuthDecisionSchema, Type.Null()], {
       description: 'COOP_AUTH decision requests (0100/0200 of a cooperative card that passed the system checks): what the client answered or why the stand-in decided; null otherwise',
     }),
@@ -192,6 +196,7 @@ export function cardTransactionView(row: CardTransactionRow): CardTransactionVie
     overCapture: row.over_capture,
     forcePost: row.force_post,
     orphan: row.orphan,
+    repeatOfCardTransactionId: row.repeat_of,
     coopAuth:
       row.coop_decision === null
         ? null

@@ -130,6 +130,8 @@ export interface CardTransactionsTable {
   coop_decision: ColumnType<CoopDecisionRecord | null, string | null | undefined, string | null>;
   /** Migration 0033: the trace id of the request or background run that wrote the record (NULL before it). */
   trace_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 0038: the record a repeat (0101, 0201, …) repeats; NULL for every other record. */
+  repeat_of: string | null;
 }
 
 declare module '../../../platform/db/schema.js' {

@@ -54,6 +54,7 @@ const transactionColumns = [
   'ledger_hold_id',
   'created_at',
   'coop_decision',
+  'repeat_of',
 ] as const satisfies readonly (keyof CardTransactionRow)[];
 
 const swipeColumns = [

@@ -362,7 +362,7 @@ describe('limits while the client decides', () => {
 });
 
 describe('repeats, advices and isolation', () => {
-  it('a repeat (0101) reuses the first decision without asking the client again', async () => {
+  it('a repeat (0101) reuses the first decision without asking the client again: a new record under the same lifecycle', async () => {
     answerWith({ responseCode: '00' });
     const card = await coopCard('100.00');
     const first = await authorize(t, card.cardId, { amount: 5 });
@@ -371,8 +371,17 @@ describe('repeats, advices and isolation', () => {
     const repeat = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
     expect(repeat.status).toBe(200);
     expect(repeat.body.data.response['39']).toBe('00');
-    expect(repeat.body.data.cardTransactionId).toBe(first.cardTransactionId);
+    expect(repeat.body.data.cardTransactionId).not.toBe(first.cardTransactionId);
+    const record = await t.request({ url: `/v1/cards/transactions/${repeat.body.data.cardTransactionId as string}` });
+    expect(record.body.data).toMatchObject({
+      parentCardTransactionId: first.parentCardTransactionId,
+      mti: '0101',
+      decisionSource: 'CLIENT',
+      responseCode: '00',
+      repeatOfCardTransactionId: first.cardTransactionId,
+    });
     expect(receiver.requests.length).toBe(asked);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '95.00', RESERVED: '5.00' });
   });
 
   it('a repeat (0101) that arrives while the first sending waits for the client gets the same answer once it is known, without a second question', async () => {
@@ -386,7 +395,8 @@ describe('repeats, advices and isolation', () => {
       const original = await first;
       expect(repeat.status).toBe(200);
       expect(repeat.body.data.response).toMatchObject({ '0': '0110', '39': '00', '38': 'R3P3AT' });
-      expect(repeat.body.data.cardTransactionId).toBe(original.cardTransactionId);
+      const record = await t.request({ url: `/v1/cards/transactions/${repeat.body.data.cardTransactionId as string}`, key: client.key });
+      expect(record.body.data).toMatchObject({ parentCardTransactionId: original.parentCardTransactionId, mti: '0101', repeatOfCardTransactionId: original.cardTransactionId });
       expect(slow.requests).toHaveLength(1);
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '88.00', RESERVED: '12.00' });
     });

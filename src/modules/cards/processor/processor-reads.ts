@@ -198,8 +198,8 @@ function earlierMessageQuery(parameters: StatementParameters, ofCard: string, in
 }
 
 /**
- * The card's approvals of the day (UTC day of the client's clock): count and sum, one row; for a
- * COOP_AUTH card, its requests waiting for the client's answer count as approved for what they
+ * The card's approvals of the day (UTC day of the client's clock): count and sum, one row, each
+ * decision once (a repeat's record, migration 0038, is not a decision of its own); for a COOP_AUTH card, its requests waiting for the client's answer count as approved for what they
  * reserved.
  */
 function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, context: RequestContext, card: CardRow): string {
@@ -212,7 +212,7 @@ function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, co
     : 'coalesce(sum(amount_minor), 0)';
   return `(SELECT ${count} AS count, ${sum} AS sum FROM card_transactions
     WHERE ${ofCard} AND created_at >= ${startOfDay} AND type IN ('PRE_AUTHORIZATION', 'PURCHASE')
-      AND mti IN ('0100', '0101', '0200', '0201') AND response_code IN ('00', '10'))`;
+      AND mti IN ('0100', '0101', '0200', '0201') AND response_code IN ('00', '10') AND repeat_of IS NULL)`;
 }
 
 /**

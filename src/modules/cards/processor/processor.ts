@@ -202,7 +202,7 @@ export async function processCardMessage(
   if (found.account !== undefined) run.locked.account = found.account;
 
   const earlier = found.earlierId === null ? undefined : await earlierMessage(tx, context, found.earlierId, info, message);
-  if (earlier?.sameContent) return replay(message, earlier.row);
+  if (earlier?.sameContent) return info.receivedMti === earlier.row.mti ? replay(message, earlier.row) : recordRepeat(run, earlier.row);
   if (earlier === undefined && options.awaitFirst !== false && info.receivedMti !== info.mti) {
     const waiting = await firstSendingWaiting(tx, context, card, program, info);
     if (waiting) return waiting;
@@ -276,6 +276,30 @@ function replay(message: IsoMessage, row: CardTransactionRow): CardMessageOutcom
     decisionSource: row.decision_source,
     replayed: true,
   };
+}
+
+/**
+ * A repeat (0101, 0201, …) of a message answered already (`first`, the first sending): a record of
+ * its own under the same lifecycle with the first answer, as contract §12.4 says ("a new child
+ * with the same parent and the same decision, without asking the client again"). It moves no
+ * money and changes no lifecycle, so no event goes out. The same message sent again under its
+ * own MTI is a duplicate transmission instead: answered by `replay`, nothing written.
+ */
+async function recordRepeat(run: Run, first: CardTransactionRow): Promise<CardMessageOutcome> {
+  const { context, info, message, tx, write } = run;
+  const row: CardTransactionRow = {
+    ...first,
+    id: idAt(context.now),
+    trace_id: context.traceId,
+    mti: info.receivedMti,
+    transmission_date_time: info.transmissionDateTime,
+    request_fields: redactForEvent(message).fields,
+    created_at: context.now,
+    repeat_of: first.id,
+  };
+  write.addRows(cardTransactionInserts, [row]);
+  if (!deferToGroup(tx, write)) await write.execute(tx);
+  return { ...replay(message, first), record: cardTransactionView(row) };
 }
 
 /**
@@ -393,6 +417,7 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
     orphan: draft.orphan ?? false,
     ledger_hold_id: draft.holdId ?? swipe.hold_id,
     created_at: context.now,
+    repeat_of: null,
     // As the jsonb column gives it back (its objects' keys reordered), so the record's view needs no read.
     coop_decision: draft.decision.coop ? asStoredJsonb(draft.decision.coop) : null,
   };
@@ -1237,6 +1262,7 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
     ledger_hold_id: swipe.hold_id,
     created_at: context.now,
     coop_decision: null,
+    repeat_of: null,
   });
   assert(updated.status !== 'PENDING', 'an expired lifecycle is not pending');
   return view;
