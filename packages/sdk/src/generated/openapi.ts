@@ -1444,7 +1444,7 @@ export interface paths {
         put?: never;
         /**
          * Send a completion (0220)
-         * @description Captures the open hold for amount (default the held amount) with a new RRN by default; above the hold the excess is posted in full (forced when AVAILABLE is short) and flagged overCapture beyond the program tolerance. Without an open hold (expired): a force post.
+         * @description Captures the open hold for amount (default the held amount) with a new RRN by default; above the hold the excess is posted in full (forced when AVAILABLE is short) and flagged overCapture beyond the program tolerance. Without an open hold (expired): a force post of amount, which is then required (400 otherwise: there is no held amount to default to).
          */
         post: operations["sandbox.createCardCompletion"];
         delete?: never;
@@ -13384,7 +13384,7 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description the final amount (default: what the hold reserves): a JSON number in major units, at most 2 decimals (a string is refused)
+                     * @description the final amount (default: what the hold reserves; required when the lifecycle holds nothing, its hold expired or released): a JSON number in major units, at most 2 decimals (a string is refused)
                      * @example 25.5
                      */
                     amount?: number;

@@ -234,6 +234,26 @@ describe('0220 completion', () => {
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '30.00', RESERVED: '0.00' });
   });
 
+  it('after expiry, the sandbox completion needs an amount (nothing held to default to); an 0220 of 0 posts nothing and leaves the lifecycle CANCELLED', async () => {
+    const card = await fundedCard(t, '50.00');
+    const auth = await authorize(t, card.cardId, { amount: 20 });
+    expect((await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${auth.parentCardTransactionId as string}/expire` })).status).toBe(200);
+    const defaulted = await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${auth.parentCardTransactionId as string}/completions`, body: {} });
+    expect(defaulted.status).toBe(400);
+    expect(defaulted.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'amount' }] });
+
+    const pan = await panOf(t, card.cardId);
+    const message = { ...auth.iso.request.fields, '0': '0220', '2': pan, '4': '000000000000', '11': '000931', '37': '700000000931' };
+    const zero = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(zero.status, JSON.stringify(zero.body)).toBe(200);
+    expect(zero.body.data.response['39']).toBe('00');
+    const group = await lifecycle(t, auth.parentCardTransactionId);
+    expect(group).toMatchObject({ status: 'CANCELLED', postedAmount: 0, heldAmount: 0 });
+    expect(group.children.at(-1)).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', amount: 0, forcePost: false });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '50.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
   it('force post (0220 without authorization) may overdraw the wallet; ledger verify clean', async () => {
     const card = await fundedCard(t, '10.00');
     const posted = await send(t, `/v1/sandbox/cards/${card.cardId}/force-posts`, { amount: 25 });

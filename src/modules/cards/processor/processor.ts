@@ -1128,10 +1128,17 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
   }
   const swipeId = existing?.id ?? idAt(context.now);
   if (amount > 0n) await funding.post(tx, amount, { force: true }, history(swipeId));
+  // What has been posted decides the lifecycle's state, as when a hold is captured: COMPLETED once
+  // something is; a completion of 0 posts nothing, so a lifecycle still open (an advice that could
+  // reserve nothing) closes CANCELLED, one already closed (expired: CANCELLED) stays as it was, and
+  // one this message opens is CANCELLED.
+  const posted = toBigInt(existing?.posted_minor ?? '0') + amount;
+  const status = posted > 0n ? 'COMPLETED' : existing === undefined || existing.status === 'PENDING' ? 'CANCELLED' : existing.status;
+  if (existing?.status === 'PENDING') await cancelExpiry(run, existing.id);
   const swipe = existing
-    ? updateSwipe(run, existing, { status: 'COMPLETED', postedMinor: toBigInt(existing.posted_minor) + amount })
-    : insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: amount, holdId: null, expiresAt: null });
-  return writeChild(run, swipe, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, forcePost: true });
+    ? updateSwipe(run, existing, { status, postedMinor: posted })
+    : insertSwipe(run, swipeId, { status, heldMinor: 0n, postedMinor: amount, holdId: null, expiresAt: null });
+  return writeChild(run, swipe, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, forcePost: amount > 0n });
 }
 
 // ---- 0420 -----------------------------------------------------------------------------------

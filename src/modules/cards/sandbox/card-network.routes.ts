@@ -87,7 +87,7 @@ const AuthorizationBody = Type.Object(
 const AmountBody = Type.Object({ amount: Amount('the amount') }, { additionalProperties: false, examples: [{ amount: 10 }] });
 const CompletionBody = Type.Object(
   {
-    amount: Type.Optional(Amount('the final amount (default: what the hold reserves)')),
+    amount: Type.Optional(Amount('the final amount (default: what the hold reserves; required when the lifecycle holds nothing, its hold expired or released)')),
     newRrn: Type.Optional(Type.Boolean({ description: 'a new RRN, as settlement batching makes (default true)' })),
   },
   { additionalProperties: false, examples: [{ amount: 30, newRrn: true }] },
@@ -338,10 +338,14 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'sandbox.createCardCompletion',
     'Send a completion (0220)',
     'Captures the open hold for amount (default the held amount) with a new RRN by default; above the hold the excess is posted in full ' +
-      '(forced when AVAILABLE is short) and flagged overCapture beyond the program tolerance. Without an open hold (expired): a force post.',
+      '(forced when AVAILABLE is short) and flagged overCapture beyond the program tolerance. Without an open hold (expired): a force post ' +
+      'of amount, which is then required (400 otherwise: there is no held amount to default to).',
     CompletionBody,
     (swipe, card, body, now) => {
-      const amountMinor = body.amount === undefined ? toBigInt(swipe.held_minor) : amountMinorOf(body.amount as number);
+      const held = toBigInt(swipe.held_minor);
+      // Nothing held (the hold expired or was released): no amount to default to, and a completion of 0 would post nothing.
+      if (body.amount === undefined && held === 0n) throw validationError('amount', 'required: the lifecycle holds nothing (its hold expired or was released), so give the amount to post');
+      const amountMinor = body.amount === undefined ? held : amountMinorOf(body.amount as number);
       return buildSandboxMessage(card, now, {
         mti: '0220',
         processingCode: '000000',
