@@ -193,6 +193,36 @@ describe('0120 advice', () => {
     expect(lower.record.heldAmount).toBe(45);
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '55.00', RESERVED: '45.00' });
   });
+
+  it('on a lifecycle that holds nothing any more (completed): the advised amount is held on that lifecycle again, where the messages that follow under its reference find it', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 10 });
+    await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 10 });
+    const advice = await onParent(t, auth.parentCardTransactionId, 'advices', { amount: 4 });
+    expect(advice.parentCardTransactionId).toBe(auth.parentCardTransactionId);
+    expect(advice.record).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'PENDING', heldAmount: 4, decisionSource: 'NETWORK' });
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 4, postedAmount: 10 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '86.00', RESERVED: '4.00' });
+    const reversal = await onParent(t, auth.parentCardTransactionId, 'reversals');
+    expect(reversal.parentCardTransactionId).toBe(auth.parentCardTransactionId);
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', heldAmount: 0, postedAmount: 10 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '90.00', RESERVED: '0.00' });
+    const swipes = await t.request({ url: `/v1/cards/transactions?cardId=${card.cardId}` });
+    expect(swipes.body.data).toHaveLength(1);
+    await expectLedgerClean(t);
+  });
+
+  it('on an expired lifecycle: held again there, expiredAt cleared while it is open', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 10 });
+    expect((await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${auth.parentCardTransactionId as string}/expire` })).status).toBe(200);
+    const advice = await onParent(t, auth.parentCardTransactionId, 'advices', { amount: 6 });
+    expect(advice.parentCardTransactionId).toBe(auth.parentCardTransactionId);
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 6, expiredAt: null });
+    const completion = await onParent(t, auth.parentCardTransactionId, 'completions');
+    expect(completion.record).toMatchObject({ amount: 6, forcePost: false });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '94.00', RESERVED: '0.00' });
+  });
 });
 
 describe('0220 completion', () => {

@@ -530,7 +530,7 @@ function insertSwipe(run: Run, id: string, state: SwipeState): CardSwipeRow {
 }
 
 /** Queues a change to a lifecycle (sent with the record) and answers its row as changed. */
-function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeState> & { expiredAt?: Date }): CardSwipeRow {
+function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeState> & { expiredAt?: Date | null }): CardSwipeRow {
   const { context } = writer;
   // A lifecycle that stops being PENDING (reversed, expired, completed) has no decision in flight any more.
   const stopsPending = state.status !== undefined && state.status !== 'PENDING';
@@ -542,7 +542,7 @@ function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeSt
     posted_minor: state.postedMinor === undefined ? swipe.posted_minor : state.postedMinor.toString(),
     hold_id: state.holdId === undefined ? swipe.hold_id : state.holdId,
     expires_at: state.expiresAt === undefined ? swipe.expires_at : state.expiresAt,
-    expired_at: state.expiredAt ?? swipe.expired_at,
+    expired_at: state.expiredAt === undefined ? swipe.expired_at : state.expiredAt,
     coop_pending: coopPending === undefined ? swipe.coop_pending : coopPending,
     updated_at: context.now,
   };
@@ -998,7 +998,8 @@ async function balanceInquiry(run: Run): Promise<CardMessageOutcome> {
 
 /**
  * An authorization advice: a decision already taken (stand-in, final fuel amount). Never declined:
- * the lifecycle's hold is set to the advised amount. What AVAILABLE cannot cover is not reserved
+ * the lifecycle's hold is set to the advised amount (placed again on a lifecycle that holds nothing
+ * any more, which is then PENDING again). What AVAILABLE cannot cover is not reserved
  * (a hold never takes AVAILABLE below zero); the completion that follows is forced anyway.
  */
 async function advise(run: Run): Promise<CardMessageOutcome> {
@@ -1030,11 +1031,17 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
     else await scheduleExpiry(run, existing.id, expiresAt);
     return writeChild(run, updated, childId, { type: 'PRE_AUTHORIZATION', status: closed ? 'CANCELLED' : 'PENDING', decision, amountMinor: target, heldMinor: newHeld, expiresAt: closed ? null : expiresAt });
   }
-  const swipeId = idAt(context.now);
+  // No open hold: the advised amount is held, on the lifecycle the advice names when it names one
+  // that holds nothing any more (completed, reversed, expired, declined), which is open again: the
+  // messages that follow under its reference (a completion, a reversal) find the hold there. A new
+  // lifecycle under a used reference would make them ambiguous (as an increment's would).
+  const swipeId = existing?.id ?? idAt(context.now);
   const available = await funding.available(tx);
   const reservable = target < available ? target : available > 0n ? available : 0n;
   const holdId = reservable > 0n ? await funding.placeHold(tx, reservable, expiresAt, historyOf(run.context, swipeId, childId, funding.historyTypes.hold)) : null;
-  const swipe = insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: reservable, postedMinor: 0n, holdId, expiresAt });
+  const swipe = existing
+    ? updateSwipe(run, existing, { status: 'PENDING', heldMinor: reservable, holdId, expiresAt, expiredAt: null })
+    : insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: reservable, postedMinor: 0n, holdId, expiresAt });
   await scheduleExpiry(run, swipeId, expiresAt);
   return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'PENDING', decision, amountMinor: target, heldMinor: reservable, expiresAt, holdId });
 }
