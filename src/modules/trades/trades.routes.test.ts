@@ -339,6 +339,13 @@ describe('404', () => {
     }
   });
 
+  it('an unknown customer answers 404 before the amount\'s range is checked (the range rule comes after the customer\'s)', async () => {
+    const other = await holder(t.clientB);
+    for (const customerId of [crypto.randomUUID(), other.customerId]) {
+      expectError(await quote(quoteBody(customerId, { fromAmount: '0.00000099' })), 404, 'NOT_FOUND', 'customerId');
+    }
+  });
+
   it('an unknown quote, another client\'s quote, and a wallet not of the quote\'s customer', async () => {
     const mine = await holder(t.clientA, { BTC: 100_000_000n });
     const stranger = await holder(t.clientA, { BTC: 100_000_000n });
@@ -547,6 +554,18 @@ describe('production mode', () => {
       expect((await production.request({ url: '/v1/trades/asset-pairs' })).status).toBe(200);
       const customer = await createIndividual(production, production.clientA);
       expectError(await quote(quoteBody(customer.id), production.clientA, production), 503, 'PRICE_FEED_UNAVAILABLE');
+      // An unknown customer is told so before the price feed's answer.
+      expectError(await quote(quoteBody(crypto.randomUUID()), production.clientA, production), 404, 'NOT_FOUND', 'customerId');
+      // Arriving together (one batch): each gets its own answer, and a 503 is not kept under its Idempotency-Key.
+      const key = `quote-${crypto.randomUUID()}`;
+      const [down, missing] = await Promise.all([
+        production.request({ method: 'POST', url: '/v1/trades/quotes', key: production.clientA.key, body: quoteBody(customer.id), headers: { 'idempotency-key': key } }),
+        quote(quoteBody(crypto.randomUUID()), production.clientA, production),
+      ]);
+      expectError(down, 503, 'PRICE_FEED_UNAVAILABLE');
+      expectError(missing, 404, 'NOT_FOUND', 'customerId');
+      const kept = await production.deps.db.selectFrom('idempotency_keys').select('key').where('client_id', '=', production.clientA.id).where('key', '=', key).execute();
+      expect(kept).toEqual([]);
       // The request's own rules still answer first.
       expectError(await quote(quoteBody(customer.id, { fromAssetId: 'USD_TEST' }), production.clientA, production), 400, 'UNKNOWN_ASSET');
       expect((await production.request({ url: '/v1/sandbox/prices' })).status).toBe(404);

@@ -335,9 +335,13 @@ export class WriteBatcher<I, O, L> {
         settlements[index] = { kind: 'response', replay: false, response };
         if (item.key !== undefined) records.push({ item, response });
       } else {
-        if (outcome.error.statusCode >= 500) throw outcome.error;
         settlements[index] = { kind: 'error', error: outcome.error };
-        if (item.key !== undefined) records.push({ item, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
+        // A 5xx (a price feed that is down, say) is this item's answer only: it is not stored under
+        // its Idempotency-Key, which stays free for a retry (as runWrite does), and the batch's other
+        // items keep theirs (it used to fail the whole batch).
+        if (item.key !== undefined && outcome.error.statusCode < 500) {
+          records.push({ item, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
+        }
       }
     });
     if (records.length > 0) {
