@@ -393,9 +393,14 @@ describe('422', () => {
     const first = await quoted(quoteBody(early.customerId), client);
     const second = await quoted(quoteBody(late.customerId), client);
     const advance = (seconds: number) => t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds } });
+    const statusOf = async (quoteId: string) => (await t.request({ url: `/v1/trades/quotes/${quoteId}`, key: client.key })).body.data.status;
     expect((await advance(299)).status).toBe(200);
+    expect(await statusOf(second.quoteId)).toBe('OPEN');
     expect((await execute(first.quoteId, early.walletId, { client })).status).toBe(201);
     expect((await advance(1)).status).toBe(200);
+    // Read once its time is up: EXPIRED (an executed one keeps EXECUTED).
+    expect(await statusOf(second.quoteId)).toBe('EXPIRED');
+    expect(await statusOf(first.quoteId)).toBe('EXECUTED');
     expectError(await execute(second.quoteId, late.walletId, { client }), 422, 'QUOTE_EXPIRED');
     expect(await balances(late.walletId, client)).toEqual({ BTC: '1.00000000' });
     // Another client's clock did not move: its quotes keep their own time.

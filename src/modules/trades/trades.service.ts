@@ -9,6 +9,7 @@ import { findAsset, type Asset } from '../../platform/money/assets.js';
 import { defaultAssetPairs, registryAssetCodeForId } from './asset-pairs.js';
 import type { PriceProvider } from './prices.js';
 import {
+  isQuoteExpired,
   quoteDisclaimer,
   quoteFigures,
   resolveQuoteRequest,
@@ -61,7 +62,8 @@ export interface QuoteView {
   totalToReceive: string;
   expiresAt: string;
   disclaimer: string;
-  status: QuoteStatus;
+  /** As stored, except EXPIRED: an OPEN quote read once its expiresAt has passed on the client's clock (getQuote). */
+  status: QuoteStatus | 'EXPIRED';
   createdAt: string;
 }
 
@@ -131,11 +133,16 @@ async function findQuote(db: Db, clientId: string, quoteId: string): Promise<Quo
   return db.selectFrom('trade_quotes').selectAll().where('client_id', '=', clientId).where('id', '=', quoteId.toLowerCase()).executeTakeFirst();
 }
 
-/** A quote with its execution, if any (GET /v1/trades/quotes/:quoteId). */
-export async function getQuote(db: Db, clientId: string, quoteId: string): Promise<QuoteDetailView> {
+/**
+ * A quote with its execution, if any (GET /v1/trades/quotes/:quoteId). A quote never executed reads
+ * EXPIRED once its expiresAt has passed on the client's clock (`now`): executing it answers 422
+ * QUOTE_EXPIRED. The row keeps OPEN (nothing is written when a quote lapses).
+ */
+export async function getQuote(db: Db, clientId: string, quoteId: string, now: Date): Promise<QuoteDetailView> {
   const row = await findQuote(db, clientId, quoteId);
   if (!row) throw new AppError('NOT_FOUND', 'Quote not found');
-  return { ...quoteView(row), execution: executionView(row) };
+  const view = quoteView(row);
+  return { ...view, status: row.status === 'OPEN' && isQuoteExpired(row.expires_at, now) ? 'EXPIRED' : view.status, execution: executionView(row) };
 }
 
 export function registryAsset(code: string): Asset {

@@ -7427,8 +7427,8 @@ export interface components {
              */
             expiresAt: string;
             disclaimer: string;
-            /** @description OPEN until an execution is attempted */
-            status: "OPEN" | "EXECUTED" | "FAILED";
+            /** @description OPEN until an execution is attempted (EXECUTED, or FAILED when the liquidity provider refused it); EXPIRED when read (GET) once expiresAt has passed on the client's clock without one */
+            status: "OPEN" | "EXECUTED" | "FAILED" | "EXPIRED";
             /** Format: date-time */
             createdAt: string;
         };
@@ -7485,8 +7485,8 @@ export interface components {
              */
             expiresAt: string;
             disclaimer: string;
-            /** @description OPEN until an execution is attempted */
-            status: "OPEN" | "EXECUTED" | "FAILED";
+            /** @description OPEN until an execution is attempted (EXECUTED, or FAILED when the liquidity provider refused it); EXPIRED when read (GET) once expiresAt has passed on the client's clock without one */
+            status: "OPEN" | "EXECUTED" | "FAILED" | "EXPIRED";
             /** Format: date-time */
             createdAt: string;
             execution: components["schemas"]["TradeExecution"] | null;

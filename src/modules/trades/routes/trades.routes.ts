@@ -70,7 +70,10 @@ const quoteProperties = {
   totalToReceive: Type.String({ description: 'credited to the wallet, in the to-asset (rounded down)', examples: ['0.01665000'] }),
   expiresAt: Type.String({ format: 'date-time', description: 'by the client\'s clock; from this instant the quote cannot be executed' }),
   disclaimer: Type.String(),
-  status: Type.Union([Type.Literal('OPEN'), Type.Literal('EXECUTED'), Type.Literal('FAILED')], { description: 'OPEN until an execution is attempted' }),
+  status: Type.Union([Type.Literal('OPEN'), Type.Literal('EXECUTED'), Type.Literal('FAILED'), Type.Literal('EXPIRED')], {
+    description:
+      'OPEN until an execution is attempted (EXECUTED, or FAILED when the liquidity provider refused it); EXPIRED when read (GET) once expiresAt has passed on the client\'s clock without one',
+  }),
   createdAt: Type.String({ format: 'date-time' }),
 };
 
@@ -186,8 +189,8 @@ export function registerTradeRoutes(app: App, deps: Deps, runtime: TradesRuntime
       },
     },
     async (request) => {
-      const { clientId } = authOf(request);
-      return { message: 'Quote retrieved', data: await getQuote(deps.db, clientId, request.params.quoteId), traceId: String(request.id) };
+      const context = requestContext(request, deps);
+      return { message: 'Quote retrieved', data: await getQuote(deps.db, context.clientId, request.params.quoteId, context.now), traceId: String(request.id) };
     },
   );
 
