@@ -80,8 +80,9 @@ export function authorizationCode(randomInt: RandomInt = secureRandomInt): strin
   }
 }
 
+/** Six capital letters or digits, never `000000` (docs/cards-network.md: networks read it as no approval code). */
 export function isAuthorizationCode(value: string): boolean {
-  return /^[0-9A-Z]{6}$/.test(value);
+  return /^[0-9A-Z]{6}$/.test(value) && value !== '000000';
 }
 
 export const networkDataRefLength = 16;

@@ -37,6 +37,7 @@ describe('readClientAnswer: answers the stand-in replaces', () => {
     ['a lower-case code', { responseCode: 'ab' }],
     ['a numeric code', { responseCode: 0 }],
     ['an authCode of the wrong shape', { responseCode: '00', authCode: 'abc' }],
+    ['an authCode of 000000 (no approval code)', { responseCode: '00', authCode: '000000' }],
     ['a message too long', { responseCode: '05', message: 'x'.repeat(201) }],
     ['metadata with 21 keys', { responseCode: '00', metadata: Object.fromEntries(Array.from({ length: 21 }, (_, index) => [`k${index}`, index])) }],
     ['metadata that is an array', { responseCode: '00', metadata: [] }],

@@ -16,7 +16,18 @@ export interface ClientExchange {
 }
 
 export type ClientVerdict =
-  | { kind: 'APPROVE'; approvedMinor: bigint; partial: boolean; authCode: string | null; message: string | null; metadata: Record<string, unknown> | null; responseCode: string }
+  | {
+      kind: 'APPROVE';
+      approvedMinor: bigint;
+      partial: boolean;
+      authCode: string | null;
+      message: string | null;
+      metadata: Record<string, unknown> | null;
+      /** What the network is answered for it: "10" when less than the request is approved, else "00". */
+      responseCode: string;
+      /** The code the client answered ("00" or "10"), as it sent it. */
+      clientResponseCode: string;
+    }
   | { kind: 'DECLINE'; responseCode: string; message: string | null; metadata: Record<string, unknown> | null }
   | { kind: 'STAND_IN'; reason: StandInReason; detail: string };
 
@@ -42,7 +53,7 @@ export function readClientAnswer(exchange: ClientExchange, amountMinor: bigint):
   const answer = body as Record<string, unknown>;
   const { responseCode, approvedAmountMinor, authCode, message, metadata } = answer;
   if (!isResponseCodeShape(responseCode)) return badBody('responseCode must be two characters, digits or capital letters');
-  if (authCode !== undefined && (typeof authCode !== 'string' || !isAuthorizationCode(authCode))) return badBody('authCode must be six digits or capital letters');
+  if (authCode !== undefined && (typeof authCode !== 'string' || !isAuthorizationCode(authCode))) return badBody('authCode must be six digits or capital letters, not 000000');
   if (message !== undefined && (typeof message !== 'string' || message.length > messageMaxChars)) return badBody(`message must be a string of at most ${messageMaxChars} characters`);
   if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || Object.keys(metadata).length > metadataKeysMax)) {
     return badBody(`metadata must be an object with at most ${metadataKeysMax} keys`);
@@ -59,7 +70,7 @@ export function readClientAnswer(exchange: ClientExchange, amountMinor: bigint):
     return badBody('responseCode "10" (partial approval) needs approvedAmountMinor');
   }
   const partial = approvedMinor < amountMinor;
-  return { kind: 'APPROVE', approvedMinor, partial, authCode: (authCode) ?? null, responseCode: partial ? '10' : '00', ...extras };
+  return { kind: 'APPROVE', approvedMinor, partial, authCode: (authCode) ?? null, responseCode: partial ? '10' : '00', clientResponseCode: responseCode, ...extras };
 }
 
 /** What the program's stand-in rule answers to a request for `amountMinor`. */
@@ -104,10 +115,15 @@ export function coopOutcome(verdict: ClientVerdict, settings: CoopAuthSettings, 
   }
 }
 
-/** One line for the delivery log: what the answer decided, or why the stand-in decided instead. */
-export function verdictText(verdict: ClientVerdict, standIn?: { approved: boolean; responseCode: string }): string {
+/**
+ * One line for the delivery log: what the answer decided, or why the stand-in decided instead.
+ * `partialNotAllowed`: the answer approved less than requested where a partial approval cannot be
+ * given (coopOutcome), so the network was answered "05".
+ */
+export function verdictText(verdict: ClientVerdict, standIn?: { approved: boolean; responseCode: string }, partialNotAllowed = false): string {
   switch (verdict.kind) {
     case 'APPROVE':
+      if (partialNotAllowed) return `PARTIAL ${verdict.approvedMinor} not allowed (program or terminal): declined 05`;
       return verdict.partial ? `PARTIAL ${verdict.approvedMinor}` : 'APPROVED';
     case 'DECLINE':
       return `DECLINED ${verdict.responseCode}`;

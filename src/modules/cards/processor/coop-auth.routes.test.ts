@@ -155,7 +155,8 @@ describe('the client approves', () => {
     await expectOutcome(result, '10', ['COOP_AUTH_0100', 'CARD_TRANSACTION_PENDING']);
     expect(result.iso.response.fields['4']).toBe('000000001200');
     expect(result.iso.response.fields['54']).toBe('0057840C000000002000');
-    expect(result.record).toMatchObject({ status: 'PENDING', amount: 12, heldAmount: 12 });
+    // The client's own code is kept as it sent it ("00" with a smaller amount); the network was answered "10".
+    expect(result.record).toMatchObject({ status: 'PENDING', amount: 12, heldAmount: 12, coopAuth: { clientResponseCode: '00' } });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '88.00', RESERVED: '12.00' });
   });
 
@@ -200,6 +201,9 @@ describe('the client declines or cannot approve', () => {
     expect(incapable).toMatchObject({ responseCode: '05', decisionSource: 'CLIENT' });
     await expectOutcome(incapable, '05', ['COOP_AUTH_0100', 'CARD_TRANSACTION_FAILED']);
     await expectNoOpenHold(card, '100.00');
+    // The delivery log says why the client's approval became a decline.
+    const delivery = (await deliveriesOf()).find((candidate) => candidate.eventId === incapable.record.coopAuth.eventId);
+    expect(delivery.attempts[0].verdict).toBe('PARTIAL 500 not allowed (program or terminal): declined 05');
 
     await withEndpoint(async (client, other) => {
       other.answer = () => ({ body: { responseCode: '00', approvedAmountMinor: 500 } });

@@ -62,7 +62,7 @@ export interface CardMessageOutcome {
   request: IsoMessage;
   response: IsoMessage;
   packedResponse: string;
-  /** The child record written (or, for a repeat, the one written the first time); null for an unknown card. */
+  /** The child record written (for a duplicate transmission, the one written the first time); null for an unknown card. */
   record: CardTransactionView | null;
   responseCode: string;
   approvedAmountMinor: bigint;
@@ -738,7 +738,7 @@ export async function finishCoopDecision(
     httpStatus: exchange?.httpStatus ?? null,
     standInReason: verdict.kind === 'STAND_IN' ? verdict.reason : null,
     detail: verdict.kind === 'STAND_IN' ? verdict.detail : null,
-    clientResponseCode: verdict.kind === 'STAND_IN' ? null : verdict.responseCode,
+    clientResponseCode: verdict.kind === 'STAND_IN' ? null : verdict.kind === 'APPROVE' ? verdict.clientResponseCode : verdict.responseCode,
     message: verdict.kind === 'STAND_IN' ? null : verdict.message,
     metadata: verdict.kind === 'STAND_IN' ? null : verdict.metadata,
   };
@@ -754,7 +754,7 @@ export async function finishCoopDecision(
       now: context.now,
       outcome: exchange,
       accepted: verdict.kind !== 'STAND_IN',
-      verdict: verdictText(verdict, standIn),
+      verdict: verdictText(verdict, standIn, decision.declineReason === 'PARTIAL_APPROVAL_NOT_ALLOWED'),
     });
   }
   const outcome = open ? await applyCoopDecision(run, swipe, pending, decision) : await writeChild(run, swipe, pending.childId, closedDraft(pending, decision, swipe));
