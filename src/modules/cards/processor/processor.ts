@@ -727,7 +727,7 @@ export async function finishCoopDecision(
   assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
   const open = swipe.coop_pending?.childId === pending.childId && hasOpenHold(swipe);
   const verdict: ClientVerdict = !open
-    ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was reversed or expired before the answer was applied' }
+    ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was closed (reversed, completed or expired) before the answer was applied' }
     : exchange === null
       ? { kind: 'STAND_IN', ...(notSent ?? { reason: 'NO_ENDPOINT', detail: `no active subscription lists ${pending.event.type}` }) }
       : readClientAnswer(exchange, info.amountMinor);
