@@ -8,7 +8,7 @@ import { idAt, isUuid } from '../../platform/ids.js';
 import type { Asset } from '../../platform/money/assets.js';
 import { insufficientFundsMessage, LedgerBatch, type TransferLeg, type TransferOperation } from '../ledger/index.js';
 import { recordEvents, type EventToRecord } from '../webhooks/index.js';
-import { computeQuote, isLiquidityFailureAmount, isQuoteExpired, quoteExpiresAt } from './quote-math.js';
+import { isLiquidityFailureAmount, isQuoteExpired, quoteExpiresAt } from './quote-math.js';
 import {
   executionView,
   liquidityUnavailableCode,
@@ -80,44 +80,40 @@ async function loadQuotes(tx: Tx, items: BatchItem<PricedQuoteRequest>[]): Promi
     .map(({ context, input }) => ({ clientId: context.clientId, customerId: input.customerId.toLowerCase() }))
     .filter((entry) => isUuid(entry.customerId));
   if (wanted.length === 0) return { items, customers: new Set() };
-  const result = await customersFoundStatement(wanted).execute(tx);
+  const result = await sql<{ client_id: string; id: string }>`
+    SELECT c.client_id, c.id FROM customers c
+    JOIN unnest(${wanted.map((entry) => entry.clientId)}::uuid[], ${wanted.map((entry) => entry.customerId)}::uuid[]) AS w (client_id, id)
+      ON c.client_id = w.client_id AND c.id = w.id`.execute(tx);
   return { items, customers: new Set(result.rows.map((row) => keyOf(row.client_id, row.id))) };
 }
 
-/** One row per customer of `wanted` that exists. */
-function customersFoundStatement(wanted: readonly { clientId: string; customerId: string }[]) {
-  return sql<{ client_id: string; id: string }>`SELECT c.client_id, c.id FROM customers c
-    JOIN unnest(${wanted.map((entry) => entry.clientId)}::uuid[], ${wanted.map((entry) => entry.customerId)}::uuid[]) AS w (client_id, id)
-      ON c.client_id = w.client_id AND c.id = w.id`;
-}
-
-/**
- * For the batch written without reading: every customer is assumed to exist (the insert looks
- * each one up, and for a request refused after the customer's rule, a check of its own does).
- */
+/** For the batch written without reading: every customer is assumed to exist (the insert looks each one up). */
 function assumeQuotes(items: BatchItem<PricedQuoteRequest>[]): LoadedQuotes {
   return { items, customers: undefined };
 }
 
 /**
+ * Whether a batch of quotes can be written without reading its customers: not when one of them is
+ * refused by its pricing (the feed's answer, the range). That refusal comes after the customer's
+ * rule, so a missing customer must answer 404 first, and a refused request inserts nothing that
+ * would look its customer up. The request's own rules come before the customer's and need no read.
+ */
+function quotesAssumable(items: BatchItem<PricedQuoteRequest>[]): boolean {
+  return items.every(({ input }) => input.ok || input.stage === 'request');
+}
+
+/**
  * Gives the batch's quotes and adds their rows to `write`. Rules per request, first failing wins:
  * the request's own rules (priceQuoteRequest), the customer exists for this client (404), the
- * price feed answered, the amounts lie within the pair's range (422 AMOUNT_OUT_OF_RANGE). When the
- * customers were assumed, the insert looks each one up (and the statement checks those of the
- * requests refused after the customer's rule, which insert nothing), and a missing one fails the
- * batch, which then runs the checked way and answers 404.
+ * price feed answered, the amounts lie within the pair's range (422 AMOUNT_OUT_OF_RANGE), both
+ * decided by priceQuoteRequest. When the customers were assumed (no request refused by its pricing:
+ * quotesAssumable), the insert looks each one up, and a missing one fails the batch (which then
+ * runs the checked way and answers 404).
  */
 function processQuotes(runtime: TradesRuntime, openQuotes: OpenQuotes) {
   return async (_tx: Tx, loaded: LoadedQuotes, fresh: readonly number[], write: WriteStatement): Promise<BatchOutcome<QuoteView>[]> => {
     const { items } = loaded;
     const rows: QuoteRow[] = [];
-    // Refusals that come after the customer's rule (the price feed, the range), in a batch whose
-    // customers were assumed: nothing is inserted for them, so nothing looked their customer up.
-    const refusedUnchecked = new Map<string, { clientId: string; customerId: string }>();
-    const refuseAfterCustomer = (clientId: string, customerId: string, error: AppError): BatchOutcome<QuoteView> => {
-      if (!loaded.customers) refusedUnchecked.set(keyOf(clientId, customerId), { clientId, customerId });
-      return { ok: false, error };
-    };
     const outcomes = fresh.map((index): BatchOutcome<QuoteView> => {
       const item = items[index];
       assert(item, 'a fresh quote request is in its batch');
@@ -125,14 +121,8 @@ function processQuotes(runtime: TradesRuntime, openQuotes: OpenQuotes) {
       if (!priced.ok && priced.stage === 'request') return { ok: false, error: priced.error };
       const customerId = priced.customerId.toLowerCase();
       if (!isUuid(customerId) || (loaded.customers && !loaded.customers.has(keyOf(context.clientId, customerId)))) return { ok: false, error: customerNotFound() };
-      if (!priced.ok) return refuseAfterCustomer(context.clientId, customerId, priced.error);
-      let amounts;
-      try {
-        amounts = computeQuote({ ...priced.resolved, midPrice: priced.midPrice, spreadBps: runtime.spreadBps });
-      } catch (error) {
-        if (error instanceof AppError) return refuseAfterCustomer(context.clientId, customerId, error);
-        throw error;
-      }
+      if (!priced.ok) return { ok: false, error: priced.error };
+      const { amounts } = priced;
       const row: QuoteRow = {
         client_id: context.clientId,
         id: idAt(context.now),
@@ -169,12 +159,6 @@ function processQuotes(runtime: TradesRuntime, openQuotes: OpenQuotes) {
     if (rows.length > 0) {
       write.add('trade_quotes_given', insertQuotesStatement(rows), { expectRows: rows.length });
       for (const row of rows) openQuotes.remember(row);
-    }
-    if (refusedUnchecked.size > 0) {
-      // Their customers must exist for these refusals to stand (a missing one answers 404 first):
-      // the statement checks it (each named once), and fails otherwise, so that the batch runs the checked way.
-      const refused = [...refusedUnchecked.values()];
-      write.add('trade_quote_refusals_customers', customersFoundStatement(refused), { expectRows: refused.length });
     }
     return outcomes;
   };
@@ -533,7 +517,7 @@ export function quoteResultsStatement(rows: readonly QuoteRow[]) {
  * fewer trades per second on the trades benchmark; docs/benchmarks.md.)
  */
 export function quoteWriteBatch(runtime: TradesRuntime, openQuotes: OpenQuotes) {
-  return { load: loadQuotes, assume: (_tx: Tx, items: BatchItem<PricedQuoteRequest>[]) => assumeQuotes(items), process: processQuotes(runtime, openQuotes) };
+  return { load: loadQuotes, assume: (_tx: Tx, items: BatchItem<PricedQuoteRequest>[]) => assumeQuotes(items), assumable: quotesAssumable, process: processQuotes(runtime, openQuotes) };
 }
 
 export function executionWriteBatch(runtime: TradesRuntime, openQuotes: OpenQuotes) {

@@ -9,16 +9,17 @@ import { findAsset, type Asset } from '../../platform/money/assets.js';
 import { defaultAssetPairs, registryAssetCodeForId } from './asset-pairs.js';
 import type { PriceProvider } from './prices.js';
 import {
+  computeQuote,
   isQuoteExpired,
   quoteDisclaimer,
   quoteFigures,
   resolveQuoteRequest,
+  type QuoteAmounts,
   type QuoteRequestFields,
   type ResolvedQuoteRequest,
   type TradeDirection,
   type TradeSide,
 } from './quote-math.js';
-import type { Ratio } from './ratio.js';
 import type { QuoteStatus, TradeQuotesTable } from './trades.tables.js';
 import './trades.tables.js';
 
@@ -95,17 +96,21 @@ export interface QuoteDetailView extends QuoteView {
 }
 
 /**
- * A quote request checked and priced, or the refusal found on the way; made before the quote's
- * transaction opens, since the price feed is an outside system (asked outside any transaction).
+ * A quote request checked and priced, with every amount fixed, or the refusal found on the way;
+ * made before the quote's transaction opens, since the price feed is an outside system (asked
+ * outside any transaction). `stage` says where the refusal came from in the rules' order: the
+ * request's own rules come before the customer's (404), the pricing (the feed's answer, the
+ * amounts' range) after it.
  */
 export type PricedQuoteRequest =
-  | { ok: true; customerId: string; resolved: ResolvedQuoteRequest; midPrice: Ratio }
+  | { ok: true; customerId: string; amounts: QuoteAmounts }
   | { ok: false; customerId: string; error: AppError; stage: 'request' | 'price' };
 
 /**
- * Checks a quote request against the catalogue (resolveQuoteRequest's rules, in its order) and
- * asks the price feed for the pair's mid price. Never throws an AppError: the refusal is returned,
- * so the write that follows records it under the request's Idempotency-Key like any other answer.
+ * Checks a quote request against the catalogue (resolveQuoteRequest's rules, in its order), asks
+ * the price feed for the pair's mid price and computes the quote's amounts (the pair's range).
+ * Never throws an AppError: the refusal is returned, so the write that follows records it under
+ * the request's Idempotency-Key like any other answer.
  */
 export async function priceQuoteRequest(runtime: TradesRuntime, context: RequestContext, request: QuoteRequest): Promise<PricedQuoteRequest> {
   let resolved: ResolvedQuoteRequest;
@@ -121,7 +126,7 @@ export async function priceQuoteRequest(runtime: TradesRuntime, context: Request
       const error = new AppError('PAIR_NOT_TRADABLE', `the price feed has no price for ${resolved.pair.symbol} at the moment; try again later`);
       return { ok: false, customerId: request.customerId, error, stage: 'price' };
     }
-    return { ok: true, customerId: request.customerId, resolved, midPrice };
+    return { ok: true, customerId: request.customerId, amounts: computeQuote({ ...resolved, midPrice, spreadBps: runtime.spreadBps }) };
   } catch (error) {
     if (error instanceof AppError) return { ok: false, customerId: request.customerId, error, stage: 'price' };
     throw error;
