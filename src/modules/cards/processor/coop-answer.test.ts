@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readClientAnswer, standInAnswer, verdictText, type ClientExchange } from './coop-answer.js';
+import { coopOutcome, readClientAnswer, standInAnswer, verdictText, type ClientExchange } from './coop-answer.js';
 import { defaultCoopAuth } from '../program-settings.js';
 
 const answered = (body: unknown, httpStatus = 200): ClientExchange => ({
@@ -16,15 +16,19 @@ describe('readClientAnswer: answers used as they are', () => {
     expect(readClientAnswer(answered({ responseCode: '00', approvedAmountMinor: 1000 }), 1000n)).toMatchObject({ kind: 'APPROVE', partial: false });
   });
 
-  it('"00" or "10" below the request is a partial approval answered "10"', () => {
-    expect(readClientAnswer(answered({ responseCode: '00', approvedAmountMinor: 1 }), 1000n)).toMatchObject({ kind: 'APPROVE', approvedMinor: 1n, partial: true, responseCode: '10' });
+  it('"00" or "10" below the request is a partial approval answered "10" (the client\'s own code kept as sent)', () => {
+    const partial = readClientAnswer(answered({ responseCode: '00', approvedAmountMinor: 1 }), 1000n);
+    expect(partial).toMatchObject({ kind: 'APPROVE', approvedMinor: 1n, partial: true, responseCode: '00' });
+    expect(coopOutcome(partial, defaultCoopAuth, 1000n, true)).toMatchObject({ responseCode: '10', approvedMinor: 1n });
+    expect(verdictText(partial, '10')).toBe('PARTIAL 1');
+    expect(verdictText(partial, '05')).toBe('PARTIAL 1 not allowed (program or terminal): declined 05');
     expect(readClientAnswer(answered({ responseCode: '10', approvedAmountMinor: 999 }), 1000n)).toMatchObject({ kind: 'APPROVE', partial: true });
   });
 
   it('any other two-character code declines with it; message, metadata and unknown extra fields are kept or ignored', () => {
     const verdict = readClientAnswer(answered({ responseCode: 'Z3', message: 'no', metadata: { a: 1 }, extra: true }), 1000n);
     expect(verdict).toEqual({ kind: 'DECLINE', responseCode: 'Z3', message: 'no', metadata: { a: 1 } });
-    expect(verdictText(verdict)).toBe('DECLINED Z3');
+    expect(verdictText(verdict, 'Z3')).toBe('DECLINED Z3');
   });
 });
 

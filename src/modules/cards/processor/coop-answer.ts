@@ -2,7 +2,7 @@
  * Reading a cooperative client's answer to a decision request (contract §12.4). Pure: the HTTP
  * outcome in, what it means out. docs/cards.md "Cooperative authorization" lists the rules.
  */
-import { isAuthorizationCode, isResponseCodeShape } from '../network/index.js';
+import { isApproval, isAuthorizationCode, isResponseCodeShape } from '../network/index.js';
 import type { CoopAuthSettings } from '../program-settings.js';
 import type { StandInReason } from './card-transactions.tables.js';
 
@@ -19,14 +19,13 @@ export type ClientVerdict =
   | {
       kind: 'APPROVE';
       approvedMinor: bigint;
+      /** Less than the request approved: the network is answered "10" (coopOutcome), whichever code the client sent. */
       partial: boolean;
       authCode: string | null;
       message: string | null;
       metadata: Record<string, unknown> | null;
-      /** What the network is answered for it: "10" when less than the request is approved, else "00". */
-      responseCode: string;
       /** The code the client answered ("00" or "10"), as it sent it. */
-      clientResponseCode: string;
+      responseCode: string;
     }
   | { kind: 'DECLINE'; responseCode: string; message: string | null; metadata: Record<string, unknown> | null }
   | { kind: 'STAND_IN'; reason: StandInReason; detail: string };
@@ -70,7 +69,7 @@ export function readClientAnswer(exchange: ClientExchange, amountMinor: bigint):
     return badBody('responseCode "10" (partial approval) needs approvedAmountMinor');
   }
   const partial = approvedMinor < amountMinor;
-  return { kind: 'APPROVE', approvedMinor, partial, authCode: (authCode) ?? null, responseCode: partial ? '10' : '00', clientResponseCode: responseCode, ...extras };
+  return { kind: 'APPROVE', approvedMinor, partial, authCode: (authCode) ?? null, responseCode, ...extras };
 }
 
 /** What the program's stand-in rule answers to a request for `amountMinor`. */
@@ -89,8 +88,6 @@ export interface CoopOutcome {
   authCode: string | null;
   /** Set for the one decline the rules add to the client's answer: a partial approval not allowed. */
   partialNotAllowed: boolean;
-  /** The stand-in rule's answer, when it decided. */
-  standIn: { approved: boolean; responseCode: string } | null;
 }
 
 /**
@@ -99,35 +96,35 @@ export interface CoopOutcome {
  * program's stand-in for `amountMinor`.
  */
 export function coopOutcome(verdict: ClientVerdict, settings: CoopAuthSettings, amountMinor: bigint, partialApprovalCapable: boolean): CoopOutcome {
-  const none = { authCode: null, partialNotAllowed: false, standIn: null };
+  const none = { authCode: null, partialNotAllowed: false };
   switch (verdict.kind) {
     case 'APPROVE':
       if (verdict.partial && (!settings.partialApprovalEnabled || !partialApprovalCapable)) {
         return { ...none, source: 'CLIENT', responseCode: '05', approvedMinor: 0n, partialNotAllowed: true };
       }
-      return { ...none, source: 'CLIENT', responseCode: verdict.responseCode, approvedMinor: verdict.approvedMinor, authCode: verdict.authCode };
+      return { ...none, source: 'CLIENT', responseCode: verdict.partial ? '10' : '00', approvedMinor: verdict.approvedMinor, authCode: verdict.authCode };
     case 'DECLINE':
       return { ...none, source: 'CLIENT', responseCode: verdict.responseCode, approvedMinor: 0n };
     case 'STAND_IN': {
       const standIn = standInAnswer(settings, amountMinor);
-      return { ...none, source: 'STAND_IN', responseCode: standIn.responseCode, approvedMinor: standIn.approved ? amountMinor : 0n, standIn };
+      return { ...none, source: 'STAND_IN', responseCode: standIn.responseCode, approvedMinor: standIn.approved ? amountMinor : 0n };
     }
   }
 }
 
 /**
- * One line for the delivery log: what the answer decided, or why the stand-in decided instead.
- * `partialNotAllowed`: the answer approved less than requested where a partial approval cannot be
- * given (coopOutcome), so the network was answered "05".
+ * One line for the delivery log: what the answer decided, or why the stand-in decided instead;
+ * `answered` is the code the network was answered (an approval of the client's that became a
+ * decline, a partial approval not allowed, says so).
  */
-export function verdictText(verdict: ClientVerdict, standIn?: { approved: boolean; responseCode: string }, partialNotAllowed = false): string {
+export function verdictText(verdict: ClientVerdict, answered: string): string {
   switch (verdict.kind) {
     case 'APPROVE':
-      if (partialNotAllowed) return `PARTIAL ${verdict.approvedMinor} not allowed (program or terminal): declined 05`;
+      if (!isApproval(answered)) return `PARTIAL ${verdict.approvedMinor} not allowed (program or terminal): declined ${answered}`;
       return verdict.partial ? `PARTIAL ${verdict.approvedMinor}` : 'APPROVED';
     case 'DECLINE':
       return `DECLINED ${verdict.responseCode}`;
     case 'STAND_IN':
-      return `STAND_IN ${verdict.reason}: ${verdict.detail}; stand-in ${standIn?.approved ? 'approved' : `declined ${standIn?.responseCode ?? ''}`}`.trim();
+      return `STAND_IN ${verdict.reason}: ${verdict.detail}; stand-in ${isApproval(answered) ? 'approved' : `declined ${answered}`}`;
   }
 }

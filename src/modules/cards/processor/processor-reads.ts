@@ -199,7 +199,8 @@ function earlierMessageQuery(parameters: StatementParameters, ofCard: string, in
 
 /**
  * The card's approvals of the day (UTC day of the client's clock): count and sum, one row, each
- * decision once (a repeat's record, migration 0038, is not a decision of its own); for a COOP_AUTH card, its requests waiting for the client's answer count as approved for what they
+ * decision once (a repeat's record, migration 0038, is not a decision of its own); for a
+ * COOP_AUTH card, its requests waiting for the client's answer count as approved for what they
  * reserved.
  */
 function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, context: RequestContext, card: CardRow): string {

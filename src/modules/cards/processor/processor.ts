@@ -738,13 +738,12 @@ export async function finishCoopDecision(
     httpStatus: exchange?.httpStatus ?? null,
     standInReason: verdict.kind === 'STAND_IN' ? verdict.reason : null,
     detail: verdict.kind === 'STAND_IN' ? verdict.detail : null,
-    clientResponseCode: verdict.kind === 'STAND_IN' ? null : verdict.kind === 'APPROVE' ? verdict.clientResponseCode : verdict.responseCode,
+    clientResponseCode: verdict.kind === 'STAND_IN' ? null : verdict.responseCode,
     message: verdict.kind === 'STAND_IN' ? null : verdict.message,
     metadata: verdict.kind === 'STAND_IN' ? null : verdict.metadata,
   };
   const decision: Decision = open ? decisionOfVerdict(run, verdict, pending.settings, record) : { ...declineWithCode('91'), source: 'STAND_IN', coop: record };
   if (exchange !== null && pending.endpoint !== null) {
-    const standIn = verdict.kind === 'STAND_IN' ? { approved: isApproval(decision.responseCode), responseCode: decision.responseCode } : undefined;
     // Sent with the message's other writes.
     addDecisionDelivery(run.write, {
       clientId: context.clientId,
@@ -754,7 +753,7 @@ export async function finishCoopDecision(
       now: context.now,
       outcome: exchange,
       accepted: verdict.kind !== 'STAND_IN',
-      verdict: verdictText(verdict, standIn, decision.declineReason === 'PARTIAL_APPROVAL_NOT_ALLOWED'),
+      verdict: verdictText(verdict, decision.responseCode),
     });
   }
   const outcome = open ? await applyCoopDecision(run, swipe, pending, decision) : await writeChild(run, swipe, pending.childId, closedDraft(pending, decision, swipe));

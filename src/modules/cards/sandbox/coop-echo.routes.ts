@@ -139,7 +139,7 @@ export function registerSandboxCoopEchoRoutes(app: App, deps: Deps): void {
             approvedAmountMinor: Number(decided.approvedMinor),
             standInReason: verdict.kind === 'STAND_IN' ? verdict.reason : null,
             detail: verdict.kind === 'STAND_IN' ? verdict.detail : decided.partialNotAllowed ? 'a partial approval the program or the terminal does not allow' : null,
-            verdict: verdictText(verdict, decided.standIn ?? undefined, decided.partialNotAllowed),
+            verdict: verdictText(verdict, decided.responseCode),
           };
           return {
             message: 'Sample decision request sent',
