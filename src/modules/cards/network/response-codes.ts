@@ -17,6 +17,8 @@ export interface ResponseCodeEntry {
 
 export const declineReasons = {
   DO_NOT_HONOR: '05',
+  /** A request of a transaction type (DE3 positions 1–2) the issuer does not process. */
+  INVALID_TRANSACTION: '12',
   INVALID_AMOUNT: '13',
   INVALID_CARD_NUMBER: '14',
   INSUFFICIENT_FUNDS: '51',
@@ -44,6 +46,7 @@ const entries: readonly ResponseCodeEntry[] = [
   { code: '00', description: 'Approved or completed successfully', outcome: 'APPROVED', declineReason: null },
   { code: '05', description: 'Do not honor', outcome: 'DECLINED', declineReason: 'DO_NOT_HONOR' },
   { code: '10', description: 'Approved for partial amount', outcome: 'PARTIALLY_APPROVED', declineReason: null },
+  { code: '12', description: 'Invalid transaction', outcome: 'DECLINED', declineReason: 'INVALID_TRANSACTION' },
   { code: '13', description: 'Invalid amount', outcome: 'DECLINED', declineReason: 'INVALID_AMOUNT' },
   { code: '14', description: 'Invalid card number', outcome: 'DECLINED', declineReason: 'INVALID_CARD_NUMBER' },
   { code: '51', description: 'Not sufficient funds', outcome: 'DECLINED', declineReason: 'INSUFFICIENT_FUNDS' },

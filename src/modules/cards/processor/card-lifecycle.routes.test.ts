@@ -86,6 +86,29 @@ describe('0100 authorization', () => {
     expect(response.body.data.response['39']).toBe('54');
   });
 
+  it('a transaction type the processor does not handle (DE3 26 original credit, 40 transfer) is declined 12, not taken for a purchase; no money', async () => {
+    const card = await fundedCard(t, '100.00');
+    const credit = await authorize(t, card.cardId, { amount: 30, processingCode: '260000' });
+    expect(credit).toMatchObject({ responseCode: '12', approvedAmount: 0, authCode: null });
+    expect(credit.record).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'FAILED', declineReason: 'INVALID_TRANSACTION', amount: 0 });
+    const transfer = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 30, processingCode: '400000' });
+    expect(transfer.record).toMatchObject({ type: 'PURCHASE', status: 'FAILED', declineReason: 'INVALID_TRANSACTION', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    expect((await cardEventsOf(t, transfer.parentCardTransactionId)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_FAILED']);
+
+    // Naming an open lifecycle (its networkDataRef): declined there, the hold as it was.
+    const auth = await authorize(t, card.cardId, { amount: 20 });
+    const message = { ...auth.iso.request.fields, '0': '0100', '2': await panOf(t, card.cardId), '3': '110000', '11': '000778', '37': '600000000778' };
+    const named = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(named.body.data.response['39']).toBe('12');
+    const group = await lifecycle(t, auth.parentCardTransactionId);
+    expect(group).toMatchObject({ status: 'PENDING', heldAmount: 20 });
+    expect(group.children.map((child: any) => [child.type, child.status, child.responseCode])).toEqual(
+      expect.arrayContaining([['PRE_AUTHORIZATION', 'FAILED', '12']]),
+    );
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '20.00' });
+  });
+
   it('magic amounts: 990.NN answers NN; 990.10 approves half with DE54 type 57', async () => {
     const card = await fundedCard(t, '2000.00');
     for (const code of ['05', '51', '57', '91', '96']) {

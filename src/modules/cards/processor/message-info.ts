@@ -138,6 +138,14 @@ export function transactionTypeOf(info: MessageInfo): string {
 }
 
 /**
+ * The transaction types (DE3 positions 1–2) the processor handles: 00 goods and services, 01 cash,
+ * 09 purchase with cash back, 20 refund, 30 and 31 balance inquiry (research §1.2). A request
+ * (0100, 0200) of any other type (a funds transfer, an original credit, a payment, …) is declined
+ * with 12 rather than taken for a purchase.
+ */
+export const handledTransactionTypes: ReadonlySet<string> = new Set(['00', '01', '09', '20', '30', '31']);
+
+/**
  * Sandbox magic amounts (contract §12.5): DE4 of exactly 990.NN answers NN for these codes;
  * 990.10 is a partial approval of half. Null for any other amount.
  */

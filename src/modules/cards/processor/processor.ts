@@ -52,7 +52,7 @@ import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type C
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { cardTransactionInserts, swipeInserts, swipeUpdates } from './card-writes.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
-import { cardCurrencyNumeric, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
+import { cardCurrencyNumeric, handledTransactionTypes, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
 import { claimCard, claimCardBeforeLock, dayMs, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
@@ -190,7 +190,7 @@ export async function processCardMessage(
   // STAN and RRN, the lifecycle it correlates to, the day's approvals when the decision reaches
   // the limits, and the wallet account a DEBIT card's purchase, authorization or completion moves.
   const correlation = correlationOf(info);
-  const movesFunds = card.card_type === 'DEBIT' && (info.mti === '0100' || info.mti === '0200' || info.mti === '0220');
+  const movesFunds = card.card_type === 'DEBIT' && mayMoveFunds(info);
   const found = await lookUpMessage(tx, context, card, info, {
     earlier: { since: new Date(context.now.getTime() - duplicateWindowMs) },
     ...(correlation === undefined ? {} : { correlate: correlation }),
@@ -312,6 +312,20 @@ async function earlierMessage(tx: Tx, context: RequestContext, id: string, info:
   return { row, sameContent: row.request_fields['4'] === message.fields['4'] && row.processing_code === info.processingCode };
 }
 
+/** Whether the message's handler may read or move the wallet's money (a DEBIT card's account is then locked with the lookups). */
+function mayMoveFunds(info: MessageInfo): boolean {
+  const transactionType = transactionTypeOf(info);
+  switch (info.mti) {
+    case '0100':
+    case '0200':
+      return handledTransactionTypes.has(transactionType);
+    case '0220':
+      return true;
+    default:
+      return false;
+  }
+}
+
 /**
  * Whether and how the message's handler correlates it to a lifecycle (`correlate`): the same
  * choice as the handlers below make, so that the lookups read it with the rest.
@@ -340,10 +354,9 @@ function correlationOf(info: MessageInfo): { byRrn: boolean } | undefined {
  */
 function reachesLimits(run: Run): boolean {
   const transactionType = transactionTypeOf(run.info);
-  const decided =
-    run.info.mti === '0100'
-      ? transactionType !== '30' && transactionType !== '31' && run.info.transactionMinor !== 0n
-      : run.info.mti === '0200' && transactionType !== '20' && transactionType !== '30' && transactionType !== '31';
+  // Spending only: not a refund, a balance inquiry or a type declined with 12.
+  const spends = handledTransactionTypes.has(transactionType) && transactionType !== '20' && transactionType !== '30' && transactionType !== '31';
+  const decided = spends && (run.info.mti === '0100' ? run.info.transactionMinor !== 0n : run.info.mti === '0200');
   return decided && systemPrechecks(run) === null;
 }
 
@@ -883,6 +896,7 @@ function hasOpenHold(swipe: CardSwipeRow | undefined): swipe is CardSwipeRow & {
 async function authorize(run: Run): Promise<CardMessageStep> {
   const { info, context } = run;
   const transactionType = transactionTypeOf(info);
+  if (!handledTransactionTypes.has(transactionType)) return declineTransactionType(run, 'PRE_AUTHORIZATION');
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
   if (info.networkDataRef !== null) {
     const existing = await correlate(run, { byRrn: false });
@@ -968,6 +982,19 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
   return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'FAILED', decision, amountMinor: 0n, heldMinor });
 }
 
+/**
+ * A request (0100, 0200) of a transaction type the processor does not handle (handledTransactionTypes):
+ * declined with 12 before any other check, nothing moved, nobody asked. Recorded on the lifecycle
+ * its networkDataRef names (which stays as it was), else on a FAILED lifecycle of its own.
+ */
+async function declineTransactionType(run: Run, type: 'PRE_AUTHORIZATION' | 'PURCHASE'): Promise<CardMessageOutcome> {
+  const existing = run.info.mti === '0100' && run.info.networkDataRef !== null ? await correlate(run, { byRrn: false }) : undefined;
+  const draft = { type, status: 'FAILED' as const, decision: decline('INVALID_TRANSACTION'), amountMinor: 0n };
+  if (existing) return writeChild(run, existing, idAt(run.context.now), { ...draft, heldMinor: toBigInt(existing.held_minor) });
+  const swipe = insertSwipe(run, idAt(run.context.now), { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  return writeChild(run, swipe, idAt(run.context.now), { ...draft, heldMinor: 0n });
+}
+
 /** A 0100 for zero: is the card good? No money. */
 async function verifyAccount(run: Run): Promise<CardMessageOutcome> {
   const decision = cardChecks(run) ?? approve(0n);
@@ -1049,6 +1076,7 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
 
 async function financial(run: Run): Promise<CardMessageStep> {
   const transactionType = transactionTypeOf(run.info);
+  if (!handledTransactionTypes.has(transactionType)) return declineTransactionType(run, 'PURCHASE');
   if (transactionType === '20') return refund(run);
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
   const swipeId = idAt(run.context.now);
