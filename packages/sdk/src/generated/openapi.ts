@@ -1384,7 +1384,7 @@ export interface paths {
         put?: never;
         /**
          * Send a card authorization (0100) from the sandbox network
-         * @description Builds a 0100 and runs it through the processor: approved (hold placed, CARD_TRANSACTION_PENDING), partially approved (10), or declined with the decision order's code (CARD_TRANSACTION_FAILED). Amount 0 is an account verification; processingCode 30xxxx a balance inquiry. Magic amounts: 990.NN answers NN, 990.10 approves half.
+         * @description Builds a 0100 and runs it through the processor: approved (hold placed, CARD_TRANSACTION_PENDING), partially approved (10), or declined with the decision order's code (CARD_TRANSACTION_FAILED). Amount 0 is an account verification; processingCode 30xxxx a balance inquiry; 20xxxx a refund authorization (REFUND PENDING, nothing held or credited until the refund clears); another transaction type than 00, 01, 09, 20, 30, 31 is declined 12. Magic amounts: 990.NN answers NN, 990.10 approves half.
          */
         post: operations["sandbox.createCardAuthorization"];
         delete?: never;
@@ -4574,6 +4574,8 @@ export interface components {
             heldAmount: number;
             /** @description net amount posted (debits minus refunds) */
             postedAmount: number;
+            /** @description what refund authorizations (0100, processing code 20) announced on this lifecycle and no refund has cleared yet; nothing is held or credited for it until the refund (0220 or 0200, processing code 20) clears. 0 otherwise. */
+            pendingRefundAmount: number;
             networkDataRef: string | null;
             /** @description the RRN of the first message */
             retrievalReferenceNo: string;
@@ -13185,7 +13187,7 @@ export interface operations {
                     posEntryMode?: string;
                     /** @description whether the terminal takes a partial approval (default true) */
                     partialApprovalCapable?: boolean;
-                    /** @description DE3, default 000000; 300000 asks for the balance */
+                    /** @description DE3, default 000000; 300000 asks for the balance; 200000 authorizes a refund */
                     processingCode?: string;
                     /** @description the lifecycle reference for DE63 (new one by default) */
                     networkDataRef?: string;

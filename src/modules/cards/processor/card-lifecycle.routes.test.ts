@@ -387,6 +387,87 @@ describe('0200 financial and refunds', () => {
   });
 });
 
+describe('refund authorizations (0100, processing code 20)', () => {
+  it('approved with nothing held or credited (REFUND PENDING, pendingRefundAmount); the refund that clears it credits the wallet and completes the lifecycle, whose expiry is cancelled', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '40.00', client);
+    const announced = await authorize(t, card.cardId, { amount: 15, processingCode: '200000' }, client);
+    expect(announced).toMatchObject({ responseCode: '00', approvedAmount: 15, decisionSource: 'SYSTEM' });
+    expect(announced.authCode).toMatch(/^[0-9A-Z]{6}$/);
+    expect(announced.record).toMatchObject({ type: 'REFUND', operation: 'CREDIT', status: 'PENDING', amount: 15, heldAmount: 0 });
+    expect(await balances(t, card.walletId, client)).toEqual({ AVAILABLE: '40.00', RESERVED: '0.00', PENDING: '0.00' });
+    const parentId = announced.parentCardTransactionId as string;
+    expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'PENDING', heldAmount: 0, postedAmount: 0, pendingRefundAmount: 15 });
+    expect(await walletRecordsOf(t, parentId, client)).toEqual([]);
+
+    const cleared = await onParent(t, parentId, 'refunds', { amount: 15 }, client);
+    expect(cleared.record).toMatchObject({ type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', amount: 15, parentCardTransactionId: parentId });
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '55.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'COMPLETED', postedAmount: -15, pendingRefundAmount: 0, expiresAt: null });
+    expect((await cardEventsOf(t, parentId, client)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_PENDING', 'CARD_TRANSACTION_COMPLETED']);
+
+    // Past the window: nothing expires any more.
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 8 * 24 * 3600 } });
+    const after = await lifecycle(t, parentId, client);
+    expect(after).toMatchObject({ status: 'COMPLETED', expiredAt: null });
+    expect(after.children).toHaveLength(2);
+    await expectLedgerClean(t);
+  });
+
+  it('expired after the window (a later refund still credits) or reversed: CANCELLED, nothing moved; declined like a card check (57, magic amounts, 13); not counted toward the limits', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '40.00', client);
+    const program = (await cardPrograms(t, client))['Standard Debit'];
+    await t.request({ method: 'PATCH', url: `/v1/cards/programs/${program.id as string}`, key: client.key, body: { limits: { perTransactionMinor: 10_000, dailyMinor: 10_000, dailyCount: 1 } } });
+
+    const expiring = await authorize(t, card.cardId, { amount: 200, processingCode: '200000' }, client);
+    expect(expiring.responseCode).toBe('00');
+    const reversed = await authorize(t, card.cardId, { amount: 7, processingCode: '200000' }, client);
+    // Two refund authorizations, one above the per-transaction limit: a purchase is still the day's first approval.
+    expect((await authorize(t, card.cardId, { amount: 1 }, client)).responseCode).toBe('00');
+
+    const reversal = await onParent(t, reversed.parentCardTransactionId, 'reversals', {}, client);
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', amount: 7 });
+    expect(await lifecycle(t, reversed.parentCardTransactionId, client)).toMatchObject({ status: 'CANCELLED', pendingRefundAmount: 0, expiresAt: null });
+
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 8 * 24 * 3600 } });
+    const expired = await lifecycle(t, expiring.parentCardTransactionId, client);
+    expect(expired).toMatchObject({ status: 'CANCELLED', pendingRefundAmount: 0, postedAmount: 0 });
+    expect(expired.expiredAt).not.toBeNull();
+    expect(expired.children.at(-1)).toMatchObject({ type: 'REFUND', operation: 'CREDIT', status: 'CANCELLED', amount: 200 });
+    expect((await cardEventsOf(t, expiring.parentCardTransactionId, client)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_PENDING', 'CARD_TRANSACTION_CANCELLED']);
+    // The reversed one's expiry was cancelled with it: no record after the reversal.
+    expect((await lifecycle(t, reversed.parentCardTransactionId, client)).children).toHaveLength(2);
+    // The purchase's hold expired; the wallet has what it had.
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '40.00', RESERVED: '0.00' });
+    // The refund clearing after the expiry still credits, on that lifecycle, now COMPLETED.
+    await onParent(t, expiring.parentCardTransactionId, 'refunds', { amount: 200 }, client);
+    expect(await lifecycle(t, expiring.parentCardTransactionId, client)).toMatchObject({ status: 'COMPLETED', postedAmount: -200, pendingRefundAmount: 0 });
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '240.00', RESERVED: '0.00' });
+
+    expect((await authorize(t, card.cardId, { amount: 990.05, processingCode: '200000' }, client)).record).toMatchObject({ type: 'REFUND', status: 'FAILED', amount: 0 });
+    expect((await authorize(t, card.cardId, { amount: 0, processingCode: '200000' }, client)).record).toMatchObject({ type: 'REFUND', status: 'FAILED', declineReason: 'INVALID_AMOUNT' });
+    await t.request({ method: 'PATCH', url: `/v1/cards/${card.cardId}`, key: client.key, body: { status: 'SUSPENDED' } });
+    const suspended = await authorize(t, card.cardId, { amount: 5, processingCode: '200000' }, client);
+    expect(suspended.record).toMatchObject({ type: 'REFUND', status: 'FAILED', declineReason: 'CARD_NOT_ACTIVE' });
+    expect(await lifecycle(t, suspended.parentCardTransactionId, client)).toMatchObject({ status: 'FAILED', pendingRefundAmount: 0 });
+    await expectLedgerClean(t);
+  });
+
+  it('naming a lifecycle by its networkDataRef: kept there (its status as it was) until the refund naming it clears', async () => {
+    const card = await fundedCard(t, '50.00');
+    const auth = await authorize(t, card.cardId, { amount: 30 });
+    await onParent(t, auth.parentCardTransactionId, 'completions', {});
+    const message = { ...auth.iso.request.fields, '0': '0100', '2': await panOf(t, card.cardId), '3': '200000', '4': '000000001000', '11': '000779', '37': '600000000779' };
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(response.body.data.response['39']).toBe('00');
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 30, pendingRefundAmount: 10 });
+    await onParent(t, auth.parentCardTransactionId, 'refunds', { amount: 10 });
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 20, pendingRefundAmount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '30.00', RESERVED: '0.00' });
+  });
+});
+
 describe('0420 reversal', () => {
   it('partial (DE95) reduces the hold and stays PENDING; full releases it, CANCELLED', async () => {
     const card = await fundedCard(t, '100.00');

@@ -145,6 +145,10 @@ export const CardTransactionGroupSchema = Type.Object(
     asset: Type.String(),
     heldAmount: Type.Number({ description: 'what the hold still reserves' }),
     postedAmount: Type.Number({ description: 'net amount posted (debits minus refunds)' }),
+    pendingRefundAmount: Type.Number({
+      description:
+        'what refund authorizations (0100, processing code 20) announced on this lifecycle and no refund has cleared yet; nothing is held or credited for it until the refund (0220 or 0200, processing code 20) clears. 0 otherwise.',
+    }),
     networkDataRef: NullableString(),
     retrievalReferenceNo: Type.String({ description: 'the RRN of the first message' }),
     merchant: MerchantSchema,
@@ -226,6 +230,7 @@ export function cardTransactionGroupView(swipe: CardSwipeRow, children: CardTran
     asset: swipe.asset,
     heldAmount: majorUnits(swipe.held_minor),
     postedAmount: majorUnits(swipe.posted_minor),
+    pendingRefundAmount: majorUnits(swipe.refund_authorized_minor),
     networkDataRef: swipe.network_data_ref,
     retrievalReferenceNo: swipe.rrn,
     merchant: swipe.merchant,

@@ -83,6 +83,11 @@ export interface CardSwipesTable {
   updated_at: Date;
   /** Migration 0028: set while a cooperative decision request is in flight (see coop-auth.ts). */
   coop_pending: ColumnType<CoopPendingMark | null, string | null | undefined, string | null>;
+  /**
+   * Migration 0039: what refund authorizations (0100, processing code 20) announced on this
+   * lifecycle and no refund has cleared yet; nothing is held for it. 0 otherwise.
+   */
+  refund_authorized_minor: Numeric;
 }
 
 export interface CardTransactionsTable {

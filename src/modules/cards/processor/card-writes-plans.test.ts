@@ -48,6 +48,7 @@ function swipe(): CardSwipeRow {
     created_at: now,
     updated_at: now,
     coop_pending: null,
+    refund_authorized_minor: '0',
   };
 }
 

@@ -82,10 +82,11 @@ const swipeColumns = [
   'created_at',
   'updated_at',
   'coop_pending',
+  'refund_authorized_minor',
 ] as const satisfies readonly (keyof CardSwipeRow)[];
 
 /** What a change to a lifecycle may set; the rest of its row stays as inserted. */
-const swipeChangingColumns = ['status', 'held_minor', 'posted_minor', 'hold_id', 'expires_at', 'expired_at', 'coop_pending', 'updated_at'] as const satisfies readonly (keyof CardSwipeRow)[];
+const swipeChangingColumns = ['status', 'held_minor', 'posted_minor', 'hold_id', 'expires_at', 'expired_at', 'coop_pending', 'refund_authorized_minor', 'updated_at'] as const satisfies readonly (keyof CardSwipeRow)[];
 
 const list = (columns: readonly string[], prefix = '') => sql.raw(columns.map((column) => `${prefix}${column}`).join(', '));
 

@@ -225,6 +225,17 @@ describe('the client declines or cannot approve', () => {
     expect((await authorize(t, card.cardId, { amount: 990.05 })).decisionSource).toBe('SYSTEM');
     expect(receiver.requests.length).toBe(before);
   });
+
+  it('requests the client is not asked about: a refund authorization (processing code 20: nothing leaves the wallet) is approved by the system, a type not handled is declined 12', async () => {
+    const card = await coopCard('10.00');
+    const before = receiver.requests.length;
+    const refund = await authorize(t, card.cardId, { amount: 25, processingCode: '200000' });
+    expect(refund).toMatchObject({ responseCode: '00', decisionSource: 'SYSTEM' });
+    expect(refund.record).toMatchObject({ type: 'REFUND', status: 'PENDING', coopAuth: null });
+    expect((await authorize(t, card.cardId, { amount: 5, processingCode: '260000' })).responseCode).toBe('12');
+    expect(receiver.requests.length).toBe(before);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+  });
 });
 
 describe('the stand-in decides', () => {

@@ -317,6 +317,8 @@ function mayMoveFunds(info: MessageInfo): boolean {
   const transactionType = transactionTypeOf(info);
   switch (info.mti) {
     case '0100':
+      // Not a refund authorization: it moves nothing.
+      return handledTransactionTypes.has(transactionType) && transactionType !== '20';
     case '0200':
       return handledTransactionTypes.has(transactionType);
     case '0220':
@@ -507,6 +509,8 @@ interface SwipeState {
   expiresAt: Date | null;
   /** Set while a cooperative decision request is in flight; cleared whenever the lifecycle stops being PENDING. */
   coopPending?: CoopPendingMark | null;
+  /** What refund authorizations announced and no refund has cleared yet (migration 0039); 0 unless given. */
+  refundAuthorizedMinor?: bigint;
 }
 
 /** Queues a new lifecycle's insert (sent with the record) and answers its row as written. */
@@ -537,6 +541,7 @@ function insertSwipe(run: Run, id: string, state: SwipeState): CardSwipeRow {
     created_at: context.now,
     updated_at: context.now,
     coop_pending: state.coopPending ?? null,
+    refund_authorized_minor: (state.refundAuthorizedMinor ?? 0n).toString(),
   };
   run.write.addRows(swipeInserts, [row]);
   return row;
@@ -557,6 +562,7 @@ function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeSt
     expires_at: state.expiresAt === undefined ? swipe.expires_at : state.expiresAt,
     expired_at: state.expiredAt === undefined ? swipe.expired_at : state.expiredAt,
     coop_pending: coopPending === undefined ? swipe.coop_pending : coopPending,
+    refund_authorized_minor: state.refundAuthorizedMinor === undefined ? swipe.refund_authorized_minor : state.refundAuthorizedMinor.toString(),
     updated_at: context.now,
   };
   // The whole row as changed (the lifecycle is this transaction's, behind its card's lock).
@@ -898,6 +904,7 @@ async function authorize(run: Run): Promise<CardMessageStep> {
   const transactionType = transactionTypeOf(info);
   if (!handledTransactionTypes.has(transactionType)) return declineTransactionType(run, 'PRE_AUTHORIZATION');
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
+  if (transactionType === '20') return authorizeRefund(run);
   if (info.networkDataRef !== null) {
     const existing = await correlate(run, { byRrn: false });
     if (hasOpenHold(existing) && existing.coop_pending === null) return increment(run, existing);
@@ -993,6 +1000,49 @@ async function declineTransactionType(run: Run, type: 'PRE_AUTHORIZATION' | 'PUR
   if (existing) return writeChild(run, existing, idAt(run.context.now), { ...draft, heldMinor: toBigInt(existing.held_minor) });
   const swipe = insertSwipe(run, idAt(run.context.now), { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, idAt(run.context.now), { ...draft, heldMinor: 0n });
+}
+
+/**
+ * A refund authorization (0100, processing code 20): the merchant announces money back to the
+ * card before the refund clears. Nothing moves and nothing is held (a refund cannot overdraw or
+ * spend), the limits do not count it and a cooperative client is not asked: approved unless the
+ * card is not usable (57, 54), a sandbox magic amount declines, the amount is not above zero (13)
+ * or it is a duplicate transmission (94). The lifecycle its networkDataRef names keeps it (its
+ * status as it was); else it opens a lifecycle of its own, PENDING with nothing held until the
+ * refund clears (0220 or 0200, processing code 20: COMPLETED), a reversal cancels it or it expires
+ * after the program's hold window (CANCELLED).
+ */
+async function authorizeRefund(run: Run): Promise<CardMessageOutcome> {
+  const { info, context } = run;
+  const existing = info.networkDataRef === null ? undefined : await correlate(run, { byRrn: false });
+  const decision = refundAuthorizationDecision(run);
+  const approved = isApproval(decision.responseCode);
+  const amountMinor = approved ? info.amountMinor : 0n;
+  const draft = { type: 'REFUND' as const, operation: 'CREDIT' as const, status: approved ? ('PENDING' as const) : ('FAILED' as const), decision, amountMinor };
+  if (existing) {
+    const updated = approved ? updateSwipe(run, existing, { refundAuthorizedMinor: toBigInt(existing.refund_authorized_minor) + amountMinor }) : existing;
+    return writeChild(run, updated, idAt(context.now), { ...draft, heldMinor: toBigInt(existing.held_minor) });
+  }
+  const swipeId = idAt(context.now);
+  if (!approved) {
+    const swipe = insertSwipe(run, swipeId, { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+    return writeChild(run, swipe, idAt(context.now), { ...draft, heldMinor: 0n });
+  }
+  const expiresAt = holdExpiresAt(run, info.mcc);
+  const swipe = insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt, refundAuthorizedMinor: amountMinor });
+  await scheduleExpiry(run, swipeId, expiresAt);
+  return writeChild(run, swipe, idAt(context.now), { ...draft, heldMinor: 0n, expiresAt });
+}
+
+/** A refund authorization's checks, first failure wins: card status (57) → expiry (54) → sandbox magic amounts → amount (13) → duplicate (94). */
+function refundAuthorizationDecision(run: Run): Decision {
+  const failed = cardChecks(run);
+  if (failed) return failed;
+  const magic = magicResponseCodeOf(run.info);
+  if (magic !== null && magic !== '10') return declineWithCode(magic);
+  if (run.info.amountMinor <= 0n) return decline('INVALID_AMOUNT');
+  if (run.duplicate) return decline('DUPLICATE_TRANSACTION');
+  return approve(run.info.amountMinor);
 }
 
 /** A 0100 for zero: is the card good? No money. */
@@ -1127,9 +1177,20 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
   const swipeId = existing?.id ?? idAt(context.now);
   if (info.amountMinor > 0n) await funding.refund(tx, info.amountMinor, historyOf(run.context, swipeId, childId, funding.historyTypes.refund));
   const decision = { ...approve(info.amountMinor), source: info.mti === '0220' ? ('NETWORK' as const) : ('SYSTEM' as const) };
+  // The refund clears what refund authorizations announced on the lifecycle (all of it, like a
+  // completion closes its hold). The lifecycle is COMPLETED (money posted) unless it stays open:
+  // PENDING with a hold or a decision in flight, or without a refund authorization to settle.
+  const clears = existing !== undefined && toBigInt(existing.refund_authorized_minor) > 0n;
+  const settles =
+    existing !== undefined && (existing.status === 'PENDING' ? clears && !hasOpenHold(existing) && existing.coop_pending === null : existing.status !== 'COMPLETED');
   const swipe = existing
-    ? updateSwipe(run, existing, { postedMinor: toBigInt(existing.posted_minor) - info.amountMinor })
+    ? updateSwipe(run, existing, {
+        postedMinor: toBigInt(existing.posted_minor) - info.amountMinor,
+        ...(clears ? { refundAuthorizedMinor: 0n } : {}),
+        ...(settles ? { status: 'COMPLETED' as const, expiresAt: null } : {}),
+      })
     : insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: -info.amountMinor, holdId: null, expiresAt: null });
+  if (existing?.status === 'PENDING' && settles) await cancelExpiry(run, existing.id);
   return writeChild(run, swipe, childId, { type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', decision, amountMinor: info.amountMinor, heldMinor: toBigInt(swipe.held_minor) });
 }
 
@@ -1217,6 +1278,24 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     const updated = updateSwipe(run, existing, { status, postedMinor: remaining });
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status, decision: acknowledged, amountMinor: credited, heldMinor: 0n });
   }
+  if (existing && toBigInt(existing.refund_authorized_minor) > 0n) {
+    // A refund authorization reversed before its refund cleared: the refund is no longer announced
+    // (no money moved for it); a lifecycle that only waited for it is CANCELLED.
+    const pending = existing.status === 'PENDING';
+    const updated = updateSwipe(run, existing, {
+      refundAuthorizedMinor: 0n,
+      ...(pending ? { status: toBigInt(existing.posted_minor) === 0n ? ('CANCELLED' as const) : ('COMPLETED' as const), expiresAt: null } : {}),
+    });
+    if (pending) await cancelExpiry(run, existing.id);
+    return writeChild(run, updated, childId, {
+      type: 'REVERSAL_ADVICE',
+      operation: 'DEBIT',
+      status: 'CANCELLED',
+      decision: acknowledged,
+      amountMinor: toBigInt(existing.refund_authorized_minor),
+      heldMinor: 0n,
+    });
+  }
   if (existing) {
     // The lifecycle has nothing left to release (an authorization completed, reversed or expired already): recorded, no money.
     return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n });
@@ -1253,12 +1332,16 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
   const writer: Writer = { tx, context, write: new WriteStatement() };
   const childId = idAt(context.now);
   const held = toBigInt(swipe.held_minor);
-  if (hasOpenHold(swipe)) {
+  const holds = hasOpenHold(swipe);
+  if (holds) {
     const funding = fundingSourceOf(card, swipe.asset, context);
     await funding.releaseHold(tx, swipe.hold_id, undefined, historyOf(context, swipe.id, childId, funding.historyTypes.hold), true);
   }
+  // A lifecycle opened by a refund authorization holds nothing: what expires is the refund it announced.
+  const refundAuthorized = toBigInt(swipe.refund_authorized_minor);
+  const expiresRefund = !holds && refundAuthorized > 0n;
   const posted = toBigInt(swipe.posted_minor);
-  const updated = updateSwipe(writer, swipe, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null, expiredAt: context.now });
+  const updated = updateSwipe(writer, swipe, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null, expiredAt: context.now, refundAuthorizedMinor: 0n });
   await cancelExpiry(writer, swipe.id);
   const view = await insertChild(writer, {
     client_id: context.clientId,
@@ -1269,13 +1352,13 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
     wallet_id: swipe.wallet_id,
     credit_line_id: swipe.credit_line_id,
     card_type: swipe.card_type,
-    type: 'PRE_AUTHORIZATION',
+    type: expiresRefund ? 'REFUND' : 'PRE_AUTHORIZATION',
     operation: 'CREDIT',
     status: 'CANCELLED',
     mti: swipe.first_mti,
-    processing_code: '000000',
+    processing_code: expiresRefund ? '200000' : '000000',
     asset: swipe.asset,
-    amount_minor: held.toString(),
+    amount_minor: (expiresRefund ? refundAuthorized : held).toString(),
     requested_minor: '0',
     held_minor: '0',
     transaction_minor: '0',

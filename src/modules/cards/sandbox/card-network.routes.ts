@@ -79,7 +79,7 @@ const AuthorizationBody = Type.Object(
     merchant: Type.Optional(MerchantBody),
     posEntryMode: Type.Optional(Type.String({ pattern: '^[0-9]{3}$', maxLength: 3, description: 'DE22, default 071 (contactless)' })),
     partialApprovalCapable: Type.Optional(Type.Boolean({ description: 'whether the terminal takes a partial approval (default true)' })),
-    processingCode: Type.Optional(Type.String({ pattern: '^[0-9]{6}$', maxLength: 6, description: 'DE3, default 000000; 300000 asks for the balance' })),
+    processingCode: Type.Optional(Type.String({ pattern: '^[0-9]{6}$', maxLength: 6, description: 'DE3, default 000000; 300000 asks for the balance; 200000 authorizes a refund' })),
     networkDataRef: Type.Optional(Type.String({ pattern: '^[0-9A-Z]{16}$', maxLength: 16, description: 'the lifecycle reference for DE63 (new one by default)' })),
   },
   { additionalProperties: false, examples: [{ amount: 25, merchant: { name: 'JOES DINER', mcc: '5812', city: 'SAN FRANCISCO', state: 'CA', country: 'US' } }] },
@@ -289,7 +289,8 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         description:
           'Builds a 0100 and runs it through the processor: approved (hold placed, CARD_TRANSACTION_PENDING), partially approved (10), or ' +
           'declined with the decision order\'s code (CARD_TRANSACTION_FAILED). Amount 0 is an account verification; processingCode 30xxxx a ' +
-          'balance inquiry. Magic amounts: 990.NN answers NN, 990.10 approves half.',
+          'balance inquiry; 20xxxx a refund authorization (REFUND PENDING, nothing held or credited until the refund clears); another ' +
+          'transaction type than 00, 01, 09, 20, 30, 31 is declined 12. Magic amounts: 990.NN answers NN, 990.10 approves half.',
         params: CardParams,
         body: AuthorizationBody,
         response: { 201: Envelope(SandboxCardResult) },
@@ -366,8 +367,9 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     ReversalBody,
     (swipe, card, body, now) => {
       // What the reversal undoes: the open hold, or, when nothing is held, what was posted (a completed 0200).
+      // (Else, on a refund authorization's lifecycle, the refund it announced.)
       const held = toBigInt(swipe.held_minor);
-      const base = held > 0n ? held : toBigInt(swipe.posted_minor) > 0n ? toBigInt(swipe.posted_minor) : 0n;
+      const base = held > 0n ? held : toBigInt(swipe.posted_minor) > 0n ? toBigInt(swipe.posted_minor) : toBigInt(swipe.refund_authorized_minor);
       const reversed = body.amount === undefined ? base : amountMinorOf(body.amount as number);
       const partial = reversed > 0n && reversed < base;
       return buildSandboxMessage(card, now, {
