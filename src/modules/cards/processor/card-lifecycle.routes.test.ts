@@ -387,6 +387,57 @@ describe('0200 financial and refunds', () => {
   });
 });
 
+describe('reversals of refunds', () => {
+  it('a refund (0200, processing code 20) reversed is taken back from the wallet: all of it, or all but DE95\'s actual amount', async () => {
+    const card = await fundedCard(t, '5.00');
+    const refund = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 12, processingCode: '200000' });
+    expect(refund.record).toMatchObject({ type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', amount: 12 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '17.00' });
+    const partial = await onParent(t, refund.parentCardTransactionId, 'reversals', { amount: 2 });
+    expect(partial.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'COMPLETED', amount: 2 });
+    expect(await lifecycle(t, refund.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: -10 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '15.00' });
+
+    const whole = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 20, processingCode: '200000' });
+    // Forced like any advice: the wallet spent the refund meanwhile, and the reversal overdraws it.
+    await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 30 });
+    const reversal = await onParent(t, whole.parentCardTransactionId, 'reversals');
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', amount: 20 });
+    expect(await lifecycle(t, whole.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '-15.00', RESERVED: '0.00' });
+    const records = await walletRecordsOf(t, whole.parentCardTransactionId);
+    expect(records.map((record) => [record.type, record.operation, record.amount])).toEqual(
+      expect.arrayContaining([
+        ['DEBIT_CARD_REFUND', 'CREDIT', '20.00'],
+        ['DEBIT_CARD_CAPTURE', 'DEBIT', '20.00'],
+      ]),
+    );
+    await expectLedgerClean(t);
+  });
+
+  it('a reversal whose DE90 names the refund (0220) on a purchase\'s lifecycle takes the refund back, not the purchase', async () => {
+    const card = await fundedCard(t, '50.00');
+    const auth = await authorize(t, card.cardId, { amount: 30 });
+    await onParent(t, auth.parentCardTransactionId, 'completions', {});
+    const refund = await onParent(t, auth.parentCardTransactionId, 'refunds', { amount: 10 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '30.00' });
+    const fields = refund.iso.request.fields;
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    const message = {
+      ...fields,
+      '0': '0420',
+      '2': await panOf(t, card.cardId),
+      '11': '000880',
+      '90': formatOriginalDataElements({ mti: '0220', stan: fields['11'], transmissionDateTime: fields['7'], acquirerId: fields['32'] }),
+    };
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(response.body.data.response['39']).toBe('00');
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '20.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+});
+
 describe('refund authorizations (0100, processing code 20)', () => {
   it('approved with nothing held or credited (REFUND PENDING, pendingRefundAmount); the refund that clears it credits the wallet and completes the lifecycle, whose expiry is cancelled', async () => {
     const client = await t.newClient();

@@ -35,6 +35,7 @@ import {
   packIsoMessage,
   redactForEvent,
   responseMtiOf,
+  sendingsOf,
   type DeclineReason,
   type IsoMessage,
 } from '../network/index.js';
@@ -1265,6 +1266,18 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     await cancelExpiry(run, existing.id);
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: held, heldMinor: 0n });
   }
+  const refunded = existing ? await refundReversed(run, existing) : 0n;
+  if (existing && refunded > 0n) {
+    // A refund reversed after it was credited: the money leaves the wallet again (all of it, or
+    // all but DE95's actual amount), forced like any advice: a reversal cannot be declined.
+    const funding = fundingOf(run);
+    const actual = info.replacement?.actualTransactionMinor ?? 0n;
+    const debited = actual > 0n && actual < refunded ? refunded - actual : refunded;
+    await funding.post(tx, debited, { force: true }, historyOf(run.context, existing.id, childId, funding.historyTypes.capture));
+    const posted = toBigInt(existing.posted_minor) + debited;
+    const updated = updateSwipe(run, existing, { status: posted === 0n ? 'CANCELLED' : 'COMPLETED', postedMinor: posted });
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: posted === 0n ? 'CANCELLED' : 'COMPLETED', decision: acknowledged, amountMinor: debited, heldMinor: 0n });
+  }
   if (existing && reversesPosting(existing, info)) {
     // A single-message purchase (0200) or a completion (0220, named by DE90) reversed after it
     // posted: the money goes back (all of it, or all but DE95's actual amount).
@@ -1302,6 +1315,37 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   }
   const swipe = insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n, orphan: true });
+}
+
+/**
+ * What a reversal undoes of a refund already credited (0 when it reverses something else): the
+ * refund its DE90 names (a 0200 or 0220 of processing code 20 on this lifecycle), or, without
+ * DE90, a lifecycle that began with a refund (0200, processing code 20) and is still a net credit.
+ */
+async function refundReversed(run: Run, swipe: CardSwipeRow): Promise<bigint> {
+  if (toBigInt(swipe.held_minor) > 0n) return 0n;
+  const original = run.info.original;
+  if (original === null) {
+    const posted = toBigInt(swipe.posted_minor);
+    return firstSendingOf(swipe.first_mti) === '0200' && posted < 0n ? -posted : 0n;
+  }
+  const named = firstSendingOf(original.mti);
+  if (named !== '0200' && named !== '0220') return 0n;
+  const record = await run.tx
+    .selectFrom('card_transactions')
+    .select(['type', 'status', 'amount_minor'])
+    .where('client_id', '=', run.context.clientId)
+    .where('card_id', '=', run.card.id)
+    .where('swipe_id', '=', swipe.id)
+    .where('stan', '=', original.stan)
+    .where('transmission_date_time', '=', original.transmissionDateTime)
+    .where('acquirer_id', '=', original.acquirerId)
+    .where('mti', 'in', sendingsOf(named))
+    .where('repeat_of', 'is', null)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return record?.type === 'REFUND' && record.status === 'COMPLETED' ? toBigInt(record.amount_minor) : 0n;
 }
 
 /**

@@ -363,13 +363,15 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'Send a reversal (0420)',
     'Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 ' +
       'carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the ' +
-      'posted amount back (all of it, or the amount given).',
+      'posted amount back (all of it, or the amount given); on a lifecycle opened by a refund (0200, processing code 20) it takes the refund back ' +
+      '(forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
     ReversalBody,
     (swipe, card, body, now) => {
       // What the reversal undoes: the open hold, or, when nothing is held, what was posted (a completed 0200).
-      // (Else, on a refund authorization's lifecycle, the refund it announced.)
+      // (Else, on a lifecycle of refunds, what they credited; on a refund authorization's, the refund it announced.)
       const held = toBigInt(swipe.held_minor);
-      const base = held > 0n ? held : toBigInt(swipe.posted_minor) > 0n ? toBigInt(swipe.posted_minor) : toBigInt(swipe.refund_authorized_minor);
+      const posted = toBigInt(swipe.posted_minor);
+      const base = held > 0n ? held : posted > 0n ? posted : posted < 0n ? -posted : toBigInt(swipe.refund_authorized_minor);
       const reversed = body.amount === undefined ? base : amountMinorOf(body.amount as number);
       const partial = reversed > 0n && reversed < base;
       return buildSandboxMessage(card, now, {
