@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext, type TestResponse } from '../../../test/harness.js';
 import { balanceOf, expectLedgerClean, linkedWallet } from '../../../test/bank/fixtures.js';
-import { authorize, onParent } from '../../../test/cards/card-network.js';
+import { authorize, onParent, send } from '../../../test/cards/card-network.js';
 import { cardPrograms } from '../../../test/cards/fixtures.js';
 import { createIndividual } from '../../../test/customers/fixtures.js';
 import { fundWallet } from '../../../test/ledger/fixtures.js';
@@ -627,6 +627,27 @@ describe('credit card authorizations', () => {
     // 600 / 1,500 = 0.40: the restriction lifts with the refund.
     expect(await lineOf(t, line.lineId, client)).toMatchObject({ status: 'ACTIVE', ltv: '0.4000', ltvLevel: 'HEALTHY', outstanding: { principal: '600.00', total: '600.00' } });
     expect(await authorize(t, cardId, { amount: 1 }, client)).toMatchObject({ responseCode: '00' });
+    await expectLedgerClean(t);
+  });
+});
+
+describe('credit card refunds', () => {
+  it('a refund authorization takes no credit and gives none back until the refund clears; a refund reversed is owed again', async () => {
+    const client = await t.newClient('refunds');
+    const line = await openLine(t, { client, creditLimit: '2000.00' });
+    const cardId = await creditCard(t, line, client);
+    await spend(t, cardId, 1000, client);
+    const announced = await authorize(t, cardId, { amount: 300, processingCode: '200000' }, client);
+    expect(announced.record).toMatchObject({ type: 'REFUND', status: 'PENDING', amount: 300, heldAmount: 0 });
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '1000.00', outstanding: { principal: '1000.00', pendingHolds: '0.00' } });
+    await onParent(t, announced.parentCardTransactionId, 'refunds', { amount: 300 }, client);
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '1300.00', outstanding: { principal: '700.00', pendingHolds: '0.00' } });
+
+    const refund = await send(t, `/v1/sandbox/cards/${cardId}/financial`, { amount: 200, processingCode: '200000' }, client);
+    expect((await lineOf(t, line.lineId, client)).outstanding.principal).toBe('500.00');
+    const reversal = await onParent(t, refund.parentCardTransactionId, 'reversals', {}, client);
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 200 });
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '1300.00', outstanding: { principal: '700.00' } });
     await expectLedgerClean(t);
   });
 });
