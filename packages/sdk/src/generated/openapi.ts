@@ -1504,7 +1504,7 @@ export interface paths {
         put?: never;
         /**
          * Expire a card authorization hold now
-         * @description Runs hold expiry at once: the hold is released, the lifecycle CANCELLED with expiredAt. 409 CONFLICT when it is not PENDING.
+         * @description Runs hold expiry at once: the hold is released (and a refund authorization still announced lapses), the lifecycle CANCELLED with expiredAt. 409 CONFLICT when it is not PENDING and announces no refund.
          */
         post: operations["sandbox.expireCardHold"];
         delete?: never;

@@ -107,6 +107,12 @@ describe('0100 authorization', () => {
       expect.arrayContaining([['PRE_AUTHORIZATION', 'FAILED', '12']]),
     );
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '20.00' });
+    // A 0200 naming it the same: declined there, and the completion that follows still finds the hold.
+    const financial = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...message, '0': '0200', '3': '400000', '11': '000779', '37': '600000000779' } } });
+    expect(financial.body.data.response['39']).toBe('12');
+    await onParent(t, auth.parentCardTransactionId, 'completions', {});
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', heldAmount: 0, postedAmount: 20 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '0.00' });
   });
 
   it('magic amounts: 990.NN answers NN; 990.10 approves half with DE54 type 57', async () => {
@@ -438,6 +444,54 @@ describe('reversals of refunds', () => {
   });
 });
 
+describe('reversals of refunds, continued', () => {
+  it('a reversal sent again (another STAN) takes back nothing more than the refund', async () => {
+    const card = await fundedCard(t, '100.00');
+    const refund = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 20, processingCode: '200000' });
+    await onParent(t, refund.parentCardTransactionId, 'reversals');
+    const again = await onParent(t, refund.parentCardTransactionId, 'reversals', { amount: 20 });
+    expect(again.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
+    expect(await lifecycle(t, refund.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+  });
+
+  it('naming a refund (DE90) on a lifecycle whose hold is open: the refund is taken back, the hold stays; a full reversal of the hold then leaves it COMPLETED (a refund is posted)', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 50 });
+    const refund = await onParent(t, auth.parentCardTransactionId, 'refunds', { amount: 10 });
+    const fields = refund.iso.request.fields;
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    const message = {
+      ...fields,
+      '0': '0420',
+      '2': await panOf(t, card.cardId),
+      '11': '000882',
+      '90': formatOriginalDataElements({ mti: '0220', stan: fields['11'], transmissionDateTime: fields['7'], acquirerId: fields['32'] }),
+    };
+    expect((await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } })).body.data.response['39']).toBe('00');
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 50, postedAmount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '50.00', RESERVED: '50.00' });
+
+    const other = await authorize(t, card.cardId, { amount: 20 });
+    await onParent(t, other.parentCardTransactionId, 'refunds', { amount: 5 });
+    await onParent(t, other.parentCardTransactionId, 'reversals');
+    expect(await lifecycle(t, other.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', heldAmount: 0, postedAmount: -5 });
+    await expectLedgerClean(t);
+  });
+
+  it('without DE90, a purchase (0200) refunded beyond its amount is not taken for a refund: nothing moves', async () => {
+    const card = await fundedCard(t, '100.00');
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 50 });
+    await onParent(t, purchase.parentCardTransactionId, 'refunds', { amount: 60 });
+    const fields = { ...purchase.iso.request.fields };
+    delete fields['90'];
+    const message = { ...fields, '0': '0420', '2': await panOf(t, card.cardId), '11': '000883' };
+    expect((await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } })).body.data.response['39']).toBe('00');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '110.00' });
+    expect(await lifecycle(t, purchase.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: -10 });
+  });
+});
+
 describe('refund authorizations (0100, processing code 20)', () => {
   it('approved with nothing held or credited (REFUND PENDING, pendingRefundAmount); the refund that clears it credits the wallet and completes the lifecycle, whose expiry is cancelled', async () => {
     const client = await t.newClient();
@@ -505,17 +559,55 @@ describe('refund authorizations (0100, processing code 20)', () => {
     await expectLedgerClean(t);
   });
 
-  it('naming a lifecycle by its networkDataRef: kept there (its status as it was) until the refund naming it clears', async () => {
+  it('a transaction of its own: one naming a lifecycle that exists (networkDataRef) is declined 57 there, which stays as it was; its advice (0120) is acknowledged there, nothing announced', async () => {
     const card = await fundedCard(t, '50.00');
     const auth = await authorize(t, card.cardId, { amount: 30 });
-    await onParent(t, auth.parentCardTransactionId, 'completions', {});
-    const message = { ...auth.iso.request.fields, '0': '0100', '2': await panOf(t, card.cardId), '3': '200000', '4': '000000001000', '11': '000779', '37': '600000000779' };
+    const fields = { ...auth.iso.request.fields, '2': await panOf(t, card.cardId), '3': '200000', '4': '000000001000' };
+    const declined = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...fields, '0': '0100', '11': '000779', '37': '600000000779' } } });
+    expect(declined.body.data.response['39']).toBe('57');
+    const advised = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...fields, '0': '0120', '11': '000780', '37': '600000000780' } } });
+    expect(advised.body.data.response['39']).toBe('00');
+    const group = await lifecycle(t, auth.parentCardTransactionId);
+    expect(group).toMatchObject({ status: 'PENDING', heldAmount: 30, postedAmount: 0, pendingRefundAmount: 0 });
+    expect(group.children.map((child: any) => [child.type, child.status, child.amount])).toEqual(
+      expect.arrayContaining([
+        ['REFUND', 'FAILED', 0],
+        ['REFUND', 'CANCELLED', 0],
+      ]),
+    );
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '20.00', RESERVED: '30.00' });
+  });
+
+  it('its advice (0120, processing code 20) announces the refund the same way, never declined: no hold', async () => {
+    const card = await fundedCard(t, '50.00');
+    const auth = await authorize(t, card.cardId, { amount: 1 });
+    const message = { ...auth.iso.request.fields, '0': '0120', '2': await panOf(t, card.cardId), '3': '200000', '4': '000000003000', '11': '000781', '37': '600000000781', '63': 'VIS00000REFUNDADVICE00001' };
     const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
     expect(response.body.data.response['39']).toBe('00');
-    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 30, pendingRefundAmount: 10 });
-    await onParent(t, auth.parentCardTransactionId, 'refunds', { amount: 10 });
-    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 20, pendingRefundAmount: 0 });
-    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '30.00', RESERVED: '0.00' });
+    const record = await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}` });
+    expect(record.body.data).toMatchObject({ type: 'REFUND', operation: 'CREDIT', status: 'PENDING', amount: 30, decisionSource: 'NETWORK' });
+    expect(await lifecycle(t, record.body.data.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 0, pendingRefundAmount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '49.00', RESERVED: '1.00' });
+  });
+
+  it('a partial reversal (DE95) keeps the rest announced; a completion naming it posts and it still lapses at its expiry (a REFUND record), the lifecycle COMPLETED', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '50.00', client);
+    const announced = await authorize(t, card.cardId, { amount: 25, processingCode: '200000' }, client);
+    const parentId = announced.parentCardTransactionId as string;
+    const partial = await onParent(t, parentId, 'reversals', { amount: 10 }, client);
+    expect(partial.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'PENDING', amount: 10 });
+    expect(partial.iso.request.fields['3']).toBe('200000');
+    expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'PENDING', pendingRefundAmount: 15 });
+
+    await onParent(t, parentId, 'completions', { amount: 5 }, client);
+    expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'COMPLETED', postedAmount: 5, pendingRefundAmount: 15 });
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 8 * 24 * 3600 } });
+    const group = await lifecycle(t, parentId, client);
+    expect(group).toMatchObject({ status: 'COMPLETED', postedAmount: 5, pendingRefundAmount: 0 });
+    expect(group.children.at(-1)).toMatchObject({ type: 'REFUND', status: 'CANCELLED', amount: 15 });
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '45.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
   });
 });
 

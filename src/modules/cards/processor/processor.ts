@@ -33,6 +33,7 @@ import {
   isCardExpired,
   originalAmountType,
   packIsoMessage,
+  parseOriginalDataElements,
   redactForEvent,
   responseMtiOf,
   sendingsOf,
@@ -213,7 +214,7 @@ export async function processCardMessage(
     case '0100':
       return authorize(run);
     case '0120':
-      return advise(run);
+      return transactionTypeOf(info) === '20' ? authorizeRefund(run) : advise(run);
     case '0200':
       return financial(run);
     case '0220':
@@ -339,7 +340,7 @@ function correlationOf(info: MessageInfo): { byRrn: boolean } | undefined {
     case '0100':
       return transactionType === '30' || transactionType === '31' || info.networkDataRef === null ? undefined : { byRrn: false };
     case '0120':
-      return { byRrn: true };
+      return { byRrn: transactionType !== '20' };
     case '0200':
       return transactionType === '20' ? { byRrn: false } : undefined;
     case '0220':
@@ -458,15 +459,22 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
  * with its keys in jsonb's order).
  */
 async function insertChild(writer: Writer, row: CardTransactionRow, more: (EventToRecord | null)[] = []): Promise<CardTransactionView> {
-  const { tx, context, write } = writer;
+  const { tx, write } = writer;
+  const view = queueChild(writer, row, more);
+  // In a transaction group the statement joins the group's (one statement per table for all its
+  // messages, sent with its COMMIT); nothing this message does after reads what it writes.
+  if (!deferToGroup(tx, write)) await write.execute(tx);
+  return view;
+}
+
+/** Queues a record and its event (and `more` events) on the writer's statement; answers its view. */
+function queueChild(writer: Writer, row: CardTransactionRow, more: (EventToRecord | null)[] = []): CardTransactionView {
+  const { context, write } = writer;
   write.addRows(cardTransactionInserts, [row]);
   const view = cardTransactionView(row);
   const events: EventToRecord[] = [{ context, type: cardEventTypes[row.status], data: cardEventData(view) }];
   for (const event of more) if (event !== null) events.push(event);
   addEvents(write, events);
-  // In a transaction group the statement joins the group's (one statement per table for all its
-  // messages, sent with its COMMIT); nothing this message does after reads what it writes.
-  if (!deferToGroup(tx, write)) await write.execute(tx);
   return view;
 }
 
@@ -798,7 +806,7 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
     if (approved) await funding.captureHold(tx, swipe.hold_id, approvedMinor, historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.capture));
     else await funding.releaseHold(tx, swipe.hold_id, undefined, history);
     const updated = updateSwipe(run, swipe, { status: approved ? 'COMPLETED' : 'FAILED', heldMinor: 0n, postedMinor: approvedMinor, expiresAt: null, coopPending: null });
-    await cancelExpiry(run, swipe.id);
+    await cancelExpiry(run, updated);
     return writeChild(run, updated, pending.childId, { type: 'PURCHASE', status: approved ? 'COMPLETED' : 'FAILED', decision, amountMinor: approvedMinor, heldMinor: 0n, responseExtras: partialExtras });
   }
   // AUTHORIZATION or INCREMENT: the hold keeps what was approved of the reservation.
@@ -806,7 +814,7 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
   const newHeld = held - reserved + approvedMinor;
   const closed = newHeld === 0n;
   const updated = updateSwipe(run, swipe, closed ? { status: 'FAILED', heldMinor: 0n, expiresAt: null, coopPending: null } : { heldMinor: newHeld, coopPending: null });
-  if (closed) await cancelExpiry(run, swipe.id);
+  if (closed) await cancelExpiry(run, updated);
   return writeChild(run, updated, pending.childId, {
     type: 'PRE_AUTHORIZATION',
     status: approved ? 'PENDING' : 'FAILED',
@@ -872,9 +880,13 @@ async function scheduleExpiry(run: Run, swipeId: string, expiresAt: Date): Promi
   await scheduleTimer(run.tx, { clientId: run.context.clientId, kind: holdExpiryTimerKind, subjectId: swipeId, dueAt: expiresAt, now: run.context.now }, run.write);
 }
 
-/** Queues the removal of the hold's expiry timer (the lifecycle holds nothing any more), sent with the record. */
-async function cancelExpiry(writer: Writer, swipeId: string): Promise<void> {
-  await cancelTimer(writer.tx, writer.context.clientId, holdExpiryTimerKind, swipeId, writer.write);
+/**
+ * Queues the removal of the lifecycle's expiry timer (it holds nothing any more), sent with the
+ * record; kept while a refund authorization on it is still announced, whose expiry it also is.
+ */
+async function cancelExpiry(writer: Writer, swipe: CardSwipeRow): Promise<void> {
+  if (toBigInt(swipe.refund_authorized_minor) > 0n) return;
+  await cancelTimer(writer.tx, writer.context.clientId, holdExpiryTimerKind, swipe.id, writer.write);
 }
 
 // ---- correlation ------------------------------------------------------------------------------
@@ -996,7 +1008,7 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
  * its networkDataRef names (which stays as it was), else on a FAILED lifecycle of its own.
  */
 async function declineTransactionType(run: Run, type: 'PRE_AUTHORIZATION' | 'PURCHASE'): Promise<CardMessageOutcome> {
-  const existing = run.info.mti === '0100' && run.info.networkDataRef !== null ? await correlate(run, { byRrn: false }) : undefined;
+  const existing = run.info.networkDataRef !== null ? await correlate(run, { byRrn: false }) : undefined;
   const draft = { type, status: 'FAILED' as const, decision: decline('INVALID_TRANSACTION'), amountMinor: 0n };
   if (existing) return writeChild(run, existing, idAt(run.context.now), { ...draft, heldMinor: toBigInt(existing.held_minor) });
   const swipe = insertSwipe(run, idAt(run.context.now), { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
@@ -1004,35 +1016,47 @@ async function declineTransactionType(run: Run, type: 'PRE_AUTHORIZATION' | 'PUR
 }
 
 /**
- * A refund authorization (0100, processing code 20): the merchant announces money back to the
- * card before the refund clears. Nothing moves and nothing is held (a refund cannot overdraw or
- * spend), the limits do not count it and a cooperative client is not asked: approved unless the
- * card is not usable (57, 54), a sandbox magic amount declines, the amount is not above zero (13)
- * or it is a duplicate transmission (94). The lifecycle its networkDataRef names keeps it (its
- * status as it was); else it opens a lifecycle of its own, PENDING with nothing held until the
- * refund clears (0220 or 0200, processing code 20: COMPLETED), a reversal cancels it or it expires
- * after the program's hold window (CANCELLED).
+ * A refund authorization (0100, processing code 20; or its advice, 0120, decided by the network's
+ * stand-in): the merchant announces money back to the card before the refund clears. Nothing moves
+ * and nothing is held (a refund cannot overdraw or spend), the limits do not count it and a
+ * cooperative client is not asked: an 0100 is approved unless the card is not usable (57, 54), a
+ * sandbox magic amount declines, the amount is not above zero (13) or it is a duplicate
+ * transmission (94); an advice is never declined. It is a transaction of its own (networks give it
+ * its own identifier): it opens a lifecycle, PENDING with nothing held until the refund clears
+ * (0220 or 0200, processing code 20: COMPLETED), a reversal cancels it or it expires after the
+ * program's hold window (CANCELLED). One whose networkDataRef names a lifecycle that exists
+ * already would make the messages that follow under it ambiguous: an 0100 is declined 57 there,
+ * an advice acknowledged there with nothing announced (CANCELLED); that lifecycle stays as it was.
  */
 async function authorizeRefund(run: Run): Promise<CardMessageOutcome> {
   const { info, context } = run;
+  const advice = info.mti === '0120';
   const existing = info.networkDataRef === null ? undefined : await correlate(run, { byRrn: false });
-  const decision = refundAuthorizationDecision(run);
-  const approved = isApproval(decision.responseCode);
-  const amountMinor = approved ? info.amountMinor : 0n;
-  const draft = { type: 'REFUND' as const, operation: 'CREDIT' as const, status: approved ? ('PENDING' as const) : ('FAILED' as const), decision, amountMinor };
   if (existing) {
-    const updated = approved ? updateSwipe(run, existing, { refundAuthorizedMinor: toBigInt(existing.refund_authorized_minor) + amountMinor }) : existing;
-    return writeChild(run, updated, idAt(context.now), { ...draft, heldMinor: toBigInt(existing.held_minor) });
+    const decision = advice ? { ...approve(0n), source: 'NETWORK' as const } : decline('TRANSACTION_NOT_PERMITTED');
+    return writeChild(run, existing, idAt(context.now), {
+      type: 'REFUND',
+      operation: 'CREDIT',
+      status: advice ? 'CANCELLED' : 'FAILED',
+      decision,
+      amountMinor: 0n,
+      heldMinor: toBigInt(existing.held_minor),
+    });
   }
+  const decision = advice ? { ...approve(info.amountMinor), source: 'NETWORK' as const } : refundAuthorizationDecision(run);
+  const approved = isApproval(decision.responseCode) && info.amountMinor > 0n;
+  const draft = { type: 'REFUND' as const, operation: 'CREDIT' as const, decision, amountMinor: approved ? info.amountMinor : 0n, heldMinor: 0n };
   const swipeId = idAt(context.now);
   if (!approved) {
-    const swipe = insertSwipe(run, swipeId, { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
-    return writeChild(run, swipe, idAt(context.now), { ...draft, heldMinor: 0n });
+    // Declined, or an advice of nothing: nothing announced.
+    const status = advice ? 'CANCELLED' : 'FAILED';
+    const swipe = insertSwipe(run, swipeId, { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+    return writeChild(run, swipe, idAt(context.now), { ...draft, status });
   }
   const expiresAt = holdExpiresAt(run, info.mcc);
-  const swipe = insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt, refundAuthorizedMinor: amountMinor });
+  const swipe = insertSwipe(run, swipeId, { status: 'PENDING', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt, refundAuthorizedMinor: info.amountMinor });
   await scheduleExpiry(run, swipeId, expiresAt);
-  return writeChild(run, swipe, idAt(context.now), { ...draft, heldMinor: 0n, expiresAt });
+  return writeChild(run, swipe, idAt(context.now), { ...draft, status: 'PENDING', expiresAt });
 }
 
 /** A refund authorization's checks, first failure wins: card status (57) → expiry (54) → sandbox magic amounts → amount (13) → duplicate (94). */
@@ -1104,7 +1128,7 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
     }
     const closed = newHeld === 0n;
     const updated = updateSwipe(run, existing, closed ? { heldMinor: 0n, status: 'CANCELLED', expiresAt: null } : { heldMinor: newHeld, expiresAt });
-    if (closed) await cancelExpiry(run, existing.id);
+    if (closed) await cancelExpiry(run, updated);
     else await scheduleExpiry(run, existing.id, expiresAt);
     return writeChild(run, updated, childId, { type: 'PRE_AUTHORIZATION', status: closed ? 'CANCELLED' : 'PENDING', decision, amountMinor: target, heldMinor: newHeld, expiresAt: closed ? null : expiresAt });
   }
@@ -1191,7 +1215,7 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
         ...(settles ? { status: 'COMPLETED' as const, expiresAt: null } : {}),
       })
     : insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: -info.amountMinor, holdId: null, expiresAt: null });
-  if (existing?.status === 'PENDING' && settles) await cancelExpiry(run, existing.id);
+  if (existing && settles && swipe.status !== 'PENDING') await cancelExpiry(run, swipe);
   return writeChild(run, swipe, childId, { type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', decision, amountMinor: info.amountMinor, heldMinor: toBigInt(swipe.held_minor) });
 }
 
@@ -1218,8 +1242,8 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
     else await funding.releaseHold(tx, existing.hold_id, undefined, history(existing.id), false, run.write);
     const overCapture = amount - held > toleratedExcessMinor(run.program, existing.mcc ?? info.mcc, held);
     const posted = toBigInt(existing.posted_minor) + amount;
-    const updated = updateSwipe(run, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, postedMinor: posted, expiresAt: null });
-    await cancelExpiry(run, existing.id);
+    const updated = updateSwipe(run, existing, { status: posted !== 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, postedMinor: posted, expiresAt: null });
+    await cancelExpiry(run, updated);
     return writeChild(run, updated, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, overCapture, holdId: existing.hold_id });
   }
   const swipeId = existing?.id ?? idAt(context.now);
@@ -1229,8 +1253,8 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
   // reserve nothing) closes CANCELLED, one already closed (expired: CANCELLED) stays as it was, and
   // one this message opens is CANCELLED.
   const posted = toBigInt(existing?.posted_minor ?? '0') + amount;
-  const status = posted > 0n ? 'COMPLETED' : existing === undefined || existing.status === 'PENDING' ? 'CANCELLED' : existing.status;
-  if (existing?.status === 'PENDING') await cancelExpiry(run, existing.id);
+  const status = posted !== 0n ? 'COMPLETED' : existing === undefined || existing.status === 'PENDING' ? 'CANCELLED' : existing.status;
+  if (existing?.status === 'PENDING') await cancelExpiry(run, existing);
   const swipe = existing
     ? updateSwipe(run, existing, { status, postedMinor: posted })
     : insertSwipe(run, swipeId, { status, heldMinor: 0n, postedMinor: amount, holdId: null, expiresAt: null });
@@ -1240,16 +1264,25 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
 // ---- 0420 -----------------------------------------------------------------------------------
 
 /**
- * A reversal (advice, or 0400 request): always answered "00". Full without DE95 (or when DE95's
- * actual amount is zero or not below the hold): the hold is released and the lifecycle CANCELLED.
- * Partial with DE95: the hold is reduced to the actual amount and stays open. A reversal that
- * matches no lifecycle is recorded as an orphan: acknowledged, no money.
+ * A reversal (advice, or 0400 request): always answered "00". What it reverses, in this order:
+ * - a refund or a refund authorization its DE90 names on the lifecycle (or, without DE90, the
+ *   refund that opened a lifecycle of refunds): the refund is taken back, the authorization
+ *   cancelled, whatever else the lifecycle holds;
+ * - the open hold: full without DE95 (or when DE95's actual amount is zero or not below the hold),
+ *   the hold released and the lifecycle CANCELLED; partial with DE95, the hold reduced to the
+ *   actual amount and still open;
+ * - a posted purchase (reversesPosting): credited back;
+ * - a refund authorization still announced on the lifecycle (without DE90).
+ * A reversal that matches no lifecycle is recorded as an orphan: acknowledged, no money.
  */
 async function reverse(run: Run): Promise<CardMessageOutcome> {
   const { context, info, tx } = run;
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
   const acknowledged = { ...approve(0n), source: 'NETWORK' as const };
+  const named = existing ? await refundNamed(run, existing) : undefined;
+  if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
+  if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
   if (hasOpenHold(existing)) {
     const funding = fundingOf(run);
     const held = toBigInt(existing.held_minor);
@@ -1262,21 +1295,9 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     }
     await funding.releaseHold(tx, existing.hold_id, undefined, history, false, run.write);
     const posted = toBigInt(existing.posted_minor);
-    const updated = updateSwipe(run, existing, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null });
-    await cancelExpiry(run, existing.id);
+    const updated = updateSwipe(run, existing, { status: posted !== 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null });
+    await cancelExpiry(run, updated);
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: held, heldMinor: 0n });
-  }
-  const refunded = existing ? await refundReversed(run, existing) : 0n;
-  if (existing && refunded > 0n) {
-    // A refund reversed after it was credited: the money leaves the wallet again (all of it, or
-    // all but DE95's actual amount), forced like any advice: a reversal cannot be declined.
-    const funding = fundingOf(run);
-    const actual = info.replacement?.actualTransactionMinor ?? 0n;
-    const debited = actual > 0n && actual < refunded ? refunded - actual : refunded;
-    await funding.post(tx, debited, { force: true }, historyOf(run.context, existing.id, childId, funding.historyTypes.capture));
-    const posted = toBigInt(existing.posted_minor) + debited;
-    const updated = updateSwipe(run, existing, { status: posted === 0n ? 'CANCELLED' : 'COMPLETED', postedMinor: posted });
-    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: posted === 0n ? 'CANCELLED' : 'COMPLETED', decision: acknowledged, amountMinor: debited, heldMinor: 0n });
   }
   if (existing && reversesPosting(existing, info)) {
     // A single-message purchase (0200) or a completion (0220, named by DE90) reversed after it
@@ -1291,61 +1312,113 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     const updated = updateSwipe(run, existing, { status, postedMinor: remaining });
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status, decision: acknowledged, amountMinor: credited, heldMinor: 0n });
   }
-  if (existing && toBigInt(existing.refund_authorized_minor) > 0n) {
-    // A refund authorization reversed before its refund cleared: the refund is no longer announced
-    // (no money moved for it); a lifecycle that only waited for it is CANCELLED.
-    const pending = existing.status === 'PENDING';
-    const updated = updateSwipe(run, existing, {
-      refundAuthorizedMinor: 0n,
-      ...(pending ? { status: toBigInt(existing.posted_minor) === 0n ? ('CANCELLED' as const) : ('COMPLETED' as const), expiresAt: null } : {}),
-    });
-    if (pending) await cancelExpiry(run, existing.id);
-    return writeChild(run, updated, childId, {
-      type: 'REVERSAL_ADVICE',
-      operation: 'DEBIT',
-      status: 'CANCELLED',
-      decision: acknowledged,
-      amountMinor: toBigInt(existing.refund_authorized_minor),
-      heldMinor: 0n,
-    });
-  }
+  if (existing && info.original === null && toBigInt(existing.refund_authorized_minor) > 0n) return reverseRefundAuthorization(run, existing, childId);
   if (existing) {
-    // The lifecycle has nothing left to release (an authorization completed, reversed or expired already): recorded, no money.
+    // Nothing left to undo (an authorization completed, reversed or expired already; a refund reversed already): recorded, no money.
     return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n });
   }
   const swipe = insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n, orphan: true });
 }
 
+type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_AUTHORIZATION' };
+
 /**
- * What a reversal undoes of a refund already credited (0 when it reverses something else): the
- * refund its DE90 names (a 0200 or 0220 of processing code 20 on this lifecycle), or, without
- * DE90, a lifecycle that began with a refund (0200, processing code 20) and is still a net credit.
+ * The refund a reversal names on its lifecycle, if it names one: by DE90, a REFUND record of the
+ * lifecycle (a refund credited, 0200 or 0220 processing code 20: what of it no reversal has taken
+ * back yet; a refund authorization, 0100 or 0120); without DE90, the refund (0200) that opened a
+ * lifecycle that is still a net credit (what is still credited). Rare messages: read here, not with
+ * the lookups.
  */
-async function refundReversed(run: Run, swipe: CardSwipeRow): Promise<bigint> {
-  if (toBigInt(swipe.held_minor) > 0n) return 0n;
-  const original = run.info.original;
+async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund | undefined> {
+  const { tx, context, card, info } = run;
+  const ofLifecycle = () => tx.selectFrom('card_transactions').where('client_id', '=', context.clientId).where('card_id', '=', card.id).where('swipe_id', '=', swipe.id);
+  const original = info.original;
   if (original === null) {
     const posted = toBigInt(swipe.posted_minor);
-    return firstSendingOf(swipe.first_mti) === '0200' && posted < 0n ? -posted : 0n;
+    if (firstSendingOf(swipe.first_mti) !== '0200' || posted >= 0n || hasOpenHold(swipe)) return undefined;
+    const first = await ofLifecycle().select('type').orderBy('id').limit(1).executeTakeFirst();
+    return first?.type === 'REFUND' ? { kind: 'REFUND', remainingMinor: -posted } : undefined;
   }
-  const named = firstSendingOf(original.mti);
-  if (named !== '0200' && named !== '0220') return 0n;
-  const record = await run.tx
-    .selectFrom('card_transactions')
+  const mtis = sendingsOf(firstSendingOf(original.mti));
+  if (mtis.length === 0) return undefined;
+  const record = await ofLifecycle()
     .select(['type', 'status', 'amount_minor'])
-    .where('client_id', '=', run.context.clientId)
-    .where('card_id', '=', run.card.id)
-    .where('swipe_id', '=', swipe.id)
     .where('stan', '=', original.stan)
     .where('transmission_date_time', '=', original.transmissionDateTime)
     .where('acquirer_id', '=', original.acquirerId)
-    .where('mti', 'in', sendingsOf(named))
+    .where('mti', 'in', mtis)
+    .where('expired_at', 'is', null)
     .where('repeat_of', 'is', null)
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
-  return record?.type === 'REFUND' && record.status === 'COMPLETED' ? toBigInt(record.amount_minor) : 0n;
+  if (record?.type !== 'REFUND') return undefined;
+  if (record.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
+  if (record.status !== 'COMPLETED') return undefined;
+  // What the reversals naming the same refund took back already (a reversal sent again under another STAN takes nothing twice).
+  const reversals = await ofLifecycle()
+    .select(['amount_minor', 'request_fields'])
+    .where('type', '=', 'REVERSAL_ADVICE')
+    .where('operation', '=', 'DEBIT')
+    .where('repeat_of', 'is', null)
+    .execute();
+  let taken = 0n;
+  for (const reversal of reversals) {
+    const field = reversal.request_fields['90'];
+    if (field === undefined) continue;
+    const same = parseOriginalDataElements(field);
+    if (same.stan === original.stan && same.transmissionDateTime === original.transmissionDateTime && same.acquirerId === original.acquirerId && mtis.includes(same.mti)) {
+      taken += toBigInt(reversal.amount_minor);
+    }
+  }
+  const remaining = toBigInt(record.amount_minor) - taken;
+  return { kind: 'REFUND', remainingMinor: remaining > 0n ? remaining : 0n };
+}
+
+/**
+ * A refund reversed after it was credited: the money leaves the wallet again (what is left of it,
+ * or all but DE95's actual amount), forced like any advice: a reversal cannot be declined. Nothing
+ * left (reversed already): recorded, no money.
+ */
+async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
+  const acknowledged = { ...approve(0n), source: 'NETWORK' as const };
+  if (remainingMinor === 0n) {
+    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: toBigInt(existing.held_minor) });
+  }
+  const funding = fundingOf(run);
+  const actual = run.info.replacement?.actualTransactionMinor ?? 0n;
+  const debited = actual > 0n && actual < remainingMinor ? remainingMinor - actual : remainingMinor;
+  await funding.post(run.tx, debited, { force: true }, historyOf(run.context, existing.id, childId, funding.historyTypes.capture));
+  const posted = toBigInt(existing.posted_minor) + debited;
+  const settled = posted === 0n ? 'CANCELLED' : 'COMPLETED';
+  // A lifecycle still open (a hold, a refund announced) stays PENDING.
+  const updated = updateSwipe(run, existing, { status: existing.status === 'PENDING' ? 'PENDING' : settled, postedMinor: posted });
+  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: settled, decision: acknowledged, amountMinor: debited, heldMinor: toBigInt(existing.held_minor) });
+}
+
+/**
+ * A refund authorization reversed before its refund cleared: the refund is no longer announced
+ * (all of it, or all but DE95's actual amount); no money moved for it, none moves. A lifecycle
+ * that only waited for it is CANCELLED (COMPLETED if something is posted on it).
+ */
+async function reverseRefundAuthorization(run: Run, existing: CardSwipeRow, childId: string): Promise<CardMessageOutcome> {
+  const acknowledged = { ...approve(0n), source: 'NETWORK' as const };
+  const authorized = toBigInt(existing.refund_authorized_minor);
+  const held = toBigInt(existing.held_minor);
+  const actual = run.info.replacement?.actualTransactionMinor ?? 0n;
+  if (actual > 0n && actual < authorized) {
+    const updated = updateSwipe(run, existing, { refundAuthorizedMinor: actual });
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'PENDING', decision: acknowledged, amountMinor: authorized - actual, heldMinor: held });
+  }
+  const closes = existing.status === 'PENDING' && !hasOpenHold(existing) && existing.coop_pending === null;
+  const updated = updateSwipe(run, existing, {
+    refundAuthorizedMinor: 0n,
+    ...(closes ? { status: toBigInt(existing.posted_minor) === 0n ? ('CANCELLED' as const) : ('COMPLETED' as const), expiresAt: null } : {}),
+  });
+  // The timer stays while the lifecycle holds something (it is the hold's expiry then).
+  if (updated.status !== 'PENDING') await cancelExpiry(run, updated);
+  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledged, amountMinor: authorized, heldMinor: held });
 }
 
 /**
@@ -1363,76 +1436,94 @@ function reversesPosting(swipe: CardSwipeRow, info: MessageInfo): boolean {
 // ---- hold expiry --------------------------------------------------------------------------------
 
 /**
- * Releases what a lifecycle's hold still reserves because it expired (by the client's clock):
- * the lifecycle becomes CANCELLED (nothing posted) with expiredAt, and a PRE_AUTHORIZATION child
- * CANCELLED records it. The child repeats the lifecycle's first identifiers (it is no message).
- * Returns null when the lifecycle is not PENDING any more.
+ * What a lifecycle still reserves or announces when its due time passes (by the client's clock):
+ * its hold is released, and a refund authorization still announced lapses. A PENDING lifecycle
+ * becomes CANCELLED (COMPLETED if something is posted) with expiredAt; one that is not PENDING any
+ * more (a completion named a refund authorization's lifecycle) keeps its status. Each lapse is a
+ * CANCELLED child that repeats the lifecycle's first identifiers (it is no message): a
+ * PRE_AUTHORIZATION for the hold, a REFUND for the refund. Returns the last, or null when nothing
+ * was left to expire.
  */
 export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: string): Promise<CardTransactionView | null> {
   const peek = await tx.selectFrom('card_swipes').select('card_id').where('client_id', '=', context.clientId).where('id', '=', swipeId).executeTakeFirst();
   if (!peek) return null;
   const { card, swipe } = await lockCardAndSwipe(tx, context.clientId, peek.card_id, swipeId);
-  if (!swipe || swipe.status !== 'PENDING') return null;
+  if (!swipe) return null;
+  const refundAuthorized = toBigInt(swipe.refund_authorized_minor);
+  const pending = swipe.status === 'PENDING';
+  if (!pending && refundAuthorized === 0n) return null;
   const writer: Writer = { tx, context, write: new WriteStatement() };
-  const childId = idAt(context.now);
   const held = toBigInt(swipe.held_minor);
   const holds = hasOpenHold(swipe);
+  // A PENDING lifecycle without a refund announced records its expiry even with nothing held (an advice that could reserve nothing).
+  const lapses: { type: 'PRE_AUTHORIZATION' | 'REFUND'; amountMinor: bigint; childId: string }[] = [];
+  if (holds || (pending && refundAuthorized === 0n)) lapses.push({ type: 'PRE_AUTHORIZATION', amountMinor: held, childId: idAt(context.now) });
+  if (refundAuthorized > 0n) lapses.push({ type: 'REFUND', amountMinor: refundAuthorized, childId: idAt(context.now) });
   if (holds) {
     const funding = fundingSourceOf(card, swipe.asset, context);
-    await funding.releaseHold(tx, swipe.hold_id, undefined, historyOf(context, swipe.id, childId, funding.historyTypes.hold), true);
+    await funding.releaseHold(tx, swipe.hold_id, undefined, historyOf(context, swipe.id, lapses[0]?.childId ?? idAt(context.now), funding.historyTypes.hold), true);
   }
-  // A lifecycle opened by a refund authorization holds nothing: what expires is the refund it announced.
-  const refundAuthorized = toBigInt(swipe.refund_authorized_minor);
-  const expiresRefund = !holds && refundAuthorized > 0n;
   const posted = toBigInt(swipe.posted_minor);
-  const updated = updateSwipe(writer, swipe, { status: posted > 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null, expiredAt: context.now, refundAuthorizedMinor: 0n });
-  await cancelExpiry(writer, swipe.id);
-  const view = await insertChild(writer, {
-    client_id: context.clientId,
-    id: childId,
-    trace_id: context.traceId,
-    swipe_id: swipe.id,
-    card_id: swipe.card_id,
-    wallet_id: swipe.wallet_id,
-    credit_line_id: swipe.credit_line_id,
-    card_type: swipe.card_type,
-    type: expiresRefund ? 'REFUND' : 'PRE_AUTHORIZATION',
-    operation: 'CREDIT',
-    status: 'CANCELLED',
-    mti: swipe.first_mti,
-    processing_code: expiresRefund ? '200000' : '000000',
-    asset: swipe.asset,
-    amount_minor: (expiresRefund ? refundAuthorized : held).toString(),
-    requested_minor: '0',
-    held_minor: '0',
-    transaction_minor: '0',
-    transaction_currency: swipe.asset,
-    surcharge_minor: null,
-    fees: [],
-    rrn: swipe.rrn,
-    stan: swipe.stan,
-    transmission_date_time: swipe.transmission_date_time,
-    acquirer_id: swipe.acquirer_id,
-    auth_code: null,
-    response_code: '00',
-    decline_reason: null,
-    decision_source: 'SYSTEM',
-    network_data_ref: swipe.network_data_ref,
-    merchant: swipe.merchant,
-    request_fields: {},
-    response_mti: swipe.first_mti,
-    response_fields: {},
-    expires_at: null,
-    expired_at: context.now,
-    over_capture: false,
-    force_post: false,
-    orphan: false,
-    ledger_hold_id: swipe.hold_id,
-    created_at: context.now,
-    coop_decision: null,
-    repeat_of: null,
+  const updated = updateSwipe(writer, swipe, {
+    ...(pending ? { status: posted !== 0n ? ('COMPLETED' as const) : ('CANCELLED' as const), heldMinor: 0n, expiredAt: context.now } : {}),
+    expiresAt: null,
+    refundAuthorizedMinor: 0n,
   });
-  assert(updated.status !== 'PENDING', 'an expired lifecycle is not pending');
+  await cancelExpiry(writer, updated);
+  const rows = lapses.map((lapse): CardTransactionRow => {
+    const childId = lapse.childId;
+    const expiresRefund = lapse.type === 'REFUND';
+    return {
+      client_id: context.clientId,
+      id: childId,
+      trace_id: context.traceId,
+      swipe_id: swipe.id,
+      card_id: swipe.card_id,
+      wallet_id: swipe.wallet_id,
+      credit_line_id: swipe.credit_line_id,
+      card_type: swipe.card_type,
+      type: expiresRefund ? 'REFUND' : 'PRE_AUTHORIZATION',
+      operation: 'CREDIT',
+      status: 'CANCELLED',
+      mti: swipe.first_mti,
+      processing_code: expiresRefund ? '200000' : '000000',
+      asset: swipe.asset,
+      amount_minor: lapse.amountMinor.toString(),
+      requested_minor: '0',
+      held_minor: '0',
+      transaction_minor: '0',
+      transaction_currency: swipe.asset,
+      surcharge_minor: null,
+      fees: [],
+      rrn: swipe.rrn,
+      stan: swipe.stan,
+      transmission_date_time: swipe.transmission_date_time,
+      acquirer_id: swipe.acquirer_id,
+      auth_code: null,
+      response_code: '00',
+      decline_reason: null,
+      decision_source: 'SYSTEM',
+      network_data_ref: swipe.network_data_ref,
+      merchant: swipe.merchant,
+      request_fields: {},
+      response_mti: swipe.first_mti,
+      response_fields: {},
+      expires_at: null,
+      expired_at: context.now,
+      over_capture: false,
+      force_post: false,
+      orphan: false,
+      ledger_hold_id: expiresRefund ? null : swipe.hold_id,
+      created_at: context.now,
+      coop_decision: null,
+      repeat_of: null,
+    };
+  });
+  const last = rows.pop();
+  assert(last, 'an expiry records what lapsed');
+  for (const row of rows) queueChild(writer, row);
+  const view = await insertChild(writer, last);
+  assert(updated.status !== 'PENDING' || !pending, 'an expired lifecycle is not pending');
   return view;
 }
 

@@ -376,7 +376,8 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       const partial = reversed > 0n && reversed < base;
       return buildSandboxMessage(card, now, {
         mti: '0420',
-        processingCode: '000000',
+        // What is reversed is a refund (or its authorization) when nothing is held or posted but refunds.
+        processingCode: held === 0n && posted <= 0n && base > 0n ? '200000' : '000000',
         amountMinor: base > 0n ? base : reversed,
         ...followUp(swipe),
         rrn: swipe.rrn,
@@ -402,7 +403,9 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         operationId: 'sandbox.expireCardHold',
         tags,
         summary: 'Expire a card authorization hold now',
-        description: 'Runs hold expiry at once: the hold is released, the lifecycle CANCELLED with expiredAt. 409 CONFLICT when it is not PENDING.',
+        description:
+          'Runs hold expiry at once: the hold is released (and a refund authorization still announced lapses), the lifecycle CANCELLED with ' +
+          'expiredAt. 409 CONFLICT when it is not PENDING and announces no refund.',
         params: ParentParams,
         response: { 200: Envelope(CardTransactionSchema) },
       },
@@ -411,7 +414,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       runWrite(request, reply, deps, async (tx, context) => {
         const swipe = await swipeOf(tx, context, request.params.parentId);
         const expired = await expireSwipe(tx, context, swipe.id);
-        if (!expired) throw new AppError('CONFLICT', `The card transaction is ${swipe.status}; only a PENDING authorization can expire.`);
+        if (!expired) throw new AppError('CONFLICT', `The card transaction is ${swipe.status}; only a PENDING authorization (or an announced refund) can expire.`);
         return { message: 'Card authorization expired', data: expired };
       }),
   );
