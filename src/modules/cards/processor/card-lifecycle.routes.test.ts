@@ -113,6 +113,20 @@ describe('0100 authorization', () => {
     await onParent(t, auth.parentCardTransactionId, 'completions', {});
     expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', heldAmount: 0, postedAmount: 20 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '0.00' });
+
+    // Advices of such a type cannot be declined: acknowledged, recorded CANCELLED, nothing held or posted.
+    const advices = [
+      { mti: '0120', type: 'PRE_AUTHORIZATION', stan: '000790', ref: 'VIS00000ADVICEOFCREDIT121' },
+      { mti: '0220', type: 'PRE_AUTH_COMPLETION', stan: '000791', ref: 'VIS00000ADVICEOFCREDIT221' },
+    ];
+    for (const { mti, type, stan, ref } of advices) {
+      const advice = { ...message, '0': mti, '3': '260000', '11': stan, '37': `600000${stan}`, '63': ref };
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: advice } });
+      expect(response.body.data.response['39']).toBe('00');
+      const record = await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}` });
+      expect(record.body.data).toMatchObject({ type, status: 'CANCELLED', amount: 0 });
+    }
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '0.00' });
   });
 
   it('magic amounts: 990.NN answers NN; 990.10 approves half with DE54 type 57', async () => {

@@ -214,10 +214,12 @@ export async function processCardMessage(
     case '0100':
       return authorize(run);
     case '0120':
+      if (!handledTransactionTypes.has(transactionTypeOf(info))) return declineTransactionType(run, 'PRE_AUTHORIZATION');
       return transactionTypeOf(info) === '20' ? authorizeRefund(run) : advise(run);
     case '0200':
       return financial(run);
     case '0220':
+      if (!handledTransactionTypes.has(transactionTypeOf(info))) return declineTransactionType(run, 'PRE_AUTH_COMPLETION');
       return transactionTypeOf(info) === '20' ? refund(run) : completeOrForcePost(run);
     case '0400':
     case '0420':
@@ -324,7 +326,7 @@ function mayMoveFunds(info: MessageInfo): boolean {
     case '0200':
       return handledTransactionTypes.has(transactionType);
     case '0220':
-      return true;
+      return handledTransactionTypes.has(transactionType);
     default:
       return false;
   }
@@ -1003,15 +1005,22 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
 }
 
 /**
- * A request (0100, 0200) of a transaction type the processor does not handle (handledTransactionTypes):
- * declined with 12 before any other check, nothing moved, nobody asked. Recorded on the lifecycle
- * its networkDataRef names (which stays as it was), else on a FAILED lifecycle of its own.
+ * A message of a transaction type the processor does not handle (handledTransactionTypes): a
+ * request (0100, 0200) is declined with 12 before any other check; an advice (0120, 0220) is
+ * acknowledged with 00 and recorded CANCELLED. Nothing moves and nobody is asked. Recorded on the
+ * lifecycle its networkDataRef or DE90 names (which stays as it was), else on a lifecycle of its own
+ * (FAILED, or CANCELLED for an advice).
  */
-async function declineTransactionType(run: Run, type: 'PRE_AUTHORIZATION' | 'PURCHASE'): Promise<CardMessageOutcome> {
-  const existing = run.info.networkDataRef !== null ? await correlate(run, { byRrn: false }) : undefined;
-  const draft = { type, status: 'FAILED' as const, decision: decline('INVALID_TRANSACTION'), amountMinor: 0n };
+async function declineTransactionType(run: Run, type: 'PRE_AUTHORIZATION' | 'PURCHASE' | 'PRE_AUTH_COMPLETION'): Promise<CardMessageOutcome> {
+  // An advice (0120, 0220) cannot be declined: acknowledged, recorded CANCELLED, nothing moved (a
+  // completion of an original credit is not a purchase to post).
+  const advice = run.info.mti === '0120' || run.info.mti === '0220';
+  const existing = run.info.networkDataRef !== null || run.info.original !== null ? await correlate(run, { byRrn: false }) : undefined;
+  const status = advice ? ('CANCELLED' as const) : ('FAILED' as const);
+  const decision = advice ? { ...approve(0n), source: 'NETWORK' as const } : decline('INVALID_TRANSACTION');
+  const draft = { type, status, decision, amountMinor: 0n };
   if (existing) return writeChild(run, existing, idAt(run.context.now), { ...draft, heldMinor: toBigInt(existing.held_minor) });
-  const swipe = insertSwipe(run, idAt(run.context.now), { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+  const swipe = insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, idAt(run.context.now), { ...draft, heldMinor: 0n });
 }
 
