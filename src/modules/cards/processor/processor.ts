@@ -1224,7 +1224,8 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
         ...(settles ? { status: 'COMPLETED' as const, expiresAt: null } : {}),
       })
     : insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: -info.amountMinor, holdId: null, expiresAt: null });
-  if (existing && settles && swipe.status !== 'PENDING') await cancelExpiry(run, swipe);
+  // Its expiry timer goes with what it waited for (a refund authorization cleared, a lifecycle closed).
+  if (existing && (settles || clears) && swipe.status !== 'PENDING') await cancelExpiry(run, swipe);
   return writeChild(run, swipe, childId, { type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', decision, amountMinor: info.amountMinor, heldMinor: toBigInt(swipe.held_minor) });
 }
 
