@@ -15,6 +15,21 @@ afterAll(async () => {
 
 const restaurant = { name: 'JOES DINER', mcc: '5812', city: 'SAN FRANCISCO', state: 'CA', country: 'US' };
 
+/** Sends an 0420 (STAN `stan`) whose DE90 names the refund (0220) the sandbox sent; answers the response's DE39. */
+async function reverseRefundMessage(cardId: string, refund: any, stan: string): Promise<string> {
+  const fields = refund.iso.request.fields;
+  const { formatOriginalDataElements } = await import('../network/index.js');
+  const message = {
+    ...fields,
+    '0': '0420',
+    '2': await panOf(t, cardId),
+    '11': stan,
+    '90': formatOriginalDataElements({ mti: '0220', stan: fields['11'], transmissionDateTime: fields['7'], acquirerId: fields['32'] }),
+  };
+  const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+  return response.body.data.response['39'];
+}
+
 describe('0100 authorization', () => {
   it('approved: a hold moves AVAILABLE to RESERVED, PENDING record and event, answered 0110 00 with an auth code', async () => {
     const card = await fundedCard(t, '100.00');
@@ -441,24 +456,15 @@ describe('reversals of refunds', () => {
     await onParent(t, auth.parentCardTransactionId, 'completions', {});
     const refund = await onParent(t, auth.parentCardTransactionId, 'refunds', { amount: 10 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '30.00' });
-    const fields = refund.iso.request.fields;
-    const { formatOriginalDataElements } = await import('../network/index.js');
-    const message = {
-      ...fields,
-      '0': '0420',
-      '2': await panOf(t, card.cardId),
-      '11': '000880',
-      '90': formatOriginalDataElements({ mti: '0220', stan: fields['11'], transmissionDateTime: fields['7'], acquirerId: fields['32'] }),
-    };
-    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
-    expect(response.body.data.response['39']).toBe('00');
+    expect(await reverseRefundMessage(card.cardId, refund, '000880')).toBe('00');
     expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '20.00', RESERVED: '0.00' });
+    // Sent again under another STAN: the refund was taken back already.
+    expect(await reverseRefundMessage(card.cardId, refund, '000881')).toBe('00');
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '20.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
-});
 
-describe('reversals of refunds, continued', () => {
   it('a reversal sent again (another STAN) takes back nothing more than the refund', async () => {
     const card = await fundedCard(t, '100.00');
     const refund = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 20, processingCode: '200000' });
@@ -473,16 +479,7 @@ describe('reversals of refunds, continued', () => {
     const card = await fundedCard(t, '100.00');
     const auth = await authorize(t, card.cardId, { amount: 50 });
     const refund = await onParent(t, auth.parentCardTransactionId, 'refunds', { amount: 10 });
-    const fields = refund.iso.request.fields;
-    const { formatOriginalDataElements } = await import('../network/index.js');
-    const message = {
-      ...fields,
-      '0': '0420',
-      '2': await panOf(t, card.cardId),
-      '11': '000882',
-      '90': formatOriginalDataElements({ mti: '0220', stan: fields['11'], transmissionDateTime: fields['7'], acquirerId: fields['32'] }),
-    };
-    expect((await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } })).body.data.response['39']).toBe('00');
+    expect(await reverseRefundMessage(card.cardId, refund, '000882')).toBe('00');
     expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 50, postedAmount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '50.00', RESERVED: '50.00' });
 

@@ -124,6 +124,10 @@ interface Decision {
 }
 
 const approve = (approvedMinor: bigint): Decision => ({ responseCode: '00', declineReason: null, approvedMinor, source: 'SYSTEM' });
+/** An advice's answer (completions, reversals, advices): the network decided; acknowledged with 00. */
+const acknowledge = (approvedMinor = 0n): Decision => ({ ...approve(approvedMinor), source: 'NETWORK' });
+/** What a lifecycle that stops being open is: COMPLETED once something is posted on it (a refund too), else CANCELLED. */
+const closedStatus = (postedMinor: bigint): 'COMPLETED' | 'CANCELLED' => (postedMinor !== 0n ? 'COMPLETED' : 'CANCELLED');
 const decline = (reason: DeclineReason): Decision => ({ responseCode: declineReasons[reason], declineReason: reason, approvedMinor: 0n, source: 'SYSTEM' });
 function declineWithCode(code: string): Decision {
   return { responseCode: code, declineReason: describeResponseCode(code)?.declineReason ?? 'DO_NOT_HONOR', approvedMinor: 0n, source: 'SYSTEM' };
@@ -210,20 +214,21 @@ export async function processCardMessage(
     if (waiting) return waiting;
   }
   run.duplicate = earlier !== undefined;
+  // A reversal acts on the lifecycle it names, whatever its type; any other message of a type not
+  // handled moves nothing, and money back (processing code 20) has handlers of its own.
+  if (info.mti === '0400' || info.mti === '0420') return reverse(run);
+  const transactionType = transactionTypeOf(info);
+  if (!handledTransactionTypes.has(transactionType)) return declineTransactionType(run);
+  const moneyBack = transactionType === '20';
   switch (info.mti) {
     case '0100':
-      return authorize(run);
+      return moneyBack ? authorizeRefund(run) : authorize(run);
     case '0120':
-      if (!handledTransactionTypes.has(transactionTypeOf(info))) return declineTransactionType(run, 'PRE_AUTHORIZATION');
-      return transactionTypeOf(info) === '20' ? authorizeRefund(run) : advise(run);
+      return moneyBack ? authorizeRefund(run) : advise(run);
     case '0200':
-      return financial(run);
+      return moneyBack ? refund(run) : financial(run);
     case '0220':
-      if (!handledTransactionTypes.has(transactionTypeOf(info))) return declineTransactionType(run, 'PRE_AUTH_COMPLETION');
-      return transactionTypeOf(info) === '20' ? refund(run) : completeOrForcePost(run);
-    case '0400':
-    case '0420':
-      return reverse(run);
+      return moneyBack ? refund(run) : completeOrForcePost(run);
   }
 }
 
@@ -290,7 +295,7 @@ function replay(message: IsoMessage, row: CardTransactionRow): CardMessageOutcom
  * own MTI is a duplicate transmission instead: answered by `replay`, nothing written.
  */
 async function recordRepeat(run: Run, first: CardTransactionRow): Promise<CardMessageOutcome> {
-  const { context, info, message, tx, write } = run;
+  const { context, info, message, write } = run;
   const row: CardTransactionRow = {
     ...first,
     id: idAt(context.now),
@@ -302,7 +307,7 @@ async function recordRepeat(run: Run, first: CardTransactionRow): Promise<CardMe
     repeat_of: first.id,
   };
   write.addRows(cardTransactionInserts, [row]);
-  if (!deferToGroup(tx, write)) await write.execute(tx);
+  await sendWrites(run);
   return { ...replay(message, first), record: cardTransactionView(row) };
 }
 
@@ -324,7 +329,6 @@ function mayMoveFunds(info: MessageInfo): boolean {
       // Not a refund authorization: it moves nothing.
       return handledTransactionTypes.has(transactionType) && transactionType !== '20';
     case '0200':
-      return handledTransactionTypes.has(transactionType);
     case '0220':
       return handledTransactionTypes.has(transactionType);
     default:
@@ -461,12 +465,18 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
  * with its keys in jsonb's order).
  */
 async function insertChild(writer: Writer, row: CardTransactionRow, more: (EventToRecord | null)[] = []): Promise<CardTransactionView> {
-  const { tx, write } = writer;
   const view = queueChild(writer, row, more);
-  // In a transaction group the statement joins the group's (one statement per table for all its
-  // messages, sent with its COMMIT); nothing this message does after reads what it writes.
-  if (!deferToGroup(tx, write)) await write.execute(tx);
+  await sendWrites(writer);
   return view;
+}
+
+/**
+ * Sends what the message queued on its statement. In a transaction group the statement joins the
+ * group's instead (one statement per table for all its messages, sent with its COMMIT): nothing
+ * the message does after reads what it writes.
+ */
+async function sendWrites({ tx, write }: Writer): Promise<void> {
+  if (!deferToGroup(tx, write)) await write.execute(tx);
 }
 
 /** Queues a record and its event (and `more` events) on the writer's statement; answers its view. */
@@ -917,9 +927,7 @@ function hasOpenHold(swipe: CardSwipeRow | undefined): swipe is CardSwipeRow & {
 async function authorize(run: Run): Promise<CardMessageStep> {
   const { info, context } = run;
   const transactionType = transactionTypeOf(info);
-  if (!handledTransactionTypes.has(transactionType)) return declineTransactionType(run, 'PRE_AUTHORIZATION');
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
-  if (transactionType === '20') return authorizeRefund(run);
   if (info.networkDataRef !== null) {
     const existing = await correlate(run, { byRrn: false });
     if (hasOpenHold(existing) && existing.coop_pending === null) return increment(run, existing);
@@ -1011,13 +1019,15 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
  * lifecycle its networkDataRef or DE90 names (which stays as it was), else on a lifecycle of its own
  * (FAILED, or CANCELLED for an advice).
  */
-async function declineTransactionType(run: Run, type: 'PRE_AUTHORIZATION' | 'PURCHASE' | 'PRE_AUTH_COMPLETION'): Promise<CardMessageOutcome> {
+async function declineTransactionType(run: Run): Promise<CardMessageOutcome> {
+  const { mti } = run.info;
+  const type: CardTransactionType = mti === '0200' ? 'PURCHASE' : mti === '0220' ? 'PRE_AUTH_COMPLETION' : 'PRE_AUTHORIZATION';
   // An advice (0120, 0220) cannot be declined: acknowledged, recorded CANCELLED, nothing moved (a
   // completion of an original credit is not a purchase to post).
-  const advice = run.info.mti === '0120' || run.info.mti === '0220';
+  const advice = mti === '0120' || mti === '0220';
   const existing = run.info.networkDataRef !== null || run.info.original !== null ? await correlate(run, { byRrn: false }) : undefined;
   const status = advice ? ('CANCELLED' as const) : ('FAILED' as const);
-  const decision = advice ? { ...approve(0n), source: 'NETWORK' as const } : decline('INVALID_TRANSACTION');
+  const decision = advice ? acknowledge() : decline('INVALID_TRANSACTION');
   const draft = { type, status, decision, amountMinor: 0n };
   if (existing) return writeChild(run, existing, idAt(run.context.now), { ...draft, heldMinor: toBigInt(existing.held_minor) });
   const swipe = insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
@@ -1042,7 +1052,7 @@ async function authorizeRefund(run: Run): Promise<CardMessageOutcome> {
   const advice = info.mti === '0120';
   const existing = info.networkDataRef === null ? undefined : await correlate(run, { byRrn: false });
   if (existing) {
-    const decision = advice ? { ...approve(0n), source: 'NETWORK' as const } : decline('TRANSACTION_NOT_PERMITTED');
+    const decision = advice ? acknowledge() : decline('TRANSACTION_NOT_PERMITTED');
     return writeChild(run, existing, idAt(context.now), {
       type: 'REFUND',
       operation: 'CREDIT',
@@ -1052,7 +1062,7 @@ async function authorizeRefund(run: Run): Promise<CardMessageOutcome> {
       heldMinor: toBigInt(existing.held_minor),
     });
   }
-  const decision = advice ? { ...approve(info.amountMinor), source: 'NETWORK' as const } : refundAuthorizationDecision(run);
+  const decision = advice ? acknowledge(info.amountMinor) : refundAuthorizationDecision(run);
   const approved = isApproval(decision.responseCode) && info.amountMinor > 0n;
   const draft = { type: 'REFUND' as const, operation: 'CREDIT' as const, decision, amountMinor: approved ? info.amountMinor : 0n, heldMinor: 0n };
   const swipeId = idAt(context.now);
@@ -1118,7 +1128,7 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
   const target = info.amountMinor;
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
-  const decision = { ...approve(target), source: 'NETWORK' as const };
+  const decision = acknowledge(target);
   const expiresAt = holdExpiresAt(run, info.mcc ?? existing?.mcc ?? null);
   if (hasOpenHold(existing)) {
     const held = toBigInt(existing.held_minor);
@@ -1160,8 +1170,6 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
 
 async function financial(run: Run): Promise<CardMessageStep> {
   const transactionType = transactionTypeOf(run.info);
-  if (!handledTransactionTypes.has(transactionType)) return declineTransactionType(run, 'PURCHASE');
-  if (transactionType === '20') return refund(run);
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
   const swipeId = idAt(run.context.now);
   const childId = idAt(run.context.now);
@@ -1211,21 +1219,20 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
   const swipeId = existing?.id ?? idAt(context.now);
   if (info.amountMinor > 0n) await funding.refund(tx, info.amountMinor, historyOf(run.context, swipeId, childId, funding.historyTypes.refund));
   const decision = { ...approve(info.amountMinor), source: info.mti === '0220' ? ('NETWORK' as const) : ('SYSTEM' as const) };
-  // The refund clears what refund authorizations announced on the lifecycle (all of it, like a
-  // completion closes its hold). The lifecycle is COMPLETED (money posted) unless it stays open:
-  // PENDING with a hold or a decision in flight, or without a refund authorization to settle.
-  const clears = existing !== undefined && toBigInt(existing.refund_authorized_minor) > 0n;
-  const settles =
-    existing !== undefined && (existing.status === 'PENDING' ? clears && !hasOpenHold(existing) && existing.coop_pending === null : existing.status !== 'COMPLETED');
+  // The refund clears what a refund authorization announced on the lifecycle (all of it, as a
+  // completion closes its hold). The lifecycle is COMPLETED (something is posted) unless it stays
+  // open: PENDING with a hold or a decision in flight, or with no refund authorization to settle.
+  const announced = existing !== undefined && toBigInt(existing.refund_authorized_minor) > 0n;
+  const staysOpen = existing?.status === 'PENDING' && (hasOpenHold(existing) || existing.coop_pending !== null || !announced);
   const swipe = existing
     ? updateSwipe(run, existing, {
         postedMinor: toBigInt(existing.posted_minor) - info.amountMinor,
-        ...(clears ? { refundAuthorizedMinor: 0n } : {}),
-        ...(settles ? { status: 'COMPLETED' as const, expiresAt: null } : {}),
+        ...(announced ? { refundAuthorizedMinor: 0n } : {}),
+        ...(staysOpen ? {} : { status: 'COMPLETED' as const, expiresAt: null }),
       })
     : insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: -info.amountMinor, holdId: null, expiresAt: null });
-  // Its expiry timer goes with what it waited for (a refund authorization cleared, a lifecycle closed).
-  if (existing && (settles || clears) && swipe.status !== 'PENDING') await cancelExpiry(run, swipe);
+  // Its expiry timer goes with what it waited for (a lifecycle open until now, a refund authorization).
+  if (existing && !staysOpen && (existing.status === 'PENDING' || announced)) await cancelExpiry(run, swipe);
   return writeChild(run, swipe, childId, { type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', decision, amountMinor: info.amountMinor, heldMinor: toBigInt(swipe.held_minor) });
 }
 
@@ -1243,7 +1250,7 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
   const amount = info.amountMinor;
-  const decision = { ...approve(amount), source: 'NETWORK' as const };
+  const decision = acknowledge(amount);
   const history = (swipeId: string) => historyOf(run.context, swipeId, childId, funding.historyTypes.capture);
   if (hasOpenHold(existing)) {
     const held = toBigInt(existing.held_minor);
@@ -1252,7 +1259,7 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
     else await funding.releaseHold(tx, existing.hold_id, undefined, history(existing.id), false, run.write);
     const overCapture = amount - held > toleratedExcessMinor(run.program, existing.mcc ?? info.mcc, held);
     const posted = toBigInt(existing.posted_minor) + amount;
-    const updated = updateSwipe(run, existing, { status: posted !== 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, postedMinor: posted, expiresAt: null });
+    const updated = updateSwipe(run, existing, { status: closedStatus(posted), heldMinor: 0n, postedMinor: posted, expiresAt: null });
     await cancelExpiry(run, updated);
     return writeChild(run, updated, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, overCapture, holdId: existing.hold_id });
   }
@@ -1263,7 +1270,7 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
   // reserve nothing) closes CANCELLED, one already closed (expired: CANCELLED) stays as it was, and
   // one this message opens is CANCELLED.
   const posted = toBigInt(existing?.posted_minor ?? '0') + amount;
-  const status = posted !== 0n ? 'COMPLETED' : existing === undefined || existing.status === 'PENDING' ? 'CANCELLED' : existing.status;
+  const status = posted !== 0n || existing === undefined || existing.status === 'PENDING' ? closedStatus(posted) : existing.status;
   if (existing?.status === 'PENDING') await cancelExpiry(run, existing);
   const swipe = existing
     ? updateSwipe(run, existing, { status, postedMinor: posted })
@@ -1289,7 +1296,6 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   const { context, info, tx } = run;
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
-  const acknowledged = { ...approve(0n), source: 'NETWORK' as const };
   const named = existing ? await refundNamed(run, existing) : undefined;
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
@@ -1301,13 +1307,13 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     if (actual > 0n && actual < held) {
       await funding.releaseHold(tx, existing.hold_id, held - actual, history, false, run.write);
       const updated = updateSwipe(run, existing, { heldMinor: actual });
-      return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledged, amountMinor: held - actual, heldMinor: actual });
+      return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: held - actual, heldMinor: actual });
     }
     await funding.releaseHold(tx, existing.hold_id, undefined, history, false, run.write);
     const posted = toBigInt(existing.posted_minor);
-    const updated = updateSwipe(run, existing, { status: posted !== 0n ? 'COMPLETED' : 'CANCELLED', heldMinor: 0n, expiresAt: null });
+    const updated = updateSwipe(run, existing, { status: closedStatus(posted), heldMinor: 0n, expiresAt: null });
     await cancelExpiry(run, updated);
-    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: held, heldMinor: 0n });
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: held, heldMinor: 0n });
   }
   if (existing && reversesPosting(existing, info)) {
     // A single-message purchase (0200) or a completion (0220, named by DE90) reversed after it
@@ -1318,17 +1324,17 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     const credited = actual > 0n && actual < posted ? posted - actual : posted;
     await funding.refund(tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
     const remaining = posted - credited;
-    const status = remaining > 0n ? 'COMPLETED' : 'CANCELLED';
+    const status = closedStatus(remaining);
     const updated = updateSwipe(run, existing, { status, postedMinor: remaining });
-    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status, decision: acknowledged, amountMinor: credited, heldMinor: 0n });
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status, decision: acknowledge(), amountMinor: credited, heldMinor: 0n });
   }
   if (existing && info.original === null && toBigInt(existing.refund_authorized_minor) > 0n) return reverseRefundAuthorization(run, existing, childId);
   if (existing) {
     // Nothing left to undo (an authorization completed, reversed or expired already; a refund reversed already): recorded, no money.
-    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n });
+    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
   }
   const swipe = insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
-  return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: 0n, orphan: true });
+  return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n, orphan: true });
 }
 
 type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_AUTHORIZATION' };
@@ -1350,8 +1356,12 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
     const first = await ofLifecycle().select('type').orderBy('id').limit(1).executeTakeFirst();
     return first?.type === 'REFUND' ? { kind: 'REFUND', remainingMinor: -posted } : undefined;
   }
-  const mtis = sendingsOf(firstSendingOf(original.mti));
+  const named = firstSendingOf(original.mti);
+  const mtis = sendingsOf(named);
   if (mtis.length === 0) return undefined;
+  // An authorization (0100, 0120) is a refund's only when a refund authorization is still
+  // announced: the usual reversal of an authorization reads nothing more.
+  if ((named === '0100' || named === '0120') && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
   const record = await ofLifecycle()
     .select(['type', 'status', 'amount_minor'])
     .where('stan', '=', original.stan)
@@ -1392,19 +1402,18 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
  * left (reversed already): recorded, no money.
  */
 async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
-  const acknowledged = { ...approve(0n), source: 'NETWORK' as const };
   if (remainingMinor === 0n) {
-    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledged, amountMinor: 0n, heldMinor: toBigInt(existing.held_minor) });
+    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: toBigInt(existing.held_minor) });
   }
   const funding = fundingOf(run);
   const actual = run.info.replacement?.actualTransactionMinor ?? 0n;
   const debited = actual > 0n && actual < remainingMinor ? remainingMinor - actual : remainingMinor;
   await funding.post(run.tx, debited, { force: true }, historyOf(run.context, existing.id, childId, funding.historyTypes.capture));
   const posted = toBigInt(existing.posted_minor) + debited;
-  const settled = posted === 0n ? 'CANCELLED' : 'COMPLETED';
+  const settled = closedStatus(posted);
   // A lifecycle still open (a hold, a refund announced) stays PENDING.
   const updated = updateSwipe(run, existing, { status: existing.status === 'PENDING' ? 'PENDING' : settled, postedMinor: posted });
-  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: settled, decision: acknowledged, amountMinor: debited, heldMinor: toBigInt(existing.held_minor) });
+  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: settled, decision: acknowledge(), amountMinor: debited, heldMinor: toBigInt(existing.held_minor) });
 }
 
 /**
@@ -1413,22 +1422,21 @@ async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, 
  * that only waited for it is CANCELLED (COMPLETED if something is posted on it).
  */
 async function reverseRefundAuthorization(run: Run, existing: CardSwipeRow, childId: string): Promise<CardMessageOutcome> {
-  const acknowledged = { ...approve(0n), source: 'NETWORK' as const };
   const authorized = toBigInt(existing.refund_authorized_minor);
   const held = toBigInt(existing.held_minor);
   const actual = run.info.replacement?.actualTransactionMinor ?? 0n;
   if (actual > 0n && actual < authorized) {
     const updated = updateSwipe(run, existing, { refundAuthorizedMinor: actual });
-    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'PENDING', decision: acknowledged, amountMinor: authorized - actual, heldMinor: held });
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'PENDING', decision: acknowledge(), amountMinor: authorized - actual, heldMinor: held });
   }
   const closes = existing.status === 'PENDING' && !hasOpenHold(existing) && existing.coop_pending === null;
   const updated = updateSwipe(run, existing, {
     refundAuthorizedMinor: 0n,
-    ...(closes ? { status: toBigInt(existing.posted_minor) === 0n ? ('CANCELLED' as const) : ('COMPLETED' as const), expiresAt: null } : {}),
+    ...(closes ? { status: closedStatus(toBigInt(existing.posted_minor)), expiresAt: null } : {}),
   });
   // The timer stays while the lifecycle holds something (it is the hold's expiry then).
   if (updated.status !== 'PENDING') await cancelExpiry(run, updated);
-  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledged, amountMinor: authorized, heldMinor: held });
+  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: authorized, heldMinor: held });
 }
 
 /**
@@ -1475,7 +1483,7 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
   }
   const posted = toBigInt(swipe.posted_minor);
   const updated = updateSwipe(writer, swipe, {
-    ...(pending ? { status: posted !== 0n ? ('COMPLETED' as const) : ('CANCELLED' as const), heldMinor: 0n, expiredAt: context.now } : {}),
+    ...(pending ? { status: closedStatus(posted), heldMinor: 0n, expiredAt: context.now } : {}),
     expiresAt: null,
     refundAuthorizedMinor: 0n,
   });
@@ -1529,12 +1537,10 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
       repeat_of: null,
     };
   });
-  const last = rows.pop();
-  assert(last, 'an expiry records what lapsed');
-  for (const row of rows) queueChild(writer, row);
-  const view = await insertChild(writer, last);
+  const views = rows.map((row) => queueChild(writer, row));
+  await sendWrites(writer);
   assert(updated.status !== 'PENDING' || !pending, 'an expired lifecycle is not pending');
-  return view;
+  return views.at(-1) ?? null;
 }
 
 /** The timer kind (src/modules/timer-kinds.ts): a hold expires when its due time passes on the client's clock. */
