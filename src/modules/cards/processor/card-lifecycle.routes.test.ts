@@ -15,16 +15,16 @@ afterAll(async () => {
 
 const restaurant = { name: 'JOES DINER', mcc: '5812', city: 'SAN FRANCISCO', state: 'CA', country: 'US' };
 
-/** Sends an 0420 (STAN `stan`) whose DE90 names the refund (0220) the sandbox sent; answers the response's DE39. */
-async function reverseRefundMessage(cardId: string, refund: any, stan: string): Promise<string> {
-  const fields = refund.iso.request.fields;
+/** Sends an 0420 (STAN `stan`) whose DE90 names the refund (0220 or 0200) the sandbox sent, or names nothing (`withoutDe90`); answers the response's DE39. */
+async function reverseRefundMessage(cardId: string, refund: any, stan: string, withoutDe90 = false): Promise<string> {
+  const { '90': _named, ...fields } = refund.iso.request.fields;
   const { formatOriginalDataElements } = await import('../network/index.js');
   const message = {
     ...fields,
     '0': '0420',
     '2': await panOf(t, cardId),
     '11': stan,
-    '90': formatOriginalDataElements({ mti: '0220', stan: fields['11'], transmissionDateTime: fields['7'], acquirerId: fields['32'] }),
+    ...(withoutDe90 ? {} : { '90': formatOriginalDataElements({ mti: refund.iso.request.mti, stan: fields['11'], transmissionDateTime: fields['7'], acquirerId: fields['32'] }) }),
   };
   const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
   return response.body.data.response['39'];
@@ -473,6 +473,34 @@ describe('reversals of refunds', () => {
     expect(again.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
     expect(await lifecycle(t, refund.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+  });
+
+  it('reversals with and without DE90 of one refund (0200) take back no more than the refund together', async () => {
+    const card = await fundedCard(t, '100.00');
+    const refund = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 20, processingCode: '200000' });
+    expect(await reverseRefundMessage(card.cardId, refund, '000884', true)).toBe('00');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
+    expect(await reverseRefundMessage(card.cardId, refund, '000885')).toBe('00');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
+    expect(await lifecycle(t, refund.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+
+    const other = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 30, processingCode: '200000' });
+    expect(await reverseRefundMessage(card.cardId, other, '000886')).toBe('00');
+    expect(await reverseRefundMessage(card.cardId, other, '000887', true)).toBe('00');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
+    expect(await lifecycle(t, other.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+    await expectLedgerClean(t);
+  });
+
+  it('without DE90, a reversal takes back the refund that opened the lifecycle, not a later refund on it too', async () => {
+    const card = await fundedCard(t, '100.00');
+    const refund = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 20, processingCode: '200000' });
+    await onParent(t, refund.parentCardTransactionId, 'refunds', { amount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '150.00' });
+    expect(await reverseRefundMessage(card.cardId, refund, '000888', true)).toBe('00');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '130.00' });
+    expect(await lifecycle(t, refund.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: -30 });
+    await expectLedgerClean(t);
   });
 
   it('naming a refund (DE90) on a lifecycle whose hold is open: the refund is taken back, the hold stays; a full reversal of the hold then leaves it COMPLETED (a refund is posted)', async () => {

@@ -1341,42 +1341,51 @@ type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_
 
 /**
  * The refund a reversal names on its lifecycle, if it names one: by DE90, a REFUND record of the
- * lifecycle (a refund credited, 0200 or 0220 processing code 20: what of it no reversal has taken
- * back yet; a refund authorization, 0100 or 0120); without DE90, the refund (0200) that opened a
- * lifecycle that is still a net credit (what is still credited). Rare messages: read here, not with
- * the lookups.
+ * lifecycle (a refund credited, 0200 or 0220 processing code 20; a refund authorization, 0100 or
+ * 0120); without DE90, the refund (0200) that opened a lifecycle that is still a net credit. For a
+ * refund credited, what of it no reversal has taken back yet: the reversals naming it by DE90 and,
+ * for the lifecycle's first record, those naming nothing, added up (one sent again under another
+ * STAN, or once with DE90 and once without, takes nothing twice). Rare messages: read here, not
+ * with the lookups.
  */
 async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund | undefined> {
   const { tx, context, card, info } = run;
   const ofLifecycle = () => tx.selectFrom('card_transactions').where('client_id', '=', context.clientId).where('card_id', '=', card.id).where('swipe_id', '=', swipe.id);
   const original = info.original;
+  let refund: { id: string; type: string; status: string; amount_minor: string; mti: string; stan: string; transmission_date_time: string; acquirer_id: string } | undefined;
+  let firstId: string | undefined;
+  const columns = ['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'] as const;
   if (original === null) {
-    const posted = toBigInt(swipe.posted_minor);
-    if (firstSendingOf(swipe.first_mti) !== '0200' || posted >= 0n || hasOpenHold(swipe)) return undefined;
-    const first = await ofLifecycle().select('type').orderBy('id').limit(1).executeTakeFirst();
-    return first?.type === 'REFUND' ? { kind: 'REFUND', remainingMinor: -posted } : undefined;
+    if (firstSendingOf(swipe.first_mti) !== '0200' || toBigInt(swipe.posted_minor) >= 0n || hasOpenHold(swipe)) return undefined;
+    refund = await ofLifecycle().select(columns).orderBy('id').limit(1).executeTakeFirst();
+    firstId = refund?.id;
+  } else {
+    const named = firstSendingOf(original.mti);
+    const mtis = sendingsOf(named);
+    if (mtis.length === 0) return undefined;
+    // An authorization (0100, 0120) is a refund's only when a refund authorization is still
+    // announced: the usual reversal of an authorization reads nothing more.
+    if ((named === '0100' || named === '0120') && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
+    refund = await ofLifecycle()
+      .select(columns)
+      .where('stan', '=', original.stan)
+      .where('transmission_date_time', '=', original.transmissionDateTime)
+      .where('acquirer_id', '=', original.acquirerId)
+      .where('mti', 'in', mtis)
+      .where('expired_at', 'is', null)
+      .where('repeat_of', 'is', null)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (refund?.type === 'REFUND' && refund.status === 'COMPLETED' && firstSendingOf(refund.mti) === '0200') {
+      firstId = (await ofLifecycle().select('id').orderBy('id').limit(1).executeTakeFirst())?.id;
+    }
   }
-  const named = firstSendingOf(original.mti);
-  const mtis = sendingsOf(named);
-  if (mtis.length === 0) return undefined;
-  // An authorization (0100, 0120) is a refund's only when a refund authorization is still
-  // announced: the usual reversal of an authorization reads nothing more.
-  if ((named === '0100' || named === '0120') && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
-  const record = await ofLifecycle()
-    .select(['type', 'status', 'amount_minor'])
-    .where('stan', '=', original.stan)
-    .where('transmission_date_time', '=', original.transmissionDateTime)
-    .where('acquirer_id', '=', original.acquirerId)
-    .where('mti', 'in', mtis)
-    .where('expired_at', 'is', null)
-    .where('repeat_of', 'is', null)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  if (record?.type !== 'REFUND') return undefined;
-  if (record.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
-  if (record.status !== 'COMPLETED') return undefined;
-  // What the reversals naming the same refund took back already (a reversal sent again under another STAN takes nothing twice).
+  if (refund?.type !== 'REFUND') return undefined;
+  if (refund.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
+  if (refund.status !== 'COMPLETED') return undefined;
+  const opened = refund.id === firstId;
+  const sendings = sendingsOf(firstSendingOf(refund.mti));
   const reversals = await ofLifecycle()
     .select(['amount_minor', 'request_fields'])
     .where('type', '=', 'REVERSAL_ADVICE')
@@ -1386,13 +1395,15 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
   let taken = 0n;
   for (const reversal of reversals) {
     const field = reversal.request_fields['90'];
-    if (field === undefined) continue;
-    const same = parseOriginalDataElements(field);
-    if (same.stan === original.stan && same.transmissionDateTime === original.transmissionDateTime && same.acquirerId === original.acquirerId && mtis.includes(same.mti)) {
-      taken += toBigInt(reversal.amount_minor);
-    }
+    const names =
+      field === undefined
+        ? opened
+        : ((same) => same.stan === refund.stan && same.transmissionDateTime === refund.transmission_date_time && same.acquirerId === refund.acquirer_id && sendings.includes(same.mti))(parseOriginalDataElements(field));
+    if (names) taken += toBigInt(reversal.amount_minor);
   }
-  const remaining = toBigInt(record.amount_minor) - taken;
+  let remaining = toBigInt(refund.amount_minor) - taken;
+  // Without DE90, never more than the lifecycle still credits.
+  if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
   return { kind: 'REFUND', remainingMinor: remaining > 0n ? remaining : 0n };
 }
 
