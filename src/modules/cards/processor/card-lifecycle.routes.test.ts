@@ -639,13 +639,33 @@ describe('refund authorizations (0100, processing code 20)', () => {
     expect(partial.iso.request.fields['3']).toBe('200000');
     expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'PENDING', pendingRefundAmount: 15 });
 
+    const expiresAt = (await lifecycle(t, parentId, client)).expiresAt;
+    expect(expiresAt).toEqual(expect.any(String));
     await onParent(t, parentId, 'completions', { amount: 5 }, client);
-    expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'COMPLETED', postedAmount: 5, pendingRefundAmount: 15 });
+    // Still due to lapse: its expiry shows.
+    expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'COMPLETED', postedAmount: 5, pendingRefundAmount: 15, expiresAt });
     await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 8 * 24 * 3600 } });
     const group = await lifecycle(t, parentId, client);
     expect(group).toMatchObject({ status: 'COMPLETED', postedAmount: 5, pendingRefundAmount: 0 });
     expect(group.children.at(-1)).toMatchObject({ type: 'REFUND', status: 'CANCELLED', amount: 15 });
     expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '45.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+  it('a hold advised on its lifecycle (0120) and completed: the refund still announced keeps the expiry shown, and lapses then', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '50.00', client);
+    const announced = await authorize(t, card.cardId, { amount: 25, processingCode: '200000' }, client);
+    const parentId = announced.parentCardTransactionId as string;
+    await onParent(t, parentId, 'advices', { amount: 10 }, client);
+    const held = await lifecycle(t, parentId, client);
+    expect(held).toMatchObject({ status: 'PENDING', heldAmount: 10, pendingRefundAmount: 25, expiresAt: expect.any(String) });
+    await onParent(t, parentId, 'completions', {}, client);
+    expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'COMPLETED', heldAmount: 0, postedAmount: 10, pendingRefundAmount: 25, expiresAt: held.expiresAt });
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 32 * 24 * 3600 } });
+    const group = await lifecycle(t, parentId, client);
+    expect(group).toMatchObject({ status: 'COMPLETED', pendingRefundAmount: 0 });
+    expect(group.children.at(-1)).toMatchObject({ type: 'REFUND', status: 'CANCELLED', amount: 25 });
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '40.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
 });

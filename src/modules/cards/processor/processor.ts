@@ -574,16 +574,19 @@ function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeSt
   // A lifecycle that stops being PENDING (reversed, expired, completed) has no decision in flight any more.
   const stopsPending = state.status !== undefined && state.status !== 'PENDING';
   const coopPending = stopsPending ? null : state.coopPending;
+  const refundAuthorized = state.refundAuthorizedMinor === undefined ? swipe.refund_authorized_minor : state.refundAuthorizedMinor.toString();
+  // A refund authorization still announced keeps the lifecycle's expiry (its timer stays: cancelExpiry).
+  const keepsExpiry = state.expiresAt === null && toBigInt(refundAuthorized) > 0n;
   const updated: CardSwipeRow = {
     ...swipe,
     status: state.status ?? swipe.status,
     held_minor: state.heldMinor === undefined ? swipe.held_minor : state.heldMinor.toString(),
     posted_minor: state.postedMinor === undefined ? swipe.posted_minor : state.postedMinor.toString(),
     hold_id: state.holdId === undefined ? swipe.hold_id : state.holdId,
-    expires_at: state.expiresAt === undefined ? swipe.expires_at : state.expiresAt,
+    expires_at: state.expiresAt === undefined || keepsExpiry ? swipe.expires_at : state.expiresAt,
     expired_at: state.expiredAt === undefined ? swipe.expired_at : state.expiredAt,
     coop_pending: coopPending === undefined ? swipe.coop_pending : coopPending,
-    refund_authorized_minor: state.refundAuthorizedMinor === undefined ? swipe.refund_authorized_minor : state.refundAuthorizedMinor.toString(),
+    refund_authorized_minor: refundAuthorized,
     updated_at: context.now,
   };
   // The whole row as changed (the lifecycle is this transaction's, behind its card's lock).
