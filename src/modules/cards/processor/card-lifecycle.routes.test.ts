@@ -503,6 +503,34 @@ describe('reversals of refunds', () => {
     await expectLedgerClean(t);
   });
 
+  it('the sandbox reversal of a lifecycle that nets a credit names its last refund (DE90) and takes it back: a refund authorization cleared, a purchase refunded beyond its amount', async () => {
+    const card = await fundedCard(t, '100.00');
+    const announced = await authorize(t, card.cardId, { amount: 15, processingCode: '200000' });
+    const parentId = announced.parentCardTransactionId as string;
+    const cleared = await onParent(t, parentId, 'refunds', { amount: 15 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '115.00' });
+    const reversal = await onParent(t, parentId, 'reversals');
+    expect(reversal.iso.request.fields['90'].slice(0, 10)).toBe(`0220${cleared.iso.request.fields['11'] as string}`);
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 15 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ postedAmount: 0 });
+
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 30 });
+    await onParent(t, purchase.parentCardTransactionId, 'refunds', { amount: 40 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '110.00' });
+    const partial = await onParent(t, purchase.parentCardTransactionId, 'reversals', { amount: 4 });
+    expect(partial.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 4 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '106.00' });
+    // DE95 carries what stays of the refund after each (36, then 32): 4 more, then the rest.
+    await onParent(t, purchase.parentCardTransactionId, 'reversals', { amount: 4 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '102.00' });
+    const rest = await onParent(t, purchase.parentCardTransactionId, 'reversals');
+    expect(rest.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 32 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00' });
+    expect(await lifecycle(t, purchase.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 30 });
+    await expectLedgerClean(t);
+  });
+
   it('naming a refund (DE90) on a lifecycle whose hold is open: the refund is taken back, the hold stays; a full reversal of the hold then leaves it COMPLETED (a refund is posted)', async () => {
     const card = await fundedCard(t, '100.00');
     const auth = await authorize(t, card.cardId, { amount: 50 });

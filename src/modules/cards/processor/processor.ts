@@ -1387,10 +1387,32 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
   if (refund?.type !== 'REFUND') return undefined;
   if (refund.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
   if (refund.status !== 'COMPLETED') return undefined;
-  const opened = refund.id === firstId;
+  const taken = await refundTakenBack(tx, context.clientId, card.id, swipe.id, refund, refund.id === firstId);
+  let remaining = toBigInt(refund.amount_minor) - taken;
+  // Without DE90, never more than the lifecycle still credits.
+  if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
+  return { kind: 'REFUND', remainingMinor: remaining > 0n ? remaining : 0n };
+}
+
+/**
+ * What the reversals of a lifecycle took back of one of its refunds: those whose DE90 names it
+ * and, when it opened the lifecycle (`opened`), those naming nothing.
+ */
+export async function refundTakenBack(
+  tx: Tx,
+  clientId: string,
+  cardId: string,
+  swipeId: string,
+  refund: { mti: string; stan: string; transmission_date_time: string; acquirer_id: string },
+  opened: boolean,
+): Promise<bigint> {
   const sendings = sendingsOf(firstSendingOf(refund.mti));
-  const reversals = await ofLifecycle()
+  const reversals = await tx
+    .selectFrom('card_transactions')
     .select(['amount_minor', 'request_fields'])
+    .where('client_id', '=', clientId)
+    .where('card_id', '=', cardId)
+    .where('swipe_id', '=', swipeId)
     .where('type', '=', 'REVERSAL_ADVICE')
     .where('operation', '=', 'DEBIT')
     .where('repeat_of', 'is', null)
@@ -1404,10 +1426,7 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
         : ((same) => same.stan === refund.stan && same.transmissionDateTime === refund.transmission_date_time && same.acquirerId === refund.acquirer_id && sendings.includes(same.mti))(parseOriginalDataElements(field));
     if (names) taken += toBigInt(reversal.amount_minor);
   }
-  let remaining = toBigInt(refund.amount_minor) - taken;
-  // Without DE90, never more than the lifecycle still credits.
-  if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
-  return { kind: 'REFUND', remainingMinor: remaining > 0n ? remaining : 0n };
+  return taken;
 }
 
 /**

@@ -14,7 +14,7 @@ import { GroupsInFlight, TransactionGroups } from '../../../platform/db/transact
 import { cardVaultOf } from '../card-vault.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
-import { expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, type CardMessageOutcome } from '../processor/processor.js';
+import { expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, refundTakenBack, type CardMessageOutcome } from '../processor/processor.js';
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
 import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
 import { lockCardWithProgram, type LockedCard } from '../processor/processor-reads.js';
@@ -188,6 +188,29 @@ function followUp(swipe: CardSwipeRow): Pick<MessageOptions, 'networkDataRef' | 
 }
 
 /**
+ * The lifecycle's last refund credited (0220 or 0200, processing code 20), what a reversal of it
+ * names in DE90, and what of it no reversal has taken back yet (the processor's own count).
+ */
+async function lastRefundOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow): Promise<{ remainingMinor: bigint; original: NonNullable<MessageOptions['original']> } | undefined> {
+  const row = await tx
+    .selectFrom('card_transactions')
+    .select(['mti', 'stan', 'transmission_date_time', 'acquirer_id', 'amount_minor'])
+    .where('client_id', '=', context.clientId)
+    .where('card_id', '=', swipe.card_id)
+    .where('swipe_id', '=', swipe.id)
+    .where('type', '=', 'REFUND')
+    .where('status', '=', 'COMPLETED')
+    .where('repeat_of', 'is', null)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const opened = row.stan === swipe.stan && row.transmission_date_time === swipe.transmission_date_time && row.acquirer_id === swipe.acquirer_id && row.mti === swipe.first_mti;
+  const remaining = toBigInt(row.amount_minor) - (await refundTakenBack(tx, context.clientId, swipe.card_id, swipe.id, row, opened));
+  return { remainingMinor: remaining > 0n ? remaining : 0n, original: { mti: row.mti, stan: row.stan, transmissionDateTime: row.transmission_date_time, acquirerId: row.acquirer_id } };
+}
+
+/**
  * The sandbox card network (contract §12.5): each convenience endpoint builds a real ISO 8583
  * message, as an acquirer would, and runs it through the processor; POST /v1/sandbox/iso8583 takes
  * the message itself. Registered only in sandbox mode.
@@ -264,7 +287,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     summary: string,
     description: string,
     body: TSchema,
-    build: (swipe: CardSwipeRow, card: CardOfMessage, requestBody: Record<string, unknown>, now: Date) => IsoMessage,
+    build: (swipe: CardSwipeRow, card: CardOfMessage, requestBody: Record<string, unknown>, now: Date, tx: Tx, context: RequestContext) => IsoMessage | Promise<IsoMessage>,
   ) => {
     app.post(
       path,
@@ -273,7 +296,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         sendMessage(request, reply, async (tx, context) => {
           const swipe = await swipeOf(tx, context, (request.params).parentId);
           const card = await cardOf(tx, context, swipe.card_id);
-          const message = build(swipe, cardOfMessage(deps, context, card), (request.body ?? {}) as Record<string, unknown>, context.now);
+          const message = await build(swipe, cardOfMessage(deps, context, card), (request.body ?? {}) as Record<string, unknown>, context.now, tx, context);
           return { message, card };
         }),
     );
@@ -363,15 +386,18 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'Send a reversal (0420)',
     'Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 ' +
       'carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the ' +
-      'posted amount back (all of it, or the amount given); on a lifecycle opened by a refund (0200, processing code 20) it takes the refund back ' +
-      '(forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
+      'posted amount back (all of it, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes its last ' +
+      'refund back (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
     ReversalBody,
-    (swipe, card, body, now) => {
+    async (swipe, card, body, now, tx, context) => {
       // What the reversal undoes: the open hold, or, when nothing is held, what was posted (a completed 0200).
       // (Else, on a lifecycle of refunds, what they credited; on a refund authorization's, the refund it announced.)
       const held = toBigInt(swipe.held_minor);
       const posted = toBigInt(swipe.posted_minor);
-      const base = held > 0n ? held : posted > 0n ? posted : posted < 0n ? -posted : toBigInt(swipe.refund_authorized_minor);
+      // A lifecycle that nets a credit (refunds; a refund authorization whose refund cleared; a
+      // purchase refunded beyond its amount): its DE90 names its last refund.
+      const refund = held === 0n && posted < 0n ? await lastRefundOf(tx, context, swipe) : undefined;
+      const base = held > 0n ? held : posted > 0n ? posted : posted < 0n ? (refund?.remainingMinor ?? -posted) : toBigInt(swipe.refund_authorized_minor);
       const reversed = body.amount === undefined ? base : amountMinorOf(body.amount as number);
       const partial = reversed > 0n && reversed < base;
       return buildSandboxMessage(card, now, {
@@ -380,6 +406,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         processingCode: held === 0n && posted <= 0n && base > 0n ? '200000' : '000000',
         amountMinor: base > 0n ? base : reversed,
         ...followUp(swipe),
+        ...(refund ? { original: refund.original } : {}),
         rrn: swipe.rrn,
         ...(partial ? { replacementActualMinor: base - reversed } : {}),
       });
