@@ -16,16 +16,21 @@ export function isUuid(value: string): boolean {
   return uuidPattern.test(value);
 }
 
-const state = { msecs: -Infinity, seq: 0 };
+/**
+ * The last sequence number given in each recent millisecond (insertion order, oldest first). Ids
+ * are stamped with their own moment, never another's: each client's clock is its own (the sandbox
+ * clock), so a process-wide "latest moment" would date one client's ids by another's clock, and
+ * ids made after a restart would sort below those made before it.
+ */
+const lastSeqByMsecs = new Map<number, number>();
+const remembered = 8192;
 
 /**
- * Forgets the last moment an id was made at. Only for test files that share one process (vitest's
- * `isolate: false`): each injects its own clock, and a clock moved years ahead by one file would
- * otherwise date every id of the next files that far ahead.
+ * Forgets the sequence numbers given so far. Only for test files that share one process (vitest's
+ * `isolate: false`), so that each starts as a fresh process would.
  */
 export function resetIdSequence(): void {
-  state.msecs = -Infinity;
-  state.seq = 0;
+  lastSeqByMsecs.clear();
 }
 
 /** Random bytes for ids, drawn from the operating system 4 KiB at a time rather than 16 bytes per id. */
@@ -42,23 +47,28 @@ function randomBytes16(): Uint8Array {
 }
 
 /**
- * An id for a record created at `moment` (normally RequestContext.now). Within this process ids
- * are strictly increasing: two ids of the same millisecond take consecutive sequence numbers
- * (RFC 9562 method 1), and a moment earlier than the last one reuses the last millisecond, so
- * ordering by id is creation order even for records made in the same millisecond.
+ * An id for a record created at `moment` (normally RequestContext.now), whose UUIDv7 time is that
+ * moment. Ids of one millisecond take consecutive sequence numbers (RFC 9562 method 1), so ordering
+ * by id is creation order for the records of one clock, even those made in the same millisecond;
+ * the first id of a millisecond starts at a random point in the lower half of the sequence. The
+ * last sequence of the 8,192 most recent milliseconds is remembered (a millisecond forgotten and
+ * used again starts afresh: its ids stay unique, by their random bits, but may sort before the
+ * earlier ones of that millisecond).
  */
 export function idAt(moment: Date): string {
-  const msecs = moment.getTime();
-  if (msecs > state.msecs) {
-    state.msecs = msecs;
-    // Start each millisecond at a random point in the lower half, leaving room to count up.
-    state.seq = crypto.randomInt(0, 2 ** 30);
-  } else {
-    state.seq += 1;
-    if (state.seq >= 2 ** 31) {
-      state.msecs += 1;
-      state.seq = 0;
-    }
+  let msecs = moment.getTime();
+  const last = lastSeqByMsecs.get(msecs);
+  let seq = last === undefined ? crypto.randomInt(0, 2 ** 30) : last + 1;
+  if (seq >= 2 ** 31) {
+    // 2^31 ids in one millisecond: the sequence runs over into the next one.
+    lastSeqByMsecs.set(msecs, seq);
+    msecs += 1;
+    seq = (lastSeqByMsecs.get(msecs) ?? -1) + 1;
   }
-  return uuidv7({ msecs: state.msecs, seq: state.seq, random: randomBytes16() });
+  if (last === undefined && lastSeqByMsecs.size >= remembered) {
+    const oldest = lastSeqByMsecs.keys().next();
+    if (oldest.done !== true) lastSeqByMsecs.delete(oldest.value);
+  }
+  lastSeqByMsecs.set(msecs, seq);
+  return uuidv7({ msecs, seq, random: randomBytes16() });
 }
