@@ -288,7 +288,7 @@ describe('POST /v1/credit-lines/:id/collateral', () => {
 
 describe('POST /v1/credit-lines/:id/collateral/release', () => {
   describe('200 released', () => {
-    it('gives collateral back to AVAILABLE, down to exactly the opening LTV', async () => {
+    it('gives collateral back to AVAILABLE, down to exactly the opening LTV; the line no longer covered lends nothing more (RESTRICTED)', async () => {
       const client = await t.newClient('release');
       const line = await openLine(t, { client });
       const cardId = await creditCard(t, line, client);
@@ -297,10 +297,44 @@ describe('POST /v1/credit-lines/:id/collateral/release', () => {
       // 5,000.00 owed: 0.2 BTC at 50,000.00 is exactly 0.50.
       const response = await post(`/v1/credit-lines/${line.lineId}/collateral/release`, { amount: '0.8' }, client);
       expect(response.status, JSON.stringify(response.body)).toBe(200);
-      expect(response.body.data).toMatchObject({ status: 'ACTIVE', ltv: '0.5000', collateral: { amount: '0.20000000', value: '10000.00' } });
+      // 10,000.00 of collateral at 0.50 covers 5,000.00, not the 15,000.00 limit.
+      expect(response.body.data).toMatchObject({ status: 'RESTRICTED', ltv: '0.5000', collateral: { amount: '0.20000000', value: '10000.00' } });
+      expect((await authorize(t, cardId, { amount: 1 }, client)).responseCode).toBe('57');
       expect(await balanceOf(t, line.wallet.walletId, 'BTC', client)).toMatchObject({ AVAILABLE: '0.80000000', RESERVED: '0.20000000' });
       const records = await t.request({ url: `/v1/transactions?walletId=${line.wallet.walletId}&type=COLLATERAL_RELEASE`, key: client.key });
       expect(records.body.data).toHaveLength(1);
+      await expectLedgerClean(t);
+    });
+
+    it('what stays locked still covers the limit at the opening LTV: the line stays ACTIVE', async () => {
+      const client = await t.newClient('release covered');
+      const line = await openLine(t, { client });
+      // 1 BTC at 60,000.00; 0.5 BTC × 60,000.00 × 0.50 = 15,000.00, the limit exactly.
+      const response = await post(`/v1/credit-lines/${line.lineId}/collateral/release`, { amount: '0.5' }, client);
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body.data).toMatchObject({ status: 'ACTIVE', collateral: { amount: '0.50000000' } });
+    });
+
+    it('at no debt down to one satoshi: RESTRICTED (nothing lent against it) until collateral or the price covers the limit again', async () => {
+      const client = await t.newClient('release to a satoshi');
+      const line = await openLine(t, { client });
+      const cardId = await creditCard(t, line, client);
+      const response = await post(`/v1/credit-lines/${line.lineId}/collateral/release`, { amount: '0.99999999' }, client);
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body.data).toMatchObject({ status: 'RESTRICTED', collateral: { amount: '0.00000001' } });
+      const declined = await authorize(t, cardId, { amount: 5000 }, client);
+      expect(declined.responseCode).toBe('57');
+      expect(await declineReasonOf(declined.parentCardTransactionId, client)).toBe('LTV_PURCHASE_RESTRICTED');
+      // Locked back up to 0.49999999 BTC: still short of the limit by a satoshi's worth.
+      expect((await post(`/v1/credit-lines/${line.lineId}/collateral`, { amount: '0.49999998' }, client)).body.data.status).toBe('RESTRICTED');
+      expect((await post(`/v1/credit-lines/${line.lineId}/collateral`, { amount: '0.00000001' }, client)).body.data.status).toBe('ACTIVE');
+      expect((await authorize(t, cardId, { amount: 5000 }, client)).responseCode).toBe('00');
+
+      // Released again below the cover, then a price rise covers it.
+      const other = await openLine(t, { client });
+      expect((await post(`/v1/credit-lines/${other.lineId}/collateral/release`, { amount: '0.75' }, client)).body.data.status).toBe('RESTRICTED');
+      await setPrice(t, 'BTC-USD', '120000.00', client);
+      expect(await lineOf(t, other.lineId, client)).toMatchObject({ status: 'ACTIVE', collateral: { amount: '0.25000000' } });
       await expectLedgerClean(t);
     });
   });
@@ -742,6 +776,24 @@ describe('when all the collateral is gone (sold or released)', () => {
     expect(relocked.status, JSON.stringify(relocked.body)).toBe(200);
     expect(relocked.body.data).toMatchObject({ status: 'ACTIVE', collateral: { amount: '1.00000000' } });
     await expectLedgerClean(x);
+  });
+
+  it('after all of it was released, a lock that does not cover the limit at the opening LTV leaves the line RESTRICTED', async () => {
+    const client = await x.newClient('release all, lock a satoshi');
+    const line = await openLine(x, { client });
+    await x.request({ method: 'POST', url: `/v1/credit-lines/${line.lineId}/collateral/release`, key: client.key, body: { amount: '1' } });
+    const relocked = await x.request({ method: 'POST', url: `/v1/credit-lines/${line.lineId}/collateral`, key: client.key, body: { amount: '0.00000001' } });
+    expect(relocked.body.data).toMatchObject({ status: 'RESTRICTED', collateral: { amount: '0.00000001' } });
+    // No card can be issued on it either (a card needs an ACTIVE line).
+    const programs = await cardPrograms(x, client);
+    const card = await x.request({
+      method: 'POST',
+      url: '/v1/cards/credit',
+      key: client.key,
+      body: { customerId: line.wallet.customerId, cardProgramId: programs['Crypto-backed Credit'].id, isVirtual: true, isPrimary: false, collateralWalletId: line.wallet.walletId, creditLineId: line.lineId },
+    });
+    expect(card.status, JSON.stringify(card.body)).toBe(422);
+    expect(card.body.code).toBe('CREDIT_LINE_NOT_ACTIVE');
   });
 
   it('accepts new collateral, which alone does not lift the restriction; repaying everything then does (contract §12.10)', async () => {

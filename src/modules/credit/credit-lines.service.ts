@@ -263,6 +263,7 @@ export async function createCreditLine(tx: Tx, context: RequestContext, input: C
       pending_holds: '0',
       ltv_fired: 0,
       residual_debt: false,
+      needs_cover: false,
       last_ltv_event_at: null,
       interest_accrued_until: startOfUtcDay(context.now),
       created_at: context.now,
@@ -340,7 +341,9 @@ export async function releaseCollateral(tx: Tx, context: RequestContext, id: str
   await tx
     .updateTable('credit_lines')
     // All of it released: the hold is closed, and the next lock opens a new one.
-    .set({ collateral_amount: locked - amount, ...(locked === amount ? { collateral_hold_id: null } : {}), updated_at: context.now })
+    // Marked as needing cover: the recomputation below clears it when what stays locked still covers
+    // the limit at the opening LTV; otherwise the line is RESTRICTED until collateral covers it again.
+    .set({ collateral_amount: locked - amount, ...(locked === amount ? { collateral_hold_id: null } : {}), needs_cover: true, updated_at: context.now })
     .where('client_id', '=', context.clientId)
     .where('id', '=', line.id)
     .execute();

@@ -80,6 +80,8 @@ interface Model {
   status: string;
   /** Debt was left when a liquidation sold all the collateral: RESTRICTED until repaid with collateral covering the limit again. */
   residual: boolean;
+  /** Released (or sold out) below what covers the limit at the opening LTV: RESTRICTED until covered again. */
+  needsCover?: boolean;
   aprE4: bigint;
   limit: bigint;
   walletUsd: bigint;
@@ -158,7 +160,8 @@ function recompute(m: Model, takenBy: (least: bigint) => bigint): void {
   m.mask = next;
   const coversLimit = m.collateral > 0n && m.collateral * m.price * openingE4 >= m.limit * ltvScale;
   if (m.residual && m.principal + m.interest === 0n && coversLimit) m.residual = false;
-  if (m.status === 'ACTIVE' || m.status === 'RESTRICTED') m.status = (next & 2) !== 0 || m.collateral === 0n || m.residual ? 'RESTRICTED' : 'ACTIVE';
+  if (m.needsCover === true && coversLimit) m.needsCover = false;
+  if (m.status === 'ACTIVE' || m.status === 'RESTRICTED') m.status = (next & 2) !== 0 || m.collateral === 0n || m.residual || m.needsCover === true ? 'RESTRICTED' : 'ACTIVE';
   // A sale repays principal and interest: a line owing only open card holds is not sold.
   if (m.collateral > 0n && m.principal + m.interest > 0n && reaches(debt, m.collateral, m.price, thresholds[5] ?? 0n)) {
     const least = leastTaken(m);
@@ -178,6 +181,7 @@ function recompute(m: Model, takenBy: (least: bigint) => bigint): void {
         surplus: usd(sale.surplus),
       },
     });
+    if (m.collateral === taken) m.needsCover = true;
     m.collateral -= taken;
     m.interest -= sale.interestRepaid;
     m.principal -= sale.principalRepaid;
@@ -374,6 +378,7 @@ async function applyStep(m: Model, real: Real, current: Step, takenBy: (least: b
       expect(response.status, JSON.stringify(response.body)).toBe(200);
       m.collateral -= amount;
       m.walletBtc += amount;
+      m.needsCover = true;
       recompute(m, takenBy);
       return;
     }

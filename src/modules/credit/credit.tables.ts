@@ -32,6 +32,8 @@ export interface CreditLinesTable {
   pending_holds: Numeric;
   ltv_fired: number;
   residual_debt: boolean;
+  /** Released (or emptied) below what covers the limit at the opening LTV: RESTRICTED until covered again (migration 0040). */
+  needs_cover: boolean;
   last_ltv_event_at: Date | null;
   interest_accrued_until: Date;
   created_at: Date;

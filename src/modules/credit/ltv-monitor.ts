@@ -82,7 +82,7 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
   const liquidationIndex = liquidationLevel + 1;
   const result = await sql<RecomputedRow>`
     WITH current AS (
-      SELECT s.client_id, s.id, s.status, s.collateral_amount, s.ltv_fired AS prev_mask, s.residual_debt,
+      SELECT s.client_id, s.id, s.status, s.collateral_amount, s.ltv_fired AS prev_mask, s.residual_debt, s.needs_cover,
         (SELECT coalesce(bit_or(1 << (t.i - 1)::int), 0)::int
            FROM unnest(s.thresholds) WITH ORDINALITY AS t(th, i)
           WHERE (v.debt > 0 AND v.lhs >= t.th * v.base)
@@ -104,12 +104,14 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
       FOR UPDATE OF s
     ),
     settled AS (
-      SELECT c.*, c.residual_debt AND NOT (c.repaid AND c.covers_limit) AS next_residual FROM current c
+      SELECT c.*, c.residual_debt AND NOT (c.repaid AND c.covers_limit) AS next_residual,
+        c.needs_cover AND NOT c.covers_limit AS next_needs_cover
+      FROM current c
     ),
     changed AS (
       SELECT c.*,
         CASE WHEN c.status IN ('ACTIVE', 'RESTRICTED')
-               THEN CASE WHEN (c.next_mask & ${restrictedBit}) <> 0 OR c.collateral_amount = 0 OR c.next_residual THEN 'RESTRICTED' ELSE 'ACTIVE' END
+               THEN CASE WHEN (c.next_mask & ${restrictedBit}) <> 0 OR c.collateral_amount = 0 OR c.next_residual OR c.next_needs_cover THEN 'RESTRICTED' ELSE 'ACTIVE' END
              WHEN c.status = 'PENDING_COLLATERAL' AND c.covers_limit THEN 'ACTIVE'
              ELSE c.status END AS next_status
       FROM settled c
@@ -117,12 +119,13 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
     UPDATE credit_lines l
        SET ltv_fired = c.next_mask,
            residual_debt = c.next_residual,
+           needs_cover = c.next_needs_cover,
            status = c.next_status,
            last_ltv_event_at = CASE WHEN (c.next_mask & ~c.prev_mask & ${(1 << liquidationLevel) - 1}) <> 0 THEN ${context.now}::timestamptz ELSE l.last_ltv_event_at END,
            updated_at = ${context.now}
       FROM changed c
      WHERE l.client_id = c.client_id AND l.id = c.id
-       AND (c.next_mask <> c.prev_mask OR c.next_status <> c.status OR c.liquidate OR c.next_residual <> c.residual_debt)
+       AND (c.next_mask <> c.prev_mask OR c.next_status <> c.status OR c.liquidate OR c.next_residual <> c.residual_debt OR c.next_needs_cover <> c.needs_cover)
     RETURNING l.id, l.customer_id, l.collateral_wallet_id, l.collateral_hold_id, l.currency, c.prev_mask, c.next_mask, c.liquidate,
       l.principal::text AS principal, l.interest::text AS interest, l.pending_holds::text AS pending_holds,
       l.collateral_amount::text AS collateral_amount, l.thresholds, l.opening, l.liquidation_penalty`.execute(tx);
@@ -238,6 +241,8 @@ async function liquidate(tx: Tx, context: RequestContext, rows: RecomputedRow[],
            -- left over keeps the line restricted until it is repaid.
            collateral_hold_id = CASE WHEN l.collateral_amount = u.taken THEN NULL ELSE l.collateral_hold_id END,
            residual_debt = l.residual_debt OR (l.collateral_amount = u.taken AND l.principal - u.principal_repaid + l.interest - u.interest_repaid > 0),
+           -- None left: lending again needs collateral that covers the limit, as when the line opened.
+           needs_cover = l.needs_cover OR l.collateral_amount = u.taken,
            last_ltv_event_at = ${context.now},
            updated_at = ${context.now}
       FROM unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.plan.taken.toString())}::numeric[],
