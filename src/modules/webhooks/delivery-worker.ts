@@ -302,8 +302,13 @@ export class DeliveryWorker {
     return result.rows;
   }
 
+  /** Now by the delivery's client's clock (the sandbox offset): the time of its attempts, and what its secrets' overlap is measured by. */
+  private clientNow(row: ClaimedRow): Date {
+    return new Date(this.deps.clock.now().getTime() + Number(row.clock_offset_ms));
+  }
+
   private async deliver(row: ClaimedRow, faults: WebhookFaults | undefined): Promise<void> {
-    const attemptedAt = this.deps.clock.now();
+    const attemptedAt = this.clientNow(row);
     const data = row.test_data ?? row.event_data;
     const createdAt = row.test_data ? row.created_at : row.event_created_at;
     let outcome: PostOutcome;
@@ -328,7 +333,8 @@ export class DeliveryWorker {
   /** Sends attempt `attempt` of a delivery, signed now. */
   private post(row: ClaimedRow, body: string, attempt: number, attemptedAt: Date): Promise<PostOutcome> {
     // The signature timestamp is the real time of sending: receivers compare it with their own
-    // clock to refuse replays, so it must not follow a simulated clock.
+    // clock to refuse replays, so it must not follow a simulated clock. Whether the previous secret
+    // still signs is the client's time (attemptedAt), as previousSecretExpiresAt is.
     const headers = signedHeaders(webhookSecretBoxOf(this.deps).signingSecrets(row.client_id, row.subscription_id, row, attemptedAt), row.event_id, Math.floor(Date.now() / 1000), body);
     return this.http.post(
       row.url,
@@ -346,7 +352,7 @@ export class DeliveryWorker {
    * then replaces that entry; the delivery itself stays as it is.
    */
   private async sendDuplicate(row: ClaimedRow, body: string): Promise<void> {
-    const attemptedAt = this.deps.clock.now();
+    const attemptedAt = this.clientNow(row);
     const reserved = await sql<{ attempt_number: number }>`
       WITH reserved AS (
         UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, updated_at = ${attemptedAt}
@@ -394,8 +400,9 @@ export class DeliveryWorker {
         countsForHealth: row.test_data === null && outcome.error !== eventMissingError,
         outcome,
         next,
+        // The lease is in real time; the attempt log in the client's.
         abandonedAt: row.previous_lease_expires_at
-          ? new Date(row.previous_lease_expires_at.getTime() - this.deps.config.webhookLeaseMs)
+          ? new Date(row.previous_lease_expires_at.getTime() - this.deps.config.webhookLeaseMs + Number(row.clock_offset_ms))
           : null,
         resolve,
         reject,

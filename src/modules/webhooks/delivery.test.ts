@@ -313,6 +313,31 @@ describe('secret rotation', () => {
     expect(verifiesWith(newSecret, afterRequest)).toBe(true);
     expect(verifiesWith(subscription.secret, afterRequest)).toBe(false);
   });
+
+  it('the overlap ends at previousSecretExpiresAt by the client\'s clock (a sandbox clock ahead of the wall clock), and attempts are dated by that clock', async () => {
+    const client = await t.newClient('Rotation ahead');
+    const ahead = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 86_400 } });
+    expect(ahead.status, JSON.stringify(ahead.body)).toBe(200);
+    const subscription = await subscribe(client, receiver.url('/rotation-ahead'), ['CUSTOMER_CREATED']);
+    const rotated = await t.request({ method: 'POST', url: `/v1/webhooks/${subscription.id}/rotate-secret`, key: client.key });
+    const newSecret: string = rotated.body.data.secret;
+    secrets.get(subscription.id)?.push(newSecret);
+    const expiresAt = new Date(rotated.body.data.previousSecretExpiresAt as string);
+    expect(expiresAt.getTime()).toBeGreaterThan(t.clock.now().getTime() + 86_000_000);
+
+    const during = await deliveredNow(client);
+    expect(during.headers['webhook-signature']?.split(' ')).toHaveLength(2);
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 61 } });
+    const after = await deliveredNow(client);
+    expect(after.headers['webhook-signature']?.split(' ')).toHaveLength(1);
+    expect(verifiesWith(newSecret, after)).toBe(true);
+    expect(verifiesWith(subscription.secret, after)).toBe(false);
+
+    const log = await t.request({ url: `/v1/webhooks/${subscription.id}/deliveries?limit=200`, key: client.key });
+    const attemptedAt = log.body.data.flatMap((delivery: { attempts: Array<{ attemptedAt: string }> }) => delivery.attempts.map((attempt) => new Date(attempt.attemptedAt).getTime()));
+    expect(attemptedAt).toHaveLength(2);
+    for (const at of attemptedAt) expect(at).toBeGreaterThan(t.clock.now().getTime() + 86_000_000);
+  });
 });
 
 describe('secrets at rest', () => {
@@ -406,6 +431,23 @@ describe('claims and concurrency', () => {
       [1, false, 'no outcome recorded: the worker stopped before recording it (its claim expired)'],
       [2, true, null],
     ]);
+  });
+
+  it('a retry of a delivery being sent right now (claimed, the lease in real time) answers 409, also for a client whose clock is ahead', async () => {
+    const client = await t.newClient('Retry in flight');
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 86_400 } });
+    const subscription = await subscribe(client, receiver.url('/in-flight'), ['CUSTOMER_CREATED']);
+    await record(client, 'CUSTOMER_CREATED');
+    const leaseUntil = new Date(t.clock.now().getTime() + 5000);
+    // What a claim does (its lease by the wall clock), the request still under way.
+    await sql`UPDATE webhook_deliveries SET attempt_count = 1, lease_token = gen_random_uuid(), lease_expires_at = ${leaseUntil}
+      WHERE subscription_id = ${subscription.id}`.execute(t.deps.db);
+    const [delivery] = await deliveries(client, subscription.id);
+    const retried = await t.request({ method: 'POST', url: `/v1/webhooks/deliveries/${delivery?.id}/retry`, key: client.key });
+    expect(retried.status, JSON.stringify(retried.body)).toBe(409);
+    expect(retried.body.code).toBe('CONFLICT');
+    t.clock.advance(5000);
+    expect(await worker.deliverDue()).toBe(1);
   });
 
   it('an outcome that cannot be written is logged with its delivery, and the delivery is attempted again after its claim', async () => {

@@ -394,7 +394,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       if (!isUuid(request.params.deliveryId)) throw notFound('Delivery');
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Delivery scheduled',
-        data: await service.retryDelivery(tx, context, request.params.deliveryId),
+        data: await service.retryDelivery(tx, context, request.params.deliveryId, deps.clock.now()),
       }));
     },
   );

@@ -486,7 +486,7 @@ async function refuseSecondDecisionEndpoint(tx: Tx, clientId: string, types: rea
   });
 }
 
-export async function retryDelivery(tx: Tx, context: RequestContext, deliveryId: string): Promise<DeliveryView> {
+export async function retryDelivery(tx: Tx, context: RequestContext, deliveryId: string, wallNow: Date): Promise<DeliveryView> {
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   const delivery = await store.findDelivery(tx, context.clientId, deliveryId, { forUpdate: true });
   if (!delivery) throw notFound('Delivery');
@@ -497,7 +497,8 @@ export async function retryDelivery(tx: Tx, context: RequestContext, deliveryId:
   const subscription = await loadSubscription(tx, context.clientId, delivery.subscription_id);
   refuseDeleted(subscription, 'sent to');
   if (!subscription.active) throw new AppError('CONFLICT', 'This webhook is not active; activate it (PATCH active: true) before retrying.');
-  if (delivery.status === 'PENDING' && delivery.lease_expires_at && delivery.lease_expires_at > context.now) {
+  // A worker's lease is in real time, not the client's (sandbox) time.
+  if (delivery.status === 'PENDING' && delivery.lease_expires_at && delivery.lease_expires_at > wallNow) {
     throw new AppError('CONFLICT', 'This delivery is being sent right now; look at its attempts in a moment.');
   }
   const updated = await store.updateDelivery(tx, context.clientId, delivery.id, {
