@@ -60,7 +60,7 @@ describe('idempotency records of responses that show a secret', () => {
     const body = individualBody({}, { documentPassport: 'X9876543' });
     const first = await t.request({ method: 'POST', url: '/v1/customers/individual', body, idempotencyKey: key });
     expect(first.status).toBe(201);
-    expect(first.body.data.kyc.documentPassport).toBe('X9876543');
+    expect(first.body.data.kyc.documentPassport).toBe('****6543');
     const stored = await storedRecord(key);
     expect(stored.response_sealed).toBe(true);
     expect(JSON.stringify(stored.response_body)).not.toContain('X9876543');

@@ -122,6 +122,17 @@ export function maskSsn(last4: string): string {
   return `***-**-${last4}`;
 }
 
+/**
+ * A document number as customer endpoints show it (contract §12.6): its last four characters,
+ * the rest starred (all of it when it has four or fewer). The clear value is the vault's
+ * documents:reveal.
+ */
+export function maskDocumentNumber(value: string | null): string | null {
+  if (value === null) return null;
+  const shown = value.length > 4 ? value.slice(-4) : '';
+  return '*'.repeat(value.length - shown.length) + shown;
+}
+
 /** Document numbers: letters, digits, spaces and dashes; stored without surrounding spaces. */
 export function normaliseDocumentNumber(value: string, field: string): string {
   const trimmed = value.trim();

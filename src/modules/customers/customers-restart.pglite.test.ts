@@ -41,7 +41,7 @@ describe('embedded database encryption key', () => {
       const { app } = await buildApp(deps, { logger: false });
       const response = await app.inject({ url: `/v1/customers/${customerId}`, headers: { authorization: key } });
       expect(response.statusCode).toBe(200);
-      expect(JSON.parse(response.body).data.kyc).toMatchObject({ documentPassport: 'K0000001', documentSsn: '***-**-6789' });
+      expect(JSON.parse(response.body).data.kyc).toMatchObject({ documentPassport: '****0001', documentSsn: '***-**-6789' });
       await app.close();
     } finally {
       await deps.database.close();

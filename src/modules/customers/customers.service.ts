@@ -10,6 +10,7 @@ import { idAt, isUuid } from '../../platform/ids.js';
 import { recordEvent } from '../webhooks/index.js';
 import {
   assertKycEditable,
+  maskDocumentNumber,
   maskSsn,
   normaliseAddress,
   normaliseDocumentNumber,
@@ -192,9 +193,9 @@ function customerView(row: store.CustomerRow, cipher: FieldCipher, portfolios: P
       sex: row.sex,
       birthDate: row.birth_date,
       documentSsn: row.ssn_last4 === null ? null : maskSsn(row.ssn_last4),
-      documentIdCard: decryptOrNull(cipher, row, row.document_id_card_ciphertext, 'documentIdCard'),
-      documentLicense: decryptOrNull(cipher, row, row.document_license_ciphertext, 'documentLicense'),
-      documentPassport: decryptOrNull(cipher, row, row.document_passport_ciphertext, 'documentPassport'),
+      documentIdCard: maskDocumentNumber(decryptOrNull(cipher, row, row.document_id_card_ciphertext, 'documentIdCard')),
+      documentLicense: maskDocumentNumber(decryptOrNull(cipher, row, row.document_license_ciphertext, 'documentLicense')),
+      documentPassport: maskDocumentNumber(decryptOrNull(cipher, row, row.document_passport_ciphertext, 'documentPassport')),
       nationality: row.nationality,
       taxIdCountry: row.tax_id_country,
       occupation: row.occupation,
