@@ -13,7 +13,7 @@ import { registerComplianceModuleRoutes, type ComplianceRuntime } from './compli
 import { registerCardsModuleRoutes, seedCardPrograms } from './cards/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
 import { registerVaultRoutes } from './vault/index.js';
-import { registerCryptoRoutes, registerCryptoTransferRoutes, registerSandboxCryptoRoutes } from './crypto/index.js';
+import { mineDueBlocks, registerCryptoRoutes, registerCryptoTransferRoutes, registerSandboxCryptoRoutes } from './crypto/index.js';
 import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbox/identity/index.js';
 import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
 import { registerEventRoutes } from './webhooks/events.routes.js';
@@ -58,7 +58,11 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerCryptoTransferRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerSandboxBankRoutes(app, deps, bankTransfers);
   if (deps.config.mode === 'sandbox') registerSandboxCryptoRoutes(app, deps);
-  if (deps.config.mode === 'sandbox') registerSandboxClockRoutes(app, deps, timerKinds);
+  if (deps.config.mode === 'sandbox') {
+    // The sandbox chains mine the blocks an advance covers before it answers (CONTRACT §13), as the timers run.
+    const blockSeconds = deps.config.sandboxBlockSeconds;
+    registerSandboxClockRoutes(app, deps, timerKinds, blockSeconds > 0 ? [(clientId) => mineDueBlocks(deps, blockSeconds, { clientId })] : []);
+  }
   if (deps.config.mode === 'sandbox') registerSandboxSeedingRoutes(app, deps, { compliance, bank: bankTransfers });
   if (deps.config.mode === 'sandbox') registerSandboxStateRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerWebhookFaultRoutes(app, deps);

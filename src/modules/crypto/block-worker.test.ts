@@ -48,13 +48,31 @@ describe('the block worker', () => {
     // The same period is not mined twice.
     expect(await mineDueBlocks(t.deps, 10)).toBe(0);
 
-    // Client A moves its clock 20 seconds on: two more blocks for A only, which completes its deposit.
+    // Client A moves its clock 20 seconds on: two more blocks for A only, mined before the advance answers, which completes its deposit.
     const advanced = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', body: { seconds: 20 } });
     expect(advanced.status).toBe(200);
-    expect(await mineDueBlocks(t.deps, 10)).toBe(1);
+    expect(await mineDueBlocks(t.deps, 10)).toBe(0);
     expect(await statusOf(depositA.id)).toMatchObject({ status: 'COMPLETED', confirmations: 3 });
     expect(await balanceOf(t, walletA, 'BTC')).toMatchObject({ AVAILABLE: '0.30000000', PENDING: '0.00000000' });
     expect(await statusOf(depositB.id, t.clientB.key)).toMatchObject({ status: 'PENDING', confirmations: 1 });
+  });
+
+  it('an advance mines the blocks it covers before it answers, each transfer completing at the time of its block', async () => {
+    const client = await t.newClient('advance mines');
+    const wallet = await newWallet(t, client);
+    const address = await addressOf(t, wallet, 'BTC', undefined, client);
+    const deposit = (await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.25000000' }, client)).body.data;
+    const createdAt = new Date(deposit.createdAt as string).getTime();
+    // 60 periods: BITCOIN needs 3 confirmations, so the deposit completes at the third block, 30 s after it arrived.
+    const advanced = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 600 } });
+    expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
+    const parent = (await t.request({ url: `/v1/baas/transactions?cryptoTransactionId=${deposit.id as string}`, key: client.key })).body.data[0];
+    expect(parent).toMatchObject({ status: 'COMPLETED', confirmations: 3 });
+    const success = parent.children.find((child: { type: string }) => child.type === 'CRYPTO_DEPOSIT_SUCCESS');
+    expect(new Date(success.createdAt as string).getTime()).toBe(createdAt + 30_000);
+    expect(await balanceOf(t, wallet, 'BTC', client)).toMatchObject({ AVAILABLE: '0.25000000', PENDING: '0.00000000' });
+    // Nothing is left for the worker.
+    expect(await mineDueBlocks(t.deps, 10, { clientId: client.id })).toBe(0);
   });
 
   it('does nothing with a period of 0', async () => {

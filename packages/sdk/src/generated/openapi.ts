@@ -1993,7 +1993,7 @@ export interface paths {
         put?: never;
         /**
          * Move the client's clock forward (sandbox)
-         * @description Moves the calling client's clock forward by `seconds` (never back) and, before answering, runs every timer of the client that came due, in due-time order, each in its own transaction and with its events: pending bank deposits and withdrawals settle or come back, KYC links expire, and so on. Each runs at its due time (or at the client's time before the advance, when it was already overdue). `ran` lists them. Other clients' clocks do not move. A second advance of the same client waits for the first (409 SANDBOX_CLOCK_BUSY after 30 s).
+         * @description Moves the calling client's clock forward by `seconds` (never back) and, before answering, runs every timer of the client that came due, in due-time order, each in its own transaction and with its events: pending bank deposits and withdrawals settle or come back, KYC links expire, and so on. Each runs at its due time (or at the client's time before the advance, when it was already overdue). `ran` lists them. With the sandbox block worker on (OPENBAAS_SANDBOX_BLOCK_SECONDS), the blocks the advance covers are mined before it answers too, each dated at its own time. Other clients' clocks do not move. A second advance of the same client waits for the first (409 SANDBOX_CLOCK_BUSY after 30 s).
          */
         post: operations["sandbox.advanceClock"];
         delete?: never;

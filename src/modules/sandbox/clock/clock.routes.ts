@@ -6,7 +6,7 @@ import { Envelope } from '../../../platform/http/envelope.js';
 import { idempotencyKeyOf, runWrite } from '../../../platform/http/idempotency.js';
 import { AppError } from '../../../platform/http/errors.js';
 import type { TimerKind } from '../../timers/index.js';
-import { advanceClock, advanceSecondsMax, clockView, releaseLease } from './clock.service.js';
+import { advanceClock, advanceSecondsMax, clockView, releaseLease, type ClockFollower } from './clock.service.js';
 
 const tags = ['Sandbox'];
 const timestamp = (description: string) => Type.String({ format: 'date-time', description });
@@ -44,7 +44,7 @@ const AdvanceBody = Type.Object(
  * The per-client virtual clock of the sandbox (CONTRACT §13). Registered only in sandbox mode;
  * production has no virtual clock.
  */
-export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly TimerKind[]): void {
+export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly TimerKind[], followers: readonly ClockFollower[] = []): void {
   app.get(
     '/v1/sandbox/clock',
     {
@@ -73,6 +73,7 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
           'Moves the calling client\'s clock forward by `seconds` (never back) and, before answering, runs every timer of the client that came due, ' +
           'in due-time order, each in its own transaction and with its events: pending bank deposits and withdrawals settle or come back, KYC links expire, ' +
           'and so on. Each runs at its due time (or at the client\'s time before the advance, when it was already overdue). `ran` lists them. ' +
+          'With the sandbox block worker on (OPENBAAS_SANDBOX_BLOCK_SECONDS), the blocks the advance covers are mined before it answers too, each dated at its own time. ' +
           'Other clients\' clocks do not move. A second advance of the same client waits for the first (409 SANDBOX_CLOCK_BUSY after 30 s).',
         body: AdvanceBody,
         response: { 200: Envelope(AdvanceSchema) },
@@ -85,7 +86,7 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
         traceId: String(request.id),
         seconds: request.body.seconds,
         idempotencyKey: idempotencyKeyOf(request),
-      });
+      }, followers);
       // runWrite replays a stored answer, or records this one with the lease's release in one transaction.
       try {
         return await runWrite(request, reply, deps, async (tx, context) => {

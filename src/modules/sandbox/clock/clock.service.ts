@@ -108,7 +108,8 @@ export type AdvanceOutcome =
 /**
  * The advance (CONTRACT §13): moves the client's clock forward by `seconds` and runs, before it
  * answers, every timer of the client that came due by the new time, in due-time order, each in
- * its own transaction with its events. Other clients' clocks do not move.
+ * its own transaction with its events, then its `followers` (the sandbox chains' due blocks).
+ * Other clients' clocks do not move.
  *
  * While it runs it holds the client's advance lease (`clients.clock_advance_lease_until`): the
  * timer worker leaves the client's timers to it, and a second advance of the same client waits
@@ -117,7 +118,13 @@ export type AdvanceOutcome =
  * meanwhile the lease expires after a minute and the worker takes over the timers. The caller
  * records the answer and gives the lease back in one transaction (`releaseLease`).
  */
-export async function advanceClock(deps: Deps, kinds: readonly TimerKind[], request: AdvanceRequest): Promise<AdvanceOutcome> {
+/**
+ * What else follows a client's clock without timers (the sandbox block worker): run for the
+ * client after its timers, before the advance answers.
+ */
+export type ClockFollower = (clientId: string) => Promise<unknown>;
+
+export async function advanceClock(deps: Deps, kinds: readonly TimerKind[], request: AdvanceRequest, followers: readonly ClockFollower[] = []): Promise<AdvanceOutcome> {
   const waitUntil = performance.now() + advanceWaitMs;
   let lease: LeaseOutcome;
   for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
@@ -142,6 +149,7 @@ export async function advanceClock(deps: Deps, kinds: readonly TimerKind[], requ
       wallNow: () => deps.clock.now(),
       renew: (tx) => renewLease(deps, tx, request.clientId),
     });
+    for (const follow of followers) await follow(request.clientId);
     return { replay: false, offsetMs: lease.offsetMs, ran: ran.map(runView), failed: failed.map((timer: FailedTimer) => ({ ...runView(timer), error: timer.error })) };
   } catch (error) {
     // The clock stays where it moved; the timers not run yet are the worker's once the lease is gone.
