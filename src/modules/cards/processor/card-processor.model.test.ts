@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../../test/harness.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
-import { authorize, balances, fundedCard, lifecycle, onParent, send } from '../../../../test/cards/card-network.js';
+import { authorize, balances, fundedCard, lifecycle, onParent, panOf, send } from '../../../../test/cards/card-network.js';
+import { formatOriginalDataElements, formatReplacementAmounts } from '../network/index.js';
 import { issuedCard } from '../../../../test/cards/fixtures.js';
 import { fund } from '../../../../test/bank/fixtures.js';
 
@@ -60,23 +61,41 @@ describe('concurrency', () => {
   });
 });
 
-/** The steps on authorization holds (purchases): their lifecycles are `open` (holding) or `posted`. */
+/**
+ * The steps on authorization holds (purchases): their lifecycles are `open` (holding) or `posted`
+ * (completed, or closed with something posted on them). A `refund` may credit a purchase beyond what
+ * it posted: the lifecycle then nets a credit, and a `reverse` of it (nothing held) takes its last
+ * refund back (docs/cards.md, the sandbox routes table).
+ */
 type HoldStep =
   | { kind: 'authorize'; amountCents: number }
   | { kind: 'increment' | 'advice' | 'complete' | 'reverse' | 'refund'; pick: number; amountCents: number }
   | { kind: 'expire'; pick: number };
 
 /**
- * The steps of refunds (docs/cards.md, "Refund authorizations" and the table of incoming messages):
- * refund authorizations (0100, processing code 20) and their clearing (0220), reversal and expiry;
- * refunds credited at once (0200, processing code 20) and their reversals, full or partial.
+ * The steps of refunds (docs/cards.md, "Refund authorizations", "Reversals of refunds" and the table of
+ * incoming messages): refund authorizations (0100, processing code 20) and their clearing (0220),
+ * reversal and expiry; refunds credited at once (0200, processing code 20); refunds cleared (0220) on
+ * any lifecycle of refunds; reversals (0420) of the refunds credited, full or partial, as often as
+ * the steps ask (what is taken back of one refund never passes it).
  */
 type RefundStep =
   | { kind: 'refundAuthorize' | 'financialRefund'; amountCents: number }
   | { kind: 'clearRefund'; pick: number; amountCents: number }
   | { kind: 'reverseRefundAuth' | 'expireRefundAuth'; pick: number }
-  /** `part` null: a full reversal; else a partial one of 1 + part % (refunded - 1) cents (full when 0.01 was refunded). */
-  | { kind: 'reverseRefund'; pick: number; part: number | null };
+  /**
+   * `POST /v1/sandbox/card-transactions/:parentId/reversals` on a lifecycle with a refund credited
+   * (a 0200 refund, a refund authorization whose refund cleared): it names the lifecycle's last
+   * refund. `part` null sends no amount (all that is left); else the amount askedOf(part, left).
+   */
+  | { kind: 'reverseRefund'; pick: number; part: number | null }
+  /**
+   * An 0420 sent through `POST /v1/sandbox/iso8583`, built from a refund's request: DE90 names the
+   * refund `named` % count of the lifecycle, or (null) nothing: then it names the refund that opened
+   * a 0200 lifecycle (none on a refund authorization's). `part` null: no DE95; else DE95 keeps all
+   * but askedOf(part, remaining).
+   */
+  | { kind: 'isoReverseRefund'; pick: number; named: number | null; part: number | null };
 
 type Step = HoldStep | RefundStep;
 
@@ -84,36 +103,73 @@ const holdKinds: ReadonlySet<Step['kind']> = new Set(['authorize', 'increment', 
 const isHoldStep = (current: Step): current is HoldStep => holdKinds.has(current.kind);
 
 const amountCents = fc.integer({ min: 1, max: 4000 });
+const partOf = fc.option(fc.nat(), { nil: null, freq: 2 });
 const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('authorize' as const), amountCents }), weight: 3 },
   {
     arbitrary: fc.record({ kind: fc.constantFrom('increment' as const, 'advice' as const, 'complete' as const, 'reverse' as const, 'refund' as const), pick: fc.nat(), amountCents }),
     weight: 3,
   },
+  // Refunds of purchases and reversals once more: a purchase refunded beyond what it posted, then reversed (its last refund taken back).
+  { arbitrary: fc.record({ kind: fc.constantFrom('reverse' as const, 'refund' as const), pick: fc.nat(), amountCents }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('expire' as const), pick: fc.nat() }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constantFrom('refundAuthorize' as const, 'financialRefund' as const), amountCents }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('clearRefund' as const), pick: fc.nat(), amountCents }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('reverseRefund' as const), pick: fc.nat(), part: fc.option(fc.nat(), { nil: null, freq: 2 }) }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('reverseRefund' as const), pick: fc.nat(), part: partOf }), weight: 3 },
+  { arbitrary: fc.record({ kind: fc.constant('isoReverseRefund' as const), pick: fc.nat(), named: fc.option(fc.nat(), { nil: null, freq: 2 }), part: partOf }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constantFrom('reverseRefundAuth' as const, 'expireRefundAuth' as const), pick: fc.nat() }), weight: 2 },
 );
 
-/** A refund authorization's lifecycle in the model: its status, what it announces, what was credited on it (cents). */
-interface RefundAuthorization {
+/**
+ * What a partial reversal step asks to take back (cents) of `left`: mostly less than it (1 to
+ * left - 1); each fourth draw, and whenever left is 0.01 or nothing, all of it or more (at least 0.01).
+ */
+const askedOf = (part: number, left: number) => (part % 4 === 3 || left <= 1 ? Math.max(left + (part % 3), 1) : 1 + (part % (left - 1)));
+
+/** A refund credited on a lifecycle (0200 or 0220, processing code 20): what no reversal took back yet, and the request the sandbox sent for it (a reversal names it in DE90). */
+interface CreditedRefund {
+  leftCents: number;
+  request: { mti: string; fields: Record<string, string> };
+}
+
+/**
+ * A lifecycle of refunds in the model: opened by a refund authorization (0100) or by a refund
+ * credited at once (0200); its status, what it announces (cents), the refunds credited on it, oldest
+ * first. Nothing else is posted on it, so it nets (as a credit) what its refunds still credit.
+ */
+interface RefundLifecycle {
+  opening: 'authorization' | 'refund';
   status: 'PENDING' | 'COMPLETED' | 'CANCELLED';
   pendingCents: number;
-  creditedCents: number;
+  refunds: CreditedRefund[];
+  /** What reversals of the refund authorization withdrew from the announcement (REVERSAL_ADVICE DEBIT records that take no money). */
+  withdrawnCents: number;
 }
 
-/** A refund credited at once (0200) in the model: what is still credited, whether it may be reversed (it was not yet). */
-interface CreditedRefund {
-  netCents: number;
-  reversible: boolean;
+const creditOf = (refunds: RefundLifecycle) => refunds.refunds.reduce((sum, refund) => sum + refund.leftCents, 0);
+
+/** A purchase's lifecycle in the model: what is posted on it (cents; below zero when refunded beyond it), and its last refund. */
+interface Purchase {
+  postedCents: number;
+  lastRefund: CreditedRefund | undefined;
 }
 
-/** A lifecycle's postedAmount when `creditedCents` were credited on it (a credit posts negative; 0, not -0, when nothing). */
-const postedCredit = (creditedCents: number) => (creditedCents === 0 ? 0 : -creditedCents / 100);
+/** DE90 (original data elements) of a sandbox reversal that names `refund`: its MTI and STAN first. */
+const namesRefund = (request: { fields: Record<string, string> }, refund: CreditedRefund) => expect(request.fields['90']?.slice(0, 10)).toBe(`${refund.request.mti}${refund.request.fields['11']}`);
+/** DE95 of a partial sandbox reversal: the actual amount (what stays), 12 digits of cents first. */
+const keeps = (request: { fields: Record<string, string> }, stays: number | undefined) =>
+  expect(request.fields['95']?.slice(0, 12)).toBe(stays === undefined ? undefined : String(stays).padStart(12, '0'));
+
+/** An amount in cents as the API shows it in major units (0, not -0, when nothing). */
+const major = (amountCents: number) => (amountCents === 0 ? 0 : amountCents / 100);
+/** A lifecycle's postedAmount when `creditedCents` are credited on it (a credit posts negative). */
+const postedCredit = (creditedCents: number) => major(-creditedCents);
 
 const pickOf = <T>(items: readonly T[], pick: number): T | undefined => (items.length > 0 ? items[pick % items.length] : undefined);
+
+/** STANs of the 0420s the model sends itself (the sandbox routes draw theirs at random). */
+let stans = 0;
+const nextStan = () => String(700_000 + (stans++ % 100_000)).padStart(6, '0');
 
 describe('model', () => {
   it('random message sequences agree with a model of holds and balances', async () => {
@@ -121,31 +177,59 @@ describe('model', () => {
       // A wallet funded with 100.00, or with 20.00 so that declines and overdrafts (force posts, reversals of refunds) come often.
       fc.asyncProperty(fc.constantFrom(10_000, 2_000), fc.array(step, { minLength: 1, maxLength: 20, size: 'max' }), async (fundedCents, steps) => {
         const card = await fundedCard(t, (fundedCents / 100).toFixed(2));
+        let pan: string | undefined;
         // The model: AVAILABLE and RESERVED in cents (AVAILABLE may go below zero: force posts and
         // reversals of refunds are forced), and what each open lifecycle holds.
         let available = fundedCents;
         let reserved = 0;
         const open = new Map<string, number>();
         const posted: string[] = [];
+        const purchases = new Map<string, Purchase>();
         // Lifecycles of refunds: opened by a refund authorization (0100), or by a refund credited at once (0200).
-        const refundAuthorizations = new Map<string, RefundAuthorization>();
-        const creditedRefunds = new Map<string, CreditedRefund>();
+        const refundLifecycles = new Map<string, RefundLifecycle>();
         const expectLifecycle = async (parentId: string, expected: Record<string, unknown>) => {
           const actual = await lifecycle(t, parentId);
           expect(actual).toMatchObject(expected);
           return actual;
         };
+        const purchaseOf = (parentId: string): Purchase => {
+          const purchase = purchases.get(parentId);
+          if (purchase === undefined) throw new Error(`the model does not know the purchase ${parentId}`);
+          return purchase;
+        };
+
+        /**
+         * A reversal of a refund answered: `taken` (cents) of `refund` taken back (forced: AVAILABLE may
+         * go below zero), the record a REVERSAL_ADVICE operation DEBIT, CANCELLED when the lifecycle
+         * nets 0 after it, else COMPLETED, and so is the lifecycle; nothing left to take: amount 0,
+         * CANCELLED, the lifecycle as it was.
+         */
+        const tookBack = async (parentId: string, refunds: RefundLifecycle, refund: CreditedRefund | undefined, record: unknown, taken: number) => {
+          const credit = creditOf(refunds) - taken;
+          if (taken > 0) {
+            expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: credit === 0 ? 'CANCELLED' : 'COMPLETED', amount: taken / 100 });
+            if (refund === undefined) throw new Error('the model took back a refund it does not know');
+            available -= taken;
+            refund.leftCents -= taken;
+            refunds.status = credit === 0 ? 'CANCELLED' : 'COMPLETED';
+          } else {
+            expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 0 });
+          }
+          await expectLifecycle(parentId, { status: refunds.status, heldAmount: 0, postedAmount: postedCredit(credit), pendingRefundAmount: 0 });
+        };
 
         /** A step of refunds: sends its message (when it has a lifecycle to name), checks the answer and the lifecycle, and moves the model. */
         const refundStep = async (current: RefundStep) => {
+          const authorizations = () => [...refundLifecycles].filter(([, refunds]) => refunds.opening === 'authorization');
+          const credited = () => [...refundLifecycles].filter(([, refunds]) => refunds.refunds.length > 0);
           if (current.kind === 'refundAuthorize') {
             // 0100 processing code 20: approved, nothing held or credited, a PENDING lifecycle of its own announcing the amount.
             const result = await authorize(t, card.cardId, { amount: current.amountCents / 100, processingCode: '200000' });
             expect(result.responseCode).toBe('00');
             expect(result.record).toMatchObject({ type: 'REFUND', operation: 'CREDIT', status: 'PENDING', heldAmount: 0 });
             const parentId = result.parentCardTransactionId as string;
-            expect(refundAuthorizations.has(parentId) || open.has(parentId) || posted.includes(parentId) || creditedRefunds.has(parentId)).toBe(false);
-            refundAuthorizations.set(parentId, { status: 'PENDING', pendingCents: current.amountCents, creditedCents: 0 });
+            expect(refundLifecycles.has(parentId) || open.has(parentId) || purchases.has(parentId)).toBe(false);
+            refundLifecycles.set(parentId, { opening: 'authorization', status: 'PENDING', pendingCents: current.amountCents, refunds: [], withdrawnCents: 0 });
             await expectLifecycle(parentId, { status: 'PENDING', heldAmount: 0, postedAmount: 0, pendingRefundAmount: current.amountCents / 100 });
           } else if (current.kind === 'financialRefund') {
             // 0200 processing code 20: credited at once, on a COMPLETED lifecycle of its own.
@@ -153,79 +237,116 @@ describe('model', () => {
             expect(result.responseCode).toBe('00');
             expect(result.record).toMatchObject({ type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', amount: current.amountCents / 100 });
             const parentId = result.parentCardTransactionId as string;
+            expect(refundLifecycles.has(parentId) || open.has(parentId) || purchases.has(parentId)).toBe(false);
             available += current.amountCents;
-            creditedRefunds.set(parentId, { netCents: current.amountCents, reversible: true });
+            refundLifecycles.set(parentId, { opening: 'refund', status: 'COMPLETED', pendingCents: 0, refunds: [{ leftCents: current.amountCents, request: result.iso.request }], withdrawnCents: 0 });
             await expectLifecycle(parentId, { status: 'COMPLETED', heldAmount: 0, postedAmount: postedCredit(current.amountCents) });
           } else if (current.kind === 'clearRefund') {
-            // The refund clears (0220 processing code 20) on any refund authorization's lifecycle: pending, reversed,
-            // expired or cleared already. It credits what it clears; the lifecycle is COMPLETED, nothing announced any more.
-            const picked = pickOf([...refundAuthorizations], current.pick);
+            // A refund clears (0220 processing code 20) on any lifecycle of refunds: a refund authorization's
+            // (pending, reversed, expired or cleared already; its refund reversed or not) or a 0200 refund's.
+            // It credits what it clears; the lifecycle is COMPLETED, nothing announced any more.
+            const picked = pickOf([...refundLifecycles], current.pick);
             if (picked === undefined) return;
-            const [parentId, authorization] = picked;
+            const [parentId, refunds] = picked;
             const result = await onParent(t, parentId, 'refunds', { amount: current.amountCents / 100 });
             expect(result.responseCode).toBe('00');
             expect(result.record).toMatchObject({ type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', amount: current.amountCents / 100, parentCardTransactionId: parentId });
             available += current.amountCents;
-            authorization.status = 'COMPLETED';
-            authorization.pendingCents = 0;
-            authorization.creditedCents += current.amountCents;
-            await expectLifecycle(parentId, { status: 'COMPLETED', heldAmount: 0, postedAmount: postedCredit(authorization.creditedCents), pendingRefundAmount: 0 });
+            refunds.status = 'COMPLETED';
+            refunds.pendingCents = 0;
+            refunds.refunds.push({ leftCents: current.amountCents, request: result.iso.request });
+            await expectLifecycle(parentId, { status: 'COMPLETED', heldAmount: 0, postedAmount: postedCredit(creditOf(refunds)), pendingRefundAmount: 0 });
           } else if (current.kind === 'reverseRefundAuth') {
             // A reversal (0420) of a refund authorization whose refund has not cleared: nothing moves, CANCELLED.
             const picked = pickOf(
-              [...refundAuthorizations].filter(([, authorization]) => authorization.status === 'PENDING'),
+              authorizations().filter(([, refunds]) => refunds.status === 'PENDING'),
               current.pick,
             );
             if (picked === undefined) return;
-            const [parentId, authorization] = picked;
+            const [parentId, refunds] = picked;
             const result = await onParent(t, parentId, 'reversals');
             expect(result.responseCode).toBe('00');
-            expect(result.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', amount: authorization.pendingCents / 100 });
-            authorization.status = 'CANCELLED';
-            authorization.pendingCents = 0;
+            expect(result.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', amount: refunds.pendingCents / 100 });
+            refunds.status = 'CANCELLED';
+            refunds.withdrawnCents += refunds.pendingCents;
+            refunds.pendingCents = 0;
             await expectLifecycle(parentId, { status: 'CANCELLED', heldAmount: 0, postedAmount: 0, pendingRefundAmount: 0 });
           } else if (current.kind === 'expireRefundAuth') {
             // Expiry of a refund authorization: nothing moves, CANCELLED with expiredAt; 409 when it is not PENDING any more.
-            const picked = pickOf([...refundAuthorizations], current.pick);
+            const picked = pickOf(authorizations(), current.pick);
             if (picked === undefined) return;
-            const [parentId, authorization] = picked;
+            const [parentId, refunds] = picked;
             const response = await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${parentId}/expire` });
-            if (authorization.status === 'PENDING') {
+            if (refunds.status === 'PENDING') {
               expect(response.status).toBe(200);
-              expect(response.body.data).toMatchObject({ type: 'REFUND', status: 'CANCELLED', amount: authorization.pendingCents / 100 });
-              authorization.status = 'CANCELLED';
-              authorization.pendingCents = 0;
+              expect(response.body.data).toMatchObject({ type: 'REFUND', status: 'CANCELLED', amount: refunds.pendingCents / 100 });
+              refunds.status = 'CANCELLED';
+              refunds.pendingCents = 0;
               const after = await expectLifecycle(parentId, { status: 'CANCELLED', heldAmount: 0, postedAmount: 0, pendingRefundAmount: 0 });
               expect(after.expiredAt).not.toBeNull();
             } else {
               expect(response.status).toBe(409);
-              await expectLifecycle(parentId, { status: authorization.status, postedAmount: postedCredit(authorization.creditedCents), pendingRefundAmount: 0 });
+              await expectLifecycle(parentId, { status: refunds.status, postedAmount: postedCredit(creditOf(refunds)), pendingRefundAmount: 0 });
             }
           } else if (current.kind === 'reverseRefund') {
-            // A reversal (0420) of a refund credited at once (0200): the refund taken back, forced (AVAILABLE may go
-            // below zero); all of it (CANCELLED, nothing posted), or part (COMPLETED, the rest still credited).
-            const picked = pickOf(
-              [...creditedRefunds].filter(([, refund]) => refund.reversible),
-              current.pick,
-            );
+            // The sandbox reversal of a lifecycle with a refund credited names its last refund (DE90) and takes
+            // back what no reversal took back yet, or the amount given when it is smaller (DE95 keeping the
+            // rest); sent again when nothing is left, it takes nothing.
+            const picked = pickOf(credited(), current.pick);
             if (picked === undefined) return;
-            const [parentId, refund] = picked;
-            const partCents = current.part === null || refund.netCents <= 1 ? undefined : 1 + (current.part % (refund.netCents - 1));
-            const result = await onParent(t, parentId, 'reversals', partCents === undefined ? {} : { amount: partCents / 100 });
-            const takenBack = partCents ?? refund.netCents;
+            const [parentId, refunds] = picked;
+            const last = refunds.refunds[refunds.refunds.length - 1];
+            if (last === undefined) return;
+            const asked = current.part === null ? undefined : askedOf(current.part, last.leftCents);
+            const result = await onParent(t, parentId, 'reversals', asked === undefined ? {} : { amount: asked / 100 });
             expect(result.responseCode).toBe('00');
-            expect(result.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: partCents === undefined ? 'CANCELLED' : 'COMPLETED', amount: takenBack / 100 });
-            available -= takenBack;
-            refund.netCents -= takenBack;
-            refund.reversible = false;
-            await expectLifecycle(parentId, { status: refund.netCents === 0 ? 'CANCELLED' : 'COMPLETED', heldAmount: 0, postedAmount: postedCredit(refund.netCents) });
+            // Naming the last refund while the lifecycle nets a credit; DE95 keeping what stays of it when the amount is smaller.
+            if (creditOf(refunds) > 0) namesRefund(result.iso.request, last);
+            keeps(result.iso.request, asked !== undefined && asked < last.leftCents ? last.leftCents - asked : undefined);
+            await tookBack(parentId, refunds, last, result.record, Math.min(asked ?? last.leftCents, last.leftCents));
+          } else if (current.kind === 'isoReverseRefund') {
+            // An 0420 of the network (POST /v1/sandbox/iso8583). DE90 names a refund of the lifecycle: what is
+            // left of it is taken back. Without DE90, the refund that opened a 0200 lifecycle (what is left of
+            // it, never more than the lifecycle still credits); a refund authorization's lifecycle opened with
+            // an 0100: nothing. DE95 keeps part (its actual amount, when below what would be taken back).
+            const picked = pickOf(credited(), current.pick);
+            if (picked === undefined) return;
+            const [parentId, refunds] = picked;
+            const refund = current.named === null ? (refunds.opening === 'refund' ? refunds.refunds[0] : undefined) : refunds.refunds[current.named % refunds.refunds.length];
+            const source = refund ?? refunds.refunds[0];
+            if (source === undefined) return;
+            const remaining = refund === undefined ? 0 : current.named === null ? Math.min(refund.leftCents, creditOf(refunds)) : refund.leftCents;
+            const asked = current.part === null ? undefined : askedOf(current.part, remaining);
+            const actual = asked === undefined ? undefined : asked < remaining ? remaining - asked : asked;
+            pan ??= await panOf(t, card.cardId);
+            const { '90': _named, ...fields } = source.request.fields;
+            const message = {
+              ...fields,
+              '0': '0420',
+              '2': pan,
+              '11': nextStan(),
+              ...(current.named === null ? {} : { '90': formatOriginalDataElements({ mti: source.request.mti, stan: fields['11'], transmissionDateTime: fields['7'], acquirerId: fields['32'] }) }),
+              ...(actual === undefined ? {} : { '95': formatReplacementAmounts({ actualTransactionMinor: BigInt(actual) }) }),
+            };
+            const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+            expect(response.status).toBe(200);
+            expect(response.body.data.response['39']).toBe('00');
+            const record = await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}` });
+            expect(record.body.data.parentCardTransactionId).toBe(parentId);
+            await tookBack(parentId, refunds, refund, record.body.data, Math.min(asked ?? remaining, remaining));
           }
         };
 
         for (const current of steps) {
+          // The lifecycle a step on holds names: an open one, or (each third pick, or when none is open) one with something posted.
           const lifecycles = [...open.keys()];
-          const target =
-            !isHoldStep(current) || current.kind === 'authorize' ? undefined : lifecycles.length > 0 ? lifecycles[current.pick % lifecycles.length] : posted[current.pick % Math.max(posted.length, 1)];
+          const pick = isHoldStep(current) && current.kind !== 'authorize' ? current.pick : undefined;
+          const onPosted = pick !== undefined && posted.length > 0 && (lifecycles.length === 0 || pick % 3 === 0);
+          const target = pick === undefined ? undefined : onPosted ? posted[Math.floor(pick / 3) % posted.length] : lifecycles[pick % Math.max(lifecycles.length, 1)];
+          /** A lifecycle closed with something posted on it (a refund too) may still be named by the steps that follow. */
+          const closed = (parentId: string) => {
+            if (purchaseOf(parentId).postedCents !== 0 && !posted.includes(parentId)) posted.push(parentId);
+          };
           if (!isHoldStep(current)) {
             await refundStep(current);
           } else if (current.kind === 'authorize') {
@@ -236,17 +357,26 @@ describe('model', () => {
               available -= current.amountCents;
               reserved += current.amountCents;
               open.set(result.parentCardTransactionId, current.amountCents);
+              purchases.set(result.parentCardTransactionId, { postedCents: 0, lastRefund: undefined });
             } else expect(result.responseCode).toBe('51');
           } else if (target !== undefined && current.kind !== 'expire') {
             const held = open.get(target);
+            const purchase = purchaseOf(target);
             const result = await onParent(t, target, current.kind === 'complete' ? 'completions' : current.kind === 'reverse' ? 'reversals' : `${current.kind}s`, {
               amount: current.amountCents / 100,
             });
             if (current.kind === 'refund') {
               available += current.amountCents;
+              purchase.postedCents -= current.amountCents;
+              purchase.lastRefund = { leftCents: current.amountCents, request: result.iso.request };
             } else if (held === undefined) {
-              // No open hold: a completion is a force post; increments/advices open nothing here; reversals move nothing.
-              if (current.kind === 'complete') available -= current.amountCents;
+              // No open hold: a completion is a force post; increments/advices open nothing here; a reversal of a
+              // lifecycle that nets a credit takes its last refund back (forced, never more than is left of it:
+              // the amount given, or less), any other moves nothing.
+              if (current.kind === 'complete') {
+                available -= current.amountCents;
+                purchase.postedCents += current.amountCents;
+              }
               if (current.kind === 'advice') {
                 const reservable = Math.min(current.amountCents, Math.max(available, 0));
                 available -= reservable;
@@ -254,6 +384,19 @@ describe('model', () => {
                 if (reservable > 0) open.set(result.parentCardTransactionId, reservable);
               }
               if (current.kind === 'increment' && result.responseCode === '00') throw new Error('an increment without an open hold opened one');
+              if (current.kind === 'reverse') {
+                const last = purchase.postedCents < 0 ? purchase.lastRefund : undefined;
+                const taken = last === undefined ? 0 : Math.min(current.amountCents, last.leftCents);
+                expect(result.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: taken / 100, ...(taken > 0 ? { operation: 'DEBIT' } : {}) });
+                if (last !== undefined) {
+                  namesRefund(result.iso.request, last);
+                  keeps(result.iso.request, current.amountCents < last.leftCents ? last.leftCents - current.amountCents : undefined);
+                  available -= taken;
+                  purchase.postedCents += taken;
+                  last.leftCents -= taken;
+                  await expectLifecycle(target, { heldAmount: 0, postedAmount: major(purchase.postedCents) });
+                }
+              }
             } else if (current.kind === 'increment') {
               if (current.amountCents <= available) {
                 available -= current.amountCents;
@@ -268,14 +411,17 @@ describe('model', () => {
             } else if (current.kind === 'complete') {
               reserved -= held;
               available -= current.amountCents - held;
+              purchase.postedCents += current.amountCents;
               open.delete(target);
               posted.push(target);
             } else {
               const reversed = current.amountCents < held ? current.amountCents : held;
               available += reversed;
               reserved -= reversed;
-              if (reversed === held) open.delete(target);
-              else open.set(target, held - reversed);
+              if (reversed === held) {
+                open.delete(target);
+                closed(target);
+              } else open.set(target, held - reversed);
             }
           } else if (current.kind === 'expire' && target !== undefined && open.has(target)) {
             await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${target}/expire` });
@@ -283,9 +429,21 @@ describe('model', () => {
             available += held;
             reserved -= held;
             open.delete(target);
+            closed(target);
           }
           const actual = await balances(t, card.walletId);
           expect({ available: cents(actual.AVAILABLE), reserved: cents(actual.RESERVED) }).toEqual({ available, reserved });
+        }
+
+        // What the reversals of each lifecycle of refunds took back, added up, never passes what its refunds credited.
+        for (const [parentId, refunds] of refundLifecycles) {
+          const actual = await expectLifecycle(parentId, { status: refunds.status, postedAmount: postedCredit(creditOf(refunds)) });
+          const children = actual.children as { type: string; operation: string; status: string; amount: number }[];
+          const sum = (kept: (child: (typeof children)[number]) => boolean) => children.filter(kept).reduce((total, child) => total + cents(String(child.amount)), 0);
+          const credits = sum((child) => child.type === 'REFUND' && child.status === 'COMPLETED');
+          const takenBack = sum((child) => child.type === 'REVERSAL_ADVICE' && child.operation === 'DEBIT') - refunds.withdrawnCents;
+          expect(takenBack).toBeLessThanOrEqual(credits);
+          expect(credits - takenBack).toBe(creditOf(refunds));
         }
       }),
       {
