@@ -239,6 +239,20 @@ describe('deposits: failure', () => {
     expect(kept).toMatchObject({ status: 'FAILED', failureReason: 'ASSET_NETWORK_MISMATCH', asset: 'BTC', network: 'ETHEREUM', walletId, type: 'CRYPTO_DEPOSIT_FAILURE' });
     expect(await balanceOf(t, walletId, 'BTC')).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
   });
+
+  it('409 for the same refused chain transaction sent again (same txHash): it names the FAILED record kept the first time', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'USDC');
+    const txHash = `0x${'cd'.repeat(32)}`;
+    const first = await cryptoDeposit(t, { address, asset: 'BTC', amount: '1', txHash });
+    expect(first.status).toBe(422);
+    const keptId = /crypto transaction ([0-9a-f-]{36})/.exec(first.body.details[0].message)?.[1];
+    const again = await cryptoDeposit(t, { address, asset: 'BTC', amount: '1', txHash });
+    expect(again.status, JSON.stringify(again.body)).toBe(409);
+    expect(again.body.details[0].field).toBe('txHash');
+    expect(again.body.message).toContain(`crypto transaction ${keptId as string}`);
+    expect(await records(keptId as string)).toHaveLength(1);
+  });
 });
 
 describe('deposits: refused', () => {

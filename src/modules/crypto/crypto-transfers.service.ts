@@ -310,9 +310,6 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     created_at: context.now,
     updated_at: context.now,
   };
-  if (!(assetNetworks[asset.code] ?? []).includes(address.network)) {
-    throw new AssetNetworkMismatch({ ...base, status: 'FAILED', failure_reason: 'ASSET_NETWORK_MISMATCH' }, idAt(context.now));
-  }
   const duplicate = await tx
     .selectFrom('crypto_transfers')
     .select('id')
@@ -322,7 +319,12 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     .where('tx_hash', '=', txHash)
     .where('address', '=', address.address)
     .executeTakeFirst();
-  if (duplicate) throw new AppError('CONFLICT', `txHash: this chain transaction already paid ${address.address} (crypto transaction ${duplicate.id})`, { details: [{ field: 'txHash', message: 'already deposited' }] });
+  if (duplicate) throw new AppError('CONFLICT', `txHash: this chain transaction was already received at ${address.address} (crypto transaction ${duplicate.id})`, { details: [{ field: 'txHash', message: 'already deposited' }] });
+  // After the duplicate check: a refused deposit sent again is that same chain transaction (409
+  // naming the FAILED record kept the first time), not a second refusal naming a record never kept.
+  if (!(assetNetworks[asset.code] ?? []).includes(address.network)) {
+    throw new AssetNetworkMismatch({ ...base, status: 'FAILED', failure_reason: 'ASSET_NETWORK_MISMATCH' }, idAt(context.now));
+  }
 
   if (confirmations > 0) base.block_number = String(Math.max(1, (await chainHeight(tx, context.clientId, address.network)) - confirmations + 1));
   const childId = idAt(context.now);
