@@ -305,7 +305,7 @@ function checkMemo(network: CryptoNetworkName, memo: string | null | undefined):
   if (memo.length === 0) return { ok: false, code: 'VALIDATION_ERROR', reason: 'is empty; leave the memo out instead' };
   if (memo.length > memoLengthMax) return { ok: false, code: 'VALIDATION_ERROR', reason: `is ${memo.length} characters long; at most ${memoLengthMax}` };
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
-  if (/[\u0000-\u001f\u007f]/.test(memo)) return { ok: false, code: 'VALIDATION_ERROR', reason: 'holds control characters (line breaks, tabs, NUL); send plain text' };
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(memo)) return { ok: false, code: 'VALIDATION_ERROR', reason: 'holds control characters (line breaks, tabs, NUL, C1 controls); send plain text' };
   return { ok: true, memo };
 }
 

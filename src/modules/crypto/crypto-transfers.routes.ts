@@ -99,14 +99,19 @@ const CryptoAddressSchema = Type.Object(
 const assetField = Type.String({ minLength: 1, maxLength: 16, examples: ['USDC'] });
 const networkField = Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 20, examples: ['TRON'] }), 'the asset\'s default network when absent'));
 
+/** The most a withdrawal's address or memo may hold before the destination checks read it. */
+const destinationTextMax = 4096;
+
 const WithdrawalBody = Type.Object(
   {
     walletId: Text.id(),
     asset: assetField,
     network: networkField,
     amount: Text.amount(),
-    address: Type.String({ minLength: 1, maxLength: addressLengthMax, description: 'the destination, checked by the network\'s own rules' }),
-    memo: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: memoLengthMax }), 'TRON and SOLANA only')),
+    // Lengths are the destination checks' own rules (address, then memo, in their documented
+    // order); the schema only bounds what is read.
+    address: Type.String({ maxLength: destinationTextMax, description: 'the destination, checked by the network\'s own rules' }),
+    memo: Type.Optional(nullable(Type.String({ maxLength: destinationTextMax }), `TRON and SOLANA only; 1 to ${memoLengthMax} characters`)),
     grossAmount: Type.Optional(Type.Boolean({ description: 'true: the fee comes out of amount; false (default): the wallet pays amount + fee' })),
     referenceNumber: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 100 }))),
     note: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 500 }))),

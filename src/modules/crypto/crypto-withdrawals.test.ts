@@ -158,6 +158,13 @@ describe('withdrawals: refused', () => {
     [{ asset: 'ETH', amount: '0.1', address: '0x0000000000000000000000000000000000000000' }, 400, 'ADDRESS_NOT_ALLOWED', 'address'],
     [{ asset: 'ETH', amount: '0.1', address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD' }, 400, 'INVALID_ADDRESS', 'address'],
     [{ asset: 'BTC', amount: '0.1', address: destinations.BITCOIN, memo: 'x' }, 400, 'MEMO_NOT_SUPPORTED', 'memo'],
+    // The documented order: the address first, then the memo; a memo where the network has none, whatever its length.
+    [{ asset: 'ETH', amount: '0.1', address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD', memo: '' }, 400, 'INVALID_ADDRESS', 'address'],
+    [{ asset: 'BTC', amount: '0.1', address: '', memo: 'x' }, 400, 'INVALID_ADDRESS', 'address'],
+    [{ asset: 'BTC', amount: '0.1', address: destinations.BITCOIN, memo: '' }, 400, 'MEMO_NOT_SUPPORTED', 'memo'],
+    [{ asset: 'BTC', amount: '0.1', address: destinations.BITCOIN, memo: 'x'.repeat(300) }, 400, 'MEMO_NOT_SUPPORTED', 'memo'],
+    [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, memo: 'x'.repeat(257) }, 400, 'VALIDATION_ERROR', 'memo'],
+    [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, memo: 'a\u0085b' }, 400, 'VALIDATION_ERROR', 'memo'],
     [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, grossAmount: true }, 422, 'AMOUNT_BELOW_FEE', 'amount'],
     [{ asset: 'USDC', network: 'TRON', amount: '0.50', address: destinations.TRON, grossAmount: true }, 422, 'AMOUNT_BELOW_FEE', 'amount'],
     [{ asset: 'BTC', amount: '5', address: destinations.BITCOIN }, 422, 'INSUFFICIENT_FUNDS', undefined],

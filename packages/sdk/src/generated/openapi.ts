@@ -14478,7 +14478,7 @@ export interface operations {
                     amount: string;
                     /** @description the destination, checked by the network's own rules */
                     address: string;
-                    /** @description TRON and SOLANA only */
+                    /** @description TRON and SOLANA only; 1 to 256 characters */
                     memo?: string | null;
                     /** @description true: the fee comes out of amount; false (default): the wallet pays amount + fee */
                     grossAmount?: boolean;
