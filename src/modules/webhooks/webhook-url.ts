@@ -86,6 +86,10 @@ export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> 
     if (parsed.notAllowed) throw notAllowed(`url ${parsed.problem}.`);
     throw validationError('url', parsed.problem);
   }
+  // What the URL parser quietly repaired is refused, so that the URL stored is the URL called.
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
+  if (/[\s\\\u0000-\u001f\u007f]/.test(raw)) throw validationError('url', 'must not contain spaces, control characters or backslashes');
+  if (!/^https?:\/\/[^/]/i.test(raw)) throw validationError('url', 'must be an absolute URL such as https://example.com/webhooks (scheme, "://", then the host)');
   if (mode === 'production' && ipLiteralOf(parsed.url) === undefined) {
     const addresses = await resolveAll(parsed.url.hostname);
     const refused = addresses?.find((entry) => !isPublicAddress(entry.address));

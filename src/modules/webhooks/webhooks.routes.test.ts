@@ -216,6 +216,12 @@ describe('400', () => {
     ['example.com/hooks', 'must be an absolute URL such as https://example.com/webhooks'],
     ['https://user:secret@example.com/hooks', 'must not contain credentials (user:password@)'],
     ['https://example.com/hooks#part', 'must not contain a fragment (#...)'],
+    // What a URL parser would repair is refused rather than stored as typed.
+    ['http:///x', 'must be an absolute URL such as https://example.com/webhooks (scheme, "://", then the host)'],
+    ['http:127.0.0.1/x', 'must be an absolute URL such as https://example.com/webhooks (scheme, "://", then the host)'],
+    [' http://127.0.0.1/x', 'must not contain spaces, control characters or backslashes'],
+    ['http:\\\\127.0.0.1\\x', 'must not contain spaces, control characters or backslashes'],
+    ['http://127.0.0.1/a b', 'must not contain spaces, control characters or backslashes'],
   ])('url %s is refused', async (url, message) => {
     const response = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'x', url, subscribedEventTypes: ['CUSTOMER_CREATED'] } });
     expect(response.status).toBe(400);
@@ -257,6 +263,15 @@ describe('400', () => {
     const response = await t.request({ url: `/v1/webhooks/${created.id}/deliveries?status=DONE` });
     expect(response.status).toBe(400);
     expect(response.body.details[0].field).toBe('status');
+    // An event type that does not exist (or in the wrong case) is reported, not matched against nothing.
+    for (const eventType of ['FOO', 'customer_created']) {
+      const unknown = await t.request({ url: `/v1/webhooks/${created.id}/deliveries?eventType=${eventType}` });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.details[0].field).toBe('eventType');
+    }
+    for (const eventType of ['CUSTOMER_CREATED', 'WEBHOOK_TEST']) {
+      expect((await t.request({ url: `/v1/webhooks/${created.id}/deliveries?eventType=${eventType}` })).status).toBe(200);
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { authOf } from '../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
-import { AppError, notFound } from '../../platform/http/errors.js';
+import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { idempotencyKeyOf, requestContext, runWrite } from '../../platform/http/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { listQueryProperties, paginate } from '../../platform/http/pagination.js';
@@ -367,7 +367,14 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       const subscription = await service.getWebhook(deps, clientId, request.params.id);
       let query = store.deliveriesQuery(deps.db, clientId, subscription.id);
       if (request.query.status) query = query.where('status', '=', request.query.status);
-      if (request.query.eventType) query = query.where('event_type', '=', request.query.eventType);
+      const eventType = request.query.eventType;
+      if (eventType !== undefined) {
+        // A type that does not exist is a mistake to report, not a filter that matches nothing.
+        if (eventType !== testEventType && !(eventTypes as readonly string[]).includes(eventType)) {
+          throw validationError('eventType', `is not an event type; event types are ${eventTypes.join(', ')}, and ${testEventType}`);
+        }
+        query = query.where('event_type', '=', eventType);
+      }
       const { rows, pagination } = await paginate(query, request.query, { id: 'id', createdAt: 'created_at' });
       const attempts = await store.attemptsOf(deps.db, clientId, rows.map((row) => row.id));
       return {
