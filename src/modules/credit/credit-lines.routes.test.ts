@@ -445,6 +445,11 @@ describe('POST /v1/credit-lines/:id/payments', () => {
       expectError(await post(`/v1/credit-lines/${line.lineId}/payments`, { walletId: other.walletId, amount: '10.00' }, client), 404, 'NOT_FOUND', 'walletId');
       expect((await lineOf(t, line.lineId, client)).outstanding.principal).toBe('50.00');
     });
+
+    it('a line that does not exist answers 404 before the amount is read (a bad amount too)', async () => {
+      const response = await post('/v1/credit-lines/0190f1f2-0000-7000-8000-000000000000/payments', { walletId: '0190f1f2-0000-7000-8000-000000000001', amount: '1.001' });
+      expect(response.status, JSON.stringify(response.body)).toBe(404);
+    });
   });
 
   describe('422', () => {

@@ -359,8 +359,9 @@ export async function releaseCollateral(tx: Tx, context: RequestContext, id: str
  */
 export async function repayCreditLine(tx: Tx, context: RequestContext, id: string, input: { walletId: string; amount: string }): Promise<CreditLineView & { payment: { parentTransactionId: string; interestPaid: string; principalPaid: string } }> {
   const usd = usdAsset();
-  const amount = parseAmount(input.amount, usd, 'amount');
+  // The line first (404), then the amount, as the lock and release routes do.
   const line = await lockLine(tx, context.clientId, id);
+  const amount = parseAmount(input.amount, usd, 'amount');
   const wallet = await findWallet(tx, context.clientId, input.walletId);
   if (!wallet || wallet.customer_id !== line.customer_id) {
     throw new AppError('NOT_FOUND', 'Wallet not found', { details: [{ field: 'walletId', message: 'no such wallet of the credit line\'s customer' }] });
