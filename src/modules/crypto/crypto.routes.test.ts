@@ -25,9 +25,11 @@ describe('GET /v1/digital/networks', () => {
 describe('GET /v1/digital/withdrawal-fees: answered', () => {
   it.each([
     ['asset=BTC', { asset: 'BTC', network: 'BITCOIN', fee: '0.00005000', feeAsset: 'BTC' }],
-    ['asset=USDC', { asset: 'USDC', network: 'ETHEREUM', fee: '2.00', feeAsset: 'USDC' }],
-    ['asset=USDT&network=TRON', { asset: 'USDT', network: 'TRON', fee: '1.00', feeAsset: 'USDT' }],
-    ['asset=USDC&network=SOLANA', { asset: 'USDC', network: 'SOLANA', fee: '0.10', feeAsset: 'USDC' }],
+    ['asset=USDC', { asset: 'USDC', network: 'ETHEREUM', fee: '2.000000', feeAsset: 'USDC' }],
+    ['asset=USDT&network=TRON', { asset: 'USDT', network: 'TRON', fee: '1.000000', feeAsset: 'USDT' }],
+    ['asset=USDC&network=SOLANA', { asset: 'USDC', network: 'SOLANA', fee: '0.100000', feeAsset: 'USDC' }],
+    // At the asset's scale, as a withdrawal shows its fee.
+    ['asset=ETH', { asset: 'ETH', network: 'ETHEREUM', fee: '0.000500000000000000', feeAsset: 'ETH' }],
   ])('%s', async (query, expected) => {
     const response = await t.request({ url: `/v1/digital/withdrawal-fees?${query}` });
     expect(response.status).toBe(200);

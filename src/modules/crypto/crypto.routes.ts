@@ -3,6 +3,7 @@ import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { Envelope } from '../../platform/http/envelope.js';
 import { notFound, validationError } from '../../platform/http/errors.js';
+import { formatAmount } from '../../platform/money/amount.js';
 import { requireAsset } from '../../platform/money/assets.js';
 import { cryptoNetworkNames, listCryptoNetworks, requireAssetNetwork, withdrawalFeeDefault } from './networks.js';
 
@@ -68,7 +69,8 @@ export function registerCryptoRoutes(app: App, deps: Deps): void {
       const network = requireAssetNetwork(asset.code, request.query.network, { asset: 'asset', network: 'network' });
       const fee = withdrawalFeeDefault(asset.code, network);
       if (!fee) throw notFound('Withdrawal fee');
-      return { message: 'Withdrawal fee retrieved', data: { asset: fee.asset, network: fee.network, fee: fee.fee, feeAsset: fee.feeAsset }, traceId: String(request.id) };
+      // At the asset's scale, as the withdrawal itself shows it (ETH: 18 decimals).
+      return { message: 'Withdrawal fee retrieved', data: { asset: fee.asset, network: fee.network, fee: formatAmount(fee.feeMinor, asset), feeAsset: fee.feeAsset }, traceId: String(request.id) };
     },
   );
 }
