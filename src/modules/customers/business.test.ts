@@ -76,6 +76,8 @@ describe('POST /v1/customers/business', () => {
       [{ identification: { type: 'PASSPORT', number: '1', issuingCountry: 'US' } }, 'kyb.identification.type'],
       [{ mainAddress: { ...address, street1: 'z'.repeat(10_000) } }, 'kyb.mainAddress.street1'],
       [{ legalName: undefined }, 'kyb.legalName'],
+      [{ website: 'javascript:alert(1)' }, 'kyb.website'],
+      [{ website: 'ftp://engines.example.com' }, 'kyb.website'],
     ])('refuses the KYB data %j', async (kyb, field) => {
       await expectRefusedBusiness(businessBody({}, kyb), 400, field);
     });
@@ -109,6 +111,18 @@ describe('PATCH /v1/customers/business/:id', () => {
       expect(response.body.data.kyb).toEqual({ ...business.kyb, naicsCode: '52', mainAddress: { ...address, street2: null } });
       expect(response.body.data.deliveryAddress).toEqual({ ...address, street2: null });
       expect(response.body.data.membershipProgramId).not.toBe(business.membershipProgramId);
+    });
+
+    it('clears the phone with both fields null (a business\'s phone is optional: both or neither)', async () => {
+      const business = await createBusiness(t);
+      const set = await t.request({ method: 'PATCH', url: `/v1/customers/business/${business.id}`, body: { phoneNumber: '212 555 0188', phoneCountryCode: '1' } });
+      expect(set.body.data).toMatchObject({ phoneNumber: '2125550188', phoneCountryCode: '1' });
+      const half = await t.request({ method: 'PATCH', url: `/v1/customers/business/${business.id}`, body: { phoneNumber: null } });
+      expect(half.status).toBe(400);
+      expect(half.body.details[0].field).toBe('phoneNumber');
+      const cleared = await t.request({ method: 'PATCH', url: `/v1/customers/business/${business.id}`, body: { phoneNumber: null, phoneCountryCode: null } });
+      expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+      expect(cleared.body.data).toMatchObject({ phoneNumber: null, phoneCountryCode: null });
     });
   });
 

@@ -605,6 +605,15 @@ export async function createBusiness(tx: Tx, context: RequestContext, cipher: Fi
   return finishCreate(tx, context, cipher, id);
 }
 
+/** A business's phone change: as an individual's, and both null clear it (one null alone is refused: both or neither). */
+function businessPhoneChanges(input: { phoneNumber?: string | null | undefined; phoneCountryCode?: string | null | undefined }, row: store.CustomerRow) {
+  const { phoneNumber, phoneCountryCode } = input;
+  if (phoneNumber === null && phoneCountryCode === null) return { phone_number: null, phone_country_code: null };
+  if (phoneNumber === null) throw validationError('phoneNumber', 'can be cleared only together with phoneCountryCode (both null)');
+  if (phoneCountryCode === null) throw validationError('phoneCountryCode', 'can be cleared only together with phoneNumber (both null)');
+  return phoneChanges({ phoneNumber, phoneCountryCode }, row);
+}
+
 /** Partial update of a business: the kyb block follows the same onboarding rule as an individual's identity data. */
 export async function updateBusiness(tx: Tx, context: RequestContext, cipher: FieldCipher, customerId: string, input: BusinessPatch): Promise<CustomerViewData> {
   const row = await requireLockedOfType(tx, context.clientId, customerId, 'LEGAL');
@@ -613,7 +622,7 @@ export async function updateBusiness(tx: Tx, context: RequestContext, cipher: Fi
     const first = Object.keys(kybInput)[0];
     if (first !== undefined) assertKycEditable(row.onboarding_status, `kyb.${first}`);
   }
-  const phone = phoneChanges(input, row);
+  const phone = businessPhoneChanges(input, row);
   let kybJson: string | undefined;
   let mainAddressJson: string | null | undefined;
   if (kybInput) {

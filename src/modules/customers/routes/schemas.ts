@@ -197,7 +197,8 @@ const kybProperties = {
   ),
   incorporationDate: Type.Optional(nullable(CalendarDate('date of incorporation', '2019-04-01'))),
   incorporationCountry: Type.Optional(nullable(Country('country of incorporation'))),
-  website: Type.Optional(nullable(Type.String({ format: 'uri', maxLength: 200, examples: ['https://engines.example.com'] }))),
+  // http or https only: a script URL (javascript:) is a URI too, and a UI may render this as a link.
+  website: Type.Optional(nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/]', maxLength: 200, description: 'an http or https URL', examples: ['https://engines.example.com'] }))),
   taxInformation: Type.Optional(nullable(TaxInformation)),
   identification: Type.Optional(nullable(Identification)),
   mainAddress: Type.Optional(nullable(AddressInput)),
@@ -239,8 +240,9 @@ export const BusinessCreateBody = Type.Object(
 export const BusinessPatchBody = Type.Object(
   {
     email: Type.Optional(Email),
-    phoneNumber: Type.Optional(PhoneNumber),
-    phoneCountryCode: Type.Optional(PhoneCountryCode),
+    // A business's phone is optional: both null clear it (both or neither, as at creation).
+    phoneNumber: Type.Optional(nullable(PhoneNumber)),
+    phoneCountryCode: Type.Optional(nullable(PhoneCountryCode)),
     membershipProgram: Type.Optional(MembershipProgramRef),
     kyb: Type.Optional(
       Type.Object(
