@@ -98,6 +98,18 @@ describe('201', () => {
     );
   });
 
+  it('a note of null is the same as none; a note is kept on both records', async () => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const without = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD', note: null });
+    expect(without.status, JSON.stringify(without.body)).toBe(201);
+    const noted = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD', note: 'Rent share' });
+    const records = await t.request({ url: `/v1/transactions?parentTransactionId=${noted.body.data.parentTransactionId as string}` });
+    expect(records.body.data.map((record: { note: string | null }) => record.note)).toEqual(['Rent share', 'Rent share']);
+    const plain = await t.request({ url: `/v1/transactions?parentTransactionId=${without.body.data.parentTransactionId as string}` });
+    expect(plain.body.data.map((record: { note: string | null }) => record.note)).toEqual([null, null]);
+  });
+
   it.each(['/v1/internal-transfer', '/v1/baas/transactions/internal-transfer'])('is also served at %s, with referenceWalletId accepted', async (url) => {
     const source = await funded(1_000n);
     const destination = await newWallet(t);

@@ -16,7 +16,7 @@ export interface InternalTransferRequest {
   referenceWalletId?: string;
   amount: string;
   asset: string;
-  note?: string;
+  note?: string | null;
 }
 
 /** The response data, exactly the specification's shape. */

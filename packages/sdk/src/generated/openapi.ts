@@ -6493,8 +6493,8 @@ export interface components {
              * @example USD
              */
             asset: string;
-            /** @description free text kept on both wallet transaction records */
-            note?: string;
+            /** @description free text kept on both wallet transaction records; null is the same as absent */
+            note?: string | null;
         };
         /** KybStarted */
         KybStarted: {
