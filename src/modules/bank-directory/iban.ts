@@ -1,4 +1,4 @@
-import { extractIBAN, getCountrySpecifications, validateIBAN, ValidationErrorsIBAN } from 'ibantools';
+import { electronicFormatIBAN, extractIBAN, getCountrySpecifications, validateIBAN, ValidationErrorsIBAN } from 'ibantools';
 import { countryName } from './bic.js';
 import type { IdentifierCheck } from './routing-number.js';
 
@@ -29,9 +29,14 @@ export function expectedIbanLength(countryCode: string): number | undefined {
   return countrySpecifications[countryCode]?.chars ?? undefined;
 }
 
+/** The electronic form of an IBAN: upper case, without the spaces (and dashes) of the print form. No validation. */
+export function electronicIban(input: string): string {
+  return electronicFormatIBAN(input) ?? input;
+}
+
 export function checkIban(input: string): IdentifierCheck<ParsedIban> {
   if (!/^[A-Za-z0-9 ]*$/.test(input)) return { ok: false, reason: 'an IBAN holds only letters, digits and spaces' };
-  const iban = input.replace(/ /g, '').toUpperCase();
+  const iban = electronicIban(input);
   if (iban.length < 4) return { ok: false, reason: `an IBAN is at least 15 characters long; got ${iban.length}` };
   if (iban.length > ibanLengthMax) return { ok: false, reason: `an IBAN is at most ${ibanLengthMax} characters long; got ${iban.length}` };
   const countryCode = iban.slice(0, 2);

@@ -17,4 +17,4 @@ export {
 export { DirectoryFileError } from './directory-files.js';
 export { abaChecksumIsValid, checkRoutingNumber, type IdentifierCheck } from './routing-number.js';
 export { checkBic, countryName, isCountryCode, type ParsedBic } from './bic.js';
-export { checkIban, looksLikeIban, usesIban, type ParsedIban } from './iban.js';
+export { checkIban, electronicIban, looksLikeIban, usesIban, type ParsedIban } from './iban.js';

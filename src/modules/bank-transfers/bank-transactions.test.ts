@@ -163,4 +163,20 @@ describe('GET /v1/transactions (the unified wallet history)', () => {
     }
     expect(all.body.pagination.totalResults).toBe(7);
   });
+
+  it('type: a well-shaped type filters (an unknown one answers an empty page); one not of the shape of a type is 400 naming type', async () => {
+    const history = (query: string) => t.request({ url: `/v1/transactions?walletId=${wallet.walletId}&${query}` });
+    expect((await history('type=BANK_WITHDRAWAL')).body.pagination.totalResults).toBe(5);
+    expect((await history('type=BANK_DEPOSIT')).body.pagination.totalResults).toBe(2);
+    const unknown = await history('type=FOO');
+    expect(unknown.status).toBe(200);
+    expect(unknown.body).toMatchObject({ data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } });
+    expect((await history(`type=A${'B'.repeat(63)}`)).status).toBe(200);
+    for (const type of ['bank_deposit', 'Bank_Deposit', '1BANK', '_BANK', 'BANK-DEPOSIT', 'BANK%20DEPOSIT', `A${'B'.repeat(64)}`, '']) {
+      const response = await history(`type=${type}`);
+      expect(response.status, `${type}: ${JSON.stringify(response.body)}`).toBe(400);
+      expect(response.body.code).toBe('VALIDATION_ERROR');
+      expect(response.body.details.map((detail: { field: string }) => detail.field)).toEqual(['type']);
+    }
+  });
 });

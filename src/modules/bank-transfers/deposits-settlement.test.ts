@@ -320,6 +320,24 @@ describe('sandbox controls', () => {
     expect(await balanceOf(t, foreign.walletId, 'USD', t.clientB)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '1.00' });
   });
 
+  it('settle refuses an unknown body field as fail does (nothing settles), and takes no body or an empty one', async () => {
+    const wallet = await linkedWallet(t);
+    const first = await deposit(t, wallet.virtualAccountNumber, '2.00');
+    const second = await deposit(t, wallet.virtualAccountNumber, '3.00');
+    for (const action of ['settle', 'fail']) {
+      const response = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${first.parentBankTransactionId}/${action}`, body: { foo: 1 } });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.code).toBe('VALIDATION_ERROR');
+      expect(response.body.details).toEqual([{ field: 'foo', message: 'is not a known field' }]);
+    }
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '5.00' });
+    const empty = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${first.parentBankTransactionId}/settle`, body: {} });
+    expect(empty.status, JSON.stringify(empty.body)).toBe(200);
+    const none = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${second.parentBankTransactionId}/settle` });
+    expect(none.status, JSON.stringify(none.body)).toBe(200);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '5.00', RESERVED: '0.00', PENDING: '0.00' });
+  });
+
   it('400 for a malformed return code', async () => {
     const wallet = await linkedWallet(t);
     const received = await deposit(t, wallet.virtualAccountNumber, '1.00');

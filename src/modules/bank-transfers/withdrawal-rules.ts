@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { ErrorCode } from '../../platform/http/error-codes.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
-import { checkBic, checkIban, checkRoutingNumber, looksLikeIban } from '../bank-directory/index.js';
+import { checkBic, checkIban, checkRoutingNumber, electronicIban, looksLikeIban } from '../bank-directory/index.js';
 
 /**
  * The input rules of bank withdrawals and counterparties that need no database: which bank
@@ -118,11 +118,19 @@ export function remittanceMemoLimit(network: TransferNetwork | undefined): numbe
   return network === undefined ? remittanceMemoCeiling : remittanceMemoLengthMax[railOf[network]];
 }
 
+/** Characters that cannot be read in a message (controls, format characters, separators other than the space) are named by code point. */
+const unprintableCharacter = /^[\p{Cc}\p{Cf}\p{Z}]$/u;
+
 function describeCharacter(character: string): string {
   if (character === ' ') return 'space';
   const codePoint = character.codePointAt(0) ?? 0;
-  if (codePoint < 0x20 || codePoint === 0x7f) return `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+  if (unprintableCharacter.test(character)) return `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
   return JSON.stringify(character);
+}
+
+function describeCharacters(characters: readonly string[]): string {
+  const shown = characters.slice(0, offendingCharactersShownMax).map(describeCharacter).join(', ');
+  return `${shown}${characters.length > offendingCharactersShownMax ? ', …' : ''}`;
 }
 
 /**
@@ -136,11 +144,10 @@ export function checkRemittanceMemo(memo: string | null | undefined, network: Tr
   const violations: RuleViolation[] = [];
   const offending = [...new Set(characters.filter((character) => !remittanceMemoCharacter.test(character)))];
   if (offending.length > 0) {
-    const shown = offending.slice(0, offendingCharactersShownMax).map(describeCharacter).join(', ');
     violations.push({
       code: 'VALIDATION_ERROR',
       field: 'remittanceMemo',
-      message: `contains characters that are not allowed (${shown}${offending.length > offendingCharactersShownMax ? ', …' : ''}); allowed are ${remittanceMemoAllowedCharacters}`,
+      message: `contains characters that are not allowed (${describeCharacters(offending)}); allowed are ${remittanceMemoAllowedCharacters}`,
     });
   }
   if (characters.every((character) => character === ' ')) {
@@ -160,6 +167,39 @@ export function checkRemittanceMemo(memo: string | null | undefined, network: Tr
     });
   }
   return violations;
+}
+
+/**
+ * Characters no name or address may hold, whatever its script: control characters (general
+ * category Cc: C0 U+0000 to U+001F with the line breaks and the tab, DEL, C1 U+0080 to U+009F),
+ * format characters (Cf: bidi controls such as U+202E, zero-width characters, U+FEFF) and the
+ * line and paragraph separators U+2028 and U+2029. They are invisible, can make a name read
+ * differently from what it holds, or break the rail's fixed-width records. Letters of every
+ * script, accented ones included, are allowed: they are people's and places' names.
+ */
+const nameOrAddressRefusedCharacter = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+export const nameOrAddressRefusedCharacters =
+  'control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B)';
+
+/**
+ * A name or address field (withdrawal name, street1, street2, cityCounty, stateRegion, zip;
+ * counterparty name, accountHolderName and address): absent (undefined or null) is fine; when
+ * given, none of the refused characters above, and not empty or only white space.
+ */
+export function checkNameOrAddress(value: string | null | undefined, field: string): RuleViolation[] {
+  if (!isGiven(value)) return [];
+  const text = value ?? '';
+  const offending = [...new Set([...text].filter((character) => nameOrAddressRefusedCharacter.test(character)))];
+  if (offending.length > 0) {
+    return [{ code: 'VALIDATION_ERROR', field, message: `contains characters that are not allowed (${describeCharacters(offending)}); ${nameOrAddressRefusedCharacters} are refused` }];
+  }
+  if (text.trim() === '') return [{ code: 'VALIDATION_ERROR', field, message: 'must not be empty or only white space' }];
+  return [];
+}
+
+/** checkNameOrAddress for each field given, in the order given. */
+export function checkNamesAndAddresses(fields: Readonly<Record<string, string | null | undefined>>): RuleViolation[] {
+  return Object.entries(fields).flatMap(([field, value]) => checkNameOrAddress(value, field));
 }
 
 export const intermediaryBankBicLengthMax = 11;
@@ -237,6 +277,14 @@ export function checkAccountNumber(value: string | null | undefined, field = 'ac
     if (!check.ok) return [{ code: 'INVALID_IBAN', field, message: `looks like an IBAN but is not a valid one: ${check.reason}` }];
   }
   return [];
+}
+
+/**
+ * An account number as it is stored and sent: an IBAN in its electronic form (upper case, as the
+ * BIC next to it is), any other account number as given. For a value checkAccountNumber accepted.
+ */
+export function normalizeAccountNumber(value: string): string {
+  return looksLikeIban(value) ? electronicIban(value) : value;
 }
 
 /** Withdrawal fields the API no longer accepts, each with what to do instead (route config `removedFields`). */

@@ -13,26 +13,26 @@ import type { BeneficiaryData } from './bank-transfers.tables.js';
 import * as store from './bank-transfers.store.js';
 import { endToEndIdFor } from './end-to-end-id.js';
 import { requireBankAsset, type BankTransferRuntime, type SavedCounterparty } from './runtime.js';
-import { assertNoViolations, checkWithdrawalInput, type RuleViolation, type TransferNetwork } from './withdrawal-rules.js';
+import { assertNoViolations, checkNamesAndAddresses, checkWithdrawalInput, normalizeAccountNumber, type RuleViolation, type TransferNetwork } from './withdrawal-rules.js';
 
-/** The withdrawal body as the route schema lets it through (null counts as absent). */
+/** The withdrawal body as the route schema lets it through (null counts as absent for every optional field). */
 export interface WithdrawalRequest {
   walletId: string;
   amount: string;
-  asset?: string | undefined;
-  counterpartyId?: string | undefined;
-  name?: string | undefined;
-  transferNetwork?: TransferNetwork | undefined;
+  asset?: string | null | undefined;
+  counterpartyId?: string | null | undefined;
+  name?: string | null | undefined;
+  transferNetwork?: TransferNetwork | null | undefined;
   personTypeCode: 'P' | 'L';
   routingNumber?: string | null | undefined;
   bicSwiftCode?: string | null | undefined;
-  accountNumber?: string | undefined;
-  street1?: string | undefined;
+  accountNumber?: string | null | undefined;
+  street1?: string | null | undefined;
   street2?: string | null | undefined;
-  cityCounty?: string | undefined;
-  stateRegion?: string | undefined;
-  zip?: string | undefined;
-  countryCode?: string | undefined;
+  cityCounty?: string | null | undefined;
+  stateRegion?: string | null | undefined;
+  zip?: string | null | undefined;
+  countryCode?: string | null | undefined;
   identificationTypeCode?: string | null | undefined;
   identificationValue?: string | null | undefined;
   remittanceMemo?: string | null | undefined;
@@ -97,7 +97,7 @@ function beneficiaryFromBody(body: WithdrawalRequest): Beneficiary {
 
 function beneficiaryFromCounterparty(body: WithdrawalRequest, counterparty: SavedCounterparty): Beneficiary {
   const doubled = beneficiaryFields
-    .filter((field) => body[field] !== undefined)
+    .filter((field) => given(body[field]))
     .map((field) => violation(field, 'comes from the counterparty named by counterpartyId; leave it out (or leave out counterpartyId)'));
   assertNoViolations(doubled);
   const missing: RuleViolation[] = [];
@@ -131,7 +131,9 @@ function beneficiaryFromCounterparty(body: WithdrawalRequest, counterparty: Save
  * 3. the beneficiary: from the saved counterparty (404 when unknown; the body then leaves the
  *    beneficiary fields out) or from the body (required fields present);
  * 4. the input rules: personTypeCode, routingNumber/bicSwiftCode per transferNetwork,
- *    accountNumber (IBAN checked when it is one), intermediaryBankBic, remittanceMemo, countryCode;
+ *    accountNumber (IBAN checked when it is one), intermediaryBankBic, remittanceMemo, the name
+ *    and address fields of the body (no control or format characters, not blank), countryCode;
+ *    an IBAN is then kept in its electronic form;
  * 5. the bank directory: the routing number or BIC is known (404 BANK_NOT_FOUND) and, for a
  *    routing number, takes the network's payments (400 ROUTING_NUMBER_NOT_ELIGIBLE);
  * 6. the wallet exists (404), the counterparty belongs to the wallet's portfolio (400), the wallet
@@ -147,7 +149,7 @@ export async function createWithdrawal(tx: Tx, context: RequestContext, body: Wi
   const amountMinor = parseAmount(body.amount, asset, 'amount');
 
   let counterparty: SavedCounterparty | undefined;
-  if (body.counterpartyId !== undefined) {
+  if (body.counterpartyId !== undefined && body.counterpartyId !== null) {
     counterparty = isUuid(body.counterpartyId) ? await runtime.findCounterparty(tx, context.clientId, body.counterpartyId) : undefined;
     if (!counterparty) throw new AppError('NOT_FOUND', 'Counterparty not found', { details: [{ field: 'counterpartyId', message: 'no such counterparty' }] });
   }
@@ -163,10 +165,24 @@ export async function createWithdrawal(tx: Tx, context: RequestContext, body: Wi
     remittanceMemo: body.remittanceMemo,
     intermediaryBankBic: body.intermediaryBankBic,
   });
+  // A saved counterparty's name and address were checked when it was saved; the body's are checked here.
+  if (!counterparty) {
+    violations.push(
+      ...checkNamesAndAddresses({
+        name: beneficiary.name,
+        street1: beneficiary.street1,
+        street2: beneficiary.street2,
+        cityCounty: beneficiary.cityCounty,
+        stateRegion: beneficiary.stateRegion,
+        zip: beneficiary.zip,
+      }),
+    );
+  }
   if (!isCountryCode(beneficiary.countryCode)) {
     violations.push(violation('countryCode', `must be an ISO 3166-1 alpha-2 country code in capitals, such as US; got ${JSON.stringify(beneficiary.countryCode)}`));
   }
   assertNoViolations(violations);
+  beneficiary.accountNumber = normalizeAccountNumber(beneficiary.accountNumber);
   const bank = await resolveBank(tx, network, beneficiary);
 
   const wallet = await findWallet(tx, context.clientId, body.walletId);

@@ -31,6 +31,9 @@ const url = '/v1/baas/transactions/withdrawal';
 const withdraw = (overrides: Record<string, unknown> = {}, options: { url?: string; idempotencyKey?: string } = {}) =>
   t.request({ method: 'POST', url: options.url ?? url, body: withdrawalBody(wallet.walletId, overrides), ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}) });
 
+/** The beneficiary fields a saved counterparty supplies. */
+const beneficiaryFieldNames = ['name', 'transferNetwork', 'routingNumber', 'bicSwiftCode', 'accountNumber', 'street1', 'street2', 'cityCounty', 'stateRegion', 'zip', 'countryCode'];
+
 const bankTransferCount = async () =>
   Number((await t.deps.db.selectFrom('bank_transfers').select((eb) => eb.fn.countAll<string>().as('count')).where('client_id', '=', t.clientA.id).executeTakeFirst())?.count ?? 0);
 
@@ -173,6 +176,40 @@ describe('201', () => {
     expect(response.body.data.beneficiary).toMatchObject({ name: 'Ada Byron', accountNumber: '555000111', routingNumber: '021000089', bankName: 'Citibank, N.A.', cityCounty: 'Boston' });
   });
 
+  it('takes accented letters and other scripts in the name and address, as sent (only control and format characters are refused)', async () => {
+    const text = { name: 'Zoë Dvořák-Ñúñez 🚀', street1: 'Hauptstraße 1', street2: 'Bâtiment B', cityCounty: 'Zürich', stateRegion: 'Île-de-France', zip: 'Ōsaka 530' };
+    const response = await withdraw(text);
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body.data.beneficiary).toMatchObject(text);
+  });
+
+  it('keeps an IBAN in its electronic form (upper case), as it does the BIC, in the answer and in what is stored', async () => {
+    const response = await withdraw({ transferNetwork: 'SWIFT', routingNumber: undefined, bicSwiftCode: 'deutdeff', accountNumber: 'de89370400440532013000' });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body.data.beneficiary).toMatchObject({ accountNumber: 'DE89370400440532013000', bicSwiftCode: 'DEUTDEFF' });
+    const stored = await t.request({ url: `/v1/baas/transactions/${response.body.data.id}` });
+    expect(stored.body.data.beneficiary).toMatchObject({ accountNumber: 'DE89370400440532013000', bicSwiftCode: 'DEUTDEFF' });
+    // An account number that is not an IBAN is kept as sent.
+    const plain = await withdraw({ accountNumber: '00012ab' });
+    expect(plain.body.data.beneficiary.accountNumber).toBe('00012ab');
+  });
+
+  it('takes null as absent for every optional field: counterpartyId, asset, and the beneficiary fields next to counterpartyId', async () => {
+    const flat = await withdraw({ counterpartyId: null, asset: null, street2: null, identificationTypeCode: null, identificationValue: null });
+    expect(flat.status, JSON.stringify(flat.body)).toBe(201);
+    expect(flat.body.data).toMatchObject({ counterpartyId: null, asset: 'USD' });
+    const created = await t.request({
+      method: 'POST',
+      url: `/v1/customers/${wallet.customerId}/portfolios/${wallet.portfolioId}/counterparties`,
+      body: { transferNetwork: 'ACH_DOMESTIC', accountHolderName: 'Null Safe', routingNumber: '021000021', accountNumberValue: '777000111', street1: '3 Rue', cityCounty: 'Austin', stateRegion: 'TX', zip: '73301', countryCode: 'US' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const nulls = Object.fromEntries(beneficiaryFieldNames.map((field) => [field, null]));
+    const response = await t.request({ method: 'POST', url, body: { walletId: wallet.walletId, amount: '2.00', personTypeCode: 'P', counterpartyId: created.body.data.id, ...nulls } });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body.data.beneficiary).toMatchObject({ name: 'Null Safe', accountNumber: '777000111', routingNumber: '021000021', street2: null });
+  });
+
   it('reserves once for a repeated Idempotency-Key', async () => {
     const before = await balanceOf(t, wallet.walletId);
     const first = await withdraw({ amount: '3.00' }, { idempotencyKey: 'withdrawal-once' });
@@ -236,6 +273,49 @@ describe('400', () => {
       await expectRefused({ remittanceMemo: `Pay ${character} 1` }, 'remittanceMemo', 'VALIDATION_ERROR', /not allowed/);
     },
   );
+
+  describe('name and address fields: control characters, format characters, blank values', () => {
+    const textFields = ['name', 'street1', 'street2', 'cityCounty', 'stateRegion', 'zip'] as const;
+    /** The message names the one refused character by its code point, such as (U+000A). */
+    const namesCharacter = (codePoint: string) => new RegExp(`^contains characters that are not allowed \\(${codePoint.replace('+', '\\+')}\\)`);
+
+    it.each(textFields)('%s with a line break, a bidi override or a zero-width space', async (field) => {
+      for (const [character, shown] of [['\n', 'U+000A'], ['\u202e', 'U+202E'], ['\u200b', 'U+200B']] as const) {
+        await expectRefused({ [field]: `A${character}B` }, field, 'VALIDATION_ERROR', namesCharacter(shown));
+      }
+    });
+
+    it.each(textFields)('%s that is only white space', async (field) => {
+      await expectRefused({ [field]: '   ' }, field, 'VALIDATION_ERROR', /must not be empty or only white space/);
+      await expectRefused({ [field]: '\u00a0\u3000' }, field, 'VALIDATION_ERROR', /must not be empty or only white space/);
+    });
+
+    it.each([
+      ['\u0007', 'BEL (C0)'],
+      ['\t', 'tab'],
+      ['\r', 'carriage return'],
+      ['\u007f', 'DEL'],
+      ['\u0085', 'next line (C1)'],
+      ['\u009b', 'CSI (C1)'],
+      ['\u200d', 'zero-width joiner (Cf)'],
+      ['\u2066', 'left-to-right isolate (Cf)'],
+      ['\ufeff', 'byte order mark (Cf)'],
+      ['\u00ad', 'soft hyphen (Cf)'],
+      ['\u2028', 'line separator'],
+      ['\u2029', 'paragraph separator'],
+    ])('name with %j (%s), named by its code point', async (character) => {
+      const codePoint = `U+${(character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+      await expectRefused({ name: `Grace${character}Hopper` }, 'name', 'VALIDATION_ERROR', namesCharacter(codePoint));
+    });
+
+    it("the audit's name with a bell and a line break, and every blank field at once", async () => {
+      const bell = await expectRefused({ name: 'Zoë 🚀 \u0007bell\nnewline' }, 'name');
+      expect(bell.body.details).toEqual([{ field: 'name', message: expect.stringMatching(/^contains characters that are not allowed \(U\+0007, U\+000A\)/) }]);
+      const blank = await withdraw({ name: '   ', street1: ' ', cityCounty: ' ', stateRegion: ' ', zip: ' ' });
+      expect(blank.status).toBe(400);
+      expect(blank.body.details.map((detail: { field: string }) => detail.field)).toEqual(['name', 'street1', 'cityCounty', 'stateRegion', 'zip']);
+    });
+  });
 
   it('refuses a blank memo', async () => {
     await expectRefused({ remittanceMemo: '   ' }, 'remittanceMemo', 'VALIDATION_ERROR', /leave the field out/);

@@ -8,6 +8,8 @@ import { isCountryCode } from '../bank-directory/index.js';
 import {
   assertNoViolations,
   checkCounterpartyInput,
+  checkNamesAndAddresses,
+  normalizeAccountNumber,
   resolveBank,
   type FindCounterparty,
   type RuleViolation,
@@ -96,20 +98,40 @@ interface Resolved {
   countryCode: string | null;
 }
 
+/** The fields of a counterparty that name or locate the beneficiary, checked as a withdrawal's are. */
+type NamesAndAddress = Pick<CounterpartyInput, 'name' | 'accountHolderName' | 'street1' | 'street2' | 'cityCounty' | 'stateRegion' | 'zip'>;
+
 /**
  * The counterparty's rules, first failing step wins: the bank identifier per transferNetwork
- * (the specification's table) and the account number or IBAN, plus the country code; then the
- * bank directory (404 BANK_NOT_FOUND for an unknown routing number or BIC, 400
- * ROUTING_NUMBER_NOT_ELIGIBLE when the bank does not take the network's payments). The bank's
- * name, city, state and country are stored from the directory.
+ * (the specification's table) and the account number or IBAN, plus the country code and the name
+ * and address fields sent (no control or format characters, not blank); then the bank directory
+ * (404 BANK_NOT_FOUND for an unknown routing number or BIC, 400 ROUTING_NUMBER_NOT_ELIGIBLE when
+ * the bank does not take the network's payments). The bank's name, city, state and country are
+ * stored from the directory.
  */
-async function validate(tx: Tx, resolved: Resolved) {
+async function validate(tx: Tx, resolved: Resolved, text: NamesAndAddress) {
   const violations: RuleViolation[] = checkCounterpartyInput(resolved);
   if (resolved.countryCode !== null && !isCountryCode(resolved.countryCode)) {
     violations.push({ code: 'VALIDATION_ERROR', field: 'countryCode', message: 'must be an ISO 3166-1 alpha-2 country code in capitals, such as US' });
   }
+  violations.push(
+    ...checkNamesAndAddresses({
+      name: text.name,
+      accountHolderName: text.accountHolderName,
+      street1: text.street1,
+      street2: text.street2,
+      cityCounty: text.cityCounty,
+      stateRegion: text.stateRegion,
+      zip: text.zip,
+    }),
+  );
   assertNoViolations(violations);
   return resolveBank(tx, resolved.transferNetwork, resolved);
+}
+
+/** An IBAN is stored in its electronic form (upper case, no spaces), as the BIC is upper-cased. */
+function accountNumberOrNull(value: string | null): string | null {
+  return value === null ? null : normalizeAccountNumber(value);
 }
 
 function upperOrNull(value: string | null | undefined): string | null {
@@ -146,7 +168,7 @@ export async function createCounterparty(
     accountNumberValue: input.accountNumberValue ?? null,
     countryCode: input.countryCode ?? null,
   };
-  const bank = await validate(tx, resolved);
+  const bank = await validate(tx, resolved, input);
   const row: store.CounterpartyRow = {
     client_id: context.clientId,
     id: idAt(context.now),
@@ -157,7 +179,7 @@ export async function createCounterparty(
     account_holder_name: input.accountHolderName,
     routing_number: resolved.routingNumber,
     bic_swift_code: resolved.bicSwiftCode,
-    account_number_value: resolved.accountNumberValue,
+    account_number_value: accountNumberOrNull(resolved.accountNumberValue),
     country_code: resolved.countryCode,
     street1: input.street1 ?? null,
     street2: input.street2 ?? null,
@@ -197,7 +219,7 @@ export async function updateCounterparty(
     accountNumberValue: pick(input.accountNumberValue, current.account_number_value),
     countryCode: pick(input.countryCode, current.country_code),
   };
-  const bank = await validate(tx, resolved);
+  const bank = await validate(tx, resolved, input);
   const row: store.CounterpartyRow = {
     ...current,
     transfer_network: resolved.transferNetwork,
@@ -205,7 +227,7 @@ export async function updateCounterparty(
     account_holder_name: pick(input.accountHolderName, current.account_holder_name),
     routing_number: resolved.routingNumber,
     bic_swift_code: resolved.bicSwiftCode,
-    account_number_value: resolved.accountNumberValue,
+    account_number_value: accountNumberOrNull(resolved.accountNumberValue),
     country_code: resolved.countryCode,
     street1: pick(input.street1, current.street1),
     street2: pick(input.street2, current.street2),

@@ -79,6 +79,26 @@ describe('201', () => {
     });
   });
 
+  it('takes accented letters and other scripts in the names and the address, as sent', async () => {
+    const text = { name: 'Fournisseur à Zürich', accountHolderName: 'Zoë Dvořák-Ñúñez', street1: 'Hauptstraße 1', street2: 'Bâtiment B', cityCounty: 'Zürich', stateRegion: 'Île-de-France', zip: 'Ōsaka 530' };
+    const response = await create(achBody(text));
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body.data).toMatchObject(text);
+  });
+
+  it('stores a lower-case or print-form IBAN in its electronic form (upper case), as it does the BIC, on create and on PATCH', async () => {
+    const response = await create({ transferNetwork: 'SWIFT', accountHolderName: 'X', bicSwiftCode: 'deutdeff', accountNumberValue: 'de89370400440532013000' });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body.data).toMatchObject({ bicSwiftCode: 'DEUTDEFF', accountNumberValue: 'DE89370400440532013000' });
+    const url = `${base}/${response.body.data.id}`;
+    expect((await t.request({ url })).body.data.accountNumberValue).toBe('DE89370400440532013000');
+    const patched = await t.request({ method: 'PATCH', url, body: { accountNumberValue: 'gb29nwbk60161331926819' } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body.data.accountNumberValue).toBe('GB29NWBK60161331926819');
+    // An account number that is not an IBAN is kept as sent.
+    expect((await create(achBody({ accountNumberValue: '00012ab' }))).body.data.accountNumberValue).toBe('00012ab');
+  });
+
   it('needs only transferNetwork, accountHolderName and the network\'s identifier', async () => {
     const response = await create({ transferNetwork: 'ACH_DOMESTIC', accountHolderName: 'Minimal', routingNumber: '021000021' });
     expect(response.status).toBe(201);
@@ -129,6 +149,40 @@ describe('400', () => {
     const legacy = await create(achBody({ transferNetwork: 'US_WIRE' }));
     expect(legacy.status).toBe(400);
     expect(legacy.body.details[0].field).toBe('transferNetwork');
+  });
+
+  describe('names and address: control characters, format characters, blank values', () => {
+    const textFields = ['name', 'accountHolderName', 'street1', 'street2', 'cityCounty', 'stateRegion', 'zip'] as const;
+    const expectRefused = (response: Awaited<ReturnType<typeof create>>, field: string, message: RegExp) => {
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.code).toBe('VALIDATION_ERROR');
+      expect(response.body.details).toContainEqual({ field, message: expect.stringMatching(message) });
+    };
+
+    it.each(textFields)('%s with a line break, a bell, DEL, a C1 control, a bidi override or a zero-width space', async (field) => {
+      for (const [character, shown] of [['\n', 'U\\+000A'], ['\u0007', 'U\\+0007'], ['\u007f', 'U\\+007F'], ['\u0085', 'U\\+0085'], ['\u202e', 'U\\+202E'], ['\u200b', 'U\\+200B']] as const) {
+        expectRefused(await create(achBody({ [field]: `A${character}B` })), field, new RegExp(`^contains characters that are not allowed \\(${shown}\\)`));
+      }
+    });
+
+    it.each(textFields)('%s that is only white space', async (field) => {
+      expectRefused(await create(achBody({ [field]: '   ' })), field, /must not be empty or only white space/);
+    });
+
+    it("the audit's bodies: a name with a line break and a bell; a blank SWIFT account holder", async () => {
+      const before = (await t.request({ url: `${base}?limit=200` })).body.pagination.totalResults;
+      expectRefused(await create({ transferNetwork: 'ACH_DOMESTIC', accountHolderName: 'A\nB\u0007', routingNumber: '021000021' }), 'accountHolderName', /\(U\+000A, U\+0007\)/);
+      expectRefused(await create({ transferNetwork: 'SWIFT', accountHolderName: '   ', bicSwiftCode: 'DEUTDEFF' }), 'accountHolderName', /only white space/);
+      expect((await t.request({ url: `${base}?limit=200` })).body.pagination.totalResults).toBe(before);
+    });
+
+    it('PATCH checks the fields it changes, and leaves the counterparty as it was', async () => {
+      const created = (await create(achBody())).body.data;
+      const url = `${base}/${created.id}`;
+      expectRefused(await t.request({ method: 'PATCH', url, body: { accountHolderName: '\u202eevil' } }), 'accountHolderName', /U\+202E/);
+      expectRefused(await t.request({ method: 'PATCH', url, body: { stateRegion: ' ', street2: 'x\r\ny' } }), 'stateRegion', /only white space/);
+      expect((await t.request({ url })).body.data).toEqual(created);
+    });
   });
 
   it('ROUTING_NUMBER_NOT_ELIGIBLE for an ACH counterparty at a bank that takes no ACH', async () => {

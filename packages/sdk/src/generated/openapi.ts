@@ -1853,7 +1853,7 @@ export interface paths {
         put?: never;
         /**
          * Settle a pending bank deposit or withdrawal now (sandbox)
-         * @description A deposit clears into AVAILABLE; a withdrawal's reserved amount leaves the wallet. Emits the COMPLETED event and answers the SUCCESS record. 409 BANK_TRANSFER_NOT_PENDING when it already settled or failed.
+         * @description A deposit clears into AVAILABLE; a withdrawal's reserved amount leaves the wallet. Emits the COMPLETED event and answers the SUCCESS record. 409 BANK_TRANSFER_NOT_PENDING when it already settled or failed. Takes no body (none, or {}; a field is a 400).
          */
         post: operations["sandbox.settleBankTransaction"];
         delete?: never;
@@ -11320,7 +11320,7 @@ export interface operations {
                 operation?: "CREDIT" | "DEBIT";
                 status?: "PENDING" | "COMPLETED" | "FAILED" | "CANCELLED";
                 balanceType?: "AVAILABLE" | "RESERVED" | "PENDING";
-                /** @description business type, for example INTERNAL_TRANSFER */
+                /** @description business type, for example INTERNAL_TRANSFER: upper-case letters, digits and underscores, starting with a letter */
                 type?: string;
             };
             header?: never;
@@ -12217,28 +12217,33 @@ export interface operations {
                     /** @description decimal string, for example "10.50" */
                     amount: string;
                     /** @description USD (default); USD_TEST in the sandbox */
-                    asset?: string;
+                    asset?: string | null;
                     /** @description a saved counterparty of the wallet's portfolio; it supplies the beneficiary fields, which the body then leaves out */
-                    counterpartyId?: string;
-                    /** @description beneficiary name (required without counterpartyId) */
-                    name?: string;
-                    /** @description ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT */
-                    transferNetwork?: "ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT";
+                    counterpartyId?: string | null;
+                    /** @description beneficiary name (required without counterpartyId); no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    name?: string | null;
+                    /** @description ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT (required without counterpartyId) */
+                    transferNetwork?: ("ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT") | null;
                     /** @description P = private person (individual), L = legal person (business) */
                     personTypeCode: "P" | "L";
                     /** @description ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise */
                     routingNumber?: string | null;
                     /** @description SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise */
                     bicSwiftCode?: string | null;
-                    /** @description account number or IBAN */
-                    accountNumber?: string;
-                    street1?: string;
+                    /** @description account number or IBAN (an IBAN is kept in its electronic form: upper case, no spaces) */
+                    accountNumber?: string | null;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    street1?: string | null;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
                     street2?: string | null;
-                    cityCounty?: string;
-                    stateRegion?: string;
-                    zip?: string;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    cityCounty?: string | null;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    stateRegion?: string | null;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    zip?: string | null;
                     /** @description ISO 3166-1 alpha-2 */
-                    countryCode?: string;
+                    countryCode?: string | null;
                     /** @description party identification type */
                     identificationTypeCode?: string | null;
                     /** @description party identification */
@@ -12321,28 +12326,33 @@ export interface operations {
                     /** @description decimal string, for example "10.50" */
                     amount: string;
                     /** @description USD (default); USD_TEST in the sandbox */
-                    asset?: string;
+                    asset?: string | null;
                     /** @description a saved counterparty of the wallet's portfolio; it supplies the beneficiary fields, which the body then leaves out */
-                    counterpartyId?: string;
-                    /** @description beneficiary name (required without counterpartyId) */
-                    name?: string;
-                    /** @description ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT */
-                    transferNetwork?: "ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT";
+                    counterpartyId?: string | null;
+                    /** @description beneficiary name (required without counterpartyId); no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    name?: string | null;
+                    /** @description ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT (required without counterpartyId) */
+                    transferNetwork?: ("ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT") | null;
                     /** @description P = private person (individual), L = legal person (business) */
                     personTypeCode: "P" | "L";
                     /** @description ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise */
                     routingNumber?: string | null;
                     /** @description SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise */
                     bicSwiftCode?: string | null;
-                    /** @description account number or IBAN */
-                    accountNumber?: string;
-                    street1?: string;
+                    /** @description account number or IBAN (an IBAN is kept in its electronic form: upper case, no spaces) */
+                    accountNumber?: string | null;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    street1?: string | null;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
                     street2?: string | null;
-                    cityCounty?: string;
-                    stateRegion?: string;
-                    zip?: string;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    cityCounty?: string | null;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    stateRegion?: string | null;
+                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    zip?: string | null;
                     /** @description ISO 3166-1 alpha-2 */
-                    countryCode?: string;
+                    countryCode?: string | null;
                     /** @description party identification type */
                     identificationTypeCode?: string | null;
                     /** @description party identification */

@@ -113,31 +113,33 @@ export const BankTransferGroupSchema = Type.Object(
   { title: 'BankTransactionGroup' },
 );
 
-const optionalText = (maxLength: number, description?: string) =>
-  Type.Optional(Type.String({ minLength: 1, maxLength, ...(description === undefined ? {} : { description }) }));
-const optionalNullableText = (maxLength: number, description?: string) =>
-  Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength }), Type.Null()], description === undefined ? {} : { description }));
+/** Every optional field of the withdrawal body takes null, which means the same as leaving it out. */
+const optionalNullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
+  Type.Optional(Type.Union([schema, Type.Null()], description === undefined ? {} : { description }));
+const optionalNullableText = (maxLength: number, description?: string) => optionalNullable(Type.String({ minLength: 1, maxLength }), description);
+const nameOrAddressRule = 'no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space';
 
 export const WithdrawalBody = Type.Object(
   {
     walletId: Text.id({ description: 'the wallet paying; it must be linked to a virtual account' }),
     amount: Text.amount(),
-    asset: Type.Optional(Type.String({ minLength: 1, maxLength: 16, description: 'USD (default); USD_TEST in the sandbox' })),
-    counterpartyId: Type.Optional(
-      Text.id({ description: 'a saved counterparty of the wallet\'s portfolio; it supplies the beneficiary fields, which the body then leaves out' }),
+    asset: optionalNullableText(16, 'USD (default); USD_TEST in the sandbox'),
+    counterpartyId: optionalNullable(
+      Text.id(),
+      'a saved counterparty of the wallet\'s portfolio; it supplies the beneficiary fields, which the body then leaves out',
     ),
-    name: optionalText(140, 'beneficiary name (required without counterpartyId)'),
-    transferNetwork: Type.Optional(TransferNetworkSchema),
+    name: optionalNullableText(140, `beneficiary name (required without counterpartyId); ${nameOrAddressRule}`),
+    transferNetwork: optionalNullable(TransferNetworkSchema, 'ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT (required without counterpartyId)'),
     personTypeCode: PersonTypeCodeSchema,
     routingNumber: optionalNullableText(34, 'ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise'),
     bicSwiftCode: optionalNullableText(34, 'SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise'),
-    accountNumber: Type.Optional(Type.String({ minLength: 1, maxLength: accountNumberLengthMax, description: 'account number or IBAN' })),
-    street1: optionalText(140),
-    street2: optionalNullableText(140),
-    cityCounty: optionalText(100),
-    stateRegion: optionalText(100),
-    zip: optionalText(20),
-    countryCode: optionalText(2, 'ISO 3166-1 alpha-2'),
+    accountNumber: optionalNullableText(accountNumberLengthMax, 'account number or IBAN (an IBAN is kept in its electronic form: upper case, no spaces)'),
+    street1: optionalNullableText(140, nameOrAddressRule),
+    street2: optionalNullableText(140, nameOrAddressRule),
+    cityCounty: optionalNullableText(100, nameOrAddressRule),
+    stateRegion: optionalNullableText(100, nameOrAddressRule),
+    zip: optionalNullableText(20, nameOrAddressRule),
+    countryCode: optionalNullableText(2, 'ISO 3166-1 alpha-2'),
     identificationTypeCode: optionalNullableText(35, 'party identification type'),
     identificationValue: optionalNullableText(35, 'party identification'),
     remittanceMemo: Type.Optional(Type.Union([RemittanceMemoSchema, Type.Null()])),

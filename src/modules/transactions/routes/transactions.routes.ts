@@ -10,6 +10,8 @@ import type { WalletExists } from '../../ledger/index.js';
 import { linkingFilters, walletTransactionView } from '../transactions.js';
 import { walletTransactionsQuery } from '../transactions.store.js';
 
+/** What a wallet transaction type looks like (the CHECK constraint on wallet_transactions.type). */
+const walletTransactionTypePattern = '^[A-Z][A-Z0-9_]{0,63}$';
 
 const Id = (description: string) => Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description });
 
@@ -55,7 +57,15 @@ const ListQuery = Type.Object(
     operation: Type.Optional(Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')])),
     status: Type.Optional(Type.Union([Type.Literal('PENDING'), Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED')])),
     balanceType: Type.Optional(Type.Union([Type.Literal('AVAILABLE'), Type.Literal('RESERVED'), Type.Literal('PENDING')])),
-    type: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'business type, for example INTERNAL_TRANSFER' })),
+    type: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        // The shape of every type (the CHECK constraint of wallet_transactions.type): a mistyped one is refused, not answered with nothing.
+        pattern: walletTransactionTypePattern,
+        description: 'business type, for example INTERNAL_TRANSFER: upper-case letters, digits and underscores, starting with a letter',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
