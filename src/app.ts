@@ -12,7 +12,7 @@ import { errorHandler } from './platform/http/error-handler.js';
 import { ErrorBodySchema } from './platform/http/envelope.js';
 import { reusedIdempotencyKeyError } from './platform/http/idempotency.js';
 import { RouteMethods } from './platform/http/method-not-allowed.js';
-import { checkJsonValue, jsonBodyLimitBytes, validatorCompiler } from './platform/http/validation.js';
+import { checkJsonValue, isJsonRequest, jsonBodyLimitBytes, refuseBodyFields, validatorCompiler } from './platform/http/validation.js';
 import { lazySerializerFactory } from './platform/http/serialization.js';
 import { createMetrics } from './platform/http/metrics.js';
 import { registerOperationRoutes } from './platform/http/operations.js';
@@ -124,6 +124,13 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // A write sent without a body is treated as an empty object: routes whose fields are all
     // optional accept it, and the others name each missing field.
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+    // A route that takes no body refuses JSON fields as any route refuses unknown ones (no body
+    // and {} are fine; other content types are the route's own business). Not for a route that
+    // does not exist (404) or a public one (a removed endpoint's 410 comes first).
+    const route = request.routeOptions;
+    if (route.url !== undefined && route.config.public !== true && !route.schema?.body && request.body !== undefined && isJsonRequest(request.headers['content-type'])) {
+      refuseBodyFields(request.body);
+    }
     const removed = request.routeOptions.config.removedFields;
     const body = request.body;
     if (!removed || body === null || typeof body !== 'object' || Array.isArray(body)) return;

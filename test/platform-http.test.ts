@@ -96,6 +96,21 @@ describe('400', () => {
     expect(response.body.details.map((detail: { field: string }) => detail.field)).toContain(field);
   });
 
+  it('a route that takes no body refuses JSON fields (naming each) and other JSON values; no body and {} go on', async () => {
+    const url = '/v1/sandbox/bank-transactions/0190f1f2-0000-7000-8000-000000000000/settle';
+    const fields = await t.request({ method: 'POST', url, body: { foo: 1, bar: 2 } });
+    expect(fields.status).toBe(400);
+    expect(fields.body.details).toEqual([{ field: 'foo', message: 'is not a known field' }, { field: 'bar', message: 'is not a known field' }]);
+    const list = await t.request({ method: 'POST', url, body: [1] });
+    expect(list.status).toBe(400);
+    expect(list.body.details[0].field).toBe('body');
+    expect((await t.request({ method: 'POST', url, body: {} })).status).toBe(404);
+    expect((await t.request({ method: 'POST', url })).status).toBe(404);
+    const rotate = await t.request({ method: 'POST', url: '/v1/webhooks/0190f1f2-0000-7000-8000-000000000000/rotate-secret', body: { secret: 'mine' } });
+    expect(rotate.status).toBe(400);
+    expect(rotate.body.details).toEqual([{ field: 'secret', message: 'is not a known field' }]);
+  });
+
   it.each(['1', '0'])('refuses offset=%s together with startAfterId', async (offset) => {
     const response = await t.request({ url: `/v1/events?offset=${offset}&startAfterId=01900000-0000-7000-8000-000000000000` });
     expect(response.status).toBe(400);

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type Options as AjvOptions, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { AppError, type ErrorDetail } from './errors.js';
+import { AppError, validationError, type ErrorDetail } from './errors.js';
 
 // ajv-formats is CommonJS; its default export arrives as the module object under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -145,4 +145,23 @@ function checkString(value: string): void {
   if (!value.isWellFormed()) {
     throw new AppError('INVALID_JSON', 'Strings may not contain lone UTF-16 surrogates.');
   }
+}
+
+/** Whether a request's body was sent as JSON (application/json, or a +json type). */
+export function isJsonRequest(contentType: string | undefined): boolean {
+  return contentType !== undefined && /^application\/([a-z0-9.+-]*\+)?json\b/i.test(contentType);
+}
+
+/**
+ * For a route that takes no body: no body, null and {} are fine; fields are refused as unknown
+ * fields are on every other route (400 VALIDATION_ERROR naming each), and any other JSON value
+ * (an array, a string) names the body.
+ */
+export function refuseBodyFields(body: unknown): void {
+  if (body === null || body === undefined) return;
+  if (typeof body !== 'object' || Array.isArray(body)) throw validationError('body', 'must be empty: this route takes no body');
+  const fields = Object.keys(body);
+  if (fields.length === 0) return;
+  const details = fields.slice(0, validationDetailsMax).map((field) => ({ field, message: 'is not a known field' }));
+  throw new AppError('VALIDATION_ERROR', `Invalid request body: ${details.map((detail) => `${detail.field} ${detail.message}`).join('; ')}`, { details });
 }

@@ -110,7 +110,7 @@ export function registerSandboxBankRoutes(app: App, deps: Deps, runtime: BankTra
         summary: 'Settle a pending bank deposit or withdrawal now (sandbox)',
         description:
           'A deposit clears into AVAILABLE; a withdrawal\'s reserved amount leaves the wallet. Emits the COMPLETED event and answers the ' +
-          'SUCCESS record. 409 BANK_TRANSFER_NOT_PENDING when it already settled or failed.',
+          'SUCCESS record. 409 BANK_TRANSFER_NOT_PENDING when it already settled or failed. Takes no body (none, or {}; a field is a 400).',
         params: idParams,
         response: { 200: Envelope(BankTransactionSchema) },
       },
