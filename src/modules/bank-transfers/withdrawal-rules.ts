@@ -197,9 +197,12 @@ export function checkNameOrAddress(value: string | null | undefined, field: stri
   return [];
 }
 
-/** checkNameOrAddress for each field given, in the order given. */
-export function checkNamesAndAddresses(fields: Readonly<Record<string, string | null | undefined>>): RuleViolation[] {
-  return Object.entries(fields).flatMap(([field, value]) => checkNameOrAddress(value, field));
+/** The beneficiary's name and address fields, as a withdrawal and a counterparty both have them. */
+export const nameAndAddressFields = ['name', 'street1', 'street2', 'cityCounty', 'stateRegion', 'zip'] as const;
+
+/** checkNameOrAddress for each of `fields` of `source`, in that order. */
+export function checkNamesAndAddresses<F extends string>(source: Readonly<Partial<Record<F, string | null | undefined>>>, fields: readonly F[]): RuleViolation[] {
+  return fields.flatMap((field) => checkNameOrAddress(source[field], field));
 }
 
 export const intermediaryBankBicLengthMax = 11;

@@ -13,7 +13,7 @@ import type { BeneficiaryData } from './bank-transfers.tables.js';
 import * as store from './bank-transfers.store.js';
 import { endToEndIdFor } from './end-to-end-id.js';
 import { requireBankAsset, type BankTransferRuntime, type SavedCounterparty } from './runtime.js';
-import { assertNoViolations, checkNamesAndAddresses, checkWithdrawalInput, normalizeAccountNumber, type RuleViolation, type TransferNetwork } from './withdrawal-rules.js';
+import { assertNoViolations, checkNamesAndAddresses, checkWithdrawalInput, nameAndAddressFields, normalizeAccountNumber, type RuleViolation, type TransferNetwork } from './withdrawal-rules.js';
 
 /** The withdrawal body as the route schema lets it through (null counts as absent for every optional field). */
 export interface WithdrawalRequest {
@@ -166,18 +166,7 @@ export async function createWithdrawal(tx: Tx, context: RequestContext, body: Wi
     intermediaryBankBic: body.intermediaryBankBic,
   });
   // A saved counterparty's name and address were checked when it was saved; the body's are checked here.
-  if (!counterparty) {
-    violations.push(
-      ...checkNamesAndAddresses({
-        name: beneficiary.name,
-        street1: beneficiary.street1,
-        street2: beneficiary.street2,
-        cityCounty: beneficiary.cityCounty,
-        stateRegion: beneficiary.stateRegion,
-        zip: beneficiary.zip,
-      }),
-    );
-  }
+  if (!counterparty) violations.push(...checkNamesAndAddresses(beneficiary, nameAndAddressFields));
   if (!isCountryCode(beneficiary.countryCode)) {
     violations.push(violation('countryCode', `must be an ISO 3166-1 alpha-2 country code in capitals, such as US; got ${JSON.stringify(beneficiary.countryCode)}`));
   }

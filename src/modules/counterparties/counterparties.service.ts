@@ -9,6 +9,7 @@ import {
   assertNoViolations,
   checkCounterpartyInput,
   checkNamesAndAddresses,
+  nameAndAddressFields,
   normalizeAccountNumber,
   resolveBank,
   type FindCounterparty,
@@ -114,17 +115,7 @@ async function validate(tx: Tx, resolved: Resolved, text: NamesAndAddress) {
   if (resolved.countryCode !== null && !isCountryCode(resolved.countryCode)) {
     violations.push({ code: 'VALIDATION_ERROR', field: 'countryCode', message: 'must be an ISO 3166-1 alpha-2 country code in capitals, such as US' });
   }
-  violations.push(
-    ...checkNamesAndAddresses({
-      name: text.name,
-      accountHolderName: text.accountHolderName,
-      street1: text.street1,
-      street2: text.street2,
-      cityCounty: text.cityCounty,
-      stateRegion: text.stateRegion,
-      zip: text.zip,
-    }),
-  );
+  violations.push(...checkNamesAndAddresses(text, [...nameAndAddressFields, 'accountHolderName']));
   assertNoViolations(violations);
   return resolveBank(tx, resolved.transferNetwork, resolved);
 }

@@ -1355,13 +1355,11 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
   const { tx, context, card, info } = run;
   const ofLifecycle = () => tx.selectFrom('card_transactions').where('client_id', '=', context.clientId).where('card_id', '=', card.id).where('swipe_id', '=', swipe.id);
   const original = info.original;
-  let refund: { id: string; type: string; status: string; amount_minor: string; mti: string; stan: string; transmission_date_time: string; acquirer_id: string } | undefined;
-  let firstId: string | undefined;
-  const columns = ['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'] as const;
+  let refund: { type: string; status: string; amount_minor: string; mti: string; stan: string; transmission_date_time: string; acquirer_id: string } | undefined;
+  const columns = ['type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'] as const;
   if (original === null) {
     if (firstSendingOf(swipe.first_mti) !== '0200' || toBigInt(swipe.posted_minor) >= 0n || hasOpenHold(swipe)) return undefined;
     refund = await ofLifecycle().select(columns).orderBy('id').limit(1).executeTakeFirst();
-    firstId = refund?.id;
   } else {
     const named = firstSendingOf(original.mti);
     const mtis = sendingsOf(named);
@@ -1380,39 +1378,38 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
       .orderBy('id', 'desc')
       .limit(1)
       .executeTakeFirst();
-    if (refund?.type === 'REFUND' && refund.status === 'COMPLETED' && firstSendingOf(refund.mti) === '0200') {
-      firstId = (await ofLifecycle().select('id').orderBy('id').limit(1).executeTakeFirst())?.id;
-    }
   }
   if (refund?.type !== 'REFUND') return undefined;
   if (refund.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
   if (refund.status !== 'COMPLETED') return undefined;
-  const taken = await refundTakenBack(tx, context.clientId, card.id, swipe.id, refund, refund.id === firstId);
+  const taken = await refundTakenBack(tx, context.clientId, swipe, refund);
   let remaining = toBigInt(refund.amount_minor) - taken;
   // Without DE90, never more than the lifecycle still credits.
   if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
   return { kind: 'REFUND', remainingMinor: remaining > 0n ? remaining : 0n };
 }
 
+type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: string; acquirer_id: string };
+
+/** Whether a reversal's DE90 (its stored request field) names the record, by its first sending's identifiers. */
+function de90Names(field: string, record: RecordIdentifiers): boolean {
+  const named = parseOriginalDataElements(field);
+  return named.stan === record.stan && named.transmissionDateTime === record.transmission_date_time && named.acquirerId === record.acquirer_id && sendingsOf(firstSendingOf(record.mti)).includes(named.mti);
+}
+
 /**
  * What the reversals of a lifecycle took back of one of its refunds: those whose DE90 names it
- * and, when it opened the lifecycle (`opened`), those naming nothing.
+ * and, when it is the message that opened the lifecycle (its identifiers are the lifecycle's
+ * own), those naming nothing.
  */
-export async function refundTakenBack(
-  tx: Tx,
-  clientId: string,
-  cardId: string,
-  swipeId: string,
-  refund: { mti: string; stan: string; transmission_date_time: string; acquirer_id: string },
-  opened: boolean,
-): Promise<bigint> {
-  const sendings = sendingsOf(firstSendingOf(refund.mti));
+export async function refundTakenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, refund: RecordIdentifiers): Promise<bigint> {
+  const opened = isFirstOf(swipe, refund);
   const reversals = await tx
     .selectFrom('card_transactions')
     .select(['amount_minor', 'request_fields'])
     .where('client_id', '=', clientId)
-    .where('card_id', '=', cardId)
-    .where('swipe_id', '=', swipeId)
+    .where('card_id', '=', swipe.card_id)
+    .where('swipe_id', '=', swipe.id)
     .where('type', '=', 'REVERSAL_ADVICE')
     .where('operation', '=', 'DEBIT')
     .where('repeat_of', 'is', null)
@@ -1420,13 +1417,14 @@ export async function refundTakenBack(
   let taken = 0n;
   for (const reversal of reversals) {
     const field = reversal.request_fields['90'];
-    const names =
-      field === undefined
-        ? opened
-        : ((same) => same.stan === refund.stan && same.transmissionDateTime === refund.transmission_date_time && same.acquirerId === refund.acquirer_id && sendings.includes(same.mti))(parseOriginalDataElements(field));
-    if (names) taken += toBigInt(reversal.amount_minor);
+    if (field === undefined ? opened : de90Names(field, refund)) taken += toBigInt(reversal.amount_minor);
   }
   return taken;
+}
+
+/** Whether the record is the lifecycle's first message (the lifecycle keeps its identifiers). */
+function isFirstOf(swipe: CardSwipeRow, record: RecordIdentifiers): boolean {
+  return record.stan === swipe.stan && record.transmission_date_time === swipe.transmission_date_time && record.acquirer_id === swipe.acquirer_id && firstSendingOf(record.mti) === firstSendingOf(swipe.first_mti);
 }
 
 /**

@@ -205,8 +205,7 @@ async function lastRefundOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow
     .limit(1)
     .executeTakeFirst();
   if (!row) return undefined;
-  const opened = row.stan === swipe.stan && row.transmission_date_time === swipe.transmission_date_time && row.acquirer_id === swipe.acquirer_id && row.mti === swipe.first_mti;
-  const remaining = toBigInt(row.amount_minor) - (await refundTakenBack(tx, context.clientId, swipe.card_id, swipe.id, row, opened));
+  const remaining = toBigInt(row.amount_minor) - (await refundTakenBack(tx, context.clientId, swipe, row));
   return { remainingMinor: remaining > 0n ? remaining : 0n, original: { mti: row.mti, stan: row.stan, transmissionDateTime: row.transmission_date_time, acquirerId: row.acquirer_id } };
 }
 
