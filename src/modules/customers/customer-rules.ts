@@ -218,14 +218,15 @@ export function normaliseAddress(input: AddressInput, field: string): Address {
 }
 
 /**
- * Ownership percentages are decimal strings with up to 4 decimals, 0 < p ≤ 100. Inside they are
+ * Ownership percentages are decimal strings with up to 4 decimals and no leading zero, 0 < p ≤ 100. Inside they are
  * integers in ten-thousandths of a percent, so totals are exact.
  */
 export const ownershipScale = 4;
 export const ownershipMaxUnits = 100n * 10n ** BigInt(ownershipScale);
 
 export function parseOwnershipPercentage(value: string, field: string): bigint {
-  const match = /^(\d{1,3})(?:\.(\d{1,4}))?$/.exec(value);
+  // Written as amounts are: no leading zero ("05" is refused, "0.5" taken).
+  const match = /^(0|[1-9]\d{0,2})(?:\.(\d{1,4}))?$/.exec(value);
   if (!match) throw validationError(field, 'must be a decimal string such as "25" or "33.3333" (at most 4 decimals)');
   const units = BigInt(match[1] ?? '0') * 10n ** BigInt(ownershipScale) + BigInt((match[2] ?? '').padEnd(ownershipScale, '0') || '0');
   if (units <= 0n || units > ownershipMaxUnits) throw validationError(field, 'must be more than 0 and at most 100');

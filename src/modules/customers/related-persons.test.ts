@@ -69,7 +69,7 @@ describe('POST related-persons', () => {
   });
 
   describe('400', () => {
-    it.each([['101'], ['0'], ['-5'], ['12.34567'], ['1e2'], ['abc']])('refuses the ownership "%s"', async (ownershipPercentage) => {
+    it.each([['101'], ['0'], ['-5'], ['12.34567'], ['1e2'], ['abc'], ['05'], ['007.5'], ['25.']])('refuses the ownership "%s"', async (ownershipPercentage) => {
       const business = await createBusiness(t);
       const person = await createIndividual(t);
       await expectRefused(business.id, { userId: person.id, role: 'SHAREHOLDER', ownershipPercentage }, 400, 'ownershipPercentage');
