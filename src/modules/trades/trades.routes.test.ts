@@ -201,7 +201,11 @@ describe('201: quote then execute', () => {
       for (const [asset, amount] of Object.entries(entry.fees)) expect(await systemAccountBalance(t.deps.db, client.id, 'FEES', asset)).toBe(amount);
       const events = await eventsOf('ASSET_TRADE_SUCCESSFUL', client);
       expect(events).toHaveLength(1);
-      expect(events[0].data).toMatchObject({ transactionId: execution.parentTransactionId, quoteId: given.quoteId, walletId });
+      expect(events[0].data).toMatchObject({ transactionId: execution.parentTransactionId, quoteId: given.quoteId, walletId, customerId });
+      // Every field the event carries is in the catalogue integrators generate their types from.
+      const catalogue = await t.request({ url: '/v1/events/types', key: client.key });
+      const schema = (catalogue.body.data as any[]).find((type) => type.type === 'ASSET_TRADE_SUCCESSFUL').payloadSchema;
+      expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(events[0].data).sort());
 
       const detail = await t.request({ url: `/v1/trades/quotes/${given.quoteId}`, key: client.key });
       expect(detail.status).toBe(200);

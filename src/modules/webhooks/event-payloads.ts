@@ -47,7 +47,15 @@ const ltvLiquidatedPayload = payload(
   'The collateral of a crypto-secured credit line was liquidated: its LTV reached the liquidation threshold, so collateral was sold at the current price (less the penalty) until the LTV was back at the opening LTV or no collateral was left. ltv and collateralAmount are the figures before the sale.',
 );
 const tradePayload = (description: string) =>
-  payload({ transactionId: Type.String({ description: 'parent transaction id of the trade' }) }, description);
+  payload(
+    {
+      transactionId: Type.String({ description: 'parent transaction id of the trade' }),
+      quoteId: Type.String({ description: 'the quote executed (GET /v1/trades/quotes/:quoteId)' }),
+      walletId: Type.String({ description: 'the wallet the trade debited and credited' }),
+      customerId: Type.String({ description: "the wallet's customer" }),
+    },
+    description,
+  );
 
 const bankCounterparty = Type.Object(
   {

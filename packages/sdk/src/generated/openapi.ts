@@ -3473,6 +3473,12 @@ export interface components {
             data: {
                 /** @description parent transaction id of the trade */
                 transactionId: string;
+                /** @description the quote executed (GET /v1/trades/quotes/:quoteId) */
+                quoteId: string;
+                /** @description the wallet the trade debited and credited */
+                walletId: string;
+                /** @description the wallet's customer */
+                customerId: string;
                 /** @description trace id of the request or job that caused the event */
                 traceId: string;
             } & {
@@ -3494,6 +3500,12 @@ export interface components {
             data: {
                 /** @description parent transaction id of the trade */
                 transactionId: string;
+                /** @description the quote executed (GET /v1/trades/quotes/:quoteId) */
+                quoteId: string;
+                /** @description the wallet the trade debited and credited */
+                walletId: string;
+                /** @description the wallet's customer */
+                customerId: string;
                 /** @description trace id of the request or job that caused the event */
                 traceId: string;
             } & {
