@@ -215,6 +215,31 @@ describe('idempotency', () => {
     expect(response.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
+  it('replays a retry that gives the same fields in another order', async () => {
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: { name: 'reordered', amount: '10.50', asset: 'USD' }, idempotencyKey: 'order-1' });
+    const second = await t.request({ method: 'POST', url: '/v1/test/things', body: { asset: 'USD', amount: '10.50', name: 'reordered' }, idempotencyKey: 'order-1' });
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(201);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.body).toEqual(first.body);
+  });
+
+  it('replays a retry that writes an id of the path in capitals, and still refuses another id', async () => {
+    const created = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'case', url: 'https://example.com/hooks', subscribedEventTypes: ['CUSTOMER_CREATED'] } });
+    expect(created.status).toBe(201);
+    const id: string = created.body.data.id;
+    const first = await t.request({ method: 'POST', url: `/v1/webhooks/${id}/rotate-secret`, idempotencyKey: 'case-1' });
+    const second = await t.request({ method: 'POST', url: `/v1/webhooks/${id.toUpperCase()}/rotate-secret`, idempotencyKey: 'case-1' });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.body).toEqual(first.body);
+    const other = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'other', url: 'https://example.com/hooks', subscribedEventTypes: ['CUSTOMER_CREATED'] } });
+    const reused = await t.request({ method: 'POST', url: `/v1/webhooks/${other.body.data.id}/rotate-secret`, idempotencyKey: 'case-1' });
+    expect(reused.status).toBe(422);
+    expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+
   it('keys are scoped to the client', async () => {
     const a = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'shared-key' });
     const b = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'shared-key', key: t.clientB.key });

@@ -59,11 +59,28 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
 }
 
 export function requestHash(request: FastifyRequest): Buffer {
-  const path = request.url.split('?')[0] ?? '';
+  // Ids are compared as ids (a UUID's letters in either case name the same resource) and bodies as
+  // their fields, whatever their order: a retry that spells the same request differently replays.
+  const path = (request.url.split('?')[0] ?? '').replace(uuidAnyCase, (id) => id.toLowerCase());
   return crypto
     .createHash('sha256')
-    .update(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`)
+    .update(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`)
     .digest();
+}
+
+const uuidAnyCase = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/** JSON with each object's keys in sorted order, so two bodies with the same fields read alike. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const fields = value as Record<string, unknown>;
+    return `{${Object.keys(fields)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(fields[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
 }
 
 const writeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
