@@ -54,6 +54,7 @@ export const errorCodes = {
   VRN_NOT_ASSIGNED: { status: 409, description: 'ACH deposit instructions were asked for a wallet without a VRN; assign one with POST /v1/virtual-accounts/assign-vrn.' },
   BANK_TRANSFER_NOT_PENDING: { status: 409, description: 'The bank deposit or withdrawal already settled or failed; only a PENDING one can settle or fail.' },
   CRYPTO_TRANSACTION_NOT_PENDING: { status: 409, description: 'A sandbox confirm or fail call names a crypto deposit or withdrawal that already COMPLETED or FAILED; only a PENDING one can change.' },
+  SANDBOX_CLOCK_LIMIT: { status: 422, description: 'The advance would move the sandbox clock more than 100 years ahead of the wall clock, the furthest it may run (the clock never moves back; restoring an earlier snapshot puts back its time).' },
   SANDBOX_CLOCK_BUSY: { status: 409, description: 'Another advance of this client\'s sandbox clock is still running its timers after 30 s of waiting; retry when it has answered.' },
   SANDBOX_STATE_BUSY: { status: 409, description: 'A sandbox reset, snapshot or restore was refused because an advance of the client\'s clock is still running its timers; retry when it has answered.' },
   COOP_AUTH_ENDPOINT_EXISTS: { status: 409, description: 'Another active webhook subscription already lists COOP_AUTH_0100 or COOP_AUTH_0200: a cooperative decision request has exactly one endpoint. Remove the type from that subscription, or pause it, first.' },

@@ -8,6 +8,13 @@ import { nextTimer, runClientTimersUntil, type DueTimer, type FailedTimer, type 
 
 /** The most one advance may move a clock: 400 days. */
 export const advanceSecondsMax = 400 * 86_400;
+/**
+ * The furthest a client's clock may run ahead of the wall clock: 100 years (of 365.25 days). Every
+ * date the client's work writes then stays far inside what PostgreSQL and JavaScript can hold,
+ * card expiries included; without a limit a client could move its clock past the year 9999, where
+ * its dates could no longer be stored. migrations/0041 checks the same limit in the database.
+ */
+export const clockOffsetMaxSeconds = 36_525 * 86_400;
 /** How long an advance's claim on the client's timers lasts without renewal (it renews after every timer). */
 export const advanceLeaseMs = 60_000;
 /** How long an advance waits for another advance of the same client before answering 409. */
@@ -76,13 +83,22 @@ async function takeLease(deps: Deps, request: AdvanceRequest): Promise<LeaseOutc
           clock_advance_key = ${request.idempotencyKey ?? null}
       WHERE id = ${request.clientId}
         AND (clock_advance_lease_until IS NULL OR clock_advance_lease_until < ${wall})
+        AND clock_offset_ms + ${request.seconds * 1000} <= ${clockOffsetMaxSeconds * 1000}
       RETURNING clock_offset_ms::text AS offset`.execute(tx);
     const row = result.rows[0];
     if (row) {
       const offsetMs = Number(row.offset);
       return { taken: true, previousOffsetMs: offsetMs - request.seconds * 1000, offsetMs, wallMs: wall.getTime() } as const;
     }
-    const holder = await sql<{ key: string | null }>`SELECT clock_advance_key AS key FROM clients WHERE id = ${request.clientId}`.execute(tx);
+    const holder = await sql<{ key: string | null; offset: string }>`
+      SELECT clock_advance_key AS key, clock_offset_ms::text AS offset FROM clients WHERE id = ${request.clientId}`.execute(tx);
+    const offsetMs = Number(holder.rows[0]?.offset ?? 0);
+    if (offsetMs + request.seconds * 1000 > clockOffsetMaxSeconds * 1000) {
+      const left = Math.floor((clockOffsetMaxSeconds * 1000 - offsetMs) / 1000);
+      throw new AppError('SANDBOX_CLOCK_LIMIT', `seconds: the clock may run at most ${clockOffsetMaxSeconds} s (100 years) ahead of the wall clock; it is ${offsetMs / 1000} s ahead, so at most ${left} s more. The clock never moves back; restoring a snapshot taken earlier (POST /v1/sandbox/snapshots/:snapshotId/restore) puts back its time.`, {
+        details: [{ field: 'seconds', message: `at most ${left} more` }],
+      });
+    }
     const heldByThisKey = request.idempotencyKey !== undefined && holder.rows[0]?.key === request.idempotencyKey;
     return { taken: false, replay: false, heldByThisKey } as const;
   });

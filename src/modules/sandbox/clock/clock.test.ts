@@ -161,6 +161,36 @@ describe('400', () => {
   });
 });
 
+describe('422 SANDBOX_CLOCK_LIMIT', () => {
+  const limitSeconds = 36_525 * 86_400;
+
+  it('refuses to run more than 100 years ahead, moves nothing, and still goes up to the limit', async () => {
+    const client = await t.newClient('far clock');
+    // Thirty days short of the limit, as 91 advances of 400 days and one of 395 would leave it.
+    await sql`UPDATE clients SET clock_offset_ms = ${(limitSeconds - 30 * 86_400) * 1000} WHERE id = ${client.id}`.execute(t.deps.db);
+    const refused = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 31 * 86_400 } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('SANDBOX_CLOCK_LIMIT');
+    expect(refused.body.details).toEqual([{ field: 'seconds', message: `at most ${30 * 86_400} more` }]);
+    expect((await readClock(client)).offsetSeconds).toBe(limitSeconds - 30 * 86_400);
+    const last = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 30 * 86_400 } });
+    expect(last.status).toBe(200);
+    expect(last.body.data.offsetSeconds).toBe(limitSeconds);
+    const beyond = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 1 } });
+    expect(beyond.status).toBe(422);
+    expect(beyond.body.details).toEqual([{ field: 'seconds', message: 'at most 0 more' }]);
+    // The client's work still writes dates the database takes: a request is logged and traced.
+    const traced = await t.request({ url: '/v1/assets', key: client.key, headers: { 'x-trace-id': 'far-clock-trace' } });
+    expect(traced.status).toBe(200);
+    expect((await t.request({ url: '/v1/traces/far-clock-trace', key: client.key })).status).toBe(200);
+  });
+
+  it('the database refuses a clock beyond the limit', async () => {
+    const client = await t.newClient('checked clock');
+    await expect(sql`UPDATE clients SET clock_offset_ms = ${(limitSeconds + 1) * 1000} WHERE id = ${client.id}`.execute(t.deps.db)).rejects.toThrow(/clients_clock_offset_limit/);
+  });
+});
+
 describe('the timer worker', () => {
   it('runs a timer when its client\'s clock reaches it, not before, and leaves a client under an advance to the advance', async () => {
     const client = await t.newClient('worker clock');
