@@ -92,9 +92,30 @@ export class RequestLog {
       try {
         await insertApiRequestsStatement(chunk).execute(this.db);
       } catch (error) {
-        this.log.error({ err: error, rows: chunk.length }, 'request log: a write failed; its rows are dropped');
+        if (chunk.length === 1) {
+          this.log.error({ err: error, rows: 1 }, 'request log: a write failed; its row is dropped');
+          continue;
+        }
+        // The rows of many clients go together: one row the database refuses must not cost the
+        // others theirs, so a failed write is tried again row by row.
+        this.log.warn({ err: error, rows: chunk.length }, 'request log: a write failed; writing its rows one by one');
+        await this.writeEach(chunk);
       }
     }
+  }
+
+  private async writeEach(rows: readonly ApiRequestRow[]): Promise<void> {
+    let dropped = 0;
+    let lastError: unknown;
+    for (const row of rows) {
+      try {
+        await insertApiRequestsStatement([row]).execute(this.db);
+      } catch (error) {
+        dropped += 1;
+        lastError = error;
+      }
+    }
+    if (dropped > 0) this.log.error({ err: lastError, rows: dropped }, 'request log: rows the database refused are dropped');
   }
 }
 

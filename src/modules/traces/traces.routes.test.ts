@@ -9,6 +9,7 @@ import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { runDueSettlements } from '../bank-transfers/index.js';
 import { DeliveryWorker } from '../webhooks/index.js';
 import { purgeOldApiRequests } from './index.js';
+import { RequestLog } from './request-log.js';
 
 const settlementDelayMs = 60_000;
 
@@ -276,6 +277,23 @@ describe('GET /v1/traces/:traceId', () => {
 });
 
 describe('the request log', () => {
+  it('a row the database refuses costs only itself: the other rows of the same write are kept', async () => {
+    const log = new RequestLog(t.deps.db, t.app.log);
+    const row = (traceId: string, createdAt: Date) => ({
+      clientId: t.clientA.id, id: crypto.randomUUID(), traceId, method: 'GET', path: '/v1/assets', operationId: null,
+      statusCode: 200, durationMs: 1, idempotencyKey: null, errorCode: null, createdAt,
+    });
+    const kept = [newTraceId('kept'), newTraceId('kept')];
+    const refused = newTraceId('refused');
+    log.add(row(kept[0] ?? '', new Date()));
+    // A date past the year 9999, which PostgreSQL cannot store.
+    log.add(row(refused, new Date(Date.UTC(10_000, 0, 1))));
+    log.add(row(kept[1] ?? '', new Date()));
+    await log.flush();
+    const rows = await t.deps.db.selectFrom('api_requests').select('trace_id').where('trace_id', 'in', [...kept, refused]).execute();
+    expect(rows.map((entry) => entry.trace_id).sort()).toEqual([...kept].sort());
+  });
+
   it('is written on close: a request answered just before the app closes is in the table', async () => {
     const own = await createTestApp();
     try {
