@@ -9,16 +9,27 @@ import type { Tx } from '../../../platform/db/transaction.js';
 
 /**
  * Tables a client's state never includes: the client itself and its API keys (a reset or a restore
- * must not lock the caller out), the migration log, and the snapshots themselves.
+ * must not lock the caller out), the migration log, the snapshots themselves, and the vault's
+ * settings and audit log. The vault's `vaultId`, `routeId` and signing secrets are fixed per client
+ * (contract §12.6): a restore must not bring back a secret rotated away (and with it the tokens it
+ * signed) nor give the client new ids; the audit log is a security record that only grows.
  */
-export const stateExcludedTables: readonly string[] = ['clients', 'api_keys', 'schema_migrations', 'sandbox_snapshots', 'sandbox_snapshot_tables'];
+export const stateExcludedTables: readonly string[] = [
+  'clients',
+  'api_keys',
+  'schema_migrations',
+  'sandbox_snapshots',
+  'sandbox_snapshot_tables',
+  'vault_settings',
+  'vault_audit',
+];
 
 /**
  * The client's configuration, which POST /v1/sandbox/reset keeps (a snapshot saves and restores it
  * like the rest). Modules that add client configuration tables (card programs, for example) add
  * them here.
  */
-export const resetKeptTables: readonly string[] = ['membership_programs', 'compliance_settings', 'webhook_faults', 'card_programs'];
+export const resetKeptTables: readonly string[] = ['membership_programs', 'compliance_settings', 'webhook_faults', 'card_programs', 'credit_settings'];
 
 /**
  * References the database checks with triggers instead of foreign keys (migration 0014), as

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
 import { balanceOf, deposit, expectLedgerClean, fund, linkedWallet, settle } from '../../../../test/bank/fixtures.js';
 import { createIndividual } from '../../../../test/customers/fixtures.js';
+import { issuedCard } from '../../../../test/cards/fixtures.js';
 import { withTransaction } from '../../../platform/db/transaction.js';
 import { flushRequestLog } from '../../traces/index.js';
 import { clientTables, referenceOrder, resetKeptTables } from './client-tables.js';
@@ -501,6 +502,40 @@ describe('snapshots and restore', () => {
       expect(response.status, `${url} ${JSON.stringify(body)}`).toBe(400);
       expect(response.body.code).toBe('VALIDATION_ERROR');
     }
+  });
+});
+
+describe('what neither a reset nor a restore changes', () => {
+  it('the vault keeps its ids, its current secret and its audit log; the credit settings survive a reset', async () => {
+    const client = await t.newClient('vault kept');
+    const { wallet, cardId } = await issuedCard(t, client);
+    const config = (await t.request({ url: '/v1/vault/config', key: client.key })).body.data;
+    expect((await t.request({ method: 'PATCH', url: '/v1/sandbox/credit-settings', key: client.key, body: { liquidationPenaltyRate: '0.0300' } })).status).toBe(200);
+    const saved = await snapshot(client, 'before the rotations');
+    const token = async () => {
+      const response = await post('/v1/vault/token', { userId: wallet.customerId, cardId }, client);
+      expect(response.status).toBe(200);
+      return response.body.data.token as string;
+    };
+    const reveal = (bearer: string) => t.request({ method: 'POST', url: '/v1/vault/reveal', key: null, body: { cardId, fields: ['cvv'] }, headers: { authorization: `Bearer ${bearer}` } });
+    const old = await token();
+    expect((await reveal(old)).status).toBe(200);
+    for (let rotation = 0; rotation < 2; rotation++) expect((await post('/v1/vault/secret/rotate', undefined, client)).status).toBe(200);
+    expect((await reveal(old)).status).toBe(401);
+    const auditTotal = async () => (await t.request({ url: '/v1/vault/audit', key: client.key })).body.pagination.totalResults as number;
+    const audited = await auditTotal();
+    expect(audited).toBeGreaterThanOrEqual(2);
+
+    await restore(client, saved.id as string);
+    expect((await reveal(old)).status).toBe(401);
+    expect((await t.request({ url: '/v1/vault/config', key: client.key })).body.data).toEqual(config);
+    expect(await auditTotal()).toBe(audited);
+
+    await reset(client);
+    expect((await reveal(old)).status).toBe(401);
+    expect((await t.request({ url: '/v1/vault/config', key: client.key })).body.data).toEqual(config);
+    expect(await auditTotal()).toBe(audited);
+    expect((await t.request({ url: '/v1/credit-settings', key: client.key })).body.data.liquidationPenaltyRate).toBe('0.0300');
   });
 });
 
