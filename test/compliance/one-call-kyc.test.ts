@@ -105,6 +105,7 @@ describe('400', () => {
     ['count above 100', { count: 101 }, 'count'],
     ['a fund amount as a JSON number', { count: 1, fundAmount: 10 }, 'fundAmount'],
     ['an asset bank rails do not carry', { count: 1, fundAmount: '10.00', asset: 'BTC' }, 'asset'],
+    ['an asset bank rails do not carry, without fundAmount', { count: 1, asset: 'BTC' }, 'asset'],
     ['an unknown field', { count: 1, amount: '10.00' }, 'amount'],
   ])('POST /v1/sandbox/customers refuses %s (400 naming the field)', async (_name, body, field) => {
     const client = await t.newClient('seeding refused');
@@ -116,6 +117,16 @@ describe('400', () => {
 });
 
 describe('409', () => {
+  it('POST /v1/sandbox/customers under the EXTERNAL onboarding strategy, which the one-call KYC cannot approve: nothing is kept', async () => {
+    const client = await t.newClient('seeding external');
+    expect((await t.request({ method: 'PATCH', url: '/v1/compliance/settings', key: client.key, body: { onboardingStrategy: 'EXTERNAL' } })).status).toBe(200);
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count: 2, fundAmount: '10.00' } });
+    expect(response.status).toBe(409);
+    expect(response.body.code).toBe('INVALID_STATE');
+    expect(response.body.message).toContain('STANDARD');
+    expect((await t.request({ url: '/v1/customers', key: client.key })).body.data).toHaveLength(0);
+  });
+
   it('completeRequirements on a decided onboarding', async () => {
     const approved = await approveIndividual(t);
     const response = await outcome(approved.onboardingId, { outcome: 'APPROVED', completeRequirements: true });

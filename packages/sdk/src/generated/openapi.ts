@@ -2013,7 +2013,7 @@ export interface paths {
         put?: never;
         /**
          * Create approved, funded customers (sandbox)
-         * @description Creates `count` individuals, each with the KYC approved at once (as the outcome control with `completeRequirements`), a primary wallet with its virtual account and, with `fundAmount`, a settled deposit of that amount. Every step emits its usual events. One transaction: all or none.
+         * @description Creates `count` individuals, each with the KYC approved at once (as the outcome control with `completeRequirements`), a primary wallet with its virtual account and, with `fundAmount`, a settled deposit of that amount. Every step emits its usual events. One transaction: all or none. 409 INVALID_STATE when the client's onboarding strategy is not STANDARD (the one-call KYC could not approve the customers).
          */
         post: operations["sandbox.seedCustomers"];
         delete?: never;
@@ -2033,7 +2033,7 @@ export interface paths {
         put?: never;
         /**
          * Delete all of the client's data (sandbox)
-         * @description Deletes, in one transaction, every record the calling client owns: customers, wallets, ledger, bank transfers, counterparties, onboardings and documents, events, webhook subscriptions and deliveries, idempotency keys, timers. It keeps the client's API keys, its configuration (membership_programs, compliance_settings, webhook_faults, card_programs), its snapshots and its clock. Other clients are untouched. The body must be { "confirm": "RESET" } (400 SANDBOX_RESET_NOT_CONFIRMED otherwise).
+         * @description Deletes, in one transaction, every record the calling client owns: customers, wallets, ledger, bank transfers, counterparties, onboardings and documents, events, webhook subscriptions and deliveries, idempotency keys, timers. It keeps the client's API keys, its configuration (membership_programs, compliance_settings, webhook_faults, card_programs, credit_settings), its snapshots and its clock. Other clients are untouched. The body must be { "confirm": "RESET" } (400 SANDBOX_RESET_NOT_CONFIRMED otherwise).
          */
         post: operations["sandbox.reset"];
         delete?: never;
@@ -6222,7 +6222,7 @@ export interface components {
              * @description stable machine-readable code; docs/errors.md explains each
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "FIELD_REMOVED" | "INVALID_AMOUNT" | "UNKNOWN_ASSET" | "BAD_REQUEST" | "INVALID_ROUTING_NUMBER" | "INVALID_SWIFT_CODE" | "INVALID_IBAN" | "WRONG_CUSTOMER_TYPE" | "WALLET_NOT_LINKED" | "ROUTING_NUMBER_NOT_ELIGIBLE" | "INVALID_IDEMPOTENCY_KEY" | "UNKNOWN_EVENT_TYPE" | "WEBHOOK_URL_NOT_ALLOWED" | "DIRECTION_MISMATCH" | "SIDE_MISMATCH" | "SANDBOX_RESET_NOT_CONFIRMED" | "ISO8583_MALFORMED" | "INVALID_ADDRESS" | "ADDRESS_WRONG_NETWORK" | "ADDRESS_NOT_ALLOWED" | "MEMO_NOT_SUPPORTED" | "UNAUTHENTICATED" | "VAULT_TOKEN_INVALID" | "VAULT_TOKEN_EXPIRED" | "FORBIDDEN" | "NOT_FOUND" | "BANK_NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "INVALID_STATE" | "DUPLICATE_RELATION" | "CARD_NOT_ACTIVE" | "INVALID_CARD_STATUS_TRANSITION" | "KYC_NOT_APPROVED" | "VIRTUAL_ACCOUNT_EXISTS" | "OWNERSHIP_LIMIT_EXCEEDED" | "VIRTUAL_ACCOUNT_REQUIRED" | "VRN_NOT_ASSIGNED" | "BANK_TRANSFER_NOT_PENDING" | "CRYPTO_TRANSACTION_NOT_PENDING" | "SANDBOX_CLOCK_BUSY" | "SANDBOX_STATE_BUSY" | "COOP_AUTH_ENDPOINT_EXISTS" | "COOP_AUTH_ENDPOINT_MISSING" | "QUOTE_ALREADY_EXECUTED" | "IDEMPOTENCY_REQUEST_IN_PROGRESS" | "ENDPOINT_REMOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_FILE_TYPE" | "UNSUPPORTED_MEDIA_TYPE" | "CARD_PROGRAM_MISMATCH" | "COMPLIANCE_PROFILE_INCOMPLETE" | "RESOURCE_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "SANDBOX_SNAPSHOT_INCOMPATIBLE" | "SANDBOX_SNAPSHOT_LIMIT_REACHED" | "IDEMPOTENCY_KEY_REUSED" | "PAIR_NOT_TRADABLE" | "AMOUNT_OUT_OF_RANGE" | "COLLATERAL_WALLET_MISMATCH" | "CREDIT_LINE_NOT_ACTIVE" | "LTV_TOO_HIGH" | "AMOUNT_EXCEEDS_OUTSTANDING" | "QUOTE_EXPIRED" | "INSUFFICIENT_FUNDS" | "ASSET_NETWORK_MISMATCH" | "AMOUNT_BELOW_FEE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "PRICE_FEED_UNAVAILABLE" | "IDENTITY_PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "FIELD_REMOVED" | "INVALID_AMOUNT" | "UNKNOWN_ASSET" | "BAD_REQUEST" | "INVALID_ROUTING_NUMBER" | "INVALID_SWIFT_CODE" | "INVALID_IBAN" | "WRONG_CUSTOMER_TYPE" | "WALLET_NOT_LINKED" | "ROUTING_NUMBER_NOT_ELIGIBLE" | "INVALID_IDEMPOTENCY_KEY" | "UNKNOWN_EVENT_TYPE" | "WEBHOOK_URL_NOT_ALLOWED" | "DIRECTION_MISMATCH" | "SIDE_MISMATCH" | "SANDBOX_RESET_NOT_CONFIRMED" | "ISO8583_MALFORMED" | "INVALID_ADDRESS" | "ADDRESS_WRONG_NETWORK" | "ADDRESS_NOT_ALLOWED" | "MEMO_NOT_SUPPORTED" | "UNAUTHENTICATED" | "VAULT_TOKEN_INVALID" | "VAULT_TOKEN_EXPIRED" | "FORBIDDEN" | "NOT_FOUND" | "BANK_NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "INVALID_STATE" | "DUPLICATE_RELATION" | "CARD_NOT_ACTIVE" | "INVALID_CARD_STATUS_TRANSITION" | "KYC_NOT_APPROVED" | "VIRTUAL_ACCOUNT_EXISTS" | "OWNERSHIP_LIMIT_EXCEEDED" | "VIRTUAL_ACCOUNT_REQUIRED" | "VRN_NOT_ASSIGNED" | "BANK_TRANSFER_NOT_PENDING" | "CRYPTO_TRANSACTION_NOT_PENDING" | "SANDBOX_CLOCK_LIMIT" | "SANDBOX_CLOCK_BUSY" | "SANDBOX_STATE_BUSY" | "COOP_AUTH_ENDPOINT_EXISTS" | "COOP_AUTH_ENDPOINT_MISSING" | "QUOTE_ALREADY_EXECUTED" | "IDEMPOTENCY_REQUEST_IN_PROGRESS" | "ENDPOINT_REMOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_FILE_TYPE" | "UNSUPPORTED_MEDIA_TYPE" | "CARD_PROGRAM_MISMATCH" | "COMPLIANCE_PROFILE_INCOMPLETE" | "RESOURCE_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "SANDBOX_SNAPSHOT_INCOMPATIBLE" | "SANDBOX_SNAPSHOT_LIMIT_REACHED" | "IDEMPOTENCY_KEY_REUSED" | "PAIR_NOT_TRADABLE" | "AMOUNT_OUT_OF_RANGE" | "COLLATERAL_WALLET_MISMATCH" | "CREDIT_LINE_NOT_ACTIVE" | "LTV_TOO_HIGH" | "AMOUNT_EXCEEDS_OUTSTANDING" | "QUOTE_EXPIRED" | "INSUFFICIENT_FUNDS" | "ASSET_NETWORK_MISMATCH" | "AMOUNT_BELOW_FEE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "PRICE_FEED_UNAVAILABLE" | "IDENTITY_PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
             details?: {
                 field: string;
                 message: string;
@@ -7023,7 +7023,8 @@ export interface components {
              *       "membership_programs",
              *       "compliance_settings",
              *       "webhook_faults",
-             *       "card_programs"
+             *       "card_programs",
+             *       "credit_settings"
              *     ]
              */
             kept: string[];

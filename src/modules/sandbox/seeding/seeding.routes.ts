@@ -35,7 +35,8 @@ export function registerSandboxSeedingRoutes(app: App, deps: Deps, runtimes: { c
         summary: 'Create approved, funded customers (sandbox)',
         description:
           'Creates `count` individuals, each with the KYC approved at once (as the outcome control with `completeRequirements`), a primary wallet with ' +
-          'its virtual account and, with `fundAmount`, a settled deposit of that amount. Every step emits its usual events. One transaction: all or none.',
+          'its virtual account and, with `fundAmount`, a settled deposit of that amount. Every step emits its usual events. One transaction: all or none. ' +
+          '409 INVALID_STATE when the client\'s onboarding strategy is not STANDARD (the one-call KYC could not approve the customers).',
         body: SeedBody,
         response: { 201: Envelope(Type.Object({ customers: Type.Array(SeededSchema) })) },
       },
