@@ -73,15 +73,18 @@ export async function issueVaultToken(
 ): Promise<{ token: string; expiresAt: string }> {
   const customer = await findCustomer(tx, context.clientId, input.userId);
   if (!customer) throw notFound('Customer');
+  // The token names the card as stored (ids are written in lower case), whatever case was sent.
+  let cardId: string | null = null;
   if (input.cardId !== undefined) {
     const card = await findCard(tx, context.clientId, input.cardId);
     if (!card || card.customer_id !== customer.id) throw notFound('Card');
+    cardId = card.id;
   }
   const scopes: VaultScope[] = [...new Set<VaultScope>(input.scopes ?? ['cards:reveal'])];
   const cipher = fieldCipherOf(deps);
   const settings = await vaultSettingsOf(tx, cipher, context.clientId, context.now);
-  const issued = await signVaultToken(settings, cipher, { customerId: customer.id, cardId: input.cardId ?? null, scopes }, context.now);
-  await audit(tx, context.clientId, { action: 'TOKEN_ISSUED', customerId: customer.id, cardId: input.cardId ?? null, fields: scopes, tokenId: issued.tokenId, now: context.now }, requester);
+  const issued = await signVaultToken(settings, cipher, { customerId: customer.id, cardId, scopes }, context.now);
+  await audit(tx, context.clientId, { action: 'TOKEN_ISSUED', customerId: customer.id, cardId, fields: scopes, tokenId: issued.tokenId, now: context.now }, requester);
   return { token: issued.token, expiresAt: issued.expiresAt.toISOString() };
 }
 
@@ -95,7 +98,7 @@ function requireScope(claims: VaultTokenClaims, scope: VaultScope): void {
  * and, for a physical card, a program that allows revealing physical cards.
  */
 async function revealableCard(tx: Tx, claims: VaultTokenClaims, cardId: string): Promise<CardRow> {
-  if (claims.cardId !== null && claims.cardId !== cardId) throw notFound('Card');
+  if (claims.cardId !== null && claims.cardId !== cardId.toLowerCase()) throw notFound('Card');
   // The card's row lock orders concurrent reveals of one card, so the per-minute count holds.
   const card = await findCard(tx, claims.clientId, cardId, { forUpdate: true });
   if (!card || card.customer_id !== claims.customerId) throw notFound('Card');
@@ -201,7 +204,7 @@ export async function reveal(tx: Tx, deps: Pick<Deps, 'config' | 'database'>, cl
     }
   } else {
     if (!isUuid(input.cardId)) throw notFound('Card');
-    requests.set(input.cardId, { fields: new Set(input.fields), aliases: new Map() });
+    requests.set(input.cardId.toLowerCase(), { fields: new Set(input.fields), aliases: new Map() });
   }
   const aliasValues: Record<string, string> = {};
   const cardValuesById: Record<string, { pan?: string; cvv?: string; expiryDate?: string }> = {};
@@ -216,7 +219,9 @@ export async function reveal(tx: Tx, deps: Pick<Deps, 'config' | 'database'>, cl
   }
   if ('aliases' in input) return { aliases: aliasValues };
   if (!('cardId' in input)) throw validationError('cardId', 'is required');
-  return { card: cardValuesById[input.cardId] ?? {} };
+  const revealed = cardValuesById[input.cardId.toLowerCase()];
+  if (!revealed) throw new Error('a revealed card has no values');
+  return { card: revealed };
 }
 
 export interface AuditFilters extends ListQuery {

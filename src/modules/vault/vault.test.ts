@@ -68,6 +68,22 @@ describe('configuration and tokens', () => {
 });
 
 describe('reveals', () => {
+  it('a card id in capitals names the same card: the token, show and reveal answer it, and the audit names it as stored', async () => {
+    const client = await t.newClient('Capitals');
+    const { wallet, cardId } = await issuedCard(t, client);
+    const token = await tokenFor(wallet.customerId, { cardId: cardId.toUpperCase(), client });
+    const pan = await panOf(cardId, client.id);
+    expect((await revealRequest(token, { cardId, fields: ['pan'] })).body.data.card).toEqual({ pan });
+    const upper = await revealRequest(token, { cardId: cardId.toUpperCase(), fields: ['pan'] });
+    expect(upper.status).toBe(200);
+    expect(upper.body.data.card).toEqual({ pan });
+    const shown = await t.request({ url: `/v1/vault/show?type=card&cardId=${cardId.toUpperCase()}&fields=pan`, key: null, headers: { authorization: `Bearer ${token}` } });
+    expect(shown.status).toBe(200);
+    const audit = (await t.request({ url: '/v1/vault/audit', key: client.key })).body.data as Array<{ cardId: string | null }>;
+    expect(audit.length).toBeGreaterThanOrEqual(3);
+    expect(audit.every((entry) => entry.cardId === cardId)).toBe(true);
+  });
+
   it('show answers aliases; reveal turns them, or a card and fields, into the values, with no-store', async () => {
     const { wallet, cardId } = await issuedCard(t);
     const token = await tokenFor(wallet.customerId, { cardId });
