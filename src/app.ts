@@ -62,6 +62,18 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     },
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+    // What the router refuses before any route runs answers in the API's own error envelope: a
+    // path parameter too long to be any id is a missing resource, a path that cannot be decoded
+    // a bad request (Fastify's own answers carried codes outside the catalogue and no traceId).
+    frameworkErrors: (error, request, reply) => {
+      const known =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new AppError('NOT_FOUND', 'Not found: no resource has an id this long (path parameters are 300 characters at most).')
+          : error.code === 'FST_ERR_BAD_URL'
+            ? new AppError('BAD_REQUEST', 'The path is not a valid URL: a percent sign must start a valid escape (%XX).')
+            : error;
+      errorHandler(known, request, reply);
+    },
     // Response serializers compiled on first use (src/platform/http/serialization.ts).
     schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -51,6 +51,18 @@ describe('404 and 410 stay', () => {
     }
   });
 
+  it('a path parameter too long to be an id is NOT_FOUND, and a path that cannot be decoded BAD_REQUEST, in the error envelope', async () => {
+    const long = await t.request({ method: 'GET', url: `/v1/customers/${'a'.repeat(301)}` });
+    expect(long.status).toBe(404);
+    expect(long.body).toMatchObject({ code: 'NOT_FOUND', traceId: expect.any(String) });
+    const deleted = await t.request({ method: 'DELETE', url: `/v1/webhooks/${'k'.repeat(400)}` });
+    expect(deleted.status).toBe(404);
+    expect(deleted.body.code).toBe('NOT_FOUND');
+    const undecodable = await t.request({ method: 'GET', url: '/v1/customers/%zz' });
+    expect(undecodable.status).toBe(400);
+    expect(undecodable.body).toMatchObject({ code: 'BAD_REQUEST', traceId: expect.any(String) });
+  });
+
   it('a removed endpoint answers 410, and its old method is not offered in Allow', async () => {
     const removed = await t.request({ method: 'GET', url: '/v1/customers/abc/transactions' });
     expect(removed.status).toBe(410);
