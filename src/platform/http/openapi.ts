@@ -21,6 +21,17 @@ export interface OpenApiExtras {
 }
 
 const writeMethods = new Set(['post', 'put', 'patch', 'delete']);
+
+/**
+ * The writes that take no Idempotency-Key, so the document does not offer one: the admin routes
+ * belong to no client, and idempotency keys are a client's (docs/api-design.md); a vault reveal is
+ * authorised by a cardholder's token, not a client's key, and its answer (card numbers in clear)
+ * must never be stored to be replayed.
+ */
+function withoutIdempotency(path: string): boolean {
+  return path.startsWith('/v1/admin/') || path === '/v1/vault/reveal';
+}
+
 const idempotencyKeyParameter: Json = {
   name: 'Idempotency-Key',
   in: 'header',
@@ -92,11 +103,11 @@ export function refineOpenApi(document: Json, extras: OpenApiExtras): Json {
   if (event && isObject(event.properties)) event.properties = { ...event.properties, type: ref('schemas', 'EventType') };
 
   const tags = new Set<string>();
-  for (const operations of Object.values(paths)) {
+  for (const [path, operations] of Object.entries(paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       if (!isObject(operation)) continue;
       for (const tag of (operation.tags as string[] | undefined) ?? []) tags.add(tag);
-      if (writeMethods.has(method)) {
+      if (writeMethods.has(method) && !withoutIdempotency(path)) {
         const parameters: unknown[] = Array.isArray(operation.parameters) ? (operation.parameters as unknown[]) : [];
         operation.parameters = [...parameters, ref('parameters', 'IdempotencyKey')];
       }

@@ -14182,13 +14182,7 @@ export interface operations {
     "vault.reveal": {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (201/200 and body); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Keys are kept 24 hours, per client.
-                 * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
