@@ -434,7 +434,7 @@ export class DeliveryWorker {
     const column = <T>(pick: (entry: QueuedOutcome) => T) => batch.map(pick);
     const health = batch.filter((entry) => entry.countsForHealth);
     // One statement: each delivery changes only if this worker still holds its claim; every
-    // attempt is logged either way (it happened). The same statement keeps the endpoints' health
+    // attempt is logged either way (it happened), unless its delivery no longer exists. The same statement keeps the endpoints' health
     // (see the health CTEs below) and returns the subscriptions that have now failed for
     // WEBHOOK_DISABLE_AFTER_MS; those are disabled afterwards, in a transaction of their own.
     const result = await sql<{ client_id: string; subscription_id: string; clock_offset_ms: string }>`
@@ -466,11 +466,16 @@ export class DeliveryWorker {
           ${abandoned.map((entry) => entry.row.attempt_count - 1)}::int[],
           ${abandoned.map((entry) => entry.abandonedAt?.toISOString() ?? null)}::timestamptz[]
         ) AS a(client_id, id, attempt_number, attempted_at)
+        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.client_id = a.client_id AND d.id = a.id)
         ON CONFLICT (client_id, delivery_id, attempt_number) DO NOTHING
       ), logged AS (
         INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)
         SELECT i.client_id, i.id, i.attempt_number, i.attempted_at, i.succeeded, i.http_status, i.latency_ms, i.response_body, i.error, ${workerName}
         FROM input i
+        -- A delivery a sandbox reset or restore deleted while it was being sent has nothing to log
+        -- its attempt against; without this, its attempt failed the whole batch, other clients'
+        -- outcomes with it.
+        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.client_id = i.client_id AND d.id = i.id)
         ON CONFLICT (client_id, delivery_id, attempt_number) DO UPDATE SET
           attempted_at = EXCLUDED.attempted_at, succeeded = EXCLUDED.succeeded, http_status = EXCLUDED.http_status,
           latency_ms = EXCLUDED.latency_ms, response_body = EXCLUDED.response_body, error = EXCLUDED.error, worker = EXCLUDED.worker

@@ -623,3 +623,34 @@ describe('retention', () => {
     }
   });
 });
+
+// After the signature check above: the reset deletes a subscription whose requests it would check.
+describe('a sandbox reset during a delivery', () => {
+  it('a delivery a sandbox reset deletes while it is being sent: its outcome is dropped quietly, and another client\'s outcome of the same batch is written', async () => {
+    const gone = await t.newClient('Reset in flight');
+    const kept = await t.newClient('Kept in flight');
+    const holding = await WebhookReceiver.start();
+    const logged: unknown[] = [];
+    try {
+      holding.mode = 'hold';
+      await subscribe(gone, holding.url('/gone'), ['CUSTOMER_CREATED']);
+      await subscribe(kept, holding.url('/kept'), ['CUSTOMER_CREATED']);
+      await record(gone, 'CUSTOMER_CREATED');
+      await record(kept, 'CUSTOMER_CREATED');
+      const holder = new DeliveryWorker(t.deps, { logger: { error: (object, message) => logged.push({ object, message }) } });
+      const running = holder.deliverDue();
+      await vi.waitFor(() => expect(holding.openNow).toBe(2), { timeout: 10_000, interval: 5 });
+      const reset = await t.request({ method: 'POST', url: '/v1/sandbox/reset', key: gone.key, body: { confirm: 'RESET' } });
+      expect(reset.status).toBe(200);
+      holding.release();
+      await running;
+      expect(logged).toEqual([]);
+      const [delivery] = await t.deps.db.selectFrom('webhook_deliveries').select(['status', 'attempt_count']).where('client_id', '=', kept.id).execute();
+      expect(delivery).toMatchObject({ status: 'DELIVERED' });
+      expect(await t.deps.db.selectFrom('webhook_delivery_attempts').select('delivery_id').where('client_id', '=', kept.id).execute()).toHaveLength(1);
+      expect(await t.deps.db.selectFrom('webhook_delivery_attempts').select('delivery_id').where('client_id', '=', gone.id).execute()).toHaveLength(0);
+    } finally {
+      await holding.stop();
+    }
+  });
+});
