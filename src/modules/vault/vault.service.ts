@@ -209,7 +209,12 @@ export async function reveal(tx: Tx, deps: Pick<Deps, 'config' | 'database'>, cl
   const aliasValues: Record<string, string> = {};
   const cardValuesById: Record<string, { pan?: string; cvv?: string; expiryDate?: string }> = {};
   for (const [cardId, request] of [...requests.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-    const card = await revealableCard(tx, claims, cardId);
+    const card = await revealableCard(tx, claims, cardId).catch((error: unknown) => {
+      // An alias of a card the token may not see answers as an unknown alias does: which aliases
+      // exist for other customers is not the token holder's to learn.
+      if ('aliases' in input && error instanceof AppError && error.code === 'NOT_FOUND') throw notFound('Alias');
+      throw error;
+    });
     await checkRevealRate(tx, claims.clientId, card.id, now);
     const fields = [...request.fields].sort();
     const values = cardValues(deps, card, fields);

@@ -209,7 +209,14 @@ describe('reveals refused', () => {
     expect((await revealRequest(token, { cardId: theirs.cardId, fields: ['pan'] })).status).toBe(404);
     const theirToken = await tokenFor(theirs.wallet.customerId, { client: t.clientB });
     expect((await revealRequest(theirToken, { cardId: mine.cardId, fields: ['pan'] })).status).toBe(404);
-    expect((await revealRequest(token, { aliases: ['tok_sandbox_AAAAAAAAAAAAAAAAAAAAAAAA'] })).status).toBe(404);
+    const unknown = await revealRequest(token, { aliases: ['tok_sandbox_AAAAAAAAAAAAAAAAAAAAAAAA'] });
+    expect(unknown.status).toBe(404);
+    // Another customer's live alias answers exactly as an unknown one.
+    const otherToken = await tokenFor(otherCustomer.wallet.customerId);
+    const otherAlias = (await t.request({ url: `/v1/vault/show?type=card&cardId=${otherCustomer.cardId}&fields=pan`, key: null, headers: { authorization: `Bearer ${otherToken}` } })).body.data.card.pan;
+    const foreign = await revealRequest(token, { aliases: [otherAlias] });
+    expect(foreign.status).toBe(404);
+    expect({ ...foreign.body, traceId: null }).toEqual({ ...unknown.body, traceId: null });
   });
 
   it('a card that is not ACTIVE: 409 CARD_NOT_ACTIVE; a physical card without revealPhysicalCards: 403', async () => {
