@@ -124,7 +124,8 @@ function invalid(reason: string): AppError {
 /** The token of `Authorization: Bearer <token>`; an API key or anything else is refused. */
 export function bearerToken(authorization: string | undefined): string {
   if (!authorization) throw invalid('send it as Authorization: Bearer <token> (from POST /v1/vault/token)');
-  const match = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/.exec(authorization.trim());
+  // The scheme name is case-insensitive (RFC 9110 §11.1), as for API keys.
+  const match = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i.exec(authorization.trim());
   if (!match?.[1]) {
     throw invalid(
       authorization.startsWith('sk_') || authorization.includes(' sk_')

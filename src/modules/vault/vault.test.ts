@@ -79,6 +79,8 @@ describe('reveals', () => {
     expect(upper.body.data.card).toEqual({ pan });
     const shown = await t.request({ url: `/v1/vault/show?type=card&cardId=${cardId.toUpperCase()}&fields=pan`, key: null, headers: { authorization: `Bearer ${token}` } });
     expect(shown.status).toBe(200);
+    // The scheme name in any case, as HTTP has it.
+    expect((await revealRequest(null, { cardId, fields: ['pan'] }, { authorization: `bearer ${token}` })).body.data.card).toEqual({ pan });
     const audit = (await t.request({ url: '/v1/vault/audit', key: client.key })).body.data as Array<{ cardId: string | null }>;
     expect(audit.length).toBeGreaterThanOrEqual(3);
     expect(audit.every((entry) => entry.cardId === cardId)).toBe(true);
