@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import { clientNow, requestClockOffset } from '../../platform/client-clock.js';
 import type { Db } from '../../platform/db/database.js';
+import { sqlStateOf } from '../../platform/db/transaction.js';
 import type { Deps } from '../../platform/deps.js';
 import type { App } from '../../platform/http/app-type.js';
 import { idAt } from '../../platform/ids.js';
@@ -92,12 +93,14 @@ export class RequestLog {
       try {
         await insertApiRequestsStatement(chunk).execute(this.db);
       } catch (error) {
-        if (chunk.length === 1) {
-          this.log.error({ err: error, rows: 1 }, 'request log: a write failed; its row is dropped');
+        // The rows of many clients go together: one row the database refuses (a data or integrity
+        // error: SQLSTATE class 22 or 23) must not cost the others theirs, so such a write is tried
+        // again row by row. Any other failure (the database unreachable, say) drops the rows.
+        const state = sqlStateOf(error) ?? '';
+        if (chunk.length === 1 || !(state.startsWith('22') || state.startsWith('23'))) {
+          this.log.error({ err: error, rows: chunk.length }, 'request log: a write failed; its rows are dropped');
           continue;
         }
-        // The rows of many clients go together: one row the database refuses must not cost the
-        // others theirs, so a failed write is tried again row by row.
         this.log.warn({ err: error, rows: chunk.length }, 'request log: a write failed; writing its rows one by one');
         await this.writeEach(chunk);
       }
