@@ -6,7 +6,6 @@ import type { RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
 import { AppError } from '../../../platform/http/errors.js';
 import { parseAmount } from '../../../platform/money/amount.js';
-import type { Asset } from '../../../platform/money/assets.js';
 import { receiveDeposit, requireBankAsset, settleBankTransaction, type BankTransferRuntime } from '../../bank-transfers/index.js';
 import { completeKycInSandbox, startKyc, type ComplianceRuntime } from '../../compliance/index.js';
 import { createIndividual, primaryWalletOf } from '../../customers/index.js';
@@ -47,10 +46,11 @@ export async function seedCustomers(
   runtimes: { compliance: ComplianceRuntime; bank: BankTransferRuntime },
   request: SeedRequest,
 ): Promise<SeededCustomer[]> {
-  // The asset is checked even without fundAmount: a wrong one is a mistake either way.
-  const fundAsset = requireBankAsset(request.asset, runtimes.bank.mode, 'asset');
-  const asset: Asset | undefined = request.fundAmount === undefined ? undefined : fundAsset;
-  const amount = asset && request.fundAmount !== undefined ? parseAmount(request.fundAmount, asset, 'fundAmount') : undefined;
+  // Both checked before anything is created; the asset even without fundAmount (a wrong one is a
+  // mistake either way).
+  const asset = requireBankAsset(request.asset, runtimes.bank.mode, 'asset');
+  const { fundAmount } = request;
+  if (fundAmount !== undefined) parseAmount(fundAmount, asset, 'fundAmount');
   const cipher = fieldCipherOf(deps);
   const seeded: SeededCustomer[] = [];
   for (let index = 0; index < request.count; index++) {
@@ -84,13 +84,13 @@ export async function seedCustomers(
     }
     assert(wallet?.virtual_account_number, `the seeded customer ${customer.id} was approved without a virtual account`);
     let funded: SeededCustomer['funded'] = null;
-    if (asset && amount !== undefined && request.fundAmount !== undefined) {
+    if (fundAmount !== undefined) {
       const deposit = await receiveDeposit(
         tx,
         context,
         {
           accountNumber: wallet.virtual_account_number,
-          amount: request.fundAmount,
+          amount: fundAmount,
           asset: asset.code,
           network: 'ACH',
           counterparty: { name: 'OpenBaaS Sandbox Seeding', accountNumber: '987654321', routingNumber: '021000021' },
@@ -100,7 +100,7 @@ export async function seedCustomers(
       );
       assert(deposit.routed, `the seeding deposit to ${wallet.virtual_account_number} was not routed`);
       await settleBankTransaction(tx, context, deposit.transaction.id);
-      funded = { amount: request.fundAmount, asset: asset.code };
+      funded = { amount: fundAmount, asset: asset.code };
     }
     seeded.push({ customerId: customer.id, onboardingId: onboarding.id, walletId: wallet.id, virtualAccountNumber: wallet.virtual_account_number, funded });
   }
