@@ -101,50 +101,57 @@ describe('prepared statements planned again as their tables grow', () => {
   });
 
   it('an update made generic on an empty table finds its rows by key once the table has grown, and the old plan is deallocated', async () => {
-    // A table of its own, so the statement's text (and its count of runs) is new to this process.
-    const table = `replan_probe_${crypto.randomBytes(4).toString('hex')}`;
-    await sql.raw(`CREATE TABLE ${table} (client_id uuid NOT NULL, id uuid NOT NULL, v int NOT NULL, PRIMARY KEY (client_id, id))`).execute(t.deps.db);
-    const clientId = crypto.randomUUID();
-    const ids = [crypto.randomUUID(), crypto.randomUUID()];
-    const update = () =>
-      prepared(sql`UPDATE ${sql.table(table)} t SET v = t.v + u.v
-        FROM unnest(${[clientId, clientId]}::uuid[], ${ids}::uuid[], ${[1, 1]}::int[]) AS u (client_id, id, v)
-        WHERE t.client_id = u.client_id AND t.id = u.id RETURNING 1`);
-    const compiled = update().compile(t.deps.db);
-    const family = preparedStatementName(compiled.sql) ?? expect.fail('the update is prepared');
-    // The plan PostgreSQL keeps for the statement under its current name, on this connection.
-    const plan = async (tx: Tx) => {
-      const name = preparedStatementName(compiled.sql);
-      const explained = await sql.raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE "${name}"(${compiled.parameters.map(literal).join(', ')})`).execute(tx);
-      const scans = scansOf(explained.rows[0]?.['QUERY PLAN'][0].Plan ?? expect.fail('no plan')).filter((scan) => scan['Relation Name'] === table);
-      return scans.map((scan) => scan['Node Type']);
+    /** One run of the scenario on a table of its own, so the statement's text (and its count of runs) is new to this process. */
+    const scenario = async () => {
+      const table = `replan_probe_${crypto.randomBytes(4).toString('hex')}`;
+      await sql.raw(`CREATE TABLE ${table} (client_id uuid NOT NULL, id uuid NOT NULL, v int NOT NULL, PRIMARY KEY (client_id, id))`).execute(t.deps.db);
+      const clientId = crypto.randomUUID();
+      const ids = [crypto.randomUUID(), crypto.randomUUID()];
+      const update = () =>
+        prepared(sql`UPDATE ${sql.table(table)} t SET v = t.v + u.v
+          FROM unnest(${[clientId, clientId]}::uuid[], ${ids}::uuid[], ${[1, 1]}::int[]) AS u (client_id, id, v)
+          WHERE t.client_id = u.client_id AND t.id = u.id RETURNING 1`);
+      const compiled = update().compile(t.deps.db);
+      const family = preparedStatementName(compiled.sql) ?? expect.fail('the update is prepared');
+      // The plan PostgreSQL keeps for the statement under its current name, on this connection.
+      const plan = async (tx: Tx) => {
+        const name = preparedStatementName(compiled.sql);
+        const explained = await sql.raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE "${name}"(${compiled.parameters.map(literal).join(', ')})`).execute(tx);
+        const scans = scansOf(explained.rows[0]?.['QUERY PLAN'][0].Plan ?? expect.fail('no plan')).filter((scan) => scan['Relation Name'] === table);
+        return scans.map((scan) => scan['Node Type']);
+      };
+      try {
+        // One transaction, so every run is on one connection (as a batcher's lane keeps one), with
+        // the batches' generic plans.
+        const seen = await withPipelinedTransaction(t.database.pool, async (tx) => {
+          await update().execute(tx);
+          const young = await plan(tx);
+          await sql.raw(`INSERT INTO ${table} SELECT '${clientId}', gen_random_uuid(), 0 FROM generate_series(1, 20000)`).execute(tx);
+          await sql.raw(`INSERT INTO ${table} VALUES ('${clientId}', '${ids[0]}', 0), ('${clientId}', '${ids[1]}', 0)`).execute(tx);
+          const kept = await plan(tx);
+          for (let run = 1; run < (replanAfterRuns[1] ?? 0); run++) await update().execute(tx);
+          const grown = await plan(tx);
+          const prepared = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name LIKE ${`${family}%`}`.execute(tx);
+          return { result: { young, kept, grown, prepared: prepared.rows.map((row) => row.name) } };
+        });
+        const values = await sql<{ v: number }>`SELECT v FROM ${sql.table(table)} WHERE id = ANY(${ids}::uuid[])`.execute(t.deps.db);
+        return { ...seen, family, values: values.rows.map((row) => row.v) };
+      } finally {
+        await sql.raw(`DROP TABLE ${table}`).execute(t.deps.db);
+      }
     };
-    try {
-      // One transaction, so every run is on one connection (as a batcher's lane keeps one), with
-      // the batches' generic plans.
-      const seen = await withPipelinedTransaction(t.database.pool, async (tx) => {
-        await update().execute(tx);
-        const young = await plan(tx);
-        await sql.raw(`INSERT INTO ${table} SELECT '${clientId}', gen_random_uuid(), 0 FROM generate_series(1, 20000)`).execute(tx);
-        await sql.raw(`INSERT INTO ${table} VALUES ('${clientId}', '${ids[0]}', 0), ('${clientId}', '${ids[1]}', 0)`).execute(tx);
-        const kept = await plan(tx);
-        for (let run = 1; run < (replanAfterRuns[1] ?? 0); run++) await update().execute(tx);
-        const grown = await plan(tx);
-        const prepared = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name LIKE ${`${family}%`}`.execute(tx);
-        return { result: { young, kept, grown, prepared: prepared.rows.map((row) => row.name) } };
-      });
-      // The trap: planned on the empty table, the update reads the table whole, and keeps doing
-      // so after it has grown (no ANALYZE has run).
-      expect(seen.young).toEqual(['Seq Scan']);
-      expect(seen.kept).toEqual(['Seq Scan']);
-      // Planned again (512 runs), it looks each row up by its key.
-      expect(seen.grown).toEqual([expect.stringMatching(/^Index/)]);
-      expect(seen.prepared).toEqual([`${family}_2`]);
-      const values = await sql<{ v: number }>`SELECT v FROM ${sql.table(table)} WHERE id = ANY(${ids}::uuid[])`.execute(t.deps.db);
-      expect(values.rows.map((row) => row.v)).toEqual([replanAfterRuns[1] ?? 0, replanAfterRuns[1] ?? 0].map((runs) => runs - 1));
-    } finally {
-      await sql.raw(`DROP TABLE ${table}`).execute(t.deps.db);
-    }
+    // The trap: planned on the empty table, the update reads the table whole, and keeps doing so
+    // after it has grown (no ANALYZE has run). On a shared PostgreSQL server another session's
+    // catalog change (a test file creating or dropping its schema) makes every backend drop its
+    // cached plans, so the trap is not always there to see: the scenario runs again, up to 3 times.
+    let seen = await scenario();
+    for (let attempt = 2; attempt <= 3 && seen.kept[0] !== 'Seq Scan'; attempt++) seen = await scenario();
+    expect(seen.young).toEqual(['Seq Scan']);
+    expect(seen.kept).toEqual(['Seq Scan']);
+    // Planned again (512 runs), it looks each row up by its key.
+    expect(seen.grown).toEqual([expect.stringMatching(/^Index/)]);
+    expect(seen.prepared).toEqual([`${seen.family}_2`]);
+    expect(seen.values).toEqual([replanAfterRuns[1] ?? 0, replanAfterRuns[1] ?? 0].map((runs) => runs - 1));
   });
 });
 
