@@ -94,7 +94,7 @@ function requireScope(claims: VaultTokenClaims, scope: VaultScope): void {
 
 /**
  * The card a token may reveal: the customer's own (another client's or customer's card answers
- * 404, as a missing one does), the token's card when it names one, ACTIVE (409 CARD_NOT_ACTIVE),
+ * 404, as a missing one does), the token's card when it names one, ACTIVE (422 CARD_NOT_ACTIVE),
  * and, for a physical card, a program that allows revealing physical cards.
  */
 async function revealableCard(tx: Tx, claims: VaultTokenClaims, cardId: string): Promise<CardRow> {

@@ -221,11 +221,11 @@ describe('reveals refused', () => {
     expect({ ...foreign.body, traceId: null }).toEqual({ ...unknown.body, traceId: null });
   });
 
-  it('a card that is not ACTIVE: 409 CARD_NOT_ACTIVE; a physical card without revealPhysicalCards: 403', async () => {
+  it('a card that is not ACTIVE: 422 CARD_NOT_ACTIVE; a physical card without revealPhysicalCards: 403', async () => {
     const suspended = await issuedCard(t);
     await t.request({ method: 'PATCH', url: `/v1/cards/${suspended.cardId}`, body: { status: 'SUSPENDED' } });
     const response = await revealRequest(await tokenFor(suspended.wallet.customerId), { cardId: suspended.cardId, fields: ['pan'] });
-    expect(response.status).toBe(409);
+    expect(response.status).toBe(422);
     expect(response.body.code).toBe('CARD_NOT_ACTIVE');
 
     const physical = await issuedCard(t, t.clientA, { isVirtual: false });

@@ -45,7 +45,7 @@ export const errorCodes = {
   DUPLICATE_EMAIL: { status: 409, description: 'Another customer of this client already uses this email address (compared without regard to letter case).' },
   INVALID_STATE: { status: 409, description: 'The resource is in a state that does not allow this change; the message names the state (for example KYC data after onboarding was decided).' },
   DUPLICATE_RELATION: { status: 409, description: 'The person already has this role in the business; update the relation with PATCH instead.' },
-  CARD_NOT_ACTIVE: { status: 409, description: 'The card is not ACTIVE, so the vault does not reveal it (a BLOCKED physical card must be activated first).' },
+  CARD_NOT_ACTIVE: { status: 422, description: 'The card is not ACTIVE, so the vault does not reveal it (a BLOCKED physical card must be activated first).' },
   INVALID_CARD_STATUS_TRANSITION: { status: 409, description: 'The card cannot move to that status: ACTIVE and SUSPENDED switch with PATCH, any status but CANCELLED can be CANCELLED, a BLOCKED (physical) card becomes ACTIVE only through POST /v1/cards/:cardId/activate, and CANCELLED is final.' },
   KYC_NOT_APPROVED: { status: 409, description: 'The customer\'s KYC (or KYB, for a business) is not APPROVED, which this request needs (for example a virtual account).' },
   VIRTUAL_ACCOUNT_EXISTS: { status: 409, description: 'The wallet already has a virtual account; a wallet has at most one.' },

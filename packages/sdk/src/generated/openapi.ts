@@ -1676,7 +1676,7 @@ export interface paths {
         };
         /**
          * A card's aliases (vault token only): what POST /v1/vault/reveal turns into values
-         * @description Authorization: Bearer <vault token>; an API key is refused (401). The card must be the token's customer's (404 otherwise), ACTIVE (409 CARD_NOT_ACTIVE).
+         * @description Authorization: Bearer <vault token>; an API key is refused (401). The card must be the token's customer's (404 otherwise), ACTIVE (422 CARD_NOT_ACTIVE).
          */
         get: operations["vault.show"];
         put?: never;
