@@ -75,4 +75,14 @@ describe('paging 1,000 customers', () => {
     expect(both.body.details[0].field).toBe('offset');
     expect((await t.request({ url: '/v1/customers?limit=201' })).status).toBe(400);
   });
+
+  it('refuses a startAfterId that is not an id, naming it (an empty page would read as the end)', async () => {
+    for (const cursor of ['abc', '123', `${createdNewestFirst[0] ?? ''}x`]) {
+      const response = await t.request({ url: `/v1/customers?startAfterId=${encodeURIComponent(cursor)}` });
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'startAfterId' }] });
+    }
+    const upper = await t.request({ url: `/v1/customers?limit=3&startAfterId=${(createdNewestFirst[0] ?? '').toUpperCase()}` });
+    expect(upper.body.data.map((customer: { id: string }) => customer.id)).toEqual(createdNewestFirst.slice(1, 4));
+  });
 });

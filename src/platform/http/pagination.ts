@@ -19,7 +19,7 @@ export const listQueryProperties = {
   // No schema default: an offset given with startAfterId is refused, even 0, so the route must
   // see whether one was sent (CONTRACT §5: with startAfterId, offset must be absent).
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: listOffsetMax, description: 'rows to skip (default 0); not with startAfterId' })),
-  startAfterId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'keyset cursor: the nextStartAfterId of the previous page' })),
+  startAfterId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400)' })),
   createdAfter: Type.Optional(DateOrDateTime),
   createdBefore: Type.Optional(DateOrDateTime),
 };
@@ -58,6 +58,11 @@ export async function paginate<DB, TB extends keyof DB, O extends { id: string }
   if (list.startAfterId !== undefined && list.offset !== undefined) {
     throw validationError('offset', 'cannot be combined with startAfterId');
   }
+  // A cursor is an id this API gave as nextStartAfterId; anything else is a client's bug, refused
+  // rather than answered with an empty page that a backfill loop would take for the end.
+  if (list.startAfterId !== undefined && !isUuid(list.startAfterId)) {
+    throw validationError('startAfterId', 'must be an id (the nextStartAfterId of an earlier page)');
+  }
   let filtered = query;
   if (list.createdAfter) {
     filtered = filtered.where(sql<boolean>`${sql.ref(columns.createdAt)} >= ${parseInstant(list.createdAfter, 'createdAfter')}`);
@@ -74,8 +79,6 @@ export async function paginate<DB, TB extends keyof DB, O extends { id: string }
 
   let page = filtered;
   if (list.startAfterId !== undefined) {
-    // A cursor that is not one of our ids cannot match anything: an empty page, as with a missing id.
-    if (!isUuid(list.startAfterId)) return { rows: [], pagination: { totalResults: total, hasMoreResults: false, nextStartAfterId: null } };
     page = page.where(sql<boolean>`${sql.ref(columns.id)} < ${list.startAfterId}::uuid`);
   }
   const rows = await page

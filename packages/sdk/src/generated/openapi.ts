@@ -8201,7 +8201,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -8258,7 +8258,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -8402,7 +8402,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -8879,7 +8879,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -9214,7 +9214,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -9894,7 +9894,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -10123,7 +10123,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -11308,7 +11308,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -11867,7 +11867,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -12416,7 +12416,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -12832,7 +12832,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -13051,7 +13051,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -14078,7 +14078,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -14536,7 +14536,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -15403,7 +15403,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
@@ -15844,7 +15844,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip (default 0); not with startAfterId */
                 offset?: number;
-                /** @description keyset cursor: the nextStartAfterId of the previous page */
+                /** @description keyset cursor: the nextStartAfterId of the previous page (an id; anything else is 400) */
                 startAfterId?: string;
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdAfter?: string;
