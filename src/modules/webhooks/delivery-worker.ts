@@ -185,14 +185,16 @@ export class DeliveryWorker {
     }
   }
 
-  /** Cancels pending deliveries whose subscription is no longer active. */
+  /** Cancels pending deliveries whose subscription is no longer active, dated by each client's clock. */
   async sweep(): Promise<number> {
     const now = this.deps.clock.now();
     const result = await sql`
       UPDATE webhook_deliveries d
-      SET status = 'CANCELLED', lease_token = NULL, lease_expires_at = NULL, completed_at = ${now}, updated_at = ${now}
-      FROM webhook_subscriptions s
-      WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND NOT s.active
+      SET status = 'CANCELLED', lease_token = NULL, lease_expires_at = NULL,
+        completed_at = ${now}::timestamptz + c.clock_offset_ms * interval '1 millisecond',
+        updated_at = ${now}::timestamptz + c.clock_offset_ms * interval '1 millisecond'
+      FROM webhook_subscriptions s, clients c
+      WHERE d.client_id = s.client_id AND d.subscription_id = s.id AND NOT s.active AND c.id = d.client_id
         AND d.status = 'PENDING' AND (d.lease_token IS NULL OR d.lease_expires_at <= ${now})
     `.execute(this.deps.db);
     return Number(result.numAffectedRows ?? 0);
@@ -424,7 +426,6 @@ export class DeliveryWorker {
   }
 
   private async writeOutcomes(batch: readonly QueuedOutcome[]): Promise<void> {
-    const now = this.deps.clock.now();
     const real = new Set(batch.map((entry) => `${entry.row.id}#${entry.row.attempt_count}`));
     // A lost earlier attempt is logged as such, unless its slow worker records the real outcome
     // (here or later), which then wins.
@@ -448,13 +449,14 @@ export class DeliveryWorker {
           ${column((entry) => entry.outcome.ok)}::boolean[], ${column((entry) => entry.outcome.httpStatus)}::int[],
           ${column((entry) => entry.outcome.latencyMs)}::int[],
           ${column((entry) => truncate(entry.outcome.responseBody, responseBodyKeptChars))}::text[],
-          ${column((entry) => truncate(entry.outcome.error, errorKeptChars))}::text[]
+          ${column((entry) => truncate(entry.outcome.error, errorKeptChars))}::text[],
+          ${column((entry) => entry.clientAt.toISOString())}::timestamptz[]
         ) AS i(client_id, id, lease_token, status, next_attempt_at, completed_at, attempt_number, attempted_at, succeeded,
-               http_status, latency_ms, response_body, error)
+               http_status, latency_ms, response_body, error, client_at)
       ), updated AS (
         UPDATE webhook_deliveries d
         SET status = i.status, next_attempt_at = i.next_attempt_at, completed_at = i.completed_at,
-          lease_token = NULL, lease_expires_at = NULL, updated_at = ${now}
+          lease_token = NULL, lease_expires_at = NULL, updated_at = i.client_at
         FROM input i
         WHERE d.client_id = i.client_id AND d.id = i.id AND d.lease_token = i.lease_token
         RETURNING d.id

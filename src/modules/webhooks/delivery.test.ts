@@ -78,6 +78,9 @@ async function deliveries(client: TestClient, subscriptionId: string, query = ''
     status: string;
     attemptCount: number;
     nextAttemptAt: string | null;
+    createdAt: string;
+    updatedAt: string;
+    completedAt: string | null;
     attempts: Array<{ attempt: number; succeeded: boolean; httpStatus: number | null; error: string | null; responseBody: string | null }>;
   }>;
 }
@@ -280,8 +283,9 @@ describe('stopping delivery', () => {
     }
   });
 
-  it('a pending delivery left on a paused subscription (a race with the pause) is never sent and is swept', async () => {
+  it('a pending delivery left on a paused subscription (a race with the pause) is never sent and is swept, dated by the client\'s clock', async () => {
     const client = await t.newClient('Race');
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 86_400 } });
     const subscription = await subscribe(client, receiver.url('/race'), ['CUSTOMER_CREATED']);
     const event = await record(client, 'CUSTOMER_CREATED');
     // As if the event's transaction had read the subscription just before the pause committed.
@@ -291,6 +295,9 @@ describe('stopping delivery', () => {
     const [delivery] = await deliveries(client, subscription.id);
     expect(delivery).toMatchObject({ eventId: event.id, status: 'CANCELLED', attemptCount: 0 });
     expect(receiver.requestsFor(event.id)).toHaveLength(0);
+    // (record() dates the event and its delivery by the wall clock; the sweep by the client's.)
+    const clientNow = t.clock.now().getTime() + 86_400_000;
+    expect([delivery?.updatedAt, delivery?.completedAt].map((at) => new Date(at ?? 0).getTime())).toEqual([clientNow, clientNow]);
   });
 });
 
@@ -337,6 +344,12 @@ describe('secret rotation', () => {
     const attemptedAt = log.body.data.flatMap((delivery: { attempts: Array<{ attemptedAt: string }> }) => delivery.attempts.map((attempt) => new Date(attempt.attemptedAt).getTime()));
     expect(attemptedAt).toHaveLength(2);
     for (const at of attemptedAt) expect(at).toBeGreaterThan(t.clock.now().getTime() + 86_000_000);
+    // The delivery's own dates follow the same clock: updated (and completed) when attempted.
+    for (const delivery of log.body.data as Array<{ createdAt: string; updatedAt: string; completedAt: string; attempts: Array<{ attemptedAt: string }> }>) {
+      expect(delivery.updatedAt >= delivery.createdAt, JSON.stringify(delivery)).toBe(true);
+      expect(delivery.updatedAt).toBe(delivery.completedAt);
+      expect(new Date(delivery.updatedAt).getTime()).toBeGreaterThan(t.clock.now().getTime() + 86_000_000);
+    }
   });
 });
 
