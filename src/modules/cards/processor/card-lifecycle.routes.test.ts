@@ -718,6 +718,42 @@ describe('0420 reversal', () => {
     ]);
   });
 
+  it('DE95 keeping all that is held, posted or announced (or more) takes nothing off: recorded, no money moves', async () => {
+    const { formatReplacementAmounts } = await import('../network/index.js');
+    /** An 0420 of the message `original` sent (same RRN and lifecycle reference), DE95 keeping `keptMinor`: its DE39 and record. */
+    const reverseKeeping = async (cardId: string, original: any, stan: string, keptMinor: bigint) => {
+      const message = { ...original.iso.request.fields, '0': '0420', '2': await panOf(t, cardId), '11': stan, '95': formatReplacementAmounts({ actualTransactionMinor: keptMinor }) };
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+      const record = await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}` });
+      return { code: response.body.data.response['39'], record: record.body.data };
+    };
+    const card = await fundedCard(t, '100.00');
+    // A hold of 10.00: DE95 of 10.00 or 20.00 keeps it whole.
+    const auth = await authorize(t, card.cardId, { amount: 10 });
+    for (const [stan, kept] of [['700001', 1000n], ['700002', 2000n]] as const) {
+      const reversal = await reverseKeeping(card.cardId, auth, stan, kept);
+      expect(reversal).toMatchObject({ code: '00', record: { type: 'REVERSAL_ADVICE', status: 'PENDING', amount: 0, heldAmount: 10 } });
+    }
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 10 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '90.00', RESERVED: '10.00' });
+    // A purchase of 30.00 posted: DE95 of 30.00 credits nothing back.
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 30 });
+    const unreversed = await reverseKeeping(card.cardId, purchase, '700003', 3000n);
+    expect(unreversed).toMatchObject({ code: '00', record: { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'COMPLETED', amount: 0 } });
+    expect(await lifecycle(t, purchase.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 30 });
+    // A refund of 12.00 credited: DE95 of 12.00 takes nothing back.
+    const refund = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 12, processingCode: '200000' });
+    const kept = await reverseKeeping(card.cardId, refund, '700004', 1200n);
+    expect(kept).toMatchObject({ code: '00', record: { type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 0 } });
+    expect(await lifecycle(t, refund.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: -12 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '72.00', RESERVED: '10.00' });
+    // A DE95 below what is held still reduces the hold to it.
+    const partial = await reverseKeeping(card.cardId, auth, '700005', 400n);
+    expect(partial.record).toMatchObject({ status: 'PENDING', amount: 6, heldAmount: 4 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '78.00', RESERVED: '4.00' });
+    await expectLedgerClean(t);
+  });
+
   it('an unmatched 0420 is acknowledged 00 and recorded as an orphan, no money', async () => {
     const card = await fundedCard(t, '10.00');
     const auth = await authorize(t, card.cardId, { amount: 1 });

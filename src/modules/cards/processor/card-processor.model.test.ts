@@ -317,7 +317,7 @@ describe('model', () => {
             if (source === undefined) return;
             const remaining = refund === undefined ? 0 : current.named === null ? Math.min(refund.leftCents, creditOf(refunds)) : refund.leftCents;
             const asked = current.part === null ? undefined : askedOf(current.part, remaining);
-            const actual = asked === undefined ? undefined : asked < remaining ? remaining - asked : asked;
+            const actual = asked === undefined ? undefined : asked < remaining ? remaining - asked : undefined;
             pan ??= await panOf(t, card.cardId);
             const { '90': _named, ...fields } = source.request.fields;
             const message = {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { cardPrograms } from '../../../../test/cards/fixtures.js';
-import { authorize, balances, cardEventsOf, fundedCard, onParent, panOf, send, type FundedCard } from '../../../../test/cards/card-network.js';
+import { authorize, balances, cardEventsOf, fundedCard, lifecycle, onParent, panOf, send, type FundedCard } from '../../../../test/cards/card-network.js';
 import { CoopReceiver } from '../../../../test/cards/coop-receiver.js';
 import { verifyWebhook } from '../../../../test/webhook-receiver.js';
 import { appWithLogCapture } from '../../../../test/support/log-capture.js';
@@ -354,6 +354,27 @@ describe('nothing is held while the client decides', () => {
       const result = await pending;
       expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', coopAuth: { standInReason: 'LIFECYCLE_CLOSED' } } });
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    });
+  });
+});
+
+describe('an advice while the client decides', () => {
+  it.each([
+    ['a decline', { responseCode: '05' }, 10],
+    ['a partial approval', { responseCode: '10', approvedAmountMinor: 300 }, 4],
+  ])('the advice (0120, the network standing in) sets the hold; the late answer (%s) finds it decided, declines "91" and moves nothing', async (_name, answer, advised) => {
+    await withEndpoint(async (client, slow) => {
+      const requestSeen = slow.holdAnswers(answer, 300);
+      const card = await coopCard('100.00', client);
+      const pending = authorize(t, card.cardId, { amount: 5 }, client);
+      const request = await requestSeen;
+      const parentId: string = request.parsed.data.parentCardTransactionId;
+      const advice = await onParent(t, parentId, 'advices', { amount: advised }, client);
+      expect(advice).toMatchObject({ responseCode: '00', record: { heldAmount: advised } });
+      const result = await pending;
+      expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', amount: 0, heldAmount: advised, coopAuth: { standInReason: 'LIFECYCLE_CLOSED' } } });
+      expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'PENDING', heldAmount: advised });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: (100 - advised).toFixed(2), RESERVED: advised.toFixed(2) });
     });
   });
 });

@@ -770,7 +770,7 @@ export async function finishCoopDecision(
   assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
   const open = swipe.coop_pending?.childId === pending.childId && hasOpenHold(swipe);
   const verdict: ClientVerdict = !open
-    ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was closed (reversed, completed or expired) before the answer was applied' }
+    ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was closed (reversed, completed or expired) or decided by an advice before the answer was applied' }
     : exchange === null
       ? { kind: 'STAND_IN', ...(notSent ?? { reason: 'NO_ENDPOINT', detail: `no active subscription lists ${pending.event.type}` }) }
       : readClientAnswer(exchange, info.amountMinor);
@@ -1149,7 +1149,9 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
       newHeld = target;
     }
     const closed = newHeld === 0n;
-    const updated = updateSwipe(run, existing, closed ? { heldMinor: 0n, status: 'CANCELLED', expiresAt: null } : { heldMinor: newHeld, expiresAt });
+    // The advice is the network's decision on the lifecycle: a client's decision still in flight
+    // (the network stood in while waiting for it) no longer applies, and is declined 91 when it arrives.
+    const updated = updateSwipe(run, existing, closed ? { heldMinor: 0n, status: 'CANCELLED', expiresAt: null } : { heldMinor: newHeld, expiresAt, coopPending: null });
     if (closed) await cancelExpiry(run, updated);
     else await scheduleExpiry(run, existing.id, expiresAt);
     return writeChild(run, updated, childId, { type: 'PRE_AUTHORIZATION', status: closed ? 'CANCELLED' : 'PENDING', decision, amountMinor: target, heldMinor: newHeld, expiresAt: closed ? null : expiresAt });
@@ -1284,14 +1286,26 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
 // ---- 0420 -----------------------------------------------------------------------------------
 
 /**
+ * What a reversal takes off `total` (what is held, posted or announced): all of it without DE95
+ * or with DE95's actual amount zero; with an actual amount below `total`, all but it (a partial
+ * reversal: the actual amount is what stays); with an actual amount not below `total`, nothing
+ * (it keeps everything: a reversal never adds).
+ */
+function reversedPart(info: Pick<MessageInfo, 'replacement'>, total: bigint): bigint {
+  const actual = info.replacement?.actualTransactionMinor ?? 0n;
+  if (actual === 0n) return total;
+  return actual < total ? total - actual : 0n;
+}
+
+/**
  * A reversal (advice, or 0400 request): always answered "00". What it reverses, in this order:
  * - a refund or a refund authorization its DE90 names on the lifecycle (or, without DE90, the
  *   refund that opened a lifecycle of refunds): the refund is taken back, the authorization
  *   cancelled, whatever else the lifecycle holds;
- * - the open hold: full without DE95 (or when DE95's actual amount is zero or not below the hold),
- *   the hold released and the lifecycle CANCELLED; partial with DE95, the hold reduced to the
- *   actual amount and still open;
- * - a posted purchase (reversesPosting): credited back;
+ * - the open hold: full without DE95 (or when DE95's actual amount is zero), the hold released and
+ *   the lifecycle CANCELLED; partial with DE95 below the hold, the hold reduced to the actual
+ *   amount and still open; DE95 not below the hold keeps it all (recorded, nothing released);
+ * - a posted purchase (reversesPosting): credited back (reversedPart);
  * - a refund authorization still announced on the lifecycle (without DE90).
  * A reversal that matches no lifecycle is recorded as an orphan: acknowledged, no money.
  */
@@ -1305,12 +1319,15 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   if (hasOpenHold(existing)) {
     const funding = fundingOf(run);
     const held = toBigInt(existing.held_minor);
-    const actual = info.replacement?.actualTransactionMinor ?? 0n;
+    const released = reversedPart(info, held);
     const history = historyOf(run.context, existing.id, childId, funding.historyTypes.hold);
-    if (actual > 0n && actual < held) {
-      await funding.releaseHold(tx, existing.hold_id, held - actual, history, false, run.write);
-      const updated = updateSwipe(run, existing, { heldMinor: actual });
-      return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: held - actual, heldMinor: actual });
+    if (released === 0n) {
+      return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: 0n, heldMinor: held });
+    }
+    if (released < held) {
+      await funding.releaseHold(tx, existing.hold_id, released, history, false, run.write);
+      const updated = updateSwipe(run, existing, { heldMinor: held - released });
+      return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: released, heldMinor: held - released });
     }
     await funding.releaseHold(tx, existing.hold_id, undefined, history, false, run.write);
     const posted = toBigInt(existing.posted_minor);
@@ -1323,9 +1340,8 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     // posted: the money goes back (all of it, or all but DE95's actual amount).
     const funding = fundingOf(run);
     const posted = toBigInt(existing.posted_minor);
-    const actual = info.replacement?.actualTransactionMinor ?? 0n;
-    const credited = actual > 0n && actual < posted ? posted - actual : posted;
-    await funding.refund(tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
+    const credited = reversedPart(info, posted);
+    if (credited > 0n) await funding.refund(tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
     const remaining = posted - credited;
     const status = closedStatus(remaining);
     const updated = updateSwipe(run, existing, { status, postedMinor: remaining });
@@ -1437,9 +1453,8 @@ async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, 
     return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: toBigInt(existing.held_minor) });
   }
   const funding = fundingOf(run);
-  const actual = run.info.replacement?.actualTransactionMinor ?? 0n;
-  const debited = actual > 0n && actual < remainingMinor ? remainingMinor - actual : remainingMinor;
-  await funding.post(run.tx, debited, { force: true }, historyOf(run.context, existing.id, childId, funding.historyTypes.capture));
+  const debited = reversedPart(run.info, remainingMinor);
+  if (debited > 0n) await funding.post(run.tx, debited, { force: true }, historyOf(run.context, existing.id, childId, funding.historyTypes.capture));
   const posted = toBigInt(existing.posted_minor) + debited;
   const settled = closedStatus(posted);
   // A lifecycle still open (a hold, a refund announced) stays PENDING.
@@ -1455,10 +1470,10 @@ async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, 
 async function reverseRefundAuthorization(run: Run, existing: CardSwipeRow, childId: string): Promise<CardMessageOutcome> {
   const authorized = toBigInt(existing.refund_authorized_minor);
   const held = toBigInt(existing.held_minor);
-  const actual = run.info.replacement?.actualTransactionMinor ?? 0n;
-  if (actual > 0n && actual < authorized) {
-    const updated = updateSwipe(run, existing, { refundAuthorizedMinor: actual });
-    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'PENDING', decision: acknowledge(), amountMinor: authorized - actual, heldMinor: held });
+  const withdrawn = reversedPart(run.info, authorized);
+  if (withdrawn < authorized) {
+    const updated = withdrawn === 0n ? existing : updateSwipe(run, existing, { refundAuthorizedMinor: authorized - withdrawn });
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'PENDING', decision: acknowledge(), amountMinor: withdrawn, heldMinor: held });
   }
   const closes = existing.status === 'PENDING' && !hasOpenHold(existing) && existing.coop_pending === null;
   const updated = updateSwipe(run, existing, {
