@@ -99,6 +99,52 @@ describe('422 IDEMPOTENCY_KEY_REUSED with an invalid body', () => {
   });
 });
 
+describe('422 IDEMPOTENCY_KEY_REUSED for any malformed request under a used key', () => {
+  it('a route that takes no body: fields or an array sent with the key of an earlier call', async () => {
+    const first = await t.request({ method: 'POST', url: '/v1/vault/secret/rotate', idempotencyKey: 'no-body-reuse-1' });
+    expect(first.status).toBe(200);
+    for (const rawBody of ['{"zzz":1}', '[]']) {
+      const response = await t.request({ method: 'POST', url: '/v1/vault/secret/rotate', rawBody, idempotencyKey: 'no-body-reuse-1' });
+      expect(response.status, rawBody).toBe(422);
+      expect(response.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    }
+  });
+
+  it('an unknown event type in a webhook created or changed under a used key', async () => {
+    const body = { name: 'reuse', url: 'http://127.0.0.1:9/reuse', subscribedEventTypes: ['CUSTOMER_CREATED'] };
+    const created = await t.request({ method: 'POST', url: '/v1/webhooks', body, idempotencyKey: 'event-type-reuse-1' });
+    expect(created.status).toBe(201);
+    const again = await t.request({ method: 'POST', url: '/v1/webhooks', body: { ...body, subscribedEventTypes: ['NOT_A_TYPE'] }, idempotencyKey: 'event-type-reuse-1' });
+    expect(again.status).toBe(422);
+    expect(again.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    const id: string = created.body.data.id;
+    expect((await t.request({ method: 'PATCH', url: `/v1/webhooks/${id}`, body: { name: 'renamed' }, idempotencyKey: 'event-type-reuse-2' })).status).toBe(200);
+    const patched = await t.request({ method: 'PATCH', url: `/v1/webhooks/${id}`, body: { subscribedEventTypes: ['NOPE'] }, idempotencyKey: 'event-type-reuse-2' });
+    expect(patched.status).toBe(422);
+    expect(patched.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    // Under a fresh key the malformed request is the 400 it is.
+    const fresh = await t.request({ method: 'PATCH', url: `/v1/webhooks/${id}`, body: { subscribedEventTypes: ['NOPE'] }, idempotencyKey: 'event-type-reuse-3' });
+    expect(fresh.body.code).toBe('UNKNOWN_EVENT_TYPE');
+  });
+});
+
+describe('no body, null and {} are one request', () => {
+  it('on a route that takes no body, a retry in any of the three spellings replays the first answer', async () => {
+    for (const [index, spellings] of [
+      [undefined, '{}', 'null'],
+      ['{}', undefined, 'null'],
+      ['null', '{}', undefined],
+    ].entries()) {
+      const idempotencyKey = `no-body-spellings-${index}`;
+      const answers = [];
+      for (const rawBody of spellings) answers.push(await t.request({ method: 'POST', url: '/v1/vault/secret/rotate', ...(rawBody === undefined ? {} : { rawBody }), idempotencyKey }));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+      expect(answers.map((answer) => answer.headers['idempotent-replayed'])).toEqual([undefined, 'true', 'true']);
+      expect(answers[1]?.body.data).toEqual(answers[0]?.body.data);
+    }
+  });
+});
+
 describe('400 VALIDATION_ERROR stays', () => {
   it('for a key never used, and for a key another client used', async () => {
     const invalid = { ...thing, amount: 10.5 };

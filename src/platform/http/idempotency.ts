@@ -64,7 +64,8 @@ export function requestHash(request: FastifyRequest): Buffer {
   const path = (request.url.split('?')[0] ?? '').replace(uuidAnyCase, (id) => id.toLowerCase());
   return crypto
     .createHash('sha256')
-    .update(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`)
+    // No body, null and {} are one request: a write without a body counts as {} (docs/api-design.md).
+    .update(`${request.method} ${path}\n${canonicalJson(request.body ?? {})}`)
     .digest();
 }
 
@@ -86,8 +87,8 @@ function canonicalJson(value: unknown): string {
 const writeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * For a write refused before its handler ran (the body or parameters failed validation, or the
- * body carries a removed field): when its Idempotency-Key is already recorded for a different
+ * For a write refused as malformed before its handler ran (the body or parameters failed
+ * validation, the body carries a removed field, any other 400): when its Idempotency-Key is already recorded for a different
  * request, the answer is 422 IDEMPOTENCY_KEY_REUSED, the same as for a valid body, instead of the
  * 400. Otherwise undefined, and the original error stands. The lookup happens only on that error
  * path, so valid requests and requests without the header cost nothing more. The hash compared is
@@ -101,9 +102,12 @@ export async function reusedIdempotencyKeyError(
 ): Promise<AppError | undefined> {
   const header = request.headers['idempotency-key'];
   if (header === undefined || !writeMethods.has(request.method)) return undefined;
+  // A request refused as malformed (400: schema validation, a removed or unknown field, fields
+  // sent to a route without a body, an unknown event type, invalid JSON) before its handler looked
+  // the key up. A 400 the handler stored under the key hashes the same, so it stands.
   const refusedBeforeHandler =
     (typeof error === 'object' && error !== null && 'validation' in error && Boolean(error.validation)) ||
-    (error instanceof AppError && error.code === 'FIELD_REMOVED');
+    (error instanceof AppError && error.statusCode === 400);
   if (!refusedBeforeHandler) return undefined;
   const clientId = request.auth?.clientId;
   const key = Array.isArray(header) ? header.join(',') : header;
