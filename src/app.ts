@@ -12,7 +12,7 @@ import { errorHandler } from './platform/http/error-handler.js';
 import { ErrorBodySchema } from './platform/http/envelope.js';
 import { reusedIdempotencyKeyError } from './platform/http/idempotency.js';
 import { RouteMethods } from './platform/http/method-not-allowed.js';
-import { checkJsonValue, isJsonRequest, jsonBodyLimitBytes, refuseBodyFields, validatorCompiler } from './platform/http/validation.js';
+import { checkJsonValue, isJsonRequest, jsonBodyLimitBytes, refuseBodyFields, refuseDuplicateKeys, validatorCompiler } from './platform/http/validation.js';
 import { lazySerializerFactory } from './platform/http/serialization.js';
 import { createMetrics } from './platform/http/metrics.js';
 import { registerOperationRoutes } from './platform/http/operations.js';
@@ -72,6 +72,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
           : error.code === 'FST_ERR_BAD_URL'
             ? new AppError('BAD_REQUEST', 'The path is not a valid URL: a percent sign must start a valid escape (%XX).')
             : error;
+      // Answered before the onRequest hooks run, so the trace header is set here.
+      reply.header('X-Trace-Id', String(request.id));
       errorHandler(known, request, reply);
     },
     // Response serializers compiled on first use (src/platform/http/serialization.ts).
@@ -115,6 +117,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       }
       try {
         checkJsonValue(value);
+        refuseDuplicateKeys(text);
         done(null, value);
       } catch (checkError) {
         done(checkError as Error, undefined);

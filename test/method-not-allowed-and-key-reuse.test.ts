@@ -58,9 +58,12 @@ describe('404 and 410 stay', () => {
     const deleted = await t.request({ method: 'DELETE', url: `/v1/webhooks/${'k'.repeat(400)}` });
     expect(deleted.status).toBe(404);
     expect(deleted.body.code).toBe('NOT_FOUND');
-    const undecodable = await t.request({ method: 'GET', url: '/v1/customers/%zz' });
+    const undecodable = await t.request({ method: 'GET', url: '/v1/customers/%zz', headers: { 'x-trace-id': 'my.trace.1' } });
     expect(undecodable.status).toBe(400);
-    expect(undecodable.body).toMatchObject({ code: 'BAD_REQUEST', traceId: expect.any(String) });
+    expect(undecodable.body).toMatchObject({ code: 'BAD_REQUEST', traceId: 'my.trace.1' });
+    // The trace id in the header as well, as on every answer.
+    expect(undecodable.headers['x-trace-id']).toBe('my.trace.1');
+    expect(long.headers['x-trace-id']).toBe(long.body.traceId);
   });
 
   it('a removed endpoint answers 410, and its old method is not offered in Allow', async () => {

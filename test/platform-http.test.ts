@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from './harness.js';
 import { registerTestRoutes } from './support/test-routes.js';
@@ -60,6 +61,9 @@ describe('400', () => {
     ['an amount with an exponent', { body: { ...thing, amount: '1e3' } }, 'INVALID_AMOUNT', 'amount'],
     ['an unknown asset', { body: { ...thing, asset: 'DOGE' } }, 'UNKNOWN_ASSET', 'asset'],
     ['__proto__ pollution', { rawBody: '{"__proto__":{"admin":true},"name":"a","amount":"1.00","asset":"USD"}' }, 'INVALID_JSON', undefined],
+    ['a field sent twice (JSON.parse would keep the last)', { rawBody: '{"name":"a","amount":"1.00","amount":"7.00","asset":"USD"}' }, 'VALIDATION_ERROR', 'amount'],
+    ['a field sent twice, once escaped', { rawBody: '{"name":"a","am\\u006funt":"1.00","amount":"7.00","asset":"USD"}' }, 'VALIDATION_ERROR', 'amount'],
+    ['a nested field sent twice', { rawBody: '{"name":"a","amount":"1.00","asset":"USD","nested":{"note":"x","note":"y"}}' }, 'VALIDATION_ERROR', 'nested.note'],
   ];
 
   it.each(cases)('%s', async (_name, input, code, field) => {
@@ -71,6 +75,30 @@ describe('400', () => {
     expect(response.body.traceId).toBeTypeOf('string');
     if (field) expect(response.body.details.map((detail: { field: string }) => detail.field)).toContain(field);
     expect(await eventCount()).toBe(before);
+  });
+
+  it('reads a field name in an object as a field only: the same text as a value, in another object or in an array is no duplicate', async () => {
+    const { refuseDuplicateKeys } = await import('../src/platform/http/validation.js');
+    for (const text of ['{"a":"a","b":{"a":1},"c":[{"a":1},{"a":2}],"d":"{\\"d\\":1,\\"d\\":2}"}', '[{"a":1},{"a":1}]', '"x"', '{}']) {
+      expect(() => refuseDuplicateKeys(text), text).not.toThrow();
+    }
+    const named = (text: string) => {
+      try {
+        refuseDuplicateKeys(text);
+        return undefined;
+      } catch (error) {
+        return (error as { details?: Array<{ field: string }> }).details?.[0]?.field;
+      }
+    };
+    expect(named('{"items":[{"amount":"1"},{"amount":"1","amount":"2"}]}')).toBe('items[1].amount');
+    expect(named('[{"a":1},{"b":{"c":1,"c":2}}]')).toBe('[1].b.c');
+    expect(named('{"x\\"y":1, "x\\"y" :2}')).toBe('x"y');
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(() => refuseDuplicateKeys(JSON.stringify(value))).not.toThrow();
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('refuses unknown query parameters', async () => {
@@ -89,6 +117,15 @@ describe('400', () => {
     ['offset=1000000000', 'offset'],
     ['createdAfter=yesterday', 'createdAfter'],
     ['type=NOT_AN_EVENT', 'type'],
+    // Number() would read these; a whole number is written in decimal digits.
+    ['limit=0x10', 'limit'],
+    ['limit=1e1', 'limit'],
+    ['limit=%2B5', 'limit'],
+    ['limit=5.0', 'limit'],
+    ['limit=5%20', 'limit'],
+    ['limit=%205', 'limit'],
+    ['offset=1e0', 'offset'],
+    ['offset=0x1', 'offset'],
   ])('refuses the list query %s', async (query, field) => {
     const response = await t.request({ url: `/v1/events?${query}` });
     expect(response.status).toBe(400);
