@@ -267,10 +267,15 @@ describe('card status: refused with 409 INVALID_CARD_STATUS_TRANSITION', () => {
     expect((await t.request({ method: 'POST', url: `/v1/cards/${suspended.cardId}/activate` })).body.code).toBe('INVALID_CARD_STATUS_TRANSITION');
   });
 
-  it('BLOCKED is not a status PATCH accepts: 400', async () => {
-    const { cardId } = await issuedCard(t);
-    const response = await t.request({ method: 'PATCH', url: `/v1/cards/${cardId}`, body: { status: 'BLOCKED' } });
-    expect(response.status).toBe(400);
+  it('→ BLOCKED from ACTIVE, SUSPENDED or CANCELLED (a physical card starts BLOCKED; PATCH never leads there), as contract §12.2 says of any other change', async () => {
+    const card = await issuedCard(t);
+    for (const status of ['ACTIVE', 'SUSPENDED', 'CANCELLED']) {
+      if (status !== 'ACTIVE') expect((await t.request({ method: 'PATCH', url: `/v1/cards/${card.cardId}`, body: { status } })).status).toBe(200);
+      const response = await t.request({ method: 'PATCH', url: `/v1/cards/${card.cardId}`, body: { status: 'BLOCKED' } });
+      expect(response.status, status).toBe(409);
+      expect(response.body).toMatchObject({ code: 'INVALID_CARD_STATUS_TRANSITION', details: [{ field: 'status' }] });
+    }
+    expect((await t.request({ url: `/v1/cards/${card.cardId}` })).body.data.status).toBe('CANCELLED');
   });
 });
 

@@ -58,8 +58,8 @@ const CreditCardBody = Type.Object(
 
 const CardStatusBody = Type.Object(
   {
-    status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED'), Type.Literal('CANCELLED')], {
-      description: 'ACTIVE ↔ SUSPENDED (a freeze); CANCELLED is final',
+    status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED'), Type.Literal('CANCELLED'), Type.Literal('BLOCKED')], {
+      description: 'ACTIVE ↔ SUSPENDED (a freeze); CANCELLED is final; BLOCKED is where a physical card starts, never reached by PATCH (409)',
     }),
   },
   { additionalProperties: false, examples: [{ status: 'SUSPENDED' }] },

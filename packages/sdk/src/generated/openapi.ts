@@ -12955,8 +12955,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description ACTIVE ↔ SUSPENDED (a freeze); CANCELLED is final */
-                    status: "ACTIVE" | "SUSPENDED" | "CANCELLED";
+                    /** @description ACTIVE ↔ SUSPENDED (a freeze); CANCELLED is final; BLOCKED is where a physical card starts, never reached by PATCH (409) */
+                    status: "ACTIVE" | "SUSPENDED" | "CANCELLED" | "BLOCKED";
                 };
             };
         };
@@ -13189,13 +13189,16 @@ export interface operations {
                     amount: number;
                     /** @description transaction currency (DE49), default USD; billed to the card 1:1 in the sandbox */
                     currency?: "USD" | "EUR" | "GBP" | "CAD";
-                    /** @description written into DE43 and DE18 */
+                    /** @description written into DE43 and DE18; text DE43 cannot carry is refused, not rewritten */
                     merchant?: {
+                        /** @description printable ASCII (DE43 is ans); upper-cased in DE43 */
                         name: string;
                         mcc: string;
+                        /** @description printable ASCII; upper-cased in DE43 */
                         city: string;
+                        /** @description two capital letters, or empty */
                         state: string;
-                        /** @description ISO 3166-1 alpha-2 */
+                        /** @description ISO 3166-1 alpha-2, in capitals */
                         country: string;
                     };
                     /** @description DE22, default 071 (contactless) */
@@ -13658,13 +13661,16 @@ export interface operations {
                     amount: number;
                     /** @description DE3, default 000000 (purchase); 200000 is a refund */
                     processingCode?: string;
-                    /** @description written into DE43 and DE18 */
+                    /** @description written into DE43 and DE18; text DE43 cannot carry is refused, not rewritten */
                     merchant?: {
+                        /** @description printable ASCII (DE43 is ans); upper-cased in DE43 */
                         name: string;
                         mcc: string;
+                        /** @description printable ASCII; upper-cased in DE43 */
                         city: string;
+                        /** @description two capital letters, or empty */
                         state: string;
-                        /** @description ISO 3166-1 alpha-2 */
+                        /** @description ISO 3166-1 alpha-2, in capitals */
                         country: string;
                     };
                 };
@@ -13733,13 +13739,16 @@ export interface operations {
                      * @example 25.5
                      */
                     amount: number;
-                    /** @description written into DE43 and DE18 */
+                    /** @description written into DE43 and DE18; text DE43 cannot carry is refused, not rewritten */
                     merchant?: {
+                        /** @description printable ASCII (DE43 is ans); upper-cased in DE43 */
                         name: string;
                         mcc: string;
+                        /** @description printable ASCII; upper-cased in DE43 */
                         city: string;
+                        /** @description two capital letters, or empty */
                         state: string;
-                        /** @description ISO 3166-1 alpha-2 */
+                        /** @description ISO 3166-1 alpha-2, in capitals */
                         country: string;
                     };
                 };

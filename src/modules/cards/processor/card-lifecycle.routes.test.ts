@@ -832,6 +832,23 @@ describe('400', () => {
     }
   });
 
+  it('merchant text DE43 cannot carry is refused, naming the field, not rewritten; nothing moves', async () => {
+    const card = await fundedCard(t, '10.00');
+    for (const [merchant, field] of [
+      [{ ...restaurant, name: 'Ünïcødé ☃' }, 'merchant.name'],
+      [{ ...restaurant, city: 'C\nD' }, 'merchant.city'],
+      [{ ...restaurant, state: 'ca' }, 'merchant.state'],
+      [{ ...restaurant, country: 'us' }, 'merchant.country'],
+    ] as const) {
+      const response = await t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, body: { amount: 5, merchant } });
+      expect(response.status, JSON.stringify(merchant)).toBe(400);
+      expect(response.body.details.map((detail: { field: string }) => detail.field)).toEqual([field]);
+    }
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+    const plain = await authorize(t, card.cardId, { amount: 5, merchant: { ...restaurant, name: "JOE'S DINER #2", state: '' } });
+    expect(plain.record.merchant).toMatchObject({ name: "JOE'S DINER #2", city: 'SAN FRANCISCO' });
+  });
+
   it('the type filter refuses the removed ONLINE_TRANSACTION, naming PURCHASE', async () => {
     const response = await t.request({ url: '/v1/cards/transactions?type=ONLINE_TRANSACTION' });
     expect(response.status).toBe(400);

@@ -36,13 +36,13 @@ const Amount = (description: string) =>
 
 const MerchantBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 23 }),
+    name: Type.String({ minLength: 1, maxLength: 23, pattern: '^[ -~]+$', description: 'printable ASCII (DE43 is ans); upper-cased in DE43' }),
     mcc: Type.String({ pattern: '^[0-9]{4}$', maxLength: 4 }),
-    city: Type.String({ maxLength: 13 }),
-    state: Type.String({ maxLength: 2 }),
-    country: Type.String({ maxLength: 2, description: 'ISO 3166-1 alpha-2' }),
+    city: Type.String({ maxLength: 13, pattern: '^[ -~]*$', description: 'printable ASCII; upper-cased in DE43' }),
+    state: Type.String({ maxLength: 2, pattern: '^([A-Z]{2})?$', description: 'two capital letters, or empty' }),
+    country: Type.String({ maxLength: 2, pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, in capitals' }),
   },
-  { additionalProperties: false, description: 'written into DE43 and DE18' },
+  { additionalProperties: false, description: 'written into DE43 and DE18; text DE43 cannot carry is refused, not rewritten' },
 );
 
 const IsoBlock = Type.Object({
