@@ -100,7 +100,7 @@ async function main(argv: string[]): Promise<number> {
         if (!values.client) throw new ConfigError('keys create needs --client <clientId>');
         const clientId = values.client;
         const apiKey = await withDeps((deps) =>
-          tenants.createApiKey(deps, clientId, { readOnly: values['read-only'] ?? false, allowedCidrs: values['allow-ip'] ?? [] }),
+          tenants.createApiKey(deps, clientId, { readOnly: values['read-only'] ?? false, allowedCidrs: values['allow-ip'] ?? [], cidrField: '--allow-ip' }),
         );
         print(json, apiKey, `API key (shown once): ${apiKey.key}${apiKey.readOnly ? ' (read-only)' : ''}`);
         return 0;

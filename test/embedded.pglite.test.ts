@@ -74,7 +74,7 @@ describe('openbaas command (embedded database)', () => {
 
     const badIp = await runCli(['keys', 'create', '--client', client.id, '--allow-ip', 'nonsense'], env);
     expect(badIp.code).toBe(1);
-    expect(badIp.stderr).toContain('allowIp');
+    expect(badIp.stderr).toContain('--allow-ip');
 
     fs.writeFileSync(path.join(env.DATA_DIR, 'openbaas.lock'), String(process.pid));
     const locked = await runCli(['clients', 'list'], env);

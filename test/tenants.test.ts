@@ -60,9 +60,9 @@ describe('admin routes', () => {
 
   it('400 for a bad name or CIDR', async () => {
     expect((await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: '' } })).status).toBe(400);
-    const cidr = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Y', allowedCidrs: ['10.0.0.0/99'] } });
+    const cidr = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Y', allowedCidrs: ['10.0.0.0/8', '10.0.0.0/99'] } });
     expect(cidr.status).toBe(400);
-    expect(cidr.body.details[0].field).toBe('allowIp');
+    expect(cidr.body.details[0].field).toBe('allowedCidrs[1]');
   });
 
   it('do not exist without OPENBAAS_ADMIN_KEY', async () => {

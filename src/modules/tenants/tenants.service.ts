@@ -49,6 +49,8 @@ export interface CreateKeyOptions {
   allowedCidrs?: string[];
   /** A key chosen by the operator (OPENBAAS_API_KEY) instead of a generated one. */
   fixedKey?: string;
+  /** How a refused CIDR is named: the CLI's option; by default the HTTP field `allowedCidrs[i]`. */
+  cidrField?: string;
 }
 
 export const clientNameLengthMax = 200;
@@ -87,8 +89,8 @@ export async function createApiKeyInTx(tx: Tx, deps: Deps, clientId: string, opt
     throw validationError('key', `must be an ${live ? 'sk_live_' : 'sk_test_'} key in ${deps.config.mode} mode`);
   }
   const allowedCidrs = options.allowedCidrs ?? [];
-  for (const cidr of allowedCidrs) {
-    if (!parseCidr(cidr)) throw validationError('allowIp', `"${cidr}" is not an IP address or CIDR range`);
+  for (const [index, cidr] of allowedCidrs.entries()) {
+    if (!parseCidr(cidr)) throw validationError(options.cidrField ?? `allowedCidrs[${index}]`, `"${cidr}" is not an IP address or CIDR range`);
   }
   const now = deps.clock.now();
   const prefix = apiKeyPrefix(key);
