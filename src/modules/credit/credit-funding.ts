@@ -7,6 +7,7 @@ import { formatAmount } from '../../platform/money/amount.js';
 import type { Asset } from '../../platform/money/assets.js';
 import { postTransfer, type HistoryInput, type WalletsExist } from '../ledger/index.js';
 import { collateralAssetOf, collateralPriceOf, findCreditLine, usdAsset, type CreditLineRow } from './credit-lines.service.js';
+import { ltvAtLeast, purchaseRestrictedLevel, thresholdOf } from './ltv.js';
 import { recomputeLtv } from './ltv-monitor.js';
 import './credit.tables.js';
 
@@ -17,7 +18,8 @@ import './credit.tables.js';
  *
  * - available = credit limit − (principal + interest + pending holds); an authorization above it is
  *   declined 51 by the processor; `refusal` adds 57 LTV_PURCHASE_RESTRICTED for a RESTRICTED line
- *   (and 57 for a line that is not ACTIVE).
+ *   or a purchase that would take the LTV to the purchase-restricted threshold (and 57 for a line
+ *   that is not ACTIVE).
  * - holds are rows of credit_line_holds and count in the line's pending_holds (so in its LTV);
  * - a capture or posting adds to the principal and pays the merchant from the client's
  *   CREDIT_LENDING account (CREDIT_LENDING → CARD_SETTLEMENT, no wallet record: the customer's
@@ -32,7 +34,7 @@ export interface CreditLineFundingSource {
   readonly asset: Asset;
   readonly historyTypes: { hold: string; capture: string; refund: string };
   available(tx: Tx): Promise<bigint>;
-  refusal(tx: Tx): Promise<'LTV_PURCHASE_RESTRICTED' | 'TRANSACTION_NOT_PERMITTED' | null>;
+  refusal(tx: Tx, amount: bigint): Promise<'LTV_PURCHASE_RESTRICTED' | 'TRANSACTION_NOT_PERMITTED' | null>;
   placeHold(tx: Tx, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<string>;
   increaseHold(tx: Tx, holdId: string, amount: bigint, expiresAt: Date, history: HistoryInput): Promise<void>;
   releaseHold(tx: Tx, holdId: string, amount: bigint | undefined, history: HistoryInput, expired?: boolean): Promise<void>;
@@ -76,10 +78,25 @@ class CreditLineFunding implements CreditLineFundingSource {
     return CreditLineFunding.availableOf(await this.line(tx));
   }
 
-  async refusal(tx: Tx): Promise<'LTV_PURCHASE_RESTRICTED' | 'TRANSACTION_NOT_PERMITTED' | null> {
+  /**
+   * A line that is not ACTIVE refuses every purchase; an ACTIVE one refuses a purchase that would
+   * take its LTV, with the purchase held, to its purchase-restricted threshold or beyond. The
+   * available credit (limit − what is owed) does not look at the collateral, so without this one
+   * authorization on a line whose collateral had fallen in value, or been partly sold by a
+   * liquidation, could lend far beyond it (and be liquidated at its completion).
+   */
+  async refusal(tx: Tx, amount: bigint): Promise<'LTV_PURCHASE_RESTRICTED' | 'TRANSACTION_NOT_PERMITTED' | null> {
     const line = await this.line(tx);
-    if (line.status === 'ACTIVE') return null;
-    return line.status === 'RESTRICTED' ? 'LTV_PURCHASE_RESTRICTED' : 'TRANSACTION_NOT_PERMITTED';
+    if (line.status !== 'ACTIVE') return line.status === 'RESTRICTED' ? 'LTV_PURCHASE_RESTRICTED' : 'TRANSACTION_NOT_PERMITTED';
+    if (amount <= 0n) return null;
+    const price = await collateralPriceOf(tx, this.context.clientId, line.collateral_asset);
+    const after = {
+      debt: BigInt(line.principal) + BigInt(line.interest) + BigInt(line.pending_holds) + amount,
+      collateral: BigInt(line.collateral_amount),
+      assetScale: collateralAssetOf(line.collateral_asset).scale,
+      price,
+    };
+    return ltvAtLeast(after, thresholdOf(line.thresholds, purchaseRestrictedLevel)) ? 'LTV_PURCHASE_RESTRICTED' : null;
   }
 
   private async requireAvailable(line: CreditLineRow, amount: bigint): Promise<void> {

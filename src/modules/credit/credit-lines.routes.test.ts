@@ -650,6 +650,24 @@ describe('credit card authorizations', () => {
     await expectLedgerClean(t);
   });
 
+  it('57 LTV_PURCHASE_RESTRICTED for a purchase that would take an ACTIVE line to the purchase-restricted LTV, whatever the available credit', async () => {
+    const client = await t.newClient('auth 57 after');
+    const line = await openLine(t, { client });
+    const cardId = await creditCard(t, line, client);
+    // The collateral (1 BTC) is worth 6,000.00 now; the available credit is still the limit.
+    await setPrice(t, 'BTC-USD', '6000.00', client);
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ status: 'ACTIVE', availableCredit: '15000.00' });
+    // 3,900 / 6,000 = 0.65: refused, nothing held.
+    const declined = await authorize(t, cardId, { amount: 3900 }, client);
+    expect(declined.responseCode).toBe('57');
+    expect(await declineReasonOf(declined.parentCardTransactionId, client)).toBe('LTV_PURCHASE_RESTRICTED');
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ status: 'ACTIVE', ltv: '0.0000', outstanding: { total: '0.00' } });
+    // A cent less leaves 0.6499: approved.
+    expect((await authorize(t, cardId, { amount: 3899.99 }, client)).responseCode).toBe('00');
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ status: 'ACTIVE', ltv: '0.6499', outstanding: { pendingHolds: '3899.99' } });
+    await expectLedgerClean(t);
+  });
+
   it('57 LTV_PURCHASE_RESTRICTED while RESTRICTED; a refund reduces the principal', async () => {
     const client = await t.newClient('auth 57');
     const line = await openLine(t, { client });

@@ -270,7 +270,11 @@ function expectRefused(response: { status: number; body: any }, code: string): v
   expect(response.body.code).toBe(code);
 }
 
-/** An authorization of `cents`, as the model expects it decided (limits, then available credit, then the line's status). */
+/**
+ * An authorization of `cents`, as the model expects it decided (limits, then available credit, then
+ * the line's status, then the LTV the purchase would leave: at the purchase-restricted threshold or
+ * beyond, 57).
+ */
 async function authorizeModelled(m: Model, real: Real, cents: bigint): Promise<{ parentId: string; approved: boolean }> {
   const result = await authorize(t, real.cardId, { amount: major(cents) }, real.client);
   await observe(real);
@@ -278,6 +282,10 @@ async function authorizeModelled(m: Model, real: Real, cents: bigint): Promise<{
   if (m.approvedToday + cents > dailyLimitCents) expected = '61';
   else if (m.limit - debtOf(m) < cents) expected = '51';
   else if (m.status !== 'ACTIVE') expected = '57';
+  else if (reaches(debtOf(m) + cents, m.collateral, m.price, thresholds[1] ?? 0n)) {
+    expected = '57';
+    count('authorization 57 (the LTV it would leave)');
+  }
   count(`authorization ${expected}`);
   expect(result.responseCode, `authorization of ${usd(cents)}: ${JSON.stringify(result)}`).toBe(expected);
   if (expected === '57') expect(result.record.declineReason).toBe('LTV_PURCHASE_RESTRICTED');

@@ -35,8 +35,11 @@ export interface FundingSource {
   readonly historyTypes: { hold: string; capture: string; refund: string };
   /** What can be spent now (a debit wallet's AVAILABLE, a credit line's available credit); may be negative after forced postings. */
   available(tx: Tx): Promise<bigint>;
-  /** A reason to decline a purchase that has the funds (a credit line at PURCHASE_RESTRICTED or worse); absent or null: none. */
-  refusal?(tx: Tx): Promise<DeclineReason | null>;
+  /**
+   * A reason to decline a purchase of `amount` that has the funds (a credit line at
+   * PURCHASE_RESTRICTED or worse, or that the purchase would take there); absent or null: none.
+   */
+  refusal?(tx: Tx, amount: bigint): Promise<DeclineReason | null>;
   /**
    * Reserves `amount`; fails with INSUFFICIENT_FUNDS (and changes nothing) when it is not available.
    *

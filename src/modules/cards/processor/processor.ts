@@ -668,8 +668,9 @@ async function decide(run: Run, funding: FundingSource): Promise<Decision> {
   const approvedMinor = magic === '10' ? (amount / 2n > 0n ? amount / 2n : 1n) : amount;
   run.availableMinor = await funding.available(run.tx);
   if (run.availableMinor < approvedMinor) return decline('INSUFFICIENT_FUNDS');
-  // A credit line refuses purchases at PURCHASE_RESTRICTED or worse (57 LTV_PURCHASE_RESTRICTED).
-  const refusal = funding.refusal ? await funding.refusal(run.tx) : null;
+  // A credit line refuses purchases at PURCHASE_RESTRICTED or worse, or that would take it there
+  // (57 LTV_PURCHASE_RESTRICTED).
+  const refusal = funding.refusal ? await funding.refusal(run.tx, approvedMinor) : null;
   if (refusal) return decline(refusal);
   if (run.duplicate) return decline('DUPLICATE_TRANSACTION');
   // A COOP_AUTH card's client decides what passed the system checks (not the sandbox magic amounts).
