@@ -176,9 +176,9 @@ describe('POST /v1/credit-lines', () => {
   });
 
   describe('404', () => {
-    it('an unknown customer', async () => {
+    it('an unknown customer names customerId', async () => {
       const wallet = await linkedWallet(t);
-      expectError(await post('/v1/credit-lines', lineBody(crypto.randomUUID(), wallet.walletId)), 404, 'NOT_FOUND');
+      expectError(await post('/v1/credit-lines', lineBody(crypto.randomUUID(), wallet.walletId)), 404, 'NOT_FOUND', 'customerId');
     });
 
     it('a wallet of another customer names collateralWalletId', async () => {
@@ -548,9 +548,11 @@ describe('credit settings', () => {
 
   describe('400 validation', () => {
     const cases: Array<[string, Record<string, unknown>, string]> = [
-      ['thresholds not ascending', { thresholds: { ...ladder, collateralNeeded: '0.6000' } }, 'thresholds'],
-      ['the first threshold within 0.01 of the opening', { thresholds: { ...ladder, warning: '0.4100' } }, 'thresholds'],
-      ['opening + penalty of 1', { thresholds: { ...ladder, opening: '0.5000', warning: '0.6000' }, liquidationPenaltyRate: '0.5000' }, 'thresholds'],
+      ['thresholds not ascending', { thresholds: { ...ladder, collateralNeeded: '0.6000' } }, 'thresholds.collateralNeeded'],
+      ['the first threshold within 0.01 of the opening', { thresholds: { ...ladder, warning: '0.4100' } }, 'thresholds.warning'],
+      ['an opening of 0', { thresholds: { ...ladder, opening: '0' } }, 'thresholds.opening'],
+      ['opening + penalty of 1', { thresholds: { ...ladder, opening: '0.5000' }, liquidationPenaltyRate: '0.5000' }, 'liquidationPenaltyRate'],
+      ['an opening that takes opening + the stored penalty to 1', { thresholds: { opening: '0.9800', warning: '0.9910', purchaseRestricted: '0.9920', collateralNeeded: '0.9930', urgentCollateralNeeded: '0.9940', liquidationWarning: '0.9950', liquidation: '0.9960' } }, 'thresholds.opening'],
       ['penalty alone taking opening + penalty past 1', { liquidationPenaltyRate: '0.5000' }, 'liquidationPenaltyRate'],
       ['a rate with five decimals', { liquidationPenaltyRate: '0.02000' }, 'liquidationPenaltyRate'],
       ['a missing threshold', { thresholds: { opening: '0.5000' } }, 'thresholds.warning'],
@@ -588,6 +590,12 @@ describe('POST /v1/cards/credit', () => {
       const mine = await openLine(t);
       const theirs = await openLine(t);
       expectError(await post('/v1/cards/credit', await cardBody(mine, { creditLineId: theirs.lineId })), 404, 'NOT_FOUND', 'creditLineId');
+    });
+
+    it('an unknown card program names cardProgramId, an unknown customer customerId', async () => {
+      const line = await openLine(t);
+      expectError(await post('/v1/cards/credit', await cardBody(line, { cardProgramId: crypto.randomUUID() })), 404, 'NOT_FOUND', 'cardProgramId');
+      expectError(await post('/v1/cards/credit', await cardBody(line, { customerId: crypto.randomUUID() })), 404, 'NOT_FOUND', 'customerId');
     });
   });
 

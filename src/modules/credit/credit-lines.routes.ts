@@ -329,7 +329,16 @@ export function registerCreditLineRoutes(app: App, deps: Deps): void {
         }
         if (liquidationPenaltyRate !== undefined) next.liquidationPenalty = credit.parseRatioE4(liquidationPenaltyRate, 'liquidationPenaltyRate');
         const problem = settingsProblem(next);
-        if (problem) throw new AppError('VALIDATION_ERROR', `Credit settings refused: ${problem}.`, { details: [{ field: thresholds ? 'thresholds' : 'liquidationPenaltyRate', message: problem }] });
+        if (problem) {
+          // The field at fault, by its path in the body (the penalty is the opening's fault when only the ladder was sent).
+          const { at } = problem;
+          const field =
+            at === 'ladder' ? 'thresholds'
+            : at === 'opening' ? 'thresholds.opening'
+            : at === 'penalty' ? (liquidationPenaltyRate !== undefined ? 'liquidationPenaltyRate' : 'thresholds.opening')
+            : `thresholds.${credit.thresholdNames[at] ?? ''}`;
+          throw new AppError('VALIDATION_ERROR', `Credit settings refused: ${problem.message}.`, { details: [{ field, message: problem.message }] });
+        }
         await credit.saveCreditSettings(tx, context, next);
         return { statusCode: 200, message: 'Credit settings updated', data: settingsView(next) };
       }),
