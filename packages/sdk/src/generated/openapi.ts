@@ -15484,7 +15484,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description a name for people (1 to 100 characters); names need not be unique */
+                    /** @description a name for people (1 to 100 characters, not only white space); names need not be unique */
                     name: string;
                 };
             };

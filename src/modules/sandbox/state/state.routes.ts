@@ -65,7 +65,7 @@ const ResetBody = Type.Object(
 );
 
 const SnapshotBody = Type.Object(
-  { name: Text.short({ description: 'a name for people (1 to 100 characters); names need not be unique' }) },
+  { name: Text.short({ description: 'a name for people (1 to 100 characters, not only white space); names need not be unique' }) },
   { additionalProperties: false, examples: [{ name: 'three funded customers' }] },
 );
 

@@ -4,7 +4,7 @@ import type { Db } from '../../../platform/db/database.js';
 import { sqlStateOf, type Tx } from '../../../platform/db/transaction.js';
 import type { Deps } from '../../../platform/deps.js';
 import type { RequestContext } from '../../../platform/http/context.js';
-import { AppError, notFound } from '../../../platform/http/errors.js';
+import { AppError, notFound, validationError } from '../../../platform/http/errors.js';
 import { idAt, isUuid } from '../../../platform/ids.js';
 import { readMigrationFiles } from '../../../platform/db/migrate.js';
 import {
@@ -136,6 +136,7 @@ export async function resetClientState(tx: Tx, context: RequestContext, deps: De
 
 /** POST /v1/sandbox/snapshots: saves every row of every client-owned table and the clock offset. */
 export async function createSnapshot(tx: Tx, context: RequestContext, deps: Deps, name: string): Promise<SnapshotView> {
+  if (name.trim() === '') throw validationError('name', 'must hold more than white space (it is how people tell snapshots apart)');
   const { clientId } = context;
   const offsetMs = await lockClientState(tx, deps, clientId);
   const existing = await tx.selectFrom('sandbox_snapshots').select(sql<string>`count(*)`.as('count')).where('client_id', '=', clientId).executeTakeFirst();

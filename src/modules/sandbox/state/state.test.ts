@@ -494,6 +494,7 @@ describe('snapshots and restore', () => {
       [`/v1/sandbox/snapshots/${saved.id as string}/restore`, { resendPendingDeliveries: 'yes' }],
       [`/v1/sandbox/snapshots/${saved.id as string}/restore`, { other: true }],
       ['/v1/sandbox/snapshots', { name: '' }],
+      ['/v1/sandbox/snapshots', { name: '   ' }],
       ['/v1/sandbox/snapshots', { name: 'x'.repeat(101) }],
       ['/v1/sandbox/snapshots', {}],
       ['/v1/sandbox/snapshots', { name: 'ok', extra: 1 }],
