@@ -266,6 +266,12 @@ describe('withdrawal lifecycle', () => {
     const events = await bankEventsOf(t, initiated.parentBankTransactionId);
     expect(events.map((event) => event.type)).toEqual(['BANK_WITHDRAWAL_TRANSACTION_PENDING', 'BANK_WITHDRAWAL_TRANSACTION_FAILED']);
     expect(events[1].data).toMatchObject({ walletId: wallet.walletId, bankTransactionId: failed.body.data.id, counterparty: null, returnCode: 'R03', bankNetwork: 'ACH' });
+    // The catalogue (GET /v1/events/types, docs/webhooks.md, the SDK) lists every field the events carry.
+    const catalogue = (await t.request({ url: '/v1/events/types' })).body.data as Array<{ type: string; payloadSchema: { properties: Record<string, unknown> } }>;
+    for (const event of events) {
+      const listed = Object.keys(catalogue.find((entry) => entry.type === event.type)?.payloadSchema.properties ?? {});
+      expect(Object.keys(event.data).filter((field) => !listed.includes(field)), event.type).toEqual([]);
+    }
   });
 
   it.each([

@@ -192,7 +192,7 @@ export async function createWithdrawal(tx: Tx, context: RequestContext, body: Wi
   const hold = await placeHold(tx, {
     clientId: context.clientId,
     now: context.now,
-    wallet: { walletId: wallet.id, field: 'amount' },
+    wallet: { walletId: wallet.id, field: 'walletId' },
     asset,
     amount: amountMinor,
     history: {

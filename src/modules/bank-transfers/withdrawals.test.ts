@@ -450,6 +450,7 @@ describe('422', () => {
     const response = await t.request({ method: 'POST', url, body: withdrawalBody(poor.walletId, { amount: '10.01' }) });
     expect(response.status).toBe(422);
     expect(response.body.code).toBe('INSUFFICIENT_FUNDS');
+    expect(response.body.details).toEqual([{ field: 'amount', message: 'exceeds the AVAILABLE balance of walletId' }]);
     expect(await balanceOf(t, poor.walletId)).toEqual({ AVAILABLE: '10.00', RESERVED: '0.00', PENDING: '0.00' });
     expect((await t.request({ url: '/v1/events?limit=200&type=BANK_WITHDRAWAL_TRANSACTION_PENDING' })).body.pagination.totalResults).toBe(eventsBefore);
     // Exactly the available amount is fine.

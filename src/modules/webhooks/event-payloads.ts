@@ -83,10 +83,13 @@ const bankPayload = (description: string) =>
         description: 'the wallet credited or debited; null only on BANK_DEPOSIT_TRANSACTION_FAILED for a deposit that could not be routed to any wallet',
       }),
       bankTransactionId: Type.String({ description: 'the child bank transaction record' }),
+      parentBankTransactionId: Type.String({ description: 'the bank transaction (the parent of every record of one payment)' }),
       amount: Type.String({ description: 'decimal string' }),
       asset: Type.String(),
       bankNetwork: Type.Union([Type.Literal('ACH'), Type.Literal('FEDWIRE'), Type.Literal('SWIFT'), Type.Literal('UNSPECIFIED'), Type.Null()]),
       counterparty: Type.Union([bankCounterparty, Type.Null()], { description: 'the sender for deposits; null for withdrawals' }),
+      returnCode: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'on a *_FAILED event: the ACH R-code or ISO 20022 reason code' })),
+      failureReason: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'on a *_FAILED event: why, for people' })),
     },
     description,
   );

@@ -3561,6 +3561,8 @@ export interface components {
                 walletId: string | null;
                 /** @description the child bank transaction record */
                 bankTransactionId: string;
+                /** @description the bank transaction (the parent of every record of one payment) */
+                parentBankTransactionId: string;
                 /** @description decimal string */
                 amount: string;
                 asset: string;
@@ -3587,6 +3589,10 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 }) | null;
+                /** @description on a *_FAILED event: the ACH R-code or ISO 20022 reason code */
+                returnCode?: string | null;
+                /** @description on a *_FAILED event: why, for people */
+                failureReason?: string | null;
                 /** @description trace id of the request or job that caused the event */
                 traceId: string;
             } & {
@@ -3610,6 +3616,8 @@ export interface components {
                 walletId: string | null;
                 /** @description the child bank transaction record */
                 bankTransactionId: string;
+                /** @description the bank transaction (the parent of every record of one payment) */
+                parentBankTransactionId: string;
                 /** @description decimal string */
                 amount: string;
                 asset: string;
@@ -3636,6 +3644,10 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 }) | null;
+                /** @description on a *_FAILED event: the ACH R-code or ISO 20022 reason code */
+                returnCode?: string | null;
+                /** @description on a *_FAILED event: why, for people */
+                failureReason?: string | null;
                 /** @description trace id of the request or job that caused the event */
                 traceId: string;
             } & {
@@ -3659,6 +3671,8 @@ export interface components {
                 walletId: string | null;
                 /** @description the child bank transaction record */
                 bankTransactionId: string;
+                /** @description the bank transaction (the parent of every record of one payment) */
+                parentBankTransactionId: string;
                 /** @description decimal string */
                 amount: string;
                 asset: string;
@@ -3685,6 +3699,10 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 }) | null;
+                /** @description on a *_FAILED event: the ACH R-code or ISO 20022 reason code */
+                returnCode?: string | null;
+                /** @description on a *_FAILED event: why, for people */
+                failureReason?: string | null;
                 /** @description trace id of the request or job that caused the event */
                 traceId: string;
             } & {
@@ -3799,6 +3817,8 @@ export interface components {
                 walletId: string | null;
                 /** @description the child bank transaction record */
                 bankTransactionId: string;
+                /** @description the bank transaction (the parent of every record of one payment) */
+                parentBankTransactionId: string;
                 /** @description decimal string */
                 amount: string;
                 asset: string;
@@ -3825,6 +3845,10 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 }) | null;
+                /** @description on a *_FAILED event: the ACH R-code or ISO 20022 reason code */
+                returnCode?: string | null;
+                /** @description on a *_FAILED event: why, for people */
+                failureReason?: string | null;
                 /** @description trace id of the request or job that caused the event */
                 traceId: string;
             } & {
@@ -3848,6 +3872,8 @@ export interface components {
                 walletId: string | null;
                 /** @description the child bank transaction record */
                 bankTransactionId: string;
+                /** @description the bank transaction (the parent of every record of one payment) */
+                parentBankTransactionId: string;
                 /** @description decimal string */
                 amount: string;
                 asset: string;
@@ -3874,6 +3900,10 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 }) | null;
+                /** @description on a *_FAILED event: the ACH R-code or ISO 20022 reason code */
+                returnCode?: string | null;
+                /** @description on a *_FAILED event: why, for people */
+                failureReason?: string | null;
                 /** @description trace id of the request or job that caused the event */
                 traceId: string;
             } & {
@@ -3897,6 +3927,8 @@ export interface components {
                 walletId: string | null;
                 /** @description the child bank transaction record */
                 bankTransactionId: string;
+                /** @description the bank transaction (the parent of every record of one payment) */
+                parentBankTransactionId: string;
                 /** @description decimal string */
                 amount: string;
                 asset: string;
@@ -3923,6 +3955,10 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 }) | null;
+                /** @description on a *_FAILED event: the ACH R-code or ISO 20022 reason code */
+                returnCode?: string | null;
+                /** @description on a *_FAILED event: why, for people */
+                failureReason?: string | null;
                 /** @description trace id of the request or job that caused the event */
                 traceId: string;
             } & {
