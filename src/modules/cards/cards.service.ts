@@ -137,10 +137,10 @@ export async function createDebitCard(tx: Tx, context: RequestContext, deps: Pic
  */
 async function approvedHolderAndProgram(tx: Tx, context: RequestContext, input: { customerId: string; cardProgramId: string }, cardType: CardType) {
   const found = await findCustomer(tx, context.clientId, input.customerId);
-  if (!found) throw new AppError('NOT_FOUND', 'Customer not found', { details: [{ field: 'customerId', message: 'no such customer' }] });
+  if (!found) throw notFound('Customer', 'customerId');
   await sql`SELECT 1 FROM customers WHERE client_id = ${context.clientId} AND id = ${found.id} FOR UPDATE`.execute(tx);
   const program = await findCardProgram(tx, context.clientId, input.cardProgramId);
-  if (!program) throw new AppError('NOT_FOUND', 'Card program not found', { details: [{ field: 'cardProgramId', message: 'no such card program' }] });
+  if (!program) throw notFound('Card program', 'cardProgramId');
   if (program.card_type !== cardType) {
     throw new AppError('CARD_PROGRAM_MISMATCH', `cardProgramId: "${program.name}" is a ${program.card_type} program; a ${cardType.toLowerCase()} card needs a ${cardType} program.`, {
       details: [{ field: 'cardProgramId', message: `is a ${program.card_type} program` }],

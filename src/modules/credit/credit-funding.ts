@@ -7,8 +7,9 @@ import { formatAmount } from '../../platform/money/amount.js';
 import type { Asset } from '../../platform/money/assets.js';
 import { postTransfer, type HistoryInput, type WalletsExist } from '../ledger/index.js';
 import { collateralAssetOf, collateralPriceOf, findCreditLine, usdAsset, type CreditLineRow } from './credit-lines.service.js';
+import type { Price } from '../trades/index.js';
 import { ltvAtLeast, purchaseRestrictedLevel, thresholdOf } from './ltv.js';
-import { recomputeLtv } from './ltv-monitor.js';
+import { figuresOf, recomputeLtv } from './ltv-monitor.js';
 import './credit.tables.js';
 
 /**
@@ -89,14 +90,17 @@ class CreditLineFunding implements CreditLineFundingSource {
     const line = await this.line(tx);
     if (line.status !== 'ACTIVE') return line.status === 'RESTRICTED' ? 'LTV_PURCHASE_RESTRICTED' : 'TRANSACTION_NOT_PERMITTED';
     if (amount <= 0n) return null;
-    const price = await collateralPriceOf(tx, this.context.clientId, line.collateral_asset);
-    const after = {
-      debt: BigInt(line.principal) + BigInt(line.interest) + BigInt(line.pending_holds) + amount,
-      collateral: BigInt(line.collateral_amount),
-      assetScale: collateralAssetOf(line.collateral_asset).scale,
-      price,
-    };
+    const figures = figuresOf(line, collateralAssetOf(line.collateral_asset), await this.price(tx, line));
+    const after = { ...figures, debt: figures.debt + amount };
     return ltvAtLeast(after, thresholdOf(line.thresholds, purchaseRestrictedLevel)) ? 'LTV_PURCHASE_RESTRICTED' : null;
+  }
+
+  /** The collateral's price, read once per transaction: the decision and the recompute after the hold see the same one. */
+  private readPrice: Promise<Price> | null = null;
+
+  private price(tx: Tx, line: CreditLineRow): Promise<Price> {
+    this.readPrice ??= collateralPriceOf(tx, this.context.clientId, line.collateral_asset);
+    return this.readPrice;
   }
 
   private async requireAvailable(line: CreditLineRow, amount: bigint): Promise<void> {
@@ -121,7 +125,7 @@ class CreditLineFunding implements CreditLineFundingSource {
       .where('client_id', '=', this.context.clientId)
       .where('id', '=', line.id)
       .execute();
-    const price = await collateralPriceOf(tx, this.context.clientId, line.collateral_asset);
+    const price = await this.price(tx, line);
     await recomputeLtv(tx, this.context, { collateralAsset: collateralAssetOf(line.collateral_asset), price, lineIds: [line.id] });
   }
 

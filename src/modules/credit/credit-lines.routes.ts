@@ -330,13 +330,8 @@ export function registerCreditLineRoutes(app: App, deps: Deps): void {
         if (liquidationPenaltyRate !== undefined) next.liquidationPenalty = credit.parseRatioE4(liquidationPenaltyRate, 'liquidationPenaltyRate');
         const problem = settingsProblem(next);
         if (problem) {
-          // The field at fault, by its path in the body (the penalty is the opening's fault when only the ladder was sent).
-          const { at } = problem;
-          const field =
-            at === 'ladder' ? 'thresholds'
-            : at === 'opening' ? 'thresholds.opening'
-            : at === 'penalty' ? (liquidationPenaltyRate !== undefined ? 'liquidationPenaltyRate' : 'thresholds.opening')
-            : `thresholds.${credit.thresholdNames[at] ?? ''}`;
+          // A penalty that no longer fits is the opening's fault when only the ladder was sent.
+          const field = problem.field === 'liquidationPenaltyRate' && liquidationPenaltyRate === undefined ? 'thresholds.opening' : problem.field;
           throw new AppError('VALIDATION_ERROR', `Credit settings refused: ${problem.message}.`, { details: [{ field, message: problem.message }] });
         }
         await credit.saveCreditSettings(tx, context, next);

@@ -18,6 +18,7 @@ import {
   levelOf,
   ltvAbove,
   ltvE4,
+  thresholdNames,
   thresholdOf,
   accrueOneDay,
   type CreditSettings,
@@ -70,7 +71,7 @@ export async function saveCreditSettings(tx: Tx, context: RequestContext, settin
 
 // ---- views -------------------------------------------------------------------------------------
 
-export const thresholdNames = ['warning', 'purchaseRestricted', 'collateralNeeded', 'urgentCollateralNeeded', 'liquidationWarning', 'liquidation'] as const;
+export { thresholdNames };
 
 export type ThresholdsView = Record<(typeof thresholdNames)[number] | 'opening', string>;
 
@@ -231,7 +232,7 @@ export async function createCreditLine(tx: Tx, context: RequestContext, input: C
   const creditLimit = parseAmount(input.creditLimit, usd, 'creditLimit');
   const apr = input.apr === undefined ? 0 : parseRatioE4(input.apr, 'apr');
   const customer = await findCustomer(tx, context.clientId, input.customerId);
-  if (!customer) throw new AppError('NOT_FOUND', 'Customer not found', { details: [{ field: 'customerId', message: 'no such customer' }] });
+  if (!customer) throw notFound('Customer', 'customerId');
   const wallet = await findWallet(tx, context.clientId, input.collateralWalletId);
   if (!wallet || wallet.customer_id !== customer.id) {
     throw new AppError('NOT_FOUND', 'Wallet not found', { details: [{ field: 'collateralWalletId', message: 'no such wallet of this customer' }] });

@@ -149,7 +149,8 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
   if (toLiquidate.length > 0) await recomputeLtv(tx, context, { ...target, lineIds: toLiquidate.map((row) => row.id) });
 }
 
-function figuresOf(row: Pick<RecomputedRow, 'principal' | 'interest' | 'pending_holds' | 'collateral_amount'>, asset: Asset, price: Price): LtvFigures {
+/** What a line's LTV is computed from. */
+export function figuresOf(row: Pick<RecomputedRow, 'principal' | 'interest' | 'pending_holds' | 'collateral_amount'>, asset: Asset, price: Price): LtvFigures {
   return {
     debt: BigInt(row.principal) + BigInt(row.interest) + BigInt(row.pending_holds),
     collateral: BigInt(row.collateral_amount),

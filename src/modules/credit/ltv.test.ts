@@ -126,7 +126,7 @@ describe('settingsProblem', () => {
   /** The message, and where it points (the ladder, the opening, a threshold's level, the penalty). */
   const problem = (change: Partial<typeof base>) => {
     const found = settingsProblem({ ...base, ...change });
-    return found === null ? null : `${String(found.at)}: ${found.message}`;
+    return found === null ? null : `${found.field}: ${found.message}`;
   };
 
   it('accepts the defaults', () => {
@@ -134,31 +134,31 @@ describe('settingsProblem', () => {
   });
 
   it('refuses a ladder of the wrong length', () => {
-    expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8000] })).toMatch(/^ladder: .*6 entries/);
+    expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8000] })).toMatch(/^thresholds: .*6 entries/);
   });
 
   it('refuses an opening of 0 or 1', () => {
-    expect(problem({ opening: 0 })).toMatch(/^opening: .*opening/);
-    expect(problem({ opening: 10_000 })).toMatch(/^opening: .*opening/);
+    expect(problem({ opening: 0 })).toMatch(/^thresholds\.opening: .*opening/);
+    expect(problem({ opening: 10_000 })).toMatch(/^thresholds\.opening: .*opening/);
   });
 
   it('refuses thresholds that do not rise strictly, or one above 1', () => {
-    expect(problem({ thresholds: [6000, 6000, 7000, 7500, 8000, 8333] })).toBe('1: thresholds must be strictly ascending: 0.6000 is not above the threshold before it (0.6000)');
-    expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8500, 8333] })).toBe('5: thresholds must be strictly ascending: 0.8333 is not above the threshold before it (0.8500)');
-    expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8000, 10_001] })).toMatch(/^5: .*at most 1/);
+    expect(problem({ thresholds: [6000, 6000, 7000, 7500, 8000, 8333] })).toBe('thresholds.purchaseRestricted: thresholds must be strictly ascending: 0.6000 is not above the threshold before it (0.6000)');
+    expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8500, 8333] })).toBe('thresholds.liquidation: thresholds must be strictly ascending: 0.8333 is not above the threshold before it (0.8500)');
+    expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8000, 10_001] })).toMatch(/^thresholds\.liquidation: .*at most 1/);
     expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8000, 10_000] })).toBeNull();
   });
 
   it('refuses a first threshold at or below the opening, or within 0.01 of it', () => {
-    expect(problem({ thresholds: [5000, 6500, 7000, 7500, 8000, 8333] })).toBe('0: thresholds must be strictly ascending: 0.5000 is not above the opening LTV (0.5000)');
-    expect(problem({ thresholds: [5100, 6500, 7000, 7500, 8000, 8333] })).toMatch(/^0: .*more than 0.01 above/);
+    expect(problem({ thresholds: [5000, 6500, 7000, 7500, 8000, 8333] })).toBe('thresholds.warning: thresholds must be strictly ascending: 0.5000 is not above the opening LTV (0.5000)');
+    expect(problem({ thresholds: [5100, 6500, 7000, 7500, 8000, 8333] })).toMatch(/^thresholds\.warning: .*more than 0.01 above/);
     expect(problem({ thresholds: [5101, 6500, 7000, 7500, 8000, 8333] })).toBeNull();
   });
 
   it('refuses opening + penalty of 1 or more, and a negative penalty', () => {
-    expect(problem({ liquidationPenalty: 5000 })).toMatch(/^penalty: .*penalty/);
+    expect(problem({ liquidationPenalty: 5000 })).toMatch(/^liquidationPenaltyRate: .*penalty/);
     expect(problem({ liquidationPenalty: 4999 })).toBeNull();
-    expect(problem({ liquidationPenalty: -1 })).toMatch(/^penalty: .*penalty/);
+    expect(problem({ liquidationPenalty: -1 })).toMatch(/^liquidationPenaltyRate: .*penalty/);
   });
 });
 

@@ -72,23 +72,28 @@ export function eventTypeOf(level: number): LtvEventType {
   return type;
 }
 
-/** What a refused ladder names: the whole ladder, the opening LTV, one threshold (by level), or the penalty. */
-export type SettingsProblemAt = 'ladder' | 'opening' | 'penalty' | number;
+/** The ladder's thresholds by name, one per level (as the settings body and view name them). */
+export const thresholdNames = ['warning', 'purchaseRestricted', 'collateralNeeded', 'urgentCollateralNeeded', 'liquidationWarning', 'liquidation'] as const;
 
-/** Why a ladder is refused, or null: strictly ascending, above the opening, below 1, re-armable, and a liquidation that can lower the LTV. */
-export function settingsProblem(settings: CreditSettings): { at: SettingsProblemAt; message: string } | null {
+/**
+ * Why a ladder is refused, or null: strictly ascending, above the opening, below 1, re-armable,
+ * and a liquidation that can lower the LTV. `field` is the path of the value at fault in the
+ * settings body.
+ */
+export function settingsProblem(settings: CreditSettings): { field: string; message: string } | null {
   const { thresholds, opening, liquidationPenalty } = settings;
-  if (thresholds.length !== ltvLevels.length) return { at: 'ladder', message: `thresholds must have ${ltvLevels.length} entries` };
-  if (!(opening > 0 && opening < 10_000)) return { at: 'opening', message: 'the opening LTV must be above 0 and below 1' };
+  const threshold = (level: number) => `thresholds.${thresholdNames[level] ?? level}`;
+  if (thresholds.length !== ltvLevels.length) return { field: 'thresholds', message: `thresholds must have ${ltvLevels.length} entries` };
+  if (!(opening > 0 && opening < 10_000)) return { field: 'thresholds.opening', message: 'the opening LTV must be above 0 and below 1' };
   for (let i = 0; i < thresholds.length; i++) {
-    const threshold = thresholdOf(thresholds, i);
+    const value = thresholdOf(thresholds, i);
     const below = i === 0 ? opening : thresholdOf(thresholds, i - 1);
     const what = i === 0 ? 'the opening LTV' : 'the threshold before it';
-    if (!(threshold > below)) return { at: i, message: `thresholds must be strictly ascending: ${formatE4(BigInt(threshold))} is not above ${what} (${formatE4(BigInt(below))})` };
-    if (threshold > 10_000) return { at: i, message: 'thresholds must be at most 1' };
+    if (!(value > below)) return { field: threshold(i), message: `thresholds must be strictly ascending: ${formatE4(BigInt(value))} is not above ${what} (${formatE4(BigInt(below))})` };
+    if (value > 10_000) return { field: threshold(i), message: 'thresholds must be at most 1' };
   }
-  if (thresholdOf(thresholds, 0) - rearmGapE4 <= opening) return { at: 0, message: 'the first threshold must be more than 0.01 above the opening LTV (so a liquidation re-arms every level)' };
-  if (!(liquidationPenalty >= 0 && opening + liquidationPenalty < 10_000)) return { at: 'penalty', message: 'the liquidation penalty plus the opening LTV must be below 1' };
+  if (thresholdOf(thresholds, 0) - rearmGapE4 <= opening) return { field: threshold(0), message: 'the first threshold must be more than 0.01 above the opening LTV (so a liquidation re-arms every level)' };
+  if (!(liquidationPenalty >= 0 && opening + liquidationPenalty < 10_000)) return { field: 'liquidationPenaltyRate', message: 'the liquidation penalty plus the opening LTV must be below 1' };
   return null;
 }
 

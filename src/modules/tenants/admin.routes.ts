@@ -72,7 +72,7 @@ export function registerAdminRoutes(app: App, deps: Deps, resolver: ApiKeyResolv
     },
     async (request, reply) => {
       if (!isUuid(request.params.clientId)) throw notFound('Client');
-      const apiKey = await tenants.createApiKey(deps, request.params.clientId.toLowerCase(), request.body);
+      const apiKey = await tenants.createApiKey(deps, request.params.clientId, request.body);
       return reply.code(201).send({ message: 'API key created', data: { apiKey }, traceId: String(request.id) });
     },
   );

@@ -81,7 +81,8 @@ export async function createClient(deps: Deps, name: string): Promise<ClientView
 }
 
 export async function createApiKeyInTx(tx: Tx, deps: Deps, clientId: string, options: CreateKeyOptions = {}): Promise<ApiKeyView> {
-  if (!(await store.findClient(tx, clientId))) throw notFound('Client');
+  const client = await store.findClient(tx, clientId);
+  if (!client) throw notFound('Client');
   const live = deps.config.mode === 'production';
   const key = options.fixedKey ?? generateApiKey(live);
   const match = apiKeyPattern.exec(key);
@@ -106,7 +107,8 @@ export async function createApiKeyInTx(tx: Tx, deps: Deps, clientId: string, opt
     created_at: now,
     revoked_at: null,
   });
-  return { key, prefix, clientId, readOnly: options.readOnly ?? false, allowedCidrs, createdAt: now.toISOString() };
+  // The id as stored (the one sent may be in capitals).
+  return { key, prefix, clientId: client.id, readOnly: options.readOnly ?? false, allowedCidrs, createdAt: now.toISOString() };
 }
 
 export async function createApiKey(deps: Deps, clientId: string, options: CreateKeyOptions = {}): Promise<ApiKeyView> {

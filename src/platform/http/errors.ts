@@ -22,8 +22,10 @@ export class AppError extends Error {
   }
 }
 
-export function notFound(resource: string): AppError {
-  return new AppError('NOT_FOUND', `${resource} not found`);
+/** 404: the resource, and the body field that named it when there is one (`details`). */
+export function notFound(resource: string, field?: string): AppError {
+  const details = field === undefined ? undefined : [{ field, message: `no such ${resource.toLowerCase()}` }];
+  return new AppError('NOT_FOUND', `${resource} not found`, details ? { details } : {});
 }
 
 export function validationError(field: string, message: string): AppError {
