@@ -136,6 +136,31 @@ describe('400', () => {
     expect(response.body.details?.length ?? 0).toBeGreaterThan(0);
     expect(await availableOf(t, source)).toBe('10.00');
   });
+
+  it.each([
+    ['a right-to-left override', 'Rent \u202eerahs', 'U+202E'],
+    ['a zero-width space', 'Rent\u200bshare', 'U+200B'],
+    ['a line break', 'Rent\nshare', 'U+000A'],
+    ['a NEL control (C1)', 'Rent\u0085share', 'U+0085'],
+  ])('for a note holding %s, naming note and the character, and nothing moves', async (_name, note, shown) => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD', note });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'note' }] });
+    expect(response.body.details[0].message).toContain(shown);
+    expect(await availableOf(t, source)).toBe('10.00');
+  });
+
+  it('takes a note in any script, with accents and emoji, as sent', async () => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const note = 'Loyer partagé · 家賃 · إيجار 🏠';
+    const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD', note });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    const records = await t.request({ url: `/v1/transactions?parentTransactionId=${response.body.data.parentTransactionId as string}` });
+    expect(records.body.data.map((record: { note: string | null }) => record.note)).toEqual([note, note]);
+  });
 });
 
 describe('404', () => {

@@ -157,6 +157,39 @@ describe('deposit routing', () => {
     expect(missingSender.status).toBe(400);
     expect(missingSender.body.details[0].field).toBe('counterparty');
   });
+
+  it('refuses control and invisible formatting characters in every text field, naming each at once, and receives nothing', async () => {
+    const wallet = await linkedWallet(t);
+    const before = await t.request({ url: '/v1/events?type=BANK_DEPOSIT_TRANSACTION_PENDING' });
+    const response = await sendDeposit(
+      depositBody(wallet.virtualAccountNumber, '1.00', {
+        counterparty: { ...fullSender, name: 'Babbage \u202eLtd', surname: 'Bab\u200bbage', street1: '1 Dorset\nStreet', addressLine: '\u2028' },
+        memo: 'Salary\u0007',
+      }),
+    );
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(response.body.details.map((detail: { field: string }) => detail.field)).toEqual([
+      'counterparty.name',
+      'counterparty.surname',
+      'counterparty.street1',
+      'counterparty.addressLine',
+      'memo',
+    ]);
+    expect(response.body.details[0].message).toContain('U+202E');
+    const blank = await sendDeposit(depositBody(wallet.virtualAccountNumber, '1.00', { counterparty: { ...sender, name: '   ' } }));
+    expect(blank.status).toBe(400);
+    expect(blank.body.details).toEqual([{ field: 'counterparty.name', message: 'must not be empty or only white space' }]);
+    const hiddenTarget = await sendDeposit(depositBody(`${wallet.virtualAccountNumber}\u200b`, '1.00'));
+    expect(hiddenTarget.status).toBe(400);
+    expect(hiddenTarget.body.details[0].field).toBe('accountNumber');
+    expect(await balanceOf(t, wallet.walletId)).toMatchObject({ PENDING: '0.00', AVAILABLE: '0.00' });
+    const after = await t.request({ url: '/v1/events?type=BANK_DEPOSIT_TRANSACTION_PENDING' });
+    expect(after.body.pagination.totalResults).toBe(before.body.pagination.totalResults);
+    const accented = await sendDeposit(depositBody(wallet.virtualAccountNumber, '1.00', { counterparty: { ...fullSender, name: 'Zoë Ångström 株式会社' } }));
+    expect(accented.status, JSON.stringify(accented.body)).toBe(201);
+    expect(accented.body.data.counterparty.name).toBe('Zoë Ångström 株式会社');
+  });
 });
 
 describe('deposit lifecycle', () => {
@@ -350,6 +383,20 @@ describe('sandbox controls', () => {
     const response = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${received.id}/fail`, body: { returnCode: 'r 01' } });
     expect(response.status).toBe(400);
     expect(response.body.details[0].field).toBe('returnCode');
+  });
+
+  it('400 for a reason holding control or invisible formatting characters, and the payment stays PENDING', async () => {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, wallet.virtualAccountNumber, '1.00');
+    for (const reason of ['Account \u202eclosed', 'Account\nclosed', ' ']) {
+      const response = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${received.id}/fail`, body: { returnCode: 'R02', reason } });
+      expect(response.status).toBe(400);
+      expect(response.body.details[0].field).toBe('reason');
+    }
+    expect(await balanceOf(t, wallet.walletId)).toMatchObject({ PENDING: '1.00' });
+    const failed = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${received.id}/fail`, body: { returnCode: 'R02', reason: 'Compte clôturé' } });
+    expect(failed.status).toBe(200);
+    expect(failed.body.data).toMatchObject({ status: 'FAILED', failureReason: 'Compte clôturé' });
   });
 
   it('two workers at once settle each due payment exactly once', async () => {

@@ -12,7 +12,7 @@ import * as store from './bank-transfers.store.js';
 import { endToEndIdFor } from './end-to-end-id.js';
 import { describeReturnCode, unroutableReturnCode } from './return-codes.js';
 import { requireBankAsset, type BankTransferRuntime } from './runtime.js';
-import { assertNoViolations, type RuleViolation } from './withdrawal-rules.js';
+import { assertNoViolations, checkNameOrAddress, checkNamesAndAddresses, type RuleViolation } from './withdrawal-rules.js';
 
 /** An inbound deposit as the outside world sends it (the sandbox's POST /v1/sandbox/bank-deposits). */
 export interface DepositRequest {
@@ -44,9 +44,22 @@ export interface DepositOutcome {
   transaction: BankTransactionView;
 }
 
-/** The sender's bank identifiers are checked for their form only (the sender's bank may be anywhere). */
-function checkSender(counterparty: DepositRequest['counterparty']): BankCounterpartyData {
-  const violations: RuleViolation[] = [];
+/** The deposit's text fields that name or describe: none may hold the characters platform/text.ts refuses, nor be only white space. */
+const senderTextFields = ['name', 'givenName', 'surname', 'accountNumber', 'financialInstitutionId', 'street1', 'street2', 'cityCounty', 'stateRegion', 'zip', 'addressLine'] as const;
+
+/**
+ * Every field of the deposit at once: the text fields (accountNumber, memo and the sender's)
+ * hold no control or invisible formatting characters, as a withdrawal's and a counterparty's do
+ * not; the sender's bank identifiers are checked for their form only (the sender's bank may be
+ * anywhere).
+ */
+function checkSender(body: DepositRequest): BankCounterpartyData {
+  const counterparty = body.counterparty;
+  const violations: RuleViolation[] = [
+    ...checkNameOrAddress(body.accountNumber, 'accountNumber'),
+    ...checkNamesAndAddresses(counterparty, senderTextFields).map((violation) => ({ ...violation, field: `counterparty.${violation.field}` })),
+    ...checkNameOrAddress(body.memo, 'memo'),
+  ];
   if (counterparty.routingNumber != null) {
     const check = checkRoutingNumber(counterparty.routingNumber);
     if (!check.ok) violations.push({ code: 'INVALID_ROUTING_NUMBER', field: 'counterparty.routingNumber', message: check.reason });
@@ -79,7 +92,8 @@ function checkSender(counterparty: DepositRequest['counterparty']): BankCounterp
 
 /**
  * An inbound bank deposit. Checks, in order: asset (USD; USD_TEST in the sandbox) and amount,
- * then the sender's routing number, SWIFT code and country code (form only). Then the deposit is
+ * then the text fields' characters and the sender's routing number, SWIFT code and country code
+ * (form only), all reported at once. Then the deposit is
  * routed as the operating bank would (by the number the sender used, or by the reference in the
  * memo for the master account), among the calling client's wallets only:
  *
@@ -94,7 +108,7 @@ function checkSender(counterparty: DepositRequest['counterparty']): BankCounterp
 export async function receiveDeposit(tx: Tx, context: RequestContext, body: DepositRequest, runtime: BankTransferRuntime): Promise<DepositOutcome> {
   const asset = requireBankAsset(body.asset, runtime.mode);
   const amountMinor = parseAmount(body.amount, asset, 'amount');
-  const sender = checkSender(body.counterparty);
+  const sender = checkSender(body);
   const bankNetwork: BankNetwork = body.network ?? 'UNSPECIFIED';
   const memo = body.memo ?? null;
   const route = await routeDeposit(tx, context.clientId, runtime.operatingBank, body.accountNumber, memo);

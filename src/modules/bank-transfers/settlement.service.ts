@@ -11,6 +11,7 @@ import { recordEvent } from '../webhooks/index.js';
 import { bankEventData, bankTransactionView, transactionTypes, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
 import * as store from './bank-transfers.store.js';
 import { defaultReturnCode, describeReturnCode } from './return-codes.js';
+import { assertNoViolations, checkNameOrAddress } from './withdrawal-rules.js';
 
 const completedEvents = { DEPOSIT: 'BANK_DEPOSIT_TRANSACTION_COMPLETED', WITHDRAWAL: 'BANK_WITHDRAWAL_TRANSACTION_COMPLETED' } as const;
 const failedEvents = { DEPOSIT: 'BANK_DEPOSIT_TRANSACTION_FAILED', WITHDRAWAL: 'BANK_WITHDRAWAL_TRANSACTION_FAILED' } as const;
@@ -126,13 +127,18 @@ export async function settleBankTransaction(tx: Tx, context: RequestContext, id:
   return completeTransfer(tx, context, await lockTransferByAnyId(tx, context.clientId, id));
 }
 
-/** Sandbox control: fail a pending deposit or withdrawal now, with an optional return code and reason. */
+/**
+ * Sandbox control: fail a pending deposit or withdrawal now, with an optional return code and
+ * reason (no control or invisible formatting characters, not only white space: it is shown in
+ * the records and the FAILED event).
+ */
 export async function failBankTransaction(
   tx: Tx,
   context: RequestContext,
   id: string,
   outcome: { returnCode?: string | undefined; reason?: string | undefined },
 ): Promise<BankTransactionView> {
+  assertNoViolations(checkNameOrAddress(outcome.reason, 'reason'));
   return failTransfer(tx, context, await lockTransferByAnyId(tx, context.clientId, id), outcome);
 }
 

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { ErrorCode } from '../../platform/http/error-codes.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
+import { describeCharacters, refusedCharactersProblem } from '../../platform/text.js';
 import { checkBic, checkIban, checkRoutingNumber, electronicIban, looksLikeIban } from '../bank-directory/index.js';
 
 /**
@@ -103,7 +104,6 @@ export const remittanceMemoCeiling = 140;
 export const remittanceMemoAllowedCharacters = "letters A-Z and a-z, digits 0-9, spaces and / - . , ( ) ' + : ? # &";
 /** ASCII letters only: the ACH, Fedwire and SWIFT formats carry no accented letters. */
 const remittanceMemoCharacter = /^[A-Za-z0-9 /\-.,()'+:?#&]$/;
-const offendingCharactersShownMax = 10;
 
 export const RemittanceMemoSchema = Type.String({
   minLength: 1,
@@ -116,21 +116,6 @@ export const RemittanceMemoSchema = Type.String({
 /** The most characters a memo may have on a network (the ceiling when the network is not known). */
 export function remittanceMemoLimit(network: TransferNetwork | undefined): number {
   return network === undefined ? remittanceMemoCeiling : remittanceMemoLengthMax[railOf[network]];
-}
-
-/** Characters that cannot be read in a message (controls, format characters, separators other than the space) are named by code point. */
-const unprintableCharacter = /^[\p{Cc}\p{Cf}\p{Z}]$/u;
-
-function describeCharacter(character: string): string {
-  if (character === ' ') return 'space';
-  const codePoint = character.codePointAt(0) ?? 0;
-  if (unprintableCharacter.test(character)) return `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
-  return JSON.stringify(character);
-}
-
-function describeCharacters(characters: readonly string[]): string {
-  const shown = characters.slice(0, offendingCharactersShownMax).map(describeCharacter).join(', ');
-  return `${shown}${characters.length > offendingCharactersShownMax ? ', …' : ''}`;
 }
 
 /**
@@ -170,29 +155,15 @@ export function checkRemittanceMemo(memo: string | null | undefined, network: Tr
 }
 
 /**
- * Characters no name or address may hold, whatever its script: control characters (general
- * category Cc: C0 U+0000 to U+001F with the line breaks and the tab, DEL, C1 U+0080 to U+009F),
- * format characters (Cf: bidi controls such as U+202E, zero-width characters, U+FEFF) and the
- * line and paragraph separators U+2028 and U+2029. They are invisible, can make a name read
- * differently from what it holds, or break the rail's fixed-width records. Letters of every
- * script, accented ones included, are allowed: they are people's and places' names.
- */
-const nameOrAddressRefusedCharacter = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
-export const nameOrAddressRefusedCharacters =
-  'control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B)';
-
-/**
  * A name or address field (withdrawal name, street1, street2, cityCounty, stateRegion, zip;
  * counterparty name, accountHolderName and address): absent (undefined or null) is fine; when
- * given, none of the refused characters above, and not empty or only white space.
+ * given, none of the characters platform/text.ts refuses, and not empty or only white space.
  */
 export function checkNameOrAddress(value: string | null | undefined, field: string): RuleViolation[] {
   if (!isGiven(value)) return [];
   const text = value ?? '';
-  const offending = [...new Set([...text].filter((character) => nameOrAddressRefusedCharacter.test(character)))];
-  if (offending.length > 0) {
-    return [{ code: 'VALIDATION_ERROR', field, message: `contains characters that are not allowed (${describeCharacters(offending)}); ${nameOrAddressRefusedCharacters} are refused` }];
-  }
+  const problem = refusedCharactersProblem(text);
+  if (problem !== undefined) return [{ code: 'VALIDATION_ERROR', field, message: problem }];
   if (text.trim() === '') return [{ code: 'VALIDATION_ERROR', field, message: 'must not be empty or only white space' }];
   return [];
 }

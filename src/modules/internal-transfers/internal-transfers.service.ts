@@ -6,6 +6,7 @@ import type { BatchItem, BatchOutcome } from '../../platform/http/write-batcher.
 import { formatAmount, parseAmount } from '../../platform/money/amount.js';
 import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import { idAt, isUuid } from '../../platform/ids.js';
+import { refusedCharactersProblem } from '../../platform/text.js';
 import { LedgerBatch, type TransferOperation, type WalletsExist } from '../ledger/index.js';
 import { recordEvents, type EventToRecord } from '../webhooks/index.js';
 
@@ -44,7 +45,8 @@ const walletNotFound = (field: string) => new AppError('NOT_FOUND', 'Wallet not 
 /**
  * The rules that need no database, in the documented order (the first failing rule wins):
  * destination given once, known asset, amount within the asset's scale, two different wallets,
- * well-formed wallet ids. Then, in the ledger: source wallet exists, destination wallet exists,
+ * a note without control or invisible formatting characters (it is shown on both wallets'
+ * records), well-formed wallet ids. Then, in the ledger: source wallet exists, destination wallet exists,
  * enough AVAILABLE money.
  */
 export function validateInternalTransfer(body: InternalTransferRequest, mode: Mode): ValidTransfer {
@@ -60,6 +62,8 @@ export function validateInternalTransfer(body: InternalTransferRequest, mode: Mo
   if (sourceWalletId === destinationWalletId) {
     throw validationError(body.destinationWalletId === undefined ? 'referenceWalletId' : 'destinationWalletId', 'must be a different wallet than sourceWalletId');
   }
+  const noteProblem = refusedCharactersProblem(body.note ?? '');
+  if (noteProblem !== undefined) throw validationError('note', noteProblem);
   // A malformed id answers exactly like an unknown one.
   if (!isUuid(sourceWalletId)) throw walletNotFound('sourceWalletId');
   if (!isUuid(destinationWalletId)) throw walletNotFound('destinationWalletId');

@@ -6541,7 +6541,7 @@ export interface components {
              * @example USD
              */
             asset: string;
-            /** @description free text kept on both wallet transaction records; null is the same as absent */
+            /** @description free text kept on both wallet transaction records, without control characters, line breaks or invisible formatting characters (Unicode Cc, Cf); null is the same as absent */
             note?: string | null;
         };
         /** KybStarted */
@@ -14697,6 +14697,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Text fields (accountNumber, memo and the sender's names, account and address) hold no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf) and are not only white space. */
         requestBody: {
             content: {
                 /**
@@ -14860,7 +14861,7 @@ export interface operations {
                 "application/json": {
                     /** @description an ACH R-code (R01) or an ISO 20022 reason code (AC04) */
                     returnCode?: string;
-                    /** @description defaults to the code's description */
+                    /** @description defaults to the code's description; no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
                     reason?: string;
                 };
             };

@@ -14,6 +14,8 @@ import {
 
 const tags = ['Sandbox'];
 
+const textRule = 'no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf) and are not only white space';
+
 const optional = (maxLength: number, description?: string) =>
   Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength }), Type.Null()], description === undefined ? {} : { description }));
 
@@ -64,6 +66,7 @@ const DepositBody = Type.Object(
         memo: 'Salary',
       },
     ],
+    description: `Text fields (accountNumber, memo and the sender's names, account and address) hold ${textRule}.`,
   },
 );
 
@@ -137,7 +140,7 @@ export function registerSandboxBankRoutes(app: App, deps: Deps, runtime: BankTra
         body: Type.Object(
           {
             returnCode: Type.Optional(Type.String({ pattern: returnCodePattern, maxLength: 8, description: 'an ACH R-code (R01) or an ISO 20022 reason code (AC04)' })),
-            reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'defaults to the code\'s description' })),
+            reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: `defaults to the code's description; ${textRule.replace(' and are ', ', ')}` })),
           },
           { additionalProperties: false, examples: [{ returnCode: 'R02', reason: 'Account closed' }] },
         ),

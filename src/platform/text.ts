@@ -1,0 +1,43 @@
+/**
+ * The characters free text of the API may not hold, whatever its script, and how an error
+ * message names the ones it found. Names, addresses, memos, notes and reasons share the rule:
+ * control characters (general category Cc: C0 U+0000 to U+001F with the line breaks and the tab,
+ * DEL, C1 U+0080 to U+009F), format characters (Cf: bidi controls such as U+202E, zero-width
+ * characters, U+FEFF) and the line and paragraph separators U+2028 and U+2029. They are
+ * invisible, can make a text read differently from what it holds (a name reversed by U+202E), or
+ * break a rail's fixed-width records. Letters of every script, accented ones included, are
+ * allowed.
+ */
+const refusedCharacter = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+export const refusedCharactersDescription =
+  'control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B)';
+
+/** Characters that cannot be read in a message (controls, format characters, separators other than the space) are named by code point. */
+const unprintableCharacter = /^[\p{Cc}\p{Cf}\p{Z}]$/u;
+const charactersShownMax = 10;
+
+function describeCharacter(character: string): string {
+  if (character === ' ') return 'space';
+  const codePoint = character.codePointAt(0) ?? 0;
+  if (unprintableCharacter.test(character)) return `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+  return JSON.stringify(character);
+}
+
+/** The characters, each once, as an error message shows them: invisible ones by code point, at most ten then an ellipsis. */
+export function describeCharacters(characters: readonly string[]): string {
+  const shown = characters.slice(0, charactersShownMax).map(describeCharacter).join(', ');
+  return `${shown}${characters.length > charactersShownMax ? ', …' : ''}`;
+}
+
+/** The refused characters `text` holds, each once, in the order they first appear. */
+export function refusedCharactersIn(text: string): string[] {
+  return [...new Set([...text].filter((character) => refusedCharacter.test(character)))];
+}
+
+/** The error message for a text holding refused characters, or undefined when it holds none. */
+export function refusedCharactersProblem(text: string): string | undefined {
+  const offending = refusedCharactersIn(text);
+  if (offending.length === 0) return undefined;
+  return `contains characters that are not allowed (${describeCharacters(offending)}); ${refusedCharactersDescription} are refused`;
+}
