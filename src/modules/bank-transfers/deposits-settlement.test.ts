@@ -244,6 +244,8 @@ describe('deposit lifecycle', () => {
     expect(failed.status, JSON.stringify(failed.body)).toBe(200);
     expect(failed.body.data).toMatchObject({ type: 'DEPOSIT_FAILURE', status: 'FAILED', returnCode: 'R10', failureReason: 'Sender says not authorized' });
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+    const history = await t.request({ url: `/v1/transactions?parentBankTransactionId=${received.parentBankTransactionId}` });
+    expect(history.body.data.map((record: { purpose: string; status: string }) => `${record.purpose} ${record.status}`)).toEqual(['PENDING_FAILURE FAILED', 'PENDING_CREDIT PENDING']);
     const events = await bankEventsOf(t, received.parentBankTransactionId);
     expect(events.map((event) => event.type)).toEqual(['BANK_DEPOSIT_TRANSACTION_PENDING', 'BANK_DEPOSIT_TRANSACTION_FAILED']);
     expect(events[1].data).toMatchObject({ walletId: wallet.walletId, bankTransactionId: failed.body.data.id, returnCode: 'R10', counterparty: { name: sender.name } });
@@ -296,6 +298,9 @@ describe('withdrawal lifecycle', () => {
     const failed = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${initiated.parentBankTransactionId}/fail`, body: {} });
     expect(failed.body.data).toMatchObject({ type: 'WITHDRAWAL_FAILURE', status: 'FAILED', returnCode: 'R03', failureReason: 'No account or unable to locate account' });
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '100.00', RESERVED: '0.00', PENDING: '0.00' });
+    // The wallet history ends FAILED, as a returned deposit's does.
+    const history = await t.request({ url: `/v1/transactions?parentBankTransactionId=${initiated.parentBankTransactionId}` });
+    expect(history.body.data.map((record: { purpose: string; status: string }) => `${record.purpose} ${record.status}`)).toEqual(['RELEASE FAILED', 'HOLD PENDING']);
     const events = await bankEventsOf(t, initiated.parentBankTransactionId);
     expect(events.map((event) => event.type)).toEqual(['BANK_WITHDRAWAL_TRANSACTION_PENDING', 'BANK_WITHDRAWAL_TRANSACTION_FAILED']);
     expect(events[1].data).toMatchObject({ walletId: wallet.walletId, bankTransactionId: failed.body.data.id, counterparty: null, returnCode: 'R03', bankNetwork: 'ACH' });

@@ -89,7 +89,9 @@ export async function failTransfer(
   const childId = idAt(context.now);
   if (transfer.direction === 'WITHDRAWAL') {
     assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
-    await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, history: history(context, transfer, childId) });
+    // The release of a returned withdrawal is FAILED, as a returned deposit's PENDING_FAILURE is:
+    // the payment failed (a release by cancellation would be CANCELLED).
+    await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, history: { ...history(context, transfer, childId), status: 'FAILED' } });
   } else {
     assert(transfer.pending_credit_id !== null, `deposit ${transfer.id} has no pending credit`);
     await failPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history: history(context, transfer, childId) });

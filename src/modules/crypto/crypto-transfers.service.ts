@@ -525,7 +525,8 @@ async function failTransfer(tx: Tx, context: RequestContext, transfer: CryptoTra
     await failPendingCredit(tx, { clientId: context.clientId, now: context.now, pendingCreditId: transfer.pending_credit_id, history });
   } else {
     assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
-    await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, history });
+    // FAILED, as a failed deposit's PENDING_FAILURE record is: the withdrawal failed.
+    await releaseHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, history: { ...history, status: 'FAILED' } });
   }
   const updated: CryptoTransferRow = { ...transfer, status: 'FAILED', failure_reason: reason, updated_at: context.now };
   await tx

@@ -144,6 +144,9 @@ describe('withdrawals: failure', () => {
     expect(failed.status).toBe(200);
     expect(failed.body.data).toMatchObject({ status: 'FAILED', failureReason: 'REJECTED_BY_NETWORK' });
     expect(await balanceOf(t, walletId, 'USDC')).toEqual(before);
+    // The wallet history ends FAILED, as a failed deposit's does.
+    const history = await t.request({ url: `/v1/transactions?parentCryptoTransactionId=${response.body.data.parentCryptoTransactionId as string}` });
+    expect(history.body.data.map((record: { purpose: string; status: string }) => `${record.purpose} ${record.status}`)).toEqual(['RELEASE FAILED', 'HOLD PENDING']);
   });
 });
 
