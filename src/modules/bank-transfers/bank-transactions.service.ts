@@ -44,7 +44,7 @@ export async function listBankTransfers(db: Db, clientId: string, filters: BankT
   let query = store.bankTransfersQuery(db, clientId);
   if (filters.walletId !== undefined) {
     const wallet = await findWallet(db, clientId, filters.walletId);
-    if (!wallet) throw notFound('Wallet');
+    if (!wallet) throw notFound('Wallet', 'walletId');
     query = query.where('wallet_id', '=', wallet.id);
   }
   const customerId = filters.customerId ?? filters.userId;
@@ -54,7 +54,7 @@ export async function listBankTransfers(db: Db, clientId: string, filters: BankT
   }
   if (customerId !== undefined) {
     const customer = await findCustomer(db, clientId, customerId);
-    if (!customer) throw notFound('Customer');
+    if (!customer) throw notFound('Customer', filters.customerId === undefined ? 'userId' : 'customerId');
     query = query.where('customer_id', '=', customer.id);
   }
   if (filters.portfolioId !== undefined) {
@@ -63,7 +63,7 @@ export async function listBankTransfers(db: Db, clientId: string, filters: BankT
     const known = isUuid(portfolioId)
       ? await db.selectFrom('portfolios').select('id').where('client_id', '=', clientId).where('id', '=', portfolioId).executeTakeFirst()
       : undefined;
-    if (!known) throw notFound('Portfolio');
+    if (!known) throw notFound('Portfolio', 'portfolioId');
     query = query.where('portfolio_id', '=', portfolioId);
   }
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);

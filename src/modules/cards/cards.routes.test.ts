@@ -187,7 +187,9 @@ describe('debit cards: issued', () => {
     const ofCustomer = await t.request({ url: `/v1/cards?customerId=${one.wallet.customerId}&cardType=DEBIT`, key: client.key });
     expect(ofCustomer.body.data.map((card: any) => card.id)).toEqual([one.cardId]);
     expect((await t.request({ url: '/v1/cards?cardType=CREDIT', key: client.key })).body.data).toEqual([]);
-    expect((await t.request({ url: '/v1/cards?customerId=not-an-id', key: client.key })).body.data).toEqual([]);
+    const unknown = await t.request({ url: '/v1/cards?customerId=not-an-id', key: client.key });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ code: 'NOT_FOUND', details: [{ field: 'customerId' }] });
   });
 });
 

@@ -266,9 +266,10 @@ export interface CardListFilters extends ListQuery {
 export async function listCards(db: Db, clientId: string, filters: CardListFilters): Promise<{ data: CardViewType[]; pagination: Pagination }> {
   let query = db.selectFrom('cards').selectAll().where('client_id', '=', clientId);
   if (filters.customerId !== undefined) {
-    // An id that cannot be a customer's matches nothing, like an unknown one.
-    if (!isUuid(filters.customerId)) return { data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } };
-    query = query.where('customer_id', '=', filters.customerId);
+    // A customer the client does not have answers 404 naming the filter, as every list filtered by a resource does.
+    const customer = await findCustomer(db, clientId, filters.customerId);
+    if (!customer) throw notFound('Customer', 'customerId');
+    query = query.where('customer_id', '=', customer.id);
   }
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);
   if (filters.cardType !== undefined) query = query.where('card_type', '=', filters.cardType);

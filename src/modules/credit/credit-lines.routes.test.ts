@@ -213,7 +213,8 @@ describe('GET /v1/credit-lines and /v1/credit-lines/:id', () => {
     const byCustomer = await t.request({ url: `/v1/credit-lines?customerId=${second.wallet.customerId}`, key: client.key });
     expect(byCustomer.body.data.map((line: any) => line.id)).toEqual([second.lineId]);
     const unknownCustomer = await t.request({ url: `/v1/credit-lines?customerId=${crypto.randomUUID()}`, key: client.key });
-    expect(unknownCustomer.body.data).toEqual([]);
+    expect(unknownCustomer.status).toBe(404);
+    expect(unknownCustomer.body).toMatchObject({ code: 'NOT_FOUND', details: [{ field: 'customerId' }] });
 
     const pending = await t.request({ url: '/v1/credit-lines?status=PENDING_COLLATERAL', key: client.key });
     expect(pending.body.data.map((line: any) => line.id)).toEqual([first.lineId]);

@@ -180,8 +180,10 @@ export interface CreditLineListFilters extends ListQuery {
 export async function listCreditLines(db: Db, clientId: string, filters: CreditLineListFilters): Promise<{ data: CreditLineView[]; pagination: Pagination }> {
   let query = db.selectFrom('credit_lines').selectAll().where('client_id', '=', clientId);
   if (filters.customerId !== undefined) {
-    if (!isUuid(filters.customerId)) return { data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } };
-    query = query.where('customer_id', '=', filters.customerId);
+    // A customer the client does not have answers 404 naming the filter, as every list filtered by a resource does.
+    const customer = await findCustomer(db, clientId, filters.customerId);
+    if (!customer) throw notFound('Customer', 'customerId');
+    query = query.where('customer_id', '=', customer.id);
   }
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);
   const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });

@@ -95,7 +95,7 @@ function addressView(row: AddressRow, asset = row.asset): CryptoAddressView {
 
 async function requireWallet(db: Queryable, clientId: string, walletId: string): Promise<{ id: string }> {
   const wallet = await findWallet(db, clientId, walletId);
-  if (!wallet) throw notFound('Wallet');
+  if (!wallet) throw notFound('Wallet', 'walletId');
   return wallet;
 }
 

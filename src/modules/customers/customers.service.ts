@@ -237,9 +237,9 @@ export async function findCustomer(db: Queryable, clientId: string, customerId: 
   return store.findCustomer(db, clientId, customerId);
 }
 
-async function requireCustomer(db: Queryable, clientId: string, customerId: string): Promise<store.CustomerRow> {
+async function requireCustomer(db: Queryable, clientId: string, customerId: string, field?: string): Promise<store.CustomerRow> {
   const row = await findCustomer(db, clientId, customerId);
-  if (!row) throw notFound('Customer');
+  if (!row) throw notFound('Customer', field);
   return row;
 }
 
@@ -717,12 +717,12 @@ export async function listWallets(
 ): Promise<{ data: WalletViewData[]; pagination: Pagination }> {
   let query = store.walletsQuery(db, clientId);
   if (filters.customerId !== undefined) {
-    const customer = await requireCustomer(db, clientId, filters.customerId);
+    const customer = await requireCustomer(db, clientId, filters.customerId, 'customerId');
     query = query.where('customer_id', '=', customer.id);
   }
   if (filters.portfolioId !== undefined) {
     const portfolio = isUuid(filters.portfolioId) ? await store.findPortfolioById(db, clientId, filters.portfolioId) : undefined;
-    if (!portfolio) throw notFound('Portfolio');
+    if (!portfolio) throw notFound('Portfolio', 'portfolioId');
     query = query.where('portfolio_id', '=', portfolio.id);
   }
   const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });

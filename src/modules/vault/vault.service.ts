@@ -237,9 +237,16 @@ export interface AuditFilters extends ListQuery {
 
 export async function listAudit(db: Db, clientId: string, filters: AuditFilters): Promise<{ data: unknown[]; pagination: Pagination }> {
   let query = db.selectFrom('vault_audit').selectAll().where('client_id', '=', clientId);
-  for (const [field, value] of [['customerId', filters.customerId], ['cardId', filters.cardId]] as const) {
-    if (value !== undefined && !isUuid(value)) return { data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } };
-    if (value !== undefined) query = query.where(field === 'customerId' ? 'customer_id' : 'card_id', '=', value);
+  // A customer or card the client does not have answers 404 naming the filter, as every list filtered by a resource does.
+  if (filters.customerId !== undefined) {
+    const customer = await findCustomer(db, clientId, filters.customerId);
+    if (!customer) throw notFound('Customer', 'customerId');
+    query = query.where('customer_id', '=', customer.id);
+  }
+  if (filters.cardId !== undefined) {
+    const card = await findCard(db, clientId, filters.cardId);
+    if (!card) throw notFound('Card', 'cardId');
+    query = query.where('card_id', '=', card.id);
   }
   if (filters.action !== undefined) query = query.where('action', '=', filters.action);
   const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });

@@ -56,7 +56,7 @@ export async function listCardTransactions(db: Db, clientId: string, filters: Ca
   let query = db.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId);
   if (filters.cardId !== undefined) {
     const card = await findCard(db, clientId, filters.cardId);
-    if (!card) throw notFound('Card');
+    if (!card) throw notFound('Card', 'cardId');
     query = query.where('card_id', '=', card.id);
   }
   if (type !== undefined) {

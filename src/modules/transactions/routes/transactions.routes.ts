@@ -96,7 +96,7 @@ export function registerTransactionRoutes(app: App, deps: Deps, walletExists: Wa
       const empty = { message: 'Transactions retrieved', data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null }, traceId: String(request.id) };
       let select = walletTransactionsQuery(deps.db, clientId);
       if (query.walletId !== undefined) {
-        if (!isUuid(query.walletId) || !(await walletExists(deps.db, clientId, query.walletId))) throw notFound('Wallet');
+        if (!isUuid(query.walletId) || !(await walletExists(deps.db, clientId, query.walletId))) throw notFound('Wallet', 'walletId');
         select = select.where('wallet_id', '=', query.walletId);
       }
       for (const [name, column] of linked) {

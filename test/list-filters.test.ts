@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestClient, type TestContext } from './harness.js';
+import { issuedCard } from './cards/fixtures.js';
+
+/**
+ * A list filtered by a resource (a customer, portfolio, wallet or card) answers 404 NOT_FOUND
+ * naming the query parameter when the client has no such resource: another client's answers
+ * exactly like a missing or malformed id (docs/api-design.md, Lists). Filters that match a link
+ * between records (parentTransactionId, cryptoTransactionId, …) are not resources and answer an
+ * empty page instead; their own tests cover them.
+ */
+type Resource = 'customerId' | 'portfolioId' | 'walletId' | 'cardId';
+interface Owned {
+  customerId: string;
+  portfolioId: string;
+  walletId: string;
+  cardId: string;
+}
+
+const filters: ReadonlyArray<readonly [path: string, parameter: string, resource: Resource]> = [
+  ['/v1/wallets', 'customerId', 'customerId'],
+  ['/v1/wallets', 'portfolioId', 'portfolioId'],
+  ['/v1/transactions', 'walletId', 'walletId'],
+  ['/v1/baas/transactions', 'walletId', 'walletId'],
+  ['/v1/baas/transactions', 'customerId', 'customerId'],
+  ['/v1/baas/transactions', 'userId', 'customerId'],
+  ['/v1/baas/transactions', 'portfolioId', 'portfolioId'],
+  ['/v1/cards', 'customerId', 'customerId'],
+  ['/v1/cards/transactions', 'cardId', 'cardId'],
+  ['/v1/vault/audit', 'customerId', 'customerId'],
+  ['/v1/vault/audit', 'cardId', 'cardId'],
+  ['/v1/digital/addresses', 'walletId', 'walletId'],
+  ['/v1/digital/transactions', 'walletId', 'walletId'],
+  ['/v1/credit-lines', 'customerId', 'customerId'],
+];
+
+let t: TestContext;
+let ownA: Owned;
+let ownB: Owned;
+
+async function owned(client: TestClient): Promise<Owned> {
+  const card = await issuedCard(t, client);
+  return { customerId: card.wallet.customerId, portfolioId: card.wallet.portfolioId, walletId: card.wallet.walletId, cardId: card.cardId };
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  ownA = await owned(t.clientA);
+  ownB = await owned(t.clientB);
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe.each(filters)('GET %s?%s=', (path, parameter, resource) => {
+  it("200 with the owner's id", async () => {
+    const response = await t.request({ url: `${path}?${parameter}=${ownA[resource]}` });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+  });
+
+  it("404 naming the parameter for another client's id, the same as for an unknown or malformed one", async () => {
+    const answers = [];
+    for (const id of [ownB[resource], '019c0000-0000-7000-8000-000000000000', 'not-an-id']) {
+      const response = await t.request({ url: `${path}?${parameter}=${id}` });
+      expect(response.status, `${id}: ${JSON.stringify(response.body)}`).toBe(404);
+      answers.push({ ...response.body, traceId: undefined });
+    }
+    expect(answers[0]).toMatchObject({ code: 'NOT_FOUND', details: [{ field: parameter }] });
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+  });
+});
