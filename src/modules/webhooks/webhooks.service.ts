@@ -412,6 +412,8 @@ export async function replayWebhook(
       WHERE e.client_id = ${context.clientId} AND e.created_at >= ${from}
         AND (e.created_at < ${until} OR (${untilNow}::boolean AND e.created_at = ${until}))
         AND (e.type = ANY (${current.event_types}::text[]) OR '*' = ANY (${current.event_types}::text[]))
+        -- A decision request was asked once, at authorization time; its answer no longer decides anything.
+        AND e.type <> ALL (${[...decisionRequestTypes]}::text[])
         AND NOT EXISTS (
           SELECT 1 FROM webhook_deliveries d
           WHERE d.client_id = e.client_id AND d.subscription_id = ${current.id} AND d.event_id = e.id

@@ -272,6 +272,30 @@ describe('the stand-in decides', () => {
     expect(retry.body.code).toBe('CONFLICT');
   });
 
+  it('nor by a replay of its window: neither the decision endpoint nor a "*" subscription is sent it again', async () => {
+    await withEndpoint(async (client, endpoint) => {
+      endpoint.answer = () => ({ body: { responseCode: '00' }, status: 500 });
+      const everything = await t.request({ method: 'POST', url: '/v1/webhooks', key: client.key, body: { name: 'Everything', url: 'http://127.0.0.1:9/all', subscribedEventTypes: ['*'] } });
+      expect(everything.status).toBe(201);
+      const card = await coopCard('100.00', client);
+      // What the "*" subscription missed before the authorization (its own WEBHOOK_CREATED, …) is scheduled now.
+      const before = await t.request({ method: 'POST', url: `/v1/webhooks/${everything.body.data.id as string}/replay`, key: client.key, body: { since: '2000-01-01T00:00:00Z' } });
+      expect(before.status).toBe(200);
+      const result = await authorize(t, card.cardId, { amount: 10 }, client);
+      expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN' });
+      endpoint.answer = () => ({ body: { responseCode: '00' } });
+      const hooks = (await t.request({ url: '/v1/webhooks', key: client.key })).body.data as any[];
+      for (const hook of hooks) {
+        const replay = await t.request({ method: 'POST', url: `/v1/webhooks/${hook.id as string}/replay`, key: client.key, body: { since: '2000-01-01T00:00:00Z' } });
+        expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+        expect(replay.body.data.scheduled, hook.name).toBe(0);
+        const deliveries = (await t.request({ url: `/v1/webhooks/${hook.id as string}/deliveries?limit=100`, key: client.key })).body.data as any[];
+        const decisionDeliveries = deliveries.filter((delivery) => delivery.eventType === 'COOP_AUTH_0100');
+        expect(decisionDeliveries.map((delivery) => delivery.status), hook.name).toEqual(hook.name === 'Decisions' ? ['FAILED'] : []);
+      }
+    });
+  });
+
   it('a timeout: the stand-in answers at timeoutMs without waiting for the client; the late answer changes nothing', async () => {
     await withEndpoint(async (client, slow) => {
       await patchCoopProgram(client, { timeoutMs: 250 });
