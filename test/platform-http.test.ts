@@ -116,6 +116,11 @@ describe('400', () => {
     ['offset=-5', 'offset'],
     ['offset=1000000000', 'offset'],
     ['createdAfter=yesterday', 'createdAfter'],
+    // A day that does not exist, whatever the offset, and a leap second no date can hold.
+    ['createdAfter=2026-02-30T10:00:00%2B01:00', 'createdAfter'],
+    ['createdBefore=2026-04-31T12:00:00-05:00', 'createdBefore'],
+    ['createdAfter=2026-02-30T10:00:00Z', 'createdAfter'],
+    ['createdBefore=2026-12-31T23:59:60Z', 'createdBefore'],
     ['type=NOT_AN_EVENT', 'type'],
     // Number() would read these; a whole number is written in decimal digits.
     ['limit=0x10', 'limit'],
@@ -361,6 +366,18 @@ describe('events', () => {
     expect(before.body.data).toHaveLength(1);
     const byType = await t.request({ url: '/v1/events?type=WEBHOOK_CREATED', key: client.key });
     expect(byType.body.data).toHaveLength(0);
+  });
+
+  it('a bound with digits finer than a millisecond is the next millisecond: a record at .177 is before .177999', async () => {
+    const client = await t.newClient('Fine bounds');
+    t.clock.set('2026-06-03T00:00:00.177Z');
+    await t.request({ method: 'POST', url: '/v1/test/things', body: thing, key: client.key });
+    const count = async (query: string) => (await t.request({ url: `/v1/events?${query}`, key: client.key })).body.pagination.totalResults as number;
+    expect(await count('createdAfter=2026-06-03T00:00:00.177999Z')).toBe(0);
+    expect(await count('createdBefore=2026-06-03T00:00:00.177999Z')).toBe(1);
+    expect(await count('createdAfter=2026-06-03T00:00:00.177000Z')).toBe(1);
+    expect(await count('createdBefore=2026-06-03T00:00:00.177000Z')).toBe(0);
+    expect(await count('createdAfter=2026-06-03T02:00:00.177%2B02:00')).toBe(1);
   });
 
   it("404 for a malformed id, a missing id and another client's id alike", async () => {

@@ -368,6 +368,16 @@ describe('enabled again and replayed', () => {
     });
     expect(backwards.status).toBe(400);
     expect(backwards.body.code).toBe('VALIDATION_ERROR');
+
+    // A leap second is a valid RFC 3339 time that no date can hold: 400 naming the field, not a 500.
+    for (const [body, field] of [
+      [{ since: '2026-06-30T23:59:60Z' }, 'since'],
+      [{ since: startedAt.toISOString(), until: '2026-12-31T23:59:60Z' }, 'until'],
+    ] as const) {
+      const leap = await t.request({ method: 'POST', url: `/v1/webhooks/${subscription.id}/replay`, key: client.key, body });
+      expect(leap.status, JSON.stringify(leap.body)).toBe(400);
+      expect(leap.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field }] });
+    }
   });
 });
 

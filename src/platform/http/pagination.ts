@@ -33,14 +33,24 @@ export interface Pagination {
   nextStartAfterId: string | null;
 }
 
+/** Whether `YYYY-MM-DD` names a day of the calendar (JavaScript would roll 2023-02-30 over to March). */
+function isCalendarDay(text: string): boolean {
+  const [year, month, day] = text.split('-').map(Number) as [number, number, number];
+  const probe = new Date(Date.UTC(year, month - 1, day));
+  return probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day;
+}
+
+/**
+ * A list bound as an instant. The day must exist whatever the offset (2026-02-30T10:00:00+01:00
+ * is refused like its Z form), and so must the time (23:59:60 is not one). Records are dated to
+ * the millisecond, so a bound with finer digits is the next millisecond: a record at .177 is
+ * before a bound of .177999, for createdAfter and createdBefore alike.
+ */
 function parseInstant(value: string, field: string): Date {
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw validationError(field, 'is not a valid date');
-  // Reject dates that JavaScript silently rolls over, such as 2023-02-30.
-  if (value.slice(0, 10) !== date.toISOString().slice(0, 10) && !/[+-]\d{2}:\d{2}$/.test(value)) {
-    throw validationError(field, 'is not a valid date');
-  }
-  return date;
+  if (Number.isNaN(date.getTime()) || !isCalendarDay(value.slice(0, 10))) throw validationError(field, 'is not a valid date');
+  const fraction = /\.(\d+)/.exec(value)?.[1] ?? '';
+  return /[1-9]/.test(fraction.slice(3)) ? new Date(date.getTime() + 1) : date;
 }
 
 /**
