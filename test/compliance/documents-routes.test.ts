@@ -47,6 +47,22 @@ describe('POST /v1/compliance/upload-document', () => {
       expect(row.client_id).toBe(t.clientA.id);
     });
 
+    it('keeps a file name people can read: no bidi override or zero-width character, at most 255 characters', async () => {
+      const customer = await createReadyIndividual(t);
+      const named = async (fileName: string) => {
+        const response = await sendForm([
+          { name: 'customerId', value: customer.id },
+          { name: 'documentType', value: 'DOC_PROOF_OF_ADDRESS' },
+          { name: 'file', file: { content: await samplePdf(), fileName, contentType: 'application/pdf' } },
+        ]);
+        expect(response.status, JSON.stringify(response.body)).toBe(201);
+        return response.body.data.fileName as string;
+      };
+      expect(await named('invoice\u202efdp.exe')).toBe('invoicefdp.exe');
+      expect(await named('bill\u200b\u2060.pdf')).toBe('bill.pdf');
+      expect(await named('é'.repeat(300))).toBe('é'.repeat(255));
+    });
+
     it('replays an upload sent again with the same Idempotency-Key, storing one document', async () => {
       const customer = await createReadyIndividual(t);
       const form = multipart([
@@ -102,6 +118,18 @@ describe('POST /v1/compliance/upload-document', () => {
     it('refuses a business on the individual route', async () => {
       const business = await createBusinessWith(t);
       await expectCode(await upload(t, { customerId: business.id, documentType: 'DOC_FATCA_W9' }), 400, 'WRONG_CUSTOMER_TYPE');
+    });
+
+    it.each([
+      ['without a boundary', 'multipart/form-data', 'garbage'],
+      ['without its boundary in the body', 'multipart/form-data; boundary=xyz', 'garbage'],
+      ['cut short', 'multipart/form-data; boundary=xyz', '--xyz\r\nContent-Disposition: form-data; name="customerId"\r\n\r\nabc'],
+    ])('refuses a multipart body %s with 400 BAD_REQUEST naming body, on both routes', async (_name, contentType, body) => {
+      for (const url of ['/v1/compliance/upload-document', '/v1/compliance/business/upload-document']) {
+        const response = await t.request({ method: 'POST', url, rawBody: Buffer.from(body), contentType });
+        expect(response.status, `${url}: ${JSON.stringify(response.body)}`).toBe(400);
+        expect(response.body).toMatchObject({ code: 'BAD_REQUEST', details: [{ field: 'body' }] });
+      }
     });
   });
 

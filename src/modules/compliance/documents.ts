@@ -59,11 +59,14 @@ export function sha256(content: Uint8Array): Buffer {
   return crypto.createHash('sha256').update(content).digest();
 }
 
-/** A file name kept for people: the last path segment, control characters removed, bounded. */
+/**
+ * A file name kept for people: the last path segment, without control characters, invisible
+ * formatting characters (a U+202E would show invoice\u202Efdp.exe as "invoiceexe.pdf") or line
+ * separators, and at most 255 characters.
+ */
 export function cleanFileName(name: string | undefined): string | null {
   if (!name) return null;
-  // eslint-disable-next-line no-control-regex
-  const lastSegment = (name.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  const lastSegment = (name.split(/[\\/]/).pop() ?? '').replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, '').trim();
   if (!lastSegment) return null;
-  return lastSegment.slice(0, fileNameLengthMax);
+  return [...lastSegment].slice(0, fileNameLengthMax).join('');
 }

@@ -11,7 +11,7 @@ export const errorCodes = {
   FIELD_REMOVED: { status: 400, description: 'The body uses a field the API no longer accepts; the message names its replacement.' },
   INVALID_AMOUNT: { status: 400, description: 'An amount is not a positive decimal string within the asset\'s scale and maximum.' },
   UNKNOWN_ASSET: { status: 400, description: 'The asset is not in the asset registry (or not available in this mode).' },
-  BAD_REQUEST: { status: 400, description: 'The request itself is malformed (for example a badly encoded URL).' },
+  BAD_REQUEST: { status: 400, description: 'The request itself is malformed (for example a badly encoded URL, or a multipart upload without its boundary or cut short).' },
   INVALID_ROUTING_NUMBER: { status: 400, description: 'A US routing number is not 9 digits or fails the ABA checksum; the message gives the reason.' },
   INVALID_SWIFT_CODE: { status: 400, description: 'A SWIFT/BIC code does not have the ISO 9362 form (8 or 11 letters and digits with a valid country code); the message gives the reason.' },
   INVALID_IBAN: { status: 400, description: 'An IBAN has the wrong characters, country, length or format, or fails its mod-97 or national checksum; the message gives the reason.' },

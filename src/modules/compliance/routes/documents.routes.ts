@@ -66,7 +66,10 @@ async function readUpload(request: FastifyRequest, allowedTypes: readonly Docume
     if (isFastifyError(error, 'FST_PARTS_LIMIT') || isFastifyError(error, 'FST_FILES_LIMIT') || isFastifyError(error, 'FST_FIELDS_LIMIT')) {
       throw validationError('body', 'send exactly the parts customerId, documentType and one file');
     }
-    throw error;
+    if (error instanceof AppError) throw error;
+    // Only the form is read in this block: what else fails is the body itself (no boundary, cut short).
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new AppError('BAD_REQUEST', `The multipart body could not be read (${reason}).`, { details: [{ field: 'body', message: 'is not a complete multipart/form-data body' }] });
   }
   const customerId = fields.customerId;
   const documentType = fields.documentType;
