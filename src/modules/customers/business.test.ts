@@ -78,6 +78,8 @@ describe('POST /v1/customers/business', () => {
       [{ legalName: undefined }, 'kyb.legalName'],
       [{ website: 'javascript:alert(1)' }, 'kyb.website'],
       [{ website: 'ftp://engines.example.com' }, 'kyb.website'],
+      [{ legalName: '\u200b' }, 'kyb.legalName'],
+      [{ taxInformation: { taxId: '12\n34', taxIdCountry: 'US' } }, 'kyb.taxInformation.taxId'],
     ])('refuses the KYB data %j', async (kyb, field) => {
       await expectRefusedBusiness(businessBody({}, kyb), 400, field);
     });

@@ -2,6 +2,7 @@ import net from 'node:net';
 import countries from 'i18n-iso-countries';
 import { parsePhoneNumberFromString, validatePhoneNumberLength } from 'libphonenumber-js';
 import { AppError, validationError } from '../../platform/http/errors.js';
+import { refusedCharactersProblem } from '../../platform/text.js';
 import type { Address } from './customers.tables.js';
 
 /**
@@ -110,8 +111,9 @@ export function requireBirthDate(value: string, field: string, now: Date): strin
  * 666 and 900–999, group 00 and serial 0000 are never issued. The value is never echoed in errors.
  */
 export function normaliseSsn(value: string, field: string): string {
-  const match = /^(\d{3})-?(\d{2})-?(\d{4})$/.exec(value);
-  const [area, group, serial] = match ? [match[1] ?? '', match[2] ?? '', match[3] ?? ''] : ['', '', ''];
+  // Both dashes or none: 123-456789 and 12345-6789 are neither form.
+  const match = /^(\d{3})(-?)(\d{2})\2(\d{4})$/.exec(value);
+  const [area, group, serial] = match ? [match[1] ?? '', match[3] ?? '', match[4] ?? ''] : ['', '', ''];
   if (!match || area === '000' || area === '666' || area.startsWith('9') || group === '00' || serial === '0000') {
     throw validationError(field, 'must be a valid US Social Security number (AAA-GG-SSSS or 9 digits)');
   }
@@ -179,7 +181,8 @@ export function normaliseEmail(value: string, field: string): string {
 }
 
 export function requireIpAddress(value: string, field: string): string {
-  if (net.isIP(value) === 0) throw validationError(field, 'must be an IPv4 or IPv6 address');
+  // net.isIP takes an IPv6 zone (fe80::1%eth0): an interface of some machine, not an address someone signed up from.
+  if (net.isIP(value) === 0 || value.includes('%')) throw validationError(field, 'must be an IPv4 or IPv6 address (without a zone such as %eth0)');
   return value;
 }
 
@@ -188,8 +191,15 @@ export function requireNaicsCode(value: string, field: string): string {
   return value;
 }
 
-/** A text field: trimmed, not empty, within its limit. */
+/**
+ * A text field (names, address lines, tax and registration numbers, portfolio names): none of
+ * the characters platform/text.ts refuses (control characters, line breaks, invisible formatting
+ * characters: they would reach deposit instructions and bank files, or make a value of one
+ * zero-width space pass for filled in), then trimmed, not empty, within its limit.
+ */
 export function requireText(value: string, field: string, lengthMax: number): string {
+  const problem = refusedCharactersProblem(value);
+  if (problem !== undefined) throw validationError(field, problem);
   const trimmed = value.trim();
   if (trimmed.length === 0) throw validationError(field, 'must not be empty');
   if (trimmed.length > lengthMax) throw validationError(field, `must be at most ${lengthMax} characters`);

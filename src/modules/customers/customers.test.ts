@@ -176,7 +176,7 @@ describe('POST /v1/customers/individual', () => {
       await expectRefusedCreate(individualBody({}, { occupation }), 400, 'kyc.occupation');
     });
 
-    it.each(['000-12-3456', '666-12-3456', '900-12-3456', '123-00-4567', '123-45-0000', '12-345-6789', '123-45-678'])('refuses the SSN %s without echoing it', async (ssn) => {
+    it.each(['000-12-3456', '666-12-3456', '900-12-3456', '123-00-4567', '123-45-0000', '12-345-6789', '123-45-678', '123-456789', '12345-6789'])('refuses the SSN %s without echoing it', async (ssn) => {
       const response = await expectRefusedCreate(individualBody({}, { documentSsn: ssn }), 400, 'kyc.documentSsn');
       expect(JSON.stringify(response.body)).not.toContain(ssn);
     });
@@ -204,6 +204,25 @@ describe('POST /v1/customers/individual', () => {
       await expectRefusedCreate(individualBody({ phoneNumber: '12' }), 400, 'phoneNumber');
       await expectRefusedCreate(individualBody({ phoneNumber: 'call me' }), 400, 'phoneNumber');
       await expectRefusedCreate(individualBody({}, { ipAddress: '300.1.1.1' }), 400, 'kyc.ipAddress');
+      await expectRefusedCreate(individualBody({}, { ipAddress: 'fe80::1%eth0' }), 400, 'kyc.ipAddress');
+    });
+
+    it.each([
+      ['a line break in a name', { firstName: 'Ada\r\nX-Injected: 1' }, 'kyc.firstName'],
+      ['an escape sequence in a name', { lastName: 'Love\u001b[2Jlace' }, 'kyc.lastName'],
+      ['a city of one zero-width space', { mainAddress: { ...address, cityCounty: '\u200b' } }, 'kyc.mainAddress.cityCounty'],
+      ['a state of one soft hyphen', { mainAddress: { ...address, stateRegion: '\u00ad' } }, 'kyc.mainAddress.stateRegion'],
+      ['a bell in a street', { mainAddress: { ...address, street1: '1 Main St\u0007' } }, 'kyc.mainAddress.street1'],
+      ['a right-to-left override in a middle name', { middleName: 'A\u202eB' }, 'kyc.middleName'],
+    ])('refuses %s, naming the field, and stores nothing', async (_name, kyc, field) => {
+      const response = await expectRefusedCreate(individualBody({}, kyc), 400, field);
+      expect(response.body.code).toBe('VALIDATION_ERROR');
+    });
+
+    it('takes names and addresses in any script, accents included', async () => {
+      const response = await t.request({ method: 'POST', url: '/v1/customers/individual', body: individualBody({}, { firstName: 'Zoë', lastName: 'Ångström-李', mainAddress: { ...address, cityCounty: 'São Paulo' } }) });
+      expect(response.status, JSON.stringify(response.body)).toBe(201);
+      expect(response.body.data.kyc).toMatchObject({ firstName: 'Zoë', lastName: 'Ångström-李' });
     });
 
     it('refuses unknown fields, a derived name and a JSON number where text is expected', async () => {
