@@ -25,6 +25,7 @@ export {
   expireOnboarding,
   findByTokenHash,
   forceCheck,
+  reevaluate as reevaluateOnboarding,
   onboardingView,
   type ComplianceRuntime,
   type OutcomeDetails,

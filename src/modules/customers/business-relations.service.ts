@@ -16,6 +16,7 @@ import {
 import * as store from './customers.store.js';
 import { findCustomer, requireLockedCustomer } from './customers.service.js';
 import type { RelationCreateBody, RelationDeleteBody, RelationPatchBody, RelationView } from './routes/schemas.js';
+import type { CustomerChanged } from './customers-hooks.js';
 
 /**
  * Persons related to a business customer: shareholders (with their ownership) and
@@ -110,7 +111,7 @@ export async function listRelations(db: Queryable, clientId: string, businessId:
  * PRIVATE; ownership present for shareholders only and 0 < p ≤ 100; dates; no duplicate
  * (person, role); relation count limit; total shareholding ≤ 100%.
  */
-export async function addRelation(tx: Tx, context: RequestContext, businessId: string, input: Static<typeof RelationCreateBody>) {
+export async function addRelation(tx: Tx, context: RequestContext, businessId: string, input: Static<typeof RelationCreateBody>, changed?: CustomerChanged) {
   const business = await requireBusiness(tx, context.clientId, businessId, tx);
   const person = await requirePerson(tx, context.clientId, input.userId);
   const ownership = ownershipFor(input.role, input.ownershipPercentage);
@@ -138,6 +139,7 @@ export async function addRelation(tx: Tx, context: RequestContext, businessId: s
     created_at: context.now,
     updated_at: context.now,
   });
+  await changed?.(tx, context, business.id);
   return result(tx, context.clientId, business.id, 'ADD');
 }
 
@@ -152,7 +154,7 @@ async function requireRelation(tx: Tx, clientId: string, businessId: string, use
   return { relation, relations };
 }
 
-export async function updateRelation(tx: Tx, context: RequestContext, businessId: string, input: Static<typeof RelationPatchBody>) {
+export async function updateRelation(tx: Tx, context: RequestContext, businessId: string, input: Static<typeof RelationPatchBody>, changed?: CustomerChanged) {
   const business = await requireBusiness(tx, context.clientId, businessId, tx);
   const { relation, relations } = await requireRelation(tx, context.clientId, business.id, input.userId, input.role);
   const ownership = ownershipFor(input.role, input.ownershipPercentage);
@@ -163,12 +165,14 @@ export async function updateRelation(tx: Tx, context: RequestContext, businessId
     ...(range ?? {}),
     updated_at: context.now,
   });
+  await changed?.(tx, context, business.id);
   return result(tx, context.clientId, business.id, 'UPDATE');
 }
 
-export async function removeRelation(tx: Tx, context: RequestContext, businessId: string, input: Static<typeof RelationDeleteBody>) {
+export async function removeRelation(tx: Tx, context: RequestContext, businessId: string, input: Static<typeof RelationDeleteBody>, changed?: CustomerChanged) {
   const business = await requireBusiness(tx, context.clientId, businessId, tx);
   const { relation } = await requireRelation(tx, context.clientId, business.id, input.userId, input.role);
   await store.deleteRelation(tx, context.clientId, relation.id);
+  await changed?.(tx, context, business.id);
   return result(tx, context.clientId, business.id, 'REMOVE');
 }

@@ -3,10 +3,12 @@ import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
 import { fieldCipherOf } from '../../../platform/crypto/field-cipher.js';
-import { authOf } from '../../../platform/http/context.js';
+import { authOf, type RequestContext } from '../../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../../platform/http/envelope.js';
 import { validationError } from '../../../platform/http/errors.js';
 import { runWrite } from '../../../platform/http/idempotency.js';
+import type { Tx } from '../../../platform/db/transaction.js';
+import type { CustomersHooks } from '../customers-hooks.js';
 import { listQueryProperties } from '../../../platform/http/pagination.js';
 import { customerTypes, emailLengthMax } from '../customer-rules.js';
 import * as customers from '../customers.service.js';
@@ -30,8 +32,14 @@ async function refuseTypeChange(request: FastifyRequest): Promise<void> {
   }
 }
 
-export function registerCustomerRoutes(app: App, deps: Deps): void {
+export function registerCustomerRoutes(app: App, deps: Deps, hooks: CustomersHooks = {}): void {
   const cipher = () => fieldCipherOf(deps);
+  /** After a PATCH, the running onboarding is looked at again (the edit may complete it); the answer shows the customer as it then is. */
+  const updated = async (tx: Tx, context: RequestContext, customer: customers.CustomerViewData): Promise<customers.CustomerViewData> => {
+    if (!hooks.customerChanged) return customer;
+    await hooks.customerChanged(tx, context, customer.id);
+    return customers.getCustomer(tx, context.clientId, cipher(), customer.id);
+  };
 
   // The earlier form POST /v1/customers behaves exactly like POST /v1/customers/individual.
   for (const [url, summary] of [
@@ -164,7 +172,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
     async (request, reply) => {
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Customer updated',
-        data: await customers.updateIndividual(tx, context, cipher(), request.params.id, request.body),
+        data: await updated(tx, context, await customers.updateIndividual(tx, context, cipher(), request.params.id, request.body)),
         sealResponse: true,
       }));
     },
@@ -187,7 +195,7 @@ export function registerCustomerRoutes(app: App, deps: Deps): void {
     async (request, reply) => {
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Customer updated',
-        data: await customers.updateBusiness(tx, context, cipher(), request.params.id, request.body),
+        data: await updated(tx, context, await customers.updateBusiness(tx, context, cipher(), request.params.id, request.body)),
       }));
     },
   );

@@ -5,6 +5,7 @@ import { authOf } from '../../../platform/http/context.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { runWrite } from '../../../platform/http/idempotency.js';
 import * as relations from '../business-relations.service.js';
+import type { CustomersHooks } from '../customers-hooks.js';
 import { RelationCreateBody, RelationDeleteBody, RelationPatchBody, RelationsList, RelationsResult } from './schemas.js';
 
 const tags = ['Customers'];
@@ -14,7 +15,7 @@ const relationRules =
   'A related person is an individual (PRIVATE) customer of the same client. SHAREHOLDER needs ownershipPercentage (0 < p ≤ 100); ' +
   'REPRESENTATIVE takes none. The shareholders of one business never own more than 100% together (409 OWNERSHIP_LIMIT_EXCEEDED).';
 
-export function registerRelationRoutes(app: App, deps: Deps): void {
+export function registerRelationRoutes(app: App, deps: Deps, hooks: CustomersHooks = {}): void {
   app.post(
     path,
     {
@@ -32,7 +33,7 @@ export function registerRelationRoutes(app: App, deps: Deps): void {
       await runWrite(request, reply, deps, async (tx, context) => ({
         statusCode: 201,
         message: 'Person relation added',
-        data: await relations.addRelation(tx, context, request.params.businessUserId, request.body),
+        data: await relations.addRelation(tx, context, request.params.businessUserId, request.body, hooks.customerChanged),
       }));
     },
   );
@@ -71,7 +72,7 @@ export function registerRelationRoutes(app: App, deps: Deps): void {
     async (request, reply) => {
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Person relation updated',
-        data: await relations.updateRelation(tx, context, request.params.businessUserId, request.body),
+        data: await relations.updateRelation(tx, context, request.params.businessUserId, request.body, hooks.customerChanged),
       }));
     },
   );
@@ -92,7 +93,7 @@ export function registerRelationRoutes(app: App, deps: Deps): void {
     async (request, reply) => {
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Person relation removed',
-        data: await relations.removeRelation(tx, context, request.params.businessUserId, request.body),
+        data: await relations.removeRelation(tx, context, request.params.businessUserId, request.body, hooks.customerChanged),
       }));
     },
   );

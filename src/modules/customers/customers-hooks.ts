@@ -1,0 +1,14 @@
+import type { Tx } from '../../platform/db/transaction.js';
+import type { RequestContext } from '../../platform/http/context.js';
+
+/**
+ * Called in the transaction of every customer write that can change what a running onboarding
+ * checks: a customer PATCH (the customer's id) and a related person added, changed or removed
+ * (the business's id). The compliance module, which depends on this one, plugs its re-evaluation
+ * in here (src/modules/routes.ts), so that such a write can be what completes an onboarding.
+ */
+export type CustomerChanged = (tx: Tx, context: RequestContext, customerId: string) => Promise<void>;
+
+export interface CustomersHooks {
+  customerChanged?: CustomerChanged;
+}
