@@ -75,6 +75,59 @@ describe('the block worker', () => {
     expect(await mineDueBlocks(t.deps, 10, { clientId: client.id })).toBe(0);
   });
 
+  it('a catch-up never confirms a transfer with a block dated before it was made', async () => {
+    const client = await t.newClient('catch-up');
+    const wallet = await newWallet(t, client);
+    const address = await addressOf(t, wallet, 'BTC', undefined, client);
+    const first = (await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.10000000' }, client)).body.data;
+    const madeAt = new Date(first.createdAt as string).getTime();
+    // The worker is late: two blocks are due (at +10 s and +20 s) when a second deposit arrives at +25 s.
+    t.clock.advance(25_000);
+    const second = (await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.20000000' }, client)).body.data;
+    t.clock.advance(1_000);
+    expect(await mineDueBlocks(t.deps, 10, { clientId: client.id })).toBe(1);
+    expect(await statusOf(first.id, client.key)).toMatchObject({ status: 'PENDING', confirmations: 2 });
+    expect(await statusOf(second.id, client.key)).toMatchObject({ status: 'PENDING', confirmations: 0 });
+
+    // The block at +30 s completes the first and is the second's first confirmation.
+    t.clock.advance(4_000);
+    expect(await mineDueBlocks(t.deps, 10, { clientId: client.id })).toBe(1);
+    const done = await statusOf(first.id, client.key);
+    expect(done).toMatchObject({ status: 'COMPLETED', confirmations: 3 });
+    expect(new Date(done.updatedAt as string).getTime()).toBe(madeAt + 30_000);
+    const later = await statusOf(second.id, client.key);
+    expect(later).toMatchObject({ status: 'PENDING', confirmations: 1 });
+    expect(new Date(later.updatedAt as string).getTime()).toBeGreaterThanOrEqual(new Date(second.createdAt as string).getTime());
+
+    // Its own third block (+50 s) completes it, with its records in order.
+    t.clock.advance(20_000);
+    expect(await mineDueBlocks(t.deps, 10, { clientId: client.id })).toBe(1);
+    const parent = (await t.request({ url: `/v1/baas/transactions?cryptoTransactionId=${second.id as string}`, key: client.key })).body.data[0];
+    expect(parent).toMatchObject({ status: 'COMPLETED', confirmations: 3, type: 'CRYPTO_DEPOSIT_SUCCESS' });
+    expect(parent.children.map((child: { type: string }) => child.type)).toEqual(['CRYPTO_DEPOSIT_INITIATED', 'CRYPTO_DEPOSIT_SUCCESS']);
+    expect(new Date(parent.children[1].createdAt as string).getTime()).toBe(madeAt + 50_000);
+  });
+
+  it('in one catch-up, a transfer made after the others completed starts its own period', async () => {
+    const client = await t.newClient('fresh period');
+    const wallet = await newWallet(t, client);
+    const address = await addressOf(t, wallet, 'BTC', undefined, client);
+    const first = (await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.10000000' }, client)).body.data;
+    const madeAt = new Date(first.createdAt as string).getTime();
+    // The first completes at its third block (+30 s); the second arrives at +45 s; the worker runs only at +80 s.
+    t.clock.advance(45_000);
+    const second = (await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.20000000' }, client)).body.data;
+    t.clock.advance(35_000);
+    expect(await mineDueBlocks(t.deps, 10, { clientId: client.id })).toBe(1);
+    const firstDone = await statusOf(first.id, client.key);
+    expect(firstDone).toMatchObject({ status: 'COMPLETED', confirmations: 3 });
+    expect(new Date(firstDone.updatedAt as string).getTime()).toBe(madeAt + 30_000);
+    // Nothing was pending from +30 s to +45 s: the second's blocks are at +55 s, +65 s and +75 s.
+    const secondDone = await statusOf(second.id, client.key);
+    expect(secondDone).toMatchObject({ status: 'COMPLETED', confirmations: 3 });
+    expect(new Date(secondDone.updatedAt as string).getTime()).toBe(madeAt + 75_000);
+  });
+
   it('does nothing with a period of 0', async () => {
     expect(await mineDueBlocks(t.deps, 0)).toBe(0);
   });

@@ -18,7 +18,10 @@ export const chainsPerPassMax = 500;
  * later transfers of the same chain share the chain's blocks from then on). Each block is dated at
  * its own time by the client's clock (the end of its period), not at the pass: the due blocks are
  * mined in runs that end where the next pending transfer completes or fails, each run dated at its
- * last block, so a transfer completes at the time of the block that completed it. Each chain is
+ * last block, so a transfer completes at the time of the block that completed it. A block confirms
+ * only the transfers made by its time: a run also ends before the first block dated at or after a
+ * transfer made since, so a catch-up (blocks due while the worker was off, or a clock advance)
+ * never completes a transfer before it was made. Each chain is
  * mined in its own transaction under its row lock, so several worker processes never mine the same
  * period twice. `clientId` limits the pass to one client. Returns how many chains mined.
  */
@@ -57,28 +60,48 @@ export async function mineDueBlocks(deps: Pick<Deps, 'db' | 'clock'>, periodSeco
       let due = Math.floor((now.getTime() - since.getTime()) / periodMs);
       if (due < 1) return false;
       const traceId = crypto.randomUUID();
+      let minedAny = false;
       while (due > 0) {
-        const next = await blocksToNextOutcome(tx, chain.client_id, chain.network);
-        if (next === undefined) break;
-        const run = Math.min(due, next, blocksPerCallMax);
+        const firstBlockAt = new Date(since.getTime() + periodMs);
+        const { blocks, newer } = await nextBlocks(tx, chain.client_id, chain.network, firstBlockAt);
+        if (blocks === undefined) {
+          // Nothing pending yet at the next block: the period starts again at the next transfer made.
+          if (newer === undefined) break;
+          since = newer;
+          due = Math.floor((now.getTime() - since.getTime()) / periodMs);
+          continue;
+        }
+        // A run ends before the first block dated at or after a transfer made since: that transfer
+        // counts the blocks of its own time only, never one dated before it was made.
+        const beforeNewer = newer === undefined ? Infinity : Math.ceil((newer.getTime() - since.getTime()) / periodMs) - 1;
+        const run = Math.min(due, blocks, blocksPerCallMax, beforeNewer);
         const at = new Date(since.getTime() + run * periodMs);
-        await mineBlocks(tx, { clientId: chain.client_id, traceId, now: at }, chain.network, run);
+        await mineBlocks(tx, { clientId: chain.client_id, traceId, now: at }, chain.network, run, { createdUpTo: at });
+        minedAny = true;
         since = at;
         due -= run;
       }
-      return true;
+      return minedAny;
     });
     if (done) mined++;
   }
   return mined;
 }
 
-/** Blocks until the chain's next pending transfer completes (its confirmations reach the requirement) or fails (at its next block); undefined when none is pending. */
-async function blocksToNextOutcome(tx: Tx, clientId: string, network: CryptoNetworkName): Promise<number | undefined> {
-  const result = await sql<{ blocks: number | null }>`
-    SELECT min(CASE WHEN planned_failure IS NOT NULL THEN 1 ELSE greatest(confirmations_required - confirmations, 1) END)::int AS blocks
+/**
+ * Among the chain's pending transfers made by `firstBlockAt` (the next block's time): blocks until
+ * the next of them completes (its confirmations reach the requirement) or fails (at its next
+ * block), undefined when none; and when the first pending transfer made after it was made.
+ */
+async function nextBlocks(tx: Tx, clientId: string, network: CryptoNetworkName, firstBlockAt: Date): Promise<{ blocks: number | undefined; newer: Date | undefined }> {
+  const result = await sql<{ blocks: number | null; newer: Date | null }>`
+    SELECT
+      min(CASE WHEN planned_failure IS NOT NULL THEN 1 ELSE greatest(confirmations_required - confirmations, 1) END)
+        FILTER (WHERE created_at <= ${firstBlockAt})::int AS blocks,
+      min(created_at) FILTER (WHERE created_at > ${firstBlockAt}) AS newer
     FROM crypto_transfers
     WHERE client_id = ${clientId}::uuid AND network = ${network} AND status = 'PENDING'
   `.execute(tx);
-  return result.rows[0]?.blocks ?? undefined;
+  const row = result.rows[0];
+  return { blocks: row?.blocks ?? undefined, newer: row?.newer ? new Date(row.newer) : undefined };
 }

@@ -599,18 +599,19 @@ export const blocksPerCallMax = 1000;
  * that complete and transfers that only count up are written in bulk (a fixed number of
  * statements, however many), the rare rest one by one.
  */
-export async function mineBlocks(tx: Tx, context: RequestContext, network: CryptoNetworkName, count: number): Promise<BlocksOutcome> {
+export async function mineBlocks(
+  tx: Tx,
+  context: RequestContext,
+  network: CryptoNetworkName,
+  count: number,
+  options: { createdUpTo?: Date } = {},
+): Promise<BlocksOutcome> {
   if (!Number.isInteger(count) || count < 1 || count > blocksPerCallMax) throw validationError('count', `must be a whole number from 1 to ${blocksPerCallMax}`);
   const before = await raiseChain(tx, context, network, count);
-  const pending = await tx
-    .selectFrom('crypto_transfers')
-    .selectAll()
-    .where('client_id', '=', context.clientId)
-    .where('network', '=', network)
-    .where('status', '=', 'PENDING')
-    .orderBy('id')
-    .forUpdate()
-    .execute();
+  let query = tx.selectFrom('crypto_transfers').selectAll().where('client_id', '=', context.clientId).where('network', '=', network).where('status', '=', 'PENDING');
+  // The block worker's blocks are dated in the past: they confirm only the transfers made by then.
+  if (options.createdUpTo !== undefined) query = query.where('created_at', '<=', options.createdUpTo);
+  const pending = await query.orderBy('id').forUpdate().execute();
   // FOR UPDATE re-reads a row another transaction changed while we waited: only the still pending count.
   const stillPending = pending.filter((transfer) => transfer.status === 'PENDING');
   const confirmedBy = (transfer: CryptoTransferRow): CryptoTransferRow => ({
