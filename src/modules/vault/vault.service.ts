@@ -112,11 +112,16 @@ async function revealableCard(tx: Tx, claims: VaultTokenClaims, cardId: string):
   return card;
 }
 
+/**
+ * At most revealsPerCardPerMinute reveals of a card in the minute before now, by the client's
+ * clock. Reveals dated after now (the audit is not rewound when a snapshot restore moves the
+ * clock back) are not in that minute.
+ */
 async function checkRevealRate(tx: Tx, clientId: string, cardId: string, now: Date): Promise<void> {
   const since = new Date(now.getTime() - 60_000);
   const result = await sql<{ count: string; oldest: Date | null }>`
     SELECT count(*)::text AS count, min(created_at) AS oldest FROM vault_audit
-    WHERE client_id = ${clientId} AND card_id = ${cardId} AND action = 'REVEALED' AND created_at > ${since}
+    WHERE client_id = ${clientId} AND card_id = ${cardId} AND action = 'REVEALED' AND created_at > ${since} AND created_at <= ${now}
   `.execute(tx);
   const row = result.rows[0];
   if (Number(row?.count ?? 0) >= revealsPerCardPerMinute) {

@@ -146,6 +146,20 @@ describe('reveals', () => {
     expect((await revealRequest(await tokenFor(wallet.customerId), { cardId, fields: ['cvv'] })).status).toBe(200);
   });
 
+  it('reveals dated after the clock (moved back by a snapshot restore; the audit stays) do not count against the minute', async () => {
+    const client = await t.newClient('vault rewind');
+    const { wallet, cardId } = await issuedCard(t, client);
+    const snapshot = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'before' } });
+    expect(snapshot.status, JSON.stringify(snapshot.body)).toBe(201);
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 3600 } });
+    const token = await tokenFor(wallet.customerId, { client });
+    for (let index = 0; index < 10; index++) expect((await revealRequest(token, { cardId, fields: ['cvv'] })).status).toBe(200);
+    const restored = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id as string}/restore`, key: client.key, body: {} });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    const response = await revealRequest(await tokenFor(wallet.customerId, { client }), { cardId, fields: ['cvv'] });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+  });
+
   it('every reveal is audited with the fields, the address and the user agent, never a value', async () => {
     const { wallet, cardId } = await issuedCard(t);
     const token = await tokenFor(wallet.customerId);
