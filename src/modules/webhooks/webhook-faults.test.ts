@@ -255,6 +255,23 @@ describe('delays', () => {
     expect((await deliveries(client, subscription.id)).every((entry) => entry.status === 'DELIVERED' && entry.attemptCount === 1)).toBe(true);
   });
 
+  it('a manual retry goes out at once, also of a delivery that was never attempted', async () => {
+    const client = await t.newClient('Retried by hand');
+    const subscription = await subscribe(client, receiver.url('/retried-by-hand'));
+    const event = await record(client);
+    // Paused before its first attempt: the delivery is cancelled with no attempt.
+    expect((await t.request({ method: 'PATCH', url: `/v1/webhooks/${subscription.id}`, key: client.key, body: { active: false } })).status).toBe(200);
+    const [cancelled] = await deliveries(client, subscription.id);
+    expect(cancelled).toMatchObject({ status: 'CANCELLED', attemptCount: 0 });
+    await setFaults(client, { extraDelayMs: 600_000 });
+    expect((await t.request({ method: 'PATCH', url: `/v1/webhooks/${subscription.id}`, key: client.key, body: { active: true } })).status).toBe(200);
+    const retried = await t.request({ method: 'POST', url: `/v1/webhooks/deliveries/${cancelled?.id ?? ''}/retry`, key: client.key });
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect(await worker.deliverDue()).toBe(1);
+    expect(receiver.requestsFor(event.id)).toHaveLength(1);
+    expect((await deliveries(client, subscription.id))[0]).toMatchObject({ status: 'DELIVERED', attemptCount: 1 });
+  });
+
   it('delays and duplicates combine; after DELETE deliveries go out at once, and once', async () => {
     const client = await t.newClient('Turned off');
     await subscribe(client, receiver.url('/turned-off'));

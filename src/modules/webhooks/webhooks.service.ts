@@ -509,6 +509,8 @@ export async function retryDelivery(tx: Tx, context: RequestContext, deliveryId:
     final_attempt: delivery.status === 'PENDING' ? delivery.final_attempt : delivery.attempt_count + 1,
     completed_at: null,
     updated_at: context.now,
+    // A manual retry is never held back by fault injection, even of a delivery never attempted yet.
+    injected_delay_ms: delivery.injected_delay_ms ?? 0,
   });
   const attempts = await store.attemptsOf(tx, context.clientId, [delivery.id]);
   return deliveryView(updated, attempts.get(delivery.id) ?? []);

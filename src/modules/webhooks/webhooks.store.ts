@@ -109,7 +109,7 @@ export async function updateDelivery(
   tx: Tx,
   clientId: string,
   id: string,
-  changes: { status: DeliveryStatus; next_attempt_at: Date; final_attempt: number | null; completed_at: Date | null; updated_at: Date },
+  changes: { status: DeliveryStatus; next_attempt_at: Date; final_attempt: number | null; completed_at: Date | null; updated_at: Date; injected_delay_ms?: number | null },
 ): Promise<DeliveryRow> {
   return tx
     .updateTable('webhook_deliveries')
