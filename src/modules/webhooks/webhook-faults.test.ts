@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../test/harness.js';
+import { individualBody } from '../../../test/customers/fixtures.js';
 import { verifyWebhook, WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { DeliveryWorker } from './delivery-worker.js';
@@ -253,6 +254,19 @@ describe('delays', () => {
     expect(arrived).not.toEqual(events.map((event) => event.id));
     for (const request of receiver.requests.filter((entry) => entry.path === '/reordered')) verifyWebhook(subscription.secret, request);
     expect((await deliveries(client, subscription.id)).every((entry) => entry.status === 'DELIVERED' && entry.attemptCount === 1)).toBe(true);
+  });
+
+  it("a held delivery is dated by the client's clock, like its creation (the claim wrote the wall clock)", async () => {
+    const client = await t.newClient('Held ahead');
+    const subscription = await subscribe(client, receiver.url('/held-ahead'));
+    expect((await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 86_400 } })).status).toBe(200);
+    await setFaults(client, { extraDelayMs: 600_000 });
+    const created = await t.request({ method: 'POST', url: '/v1/customers/individual', key: client.key, body: individualBody() });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(await worker.deliverDue()).toBe(0);
+    const [held] = (await t.request({ url: `/v1/webhooks/${subscription.id}/deliveries`, key: client.key })).body.data as Array<{ status: string; createdAt: string; updatedAt: string }>;
+    expect(held).toMatchObject({ status: 'PENDING' });
+    expect(new Date(held?.updatedAt ?? 0).getTime()).toBeGreaterThanOrEqual(new Date(held?.createdAt ?? 0).getTime());
   });
 
   it('a manual retry goes out at once, also of a delivery that was never attempted', async () => {
