@@ -11,8 +11,9 @@ import type { PostOutcome } from './webhook-http.js';
  * - Decrease (multiplicative): a timeout, a refused or reset connection, a 5xx or a 429 halves it
  *   (at least 1), once per `decreaseSpacingMs`, so the failures of one window count once.
  *   Other 4xx answers change nothing: the endpoint is responsive, the delivery was refused.
- * - Pause: a 429 or 503 with Retry-After stops new requests to that subscription until then (at
- *   most `pauseMaxMs`), and the delivery's next attempt is not sooner.
+ * - Pause: a 429 or 503 with Retry-After stops new requests to that subscription until then, and
+ *   the delivery's next attempt is not sooner; both at most `pauseMaxMs` (a longer Retry-After
+ *   counts as that long).
  *
  * The state lives in the worker's memory: a restarted worker starts again from `initial`, and
  * several workers each keep their own view (the claim still caps the requests in flight of a
