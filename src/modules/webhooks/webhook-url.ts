@@ -90,6 +90,17 @@ export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> 
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
   if (/[\s\\\u0000-\u001f\u007f]/.test(raw)) throw validationError('url', 'must not contain spaces, control characters or backslashes');
   if (!/^https?:\/\/[^/]/i.test(raw)) throw validationError('url', 'must be an absolute URL such as https://example.com/webhooks (scheme, "://", then the host)');
+  // An empty fragment ("…/#") and empty credentials ("http://:@host") parse to nothing at all.
+  if (raw.includes('#')) throw validationError('url', 'must not contain a fragment (#...)');
+  const authority = /^https?:\/\/([^/?#]*)/i.exec(raw)?.[1] ?? '';
+  if (authority.includes('@')) throw validationError('url', 'must not contain credentials (user:password@)');
+  // The host as typed must be the host called: the parser drops soft hyphens, reads full-width
+  // digits, percent-encoding and short IPv4 forms (127.1), and converts international names.
+  const defaultPort = parsed.url.protocol === 'https:' ? '443' : '80';
+  const typed = authority.toLowerCase();
+  if (typed !== parsed.url.host && typed !== `${parsed.url.hostname}:${defaultPort}`) {
+    throw validationError('url', `must write its host as it is called: ${parsed.url.host} (the URL parser reads ${JSON.stringify(authority)} so)`);
+  }
   if (mode === 'production' && ipLiteralOf(parsed.url) === undefined) {
     const addresses = await resolveAll(parsed.url.hostname);
     const refused = addresses?.find((entry) => !isPublicAddress(entry.address));

@@ -222,12 +222,29 @@ describe('400', () => {
     [' http://127.0.0.1/x', 'must not contain spaces, control characters or backslashes'],
     ['http:\\\\127.0.0.1\\x', 'must not contain spaces, control characters or backslashes'],
     ['http://127.0.0.1/a b', 'must not contain spaces, control characters or backslashes'],
+    ['http://127.0.0.1:4190/#', 'must not contain a fragment (#...)'],
+    ['http://127.0.0.1:4190/x?y=1#', 'must not contain a fragment (#...)'],
+    ['http://:@127.0.0.1:4190/', 'must not contain credentials (user:password@)'],
+    ['http://@127.0.0.1:4190/', 'must not contain credentials (user:password@)'],
+    ['http://exam\u00adple.com/x', 'must write its host as it is called: example.com (the URL parser reads "exam\u00adple.com" so)'],
+    ['http://\uff11\uff12\uff17.0.0.1:4190/fw', 'must write its host as it is called: 127.0.0.1:4190 (the URL parser reads "\uff11\uff12\uff17.0.0.1:4190" so)'],
+    ['http://%31%32%37.0.0.1:4190/pct', 'must write its host as it is called: 127.0.0.1:4190 (the URL parser reads "%31%32%37.0.0.1:4190" so)'],
+    ['http://127.1:4190/', 'must write its host as it is called: 127.0.0.1:4190 (the URL parser reads "127.1:4190" so)'],
   ])('url %s is refused', async (url, message) => {
     const response = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'x', url, subscribedEventTypes: ['CUSTOMER_CREATED'] } });
     expect(response.status).toBe(400);
     expect(response.body.code).toBe('VALIDATION_ERROR');
     expect(response.body.details).toEqual([{ field: 'url', message }]);
   });
+
+  it.each(['https://Example.COM/hooks', 'https://example.com:443/hooks', 'http://127.0.0.1:80/x', 'https://example.com:8443/hooks?x=1', 'http://[::1]:4190/x'])(
+    'url %s, whose host is written as it is called, is taken as typed',
+    async (url) => {
+      const response = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'x', url, subscribedEventTypes: ['CUSTOMER_CREATED'], active: false } });
+      expect(response.status, JSON.stringify(response.body)).toBe(201);
+      expect(response.body.data.url).toBe(url);
+    },
+  );
 
   it.each([
     [{ url: 'http://127.0.0.1/x', subscribedEventTypes: ['CUSTOMER_CREATED'] }, 'name', 'is required'],
