@@ -181,6 +181,30 @@ describe('200', () => {
     expect(second.headers['idempotent-replayed']).toBe('true');
     expect(receiver.requests.length).toBe(before + 1);
   });
+
+  it('two test requests with one Idempotency-Key at once send one test event: the other waits its turn (409) or replays it', async () => {
+    const created = await createWebhook();
+    const before = receiver.requests.length;
+    receiver.delayMs = 300;
+    try {
+      const answers = await Promise.all(
+        [0, 1].map(() => t.request({ method: 'POST', url: `/v1/webhooks/${created.id as string}/test`, idempotencyKey: 'test-concurrent' })),
+      );
+      expect(receiver.requests.length).toBe(before + 1);
+      const statuses = answers.map((answer) => answer.status).sort();
+      expect(statuses[0]).toBe(200);
+      if (statuses[1] === 409) expect(answers.find((answer) => answer.status === 409)?.body.code).toBe('IDEMPOTENCY_REQUEST_IN_PROGRESS');
+      else expect(answers.some((answer) => answer.headers['idempotent-replayed'] === 'true')).toBe(true);
+      // Once the first has its answer, the key replays it.
+      const later = await t.request({ method: 'POST', url: `/v1/webhooks/${created.id as string}/test`, idempotencyKey: 'test-concurrent' });
+      expect(later.headers['idempotent-replayed']).toBe('true');
+      expect(later.body.data.eventId).toBe(answers.find((answer) => answer.status === 200)?.body.data.eventId);
+      const log = await t.request({ url: `/v1/webhooks/${created.id as string}/deliveries?eventType=WEBHOOK_TEST` });
+      expect(log.body.data).toHaveLength(1);
+    } finally {
+      receiver.delayMs = 0;
+    }
+  });
 });
 
 describe('400', () => {

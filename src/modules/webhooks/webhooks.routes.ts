@@ -3,8 +3,8 @@ import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { authOf } from '../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
-import { AppError, notFound, validationError } from '../../platform/http/errors.js';
-import { idempotencyKeyOf, requestContext, runWrite } from '../../platform/http/idempotency.js';
+import { notFound, validationError } from '../../platform/http/errors.js';
+import { runPausableWrite, runWrite } from '../../platform/http/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { listQueryProperties, paginate } from '../../platform/http/pagination.js';
 import { eventTypes } from './event-types.js';
@@ -292,20 +292,17 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      // The request to the receiver happens before the write transaction (never inside one). A
-      // replay of an Idempotency-Key that already has its answer does not send again.
-      const key = idempotencyKeyOf(request);
-      const answered = key !== undefined && (await idempotencyKeyRecorded(deps, authOf(request).clientId, key));
-      if (answered) {
-        await runWrite(request, reply, deps, async () => {
-          throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'The earlier answer to this Idempotency-Key is gone; send the request again.');
-        });
-        return;
-      }
-      const sent = await service.sendTestEvent(deps, requestContext(request, deps), request.params.id);
-      await runWrite(request, reply, deps, async (tx, context) => {
-        const delivery = await service.recordTestDelivery(tx, context, sent);
-        return { message: delivery.status === 'DELIVERED' ? 'Test event delivered' : 'Test event not delivered', data: delivery };
+      // The request to the receiver is made between two transactions, never inside one. With an
+      // Idempotency-Key the first records the key as in progress, so a replay answers the stored
+      // delivery and a duplicate sent meanwhile gets 409 IDEMPOTENCY_REQUEST_IN_PROGRESS: the
+      // endpoint is sent one test event per key (two concurrent requests each sent one before).
+      await runPausableWrite(request, reply, deps, {
+        work: async () => ({ paused: request.params.id }),
+        wait: (webhookId, context) => service.sendTestEvent(deps, context, webhookId),
+        finish: async (tx, context, _webhookId, sent) => {
+          const delivery = await service.recordTestDelivery(tx, context, sent as service.TestSend);
+          return { message: delivery.status === 'DELIVERED' ? 'Test event delivered' : 'Test event not delivered', data: delivery };
+        },
       });
     },
   );
@@ -405,14 +402,4 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       }));
     },
   );
-}
-
-async function idempotencyKeyRecorded(deps: Deps, clientId: string, key: string): Promise<boolean> {
-  const row = await deps.db
-    .selectFrom('idempotency_keys')
-    .select('key')
-    .where('client_id', '=', clientId)
-    .where('key', '=', key)
-    .executeTakeFirst();
-  return row !== undefined;
 }
