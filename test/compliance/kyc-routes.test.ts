@@ -218,6 +218,16 @@ describe('hosted page magic values and outcomes', () => {
     ]);
   });
 
+  it.each(['DENIED_COMPLIANCE', 'DENIED_IDENTITY_THEFT', 'APPROVED'])('the sandbox outcome %s on a PENDING KYC answers the onboarding as stored, sdkCompletedAt set', async (outcome) => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    const answered = await setOutcome(t, started.onboardingId, outcome);
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    const stored = await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId as string}` });
+    expect(answered.body.data.sdkCompletedAt).not.toBeNull();
+    expect(answered.body.data).toEqual(stored.body.data);
+  });
+
   it('Theft: DENIED_IDENTITY_THEFT', async () => {
     const { customerId } = await submitFor('Theft');
     expect((await complianceStatus(t, customerId)).onboardingStatus).toBe('DENIED_IDENTITY_THEFT');

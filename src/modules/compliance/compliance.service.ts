@@ -526,8 +526,9 @@ export async function applyVerificationOutcome(
   if (outcome === 'DENIED_COMPLIANCE' || outcome === 'DENIED_IDENTITY_THEFT') {
     if (submitting) {
       // An automatic denial goes straight to the denial status rather than PROCESSING.
-      const updated = await setStatus(tx, context, onboarding, outcome, outcome, `deny the onboarding`);
-      await store.updateOnboarding(tx, updated, { sdk_completed_at: context.now });
+      const denied = await setStatus(tx, context, onboarding, outcome, outcome, `deny the onboarding`);
+      // The row as stored, with its sdkCompletedAt (the answer and its replays showed null).
+      const updated = await store.updateOnboarding(tx, denied, { sdk_completed_at: context.now });
       await onboardingEvent(tx, context, 'CUSTOMER_KYC_SDK_FLOW_COMPLETED', updated);
       return finishAlreadySet(tx, context, runtime, updated);
     }
