@@ -219,6 +219,19 @@ describe('POST /v1/customers/individual', () => {
       expect(response.body.code).toBe('VALIDATION_ERROR');
     });
 
+    it('names only the offending field inside a nullable object, never "must be null" for the object', async () => {
+      const wrongType = await expectRefusedCreate(individualBody({}, { mainAddress: { ...address, zip: 10118 } }), 400, 'kyc.mainAddress.zip');
+      expect(wrongType.body.details).toEqual([{ field: 'kyc.mainAddress.zip', message: 'must be string' }]);
+      const unknown = await expectRefusedCreate(individualBody({ billingAddress: { ...address, country: 'US' } }), 400, 'billingAddress.country');
+      expect(unknown.body.details).toEqual([{ field: 'billingAddress.country', message: 'is not a known field' }]);
+      const { zip: _zip, ...withoutZip } = address;
+      const missing = await expectRefusedCreate(individualBody({ billingAddress: withoutZip }), 400, 'billingAddress.zip');
+      expect(missing.body.details).toEqual([{ field: 'billingAddress.zip', message: 'is required' }]);
+      // A nullable value that is not an object still says null is allowed.
+      const sex = await expectRefusedCreate(individualBody({}, { sex: 'OTHER' }), 400, 'kyc.sex');
+      expect(sex.body.details[0].message).toContain('null');
+    });
+
     it('takes names and addresses in any script, accents included', async () => {
       const response = await t.request({ method: 'POST', url: '/v1/customers/individual', body: individualBody({}, { firstName: 'Zoë', lastName: 'Ångström-李', mainAddress: { ...address, cityCounty: 'São Paulo' } }) });
       expect(response.status, JSON.stringify(response.body)).toBe(201);

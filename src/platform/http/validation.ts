@@ -107,6 +107,12 @@ export function detailsFromAjvErrors(errors: readonly ErrorObject[], context: st
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
+    // A nullable object (anyOf object | null) given an object with a wrong field fails both
+    // branches; the null branch's "must be null" would tell the client to drop the whole object.
+    const insideThisObject = (other: ErrorObject) =>
+      other.instancePath.startsWith(`${error.instancePath}/`) ||
+      (other.instancePath === error.instancePath && (other.keyword === 'required' || other.keyword === 'additionalProperties'));
+    if (error.keyword === 'type' && (error.params as { type?: unknown }).type === 'null' && errors.some(insideThisObject)) continue;
     let field = jsonPointerToPath(error.instancePath);
     let message = error.message ?? 'is invalid';
     if (error.keyword === 'required') {
