@@ -451,6 +451,12 @@ describe('refused: VALIDATION_ERROR (memo)', () => {
     expect(refusal(check('TRON', address, { memo: 'x'.repeat(memoLengthMax + 1) }))).toMatchObject({ code: 'VALIDATION_ERROR', field: 'memo', reason: `is ${memoLengthMax + 1} characters long; at most ${memoLengthMax}` });
     expect(refusal(check('SOLANA', '5oNDL3swdJJF1g9DzJiZ4ynHXgszjAEpUkxVYejchzrY', { memo: 'line\nbreak' }))).toMatchObject({ code: 'VALIDATION_ERROR', field: 'memo' });
   });
+
+  it('counts characters, not UTF-16 units: 256 emoji fit, 257 do not', () => {
+    const address = 'TLeUZDGLWnyiJVFcp3m3M1782uBsGWa8uf';
+    expect(check('TRON', address, { memo: '😀'.repeat(memoLengthMax) }).ok).toBe(true);
+    expect(refusal(check('TRON', address, { memo: '😀'.repeat(memoLengthMax + 1) }))).toMatchObject({ field: 'memo', reason: `is ${memoLengthMax + 1} characters long; at most ${memoLengthMax}` });
+  });
 });
 
 describe('requireValidWithdrawalDestination', () => {

@@ -14,6 +14,7 @@ import {
   tronVersionByte,
 } from './address-encoding.js';
 import { cryptoNetworkNames, memoSupported, tokenContracts, type BitcoinNetwork, type CryptoNetworkName } from './networks.js';
+import { refusedCharactersProblem } from '../../platform/text.js';
 
 /**
  * Validation of withdrawal destinations (contract §12.7). Rules run in this order and the first
@@ -303,9 +304,11 @@ function checkMemo(network: CryptoNetworkName, memo: string | null | undefined):
     return { ok: false, code: 'MEMO_NOT_SUPPORTED', reason: `${network} transfers carry no memo; remove the memo (memos are accepted on ${supporting})` };
   }
   if (memo.length === 0) return { ok: false, code: 'VALIDATION_ERROR', reason: 'is empty; leave the memo out instead' };
-  if (memo.length > memoLengthMax) return { ok: false, code: 'VALIDATION_ERROR', reason: `is ${memo.length} characters long; at most ${memoLengthMax}` };
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(memo)) return { ok: false, code: 'VALIDATION_ERROR', reason: 'holds control characters (line breaks, tabs, NUL, C1 controls); send plain text' };
+  // Characters, not UTF-16 units: an emoji is one.
+  const characters = [...memo].length;
+  if (characters > memoLengthMax) return { ok: false, code: 'VALIDATION_ERROR', reason: `is ${characters} characters long; at most ${memoLengthMax}` };
+  const problem = refusedCharactersProblem(memo);
+  if (problem !== undefined) return { ok: false, code: 'VALIDATION_ERROR', reason: problem };
   return { ok: true, memo };
 }
 

@@ -24,6 +24,7 @@ import {
 } from './crypto-transfers.service.js';
 import { confirmationsRequiredMax } from './networks.js';
 import { txHashLengthMax } from './tx-hash.js';
+import { jsonBodyLimitBytes } from '../../platform/http/validation.js';
 
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description === undefined ? {} : { description });
@@ -100,7 +101,10 @@ const assetField = Type.String({ minLength: 1, maxLength: 16, examples: ['USDC']
 const networkField = Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 20, examples: ['TRON'] }), 'the asset\'s default network when absent'));
 
 /** The most a withdrawal's address or memo may hold before the destination checks read it. */
-const destinationTextMax = 4096;
+// The destination rules judge the lengths, in their order (address, then memo): the schema's
+// bound is the body's own, so no length reaches the schema first (4096 did, answering a generic
+// 400 instead of INVALID_ADDRESS or MEMO_NOT_SUPPORTED).
+const destinationTextMax = jsonBodyLimitBytes;
 
 const WithdrawalBody = Type.Object(
   {

@@ -42,6 +42,7 @@ import {
 } from './networks.js';
 import { generateSandboxTxHash, requireValidTxHash } from './tx-hash.js';
 import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
+import { refusedCharactersProblem } from '../../platform/text.js';
 
 type Queryable = Db | Tx;
 
@@ -393,6 +394,10 @@ export async function createCryptoWithdrawal(tx: Tx, context: RequestContext, se
   const amount = parseAmount(body.amount, asset, 'amount');
   const wallet = await requireWallet(tx, context.clientId, body.walletId);
   const destination = requireValidWithdrawalDestination({ network, address: body.address, memo: body.memo ?? null, bitcoinNetwork: settings.bitcoinNetwork });
+  for (const [field, value] of [['referenceNumber', body.referenceNumber], ['note', body.note]] as const) {
+    const problem = value == null ? undefined : refusedCharactersProblem(value);
+    if (problem !== undefined) throw validationError(field, problem);
+  }
   const fee = withdrawalFeeDefault(asset.code, network);
   assert(fee !== undefined, `no withdrawal fee for ${asset.code} on ${network}`);
   const gross = body.grossAmount === true;

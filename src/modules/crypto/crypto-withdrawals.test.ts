@@ -168,6 +168,9 @@ describe('withdrawals: refused', () => {
     [{ asset: 'BTC', amount: '0.1', address: destinations.BITCOIN, memo: 'x'.repeat(300) }, 400, 'MEMO_NOT_SUPPORTED', 'memo'],
     [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, memo: 'x'.repeat(257) }, 400, 'VALIDATION_ERROR', 'memo'],
     [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, memo: 'a\u0085b' }, 400, 'VALIDATION_ERROR', 'memo'],
+    [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, memo: 'a\u202eb' }, 400, 'VALIDATION_ERROR', 'memo'],
+    [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, note: 'Rent\u200b' }, 400, 'VALIDATION_ERROR', 'note'],
+    [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, referenceNumber: 'R-1\n' }, 400, 'VALIDATION_ERROR', 'referenceNumber'],
     [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, grossAmount: true }, 422, 'AMOUNT_BELOW_FEE', 'amount'],
     [{ asset: 'USDC', network: 'TRON', amount: '0.50', address: destinations.TRON, grossAmount: true }, 422, 'AMOUNT_BELOW_FEE', 'amount'],
     [{ asset: 'BTC', amount: '5', address: destinations.BITCOIN }, 422, 'INSUFFICIENT_FUNDS', undefined],
@@ -179,6 +182,17 @@ describe('withdrawals: refused', () => {
     expect(response.body.code).toBe(code);
     if (field !== undefined) expect(response.body.details.map((detail: { field: string }) => detail.field)).toContain(field);
     expect(await balanceOf(t, walletId, body.asset)).toEqual(before);
+  });
+
+  it.each([
+    ['a 5,000-character memo on BITCOIN', { asset: 'BTC', amount: '0.1', address: destinations.BITCOIN, memo: 'x'.repeat(5000) }, 'MEMO_NOT_SUPPORTED', 'memo'],
+    ['a bad address with a 5,000-character memo', { asset: 'USDC', network: 'TRON', amount: '1.00', address: 'bad', memo: 'x'.repeat(5000) }, 'INVALID_ADDRESS', 'address'],
+    ['a 5,000-character address', { asset: 'BTC', amount: '0.1', address: 'x'.repeat(5000) }, 'INVALID_ADDRESS', 'address'],
+  ])('%s is judged by the destination rules in their order (%s), whatever its length', async (_name, body, code, field) => {
+    const response = await withdraw(body);
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe(code);
+    expect(response.body.details[0].field).toBe(field);
   });
 
   it('404 for an unknown wallet and for another client\'s wallet', async () => {
