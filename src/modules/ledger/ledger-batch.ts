@@ -592,9 +592,16 @@ export class LedgerBatch {
     }
     if (release > 0n) this.move(transferId, clientId, hold.asset, release, { account, balance: 'RESERVED' }, { account, balance: 'AVAILABLE' }, now);
 
-    const records = [
-      this.record(transferId, now, history, { wallet: account, operation: 'DEBIT', balanceType: 'RESERVED', purpose: 'CAPTURE', status: 'COMPLETED', amount: operation.amount }),
-    ];
+    // One record per balance the capture takes from: what the hold reserved, then what came from
+    // AVAILABLE (an over-capture, or a force post's whole amount), so the records add up to the
+    // balances they describe.
+    const records: WrittenRecord[] = [];
+    if (fromReserved > 0n) {
+      records.push(this.record(transferId, now, history, { wallet: account, operation: 'DEBIT', balanceType: 'RESERVED', purpose: 'CAPTURE', status: 'COMPLETED', amount: fromReserved }));
+    }
+    if (over > 0n) {
+      records.push(this.record(transferId, now, history, { wallet: account, operation: 'DEBIT', balanceType: 'AVAILABLE', purpose: 'CAPTURE', status: 'COMPLETED', amount: over }));
+    }
     if (isWallet(destination)) {
       records.push(this.record(transferId, now, history, { wallet: destination.account, operation: 'CREDIT', balanceType: 'AVAILABLE', purpose: 'CAPTURE', status: 'COMPLETED', amount: operation.amount }));
     }

@@ -297,7 +297,12 @@ describe('0220 completion', () => {
     expect(group.children.map((child: any) => child.type)).toEqual(['PRE_AUTHORIZATION', 'PRE_AUTH_COMPLETION']);
     expect((await cardEventsOf(t, auth.parentCardTransactionId)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_PENDING', 'CARD_TRANSACTION_COMPLETED']);
     const records = await walletRecordsOf(t, auth.parentCardTransactionId);
-    expect(records.map((record) => record.type).sort()).toEqual(['DEBIT_CARD_CAPTURE', 'DEBIT_CARD_HOLD']);
+    // The 5.00 above the hold came from AVAILABLE: a record of its own, so the records add up to the balances.
+    expect(records.map((record) => `${record.type} ${record.purpose} ${record.operation} ${record.balanceType} ${record.amount}`).sort()).toEqual([
+      'DEBIT_CARD_CAPTURE CAPTURE DEBIT AVAILABLE 5.00',
+      'DEBIT_CARD_CAPTURE CAPTURE DEBIT RESERVED 25.00',
+      'DEBIT_CARD_HOLD HOLD DEBIT RESERVED 25.00',
+    ]);
     expect(records.every((record) => record.parentCardTransactionId === auth.parentCardTransactionId)).toBe(true);
   });
 
@@ -308,6 +313,8 @@ describe('0220 completion', () => {
     expect(completion.rrn).toBe(auth.rrn);
     expect(completion.record).toMatchObject({ status: 'COMPLETED', amount: 45, overCapture: true });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '-15.00', RESERVED: '0.00' });
+    const captures = (await walletRecordsOf(t, auth.parentCardTransactionId)).filter((record) => record.purpose === 'CAPTURE');
+    expect(captures.map((record) => `${record.balanceType} ${record.amount}`).sort()).toEqual(['AVAILABLE 25.00', 'RESERVED 20.00']);
     await expectLedgerClean(t);
   });
 
@@ -320,6 +327,9 @@ describe('0220 completion', () => {
     const late = await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 20 });
     expect(late.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', forcePost: true, parentCardTransactionId: auth.parentCardTransactionId });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '30.00', RESERVED: '0.00' });
+    // Nothing was reserved for it: its record is a debit of AVAILABLE.
+    const captures = (await walletRecordsOf(t, auth.parentCardTransactionId)).filter((record) => record.type === 'DEBIT_CARD_CAPTURE');
+    expect(captures.map((record) => `${record.operation} ${record.balanceType} ${record.amount}`)).toEqual(['DEBIT AVAILABLE 20.00']);
   });
 
   it('after expiry, the sandbox completion needs an amount (nothing held to default to); an 0220 of 0 posts nothing and leaves the lifecycle CANCELLED', async () => {
@@ -347,6 +357,9 @@ describe('0220 completion', () => {
     const posted = await send(t, `/v1/sandbox/cards/${card.cardId}/force-posts`, { amount: 25 });
     expect(posted.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', forcePost: true, amount: 25 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '-15.00', RESERVED: '0.00' });
+    // The wallet's records say where the money came from: AVAILABLE, never RESERVED (nothing was held).
+    const records = await walletRecordsOf(t, posted.parentCardTransactionId);
+    expect(records.map((record) => `${record.operation} ${record.balanceType} ${record.amount}`)).toEqual(['DEBIT AVAILABLE 25.00']);
     await expectLedgerClean(t);
   });
 
