@@ -70,3 +70,34 @@ describe.each(filters)('GET %s?%s=', (path, parameter, resource) => {
     expect(answers[2]).toEqual(answers[0]);
   });
 });
+
+describe('the paging parameters are checked whatever the filters match', () => {
+  it.each([
+    ['/v1/transactions?parentTransactionId=abc&startAfterId=garbage', 'startAfterId'],
+    ['/v1/transactions?cardTransactionId=abc&offset=1&startAfterId=019c0000-0000-7000-8000-000000000000', 'offset'],
+    ['/v1/transactions?parentBankTransactionId=abc&createdAfter=2026-02-30', 'createdAfter'],
+  ])('%s: 400 naming %s (a malformed linking filter answered an empty page first)', async (url, field) => {
+    const response = await t.request({ url });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.details[0].field).toBe(field);
+  });
+
+  it('a malformed linking filter with good paging still answers an empty page', async () => {
+    const response = await t.request({ url: '/v1/transactions?parentTransactionId=abc&limit=5' });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } });
+  });
+
+  it('GET /v1/baas/transactions with customerId and userId: each is checked (404), two different customers match nothing, and paging is checked', async () => {
+    const unknown = await t.request({ url: `/v1/baas/transactions?customerId=${ownA.customerId}&userId=${ownB.customerId}` });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.details[0].field).toBe('userId');
+    const other = await owned(t.clientA);
+    const different = await t.request({ url: `/v1/baas/transactions?customerId=${ownA.customerId}&userId=${other.customerId}` });
+    expect(different.status).toBe(200);
+    expect(different.body.data).toEqual([]);
+    const badCursor = await t.request({ url: `/v1/baas/transactions?customerId=${ownA.customerId}&userId=${other.customerId}&startAfterId=garbage` });
+    expect(badCursor.status).toBe(400);
+    expect(badCursor.body.details[0].field).toBe('startAfterId');
+  });
+});

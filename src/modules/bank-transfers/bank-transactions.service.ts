@@ -47,14 +47,12 @@ export async function listBankTransfers(db: Db, clientId: string, filters: BankT
     if (!wallet) throw notFound('Wallet', 'walletId');
     query = query.where('wallet_id', '=', wallet.id);
   }
-  const customerId = filters.customerId ?? filters.userId;
-  if (filters.customerId !== undefined && filters.userId !== undefined && filters.customerId !== filters.userId) {
-    // Two different customers match nothing: an empty page rather than a guess.
-    return { data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } };
-  }
-  if (customerId !== undefined) {
-    const customer = await findCustomer(db, clientId, customerId);
-    if (!customer) throw notFound('Customer', filters.customerId === undefined ? 'userId' : 'customerId');
+  // customerId and userId name the same filter; two different customers match nothing (an empty
+  // page rather than a guess), after each is checked like any filter and the paging too.
+  for (const [field, id] of [['customerId', filters.customerId], ['userId', filters.userId]] as const) {
+    if (id === undefined) continue;
+    const customer = await findCustomer(db, clientId, id);
+    if (!customer) throw notFound('Customer', field);
     query = query.where('customer_id', '=', customer.id);
   }
   if (filters.portfolioId !== undefined) {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
@@ -93,7 +94,6 @@ export function registerTransactionRoutes(app: App, deps: Deps, walletExists: Wa
       if (query.walletId === undefined && linked.length === 0) {
         throw validationError('walletId', `is required unless one of ${linkingFilters.map(([name]) => name).join(', ')} is given`);
       }
-      const empty = { message: 'Transactions retrieved', data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null }, traceId: String(request.id) };
       let select = walletTransactionsQuery(deps.db, clientId);
       if (query.walletId !== undefined) {
         if (!isUuid(query.walletId) || !(await walletExists(deps.db, clientId, query.walletId))) throw notFound('Wallet', 'walletId');
@@ -101,9 +101,9 @@ export function registerTransactionRoutes(app: App, deps: Deps, walletExists: Wa
       }
       for (const [name, column] of linked) {
         const value = query[name];
-        // An id that is not one of ours matches nothing, as an unknown id would.
-        if (value === undefined || !isUuid(value)) return empty;
-        select = select.where(column, '=', value);
+        // An id that is not one of ours matches nothing, as an unknown id would; the paging
+        // parameters are still checked (a mangled cursor is a 400, not an empty last page).
+        select = value === undefined || !isUuid(value) ? select.where(sql<boolean>`false`) : select.where(column, '=', value);
       }
       if (query.operation) select = select.where('operation', '=', query.operation);
       if (query.status) select = select.where('status', '=', query.status);
