@@ -476,8 +476,9 @@ export class DeliveryWorker {
         FROM input i
         -- A delivery a sandbox reset or restore deleted while it was being sent has nothing to log
         -- its attempt against; without this, its attempt failed the whole batch, other clients'
-        -- outcomes with it.
-        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.client_id = i.client_id AND d.id = i.id)
+        -- outcomes with it. One a restore brought back from before this attempt was claimed
+        -- (fewer attempts than this one's number) is the snapshot's: the attempt is not its own.
+        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.client_id = i.client_id AND d.id = i.id AND d.attempt_count >= i.attempt_number)
         ON CONFLICT (client_id, delivery_id, attempt_number) DO UPDATE SET
           attempted_at = EXCLUDED.attempted_at, succeeded = EXCLUDED.succeeded, http_status = EXCLUDED.http_status,
           latency_ms = EXCLUDED.latency_ms, response_body = EXCLUDED.response_body, error = EXCLUDED.error, worker = EXCLUDED.worker
@@ -489,8 +490,12 @@ export class DeliveryWorker {
         FROM unnest(
           ${health.map((entry) => entry.row.client_id)}::uuid[], ${health.map((entry) => entry.row.subscription_id)}::uuid[],
           ${health.map((entry) => entry.outcome.ok)}::boolean[], ${health.map((entry) => entry.clientAt.toISOString())}::timestamptz[],
-          ${health.map((entry) => entry.row.clock_offset_ms)}::bigint[]
-        ) AS h(client_id, subscription_id, succeeded, client_at, clock_offset_ms)
+          ${health.map((entry) => entry.row.clock_offset_ms)}::bigint[], ${health.map((entry) => entry.row.id)}::uuid[],
+          ${health.map((entry) => entry.row.attempt_count)}::int[]
+        ) AS h(client_id, subscription_id, succeeded, client_at, clock_offset_ms, delivery_id, attempt_number)
+        -- As for the log: an attempt of a delivery a reset or restore removed or brought back from
+        -- before it says nothing about the endpoint's health in the state the client now has.
+        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.client_id = h.client_id AND d.id = h.delivery_id AND d.attempt_count >= h.attempt_number)
         GROUP BY h.client_id, h.subscription_id
       ), health_changing AS (
         -- Only subscriptions whose record changes: a success ends a run of failures, a failure
