@@ -194,6 +194,20 @@ describe('debit cards: issued', () => {
 });
 
 describe('debit cards: refused', () => {
+  it('a card issued after 2095 would expire past 2099, which a two-digit expiry year cannot carry: 422 CARD_EXPIRY_OUT_OF_RANGE, not a 500', async () => {
+    const late = await createTestApp({ clockStart: '2096-01-15T00:00:00.000Z' });
+    try {
+      const wallet = await linkedWallet(late);
+      const program = (await cardPrograms(late))['Standard Debit'];
+      const response = await late.request({ method: 'POST', url: '/v1/cards/debit', body: { customerId: wallet.customerId, cardProgramId: program.id, walletId: wallet.walletId, isVirtual: true, isPrimary: true } });
+      expect(response.status, JSON.stringify(response.body)).toBe(422);
+      expect(response.body.code).toBe('CARD_EXPIRY_OUT_OF_RANGE');
+      expect((await late.request({ url: `/v1/cards?customerId=${wallet.customerId}` })).body.data).toEqual([]);
+    } finally {
+      await late.close();
+    }
+  });
+
   it('a CREDIT program: 422 CARD_PROGRAM_MISMATCH naming cardProgramId', async () => {
     const wallet = await linkedWallet(t);
     const program = (await cardPrograms(t))['Crypto-backed Credit'];

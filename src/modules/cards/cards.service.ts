@@ -201,6 +201,9 @@ async function issueCard(
   const vault = cardVaultOf(deps);
   const id = idAt(context.now);
   const expiry = cardExpiryFor(context.now);
+  if (expiry.expiryYear > cardExpiryYearMax) {
+    throw new AppError('CARD_EXPIRY_OUT_OF_RANGE', `A card issued now (${context.now.toISOString().slice(0, 7)}) would expire in ${expiry.expiryYear}; a card's expiry year has two digits, so cards can be issued until the end of ${cardExpiryYearMax - (expiry.expiryYear - context.now.getUTCFullYear())} only. Restore a snapshot taken earlier to bring the sandbox clock back.`);
+  }
   const status: CardStatus = card.isVirtual ? 'ACTIVE' : 'BLOCKED';
   if (card.isPrimary) {
     await tx
@@ -243,6 +246,9 @@ async function issueCard(
     if (attempt >= drawAttemptsMax) throw new Error(`no free card number or reference after ${drawAttemptsMax} draws for program ${program.id}`);
   }
 }
+
+/** The last expiry year a card can carry: DE14 holds YYMM, and the cards table keeps 2000 to 2099. */
+const cardExpiryYearMax = 2099;
 
 export async function findCard(db: Queryable, clientId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<CardRow | undefined> {
   if (!isUuid(id)) return undefined;

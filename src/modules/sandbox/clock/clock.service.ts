@@ -10,9 +10,10 @@ import { nextTimer, runClientTimersUntil, type DueTimer, type FailedTimer, type 
 export const advanceSecondsMax = 400 * 86_400;
 /**
  * The furthest a client's clock may run ahead of the wall clock: 100 years (of 365.25 days). Every
- * date the client's work writes then stays far inside what PostgreSQL and JavaScript can hold,
- * card expiries included; without a limit a client could move its clock past the year 9999, where
- * its dates could no longer be stored. migrations/0041 checks the same limit in the database.
+ * date the client's work writes then stays far inside what PostgreSQL and JavaScript can hold;
+ * without a limit a client could move its clock past the year 9999, where its dates could no
+ * longer be stored. migrations/0041 checks the same limit in the database. Card expiries are
+ * narrower (a two-digit year): past 2095 a card cannot be issued (422 CARD_EXPIRY_OUT_OF_RANGE).
  */
 export const clockOffsetMaxSeconds = 36_525 * 86_400;
 /** How long an advance's claim on the client's timers lasts without renewal (it renews after every timer). */
