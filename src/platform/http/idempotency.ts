@@ -328,7 +328,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
         if (!previous) throw error;
         return { replay: true, response: previous };
       });
-    } else if (error instanceof AppError && error.statusCode < 500 && !isKeyError(error)) {
+    } else if (error instanceof AppError && error.statusCode < 500 && !isNotStoredUnderKey(error)) {
       const response = { statusCode: error.statusCode, body: errorBody(error, context.traceId) };
       outcome = await withTransaction(deps.db, async (tx) => {
         // A paused write's own in-progress record is replaced, not taken for another request's.
@@ -365,8 +365,13 @@ export async function idempotencyRecordExists(db: Tx, clientId: string, key: str
   return row !== undefined;
 }
 
-export function isKeyError(error: AppError): boolean {
-  return error.code === 'IDEMPOTENCY_KEY_REUSED' || error.code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS';
+/**
+ * The refusals never stored under an Idempotency-Key: the key's own errors, and the conflicts
+ * that say "retry when the other request has finished" (a stored one would answer every retry
+ * for 24 hours, long after the conflict is gone).
+ */
+export function isNotStoredUnderKey(error: AppError): boolean {
+  return ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REQUEST_IN_PROGRESS', 'SANDBOX_STATE_BUSY', 'SANDBOX_CLOCK_BUSY'].includes(error.code);
 }
 
 export function envelopeOf<T>(result: WriteResult<T>, context: RequestContext) {

@@ -81,12 +81,24 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
     },
     async (request, reply) => {
       const auth = authOf(request);
-      const outcome = await advanceClock(deps, kinds, {
-        clientId: auth.clientId,
-        traceId: String(request.id),
-        seconds: request.body.seconds,
-        idempotencyKey: idempotencyKeyOf(request),
-      }, followers);
+      let outcome: Awaited<ReturnType<typeof advanceClock>>;
+      try {
+        outcome = await advanceClock(deps, kinds, {
+          clientId: auth.clientId,
+          traceId: String(request.id),
+          seconds: request.body.seconds,
+          idempotencyKey: idempotencyKeyOf(request),
+        }, followers);
+      } catch (error) {
+        // A refusal of the request itself is the answer to its key, as on every write (a retry
+        // replays it; another body under the key is 422); a busy clock is not (retry later).
+        if (error instanceof AppError && error.code === 'SANDBOX_CLOCK_LIMIT') {
+          return runWrite(request, reply, deps, async () => {
+            throw error;
+          });
+        }
+        throw error;
+      }
       // runWrite replays a stored answer, or records this one with the lease's release in one transaction.
       try {
         return await runWrite(request, reply, deps, async (tx, context) => {

@@ -173,6 +173,18 @@ describe('422 SANDBOX_CLOCK_LIMIT', () => {
     expect(refused.body.code).toBe('SANDBOX_CLOCK_LIMIT');
     expect(refused.body.details).toEqual([{ field: 'seconds', message: `at most ${30 * 86_400} more` }]);
     expect((await readClock(client)).offsetSeconds).toBe(limitSeconds - 30 * 86_400);
+    // The refusal is the answer to its Idempotency-Key, as on every write: replayed, and the key
+    // cannot be taken for another request (which would move the clock).
+    const keyed = { method: 'POST' as const, url: '/v1/sandbox/clock/advance', key: client.key, idempotencyKey: 'far-clock-limit' };
+    const first = await t.request({ ...keyed, body: { seconds: 31 * 86_400 } });
+    expect(first.status).toBe(422);
+    const replayed = await t.request({ ...keyed, body: { seconds: 31 * 86_400 } });
+    expect(replayed.status).toBe(422);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    const reused = await t.request({ ...keyed, body: { seconds: 60 } });
+    expect(reused.status).toBe(422);
+    expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await readClock(client)).offsetSeconds).toBe(limitSeconds - 30 * 86_400);
     const last = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 30 * 86_400 } });
     expect(last.status).toBe(200);
     expect(last.body.data.offsetSeconds).toBe(limitSeconds);

@@ -273,11 +273,14 @@ describe('POST /v1/sandbox/reset', () => {
   it('409 SANDBOX_STATE_BUSY while an advance of the client\'s clock runs its timers', async () => {
     const client = await t.newClient('busy');
     await sql`UPDATE clients SET clock_advance_lease_until = ${new Date(t.clock.now().getTime() + 60_000)} WHERE id = ${client.id}`.execute(t.deps.db);
-    const response = await post('/v1/sandbox/reset', { confirm: 'RESET' }, client);
+    const response = await post('/v1/sandbox/reset', { confirm: 'RESET' }, client, 'reset-while-busy');
     expect(response.status).toBe(409);
     expect(response.body.code).toBe('SANDBOX_STATE_BUSY');
     await sql`UPDATE clients SET clock_advance_lease_until = NULL WHERE id = ${client.id}`.execute(t.deps.db);
-    await reset(client);
+    // "Retry when it has answered": the same key then runs (the 409 was not stored under it).
+    const retried = await post('/v1/sandbox/reset', { confirm: 'RESET' }, client, 'reset-while-busy');
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
   });
 });
 
