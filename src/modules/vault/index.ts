@@ -3,4 +3,4 @@
  * tokens alone, a hosted reveal frame, and the audit. See docs/vault.md.
  */
 export { registerVaultRoutes } from './vault.routes.js';
-export { verifyVaultToken, vaultTokenTtlSeconds, type VaultTokenClaims } from './vault-token.js';
+export { verifyVaultToken, vaultTokenTtlSeconds, rebaseSecretOverlap, type VaultTokenClaims } from './vault-token.js';

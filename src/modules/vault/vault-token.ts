@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { sql } from 'kysely';
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
@@ -197,4 +198,17 @@ export async function verifyVaultToken(
     if (error instanceof joseErrors.JWTClaimValidationFailed) throw invalid(`its ${error.claim} claim is wrong`);
     throw invalid('it could not be verified');
   }
+}
+
+/**
+ * The client's clock moves from `from` to `to` (a sandbox restore moving it back): the overlap of
+ * a rotated-away signing secret keeps what it had left, and one that had ended stays ended. The
+ * vault's settings are not restored (a secret rotated away must not come back, nor the tokens it
+ * signed), but its overlap is judged by the client's clock, which is.
+ */
+export async function rebaseSecretOverlap(tx: Tx, clientId: string, from: Date, to: Date): Promise<void> {
+  await sql`
+    UPDATE vault_settings
+    SET previous_secret_expires_at = ${to}::timestamptz + GREATEST(previous_secret_expires_at - ${from}::timestamptz, interval '0')
+    WHERE client_id = ${clientId} AND previous_secret_expires_at IS NOT NULL`.execute(tx);
 }

@@ -272,6 +272,26 @@ describe('secret rotation', () => {
     expect(refused.body.code).toBe('VAULT_TOKEN_INVALID');
     expect((await revealRequest(after, { cardId, fields: ['cvv'] })).status).toBe(200);
   });
+
+  it('a secret rotated away stays away after a snapshot restore moves the clock back', async () => {
+    const client = await t.newClient('Rotation and restore');
+    const { wallet, cardId } = await issuedCard(t, client);
+    const saved = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'before rotation' } });
+    expect(saved.status).toBe(201);
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 3600 } });
+    const old = await tokenFor(wallet.customerId, { client });
+    expect((await t.request({ method: 'POST', url: '/v1/vault/secret/rotate', key: client.key })).status).toBe(200);
+    // The overlap (6 minutes) ends.
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 600 } });
+    expect((await revealRequest(old, { cardId, fields: ['cvv'] })).status).toBe(401);
+    const restored = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${saved.body.data.id as string}/restore`, key: client.key, body: {} });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    const refused = await revealRequest(old, { cardId, fields: ['cvv'] });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(401);
+    expect(refused.body.code).toBe('VAULT_TOKEN_INVALID');
+    // Tokens signed with the current secret work on the restored clock.
+    expect((await revealRequest(await tokenFor(wallet.customerId, { client }), { cardId, fields: ['cvv'] })).status).toBe(200);
+  });
 });
 
 describe('values never reach the logs', () => {

@@ -16,6 +16,7 @@ import {
   type ClientTable,
 } from './client-tables.js';
 import type { SandboxSnapshotsTable } from './state.tables.js';
+import { rebaseSecretOverlap } from '../../vault/index.js';
 
 type SnapshotRow = Selectable<SandboxSnapshotsTable>;
 
@@ -268,7 +269,7 @@ export interface RestoreOptions {
  */
 export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Deps, snapshotId: string, options: RestoreOptions): Promise<RestoreView> {
   const { clientId } = context;
-  await lockClientState(tx, deps, clientId);
+  const previousOffsetMs = await lockClientState(tx, deps, clientId);
   const snapshot = await findSnapshot(tx, clientId, snapshotId);
   await allowStateRewrite(tx);
   const tables = await clientTables(tx);
@@ -303,6 +304,8 @@ export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Dep
   }
   const offsetMs = Number(snapshot.clock_offset_ms);
   await sql`UPDATE clients SET clock_offset_ms = ${offsetMs} WHERE id = ${clientId}`.execute(tx);
+  // The vault is not restored; a rotated-away signing secret must stay away on the restored clock.
+  await rebaseSecretOverlap(tx, clientId, clientNow(deps.clock, previousOffsetMs), clientNow(deps.clock, offsetMs));
 
   let cancelledDeliveries = 0;
   if (tables.some((table) => table.name === 'webhook_deliveries')) {
