@@ -56,7 +56,7 @@ const cryptoTransactionProperties = {
   amount: Type.String({ description: 'the amount the request named, a decimal string' }),
   netAmount: Type.String({ description: 'what the recipient gets: amount, or amount − fee with grossAmount' }),
   grossAmount: Type.Boolean({ description: 'withdrawals: whether the fee came out of the amount' }),
-  fee: Type.String({ description: 'the network fee charged to the wallet ("0…" for deposits)' }),
+  fee: Type.String({ description: 'the network fee of the withdrawal ("0…" for deposits): charged when it completes, nothing when it fails' }),
   feeAsset: Type.String(),
   address: Type.String({ description: 'deposits: the receiving address; withdrawals: the destination' }),
   fromAddress: nullable(Type.String(), 'deposits: the sender, when known'),

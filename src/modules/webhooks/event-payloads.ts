@@ -200,7 +200,7 @@ const cryptoPayload = (description: string) =>
       asset: Type.String(),
       network: Type.Union([Type.Literal('BITCOIN'), Type.Literal('ETHEREUM'), Type.Literal('TRON'), Type.Literal('SOLANA')]),
       amount: Type.String({ description: 'decimal string, as the deposit or withdrawal request named it' }),
-      fee: Type.String({ description: 'decimal string, the network fee charged to the wallet (zero for deposits)' }),
+      fee: Type.String({ description: 'decimal string, the network fee of the withdrawal (zero for deposits): charged to the wallet when it completes; on a FAILED withdrawal nothing was charged (the whole hold went back)' }),
       txHash: Type.String({ description: 'the chain transaction in the network\'s format' }),
       confirmations: Type.Integer(),
       status: Type.Union([Type.Literal('PENDING'), Type.Literal('COMPLETED'), Type.Literal('FAILED')]),
@@ -211,7 +211,7 @@ const cryptoPayload = (description: string) =>
 
 export const eventPayloadSchemas = {
   WEBHOOK_CREATED: webhookPayload('A webhook subscription was created.'),
-  WEBHOOK_UPDATED: webhookPayload('A webhook subscription was changed (PATCH) or its secret rotated.'),
+  WEBHOOK_UPDATED: webhookPayload('A webhook subscription was changed (PATCH), its secret rotated, or OpenBaaS disabled it after its endpoint failed for WEBHOOK_DISABLE_AFTER_MS.'),
   WEBHOOK_DELETED: webhookPayload('A webhook subscription was deleted (DELETE /v1/webhooks/:id).'),
   CUSTOMER_CREATED: payload({ customerId: Type.String() }, 'A customer was created.'),
   VIRTUAL_ACCOUNT_CREATED: payload({ customerId: Type.String(), walletId: Type.String() }, 'A wallet received a virtual account.'),

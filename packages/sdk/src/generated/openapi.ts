@@ -2456,7 +2456,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A webhook subscription was changed (PATCH) or its secret rotated.
+         * A webhook subscription was changed (PATCH), its secret rotated, or OpenBaaS disabled it after its endpoint failed for WEBHOOK_DISABLE_AFTER_MS.
          * @description Sent to the URL of every active subscription that lists this type (or "*"), signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature headers). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["webhookEvents.WEBHOOK_UPDATED"];
@@ -5614,7 +5614,7 @@ export interface components {
                 network: "BITCOIN" | "ETHEREUM" | "TRON" | "SOLANA";
                 /** @description decimal string, as the deposit or withdrawal request named it */
                 amount: string;
-                /** @description decimal string, the network fee charged to the wallet (zero for deposits) */
+                /** @description decimal string, the network fee of the withdrawal (zero for deposits): charged to the wallet when it completes; on a FAILED withdrawal nothing was charged (the whole hold went back) */
                 fee: string;
                 /** @description the chain transaction in the network's format */
                 txHash: string;
@@ -5650,7 +5650,7 @@ export interface components {
                 network: "BITCOIN" | "ETHEREUM" | "TRON" | "SOLANA";
                 /** @description decimal string, as the deposit or withdrawal request named it */
                 amount: string;
-                /** @description decimal string, the network fee charged to the wallet (zero for deposits) */
+                /** @description decimal string, the network fee of the withdrawal (zero for deposits): charged to the wallet when it completes; on a FAILED withdrawal nothing was charged (the whole hold went back) */
                 fee: string;
                 /** @description the chain transaction in the network's format */
                 txHash: string;
@@ -5686,7 +5686,7 @@ export interface components {
                 network: "BITCOIN" | "ETHEREUM" | "TRON" | "SOLANA";
                 /** @description decimal string, as the deposit or withdrawal request named it */
                 amount: string;
-                /** @description decimal string, the network fee charged to the wallet (zero for deposits) */
+                /** @description decimal string, the network fee of the withdrawal (zero for deposits): charged to the wallet when it completes; on a FAILED withdrawal nothing was charged (the whole hold went back) */
                 fee: string;
                 /** @description the chain transaction in the network's format */
                 txHash: string;
@@ -5740,7 +5740,7 @@ export interface components {
             netAmount: string;
             /** @description withdrawals: whether the fee came out of the amount */
             grossAmount: boolean;
-            /** @description the network fee charged to the wallet ("0…" for deposits) */
+            /** @description the network fee of the withdrawal ("0…" for deposits): charged when it completes, nothing when it fails */
             fee: string;
             feeAsset: string;
             /** @description deposits: the receiving address; withdrawals: the destination */
@@ -5790,7 +5790,7 @@ export interface components {
             netAmount: string;
             /** @description withdrawals: whether the fee came out of the amount */
             grossAmount: boolean;
-            /** @description the network fee charged to the wallet ("0…" for deposits) */
+            /** @description the network fee of the withdrawal ("0…" for deposits): charged when it completes, nothing when it fails */
             fee: string;
             feeAsset: string;
             /** @description deposits: the receiving address; withdrawals: the destination */
@@ -5857,7 +5857,7 @@ export interface components {
                 network: "BITCOIN" | "ETHEREUM" | "TRON" | "SOLANA";
                 /** @description decimal string, as the deposit or withdrawal request named it */
                 amount: string;
-                /** @description decimal string, the network fee charged to the wallet (zero for deposits) */
+                /** @description decimal string, the network fee of the withdrawal (zero for deposits): charged to the wallet when it completes; on a FAILED withdrawal nothing was charged (the whole hold went back) */
                 fee: string;
                 /** @description the chain transaction in the network's format */
                 txHash: string;
@@ -5893,7 +5893,7 @@ export interface components {
                 network: "BITCOIN" | "ETHEREUM" | "TRON" | "SOLANA";
                 /** @description decimal string, as the deposit or withdrawal request named it */
                 amount: string;
-                /** @description decimal string, the network fee charged to the wallet (zero for deposits) */
+                /** @description decimal string, the network fee of the withdrawal (zero for deposits): charged to the wallet when it completes; on a FAILED withdrawal nothing was charged (the whole hold went back) */
                 fee: string;
                 /** @description the chain transaction in the network's format */
                 txHash: string;
@@ -5929,7 +5929,7 @@ export interface components {
                 network: "BITCOIN" | "ETHEREUM" | "TRON" | "SOLANA";
                 /** @description decimal string, as the deposit or withdrawal request named it */
                 amount: string;
-                /** @description decimal string, the network fee charged to the wallet (zero for deposits) */
+                /** @description decimal string, the network fee of the withdrawal (zero for deposits): charged to the wallet when it completes; on a FAILED withdrawal nothing was charged (the whole hold went back) */
                 fee: string;
                 /** @description the chain transaction in the network's format */
                 txHash: string;
@@ -7953,7 +7953,7 @@ export interface components {
             type: "WEBHOOK_UPDATED";
             /** Format: date-time */
             createdAt: string;
-            /** @description A webhook subscription was changed (PATCH) or its secret rotated. */
+            /** @description A webhook subscription was changed (PATCH), its secret rotated, or OpenBaaS disabled it after its endpoint failed for WEBHOOK_DISABLE_AFTER_MS. */
             data: {
                 webhookId: string;
                 /** @description trace id of the request or job that caused the event */
