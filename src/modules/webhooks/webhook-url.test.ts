@@ -58,7 +58,7 @@ describe('webhook URL rules', () => {
   it('only plain public unicast addresses count as public', () => {
     expect(isPublicAddress('8.8.8.8')).toBe(true);
     expect(isPublicAddress('2606:4700::1')).toBe(true);
-    for (const address of ['127.0.0.1', '10.0.0.1', '::1', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1', '224.0.0.1', '64:ff9b::a00:1', 'nonsense']) {
+    for (const address of ['127.0.0.1', '10.0.0.1', '::1', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1', '224.0.0.1', '64:ff9b::a00:1', '::127.0.0.1', '::7f00:1', '::808:808', 'nonsense']) {
       expect(isPublicAddress(address), address).toBe(false);
     }
   });

@@ -22,10 +22,16 @@ export class AddressNotAllowedError extends Error {
   readonly code = 'EADDRNOTALLOWED';
 }
 
-/** True only for ordinary public unicast addresses (IPv4-mapped IPv6 is judged as its IPv4 address). */
+/**
+ * True only for ordinary public unicast addresses (IPv4-mapped IPv6 is judged as its IPv4
+ * address). The deprecated IPv4-compatible IPv6 range (::/96, such as ::127.0.0.1) is refused
+ * whole: ipaddr.js calls it unicast, but it embeds an IPv4 address.
+ */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return false;
+  return parsed.range() === 'unicast';
 }
 
 /** The URL's host as a bare IP address when it is one (IPv6 comes in brackets), else undefined. */
