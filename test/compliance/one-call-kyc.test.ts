@@ -100,6 +100,16 @@ describe('400', () => {
     expect(refused.body.details[0].field).toBe('completeRequirements');
   });
 
+  it('errorMessage goes with ERROR only (400 naming errorMessage), rather than being dropped', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    const approved = await outcome(started.onboardingId, { outcome: 'APPROVED', errorMessage: 'ignored?' });
+    expect(approved.status).toBe(400);
+    expect(approved.body.details[0].field).toBe('errorMessage');
+    expect((await complianceStatus(t, customer.id)).onboardingStatus).toBe('PENDING');
+    expect((await outcome(started.onboardingId, { outcome: 'ERROR', errorMessage: 'vendor down' })).status).toBe(200);
+  });
+
   it.each([
     ['count 0', { count: 0 }, 'count'],
     ['count above 100', { count: 101 }, 'count'],

@@ -10956,7 +10956,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {unknown} */
                     outcome: "APPROVED" | "DENIED_COMPLIANCE" | "DENIED_IDENTITY_THEFT" | "MANUAL_REVIEW" | "ERROR";
-                    /** @description with ERROR: the message of CUSTOMER_KYC_ERROR */
+                    /** @description with ERROR only (400 with another outcome): the message of CUSTOMER_KYC_ERROR */
                     errorMessage?: string;
                     /** @description with APPROVED on a KYC: also put every required document the person lacks on file (a source-of-funds declaration and a placeholder FATCA form), so the onboarding is approved in this call, with the events of the long path */
                     completeRequirements?: boolean;

@@ -172,7 +172,7 @@ export const SettingsBody = Type.Object({ onboardingStrategy: StrategySchema }, 
 export const OutcomeBody = Type.Object(
   {
     outcome: literals(verificationOutcomes),
-    errorMessage: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'with ERROR: the message of CUSTOMER_KYC_ERROR' })),
+    errorMessage: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'with ERROR only (400 with another outcome): the message of CUSTOMER_KYC_ERROR' })),
     completeRequirements: Type.Optional(
       Type.Boolean({
         description:

@@ -50,6 +50,8 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
           const completed = await completeKycInSandbox(tx, context, runtime, request.params.onboardingId);
           return { message: `Onboarding completed: ${completed.status}`, data: onboardingView(completed) };
         }
+        // As completeRequirements goes with APPROVED only, errorMessage goes with ERROR only: silently dropped, it would look applied.
+        if (request.body.errorMessage !== undefined && request.body.outcome !== 'ERROR') throw validationError('errorMessage', 'goes with the outcome ERROR only');
         const details = request.body.errorMessage === undefined ? {} : { errorMessage: request.body.errorMessage };
         const onboarding = await applyVerificationOutcome(tx, context, runtime, request.params.onboardingId, request.body.outcome, details);
         return { message: `Outcome ${request.body.outcome} recorded`, data: onboardingView(onboarding) };
