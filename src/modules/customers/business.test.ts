@@ -56,6 +56,15 @@ describe('POST /v1/customers/business', () => {
       expect(response.body.data.kyb.legalName).toBeNull();
       expect(response.body.data.phoneNumber).toBeNull();
     });
+
+    it('takes both phone fields null as no phone (as a PATCH clears it); one null with the other given is refused', async () => {
+      const cleared = await t.request({ method: 'POST', url: '/v1/customers/business', body: { email: uniqueEmail('nullphone'), phoneNumber: null, phoneCountryCode: null } });
+      expect(cleared.status, JSON.stringify(cleared.body)).toBe(201);
+      expect(cleared.body.data.phoneNumber).toBeNull();
+      const half = await t.request({ method: 'POST', url: '/v1/customers/business', body: { email: uniqueEmail('halfphone'), phoneNumber: '212 555 0188', phoneCountryCode: null } });
+      expect(half.status).toBe(400);
+      expect(half.body.details[0].field).toBe('phoneCountryCode');
+    });
   });
 
   describe('400', () => {

@@ -568,12 +568,14 @@ function incorporationNotInFuture(kyb: Partial<StoredKyb>, now: Date): void {
 /** Creates a business (LEGAL) customer; the same transaction, rules and event as an individual. */
 export async function createBusiness(tx: Tx, context: RequestContext, cipher: FieldCipher, input: BusinessCreate): Promise<CustomerViewData> {
   const id = idAt(context.now);
-  if ((input.phoneNumber === undefined) !== (input.phoneCountryCode === undefined)) {
-    throw validationError(input.phoneNumber === undefined ? 'phoneNumber' : 'phoneCountryCode', 'is required together with the other phone field');
+  const phoneNumber = input.phoneNumber ?? undefined;
+  const phoneCountryCode = input.phoneCountryCode ?? undefined;
+  if ((phoneNumber === undefined) !== (phoneCountryCode === undefined)) {
+    throw validationError(phoneNumber === undefined ? 'phoneNumber' : 'phoneCountryCode', 'is required together with the other phone field');
   }
   const phone =
-    input.phoneNumber !== undefined && input.phoneCountryCode !== undefined
-      ? normalisePhone(input.phoneNumber, input.phoneCountryCode, { number: 'phoneNumber', callingCode: 'phoneCountryCode' })
+    phoneNumber !== undefined && phoneCountryCode !== undefined
+      ? normalisePhone(phoneNumber, phoneCountryCode, { number: 'phoneNumber', callingCode: 'phoneCountryCode' })
       : undefined;
   const email = normaliseEmail(input.email, 'email');
   const kyb = input.kyb ? { ...emptyKyb(), ...kybFields(input.kyb) } : null;

@@ -4038,16 +4038,8 @@ export interface components {
              * @example ada@example.com
              */
             email: string;
-            /**
-             * @description national number; spaces, dots, dashes and parentheses are removed
-             * @example 212 555 0123
-             */
-            phoneNumber?: string;
-            /**
-             * @description dialling code, 1 to 4 digits (a leading + is dropped)
-             * @example 1
-             */
-            phoneCountryCode?: string;
+            phoneNumber?: string | null;
+            phoneCountryCode?: string | null;
             /**
              * @description membership program id or display name (case-insensitive); the default program when omitted
              * @example Premium

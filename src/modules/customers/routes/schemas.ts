@@ -207,8 +207,9 @@ const kybProperties = {
 export const BusinessCreateBody = Type.Object(
   {
     email: Email,
-    phoneNumber: Type.Optional(PhoneNumber),
-    phoneCountryCode: Type.Optional(PhoneCountryCode),
+    // Optional for a business: both or neither; null is the same as absent (as a PATCH clears it).
+    phoneNumber: Type.Optional(nullable(PhoneNumber)),
+    phoneCountryCode: Type.Optional(nullable(PhoneCountryCode)),
     membershipProgram: Type.Optional(MembershipProgramRef),
     kyb: Type.Optional(Type.Object(kybProperties, { additionalProperties: false, description: 'business data (KYB); mainAddress is the main business address' })),
     billingAddress: Type.Optional(nullable(AddressInput)),
