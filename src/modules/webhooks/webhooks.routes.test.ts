@@ -208,6 +208,25 @@ describe('200', () => {
 });
 
 describe('400', () => {
+  it('a refused URL or event type is the answer to its Idempotency-Key: replayed, and the key cannot create a webhook with another body', async () => {
+    const bad = { name: 'keyed', url: receiver.url(), subscribedEventTypes: ['NOT_A_THING'] };
+    const first = await t.request({ method: 'POST', url: '/v1/webhooks', body: bad, idempotencyKey: 'webhook-refused' });
+    expect(first.status).toBe(400);
+    const again = await t.request({ method: 'POST', url: '/v1/webhooks', body: bad, idempotencyKey: 'webhook-refused' });
+    expect(again.status).toBe(400);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    const other = await t.request({ method: 'POST', url: '/v1/webhooks', body: { ...bad, subscribedEventTypes: ['CUSTOMER_CREATED'] }, idempotencyKey: 'webhook-refused' });
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+
+    const created = await createWebhook();
+    const badPatch = await t.request({ method: 'PATCH', url: `/v1/webhooks/${created.id as string}`, body: { url: 'ftp://x/' }, idempotencyKey: 'webhook-patch-refused' });
+    expect(badPatch.status).toBe(400);
+    const renamed = await t.request({ method: 'PATCH', url: `/v1/webhooks/${created.id as string}`, body: { name: 'renamed' }, idempotencyKey: 'webhook-patch-refused' });
+    expect(renamed.status).toBe(422);
+    expect((await t.request({ url: `/v1/webhooks/${created.id as string}` })).body.data.name).not.toBe('renamed');
+  });
+
   it('an unknown event type is named', async () => {
     const response = await t.request({
       method: 'POST',

@@ -1,9 +1,10 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { authOf } from '../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
-import { notFound, validationError } from '../../platform/http/errors.js';
+import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { runPausableWrite, runWrite } from '../../platform/http/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { listQueryProperties, paginate } from '../../platform/http/pagination.js';
@@ -129,6 +130,19 @@ const ReplaySchema = Type.Object(
 );
 
 export function registerWebhookRoutes(app: App, deps: Deps): void {
+  /**
+   * The URL and event types are checked before the write transaction (the URL's name is looked up
+   * in DNS, never inside a transaction). A refusal there is still the answer to the request's
+   * Idempotency-Key, as on every write: stored and replayed, and the key cannot then be taken for
+   * another body (it was not stored, so the same key went on to create a webhook).
+   */
+  const refusedUnderKey = async (request: FastifyRequest, reply: FastifyReply, error: unknown): Promise<FastifyReply> => {
+    if (!(error instanceof AppError) || error.statusCode >= 500) throw error;
+    return runWrite(request, reply, deps, async () => {
+      throw error;
+    });
+  };
+
   app.post(
     '/v1/webhooks',
     {
@@ -152,7 +166,12 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const input = await service.checkNewWebhookInput(deps, request.body);
+      let input: Awaited<ReturnType<typeof service.checkNewWebhookInput>>;
+      try {
+        input = await service.checkNewWebhookInput(deps, request.body);
+      } catch (error) {
+        return refusedUnderKey(request, reply, error);
+      }
       await runWrite(request, reply, deps, async (tx, context) => ({
         statusCode: 201,
         message: 'Webhook created',
@@ -226,7 +245,12 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const checked = await service.checkWebhookInput(deps, request.body);
+      let checked: Awaited<ReturnType<typeof service.checkWebhookInput>>;
+      try {
+        checked = await service.checkWebhookInput(deps, request.body);
+      } catch (error) {
+        return refusedUnderKey(request, reply, error);
+      }
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Webhook updated',
         data: await service.updateWebhook(tx, context, request.params.id, checked),
