@@ -186,8 +186,12 @@ export function requireIpAddress(value: string, field: string): string {
   return value;
 }
 
+/** The 2017/2022 NAICS sectors: every code starts with one of them (31–33, 44–45 and 48–49 are one sector each). */
+const naicsSectors = ['11', '21', '22', '23', '31', '32', '33', '42', '44', '45', '48', '49', '51', '52', '53', '54', '55', '56', '61', '62', '71', '72', '81', '92'];
+
 export function requireNaicsCode(value: string, field: string): string {
-  if (!/^[0-9]{2,6}$/.test(value)) throw validationError(field, 'must be a NAICS sector code of 2 to 6 digits');
+  if (!/^[0-9]{2,6}$/.test(value)) throw validationError(field, 'must be a NAICS code of 2 to 6 digits');
+  if (!naicsSectors.includes(value.slice(0, 2))) throw validationError(field, `must start with a NAICS sector (${naicsSectors.join(', ')}); ${value.slice(0, 2)} is none`);
   return value;
 }
 
