@@ -27,10 +27,15 @@ describe('success envelope and trace ids', () => {
     expect(response.headers['x-trace-id']).toBe('my-trace_1.2:3');
   });
 
-  it('replaces an insane X-Trace-Id with a new UUID', async () => {
-    const response = await t.request({ url: '/v1/assets', headers: { 'x-trace-id': 'has spaces and <tags>' } });
+  it.each(['has spaces and <tags>', '.', '..', '...'])('replaces the X-Trace-Id %j with a new UUID (dots alone could not be read back by path)', async (given) => {
+    const response = await t.request({ url: '/v1/assets', headers: { 'x-trace-id': given } });
     expect(response.body.traceId).toMatch(/^[0-9a-f-]{36}$/);
     expect(response.headers['x-trace-id']).toBe(response.body.traceId);
+  });
+
+  it('keeps an X-Trace-Id with dots among other characters', async () => {
+    const response = await t.request({ url: '/v1/assets', headers: { 'x-trace-id': '..a' } });
+    expect(response.body.traceId).toBe('..a');
   });
 
   it('puts the request trace id into the events the request records', async () => {

@@ -24,8 +24,12 @@ declare module 'fastify' {
   }
 }
 
-/** A trace id we accept from the caller (the X-Trace-Id header, GET /v1/traces/:traceId): short, printable, no spaces. */
-export const traceIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+/**
+ * A trace id we accept from the caller (the X-Trace-Id header, GET /v1/traces/:traceId): short,
+ * printable, no spaces, and not only dots (`.` and `..` are path segments that curl and browsers
+ * tidy away, so GET /v1/traces/.. could never read that trace back).
+ */
+export const traceIdPattern = /^(?!\.+$)[A-Za-z0-9._:-]{1,128}$/;
 
 /** What a service needs to know about the request it serves. */
 export interface RequestContext {
