@@ -486,8 +486,10 @@ async function completeTransfer(tx: Tx, context: RequestContext, transfer: Crypt
   const childId = idAt(context.now);
   const history = historyOf(context, transfer, childId);
   assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
-  // Capturing the net amount closes the hold and hands the rest (the fee) back to AVAILABLE, which pays it at once.
-  await captureHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, amount: BigInt(transfer.net_amount), to: { system: 'CRYPTO_CUSTODY' }, final: true, history });
+  // Capturing the net amount closes the hold and hands the rest (the fee) back to AVAILABLE, which
+  // pays it at once: that release is part of a completed withdrawal, so its record is COMPLETED
+  // (CANCELLED listed completed withdrawals under status=CANCELLED).
+  await captureHold(tx, { clientId: context.clientId, now: context.now, holdId: transfer.hold_id, amount: BigInt(transfer.net_amount), to: { system: 'CRYPTO_CUSTODY' }, final: true, history: { ...history, status: 'COMPLETED' } });
   const fee = BigInt(transfer.fee);
   if (fee > 0n) {
     await postTransfer(tx, {

@@ -84,6 +84,9 @@ describe('withdrawals: reserved, broadcast, completed', () => {
       (entry) => entry.parentCryptoTransactionId === data.parentCryptoTransactionId,
     );
     expect(linked.map((entry) => entry.purpose)).toContain('WITHDRAWAL_FEE_REVENUE');
+    // Every record of a completed withdrawal but its hold is COMPLETED: none is CANCELLED.
+    const statuses = (linked as unknown as { purpose: string; status: string; amount: string }[]).map((entry) => `${entry.purpose} ${entry.status} ${entry.amount}`).sort();
+    expect(statuses).toEqual(['CAPTURE COMPLETED 25.000000', 'HOLD PENDING 26.000000', 'RELEASE COMPLETED 1.000000', 'WITHDRAWAL_FEE_REVENUE COMPLETED 1.000000']);
   });
 
   it('grossAmount: the wallet pays the amount, the recipient gets amount − fee', async () => {
