@@ -383,6 +383,9 @@ describe('events', () => {
     expect(await count('createdAfter=2026-06-03T00:00:00.177000Z')).toBe(1);
     expect(await count('createdBefore=2026-06-03T00:00:00.177000Z')).toBe(0);
     expect(await count('createdAfter=2026-06-03T02:00:00.177%2B02:00')).toBe(1);
+    // Years 0000 to 0099 are years like any other (Date.UTC would read 0050 as 1950).
+    expect(await count('createdAfter=0050-01-01')).toBe(1);
+    expect(await count('createdBefore=0099-12-31T23:59:59Z')).toBe(0);
   });
 
   it("404 for a malformed id, a missing id and another client's id alike", async () => {

@@ -36,7 +36,9 @@ export interface Pagination {
 /** Whether `YYYY-MM-DD` names a day of the calendar (JavaScript would roll 2023-02-30 over to March). */
 function isCalendarDay(text: string): boolean {
   const [year, month, day] = text.split('-').map(Number) as [number, number, number];
-  const probe = new Date(Date.UTC(year, month - 1, day));
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0 to 99 as 1900 to 1999.
+  const probe = new Date(0);
+  probe.setUTCFullYear(year, month - 1, day);
   return probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day;
 }
 
