@@ -70,6 +70,10 @@ export interface Config {
   sandboxSeed: string | undefined;
   /** OPENBAAS_SANDBOX_BLOCK_SECONDS: sandbox: one block per network this often by each client's clock; 0 is off. */
   sandboxBlockSeconds: number;
+  /** OPENBAAS_CRYPTO_CONFIRMATIONS: confirmations required per network (NETWORK=count), checked by the crypto module. */
+  cryptoConfirmations: Readonly<Record<string, string>>;
+  /** OPENBAAS_CRYPTO_WITHDRAWAL_FEES: flat withdrawal fees per asset and network (ASSET/NETWORK=amount), checked by the crypto module. */
+  cryptoWithdrawalFees: Readonly<Record<string, string>>;
   /** The host name the vault SDK is pointed at (GET /v1/vault/config `cname`). */
   vaultPublicHost: string;
   /** Origins allowed to call the reveal endpoints from a browser (CORS); empty allows none. */
@@ -156,6 +160,8 @@ export const environmentVariables = [
     '32-byte key (64 hex digits or base64) of the card vault: encrypts card numbers and keys their fingerprints and the sandbox CVV; unset, a key of its own is derived from OPENBAAS_ENCRYPTION_KEY (set it to keep the two apart)',
   ],
   ['OPENBAAS_BITCOIN_NETWORK', 'testnet in sandbox, mainnet in production', 'the Bitcoin network (testnet or mainnet) deposit addresses are made for and withdrawal addresses are checked against'],
+  ['OPENBAAS_CRYPTO_CONFIRMATIONS', '(the defaults: BITCOIN=3,ETHEREUM=12,TRON=19,SOLANA=32)', 'confirmations a crypto transfer needs, per network, as NETWORK=count pairs separated by commas (1 to 1000); networks left out keep their default'],
+  ['OPENBAAS_CRYPTO_WITHDRAWAL_FEES', '(the defaults of docs/crypto.md)', 'flat crypto withdrawal fees, as ASSET/NETWORK=amount pairs separated by commas (USDC/TRON=1.50), within the asset\'s decimals, 0 allowed; pairs left out keep their default'],
   ['OPENBAAS_VAULT_PUBLIC_HOST', '(the host of PUBLIC_BASE_URL)', 'the host name the vault SDK is pointed at (GET /v1/vault/config `cname`)'],
   ['OPENBAAS_VAULT_ALLOWED_ORIGINS', '(none)', 'comma-separated origins (https://app.example.com) allowed to call the vault reveal endpoints from a browser (CORS); the hosted frame needs none'],
   [
@@ -240,6 +246,24 @@ function sandboxSeedOf(raw: string | undefined, mode: Mode): string | undefined 
 }
 
 /** OPENBAAS_VAULT_ALLOWED_ORIGINS: each an origin (scheme, host, port), nothing more. */
+/**
+ * A comma-separated list of KEY=VALUE pairs, each key once. What the keys and values may be is
+ * the owning module's rule (platform code does not import modules); it checks them at start-up.
+ */
+function pairList(env: NodeJS.ProcessEnv, name: string): Record<string, string> {
+  const raw = env[name];
+  const pairs: Record<string, string> = {};
+  if (!raw?.trim()) return pairs;
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([^=\s]+)\s*=\s*(\S+)\s*$/.exec(entry);
+    if (!match) throw new ConfigError(`${name} must be KEY=VALUE pairs separated by commas; "${entry.trim()}" is not one`);
+    const [, key = '', value = ''] = match;
+    if (Object.hasOwn(pairs, key)) throw new ConfigError(`${name} names ${key} twice`);
+    pairs[key] = value;
+  }
+  return pairs;
+}
+
 function originList(raw: string | undefined): string[] {
   if (!raw?.trim()) return [];
   return raw.split(',').map((entry) => {
@@ -353,6 +377,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     bitcoinNetwork: bitcoinNetworkOf(env.OPENBAAS_BITCOIN_NETWORK, mode),
     sandboxSeed: sandboxSeedOf(env.OPENBAAS_SANDBOX_SEED, mode),
     sandboxBlockSeconds: integer(env, 'OPENBAAS_SANDBOX_BLOCK_SECONDS', 0, 0, 86_400),
+    cryptoConfirmations: pairList(env, 'OPENBAAS_CRYPTO_CONFIRMATIONS'),
+    cryptoWithdrawalFees: pairList(env, 'OPENBAAS_CRYPTO_WITHDRAWAL_FEES'),
     vaultPublicHost: env.OPENBAAS_VAULT_PUBLIC_HOST || new URL(publicBaseUrl).host,
     vaultAllowedOrigins: originList(env.OPENBAAS_VAULT_ALLOWED_ORIGINS),
     vaultFrameAncestors: frameAncestors(env.OPENBAAS_VAULT_FRAME_ANCESTORS, mode),

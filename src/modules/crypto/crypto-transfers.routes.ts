@@ -25,6 +25,7 @@ import {
 import { confirmationsRequiredMax } from './networks.js';
 import { txHashLengthMax } from './tx-hash.js';
 import { jsonBodyLimitBytes } from '../../platform/http/validation.js';
+import { cryptoNetworkOverrides } from './networks.js';
 
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description === undefined ? {} : { description });
@@ -146,8 +147,14 @@ const listFilters = {
   network: Type.Optional(CryptoNetworkNameSchema),
 };
 
+/** The crypto settings of the server; called when routes are registered, so a bad setting stops the start (ConfigError). */
 export function cryptoSettingsOf(deps: Deps): CryptoSettings {
-  return { mode: deps.config.mode, bitcoinNetwork: deps.config.bitcoinNetwork, sandboxSeed: deps.config.sandboxSeed };
+  return {
+    mode: deps.config.mode,
+    bitcoinNetwork: deps.config.bitcoinNetwork,
+    sandboxSeed: deps.config.sandboxSeed,
+    overrides: cryptoNetworkOverrides(deps.config.cryptoConfirmations, deps.config.cryptoWithdrawalFees),
+  };
 }
 
 /** Addresses, withdrawals and the crypto transaction records (contract §7, §12.7). */

@@ -36,7 +36,8 @@ import {
   describeCryptoNetwork,
   isCryptoNetworkName,
   requireAssetNetwork,
-  withdrawalFeeDefault,
+  withdrawalFeeOf,
+  type CryptoNetworkOverrides,
   type BitcoinNetwork,
   type CryptoNetworkName,
 } from './networks.js';
@@ -52,10 +53,12 @@ export interface CryptoSettings {
   bitcoinNetwork: BitcoinNetwork;
   /** Undefined in production unless OPENBAAS_SANDBOX_SEED is set: no address can be made. */
   sandboxSeed: string | undefined;
+  /** OPENBAAS_CRYPTO_CONFIRMATIONS and OPENBAAS_CRYPTO_WITHDRAWAL_FEES, checked at start-up. */
+  overrides: CryptoNetworkOverrides;
 }
 
 function confirmationsRequiredOf(settings: CryptoSettings, network: CryptoNetworkName): number {
-  return describeCryptoNetwork(network, { bitcoinNetwork: settings.bitcoinNetwork }).confirmationsRequired;
+  return describeCryptoNetwork(network, { bitcoinNetwork: settings.bitcoinNetwork, confirmationsRequired: settings.overrides.confirmationsRequired }).confirmationsRequired;
 }
 
 /** A crypto asset (BTC, ETH, USDC, USDT) of the registry; 400 naming the field otherwise. */
@@ -398,7 +401,7 @@ export async function createCryptoWithdrawal(tx: Tx, context: RequestContext, se
     const problem = value == null ? undefined : refusedCharactersProblem(value);
     if (problem !== undefined) throw validationError(field, problem);
   }
-  const fee = withdrawalFeeDefault(asset.code, network);
+  const fee = withdrawalFeeOf(asset.code, network, settings.overrides.withdrawalFees);
   assert(fee !== undefined, `no withdrawal fee for ${asset.code} on ${network}`);
   const gross = body.grossAmount === true;
   const netAmount = gross ? amount - fee.feeMinor : amount;

@@ -5,7 +5,7 @@ import { Envelope } from '../../platform/http/envelope.js';
 import { notFound, validationError } from '../../platform/http/errors.js';
 import { formatAmount } from '../../platform/money/amount.js';
 import { requireAsset } from '../../platform/money/assets.js';
-import { cryptoNetworkNames, listCryptoNetworks, requireAssetNetwork, withdrawalFeeDefault } from './networks.js';
+import { cryptoNetworkNames, cryptoNetworkOverrides, listCryptoNetworks, requireAssetNetwork, withdrawalFeeOf } from './networks.js';
 
 const tags = ['Digital assets'];
 
@@ -32,6 +32,8 @@ const WithdrawalFeeSchema = Type.Object(
 );
 
 export function registerCryptoRoutes(app: App, deps: Deps): void {
+  // Checked here, at start-up: a bad setting stops the server rather than answer 500s.
+  const overrides = cryptoNetworkOverrides(deps.config.cryptoConfirmations, deps.config.cryptoWithdrawalFees);
   app.get(
     '/v1/digital/networks',
     {
@@ -44,7 +46,7 @@ export function registerCryptoRoutes(app: App, deps: Deps): void {
     },
     async (request) => ({
       message: 'Networks retrieved',
-      data: listCryptoNetworks({ bitcoinNetwork: deps.config.bitcoinNetwork }).map((network) => ({ ...network, assets: [...network.assets] })),
+      data: listCryptoNetworks({ bitcoinNetwork: deps.config.bitcoinNetwork, confirmationsRequired: overrides.confirmationsRequired }).map((network) => ({ ...network, assets: [...network.assets] })),
       traceId: String(request.id),
     }),
   );
@@ -67,7 +69,7 @@ export function registerCryptoRoutes(app: App, deps: Deps): void {
       const asset = requireAsset(request.query.asset, deps.config.mode, 'asset');
       if (asset.kind !== 'CRYPTO') throw validationError('asset', `${asset.code} is not a crypto asset`);
       const network = requireAssetNetwork(asset.code, request.query.network, { asset: 'asset', network: 'network' });
-      const fee = withdrawalFeeDefault(asset.code, network);
+      const fee = withdrawalFeeOf(asset.code, network, overrides.withdrawalFees);
       if (!fee) throw notFound('Withdrawal fee');
       // At the asset's scale, as the withdrawal itself shows it (ETH: 18 decimals).
       return { message: 'Withdrawal fee retrieved', data: { asset: fee.asset, network: fee.network, fee: formatAmount(fee.feeMinor, asset), feeAsset: fee.feeAsset }, traceId: String(request.id) };

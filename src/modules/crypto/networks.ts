@@ -1,5 +1,5 @@
 import { assert } from '../../platform/assert.js';
-import type { Mode } from '../../platform/config.js';
+import { ConfigError, type Mode } from '../../platform/config.js';
 import { AppError } from '../../platform/http/errors.js';
 import { parseNonNegativeAmount } from '../../platform/money/amount.js';
 import { findAsset } from '../../platform/money/assets.js';
@@ -176,10 +176,56 @@ export interface WithdrawalFee {
 
 /** The default fee of a withdrawal of the asset on the network; undefined when the asset does not move there. */
 export function withdrawalFeeDefault(asset: string, network: CryptoNetworkName): WithdrawalFee | undefined {
-  const fee = withdrawalFeeDefaults[asset]?.[network];
+  return withdrawalFeeOf(asset, network, {});
+}
+
+/** The fee of a withdrawal of the asset on the network, the server's setting (`ASSET/NETWORK` keys) first, then the default. */
+export function withdrawalFeeOf(asset: string, network: CryptoNetworkName, fees: Readonly<Record<string, string>>): WithdrawalFee | undefined {
+  const fee = fees[`${asset}/${network}`] ?? withdrawalFeeDefaults[asset]?.[network];
   const registryAsset = findAsset(asset, 'production');
-  if (fee === undefined || registryAsset === undefined) return undefined;
+  if (fee === undefined || withdrawalFeeDefaults[asset]?.[network] === undefined || registryAsset === undefined) return undefined;
   return { asset, network, fee, feeMinor: parseNonNegativeAmount(fee, registryAsset, 'fee'), feeAsset: asset };
+}
+
+/** The server's crypto settings of OPENBAAS_CRYPTO_CONFIRMATIONS and OPENBAAS_CRYPTO_WITHDRAWAL_FEES, checked. */
+export interface CryptoNetworkOverrides {
+  confirmationsRequired: Partial<Record<CryptoNetworkName, number>>;
+  /** Keyed `ASSET/NETWORK`, amounts as written (within the asset's decimals). */
+  withdrawalFees: Readonly<Record<string, string>>;
+}
+
+/**
+ * Checks the raw pairs of the two settings (config.ts reads them without knowing the networks):
+ * a known network and a whole number from 1 to confirmationsRequiredMax; a known asset/network
+ * pair and an amount within the asset's decimals (0 allowed). Throws ConfigError: the server
+ * does not start with a setting it would misread.
+ */
+export function cryptoNetworkOverrides(confirmations: Readonly<Record<string, string>>, fees: Readonly<Record<string, string>>): CryptoNetworkOverrides {
+  const confirmationsRequired: Partial<Record<CryptoNetworkName, number>> = {};
+  for (const [name, value] of Object.entries(confirmations)) {
+    if (!(cryptoNetworkNames as readonly string[]).includes(name)) {
+      throw new ConfigError(`OPENBAAS_CRYPTO_CONFIRMATIONS names ${name}, which is not a network (${cryptoNetworkNames.join(', ')})`);
+    }
+    const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!(count >= 1 && count <= confirmationsRequiredMax)) {
+      throw new ConfigError(`OPENBAAS_CRYPTO_CONFIRMATIONS: ${name} must be a whole number from 1 to ${confirmationsRequiredMax}, got "${value}"`);
+    }
+    confirmationsRequired[name as CryptoNetworkName] = count;
+  }
+  for (const [pair, amount] of Object.entries(fees)) {
+    const [asset = '', network = ''] = pair.split('/');
+    const registryAsset = findAsset(asset, 'production');
+    if (registryAsset === undefined || withdrawalFeeDefaults[asset]?.[network as CryptoNetworkName] === undefined) {
+      const known = Object.entries(withdrawalFeeDefaults).flatMap(([code, networks]) => Object.keys(networks).map((name) => `${code}/${name}`));
+      throw new ConfigError(`OPENBAAS_CRYPTO_WITHDRAWAL_FEES names ${pair}, which is not an asset/network pair (${known.join(', ')})`);
+    }
+    try {
+      parseNonNegativeAmount(amount, registryAsset, 'fee');
+    } catch {
+      throw new ConfigError(`OPENBAAS_CRYPTO_WITHDRAWAL_FEES: ${pair} must be an amount of at most ${registryAsset.scale} decimals, 0 or more, got "${amount}"`);
+    }
+  }
+  return { confirmationsRequired, withdrawalFees: { ...fees } };
 }
 
 export type NetworkResolution =
