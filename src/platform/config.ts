@@ -245,7 +245,6 @@ function sandboxSeedOf(raw: string | undefined, mode: Mode): string | undefined 
   return mode === 'sandbox' ? sandboxSeedDefault : undefined;
 }
 
-/** OPENBAAS_VAULT_ALLOWED_ORIGINS: each an origin (scheme, host, port), nothing more. */
 /**
  * A comma-separated list of KEY=VALUE pairs, each key once. What the keys and values may be is
  * the owning module's rule (platform code does not import modules); it checks them at start-up.
@@ -264,6 +263,7 @@ function pairList(env: NodeJS.ProcessEnv, name: string): Record<string, string> 
   return pairs;
 }
 
+/** OPENBAAS_VAULT_ALLOWED_ORIGINS: each an origin (scheme, host, port), nothing more. */
 function originList(raw: string | undefined): string[] {
   if (!raw?.trim()) return [];
   return raw.split(',').map((entry) => {

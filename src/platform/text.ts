@@ -9,8 +9,9 @@
  * allowed.
  */
 const refusedCharacter = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const refusedCharacters = new RegExp(refusedCharacter.source, 'gu');
 
-export const refusedCharactersDescription =
+const refusedCharactersDescription =
   'control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B)';
 
 /** Characters that cannot be read in a message (controls, format characters, separators other than the space) are named by code point. */
@@ -30,14 +31,18 @@ export function describeCharacters(characters: readonly string[]): string {
   return `${shown}${characters.length > charactersShownMax ? ', …' : ''}`;
 }
 
-/** The refused characters `text` holds, each once, in the order they first appear. */
-export function refusedCharactersIn(text: string): string[] {
-  return [...new Set([...text].filter((character) => refusedCharacter.test(character)))];
+/**
+ * The error message for a text holding refused characters, or undefined when it holds none. One
+ * regular-expression test when the text is clean (an internal transfer's note is checked on that
+ * path); the characters are listed only for the message.
+ */
+export function refusedCharactersProblem(text: string): string | undefined {
+  if (!refusedCharacter.test(text)) return undefined;
+  const offending = [...new Set([...text].filter((character) => refusedCharacter.test(character)))];
+  return `contains characters that are not allowed (${describeCharacters(offending)}); ${refusedCharactersDescription} are refused`;
 }
 
-/** The error message for a text holding refused characters, or undefined when it holds none. */
-export function refusedCharactersProblem(text: string): string | undefined {
-  const offending = refusedCharactersIn(text);
-  if (offending.length === 0) return undefined;
-  return `contains characters that are not allowed (${describeCharacters(offending)}); ${refusedCharactersDescription} are refused`;
+/** The text without the refused characters, for a value kept for people rather than refused (an uploaded file's name). */
+export function withoutRefusedCharacters(text: string): string {
+  return text.replace(refusedCharacters, '');
 }

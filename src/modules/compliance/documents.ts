@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
+import { withoutRefusedCharacters } from '../../platform/text.js';
 
 /**
  * Compliance documents: their types, the accepted file formats (decided by the content, never by
@@ -66,7 +67,7 @@ export function sha256(content: Uint8Array): Buffer {
  */
 export function cleanFileName(name: string | undefined): string | null {
   if (!name) return null;
-  const lastSegment = (name.split(/[\\/]/).pop() ?? '').replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, '').trim();
+  const lastSegment = withoutRefusedCharacters(name.split(/[\\/]/).pop() ?? '').trim();
   if (!lastSegment) return null;
   return [...lastSegment].slice(0, fileNameLengthMax).join('');
 }

@@ -22,10 +22,9 @@ import {
   recordRefusedDeposit,
   type CryptoSettings,
 } from './crypto-transfers.service.js';
-import { confirmationsRequiredMax } from './networks.js';
+import { confirmationsRequiredMax, cryptoNetworkOverrides } from './networks.js';
 import { txHashLengthMax } from './tx-hash.js';
 import { jsonBodyLimitBytes } from '../../platform/http/validation.js';
-import { cryptoNetworkOverrides } from './networks.js';
 
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description === undefined ? {} : { description });

@@ -5,7 +5,8 @@ import { Envelope } from '../../platform/http/envelope.js';
 import { notFound, validationError } from '../../platform/http/errors.js';
 import { formatAmount } from '../../platform/money/amount.js';
 import { requireAsset } from '../../platform/money/assets.js';
-import { cryptoNetworkNames, cryptoNetworkOverrides, listCryptoNetworks, requireAssetNetwork, withdrawalFeeOf } from './networks.js';
+import { cryptoSettingsOf } from './crypto-transfers.routes.js';
+import { cryptoNetworkNames, listCryptoNetworks, requireAssetNetwork, withdrawalFeeOf } from './networks.js';
 
 const tags = ['Digital assets'];
 
@@ -32,8 +33,8 @@ const WithdrawalFeeSchema = Type.Object(
 );
 
 export function registerCryptoRoutes(app: App, deps: Deps): void {
-  // Checked here, at start-up: a bad setting stops the server rather than answer 500s.
-  const overrides = cryptoNetworkOverrides(deps.config.cryptoConfirmations, deps.config.cryptoWithdrawalFees);
+  // Read at start-up: a bad setting stops the server rather than answer 500s.
+  const { overrides } = cryptoSettingsOf(deps);
   app.get(
     '/v1/digital/networks',
     {

@@ -15,7 +15,6 @@ export {
   resolveAssetNetwork,
   tokenContractOf,
   tokenContracts,
-  withdrawalFeeDefault,
   type AddressFormat,
   type BitcoinNetwork,
   type CryptoNetwork,

@@ -8,7 +8,7 @@ import {
   requireAssetNetwork,
   resolveAssetNetwork,
   tokenContractOf,
-  withdrawalFeeDefault,
+  withdrawalFeeOf,
 } from './networks.js';
 
 describe('the network list (GET /v1/digital/networks)', () => {
@@ -94,13 +94,20 @@ describe('withdrawal fees and token contracts', () => {
       ['USDT', 'SOLANA', '0.10', 100_000n],
     ] as const;
     for (const [asset, network, fee, feeMinor] of fees) {
-      expect(withdrawalFeeDefault(asset, network)).toEqual({ asset, network, fee, feeMinor, feeAsset: asset });
+      expect(withdrawalFeeOf(asset, network, {})).toEqual({ asset, network, fee, feeMinor, feeAsset: asset });
     }
   });
 
   it('has no fee where the asset does not move', () => {
-    expect(withdrawalFeeDefault('BTC', 'TRON')).toBeUndefined();
-    expect(withdrawalFeeDefault('USD', 'ETHEREUM')).toBeUndefined();
+    expect(withdrawalFeeOf('BTC', 'TRON', {})).toBeUndefined();
+    expect(withdrawalFeeOf('USD', 'ETHEREUM', {})).toBeUndefined();
+    // A setting for a pair that does not exist is never read as one (the start refuses it anyway).
+    expect(withdrawalFeeOf('BTC', 'TRON', { 'BTC/TRON': '1' })).toBeUndefined();
+  });
+
+  it('takes the server setting of a pair before its default', () => {
+    expect(withdrawalFeeOf('USDC', 'TRON', { 'USDC/TRON': '1.50' })).toMatchObject({ fee: '1.50', feeMinor: 1_500_000n });
+    expect(withdrawalFeeOf('USDC', 'SOLANA', { 'USDC/TRON': '1.50' })).toMatchObject({ fee: '0.10', feeMinor: 100_000n });
   });
 
   it('knows the stablecoin contracts and no contract for native assets', () => {

@@ -174,16 +174,15 @@ export interface WithdrawalFee {
   feeAsset: string;
 }
 
-/** The default fee of a withdrawal of the asset on the network; undefined when the asset does not move there. */
-export function withdrawalFeeDefault(asset: string, network: CryptoNetworkName): WithdrawalFee | undefined {
-  return withdrawalFeeOf(asset, network, {});
-}
-
-/** The fee of a withdrawal of the asset on the network, the server's setting (`ASSET/NETWORK` keys) first, then the default. */
+/**
+ * The fee of a withdrawal of the asset on the network: the server's setting (`ASSET/NETWORK`
+ * keys, OPENBAAS_CRYPTO_WITHDRAWAL_FEES) or the default; undefined when the asset does not move there.
+ */
 export function withdrawalFeeOf(asset: string, network: CryptoNetworkName, fees: Readonly<Record<string, string>>): WithdrawalFee | undefined {
-  const fee = fees[`${asset}/${network}`] ?? withdrawalFeeDefaults[asset]?.[network];
+  const fallback = withdrawalFeeDefaults[asset]?.[network];
   const registryAsset = findAsset(asset, 'production');
-  if (fee === undefined || withdrawalFeeDefaults[asset]?.[network] === undefined || registryAsset === undefined) return undefined;
+  if (fallback === undefined || registryAsset === undefined) return undefined;
+  const fee = fees[`${asset}/${network}`] ?? fallback;
   return { asset, network, fee, feeMinor: parseNonNegativeAmount(fee, registryAsset, 'fee'), feeAsset: asset };
 }
 

@@ -1,11 +1,10 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { authOf } from '../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
-import { AppError, notFound, validationError } from '../../platform/http/errors.js';
-import { runPausableWrite, runWrite } from '../../platform/http/idempotency.js';
+import { notFound, validationError } from '../../platform/http/errors.js';
+import { answerRefusal, runPausableWrite, runWrite } from '../../platform/http/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { listQueryProperties, paginate } from '../../platform/http/pagination.js';
 import { eventTypes } from './event-types.js';
@@ -130,19 +129,6 @@ const ReplaySchema = Type.Object(
 );
 
 export function registerWebhookRoutes(app: App, deps: Deps): void {
-  /**
-   * The URL and event types are checked before the write transaction (the URL's name is looked up
-   * in DNS, never inside a transaction). A refusal there is still the answer to the request's
-   * Idempotency-Key, as on every write: stored and replayed, and the key cannot then be taken for
-   * another body (it was not stored, so the same key went on to create a webhook).
-   */
-  const refusedUnderKey = async (request: FastifyRequest, reply: FastifyReply, error: unknown): Promise<FastifyReply> => {
-    if (!(error instanceof AppError) || error.statusCode >= 500) throw error;
-    return runWrite(request, reply, deps, async () => {
-      throw error;
-    });
-  };
-
   app.post(
     '/v1/webhooks',
     {
@@ -170,7 +156,8 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       try {
         input = await service.checkNewWebhookInput(deps, request.body);
       } catch (error) {
-        return refusedUnderKey(request, reply, error);
+        // Checked before the transaction (the URL's name is looked up in DNS): still the key's answer.
+        return answerRefusal(request, reply, deps, error);
       }
       await runWrite(request, reply, deps, async (tx, context) => ({
         statusCode: 201,
@@ -249,7 +236,8 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       try {
         checked = await service.checkWebhookInput(deps, request.body);
       } catch (error) {
-        return refusedUnderKey(request, reply, error);
+        // Checked before the transaction (the URL's name is looked up in DNS): still the key's answer.
+        return answerRefusal(request, reply, deps, error);
       }
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Webhook updated',

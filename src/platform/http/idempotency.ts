@@ -153,6 +153,20 @@ export async function runWrite<T>(
   return runPausableWrite<T, never>(request, reply, deps, { work });
 }
 
+/**
+ * Answers a refusal found before the write's transaction (a check that must not run inside one,
+ * such as a DNS lookup, or one made while taking a lease) as runWrite answers one found inside
+ * it: a 4xx is stored under the Idempotency-Key (or the key's earlier answer replayed), so a
+ * retry replays it and the key cannot then be taken for another request. Anything else is
+ * thrown as it is.
+ */
+export async function answerRefusal(request: FastifyRequest, reply: FastifyReply, deps: Deps, error: unknown): Promise<FastifyReply> {
+  if (!(error instanceof AppError) || error.statusCode >= 500) throw error;
+  return runWrite(request, reply, deps, async () => {
+    throw error;
+  });
+}
+
 /** A write that must wait for something outside any transaction (a call to the client) before it can finish. */
 export interface Paused<P> {
   paused: P;

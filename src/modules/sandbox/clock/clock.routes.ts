@@ -3,7 +3,7 @@ import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
 import { authOf } from '../../../platform/http/context.js';
 import { Envelope } from '../../../platform/http/envelope.js';
-import { idempotencyKeyOf, runWrite } from '../../../platform/http/idempotency.js';
+import { answerRefusal, idempotencyKeyOf, runWrite } from '../../../platform/http/idempotency.js';
 import { AppError } from '../../../platform/http/errors.js';
 import type { TimerKind } from '../../timers/index.js';
 import { advanceClock, advanceSecondsMax, clockView, releaseLease, type ClockFollower } from './clock.service.js';
@@ -92,11 +92,7 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
       } catch (error) {
         // A refusal of the request itself is the answer to its key, as on every write (a retry
         // replays it; another body under the key is 422); a busy clock is not (retry later).
-        if (error instanceof AppError && error.code === 'SANDBOX_CLOCK_LIMIT') {
-          return runWrite(request, reply, deps, async () => {
-            throw error;
-          });
-        }
+        if (error instanceof AppError && error.code === 'SANDBOX_CLOCK_LIMIT') return answerRefusal(request, reply, deps, error);
         throw error;
       }
       // runWrite replays a stored answer, or records this one with the lease's release in one transaction.
