@@ -2033,7 +2033,7 @@ export interface paths {
         put?: never;
         /**
          * Delete all of the client's data (sandbox)
-         * @description Deletes, in one transaction, every record the calling client owns: customers, wallets, ledger, bank transfers, counterparties, onboardings and documents, events, webhook subscriptions and deliveries, idempotency keys, timers. It keeps the client's API keys, its configuration (membership_programs, compliance_settings, webhook_faults, card_programs, credit_settings), its snapshots and its clock. Other clients are untouched. The body must be { "confirm": "RESET" } (400 SANDBOX_RESET_NOT_CONFIRMED otherwise).
+         * @description Deletes, in one transaction, every record the calling client owns: customers, wallets, ledger, bank transfers, counterparties, onboardings and documents, events, webhook subscriptions and deliveries, idempotency keys (not those of the snapshot routes), timers. It keeps the client's API keys, its configuration (membership_programs, compliance_settings, webhook_faults, card_programs, credit_settings), its snapshots and its clock. Other clients are untouched. The body must be { "confirm": "RESET" } (400 SANDBOX_RESET_NOT_CONFIRMED otherwise).
          */
         post: operations["sandbox.reset"];
         delete?: never;
@@ -2092,7 +2092,7 @@ export interface paths {
         put?: never;
         /**
          * Put the client's data back as it was in a snapshot (sandbox)
-         * @description In one transaction: deletes every record the calling client owns (configuration included; API keys and snapshots excepted), writes the snapshot's records back with their ids, and sets the client's clock offset back to the saved one. Every read then answers as it did when the snapshot was taken, with one exception: webhook deliveries that were PENDING are marked CANCELLED, so the receiver does not get them twice, unless resendPendingDeliveries is true. The snapshot itself is kept and can be restored again. Requests of the client sent while a restore runs may see either state; send none.
+         * @description In one transaction: deletes every record the calling client owns (configuration included; API keys and snapshots excepted), writes the snapshot's records back with their ids, and sets the client's clock offset back to the saved one. Every read then answers as it did when the snapshot was taken, with one exception: webhook deliveries that were PENDING are marked CANCELLED, so the receiver does not get them twice, unless resendPendingDeliveries is true. The Idempotency-Keys of the snapshot routes (create, delete, restore) are kept as they are. The snapshot itself is kept and can be restored again. Requests of the client sent while a restore runs may see either state; send none.
          */
         post: operations["sandbox.restoreSnapshot"];
         delete?: never;

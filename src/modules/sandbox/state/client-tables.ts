@@ -123,13 +123,23 @@ export async function allowStateRewrite(tx: Tx): Promise<void> {
 }
 
 /**
+ * Rows of a state table that a reset and a restore leave in place, as a condition on the row: the
+ * Idempotency-Keys of the snapshot routes (create, delete, restore). Snapshots are neither reset
+ * nor restored, so neither are the keys that made, removed or restored them: a retry of any of
+ * them replays its answer instead of making a second snapshot or restoring again.
+ */
+export function keptRowsOf(table: ClientTable) {
+  return table.name === 'idempotency_keys' ? sql<boolean>`path LIKE '/v1/sandbox/snapshots%'` : undefined;
+}
+
+/**
  * Deletes every row of `clientId` from `tables` (given in reference order; deleted in the
- * reverse), returning the number of rows deleted per table.
+ * reverse), except the rows keptRowsOf keeps, returning the number of rows deleted per table.
  */
 export async function deleteClientRows(tx: Tx, clientId: string, tables: readonly ClientTable[]): Promise<Record<string, number>> {
   const deleted: Record<string, number> = {};
   for (const table of [...tables].reverse()) {
-    const result = await sql`DELETE FROM ${tableRef(table)} WHERE client_id = ${clientId}`.execute(tx);
+    const result = await sql`DELETE FROM ${tableRef(table)} WHERE client_id = ${clientId} AND NOT (${keptRowsOf(table) ?? sql`false`})`.execute(tx);
     deleted[table.name] = Number(result.numAffectedRows ?? 0);
   }
   return Object.fromEntries(Object.entries(deleted).sort(([a], [b]) => a.localeCompare(b)));

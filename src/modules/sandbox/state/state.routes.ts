@@ -97,7 +97,8 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
         summary: 'Delete all of the client\'s data (sandbox)',
         description:
           'Deletes, in one transaction, every record the calling client owns: customers, wallets, ledger, bank transfers, counterparties, ' +
-          'onboardings and documents, events, webhook subscriptions and deliveries, idempotency keys, timers. It keeps the client\'s API keys, ' +
+          'onboardings and documents, events, webhook subscriptions and deliveries, idempotency keys (not those of the snapshot routes), timers. ' +
+          'It keeps the client\'s API keys, ' +
           `its configuration (${resetKeptTables.join(', ')}), its snapshots and its clock. Other clients are untouched. ` +
           `The body must be { "confirm": "${service.resetConfirmation}" } (400 SANDBOX_RESET_NOT_CONFIRMED otherwise).`,
         body: ResetBody,
@@ -193,7 +194,8 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
           'In one transaction: deletes every record the calling client owns (configuration included; API keys and snapshots excepted), writes ' +
           'the snapshot\'s records back with their ids, and sets the client\'s clock offset back to the saved one. Every read then answers ' +
           'as it did when the snapshot was taken, with one exception: webhook deliveries that were PENDING are marked CANCELLED, so the ' +
-          'receiver does not get them twice, unless resendPendingDeliveries is true. The snapshot itself is kept and can be restored again. ' +
+          'receiver does not get them twice, unless resendPendingDeliveries is true. The Idempotency-Keys of the snapshot routes (create, ' +
+          'delete, restore) are kept as they are. The snapshot itself is kept and can be restored again. ' +
           'Requests of the client sent while a restore runs may see either state; send none.',
         params: SnapshotParams,
         body: RestoreBody,

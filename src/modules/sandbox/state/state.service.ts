@@ -11,6 +11,7 @@ import {
   allowStateRewrite,
   clientTables,
   deleteClientRows,
+  keptRowsOf,
   resetKeptTables,
   tableRef,
   type ClientTable,
@@ -282,6 +283,7 @@ export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Dep
       restored[table.name] = 0;
       continue;
     }
+    // A row the delete kept (keptRowsOf) stays as it is: the snapshot's row of the same key, if any, is older.
     // Only the columns the snapshot holds: a column added to the table since takes its default,
     // as the table's own rows did when it was added; a column dropped since is left out.
     const restoredColumns = table.columns.filter((column) => held.has(column));
@@ -293,7 +295,8 @@ export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Dep
         SELECT ${values}
         FROM sandbox_snapshot_tables s
         CROSS JOIN LATERAL jsonb_populate_recordset(NULL::${tableRef(table)}, s.rows) r
-        WHERE s.client_id = ${clientId} AND s.snapshot_id = ${snapshot.id} AND s.table_name = ${table.name} AND r.client_id = ${clientId}`.execute(tx);
+        WHERE s.client_id = ${clientId} AND s.snapshot_id = ${snapshot.id} AND s.table_name = ${table.name} AND r.client_id = ${clientId}
+        ${keptRowsOf(table) === undefined ? sql`` : sql`ON CONFLICT DO NOTHING`}`.execute(tx);
       restored[table.name] = Number(result.numAffectedRows ?? 0);
     } catch (error) {
       throw incompatibleSnapshot(snapshot, table.name, error);

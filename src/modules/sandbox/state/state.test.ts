@@ -384,6 +384,56 @@ describe('snapshots and restore', () => {
     expect(again.body).toEqual(first.body);
   });
 
+  it('the keys of snapshot create, delete and restore outlive a restore and a reset: a retry replays, makes no second snapshot and restores nothing', async () => {
+    const client = await t.newClient('snapshot keys');
+    await createIndividual(t, client);
+    const base = await snapshot(client, 'base');
+    const [createKey, deleteKey, restoreKey, otherKey] = ['create', 'delete', 'restore', 'other'].map((name) => `${name}-${crypto.randomUUID()}`);
+    const created = await post('/v1/sandbox/snapshots', { name: 'keyed' }, client, createKey);
+    expect(created.status).toBe(201);
+    const doomed = await snapshot(client, 'doomed');
+    const deleted = await t.request({ method: 'DELETE', url: `/v1/sandbox/snapshots/${doomed.id as string}`, key: client.key, idempotencyKey: deleteKey });
+    expect(deleted.status).toBe(200);
+    const restored = await post(`/v1/sandbox/snapshots/${base.id as string}/restore`, {}, client, restoreKey);
+    expect(restored.status).toBe(200);
+    // A key of any other route used after the snapshot is forgotten, as before.
+    const webhook = { name: 'After', url: 'http://127.0.0.1:9/after', subscribedEventTypes: ['CUSTOMER_CREATED'] };
+    expect((await post('/v1/webhooks', webhook, client, otherKey)).status).toBe(201);
+
+    const retryAll = async () => {
+      const create = await post('/v1/sandbox/snapshots', { name: 'keyed' }, client, createKey);
+      expect(create.status).toBe(201);
+      expect(create.headers['idempotent-replayed']).toBe('true');
+      expect(create.body).toEqual(created.body);
+      const remove = await t.request({ method: 'DELETE', url: `/v1/sandbox/snapshots/${doomed.id as string}`, key: client.key, idempotencyKey: deleteKey });
+      expect(remove.status).toBe(200);
+      expect(remove.headers['idempotent-replayed']).toBe('true');
+      expect(remove.body).toEqual(deleted.body);
+      const again = await post(`/v1/sandbox/snapshots/${base.id as string}/restore`, {}, client, restoreKey);
+      expect(again.status).toBe(200);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toEqual(restored.body);
+      const list = await t.request({ url: '/v1/sandbox/snapshots', key: client.key });
+      expect(list.body.data.map((row: any) => row.name)).toEqual(['keyed', 'base']);
+    };
+    await retryAll();
+    // The webhook made after the restore is still there: the replayed restore restored nothing.
+    expect((await t.request({ url: '/v1/webhooks', key: client.key })).body.data.map((row: any) => row.name)).toEqual(['After']);
+
+    await reset(client);
+    await retryAll();
+    expect((await t.request({ url: '/v1/customers', key: client.key })).body.data).toEqual([]);
+    // The other key went with the reset, so it creates again.
+    const afterReset = await post('/v1/webhooks', webhook, client, otherKey);
+    expect(afterReset.status).toBe(201);
+    expect(afterReset.headers['idempotent-replayed']).toBeUndefined();
+
+    // Restoring a snapshot taken before the keys were used keeps them too.
+    const second = await post(`/v1/sandbox/snapshots/${base.id as string}/restore`, {}, client);
+    expect(second.status).toBe(200);
+    await retryAll();
+  });
+
   it('lists newest first, reads, deletes; a deleted snapshot is gone', async () => {
     const client = await t.newClient('list');
     const first = await snapshot(client, 'first');
