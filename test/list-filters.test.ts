@@ -88,6 +88,20 @@ describe('the paging parameters are checked whatever the filters match', () => {
     expect(response.body).toMatchObject({ data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } });
   });
 
+  it.each(['/v1/baas/transactions', '/v1/digital/transactions'])(
+    '%s?cryptoTransactionId= not an id: an empty page as on /v1/transactions, and paging is checked',
+    async (path) => {
+      for (const id of ['abc', '019c0000-0000-7000-8000-000000000000']) {
+        const response = await t.request({ url: `${path}?cryptoTransactionId=${id}&limit=5` });
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+        expect(response.body).toMatchObject({ data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } });
+      }
+      const badCursor = await t.request({ url: `${path}?cryptoTransactionId=abc&startAfterId=garbage` });
+      expect(badCursor.status).toBe(400);
+      expect(badCursor.body.details[0].field).toBe('startAfterId');
+    },
+  );
+
   it('GET /v1/baas/transactions with customerId and userId: each is checked (404), two different customers match nothing, and paging is checked', async () => {
     const unknown = await t.request({ url: `/v1/baas/transactions?customerId=${ownA.customerId}&userId=${ownB.customerId}` });
     expect(unknown.status).toBe(404);

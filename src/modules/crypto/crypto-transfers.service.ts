@@ -771,10 +771,15 @@ export async function listCryptoTransfers(db: Db, clientId: string, filters: Cry
     query = query.where('wallet_id', '=', wallet.id);
   }
   if (filters.cryptoTransactionId !== undefined) {
+    // A link, not a resource of its own (docs/api-design.md, Lists): an id that is not one matches
+    // nothing, as on GET /v1/transactions, and the paging parameters are still checked.
     const id = filters.cryptoTransactionId.toLowerCase();
-    if (!isUuid(id)) throw validationError('cryptoTransactionId', 'must be a crypto transaction id (a UUID)');
-    const child = await db.selectFrom('crypto_transactions').select('crypto_transfer_id').where('client_id', '=', clientId).where('id', '=', id).executeTakeFirst();
-    query = query.where('id', '=', child?.crypto_transfer_id ?? id);
+    if (isUuid(id)) {
+      const child = await db.selectFrom('crypto_transactions').select('crypto_transfer_id').where('client_id', '=', clientId).where('id', '=', id).executeTakeFirst();
+      query = query.where('id', '=', child?.crypto_transfer_id ?? id);
+    } else {
+      query = query.where(sql<boolean>`false`);
+    }
   }
   if (filters.direction !== undefined) query = query.where('direction', '=', filters.direction);
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);
