@@ -1,3 +1,5 @@
+import { validationError } from './http/errors.js';
+
 /**
  * The characters free text of the API may not hold, whatever its script, and how an error
  * message names the ones it found. Names, addresses, memos, notes and reasons share the rule:
@@ -45,4 +47,11 @@ export function refusedCharactersProblem(text: string): string | undefined {
 /** The text without the refused characters, for a value kept for people rather than refused (an uploaded file's name). */
 export function withoutRefusedCharacters(text: string): string {
   return text.replace(refusedCharacters, '');
+}
+
+/** 400 VALIDATION_ERROR naming `field` when `text` holds a refused character; nothing for a clean, absent or null text. */
+export function assertPlainText(text: string | null | undefined, field: string): void {
+  if (text == null) return;
+  const problem = refusedCharactersProblem(text);
+  if (problem !== undefined) throw validationError(field, problem);
 }

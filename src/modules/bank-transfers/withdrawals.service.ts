@@ -167,6 +167,8 @@ export async function createWithdrawal(tx: Tx, context: RequestContext, body: Wi
   });
   // A saved counterparty's name and address were checked when it was saved; the body's are checked here.
   if (!counterparty) violations.push(...checkNamesAndAddresses(beneficiary, nameAndAddressFields));
+  // The party identification always comes from the body, with or without a counterparty.
+  violations.push(...checkNamesAndAddresses(body, ['identificationTypeCode', 'identificationValue']));
   if (!isCountryCode(beneficiary.countryCode)) {
     violations.push(violation('countryCode', `must be an ISO 3166-1 alpha-2 country code in capitals, such as US; got ${JSON.stringify(beneficiary.countryCode)}`));
   }

@@ -285,6 +285,13 @@ describe('400', () => {
       }
     });
 
+    it.each(['identificationTypeCode', 'identificationValue'])('%s (always read from the body) with a line break, a bidi override or a zero-width space', async (field) => {
+      for (const [character, shown] of [['\n', 'U+000A'], ['\u202e', 'U+202E'], ['\u200b', 'U+200B']] as const) {
+        await expectRefused({ identificationTypeCode: 'SSN', identificationValue: '123456789', [field]: `A${character}B` }, field, 'VALIDATION_ERROR', namesCharacter(shown));
+      }
+      await expectRefused({ identificationTypeCode: 'SSN', identificationValue: '123456789', [field]: '  ' }, field, 'VALIDATION_ERROR', /must not be empty or only white space/);
+    });
+
     it.each(textFields)('%s that is only white space', async (field) => {
       await expectRefused({ [field]: '   ' }, field, 'VALIDATION_ERROR', /must not be empty or only white space/);
       await expectRefused({ [field]: '\u00a0\u3000' }, field, 'VALIDATION_ERROR', /must not be empty or only white space/);

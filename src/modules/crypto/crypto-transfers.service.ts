@@ -43,7 +43,7 @@ import {
 } from './networks.js';
 import { generateSandboxTxHash, requireValidTxHash } from './tx-hash.js';
 import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
-import { refusedCharactersProblem } from '../../platform/text.js';
+import { assertPlainText, refusedCharactersProblem } from '../../platform/text.js';
 
 type Queryable = Db | Tx;
 
@@ -726,6 +726,9 @@ export async function confirmCryptoTransaction(tx: Tx, context: RequestContext, 
 
 /** Sandbox: fail one pending transfer now (a reorg, a rejection), with an optional reason. */
 export async function failCryptoTransaction(tx: Tx, context: RequestContext, id: string, reason: string | undefined): Promise<CryptoTransactionView> {
+  // The text rule of every reason (the bank fail control's too).
+  assertPlainText(reason, 'reason');
+  if (reason !== undefined && reason.trim() === '') throw validationError('reason', 'must not be empty or only white space');
   const transfer = await lockTransferByAnyId(tx, context.clientId, id);
   return failTransfer(tx, context, transfer, reason ?? (transfer.direction === 'DEPOSIT' ? 'DROPPED_BY_REORG' : rejectedByNetwork));
 }

@@ -3,6 +3,7 @@ import type { Deps } from '../../platform/deps.js';
 import { withTransaction, type Tx } from '../../platform/db/transaction.js';
 import { newId } from '../../platform/ids.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
+import { assertPlainText } from '../../platform/text.js';
 import { apiKeyPattern, apiKeyPrefix, generateApiKey, hashApiKey, parseCidr } from './api-key.js';
 import * as store from './tenants.store.js';
 
@@ -64,6 +65,7 @@ export function validateClientName(name: unknown): string {
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > clientNameLengthMax) {
     throw validationError('name', `must be a non-empty string of at most ${clientNameLengthMax} characters`);
   }
+  assertPlainText(name, 'name');
   return name.trim();
 }
 

@@ -5,6 +5,7 @@ import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
+import { assertPlainText } from '../../platform/text.js';
 import { eventTypes, everyEventType, isEventType, renamedEventTypes, type SubscribedEventType } from './event-types.js';
 import { testEventType } from './event-payloads.js';
 import { recordEvent } from './events.store.js';
@@ -94,12 +95,14 @@ export interface NewWebhookInput {
 }
 
 export async function checkNewWebhookInput(deps: Deps, input: CreateWebhookInput): Promise<NewWebhookInput> {
+  assertPlainText(input.name, 'name');
   const eventTypes = checkEventTypes(input.subscribedEventTypes);
   const url = await checkWebhookUrl(input.url, deps.config.mode);
   return { name: input.name, url, eventTypes, active: input.active ?? true };
 }
 
 export async function checkWebhookInput(deps: Deps, input: UpdateWebhookInput): Promise<CheckedWebhookInput> {
+  assertPlainText(input.name, 'name');
   // Event types first: they need no I/O and their errors are the most common.
   const eventTypes = input.subscribedEventTypes === undefined ? undefined : checkEventTypes(input.subscribedEventTypes);
   const url = input.url === undefined ? undefined : await checkWebhookUrl(input.url, deps.config.mode);
