@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestContext } from './harness.js';
+import { createTestApp, type TestContext, type TestResponse } from './harness.js';
 
 /**
  * Names and reasons outside the money routes follow the text rule of src/platform/text.ts
@@ -24,7 +24,7 @@ async function webhookId(): Promise<string> {
   return created.body.data.id as string;
 }
 
-const cases: ReadonlyArray<readonly [label: string, send: (text: string) => Promise<{ status: number; body: any }>]> = [
+const cases: ReadonlyArray<readonly [label: string, send: (text: string) => Promise<TestResponse>]> = [
   ['POST /v1/webhooks name', (name) => t.request({ method: 'POST', url: '/v1/webhooks', body: { name, url: 'http://127.0.0.1:9/a', subscribedEventTypes: ['*'] } })],
   ['PATCH /v1/webhooks/:id name', async (name) => t.request({ method: 'PATCH', url: `/v1/webhooks/${await webhookId()}`, body: { name } })],
   ['POST /v1/sandbox/snapshots name', (name) => t.request({ method: 'POST', url: '/v1/sandbox/snapshots', body: { name } })],
