@@ -205,6 +205,20 @@ describe('reveals refused', () => {
     }
   });
 
+  it('a token relabelled with another client\'s id and one relabelled with a made-up id answer alike (which ids exist is not told)', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const claims = decodeJwt(await tokenFor(wallet.customerId));
+    const secret = await signingSecret();
+    const relabelled = (cid: string) => new SignJWT({ ...claims, cid }).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: 'v1' }).sign(secret);
+    // The other client has its vault settings (made at its first vault call).
+    expect((await t.request({ url: '/v1/vault/config', key: t.clientB.key })).status).toBe(200);
+    const existing = await revealRequest(await relabelled(t.clientB.id), { cardId, fields: ['pan'] });
+    const madeUp = await revealRequest(await relabelled('019c0000-0000-7000-8000-000000000000'), { cardId, fields: ['pan'] });
+    expect(existing.status).toBe(401);
+    expect(madeUp.status).toBe(401);
+    expect({ code: madeUp.body.code, message: madeUp.body.message }).toEqual({ code: existing.body.code, message: existing.body.message });
+  });
+
   it('an expired token: 401 VAULT_TOKEN_EXPIRED', async () => {
     const { wallet, cardId } = await issuedCard(t);
     const token = await tokenFor(wallet.customerId);
@@ -290,6 +304,26 @@ describe('secret rotation', () => {
     expect(refused.status, JSON.stringify(refused.body)).toBe(401);
     expect(refused.body.code).toBe('VAULT_TOKEN_INVALID');
     // Tokens signed with the current secret work on the restored clock.
+    expect((await revealRequest(await tokenFor(wallet.customerId, { client }), { cardId, fields: ['cvv'] })).status).toBe(200);
+  });
+});
+
+describe('a token and a clock moved back', () => {
+  it('a token issued after the snapshot is refused once a restore moves the clock back before its iat; one issued then works', async () => {
+    const client = await t.newClient('Token and restore');
+    const { wallet, cardId } = await issuedCard(t, client);
+    const saved = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'before the month' } });
+    expect(saved.status).toBe(201);
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 30 * 86_400 } });
+    const late = await tokenFor(wallet.customerId, { client });
+    expect((await revealRequest(late, { cardId, fields: ['cvv'] })).status).toBe(200);
+    const restored = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${saved.body.data.id as string}/restore`, key: client.key, body: {} });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    // Judged by exp alone it would live 30 days and 6 minutes more.
+    const refused = await revealRequest(late, { cardId, fields: ['cvv'] });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(401);
+    expect(refused.body.code).toBe('VAULT_TOKEN_INVALID');
+    expect(refused.body.message).toMatch(/issued after the current time of your clock/);
     expect((await revealRequest(await tokenFor(wallet.customerId, { client }), { cardId, fields: ['cvv'] })).status).toBe(200);
   });
 });
