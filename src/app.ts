@@ -12,7 +12,7 @@ import { errorHandler } from './platform/http/error-handler.js';
 import { ErrorBodySchema } from './platform/http/envelope.js';
 import { reusedIdempotencyKeyError } from './platform/http/idempotency.js';
 import { RouteMethods } from './platform/http/method-not-allowed.js';
-import { checkJsonValue, isJsonRequest, jsonBodyLimitBytes, refuseBodyFields, refuseDuplicateKeys, validatorCompiler } from './platform/http/validation.js';
+import { isJsonRequest, jsonBodyLimitBytes, parseJsonBody, refuseBodyFields, validatorCompiler } from './platform/http/validation.js';
 import { lazySerializerFactory } from './platform/http/serialization.js';
 import { createMetrics } from './platform/http/metrics.js';
 import { registerOperationRoutes } from './platform/http/operations.js';
@@ -100,29 +100,16 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     throw new AppError('ROUTE_NOT_FOUND', `Route ${request.method} ${path} not found`);
   });
 
-  // JSON bodies: parsed by Fastify's prototype-poisoning-safe parser, then checked for what
-  // JSON.parse lets through (deep nesting, NUL, lone surrogates). An empty body counts as none.
+  // JSON bodies: UTF-8 only (RFC 8259: a byte that is not UTF-8 is refused, never replaced), parsed
+  // by JSON.parse, then checked for what it lets through (deep nesting, NUL, lone surrogates,
+  // prototype keys, duplicate fields). An empty body counts as none.
   app.removeAllContentTypeParsers();
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') {
-      done(null, undefined);
-      return;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      done(null, parseJsonBody(request.headers['content-type'], typeof body === 'string' ? Buffer.from(body) : body));
+    } catch (error) {
+      done(error as Error, undefined);
     }
-    void parseJson(request, text, (error, value) => {
-      if (error) {
-        done(new AppError('INVALID_JSON', `The body is not valid JSON: ${error.message}`), undefined);
-        return;
-      }
-      try {
-        checkJsonValue(value);
-        refuseDuplicateKeys(text);
-        done(null, value);
-      } catch (checkError) {
-        done(checkError as Error, undefined);
-      }
-    });
   });
 
   app.addHook('onRequest', async (request, reply) => {

@@ -47,7 +47,7 @@ describe('success envelope and trace ids', () => {
 });
 
 describe('400', () => {
-  const cases: Array<[string, { rawBody?: string; body?: unknown; contentType?: string }, string, string | undefined]> = [
+  const cases: Array<[string, { rawBody?: string | Buffer; body?: unknown; contentType?: string }, string, string | undefined]> = [
     ['malformed JSON', { rawBody: '{"name": ' }, 'INVALID_JSON', undefined],
     ['a body that is an array', { body: [thing] }, 'VALIDATION_ERROR', 'body'],
     ['a body that is a string', { body: 'hello' }, 'VALIDATION_ERROR', 'body'],
@@ -65,7 +65,10 @@ describe('400', () => {
     ['an amount with too many decimals', { body: { ...thing, amount: '1.234' } }, 'INVALID_AMOUNT', 'amount'],
     ['an amount with an exponent', { body: { ...thing, amount: '1e3' } }, 'INVALID_AMOUNT', 'amount'],
     ['an unknown asset', { body: { ...thing, asset: 'DOGE' } }, 'UNKNOWN_ASSET', 'asset'],
-    ['__proto__ pollution', { rawBody: '{"__proto__":{"admin":true},"name":"a","amount":"1.00","asset":"USD"}' }, 'INVALID_JSON', undefined],
+    ['__proto__ pollution: named as an unknown field', { rawBody: '{"__proto__":{"admin":true},"name":"a","amount":"1.00","asset":"USD"}' }, 'VALIDATION_ERROR', '__proto__'],
+    ['a nested __proto__, named by its path', { rawBody: '{"name":"a","amount":"1.00","asset":"USD","nested":{"__proto__":{"x":1}}}' }, 'VALIDATION_ERROR', 'nested.__proto__'],
+    ['constructor.prototype in an array, named by its path', { rawBody: '{"name":"a","amount":"1.00","asset":"USD","list":[1,{"constructor":{"prototype":{}}}]}' }, 'VALIDATION_ERROR', 'list[1].constructor'],
+    ['bytes that are not UTF-8 (never replaced by U+FFFD)', { rawBody: Buffer.concat([Buffer.from('{"name":"Caf'), Buffer.from([0xe9]), Buffer.from('","amount":"1.00","asset":"USD"}')]) }, 'INVALID_JSON', undefined],
     ['a field sent twice (JSON.parse would keep the last)', { rawBody: '{"name":"a","amount":"1.00","amount":"7.00","asset":"USD"}' }, 'VALIDATION_ERROR', 'amount'],
     ['a field sent twice, once escaped', { rawBody: '{"name":"a","am\\u006funt":"1.00","amount":"7.00","asset":"USD"}' }, 'VALIDATION_ERROR', 'amount'],
     ['a nested field sent twice', { rawBody: '{"name":"a","amount":"1.00","asset":"USD","nested":{"note":"x","note":"y"}}' }, 'VALIDATION_ERROR', 'nested.note'],
@@ -239,6 +242,20 @@ describe('404, 410, 413, 415', () => {
     const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: 'name=widget', contentType });
     expect(response.status).toBe(415);
     expect(response.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it.each(['application/json; charset=iso-8859-1', 'application/json;charset="utf-16"', 'application/json; charset=latin1'])(
+    '415 for %s: JSON bodies are UTF-8, another charset is not read as if it were',
+    async (contentType) => {
+      const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: JSON.stringify(thing), contentType });
+      expect(response.status).toBe(415);
+      expect(response.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    },
+  );
+
+  it.each(['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'application/json; charset="utf8"'])('%s is read', async (contentType) => {
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: JSON.stringify({ ...thing, name: 'Café 東京' }), contentType });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
   });
 });
 

@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type Options as AjvOptions, type ValidateFunctio
 import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifySchemaCompiler } from 'fastify';
+import { isUtf8 } from 'node:buffer';
 import { AppError, validationError, type ErrorDetail } from './errors.js';
 
 // ajv-formats is CommonJS; its default export arrives as the module object under NodeNext.
@@ -155,12 +156,53 @@ function mergeUnionDetails(details: ErrorDetail[]): ErrorDetail[] {
 }
 
 /**
+ * A JSON request body: `undefined` for an empty one, else the parsed value, checked by
+ * checkJsonValue and refuseDuplicateKeys. The body must be UTF-8: a `charset` other than UTF-8 is
+ * 415 UNSUPPORTED_MEDIA_TYPE and bytes that are not UTF-8 are 400 INVALID_JSON (decoding them
+ * would replace them with U+FFFD and store a text the client never sent).
+ */
+export function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `JSON bodies are UTF-8 (RFC 8259); charset=${charset} is not accepted.`);
+  }
+  if (!isUtf8(body)) throw new AppError('INVALID_JSON', 'The body is not valid UTF-8 (JSON bodies are UTF-8, RFC 8259).');
+  const text = body.toString('utf8');
+  if (text.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new AppError('INVALID_JSON', `The body is not valid JSON: ${(error as Error).message}`);
+  }
+  checkJsonValue(value);
+  refuseDuplicateKeys(text);
+  return value;
+}
+
+interface JsonItem {
+  value: unknown;
+  depth: number;
+  parent?: JsonItem;
+  key?: string | number;
+}
+
+/** The path of a value in the body, as a validation error names a field (`items[1].amount`). */
+function pathOf(item: JsonItem): string {
+  const keys: Array<string | number> = [];
+  for (let node: JsonItem | undefined = item; node?.key !== undefined; node = node.parent) keys.unshift(node.key);
+  return keys.reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`), '');
+}
+
+/**
  * Checks a parsed JSON body for what JSON.parse lets through but we refuse: nesting deeper than
- * jsonDepthMax, NUL characters and lone UTF-16 surrogates in strings or keys. Iterative, so a
- * hostile body cannot exhaust the stack.
+ * jsonDepthMax, NUL characters and lone UTF-16 surrogates in strings or keys (400 INVALID_JSON),
+ * and the prototype keys `__proto__` and `constructor` holding `prototype`, which no route takes
+ * and which could reach an object's prototype further on (400 VALIDATION_ERROR naming the field,
+ * as any unknown field). Iterative, so a hostile body cannot exhaust the stack.
  */
 export function checkJsonValue(root: unknown): void {
-  const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
+  const stack: JsonItem[] = [{ value: root, depth: 0 }];
   while (stack.length > 0) {
     const item = stack.pop();
     if (!item) break;
@@ -172,11 +214,16 @@ export function checkJsonValue(root: unknown): void {
         throw new AppError('INVALID_JSON', `The body is nested more than ${jsonDepthMax} levels deep.`);
       }
       if (Array.isArray(value)) {
-        for (const element of value) stack.push({ value: element, depth: depth + 1 });
+        value.forEach((element, index) => stack.push({ value: element, depth: depth + 1, parent: item, key: index }));
       } else {
         for (const [key, element] of Object.entries(value as Record<string, unknown>)) {
           checkString(key);
-          stack.push({ value: element, depth: depth + 1 });
+          const child: JsonItem = { value: element, depth: depth + 1, parent: item, key };
+          if (key === '__proto__' || (key === 'constructor' && element !== null && typeof element === 'object' && Object.hasOwn(element, 'prototype'))) {
+            const field = pathOf(child);
+            throw new AppError('VALIDATION_ERROR', `${field} is not a known field`, { details: [{ field, message: 'is not a known field' }] });
+          }
+          stack.push(child);
         }
       }
     }
