@@ -12,7 +12,7 @@ import { errorHandler } from './platform/http/error-handler.js';
 import { ErrorBodySchema } from './platform/http/envelope.js';
 import { reusedIdempotencyKeyError } from './platform/http/idempotency.js';
 import { RouteMethods } from './platform/http/method-not-allowed.js';
-import { isJsonRequest, jsonBodyLimitBytes, parseJsonBody, refuseBodyFields, validatorCompiler } from './platform/http/validation.js';
+import { isJsonRequest, jsonBodyLimitBytes, parseJsonBody, refuseBodyFields, refuseNulInParameters, validatorCompiler } from './platform/http/validation.js';
 import { lazySerializerFactory } from './platform/http/serialization.js';
 import { createMetrics } from './platform/http/metrics.js';
 import { registerOperationRoutes } from './platform/http/operations.js';
@@ -123,6 +123,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   // After authentication (it logs authenticated requests only), before the other response hooks.
   if (deps.config.requestLog) registerRequestLog(app, deps);
   app.addHook('preValidation', async (request) => {
+    refuseNulInParameters(request.params, request.query);
     // A write sent without a body is treated as an empty object: routes whose fields are all
     // optional accept it, and the others name each missing field.
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};

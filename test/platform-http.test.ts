@@ -109,6 +109,18 @@ describe('400', () => {
     );
   });
 
+  it.each([
+    ['/v1/customers?email=a%00b@example.com', 'email'],
+    ['/v1/customers/%00', 'id'],
+    ['/v1/transactions?parentTransactionId=%00&limit=5', 'parentTransactionId'],
+    ['/v1/assets?colour=%00', 'colour'],
+  ])('%s: 400 VALIDATION_ERROR naming %s (a NUL character in the URL never reaches the database)', async (url, field) => {
+    const response = await t.request({ url });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(response.body.details[0].field).toBe(field);
+  });
+
   it('refuses unknown query parameters', async () => {
     const response = await t.request({ url: '/v1/assets?colour=red' });
     expect(response.status).toBe(400);

@@ -64,6 +64,18 @@ describe('admin routes', () => {
     const cidr = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Y', allowedCidrs: ['10.0.0.0/8', '10.0.0.0/99'] } });
     expect(cidr.status).toBe(400);
     expect(cidr.body.details[0].field).toBe('allowedCidrs[1]');
+    // A CIDR has one slash: a third part was dropped silently (enforced as /8, stored as written).
+    for (const written of ['127.0.0.1/32/99', '10.0.0.0/8/16', '::1/128/7']) {
+      const extra = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Z', allowedCidrs: [written] } });
+      expect(extra.status, written).toBe(400);
+      expect(extra.body.details[0].field).toBe('allowedCidrs[0]');
+    }
+  });
+
+  it('400 naming keyPrefix for a NUL character in it (it reached the database: 500)', async () => {
+    const response = await t.request({ method: 'DELETE', url: '/v1/admin/keys/%00', key: adminKey });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.details[0].field).toBe('keyPrefix');
   });
 
   it('do not exist without OPENBAAS_ADMIN_KEY', async () => {

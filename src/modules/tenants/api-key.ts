@@ -33,8 +33,8 @@ export function hashesMatch(a: Buffer, b: Buffer): boolean {
 
 /** Parses "10.0.0.0/8", "2001:db8::/32" or a single address into a BlockList entry. */
 export function parseCidr(value: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
-  const [address, prefixText] = value.split('/');
-  if (!address) return undefined;
+  const [address, prefixText, ...rest] = value.split('/');
+  if (!address || rest.length > 0) return undefined;
   const version = net.isIP(address);
   if (version === 0) return undefined;
   const family = version === 4 ? 'ipv4' : 'ipv6';

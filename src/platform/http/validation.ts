@@ -180,6 +180,22 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
   return value;
 }
 
+/**
+ * Path and query parameters may not hold the NUL character either (a database text cannot), so
+ * `%00` anywhere in them is 400 VALIDATION_ERROR naming the parameter, before any lookup.
+ */
+export function refuseNulInParameters(...sources: unknown[]): void {
+  for (const source of sources) {
+    if (source === null || typeof source !== 'object') continue;
+    for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
+      const values = Array.isArray(value) ? value : [value];
+      if (values.some((item) => typeof item === 'string' && item.includes('\u0000'))) {
+        throw validationError(name, 'may not contain the NUL character (%00)');
+      }
+    }
+  }
+}
+
 interface JsonItem {
   value: unknown;
   depth: number;
