@@ -173,6 +173,21 @@ describe('0100 authorization', () => {
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '65.00', RESERVED: '35.00' });
   });
 
+  it('an increment naming a lifecycle declined from the start is declined 57 there: no second lifecycle under its reference', async () => {
+    const card = await fundedCard(t, '100.00');
+    const declined = await authorize(t, card.cardId, { amount: 990.51 });
+    expect(declined.responseCode).toBe('51');
+    const increment = await onParent(t, declined.parentCardTransactionId, 'increments', { amount: 10 });
+    expect(increment).toMatchObject({ responseCode: '57', parentCardTransactionId: declined.parentCardTransactionId });
+    expect(increment.record).toMatchObject({ status: 'FAILED', declineReason: 'TRANSACTION_NOT_PERMITTED', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    const after = await lifecycle(t, declined.parentCardTransactionId);
+    expect(after.status).toBe('FAILED');
+    expect(after.children).toHaveLength(2);
+    const swipes = await t.request({ url: `/v1/cards/transactions?cardId=${card.cardId}` });
+    expect(swipes.body.data).toHaveLength(1);
+  });
+
   it('duplicates: the same STAN and RRN answers the first answer again; different content answers 94', async () => {
     const card = await fundedCard(t, '100.00');
     const first = await authorize(t, card.cardId, { amount: 10 });
@@ -842,6 +857,12 @@ describe('400', () => {
       const response = await t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, body: { amount } });
       expect(response.status).toBe(400);
       expect(response.body.code).toBe('VALIDATION_ERROR');
+    }
+    // Too large for DE4 is said so, in exponent notation too (1e21 read as "1e+21" was called "more than 2 decimals").
+    for (const amount of [10_000_000_000, 1e21, 1e308]) {
+      const response = await t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, body: { amount } });
+      expect(response.status).toBe(400);
+      expect(response.body.details[0]).toEqual({ field: 'amount', message: 'is larger than an ISO 8583 amount (DE4, 12 digits of cents) can carry' });
     }
   });
 

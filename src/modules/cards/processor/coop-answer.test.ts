@@ -35,6 +35,7 @@ describe('readClientAnswer: answers used as they are', () => {
 describe('readClientAnswer: answers the stand-in replaces', () => {
   const badBodies: Array<[string, unknown]> = [
     ['"10" without an amount', { responseCode: '10' }],
+    ['"10" with the whole amount (a partial approval of everything asked, contract §12.4)', { responseCode: '10', approvedAmountMinor: 1000 }],
     ['a zero amount', { responseCode: '00', approvedAmountMinor: 0 }],
     ['a negative amount', { responseCode: '00', approvedAmountMinor: -5 }],
     ['an amount as a string', { responseCode: '00', approvedAmountMinor: '500' }],

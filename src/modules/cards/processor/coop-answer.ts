@@ -65,6 +65,8 @@ export function readClientAnswer(exchange: ClientExchange, amountMinor: bigint):
     if (approvedAmountMinor <= 0) return badBody('approvedAmountMinor must be above 0');
     approvedMinor = BigInt(approvedAmountMinor);
     if (approvedMinor > amountMinor) return badBody(`approvedAmountMinor ${approvedMinor} is above the ${amountMinor} requested`);
+    // A partial approval of everything asked is no partial approval (contract §12.4: approved ≥ request → stand-in).
+    if (responseCode === '10' && approvedMinor === amountMinor) return badBody(`responseCode "10" (partial approval) needs approvedAmountMinor below the ${amountMinor} requested`);
   } else if (responseCode === '10') {
     return badBody('responseCode "10" (partial approval) needs approvedAmountMinor');
   }

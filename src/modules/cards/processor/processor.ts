@@ -935,10 +935,10 @@ async function authorize(run: Run): Promise<CardMessageStep> {
   if (info.networkDataRef !== null) {
     const existing = await correlate(run, { byRrn: false });
     if (hasOpenHold(existing) && existing.coop_pending === null) return increment(run, existing);
-    // An increment of a lifecycle that holds nothing any more (completed, reversed, expired): no
-    // hold to raise, and a new hold under a used reference would make later messages ambiguous.
-    // Declined (57) on that lifecycle, which stays as it was.
-    if (existing && existing.status !== 'FAILED') {
+    // An increment of a lifecycle that holds nothing any more (completed, reversed, expired, or
+    // declined from the start): no hold to raise, and a new hold under a used reference would make
+    // later messages ambiguous. Declined (57) on that lifecycle, which stays as it was.
+    if (existing) {
       return writeChild(run, existing, idAt(context.now), {
         type: 'PRE_AUTHORIZATION',
         status: 'FAILED',

@@ -31,6 +31,7 @@ export const sandboxCurrencies: Readonly<Record<string, string>> = { USD: '840',
 
 /** Largest amount DE4 can carry: 12 digits of minor units. */
 const amountMinorMax = 999_999_999_999n;
+const tooLarge = 'is larger than an ISO 8583 amount (DE4, 12 digits of cents) can carry';
 
 /**
  * A card amount of a sandbox request (a JSON number in major units, specification) in minor units:
@@ -39,10 +40,12 @@ const amountMinorMax = 999_999_999_999n;
 export function amountMinorOf(amount: number, field = 'amount'): bigint {
   const text = String(amount);
   if (!Number.isFinite(amount) || amount <= 0) throw validationError(field, 'must be a positive number of major units, for example 25.5');
+  // Before the digits are read: a number this large is written with an exponent ("1e+21").
+  if (amount > Number(amountMinorMax) / 100) throw validationError(field, tooLarge);
   const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
   if (match === null) throw validationError(field, 'must have at most 2 decimals (major units, for example 25.5)');
   const minor = BigInt(match[1] ?? '0') * 100n + BigInt((match[2] ?? '').padEnd(2, '0'));
-  if (minor > amountMinorMax) throw validationError(field, 'is larger than an ISO 8583 amount (DE4, 12 digits of cents) can carry');
+  if (minor > amountMinorMax) throw validationError(field, tooLarge);
   return minor;
 }
 
