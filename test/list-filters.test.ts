@@ -69,6 +69,12 @@ describe.each(filters)('GET %s?%s=', (path, parameter, resource) => {
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[2]).toEqual(answers[0]);
   });
+
+  it('400 VALIDATION_ERROR naming the parameter when it is empty (no id at all), on every list alike', async () => {
+    const response = await t.request({ url: `${path}?${parameter}=` });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: parameter }] });
+  });
 });
 
 describe('the paging parameters are checked whatever the filters match', () => {

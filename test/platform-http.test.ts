@@ -141,6 +141,11 @@ describe('400', () => {
     ['createdBefore=2026-04-31T12:00:00-05:00', 'createdBefore'],
     ['createdAfter=2026-02-30T10:00:00Z', 'createdAfter'],
     ['createdBefore=2026-12-31T23:59:60Z', 'createdBefore'],
+    // Hour 24 (JavaScript reads the next midnight) and offsets no clock has.
+    ['createdAfter=2026-12-02T24:00:00Z', 'createdAfter'],
+    ['createdAfter=2026-12-02T24:00Z', 'createdAfter'],
+    ['createdBefore=2026-12-02T10:00:00%2B24:00', 'createdBefore'],
+    ['createdBefore=2026-12-02T10:00:00-05:60', 'createdBefore'],
     ['type=NOT_AN_EVENT', 'type'],
     // Number() would read these; a whole number is written in decimal digits.
     ['limit=0x10', 'limit'],

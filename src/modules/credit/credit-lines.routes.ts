@@ -127,7 +127,7 @@ const PaymentBody = Type.Object(
 const ListQuery = Type.Object(
   {
     ...listQueryProperties,
-    customerId: Type.Optional(Type.String({ maxLength: 64 })),
+    customerId: Type.Optional(Text.id()),
     status: Type.Optional(statusSchema),
   },
   { additionalProperties: false },

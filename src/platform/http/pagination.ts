@@ -43,6 +43,17 @@ function isCalendarDay(text: string): boolean {
 }
 
 /**
+ * Whether the part after the day (`T24:00:00Z`, `+24:00`) names a time of a clock: JavaScript takes
+ * 24:00 for the next midnight, ISO 8601-1:2019 and RFC 3339 have no hour 24.
+ */
+function isClockTime(rest: string): boolean {
+  const time = /^T(\d{2}):(\d{2})(?::(\d{2}))?/.exec(rest);
+  if (time !== null && (Number(time[1]) > 23 || Number(time[2]) > 59 || Number(time[3] ?? 0) > 59)) return false;
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(rest);
+  return offset === null || (Number(offset[2]) <= 23 && Number(offset[3]) <= 59);
+}
+
+/**
  * A list bound as an instant. The day must exist whatever the offset (2026-02-30T10:00:00+01:00
  * is refused like its Z form), and so must the time (23:59:60 is not one). Records are dated to
  * the millisecond, so a bound with finer digits is the next millisecond: a record at .177 is
@@ -50,7 +61,7 @@ function isCalendarDay(text: string): boolean {
  */
 function parseInstant(value: string, field: string): Date {
   const date = new Date(value);
-  if (Number.isNaN(date.getTime()) || !isCalendarDay(value.slice(0, 10))) throw validationError(field, 'is not a valid date');
+  if (Number.isNaN(date.getTime()) || !isCalendarDay(value.slice(0, 10)) || !isClockTime(value.slice(10))) throw validationError(field, 'is not a valid date');
   const fraction = /\.(\d+)/.exec(value)?.[1] ?? '';
   return /[1-9]/.test(fraction.slice(3)) ? new Date(date.getTime() + 1) : date;
 }
