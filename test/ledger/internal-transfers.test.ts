@@ -118,6 +118,18 @@ describe('201', () => {
     expect(response.body.data.destination.walletId).toBe(destination);
     expect(await availableOf(t, destination)).toBe('1.00');
   });
+
+  it('destinationWalletId and referenceWalletId naming one wallet in different letter case are one wallet; two wallets are a 400', async () => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const both = await transfer({ sourceWalletId: source, destinationWalletId: destination, referenceWalletId: destination.toUpperCase(), amount: '1.00', asset: 'USD' });
+    expect(both.status, JSON.stringify(both.body)).toBe(201);
+    expect(both.body.data.destination.walletId).toBe(destination);
+    const other = await newWallet(t);
+    const two = await transfer({ sourceWalletId: source, destinationWalletId: destination, referenceWalletId: other, amount: '1.00', asset: 'USD' });
+    expect(two.status).toBe(400);
+    expect(two.body.details[0].field).toBe('referenceWalletId');
+  });
 });
 
 describe('400', () => {

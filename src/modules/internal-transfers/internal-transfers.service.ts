@@ -50,7 +50,8 @@ const walletNotFound = (field: string) => new AppError('NOT_FOUND', 'Wallet not 
  * enough AVAILABLE money.
  */
 export function validateInternalTransfer(body: InternalTransferRequest, mode: Mode): ValidTransfer {
-  if (body.destinationWalletId !== undefined && body.referenceWalletId !== undefined && body.destinationWalletId !== body.referenceWalletId) {
+  // Ids are read without regard to letter case, here as everywhere (the same wallet in capitals is the same wallet).
+  if (body.destinationWalletId !== undefined && body.referenceWalletId !== undefined && body.destinationWalletId.toLowerCase() !== body.referenceWalletId.toLowerCase()) {
     throw validationError('referenceWalletId', 'is another name for destinationWalletId; send one of them');
   }
   const destination = body.destinationWalletId ?? body.referenceWalletId;
