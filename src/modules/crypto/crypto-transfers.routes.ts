@@ -114,8 +114,16 @@ const WithdrawalBody = Type.Object(
     amount: Text.amount(),
     // Lengths are the destination checks' own rules (address, then memo, in their documented
     // order); the schema only bounds what is read.
-    address: Type.String({ maxLength: destinationTextMax, description: 'the destination, checked by the network\'s own rules' }),
-    memo: Type.Optional(nullable(Type.String({ maxLength: destinationTextMax }), `TRON and SOLANA only; 1 to ${memoLengthMax} characters`)),
+    address: Type.String({
+      maxLength: destinationTextMax,
+      description: `the destination, checked by the network's own rules: at most ${addressLengthMax} characters (a longer one is 400 INVALID_ADDRESS; maxLength is only the body's bound, so that the destination rules answer first)`,
+    }),
+    memo: Type.Optional(
+      nullable(
+        Type.String({ maxLength: destinationTextMax }),
+        `TRON and SOLANA only; 1 to ${memoLengthMax} characters (a longer one is 400 VALIDATION_ERROR; maxLength is only the body's bound)`,
+      ),
+    ),
     grossAmount: Type.Optional(Type.Boolean({ description: 'true: the fee comes out of amount; false (default): the wallet pays amount + fee' })),
     referenceNumber: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 100 }))),
     note: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 500 }))),

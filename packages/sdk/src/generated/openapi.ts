@@ -14522,9 +14522,9 @@ export interface operations {
                     network?: string | null;
                     /** @description decimal string, for example "10.50" */
                     amount: string;
-                    /** @description the destination, checked by the network's own rules */
+                    /** @description the destination, checked by the network's own rules: at most 128 characters (a longer one is 400 INVALID_ADDRESS; maxLength is only the body's bound, so that the destination rules answer first) */
                     address: string;
-                    /** @description TRON and SOLANA only; 1 to 256 characters */
+                    /** @description TRON and SOLANA only; 1 to 256 characters (a longer one is 400 VALIDATION_ERROR; maxLength is only the body's bound) */
                     memo?: string | null;
                     /** @description true: the fee comes out of amount; false (default): the wallet pays amount + fee */
                     grossAmount?: boolean;
