@@ -118,7 +118,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   const resolver = new ApiKeyResolver(deps);
   app.addHook(
     'onRequest',
-    authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey }),
+    authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey, failuresPerMinute: deps.config.rateLimitPerMinute }),
   );
   // After authentication (it logs authenticated requests only), before the other response hooks.
   if (deps.config.requestLog) registerRequestLog(app, deps);

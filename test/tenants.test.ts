@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { bootstrapSandbox, createApiKey } from '../src/modules/tenants/tenants.service.js';
+import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { createTestApp, type TestContext } from './harness.js';
 
 const adminKey = 'admin-key-0123456789abcdef';
@@ -78,6 +79,12 @@ describe('admin routes', () => {
     expect(response.body.details[0].field).toBe('keyPrefix');
   });
 
+  it('OPENBAAS_ADMIN_KEY with white space stops the start, naming it (it could never be sent in one Authorization token)', () => {
+    expect(() => loadConfig({ OPENBAAS_ADMIN_KEY: 'admin key with spaces 123' })).toThrow(/OPENBAAS_ADMIN_KEY must not contain white space/);
+    expect(() => loadConfig({ OPENBAAS_ADMIN_KEY: 'admin\tkey-0123456789' })).toThrow(ConfigError);
+    expect(loadConfig({ OPENBAAS_ADMIN_KEY: 'admin-key-0123456789' }).adminKey).toBe('admin-key-0123456789');
+  });
+
   it('do not exist without OPENBAAS_ADMIN_KEY', async () => {
     const plain = await createTestApp();
     try {
@@ -112,6 +119,28 @@ describe('rate limit', () => {
     expect(limited?.body.code).toBe('RATE_LIMITED');
     expect(Number(limited?.headers['retry-after'])).toBeGreaterThan(0);
     expect((await t.request({ url: '/v1/assets', key: t.clientB.key })).status).toBe(200);
+  });
+
+  it('failed authentications count per address: past the budget every request from it is 429 with Retry-After, a valid key too, so a key cannot be guessed', async () => {
+    const guarded = await createTestApp({ env: { OPENBAAS_ADMIN_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '5' } });
+    try {
+      const statuses = [];
+      for (let index = 0; index < 3; index++) statuses.push((await guarded.request({ url: '/v1/assets', key: `sk_test_guess${index}aaaaaaaaaaaaaaaa` })).status);
+      for (let index = 0; index < 2; index++) statuses.push((await guarded.request({ method: 'POST', url: '/v1/admin/clients', key: `admin-guess-${index}-0123456789`, body: { name: 'X' } })).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401]);
+      for (const [key, method, url] of [
+        ['sk_test_guess9aaaaaaaaaaaaaaaa', 'GET', '/v1/assets'],
+        [guarded.clientA.key, 'GET', '/v1/assets'],
+        [adminKey, 'POST', '/v1/admin/clients'],
+      ] as const) {
+        const refused = await guarded.request({ method, url, key, ...(method === 'POST' ? { body: { name: 'Y' } } : {}) });
+        expect(refused.status, key).toBe(429);
+        expect(refused.body.code).toBe('RATE_LIMITED');
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      }
+    } finally {
+      await guarded.close();
+    }
   });
 });
 

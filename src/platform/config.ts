@@ -129,9 +129,9 @@ export const environmentVariables = [
   ['OPENBAAS_API_KEY', '(unset)', 'in sandbox mode, a fixed `sk_test_…` key created at start if missing'],
   ['OPENBAAS_CONSOLE', 'on (sandbox), off (production)', '`on` or `off`: serve the browser console at `/console`'],
   ['OPENBAAS_REQUEST_LOG', 'on', '`on` or `off`: keep each authenticated API request for the trace timeline (`/v1/traces/:traceId`)'],
-  ['OPENBAAS_ADMIN_KEY', '(unset)', 'enables the `/v1/admin` routes, authenticated by this value'],
+  ['OPENBAAS_ADMIN_KEY', '(unset)', 'enables the `/v1/admin` routes, authenticated by this value (16+ characters, no white space)'],
   ['LOG_LEVEL', 'info', 'pino log level (`fatal` … `trace`, or `silent`)'],
-  ['RATE_LIMIT_PER_MINUTE', '6000 (sandbox), 1200 (production)', 'requests per minute per API key'],
+  ['RATE_LIMIT_PER_MINUTE', '6000 (sandbox), 1200 (production)', 'requests per minute per API key, and failed authentications per minute per client address'],
   ['SHUTDOWN_TIMEOUT_MS', '10000', 'how long shutdown waits for in-flight requests'],
   ['IDEMPOTENCY_RETENTION_HOURS', '24', 'how long idempotency keys are kept'],
   ['EVENT_RETENTION_DAYS', '30', 'days the webhook delivery log and the request log are kept (30 at least); events stay readable through /v1/events at least as long (they are not deleted today)'],
@@ -314,6 +314,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   const adminKey = env.OPENBAAS_ADMIN_KEY || undefined;
   if (adminKey !== undefined && adminKey.length < 16) {
     throw new ConfigError('OPENBAAS_ADMIN_KEY must be at least 16 characters long');
+  }
+  if (adminKey !== undefined && /\s/.test(adminKey)) {
+    // The Authorization header carries one token: a key with white space could never be sent.
+    throw new ConfigError('OPENBAAS_ADMIN_KEY must not contain white space (it is sent as one token in the Authorization header)');
   }
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000);
   const webhookConcurrencyPerSubscription = integer(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 10, 1, 1000);

@@ -12,6 +12,49 @@ export interface AuthOptions {
   resolveKey(key: string): Promise<KeyLookupResult>;
   ipAllowed(ip: string, cidrs: readonly string[]): boolean;
   adminKey: string | undefined;
+  /** Failed authentications (401) an address may make per minute before it is answered 429 (the API keys' own rate). */
+  failuresPerMinute: number;
+}
+
+/**
+ * Failed authentications per client address, in fixed one-minute windows, in this process. The
+ * request rate limit counts requests by API key, so it never sees a caller without a valid key:
+ * without this, API keys and the admin key could be guessed at any speed. An address over the
+ * limit is answered 429 RATE_LIMITED with Retry-After, before its key is looked at, until its
+ * window ends. Bounded: past 10,000 addresses the oldest windows are dropped.
+ */
+export class FailedAuthentications {
+  private readonly windows = new Map<string, { startedAtMs: number; failures: number }>();
+
+  constructor(
+    private readonly perMinute: number,
+    private readonly nowMs: () => number = () => performance.now(),
+  ) {}
+
+  /** Seconds until the address may try again, or 0 when it may now. */
+  retryAfterSeconds(address: string): number {
+    const window = this.windows.get(address);
+    if (!window) return 0;
+    const elapsedMs = this.nowMs() - window.startedAtMs;
+    if (elapsedMs >= 60_000) {
+      this.windows.delete(address);
+      return 0;
+    }
+    return window.failures >= this.perMinute ? Math.ceil((60_000 - elapsedMs) / 1000) : 0;
+  }
+
+  note(address: string): void {
+    const now = this.nowMs();
+    const window = this.windows.get(address);
+    if (window && now - window.startedAtMs < 60_000) {
+      window.failures += 1;
+      return;
+    }
+    if (this.windows.size >= 10_000) {
+      for (const key of [...this.windows.keys()].slice(0, 1_000)) this.windows.delete(key);
+    }
+    this.windows.set(address, { startedAtMs: now, failures: 1 });
+  }
 }
 
 const writeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -32,23 +75,29 @@ function adminKeyMatches(given: string, expected: string): boolean {
 
 /** onRequest hook: runs before the body is read, so an unauthenticated caller cannot make us parse 1 MiB. */
 export function authHook(options: AuthOptions) {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  const failures = new FailedAuthentications(options.failuresPerMinute);
+  const refuse = (request: FastifyRequest, message: string): AppError => {
+    failures.note(request.ip);
+    return new AppError('UNAUTHENTICATED', message);
+  };
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     request.auth = undefined;
     const config = request.routeOptions.config;
     if (config.public || request.is404) return;
+    if (config.admin && !options.adminKey) throw new AppError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url} not found`);
+    const retryAfter = failures.retryAfterSeconds(request.ip);
+    if (retryAfter > 0) {
+      reply.header('Retry-After', String(retryAfter));
+      throw new AppError('RATE_LIMITED', `Too many failed authentications from your address: ${options.failuresPerMinute} per minute; retry in ${retryAfter} seconds.`);
+    }
     const key = extractKey(request.headers.authorization);
     if (config.admin) {
-      if (!options.adminKey) throw new AppError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url} not found`);
-      if (!key || !adminKeyMatches(key, options.adminKey)) {
-        throw new AppError('UNAUTHENTICATED', 'The admin routes need Authorization: <OPENBAAS_ADMIN_KEY>.');
-      }
+      if (!key || !adminKeyMatches(key, options.adminKey ?? '')) throw refuse(request, 'The admin routes need Authorization: <OPENBAAS_ADMIN_KEY>.');
       return;
     }
-    if (!key) {
-      throw new AppError('UNAUTHENTICATED', 'Missing API key: send it as "Authorization: <key>" or "Authorization: Bearer <key>".');
-    }
+    if (!key) throw refuse(request, 'Missing API key: send it as "Authorization: <key>" or "Authorization: Bearer <key>".');
     const lookup = await options.resolveKey(key);
-    if (lookup.outcome === 'unknown') throw new AppError('UNAUTHENTICATED', 'The API key is not valid.');
+    if (lookup.outcome === 'unknown') throw refuse(request, 'The API key is not valid.');
     if (lookup.outcome === 'revoked') throw new AppError('FORBIDDEN', 'The API key has been revoked.');
     if (!options.ipAllowed(request.ip, lookup.allowedCidrs)) {
       throw new AppError('FORBIDDEN', 'Requests with this API key are not allowed from your IP address.');
