@@ -76,6 +76,12 @@ describe('openbaas command (embedded database)', () => {
     expect(badIp.code).toBe(1);
     expect(badIp.stderr).toContain('--allow-ip');
 
+    // A client id that is not one is an unknown client, not a database error with its stack.
+    const badClient = await runCli(['keys', 'create', '--client', 'not-a-uuid'], env);
+    expect(badClient.code).toBe(1);
+    expect(badClient.stderr).toContain('Client not found');
+    expect(badClient.stderr).not.toMatch(/invalid input syntax|\n\s+at /);
+
     fs.writeFileSync(path.join(env.DATA_DIR, 'openbaas.lock'), String(process.pid));
     const locked = await runCli(['clients', 'list'], env);
     expect(locked.code).toBe(1);

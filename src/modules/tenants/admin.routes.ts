@@ -2,8 +2,6 @@ import { Type } from 'typebox';
 import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { Envelope, Text } from '../../platform/http/envelope.js';
-import { isUuid } from '../../platform/ids.js';
-import { notFound } from '../../platform/http/errors.js';
 import type { ApiKeyResolver } from './api-key-resolver.js';
 import * as tenants from './tenants.service.js';
 
@@ -71,7 +69,6 @@ export function registerAdminRoutes(app: App, deps: Deps, resolver: ApiKeyResolv
       },
     },
     async (request, reply) => {
-      if (!isUuid(request.params.clientId)) throw notFound('Client');
       const apiKey = await tenants.createApiKey(deps, request.params.clientId, request.body);
       return reply.code(201).send({ message: 'API key created', data: { apiKey }, traceId: String(request.id) });
     },

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
 import { withTransaction, type Tx } from '../../platform/db/transaction.js';
-import { newId } from '../../platform/ids.js';
+import { isUuid, newId } from '../../platform/ids.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { assertPlainText } from '../../platform/text.js';
 import { apiKeyPattern, apiKeyPrefix, generateApiKey, hashApiKey, parseCidr } from './api-key.js';
@@ -83,6 +83,8 @@ export async function createClient(deps: Deps, name: string): Promise<ClientView
 }
 
 export async function createApiKeyInTx(tx: Tx, deps: Deps, clientId: string, options: CreateKeyOptions = {}): Promise<ApiKeyView> {
+  // Checked here, not only by the admin route: the CLI's --client reached the database with any text.
+  if (!isUuid(clientId)) throw notFound('Client');
   const client = await store.findClient(tx, clientId);
   if (!client) throw notFound('Client');
   const live = deps.config.mode === 'production';
