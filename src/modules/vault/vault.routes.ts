@@ -12,6 +12,7 @@ import { listQueryProperties } from '../../platform/http/pagination.js';
 import { framePage, frameContentSecurityPolicy, frameNonce } from './frame.js';
 import { bearerToken, rotateVaultSecret, vaultScopes, verifyVaultToken, type VaultTokenClaims } from './vault-token.js';
 import * as vault from './vault.service.js';
+import { assert } from '../../platform/assert.js';
 
 const tags = ['Vault'];
 const exampleId = '019ca945-0a00-74c1-8797-3bfde107f365';
@@ -96,6 +97,29 @@ function allowOrigin(deps: Deps, request: FastifyRequest, reply: FastifyReply): 
 async function claimsOf(deps: Deps, request: FastifyRequest): Promise<VaultTokenClaims> {
   const token = bearerToken(request.headers.authorization);
   return verifyVaultToken(deps.db, fieldCipherOf(deps), token, async (clientId) => clientNow(deps.clock, await readClockOffset(deps.db, clientId)));
+}
+
+/** The verified claims of a browser-facing request, set by vaultTokenHook. */
+const requestClaims = new WeakMap<FastifyRequest, VaultTokenClaims>();
+
+/**
+ * onRequest of the browser-facing endpoints: CORS and no-store headers, then the vault token,
+ * before the body is read or the query validated, so a request without a good token is 401
+ * whatever it carries (as the API key check is for the other routes), never a 400 that answers
+ * questions about the request's shape to someone without a token.
+ */
+function vaultTokenHook(deps: Deps) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    allowOrigin(deps, request, reply);
+    reply.header('cache-control', 'no-store');
+    requestClaims.set(request, await claimsOf(deps, request));
+  };
+}
+
+function verifiedClaims(request: FastifyRequest): VaultTokenClaims {
+  const claims = requestClaims.get(request);
+  assert(claims !== undefined, 'the vault token hook verified this request');
+  return claims;
 }
 
 export function registerVaultRoutes(app: App, deps: Deps): void {
@@ -201,6 +225,7 @@ export function registerVaultRoutes(app: App, deps: Deps): void {
     '/v1/vault/show',
     {
       config: { public: true },
+      onRequest: vaultTokenHook(deps),
       schema: {
         operationId: 'vault.show',
         tags,
@@ -215,10 +240,8 @@ export function registerVaultRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request, reply) => {
-      allowOrigin(deps, request, reply);
-      reply.header('cache-control', 'no-store');
-      const claims = await claimsOf(deps, request);
+    async (request) => {
+      const claims = verifiedClaims(request);
       const now = clientNow(deps.clock, await readClockOffset(deps.db, claims.clientId));
       const fields = (request.query.fields ?? 'pan,cvv,expiry').split(',') as Array<'pan' | 'cvv' | 'expiry'>;
       const data = await withTransaction(deps.db, (tx) => vault.showCard(tx, deps, claims, request.query.cardId, [...new Set(fields)], now));
@@ -230,6 +253,7 @@ export function registerVaultRoutes(app: App, deps: Deps): void {
     '/v1/vault/reveal',
     {
       config: { public: true },
+      onRequest: vaultTokenHook(deps),
       schema: {
         operationId: 'vault.reveal',
         tags,
@@ -243,10 +267,8 @@ export function registerVaultRoutes(app: App, deps: Deps): void {
         response: { 200: Envelope(Type.Record(Type.String(), Type.Unknown(), { title: 'VaultReveal' })) },
       },
     },
-    async (request, reply) => {
-      allowOrigin(deps, request, reply);
-      reply.header('cache-control', 'no-store');
-      const claims = await claimsOf(deps, request);
+    async (request) => {
+      const claims = verifiedClaims(request);
       const now = clientNow(deps.clock, await readClockOffset(deps.db, claims.clientId));
       const data = await withTransaction(deps.db, (tx) => vault.reveal(tx, deps, claims, request.body, now, requesterOf(request)));
       return { message: 'Revealed', data, traceId: String(request.id) };

@@ -180,6 +180,18 @@ describe('reveals refused', () => {
     }
   });
 
+  it('without a good token, a malformed body or query is 401 too: the token is checked first, before the request is read', async () => {
+    for (const authorization of [t.clientA.key, undefined]) {
+      const headers: Record<string, string> = authorization ? { authorization } : {};
+      const reveal = await revealRequest(null, { x: 1 }, headers);
+      expect(reveal.status, JSON.stringify(reveal.body)).toBe(401);
+      expect(reveal.body.code).toBe('VAULT_TOKEN_INVALID');
+      const show = await t.request({ url: '/v1/vault/show?type=card&nonsense=1', key: null, headers });
+      expect(show.status, JSON.stringify(show.body)).toBe(401);
+      expect(show.body.code).toBe('VAULT_TOKEN_INVALID');
+    }
+  });
+
   it('a tampered signature, alg none, a wrong audience or issuer, another client\'s claim: 401 VAULT_TOKEN_INVALID', async () => {
     const { wallet, cardId } = await issuedCard(t);
     const token = await tokenFor(wallet.customerId);
