@@ -397,6 +397,22 @@ describe('PATCH /v1/customers/:id', () => {
   });
 
   describe('400', () => {
+    it('an update with no field (an empty body, or none) changes nothing and is refused, as every other PATCH is', async () => {
+      const customer = await createIndividual(t);
+      const business = await createBusiness(t);
+      t.clock.advance(1000);
+      for (const [url, body] of [
+        [`/v1/customers/${customer.id as string}`, {}],
+        [`/v1/customers/${customer.id as string}`, undefined],
+        [`/v1/customers/business/${business.id as string}`, {}],
+      ] as const) {
+        const response = await t.request({ method: 'PATCH', url, ...(body === undefined ? {} : { body }) });
+        expect(response.status, url).toBe(400);
+        expect(response.body.code).toBe('VALIDATION_ERROR');
+      }
+      expect((await t.request({ url: `/v1/customers/${customer.id as string}` })).body.data.updatedAt).toBe(customer.updatedAt);
+    });
+
     it('refuses a change of type, naming the field', async () => {
       const customer = await createIndividual(t);
       const response = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { type: 'LEGAL' } });

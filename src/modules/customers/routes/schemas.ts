@@ -169,7 +169,7 @@ export const IndividualPatchBody = Type.Object(
     billingAddress: Type.Optional(nullable(AddressInput)),
     deliveryAddress: Type.Optional(nullable(AddressInput)),
   },
-  { additionalProperties: false, title: 'IndividualCustomerUpdate', examples: [{ membershipProgram: 'Premium', kyc: { occupation: '13' } }] },
+  { additionalProperties: false, minProperties: 1, title: 'IndividualCustomerUpdate', examples: [{ membershipProgram: 'Premium', kyc: { occupation: '13' } }] },
 );
 
 const TaxInformation = Type.Object(
@@ -254,7 +254,7 @@ export const BusinessPatchBody = Type.Object(
     billingAddress: Type.Optional(nullable(AddressInput)),
     deliveryAddress: Type.Optional(nullable(AddressInput)),
   },
-  { additionalProperties: false, title: 'BusinessCustomerUpdate', examples: [{ kyb: { naicsCode: '52' } }] },
+  { additionalProperties: false, minProperties: 1, title: 'BusinessCustomerUpdate', examples: [{ kyb: { naicsCode: '52' } }] },
 );
 
 // ---- responses ----
