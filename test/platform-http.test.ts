@@ -289,6 +289,16 @@ describe('idempotency', () => {
     expect(await eventCount()).toBe(before + 1);
   });
 
+  it('a retry that adds or drops a trailing slash is the same request (the router ignores it): replayed, not 422', async () => {
+    const before = await eventCount();
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'slash-1' });
+    const second = await t.request({ method: 'POST', url: '/v1/test/things/', body: thing, idempotencyKey: 'slash-1' });
+    expect(first.status).toBe(201);
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(await eventCount()).toBe(before + 1);
+  });
+
   it('422 when the key is reused with a different body', async () => {
     await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'reuse-1' });
     const response = await t.request({ method: 'POST', url: '/v1/test/things', body: { ...thing, amount: '11.00' }, idempotencyKey: 'reuse-1' });

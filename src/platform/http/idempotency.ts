@@ -61,7 +61,9 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
 export function requestHash(request: FastifyRequest): Buffer {
   // Ids are compared as ids (a UUID's letters in either case name the same resource) and bodies as
   // their fields, whatever their order: a retry that spells the same request differently replays.
-  const path = (request.url.split('?')[0] ?? '').replace(uuidAnyCase, (id) => id.toLowerCase());
+  const written = (request.url.split('?')[0] ?? '').replace(uuidAnyCase, (id) => id.toLowerCase());
+  // The router ignores a trailing slash, so a retry that adds or drops one is the same request.
+  const path = written.length > 1 && written.endsWith('/') ? written.slice(0, -1) : written;
   return crypto
     .createHash('sha256')
     // No body, null and {} are one request: a write without a body counts as {} (docs/api-design.md).
