@@ -21,15 +21,16 @@ export interface AuthOptions {
  * request rate limit counts requests by API key, so it never sees a caller without a valid key:
  * without this, API keys and the admin key could be guessed at any speed. An address over the
  * limit is answered 429 RATE_LIMITED with Retry-After, before its key is looked at, until its
- * window ends. Bounded: past 10,000 addresses the oldest windows are dropped.
+ * window ends. Bounded: past 10,000 addresses, the 1,000 first noted are dropped.
  */
-export class FailedAuthentications {
+class FailedAuthentications {
   private readonly windows = new Map<string, { startedAtMs: number; failures: number }>();
 
-  constructor(
-    private readonly perMinute: number,
-    private readonly nowMs: () => number = () => performance.now(),
-  ) {}
+  constructor(private readonly perMinute: number) {}
+
+  private nowMs(): number {
+    return performance.now();
+  }
 
   /** Seconds until the address may try again, or 0 when it may now. */
   retryAfterSeconds(address: string): number {
