@@ -2,6 +2,7 @@ import type { App } from '../platform/http/app-type.js';
 import { readBatchConcurrency, type Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
 import type { Metrics } from '../platform/http/metrics.js';
+import { derivedKey, encryptionKeyOf } from '../platform/crypto/field-cipher.js';
 import { registerAssetRoutes } from './assets/index.js';
 import { registerApiKeyRoutes } from './tenants/index.js';
 import { registerBankAccountRoutes } from './bank-accounts/index.js';
@@ -85,6 +86,7 @@ export function bankTransferRuntime(deps: Deps): BankTransferRuntime {
     rail: deps.config.mode === 'sandbox' ? new SandboxBankRail(deps.config.sandboxBankSettlementDelayMs) : unconnectedBankRail,
     operatingBank: deps.config.operatingBank,
     findCounterparty: findSavedCounterparty,
+    serialKey: derivedKey(encryptionKeyOf(deps), 'bank-trace-serial'),
   };
 }
 

@@ -115,7 +115,7 @@ export async function receiveDeposit(tx: Tx, context: RequestContext, body: Depo
 
   const transferId = idAt(context.now);
   const childId = idAt(context.now);
-  const endToEndId = await endToEndIdFor(tx, bankNetwork, sender.routingNumber ?? runtime.operatingBank.routingNumber, sender.swiftCode ?? runtime.operatingBank.swiftCode, context.now);
+  const endToEndId = await endToEndIdFor(tx, bankNetwork, sender.routingNumber ?? runtime.operatingBank.routingNumber, sender.swiftCode ?? runtime.operatingBank.swiftCode, context.now, runtime.serialKey);
   const base = {
     client_id: context.clientId,
     id: transferId,

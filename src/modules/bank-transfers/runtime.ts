@@ -32,6 +32,8 @@ export interface BankTransferRuntime {
   rail: BankRail;
   operatingBank: OperatingBankConfig;
   findCounterparty: FindCounterparty;
+  /** The key of the permutation that hides the shared ACH and Fedwire serial (end-to-end-id.ts). */
+  serialKey: Buffer;
 }
 
 /** The asset of a bank payment: USD, and USD_TEST in the sandbox (400 for any other). */

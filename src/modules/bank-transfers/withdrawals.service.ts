@@ -254,7 +254,7 @@ export async function createWithdrawal(tx: Tx, context: RequestContext, body: Wi
     beneficiary: beneficiaryData,
     counterparty_id: counterparty?.id ?? null,
     remittance_memo: remittanceMemo,
-    end_to_end_id: await endToEndIdFor(tx, bankNetwork, runtime.operatingBank.routingNumber, runtime.operatingBank.swiftCode, context.now),
+    end_to_end_id: await endToEndIdFor(tx, bankNetwork, runtime.operatingBank.routingNumber, runtime.operatingBank.swiftCode, context.now, runtime.serialKey),
     account_number: null,
     routed_by: null,
     hold_id: hold.holdId,
