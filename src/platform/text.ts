@@ -49,9 +49,19 @@ export function withoutRefusedCharacters(text: string): string {
   return text.replace(refusedCharacters, '');
 }
 
-/** 400 VALIDATION_ERROR naming `field` when `text` holds a refused character; nothing for a clean, absent or null text. */
-export function assertPlainText(text: string | null | undefined, field: string): void {
-  if (text == null) return;
+/**
+ * The rule's message for a text, or undefined when it passes: refused characters, then, with
+ * `notBlank`, a text of nothing but white space.
+ */
+export function plainTextProblem(text: string, options: { notBlank?: boolean } = {}): string | undefined {
   const problem = refusedCharactersProblem(text);
+  if (problem !== undefined) return problem;
+  return options.notBlank === true && text.trim() === '' ? 'must not be empty or only white space' : undefined;
+}
+
+/** 400 VALIDATION_ERROR naming `field` when `text` fails plainTextProblem; nothing for an absent or null text. */
+export function assertPlainText(text: string | null | undefined, field: string, options: { notBlank?: boolean } = {}): void {
+  if (text == null) return;
+  const problem = plainTextProblem(text, options);
   if (problem !== undefined) throw validationError(field, problem);
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { ErrorCode } from '../../platform/http/error-codes.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
-import { describeCharacters, refusedCharactersProblem } from '../../platform/text.js';
+import { describeCharacters, plainTextProblem } from '../../platform/text.js';
 import { checkBic, checkIban, checkRoutingNumber, electronicIban, looksLikeIban } from '../bank-directory/index.js';
 
 /**
@@ -161,11 +161,8 @@ export function checkRemittanceMemo(memo: string | null | undefined, network: Tr
  */
 export function checkNameOrAddress(value: string | null | undefined, field: string): RuleViolation[] {
   if (!isGiven(value)) return [];
-  const text = value ?? '';
-  const problem = refusedCharactersProblem(text);
-  if (problem !== undefined) return [{ code: 'VALIDATION_ERROR', field, message: problem }];
-  if (text.trim() === '') return [{ code: 'VALIDATION_ERROR', field, message: 'must not be empty or only white space' }];
-  return [];
+  const problem = plainTextProblem(value ?? '', { notBlank: true });
+  return problem === undefined ? [] : [{ code: 'VALIDATION_ERROR', field, message: problem }];
 }
 
 /** The beneficiary's name and address fields, as a withdrawal and a counterparty both have them. */

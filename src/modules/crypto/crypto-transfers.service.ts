@@ -43,7 +43,7 @@ import {
 } from './networks.js';
 import { generateSandboxTxHash, requireValidTxHash } from './tx-hash.js';
 import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
-import { assertPlainText, refusedCharactersProblem } from '../../platform/text.js';
+import { assertPlainText } from '../../platform/text.js';
 
 type Queryable = Db | Tx;
 
@@ -397,10 +397,8 @@ export async function createCryptoWithdrawal(tx: Tx, context: RequestContext, se
   const amount = parseAmount(body.amount, asset, 'amount');
   const wallet = await requireWallet(tx, context.clientId, body.walletId);
   const destination = requireValidWithdrawalDestination({ network, address: body.address, memo: body.memo ?? null, bitcoinNetwork: settings.bitcoinNetwork });
-  for (const [field, value] of [['referenceNumber', body.referenceNumber], ['note', body.note]] as const) {
-    const problem = value == null ? undefined : refusedCharactersProblem(value);
-    if (problem !== undefined) throw validationError(field, problem);
-  }
+  assertPlainText(body.referenceNumber, 'referenceNumber');
+  assertPlainText(body.note, 'note');
   const fee = withdrawalFeeOf(asset.code, network, settings.overrides.withdrawalFees);
   assert(fee !== undefined, `no withdrawal fee for ${asset.code} on ${network}`);
   const gross = body.grossAmount === true;
@@ -726,9 +724,8 @@ export async function confirmCryptoTransaction(tx: Tx, context: RequestContext, 
 
 /** Sandbox: fail one pending transfer now (a reorg, a rejection), with an optional reason. */
 export async function failCryptoTransaction(tx: Tx, context: RequestContext, id: string, reason: string | undefined): Promise<CryptoTransactionView> {
-  // The text rule of every reason (the bank fail control's too).
-  assertPlainText(reason, 'reason');
-  if (reason !== undefined && reason.trim() === '') throw validationError('reason', 'must not be empty or only white space');
+  // The text rule of every reason, as the bank fail control's (checkNameOrAddress).
+  assertPlainText(reason, 'reason', { notBlank: true });
   const transfer = await lockTransferByAnyId(tx, context.clientId, id);
   return failTransfer(tx, context, transfer, reason ?? (transfer.direction === 'DEPOSIT' ? 'DROPPED_BY_REORG' : rejectedByNetwork));
 }

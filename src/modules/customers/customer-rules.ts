@@ -2,7 +2,7 @@ import net from 'node:net';
 import countries from 'i18n-iso-countries';
 import { parsePhoneNumberFromString, validatePhoneNumberLength } from 'libphonenumber-js';
 import { AppError, validationError } from '../../platform/http/errors.js';
-import { refusedCharactersProblem } from '../../platform/text.js';
+import { assertPlainText } from '../../platform/text.js';
 import type { Address } from './customers.tables.js';
 
 /**
@@ -202,8 +202,7 @@ export function requireNaicsCode(value: string, field: string): string {
  * zero-width space pass for filled in), then trimmed, not empty, within its limit.
  */
 export function requireText(value: string, field: string, lengthMax: number): string {
-  const problem = refusedCharactersProblem(value);
-  if (problem !== undefined) throw validationError(field, problem);
+  assertPlainText(value, field);
   const trimmed = value.trim();
   if (trimmed.length === 0) throw validationError(field, 'must not be empty');
   if (trimmed.length > lengthMax) throw validationError(field, `must be at most ${lengthMax} characters`);

@@ -6,7 +6,7 @@ import type { BatchItem, BatchOutcome } from '../../platform/http/write-batcher.
 import { formatAmount, parseAmount } from '../../platform/money/amount.js';
 import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import { idAt, isUuid } from '../../platform/ids.js';
-import { refusedCharactersProblem } from '../../platform/text.js';
+import { assertPlainText } from '../../platform/text.js';
 import { LedgerBatch, type TransferOperation, type WalletsExist } from '../ledger/index.js';
 import { recordEvents, type EventToRecord } from '../webhooks/index.js';
 
@@ -63,8 +63,7 @@ export function validateInternalTransfer(body: InternalTransferRequest, mode: Mo
   if (sourceWalletId === destinationWalletId) {
     throw validationError(body.destinationWalletId === undefined ? 'referenceWalletId' : 'destinationWalletId', 'must be a different wallet than sourceWalletId');
   }
-  const noteProblem = refusedCharactersProblem(body.note ?? '');
-  if (noteProblem !== undefined) throw validationError('note', noteProblem);
+  assertPlainText(body.note, 'note');
   // A malformed id answers exactly like an unknown one.
   if (!isUuid(sourceWalletId)) throw walletNotFound('sourceWalletId');
   if (!isUuid(destinationWalletId)) throw walletNotFound('destinationWalletId');

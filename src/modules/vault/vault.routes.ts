@@ -94,13 +94,13 @@ function allowOrigin(deps: Deps, request: FastifyRequest, reply: FastifyReply): 
   }
 }
 
-async function claimsOf(deps: Deps, request: FastifyRequest): Promise<VaultTokenClaims> {
-  const token = bearerToken(request.headers.authorization);
-  return verifyVaultToken(deps.db, fieldCipherOf(deps), token, async (clientId) => clientNow(deps.clock, await readClockOffset(deps.db, clientId)));
+/** A browser-facing request's verified token and the client's time it was judged by (one clock read for both). */
+interface VerifiedToken {
+  claims: VaultTokenClaims;
+  now: Date;
 }
 
-/** The verified claims of a browser-facing request, set by vaultTokenHook. */
-const requestClaims = new WeakMap<FastifyRequest, VaultTokenClaims>();
+const verifiedTokens = new WeakMap<FastifyRequest, VerifiedToken>();
 
 /**
  * onRequest of the browser-facing endpoints: CORS and no-store headers, then the vault token,
@@ -112,14 +112,20 @@ function vaultTokenHook(deps: Deps) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     allowOrigin(deps, request, reply);
     reply.header('cache-control', 'no-store');
-    requestClaims.set(request, await claimsOf(deps, request));
+    let now: Date | undefined;
+    const claims = await verifyVaultToken(deps.db, fieldCipherOf(deps), bearerToken(request.headers.authorization), async (clientId) => {
+      now = clientNow(deps.clock, await readClockOffset(deps.db, clientId));
+      return now;
+    });
+    assert(now !== undefined, 'a verified token was judged by its client\'s clock');
+    verifiedTokens.set(request, { claims, now });
   };
 }
 
-function verifiedClaims(request: FastifyRequest): VaultTokenClaims {
-  const claims = requestClaims.get(request);
-  assert(claims !== undefined, 'the vault token hook verified this request');
-  return claims;
+function verifiedToken(request: FastifyRequest): VerifiedToken {
+  const verified = verifiedTokens.get(request);
+  assert(verified !== undefined, 'the vault token hook verified this request');
+  return verified;
 }
 
 export function registerVaultRoutes(app: App, deps: Deps): void {
@@ -241,8 +247,7 @@ export function registerVaultRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const claims = verifiedClaims(request);
-      const now = clientNow(deps.clock, await readClockOffset(deps.db, claims.clientId));
+      const { claims, now } = verifiedToken(request);
       const fields = (request.query.fields ?? 'pan,cvv,expiry').split(',') as Array<'pan' | 'cvv' | 'expiry'>;
       const data = await withTransaction(deps.db, (tx) => vault.showCard(tx, deps, claims, request.query.cardId, [...new Set(fields)], now));
       return { message: 'Card aliases retrieved', data, traceId: String(request.id) };
@@ -268,8 +273,7 @@ export function registerVaultRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const claims = verifiedClaims(request);
-      const now = clientNow(deps.clock, await readClockOffset(deps.db, claims.clientId));
+      const { claims, now } = verifiedToken(request);
       const data = await withTransaction(deps.db, (tx) => vault.reveal(tx, deps, claims, request.body, now, requesterOf(request)));
       return { message: 'Revealed', data, traceId: String(request.id) };
     },

@@ -36,6 +36,20 @@ async function signingSecret(clientId = t.clientA.id): Promise<Uint8Array> {
   return Buffer.from(fieldCipherOf(t.deps).decrypt(row.secret_encrypted, `${clientId}:vault:secret:v${row.secret_version}`), 'base64url');
 }
 
+/**
+ * Saves a snapshot of the client, then moves its clock on by `seconds`; the function returned
+ * restores the snapshot, moving the clock back.
+ */
+async function snapshotThenAdvance(client: TestClient, seconds: number): Promise<() => Promise<void>> {
+  const saved = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'before' } });
+  expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+  expect((await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds } })).status).toBe(200);
+  return async () => {
+    const restored = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${saved.body.data.id as string}/restore`, key: client.key, body: {} });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+  };
+}
+
 describe('configuration and tokens', () => {
   it('the configuration is fixed per client', async () => {
     const first = await t.request({ url: '/v1/vault/config' });
@@ -149,13 +163,10 @@ describe('reveals', () => {
   it('reveals dated after the clock (moved back by a snapshot restore; the audit stays) do not count against the minute', async () => {
     const client = await t.newClient('vault rewind');
     const { wallet, cardId } = await issuedCard(t, client);
-    const snapshot = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'before' } });
-    expect(snapshot.status, JSON.stringify(snapshot.body)).toBe(201);
-    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 3600 } });
+    const restore = await snapshotThenAdvance(client, 3600);
     const token = await tokenFor(wallet.customerId, { client });
     for (let index = 0; index < 10; index++) expect((await revealRequest(token, { cardId, fields: ['cvv'] })).status).toBe(200);
-    const restored = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id as string}/restore`, key: client.key, body: {} });
-    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    await restore();
     const response = await revealRequest(await tokenFor(wallet.customerId, { client }), { cardId, fields: ['cvv'] });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
   });
@@ -302,16 +313,13 @@ describe('secret rotation', () => {
   it('a secret rotated away stays away after a snapshot restore moves the clock back', async () => {
     const client = await t.newClient('Rotation and restore');
     const { wallet, cardId } = await issuedCard(t, client);
-    const saved = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'before rotation' } });
-    expect(saved.status).toBe(201);
-    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 3600 } });
+    const restore = await snapshotThenAdvance(client, 3600);
     const old = await tokenFor(wallet.customerId, { client });
     expect((await t.request({ method: 'POST', url: '/v1/vault/secret/rotate', key: client.key })).status).toBe(200);
     // The overlap (6 minutes) ends.
     await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 600 } });
     expect((await revealRequest(old, { cardId, fields: ['cvv'] })).status).toBe(401);
-    const restored = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${saved.body.data.id as string}/restore`, key: client.key, body: {} });
-    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    await restore();
     const refused = await revealRequest(old, { cardId, fields: ['cvv'] });
     expect(refused.status, JSON.stringify(refused.body)).toBe(401);
     expect(refused.body.code).toBe('VAULT_TOKEN_INVALID');
@@ -324,13 +332,10 @@ describe('a token and a clock moved back', () => {
   it('a token issued after the snapshot is refused once a restore moves the clock back before its iat; one issued then works', async () => {
     const client = await t.newClient('Token and restore');
     const { wallet, cardId } = await issuedCard(t, client);
-    const saved = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'before the month' } });
-    expect(saved.status).toBe(201);
-    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 30 * 86_400 } });
+    const restore = await snapshotThenAdvance(client, 30 * 86_400);
     const late = await tokenFor(wallet.customerId, { client });
     expect((await revealRequest(late, { cardId, fields: ['cvv'] })).status).toBe(200);
-    const restored = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${saved.body.data.id as string}/restore`, key: client.key, body: {} });
-    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    await restore();
     // Judged by exp alone it would live 30 days and 6 minutes more.
     const refused = await revealRequest(late, { cardId, fields: ['cvv'] });
     expect(refused.status, JSON.stringify(refused.body)).toBe(401);

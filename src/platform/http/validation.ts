@@ -157,7 +157,7 @@ function mergeUnionDetails(details: ErrorDetail[]): ErrorDetail[] {
 
 /**
  * A JSON request body: `undefined` for an empty one, else the parsed value, checked by
- * checkJsonValue and refuseDuplicateKeys. The body must be UTF-8: a `charset` other than UTF-8 is
+ * checkJsonValue and checkJsonKeys. The body must be UTF-8: a `charset` other than UTF-8 is
  * 415 UNSUPPORTED_MEDIA_TYPE and bytes that are not UTF-8 are 400 INVALID_JSON (decoding them
  * would replace them with U+FFFD and store a text the client never sent).
  */
@@ -176,7 +176,7 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
     throw new AppError('INVALID_JSON', `The body is not valid JSON: ${(error as Error).message}`);
   }
   checkJsonValue(value);
-  refuseDuplicateKeys(text);
+  checkJsonKeys(text);
   return value;
 }
 
@@ -196,29 +196,13 @@ export function refuseNulInParameters(...sources: unknown[]): void {
   }
 }
 
-interface JsonItem {
-  value: unknown;
-  depth: number;
-  parent?: JsonItem;
-  key?: string | number;
-}
-
-/** The path of a value in the body, as a validation error names a field (`items[1].amount`). */
-function pathOf(item: JsonItem): string {
-  const keys: Array<string | number> = [];
-  for (let node: JsonItem | undefined = item; node?.key !== undefined; node = node.parent) keys.unshift(node.key);
-  return keys.reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`), '');
-}
-
 /**
  * Checks a parsed JSON body for what JSON.parse lets through but we refuse: nesting deeper than
- * jsonDepthMax, NUL characters and lone UTF-16 surrogates in strings or keys (400 INVALID_JSON),
- * and the prototype keys `__proto__` and `constructor` holding `prototype`, which no route takes
- * and which could reach an object's prototype further on (400 VALIDATION_ERROR naming the field,
- * as any unknown field). Iterative, so a hostile body cannot exhaust the stack.
+ * jsonDepthMax, NUL characters and lone UTF-16 surrogates in strings or keys. Iterative, so a
+ * hostile body cannot exhaust the stack.
  */
 export function checkJsonValue(root: unknown): void {
-  const stack: JsonItem[] = [{ value: root, depth: 0 }];
+  const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
   while (stack.length > 0) {
     const item = stack.pop();
     if (!item) break;
@@ -230,16 +214,11 @@ export function checkJsonValue(root: unknown): void {
         throw new AppError('INVALID_JSON', `The body is nested more than ${jsonDepthMax} levels deep.`);
       }
       if (Array.isArray(value)) {
-        value.forEach((element, index) => stack.push({ value: element, depth: depth + 1, parent: item, key: index }));
+        for (const element of value) stack.push({ value: element, depth: depth + 1 });
       } else {
         for (const [key, element] of Object.entries(value as Record<string, unknown>)) {
           checkString(key);
-          const child: JsonItem = { value: element, depth: depth + 1, parent: item, key };
-          if (key === '__proto__' || (key === 'constructor' && element !== null && typeof element === 'object' && Object.hasOwn(element, 'prototype'))) {
-            const field = pathOf(child);
-            throw new AppError('VALIDATION_ERROR', `${field} is not a known field`, { details: [{ field, message: 'is not a known field' }] });
-          }
-          stack.push(child);
+          stack.push({ value: element, depth: depth + 1 });
         }
       }
     }
@@ -256,12 +235,15 @@ function checkString(value: string): void {
 }
 
 /**
- * Refuses a JSON text (already known to parse) in which an object names one field twice:
- * JSON.parse keeps the last value silently, while a proxy, a signature check or an audit that
- * reads the first would see another request (`{"amount":"1.00","amount":"7.00"}`). 400
- * VALIDATION_ERROR naming the field by its path. One pass over the text, no recursion.
+ * Checks the field names of a JSON text (already known to parse), in one pass over the text, no
+ * recursion; 400 VALIDATION_ERROR naming the field by its path:
+ * - a field named twice in one object: JSON.parse keeps the last value silently, while a proxy, a
+ *   signature check or an audit that reads the first would see another request
+ *   (`{"amount":"1.00","amount":"7.00"}`);
+ * - the prototype keys `__proto__`, and `constructor` holding `prototype`: no route takes them,
+ *   and further on they could reach an object's prototype; they are unknown fields.
  */
-export function refuseDuplicateKeys(text: string): void {
+export function checkJsonKeys(text: string): void {
   if (!text.includes('{')) return;
   // An object frame keeps the keys seen and the current one (for the path); an array, its index.
   type Frame = { keys: Set<string>; key: string | undefined; expectsKey: boolean } | { index: number };
@@ -290,6 +272,9 @@ export function refuseDuplicateKeys(text: string): void {
         top.expectsKey = false;
         if (top.keys.has(key)) throw validationError(path(), 'appears more than once in its object; send each field once');
         top.keys.add(key);
+        if (key === '__proto__') throw unknownField(path());
+        const parent = stack[stack.length - 2];
+        if (key === 'prototype' && parent && 'keys' in parent && parent.key === 'constructor') throw unknownField(path().slice(0, -'.prototype'.length));
       }
     } else if (char === 0x7b /* { */) {
       stack.push({ keys: new Set(), key: undefined, expectsKey: true });
@@ -303,6 +288,10 @@ export function refuseDuplicateKeys(text: string): void {
       else if (top) top.index++;
     }
   }
+}
+
+function unknownField(field: string): AppError {
+  return new AppError('VALIDATION_ERROR', `${field} is not a known field`, { details: [{ field, message: 'is not a known field' }] });
 }
 
 /** Whether a request's body was sent as JSON (application/json, or a +json type). */
