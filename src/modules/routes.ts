@@ -10,7 +10,7 @@ import { registerBankTransferRoutes, unconnectedBankRail, type BankTransferRunti
 import { findSavedCounterparty, registerCounterpartyRoutes } from './counterparties/index.js';
 import { SandboxBankRail, registerSandboxBankRoutes } from './sandbox/bank/index.js';
 import { registerBankDirectoryRoutes } from './bank-directory/index.js';
-import { reevaluateOnboarding, registerComplianceModuleRoutes, type ComplianceRuntime } from './compliance/index.js';
+import { identityChanging, reevaluateOnboarding, registerComplianceModuleRoutes, type ComplianceRuntime } from './compliance/index.js';
 import { registerCardsModuleRoutes, seedCardPrograms } from './cards/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
 import { registerVaultRoutes } from './vault/index.js';
@@ -41,8 +41,12 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerWebhookRoutes(app, deps);
   registerBankDirectoryRoutes(app, deps);
   const compliance = complianceRuntime(deps);
-  // A customer PATCH or a related person written may complete the customer's running onboarding.
-  registerCustomersModuleRoutes(app, deps, { customerChanged: async (tx, context, customerId) => void (await reevaluateOnboarding(tx, context, compliance, customerId)) });
+  // A customer PATCH or a related person written may complete the customer's running onboarding;
+  // identity data changed under a verification's verdict is refused or reviewed again.
+  registerCustomersModuleRoutes(app, deps, {
+    customerChanged: async (tx, context, customerId) => void (await reevaluateOnboarding(tx, context, compliance, customerId)),
+    identityChanging,
+  });
   registerComplianceModuleRoutes(app, deps, compliance);
   registerVirtualAccountRoutes(app, deps);
   if (deps.config.mode === 'sandbox') registerSandboxIdentityRoutes(app, deps, compliance);

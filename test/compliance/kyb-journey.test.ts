@@ -155,5 +155,19 @@ describe('business KYB journey', () => {
     expect(approved.status).toBe(200);
     status = await businessStatus(t, business.id);
     expect(status.nextAction).toBe('UPLOAD_BUSINESS_DOCUMENT');
+
+    // The business's data changed after the review's verdict is reviewed again: the owner's own
+    // KYC is not approved, so the review waits again; a magic name sends it to manual review.
+    const renamed = await t.request({ method: 'PATCH', url: `/v1/customers/business/${business.id}`, body: { kyb: { legalName: 'Totally Different Holdings Ltd' } } });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    status = await businessStatus(t, business.id);
+    expect(status).toMatchObject({ onboardingStatus: 'PROCESSING', verificationStatus: 'PENDING' });
+    const review = await t.request({ method: 'PATCH', url: `/v1/customers/business/${business.id}`, body: { kyb: { legalName: 'Review Again Holdings LLC' } } });
+    expect(review.status).toBe(200);
+    expect((await businessStatus(t, business.id)).verificationStatus).toBe('MANUAL_REVIEW');
+    // Fields outside the kyb block leave the verdict alone.
+    await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${started.body.data.businessOnboardingId}/outcome`, body: { outcome: 'APPROVED' } });
+    expect((await t.request({ method: 'PATCH', url: `/v1/customers/business/${business.id}`, body: { email: `renamed-${business.id}@example.com` } })).status).toBe(200);
+    expect((await businessStatus(t, business.id)).verificationStatus).toBe('APPROVED');
   });
 });

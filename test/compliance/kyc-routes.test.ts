@@ -312,6 +312,53 @@ describe('illegal transitions over HTTP are refused with 409', () => {
   });
 });
 
+describe('identity data under a verification verdict', () => {
+  it('409: an approved or manually reviewed verification refuses identity changes while documents are awaited; other fields still change', async () => {
+    for (const verdict of ['APPROVED', 'MANUAL_REVIEW'] as const) {
+      const customer = await createReadyIndividual(t);
+      const started = await startKyc(t, customer.id);
+      await setOutcome(t, started.onboardingId, verdict);
+      for (const kyc of [{ lastName: 'Impostor' }, { birthDate: '1950-01-01' }, { documentSsn: '222-33-4444' }, { occupation: '13', firstName: 'Mallory' }]) {
+        const refused = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc } });
+        await expectCode(refused, 409, 'INVALID_STATE');
+        expect(refused.body.message).toContain(`/v1/compliance/kyc/${started.onboardingId}/rerun`);
+        expect(refused.body.details[0].field).toBe(`kyc.${Object.keys(kyc).find((field) => field !== 'occupation')}`);
+      }
+      const other = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { occupation: '13' } } });
+      expect(other.status, JSON.stringify(other.body)).toBe(200);
+      const stored = await t.request({ url: `/v1/customers/${customer.id}` });
+      expect(stored.body.data.kyc).toMatchObject({ firstName: customer.kyc.firstName, lastName: customer.kyc.lastName, birthDate: customer.kyc.birthDate });
+    }
+  });
+
+  it('200: the documents then approve the data the person was verified with', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    await setOutcome(t, started.onboardingId, 'APPROVED');
+    await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { lastName: 'Impostor' } } });
+    await upload(t, { customerId: customer.id, documentType: 'DOC_FATCA_W9' });
+    await upload(t, { customerId: customer.id, documentType: 'DOC_SOURCE_OF_FUNDS' });
+    expect((await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` })).body.data.status).toBe('APPROVED');
+    expect((await t.request({ url: `/v1/customers/${customer.id}` })).body.data.kyc.lastName).toBe(customer.kyc.lastName);
+  });
+
+  it('200: before a verdict (verification PENDING or ERROR) and after a re-run, identity data changes', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    expect((await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { lastName: 'Pending' } } })).status).toBe(200);
+    await setOutcome(t, started.onboardingId, 'ERROR');
+    expect((await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { lastName: 'Errored' } } })).status).toBe(200);
+    const second = await startKyc(t, (await createReadyIndividual(t)).id);
+    await setOutcome(t, second.onboardingId, 'APPROVED');
+    const rerun = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${second.onboardingId}/rerun` });
+    expect(rerun.status).toBe(201);
+    const onboarding = await t.request({ url: `/v1/compliance/onboardings/${rerun.body.data.onboardingId}` });
+    const changed = await t.request({ method: 'PATCH', url: `/v1/customers/${onboarding.body.data.customerId}`, body: { kyc: { lastName: 'Renamed' } } });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect(changed.body.data.kyc.lastName).toBe('Renamed');
+  });
+});
+
 describe('GET /v1/compliance/status/:customerId', () => {
   it('400 for a business (its status has its own route)', async () => {
     const business = await createBusinessWith(t);

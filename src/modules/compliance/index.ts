@@ -26,6 +26,7 @@ export {
   findByTokenHash,
   forceCheck,
   reevaluate as reevaluateOnboarding,
+  identityChanging,
   onboardingView,
   type ComplianceRuntime,
   type OutcomeDetails,

@@ -28,6 +28,7 @@ import {
   type CustomerType,
 } from './customer-rules.js';
 import type { CustomerCreatedPayload } from './customers.events.js';
+import type { IdentityChanging } from './customers-hooks.js';
 import type { Address, StoredKyb } from './customers.tables.js';
 import * as store from './customers.store.js';
 import type {
@@ -505,11 +506,21 @@ async function commonChanges(
  * individual; identity fields only while onboarding allows it (409 INVALID_STATE); field formats;
  * membership program; email uniqueness.
  */
-export async function updateIndividual(tx: Tx, context: RequestContext, cipher: FieldCipher, customerId: string, input: IndividualPatch): Promise<CustomerViewData> {
+export async function updateIndividual(
+  tx: Tx,
+  context: RequestContext,
+  cipher: FieldCipher,
+  customerId: string,
+  input: IndividualPatch,
+  identityChanging?: IdentityChanging,
+): Promise<CustomerViewData> {
   const row = await requireLockedOfType(tx, context.clientId, customerId, 'PRIVATE');
   const kycInput: KycInput = input.kyc ?? {};
   const lockedField = lockedKycFields.find((field) => kycInput[field] !== undefined);
-  if (lockedField) assertKycEditable(row.onboarding_status, `kyc.${lockedField}`);
+  if (lockedField) {
+    assertKycEditable(row.onboarding_status, `kyc.${lockedField}`);
+    await identityChanging?.(tx, context, row.id, `kyc.${lockedField}`);
+  }
   const phone = phoneChanges(input, row);
   const kyc = kycColumns(kycInput, context.now, cipher, row);
   const common = await commonChanges(tx, context, row, input);
@@ -617,12 +628,22 @@ function businessPhoneChanges(input: { phoneNumber?: string | null | undefined; 
 }
 
 /** Partial update of a business: the kyb block follows the same onboarding rule as an individual's identity data. */
-export async function updateBusiness(tx: Tx, context: RequestContext, cipher: FieldCipher, customerId: string, input: BusinessPatch): Promise<CustomerViewData> {
+export async function updateBusiness(
+  tx: Tx,
+  context: RequestContext,
+  cipher: FieldCipher,
+  customerId: string,
+  input: BusinessPatch,
+  identityChanging?: IdentityChanging,
+): Promise<CustomerViewData> {
   const row = await requireLockedOfType(tx, context.clientId, customerId, 'LEGAL');
   const kybInput = input.kyb;
   if (kybInput) {
     const first = Object.keys(kybInput)[0];
-    if (first !== undefined) assertKycEditable(row.onboarding_status, `kyb.${first}`);
+    if (first !== undefined) {
+      assertKycEditable(row.onboarding_status, `kyb.${first}`);
+      await identityChanging?.(tx, context, row.id, `kyb.${first}`);
+    }
   }
   const phone = businessPhoneChanges(input, row);
   let kybJson: string | undefined;

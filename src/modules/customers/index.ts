@@ -14,7 +14,7 @@ export function registerCustomersModuleRoutes(app: App, deps: Deps, hooks: Custo
   registerPortfolioRoutes(app, deps);
 }
 
-export type { CustomerChanged, CustomersHooks } from './customers-hooks.js';
+export type { CustomerChanged, CustomersHooks, IdentityChanging } from './customers-hooks.js';
 
 export { createIndividual, seedMembershipPrograms, revealCustomerDocuments, type CustomerDocuments, findCustomer, findWallet, createWallet, primaryWalletOf, getCustomer, getPortfolio, getWallet, walletView } from './customers.service.js';
 export { assertKycEditable, isKycEditable, kycEditableStatuses, maskSsn, occupationGroups, type CustomerType } from './customer-rules.js';

@@ -172,7 +172,7 @@ export function registerCustomerRoutes(app: App, deps: Deps, hooks: CustomersHoo
     async (request, reply) => {
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Customer updated',
-        data: await updated(tx, context, await customers.updateIndividual(tx, context, cipher(), request.params.id, request.body)),
+        data: await updated(tx, context, await customers.updateIndividual(tx, context, cipher(), request.params.id, request.body, hooks.identityChanging)),
         sealResponse: true,
       }));
     },
@@ -195,7 +195,7 @@ export function registerCustomerRoutes(app: App, deps: Deps, hooks: CustomersHoo
     async (request, reply) => {
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Customer updated',
-        data: await updated(tx, context, await customers.updateBusiness(tx, context, cipher(), request.params.id, request.body)),
+        data: await updated(tx, context, await customers.updateBusiness(tx, context, cipher(), request.params.id, request.body, hooks.identityChanging)),
       }));
     },
   );
