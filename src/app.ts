@@ -18,7 +18,7 @@ import { createMetrics } from './platform/http/metrics.js';
 import { registerOperationRoutes } from './platform/http/operations.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import { registerRemovedEndpoints, removedEndpoints } from './platform/http/removed-endpoints.js';
-import { logRedactPaths } from './platform/log.js';
+import { logRedactPaths, logSerializers } from './platform/log.js';
 import { ApiKeyResolver } from './modules/tenants/api-key-resolver.js';
 import { ipAllowed } from './modules/tenants/api-key.js';
 import { registerAdminRoutes } from './modules/tenants/admin.routes.js';
@@ -53,7 +53,7 @@ export interface BuiltApp {
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<BuiltApp> {
   let shuttingDown = false;
   const app: App = Fastify({
-    logger: options.logger ?? { level: deps.config.logLevel, redact: { paths: logRedactPaths, censor: '[REDACTED]' } },
+    logger: options.logger ?? { level: deps.config.logLevel, redact: { paths: logRedactPaths, censor: '[REDACTED]' }, serializers: logSerializers },
     bodyLimit: jsonBodyLimitBytes,
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     genReqId: (request) => {

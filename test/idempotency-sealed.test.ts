@@ -69,6 +69,28 @@ describe('idempotency records of responses that show a secret', () => {
     expect(replay.body).toEqual(first.body);
   });
 
+  it('a KYC start and a re-run, whose SDK link is the hosted page\'s only credential, are stored encrypted', async () => {
+    const customer = await t.request({ method: 'POST', url: '/v1/customers/individual', body: individualBody({}, { mainAddress: { street1: '1 Main St', cityCounty: 'Albany', stateRegion: 'NY', zip: '12207', countryCode: 'US' }, taxIdCountry: 'US' }) });
+    expect(customer.status, JSON.stringify(customer.body)).toBe(201);
+    const key = crypto.randomUUID();
+    const started = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: customer.body.data.id }, idempotencyKey: key });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const token = String(started.body.data.sdk.link).split('/').at(-1) as string;
+    const stored = await storedRecord(key);
+    expect(stored.response_sealed).toBe(true);
+    expect(JSON.stringify(stored.response_body)).not.toContain(token);
+    const replay = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: customer.body.data.id }, idempotencyKey: key });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(started.body);
+
+    const rerunKey = crypto.randomUUID();
+    const rerun = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${started.body.data.onboardingId}/rerun`, idempotencyKey: rerunKey });
+    expect(rerun.status).toBe(201);
+    const rerunStored = await storedRecord(rerunKey);
+    expect(rerunStored.response_sealed).toBe(true);
+    expect(JSON.stringify(rerunStored.response_body)).not.toContain(String(rerun.body.data.sdk.link).split('/').at(-1));
+  });
+
   it('other responses and refusals are stored as they are', async () => {
     const created = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'plain', url: 'https://example.com/hooks', subscribedEventTypes: ['CUSTOMER_CREATED'] } });
     const key = crypto.randomUUID();

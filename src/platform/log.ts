@@ -20,3 +20,33 @@ export const logRedactPaths = [
   '*.cvv',
   '*.kyc.documentSsn',
 ];
+
+/**
+ * Paths whose next segment is itself a credential: the sandbox's hosted KYC page is reached by a
+ * link whose token is the page's only authentication (its SHA-256 alone is stored), so the token
+ * must not be written to the logs either.
+ */
+export const credentialPathPrefixes: readonly string[] = ['/hosted/kyc/'];
+
+/** The URL as logged: a credential segment (credentialPathPrefixes) becomes [REDACTED]. */
+export function loggedUrl(url: string): string {
+  for (const prefix of credentialPathPrefixes) {
+    if (url.startsWith(prefix)) return `${prefix}[REDACTED]${url.slice(prefix.length).replace(/^[^/?#]*/, '')}`;
+  }
+  return url;
+}
+
+interface LoggedRequest {
+  method: string;
+  url: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number } | null;
+}
+
+/** Fastify's request serializer, with the URL through loggedUrl. */
+export const logSerializers = {
+  req(request: LoggedRequest) {
+    return { method: request.method, url: loggedUrl(request.url), host: request.host, remoteAddress: request.ip, remotePort: request.socket?.remotePort };
+  },
+};

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { buildApp } from '../../src/app.js';
-import { logRedactPaths } from '../../src/platform/log.js';
+import { logRedactPaths, logSerializers } from '../../src/platform/log.js';
 import type { TestContext } from '../harness.js';
 
 /**
@@ -15,6 +15,6 @@ export async function appWithLogCapture(t: TestContext) {
       done();
     },
   });
-  const { app } = await buildApp(t.deps, { logger: { level: 'trace', stream, redact: { paths: logRedactPaths, censor: '[REDACTED]' } } });
+  const { app } = await buildApp(t.deps, { logger: { level: 'trace', stream, redact: { paths: logRedactPaths, censor: '[REDACTED]' }, serializers: logSerializers } });
   return { app, logged: () => logged, close: () => app.close() };
 }

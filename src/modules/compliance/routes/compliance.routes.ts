@@ -81,6 +81,8 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
         statusCode: 201,
         message: 'KYC started',
         data: await compliance.startKyc(tx, context, runtime, request.body.customerId),
+        // The SDK link is the hosted page's only credential: its replay copy is stored encrypted.
+        sealResponse: true,
       })),
   );
 
@@ -103,6 +105,8 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
         statusCode: 201,
         message: 'KYC restarted',
         data: await compliance.rerunKyc(tx, context, runtime, request.params.onboardingId),
+        // The SDK link is the hosted page's only credential: its replay copy is stored encrypted.
+        sealResponse: true,
       })),
   );
 
