@@ -455,10 +455,17 @@ export class DeliveryWorker {
                http_status, latency_ms, response_body, error, client_at)
       ), updated AS (
         UPDATE webhook_deliveries d
-        SET status = i.status, next_attempt_at = i.next_attempt_at, completed_at = i.completed_at,
+        SET status = CASE WHEN d.status = 'CANCELLED' THEN 'DELIVERED' ELSE i.status END,
+          next_attempt_at = i.next_attempt_at, completed_at = i.completed_at,
           lease_token = NULL, lease_expires_at = NULL, updated_at = i.client_at
         FROM input i
-        WHERE d.client_id = i.client_id AND d.id = i.id AND d.lease_token = i.lease_token
+        WHERE d.client_id = i.client_id AND d.id = i.id
+          AND (d.lease_token = i.lease_token
+            -- Cancelled while this attempt was being sent (the subscription paused, deleted or no
+            -- longer subscribed to the type): the cancellation took the claim, but an endpoint
+            -- that acknowledged the attempt has the event, so the delivery is DELIVERED (a replay
+            -- would otherwise send it again). A failed attempt leaves it CANCELLED.
+            OR (i.succeeded AND d.status = 'CANCELLED' AND d.lease_token IS NULL AND d.attempt_count = i.attempt_number))
         RETURNING d.id
       ), abandoned AS (
         INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, http_status, latency_ms, response_body, error, worker)

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../test/harness.js';
 import { verifyWebhook, WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { readClientNow } from '../../platform/client-clock.js';
@@ -321,6 +321,67 @@ describe('enabled again and replayed', () => {
     expect(sinceReplay.sort()).toEqual([...missed].sort());
     const log = await deliveries(client, subscription.id);
     expect(log.every((delivery) => delivery.status === 'DELIVERED')).toBe(true);
+  });
+
+  it('from disabledAt, then from failingSince (the advice above), takes back the events recorded before them whose deliveries were cancelled or failed', async () => {
+    const client = await t.newClient('Replay from the advice');
+    const endpoint = await receiver('error');
+    const subscription = await subscribe(client, endpoint.url());
+    // The run of failures begins with an event recorded 10 s before its first attempt.
+    const began = await record(client);
+    await advance(client, 10);
+    await worker.deliverDue();
+    await advance(client, 60);
+    await worker.deliverDue();
+    // An event 30 s before the disable, failed once and waiting for its retry when the disable
+    // cancels it, and the event whose failure disables the subscription.
+    await advance(client, period - 60 - 30);
+    const waiting = await record(client);
+    await worker.deliverDue();
+    await advance(client, 30);
+    const last = await record(client);
+    await worker.deliverDue();
+    const disabled = await webhook(client, subscription.id);
+    expect(disabled).toMatchObject({ status: 'DISABLED' });
+    const log = await deliveries(client, subscription.id);
+    expect(Object.fromEntries(log.map((delivery) => [delivery.eventId, delivery.status]))).toEqual({ [began]: 'FAILED', [waiting]: 'CANCELLED', [last]: 'CANCELLED' });
+
+    endpoint.mode = 'ok';
+    await t.request({ method: 'PATCH', url: `/v1/webhooks/${subscription.id}`, key: client.key, body: { active: true } });
+    const replayFrom = async (since: string | null) => {
+      const response = await t.request({ method: 'POST', url: `/v1/webhooks/${subscription.id}/replay`, key: client.key, body: { since } });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      return response.body.data.scheduled as number;
+    };
+    expect(await replayFrom(disabled.disabledAt)).toBe(2);
+    expect(await replayFrom(disabled.failingSince)).toBe(1);
+    expect(await worker.deliverDue()).toBe(3);
+    for (const id of [began, waiting, last]) expect(endpoint.requestsFor(id).at(-1)).toBeDefined();
+    expect((await deliveries(client, subscription.id)).every((delivery) => delivery.status === 'DELIVERED')).toBe(true);
+  });
+
+  it('a delivery cancelled while it is being sent, then acknowledged by the endpoint, is DELIVERED, and a replay does not send it again', async () => {
+    const client = await t.newClient('Paused in flight');
+    const endpoint = await receiver('ok');
+    endpoint.mode = 'hold';
+    const subscription = await subscribe(client, endpoint.url());
+    const since = await clientNow(client);
+    const event = await record(client);
+    const sending = worker.deliverDue();
+    await vi.waitFor(() => expect(endpoint.requestsFor(event)).toHaveLength(1));
+    const paused = await t.request({ method: 'PATCH', url: `/v1/webhooks/${subscription.id}`, key: client.key, body: { active: false } });
+    expect(paused.status).toBe(200);
+    endpoint.release();
+    await sending;
+    const [delivery] = await deliveries(client, subscription.id);
+    expect(delivery).toMatchObject({ eventId: event, status: 'DELIVERED', attemptCount: 1 });
+
+    endpoint.mode = 'ok';
+    await t.request({ method: 'PATCH', url: `/v1/webhooks/${subscription.id}`, key: client.key, body: { active: true } });
+    const replay = await t.request({ method: 'POST', url: `/v1/webhooks/${subscription.id}/replay`, key: client.key, body: { since: since.toISOString() } });
+    expect(replay.body.data).toMatchObject({ scheduled: 0 });
+    expect(await worker.deliverDue()).toBe(0);
+    expect(endpoint.requestsFor(event)).toHaveLength(1);
   });
 
   it('gives a replayed delivery the retry schedule from its start', async () => {

@@ -379,7 +379,10 @@ export interface ReplayView {
 
 /**
  * Replay of what an endpoint missed: every event of the client recorded in [since, until) (by the
- * client's clock; without until, or with one in the future: from since to now, now included) that the subscription subscribes to now, that was
+ * client's clock; without until, or with one in the future: from since to now, now included), or
+ * whose delivery to this subscription failed or was cancelled in that window (so a replay from
+ * failingSince or disabledAt takes back the events those failures and that disable left behind),
+ * that the subscription subscribes to now, that was
  * recorded while the subscription existed, and that it has not received: its delivery is FAILED
  * or CANCELLED (brought back to PENDING with a new retry schedule and the same webhook-id) or
  * missing (created: the subscription was disabled or paused when the event happened). Events
@@ -409,11 +412,24 @@ export async function replayWebhook(
   }
   const from = input.since > current.created_at ? input.since : current.created_at;
   const result = await sql<{ scheduled: string; found: string }>`
-    WITH missed AS (
-      SELECT e.client_id, e.id, e.type, e.created_at
+    WITH candidates AS (
+      SELECT e.id AS event_id
       FROM events e
       WHERE e.client_id = ${context.clientId} AND e.created_at >= ${from}
         AND (e.created_at < ${until} OR (${untilNow}::boolean AND e.created_at = ${until}))
+      UNION
+      -- A delivery that failed or was cancelled in the window missed its event then, whenever the
+      -- event was recorded (webhook_deliveries_missed, migration 0043).
+      SELECT d.event_id
+      FROM webhook_deliveries d
+      WHERE d.client_id = ${context.clientId} AND d.subscription_id = ${current.id} AND d.status IN ('FAILED', 'CANCELLED')
+        AND d.completed_at >= ${input.since}
+        AND (d.completed_at < ${until} OR (${untilNow}::boolean AND d.completed_at = ${until}))
+    ), missed AS (
+      SELECT e.client_id, e.id, e.type, e.created_at
+      FROM candidates k
+      JOIN events e ON e.client_id = ${context.clientId} AND e.id = k.event_id
+      WHERE e.created_at >= ${current.created_at}
         AND (e.type = ANY (${current.event_types}::text[]) OR '*' = ANY (${current.event_types}::text[]))
         -- A decision request was asked once, at authorization time; its answer no longer decides anything.
         AND e.type <> ALL (${[...decisionRequestTypes]}::text[])

@@ -59,7 +59,8 @@ export async function updateSubscription(
 /**
  * Cancels the pending deliveries of a subscription (all of them, or those of event types it no
  * longer subscribes to). A delivery being sent right now loses its claim: its outcome is still
- * logged as an attempt, but it no longer changes the delivery.
+ * logged as an attempt, and changes the delivery only if the endpoint acknowledged it (then it is
+ * DELIVERED: the endpoint has the event; the delivery worker's outcome statement).
  */
 export async function cancelPendingDeliveries(
   tx: Tx,
