@@ -134,9 +134,10 @@ export function advisoryLockId(clientId: string, key: string): string {
   return crypto.createHash('sha256').update(`${clientId}\n${key}`).digest().readBigInt64BE(0).toString();
 }
 
-export function requestContext(request: FastifyRequest, deps: Deps): RequestContext {
+/** The request's context; `clockOffsetMs` when the request itself moved its client's clock (the sandbox clock advance). */
+export function requestContext(request: FastifyRequest, deps: Deps, clockOffsetMs?: number): RequestContext {
   const auth = authOf(request);
-  const offsetMs = requestClockOffset(deps, auth.clientId, auth.clockOffsetMs);
+  const offsetMs = clockOffsetMs ?? requestClockOffset(deps, auth.clientId, auth.clockOffsetMs);
   return { clientId: auth.clientId, traceId: String(request.id), now: clientNow(deps.clock, offsetMs) };
 }
 
@@ -151,8 +152,9 @@ export async function runWrite<T>(
   reply: FastifyReply,
   deps: Deps,
   work: (tx: Tx, context: RequestContext) => Promise<WriteResult<T>>,
+  options: Pick<PausableWrite<T, never>, 'clockOffsetMs'> = {},
 ): Promise<FastifyReply> {
-  return runPausableWrite<T, never>(request, reply, deps, { work });
+  return runPausableWrite<T, never>(request, reply, deps, { work, ...options });
 }
 
 /**
@@ -192,6 +194,12 @@ export interface PausableWrite<T, P> {
    * writes (a lane of their own, sharing `group`'s GroupsInFlight); absent: in `group`.
    */
   finishGroup?: TransactionGroups;
+  /**
+   * The client's clock offset the write runs at, when the request itself moved the clock (the
+   * sandbox clock advance: its answer and key record are dated after it, however long its timers
+   * ran); absent: the request's own offset.
+   */
+  clockOffsetMs?: number;
 }
 
 /** Runs a transaction of a write: in `group` when the write has one there, else on its own. */
@@ -231,7 +239,7 @@ async function resumePaused<T, P, R>(
  * dies between them, the record stays in progress for a minute and a retry after that runs anew.
  */
 export async function runPausableWrite<T, P>(request: FastifyRequest, reply: FastifyReply, deps: Deps, write: PausableWrite<T, P>): Promise<FastifyReply> {
-  const context = requestContext(request, deps);
+  const context = requestContext(request, deps, write.clockOffsetMs);
   const key = idempotencyKeyOf(request);
   if (key === undefined) {
     const first = await transactionOf(deps, write.group, [], (tx) => write.work(tx, context));

@@ -102,7 +102,10 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
           await releaseLease(tx, context.clientId);
           const data = { now: context.now.toISOString(), offsetSeconds: outcome.offsetMs / 1000, ran: outcome.ran, failed: outcome.failed };
           return { message: `Clock moved forward ${request.body.seconds} s; ${outcome.ran.length} timer(s) ran`, data };
-        });
+          // The clock as this advance left it: the offset the request arrived with is the old one,
+          // and the one this process noted when it took the lease lasts only AUTH_CACHE_TTL_MS
+          // (until 2026-12-02 an advance whose timers ran longer answered the time before it).
+        }, outcome.replay ? {} : { clockOffsetMs: outcome.offsetMs });
       } catch (error) {
         if (!outcome.replay) await releaseLease(deps.db, auth.clientId).catch(() => undefined);
         throw error;

@@ -140,6 +140,23 @@ describe('200 POST /v1/sandbox/clock/advance: the due timers run', () => {
     expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
     expect((await readClock(client)).offsetSeconds).toBe(60);
   });
+
+  it('answers the time after the advance, and records its key at that time, however long the timers ran', async () => {
+    // No API-key cache: the offset this process noted when the advance began is not kept past the
+    // request's own start, as when the timers of a long advance outlast AUTH_CACHE_TTL_MS.
+    const uncached = await createTestApp({ env: { AUTH_CACHE_TTL_MS: '0' } });
+    try {
+      const key = `advance-${crypto.randomUUID()}`;
+      const response = await uncached.request({ method: 'POST', url: '/v1/sandbox/clock/advance', body: { seconds: 120 }, idempotencyKey: key });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      const after = new Date(uncached.clock.now().getTime() + 120_000).toISOString();
+      expect(response.body.data).toMatchObject({ now: after, offsetSeconds: 120 });
+      const stored = await uncached.deps.db.selectFrom('idempotency_keys').select('created_at').where('client_id', '=', uncached.clientA.id).where('key', '=', key).executeTakeFirstOrThrow();
+      expect(stored.created_at.toISOString()).toBe(after);
+    } finally {
+      await uncached.close();
+    }
+  });
 });
 
 describe('400', () => {
