@@ -137,6 +137,18 @@ describe('409', () => {
     expect((await t.request({ url: '/v1/customers', key: client.key })).body.data).toHaveLength(0);
   });
 
+  it('completeRequirements on an EXTERNAL onboarding, whose verification takes no outcome: nothing put on file', async () => {
+    const client = await t.newClient('complete external');
+    expect((await t.request({ method: 'PATCH', url: '/v1/compliance/settings', key: client.key, body: { onboardingStrategy: 'EXTERNAL' } })).status).toBe(200);
+    const customer = await createReadyIndividual(t, client);
+    const started = await startKyc(t, customer.id, client);
+    const before = await complianceStatus(t, customer.id, client);
+    const response = await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${started.onboardingId}/outcome`, key: client.key, body: { outcome: 'APPROVED', completeRequirements: true } });
+    expect(response.status, JSON.stringify(response.body)).toBe(409);
+    expect(response.body).toMatchObject({ code: 'INVALID_STATE', message: expect.stringContaining('NOT_REQUIRED') });
+    expect(await complianceStatus(t, customer.id, client)).toEqual(before);
+  });
+
   it('completeRequirements on a decided onboarding', async () => {
     const approved = await approveIndividual(t);
     const response = await outcome(approved.onboardingId, { outcome: 'APPROVED', completeRequirements: true });

@@ -588,12 +588,23 @@ export async function applyVerificationOutcome(
  * account and VIRTUAL_ACCOUNT_CREATED) unless another required check still fails, for example a
  * check forced to fail. Only for a KYC whose verification can still be approved (409 otherwise).
  */
-export async function completeKycInSandbox(tx: Tx, context: RequestContext, runtime: ComplianceRuntime, onboardingId: string): Promise<OnboardingRow> {
+export async function completeKycInSandbox(
+  tx: Tx,
+  context: RequestContext,
+  runtime: ComplianceRuntime,
+  onboardingId: string,
+  options: { asOutcome?: boolean } = {},
+): Promise<OnboardingRow> {
   const found = isUuid(onboardingId) ? await store.findOnboarding(tx, context.clientId, onboardingId) : undefined;
   if (!found) throw notFound('Onboarding');
   if (found.kind !== 'KYC') {
     throw validationError('completeRequirements', 'completes an individual\'s KYC; a business review is decided with the outcome alone once its persons are approved');
   }
+  // As the outcome control (APPROVED with completeRequirements), the verification must take the
+  // outcome as APPROVED alone would: under EXTERNAL (NOT_REQUIRED) it does not (409), and nothing
+  // is put on file, as for the one-call POST /v1/sandbox/customers (until 2026-12-02 it generated
+  // a declaration and a FATCA form for an EXTERNAL onboarding; found by an audit).
+  if (options.asOutcome && found.verification_status === 'NOT_REQUIRED') assertOutcomeAllowed(found.verification_status, 'APPROVED');
   let onboarding = found;
   if (onboarding.verification_status !== 'APPROVED' && onboarding.verification_status !== 'NOT_REQUIRED') {
     onboarding = await applyVerificationOutcome(tx, context, runtime, onboarding.id, 'APPROVED');

@@ -47,7 +47,7 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
       runWrite(request, reply, deps, async (tx, context) => {
         if (request.body.completeRequirements === true) {
           if (request.body.outcome !== 'APPROVED') throw validationError('completeRequirements', 'goes with the outcome APPROVED only');
-          const completed = await completeKycInSandbox(tx, context, runtime, request.params.onboardingId);
+          const completed = await completeKycInSandbox(tx, context, runtime, request.params.onboardingId, { asOutcome: true });
           return { message: `Onboarding completed: ${completed.status}`, data: onboardingView(completed) };
         }
         // As completeRequirements goes with APPROVED only, errorMessage goes with ERROR only: silently dropped, it would look applied.
