@@ -159,6 +159,18 @@ describe('POST /v1/compliance/kyc/:onboardingId/rerun', () => {
     await expectCode(response, 409, 'INVALID_STATE');
     expect(response.body.message).toContain(state);
   });
+
+  it('422: a profile emptied while PENDING is re-run no more than it would start, naming every missing field; nothing changes', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    const emptied = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { mainAddress: null, documentSsn: null, taxIdCountry: null } } });
+    expect(emptied.status, JSON.stringify(emptied.body)).toBe(200);
+    const response = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${started.onboardingId}/rerun` });
+    await expectCode(response, 422, 'COMPLIANCE_PROFILE_INCOMPLETE');
+    expect(response.body.details.map((detail: { field: string }) => detail.field)).toEqual(['kyc.documentSsn', 'kyc.mainAddress', 'kyc.taxIdCountry']);
+    const onboarding = await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` });
+    expect(onboarding.body.data.status).toBe('PENDING');
+  });
 });
 
 describe('SDK link expiry by the injected clock', () => {

@@ -315,6 +315,23 @@ async function newOnboardingRow(
 }
 
 /**
+ * What a KYC needs on file before it starts, as a new onboarding or a re-run (both open a
+ * verification session, and identity vendors need these): the KYC data, the registration address,
+ * the tax country and the occupation (422 COMPLIANCE_PROFILE_INCOMPLETE naming each one missing).
+ */
+async function assertKycProfileComplete(tx: Tx, customer: CustomerRow): Promise<void> {
+  const evaluation = evaluateIndividual(await individualFacts(tx, customer, undefined));
+  const missing: ErrorDetail[] = [];
+  const failed = (name: string) => evaluation.checks.some((check) => check.name === name && check.required && !check.passed);
+  if (failed('KYC_DATA_PRESENT')) missing.push(...missingKycFields(customer).map((field) => ({ field, message: 'is required before KYC' })));
+  if (failed('REGISTRATION_ADDRESS')) missing.push({ field: 'kyc.mainAddress', message: 'is required before KYC' });
+  if (failed('TAX_COUNTRY')) missing.push({ field: 'kyc.taxIdCountry', message: 'is required before KYC' });
+  if (failed('OCCUPATION')) missing.push({ field: 'kyc.occupation', message: 'is required before KYC' });
+  if (failed('KYC_DATA_PRESENT') && missing.length === 0) missing.push({ field: 'kyc', message: 'was marked incomplete by a sandbox check override' });
+  if (missing.length > 0) throw profileIncomplete(missing, 'KYC');
+}
+
+/**
  * POST /v1/compliance/kyc. Rules, first failing wins: the customer exists (404) and is an
  * individual (400 WRONG_CUSTOMER_TYPE); no KYC is running or decided (409 INVALID_STATE); the
  * KYC data, registration address and tax country are present (422 COMPLIANCE_PROFILE_INCOMPLETE);
@@ -326,15 +343,7 @@ export async function startKyc(tx: Tx, context: RequestContext, runtime: Complia
   if (customer.type !== 'PRIVATE') throw wrongType('PRIVATE', 'POST /v1/compliance/kyb');
   assertCanStart(await store.latestOnboarding(tx, context.clientId, customer.id, 'KYC'), 'KYC');
   const strategy = await strategyOf(tx, context.clientId);
-  const evaluation = evaluateIndividual(await individualFacts(tx, customer, undefined));
-  const missing: ErrorDetail[] = [];
-  const failed = (name: string) => evaluation.checks.some((check) => check.name === name && check.required && !check.passed);
-  if (failed('KYC_DATA_PRESENT')) missing.push(...missingKycFields(customer).map((field) => ({ field, message: 'is required before KYC' })));
-  if (failed('REGISTRATION_ADDRESS')) missing.push({ field: 'kyc.mainAddress', message: 'is required before KYC' });
-  if (failed('TAX_COUNTRY')) missing.push({ field: 'kyc.taxIdCountry', message: 'is required before KYC' });
-  if (failed('OCCUPATION')) missing.push({ field: 'kyc.occupation', message: 'is required before KYC' });
-  if (failed('KYC_DATA_PRESENT') && missing.length === 0) missing.push({ field: 'kyc', message: 'was marked incomplete by a sandbox check override' });
-  if (missing.length > 0) throw profileIncomplete(missing, 'KYC');
+  await assertKycProfileComplete(tx, customer);
 
   const { row, sdk } = await newOnboardingRow(runtime, context, customer, 'KYC', strategy, null);
   await store.insertOnboarding(tx, row);
@@ -351,7 +360,8 @@ export async function startKyc(tx: Tx, context: RequestContext, runtime: Complia
 
 /**
  * POST /v1/compliance/kyc/:onboardingId/rerun: only while PENDING or PROCESSING (409
- * INVALID_STATE otherwise, including an onboarding already archived by an earlier re-run). The
+ * INVALID_STATE otherwise, including an onboarding already archived by an earlier re-run), and
+ * with the profile a start needs (422 COMPLIANCE_PROFILE_INCOMPLETE). The
  * old onboarding is ARCHIVED and a new one takes its place with a new link.
  */
 export async function rerunKyc(tx: Tx, context: RequestContext, runtime: ComplianceRuntime, onboardingId: string): Promise<StartedOnboarding & { previousOnboardingId: string }> {
@@ -361,6 +371,9 @@ export async function rerunKyc(tx: Tx, context: RequestContext, runtime: Complia
   const previous = await store.lockOnboarding(tx, context.clientId, found.id);
   if (!previous) throw notFound('Onboarding');
   assertTransition(previous.status, 'ARCHIVED', 're-run KYC');
+  // A re-run opens a new verification session: it needs what a start needs (until 2026-12-02 a
+  // profile emptied while PENDING was re-run all the same; found by an audit).
+  await assertKycProfileComplete(tx, customer);
   const strategy = await strategyOf(tx, context.clientId);
   // The new session is created before the old one is archived, so a missing provider changes nothing.
   const { row, sdk } = await newOnboardingRow(runtime, context, customer, 'KYC', strategy, previous.id);

@@ -586,7 +586,7 @@ export interface paths {
         put?: never;
         /**
          * Re-run KYC
-         * @description Only while the onboarding is PENDING or PROCESSING (409 INVALID_STATE otherwise). Archives it, starts a new one with a new SDK link and QR code, and emits CUSTOMER_KYC_RESTARTED (with previousOnboardingId), CUSTOMER_KYC_STARTED and CUSTOMER_KYC_SDK_FLOW_REQUIRED.
+         * @description Only while the onboarding is PENDING or PROCESSING (409 INVALID_STATE otherwise), and with the profile a start needs (422 COMPLIANCE_PROFILE_INCOMPLETE). Archives it, starts a new one with a new SDK link and QR code, and emits CUSTOMER_KYC_RESTARTED (with previousOnboardingId), CUSTOMER_KYC_STARTED and CUSTOMER_KYC_SDK_FLOW_REQUIRED.
          */
         post: operations["compliance.rerunKyc"];
         delete?: never;

@@ -94,7 +94,8 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
         tags,
         summary: 'Re-run KYC',
         description:
-          'Only while the onboarding is PENDING or PROCESSING (409 INVALID_STATE otherwise). Archives it, starts a new one with a new ' +
+          'Only while the onboarding is PENDING or PROCESSING (409 INVALID_STATE otherwise), and with the profile a start needs ' +
+          '(422 COMPLIANCE_PROFILE_INCOMPLETE). Archives it, starts a new one with a new ' +
           'SDK link and QR code, and emits CUSTOMER_KYC_RESTARTED (with previousOnboardingId), CUSTOMER_KYC_STARTED and CUSTOMER_KYC_SDK_FLOW_REQUIRED.',
         params: onboardingParams,
         response: { 201: Envelope(RerunSchema) },
