@@ -145,7 +145,9 @@ export async function addRelation(tx: Tx, context: RequestContext, businessId: s
 
 async function requireRelation(tx: Tx, clientId: string, businessId: string, userId: string, role: PersonRole) {
   const relations = await store.relationsOfBusiness(tx, clientId, businessId);
-  const relation = isUuid(userId) ? relations.find((row) => row.person_customer_id === userId && row.role === role) : undefined;
+  // A UUID in capitals names the same person, as on every route (POST stores it in lower case).
+  const personId = userId.toLowerCase();
+  const relation = isUuid(userId) ? relations.find((row) => row.person_customer_id === personId && row.role === role) : undefined;
   if (!relation) {
     throw new AppError('NOT_FOUND', `Person relation not found: no ${role} with this userId in the business`, {
       details: [{ field: 'userId', message: `has no ${role} relation with this business` }],
@@ -157,6 +159,10 @@ async function requireRelation(tx: Tx, clientId: string, businessId: string, use
 export async function updateRelation(tx: Tx, context: RequestContext, businessId: string, input: Static<typeof RelationPatchBody>, changed?: CustomerChanged) {
   const business = await requireBusiness(tx, context.clientId, businessId, tx);
   const { relation, relations } = await requireRelation(tx, context.clientId, business.id, input.userId, input.role);
+  // Nothing to change is refused, as an empty PATCH is on every route (it moved updatedAt).
+  if (input.ownershipPercentage === undefined && input.representingRange === undefined) {
+    throw validationError('body', 'send the relation\'s new ownershipPercentage or representingRange; userId and role only name it');
+  }
   const ownership = ownershipFor(input.role, input.ownershipPercentage);
   const range = representingRange(input.representingRange);
   if (ownership !== undefined) assertOwnershipFits(relations, relation.id, ownership);

@@ -405,12 +405,18 @@ describe('PATCH /v1/customers/:id', () => {
         [`/v1/customers/${customer.id as string}`, {}],
         [`/v1/customers/${customer.id as string}`, undefined],
         [`/v1/customers/business/${business.id as string}`, {}],
+        // An empty kyc or kyb block is no field either (it answered 200 and moved updatedAt).
+        [`/v1/customers/${customer.id as string}`, { kyc: {} }],
+        [`/v1/customers/business/${business.id as string}`, { kyb: {} }],
       ] as const) {
         const response = await t.request({ method: 'PATCH', url, ...(body === undefined ? {} : { body }) });
         expect(response.status, url).toBe(400);
         expect(response.body.code).toBe('VALIDATION_ERROR');
+        if (body && 'kyc' in body) expect(response.body.details[0].field).toBe('kyc');
+        if (body && 'kyb' in body) expect(response.body.details[0].field).toBe('kyb');
       }
       expect((await t.request({ url: `/v1/customers/${customer.id as string}` })).body.data.updatedAt).toBe(customer.updatedAt);
+      expect((await t.request({ url: `/v1/customers/${business.id as string}` })).body.data.updatedAt).toBe(business.updatedAt);
     });
 
     it('refuses a change of type, naming the field', async () => {

@@ -180,6 +180,27 @@ describe('PATCH related-persons', () => {
     expect(response.body.code).toBe('OWNERSHIP_LIMIT_EXCEEDED');
   });
 
+  it('200: a userId in capitals names the same relation, for PATCH and DELETE as for POST', async () => {
+    const business = await createBusiness(t);
+    const person = await createIndividual(t);
+    const userId = String(person.id).toUpperCase();
+    expect((await relate(business.id, { userId, role: 'SHAREHOLDER', ownershipPercentage: '50' })).status).toBe(201);
+    const patched = await relate(business.id, { userId, role: 'SHAREHOLDER', ownershipPercentage: '60' }, 'PATCH');
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body.data.personRelations).toEqual([expect.objectContaining({ userId: person.id, ownershipPercentage: '60' })]);
+    const removed = await relate(business.id, { userId, role: 'SHAREHOLDER' }, 'DELETE');
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect(removed.body.data.personRelations).toEqual([]);
+  });
+
+  it('400: an update with nothing to change (userId and role only), which changes nothing', async () => {
+    const business = await createBusiness(t);
+    const person = await createIndividual(t);
+    await relate(business.id, { userId: person.id, role: 'SHAREHOLDER', ownershipPercentage: '50' });
+    const response = await expectRefused(business.id, { userId: person.id, role: 'SHAREHOLDER' }, 400, 'body', 'PATCH');
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+  });
+
   it('404: a relation that does not exist', async () => {
     const business = await createBusiness(t);
     const person = await createIndividual(t);

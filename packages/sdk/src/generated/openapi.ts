@@ -4103,7 +4103,7 @@ export interface components {
              * @example Premium
              */
             membershipProgram?: string;
-            /** @description fields to change; null clears an optional field. Changes only before onboarding or while it is PENDING or PROCESSING. */
+            /** @description fields to change (at least one); null clears an optional field. Changes only before onboarding or while it is PENDING or PROCESSING; a change after the business review's verdict sends the review back to PENDING. */
             kyb?: {
                 /**
                  * @description registered legal name
@@ -6424,7 +6424,7 @@ export interface components {
              * @example Premium
              */
             membershipProgram?: string;
-            /** @description fields to change; null clears an optional field. Names, sex, birth date, nationality, documents and mainAddress can change only before onboarding or while it is PENDING or PROCESSING. */
+            /** @description fields to change (at least one); null clears an optional field. Names, sex, birth date, nationality, documents and mainAddress can change only before onboarding or while it is PENDING or PROCESSING, and not once the identity verification has approved them or sent them to manual review (re-run first). */
             kyc?: {
                 /**
                  * @description given name
@@ -6888,7 +6888,7 @@ export interface components {
         };
         /**
          * PersonRelationUpdate
-         * @description userId and role name the relation; the other fields are its new values
+         * @description userId and role name the relation; the other fields are its new values (at least one of them)
          */
         PersonRelationUpdate: {
             /** @description id of an individual (PRIVATE) customer of the same client */
@@ -9862,7 +9862,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description userId and role name the relation; the other fields are its new values */
+        /** @description userId and role name the relation; the other fields are its new values (at least one of them) */
         requestBody: {
             content: {
                 /**

@@ -161,8 +161,9 @@ export const IndividualPatchBody = Type.Object(
         },
         {
           additionalProperties: false,
+          minProperties: 1,
           description:
-            'fields to change; null clears an optional field. Names, sex, birth date, nationality, documents and mainAddress can change only before onboarding or while it is PENDING or PROCESSING.',
+            'fields to change (at least one); null clears an optional field. Names, sex, birth date, nationality, documents and mainAddress can change only before onboarding or while it is PENDING or PROCESSING, and not once the identity verification has approved them or sent them to manual review (re-run first).',
         },
       ),
     ),
@@ -248,7 +249,12 @@ export const BusinessPatchBody = Type.Object(
     kyb: Type.Optional(
       Type.Object(
         { ...kybProperties, legalName: Type.Optional(kybProperties.legalName) },
-        { additionalProperties: false, description: 'fields to change; null clears an optional field. Changes only before onboarding or while it is PENDING or PROCESSING.' },
+        {
+          additionalProperties: false,
+          minProperties: 1,
+          description:
+            'fields to change (at least one); null clears an optional field. Changes only before onboarding or while it is PENDING or PROCESSING; a change after the business review\'s verdict sends the review back to PENDING.',
+        },
       ),
     ),
     billingAddress: Type.Optional(nullable(AddressInput)),
@@ -407,7 +413,7 @@ export const RelationPatchBody = Type.Object(
   {
     additionalProperties: false,
     title: 'PersonRelationUpdate',
-    description: 'userId and role name the relation; the other fields are its new values',
+    description: 'userId and role name the relation; the other fields are its new values (at least one of them)',
     examples: [{ userId: '019ca945-09f0-7a61-b2c4-55e0d1c0a0b1', role: 'REPRESENTATIVE', representingRange: { startDate: '2024-01-01', endDate: null } }],
   },
 );
