@@ -190,6 +190,26 @@ describe('the period', () => {
   });
 });
 
+describe('a new endpoint starts a new run', () => {
+  it('a URL change of an active subscription clears failingSince: the new endpoint\'s first failure does not disable it', async () => {
+    const client = await t.newClient('Moved endpoint');
+    const failing = await receiver('error');
+    const subscription = await subscribe(client, failing.url());
+    await record(client);
+    await worker.deliverDue();
+    await advance(client, period - 10);
+    const moved = await receiver('error');
+    const changed = await t.request({ method: 'PATCH', url: `/v1/webhooks/${subscription.id}`, key: client.key, body: { url: moved.url('/new') } });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data.failingSince).toBeNull();
+    await advance(client, 10);
+    await record(client);
+    await worker.deliverDue();
+    expect(moved.requests.length).toBeGreaterThan(0);
+    expect(await webhook(client, subscription.id)).toMatchObject({ status: 'ACTIVE', failingSince: (await clientNow(client)).toISOString() });
+  });
+});
+
 describe('a single success resets the run', () => {
   it('starts the period again at the next failure', async () => {
     const client = await t.newClient('Flaky');

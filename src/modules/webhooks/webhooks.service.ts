@@ -276,6 +276,9 @@ export async function updateWebhook(tx: Tx, context: RequestContext, id: string,
     // over: the marks of an automatic disable go, and the endpoint starts a fresh health record
     // (a new run of failures must last the whole period again).
     ...(input.active !== undefined && !current.active ? { failing_since: null, disabled_at: null, disabled_reason: null } : {}),
+    // A new endpoint of an active subscription starts a fresh health record too: the old
+    // endpoint's run of failures says nothing about it (its first failure disabled it at once).
+    ...(current.active && active && input.url !== undefined && input.url !== current.url ? { failing_since: null } : {}),
     updated_at: context.now,
   });
   if (!active) {
