@@ -50,6 +50,14 @@ describe('webhook URL rules', () => {
     expect(await refusal('http://localhost:3000/hooks', 'sandbox')).toBeUndefined();
   });
 
+  it('a port outside 1 to 65535 is refused, naming the port', async () => {
+    for (const [url, port] of [['http://127.0.0.1:0/hooks', '0'], ['http://127.0.0.1:99999/hooks', '99999'], ['https://example.com:65536', '65536']] as const) {
+      const refused = await refusal(url, 'sandbox');
+      expect(refused, url).toEqual({ code: 'VALIDATION_ERROR', details: [{ field: 'url', message: `has port ${port}; a port is 1 to 65535` }] });
+    }
+    expect(await refusal('http://127.0.0.1:65535/hooks', 'sandbox')).toBeUndefined();
+  });
+
   it('credentials are refused in any mode', async () => {
     expect((await refusal('http://user:pass@127.0.0.1/hooks', 'sandbox'))?.code).toBe('VALIDATION_ERROR');
     expect((await refusal('https://user@93.184.215.14/hooks', 'production'))?.code).toBe('VALIDATION_ERROR');

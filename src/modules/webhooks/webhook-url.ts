@@ -55,9 +55,14 @@ export function parseWebhookUrl(raw: string, mode: Mode): { url: URL } | { probl
   try {
     url = new URL(raw);
   } catch {
+    // The WHATWG parser refuses a port past 65535 as it refuses a URL that is not one: say which.
+    const port = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(raw)?.[1];
+    if (port !== undefined && Number(port) > 65_535) return { problem: `has port ${port}; a port is 1 to 65535`, notAllowed: false };
     return { problem: 'must be an absolute URL such as https://example.com/webhooks', notAllowed: false };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: 'must use http or https', notAllowed: false };
+  // Port 0 names no endpoint: nothing can listen there.
+  if (url.port === '0') return { problem: 'has port 0; a port is 1 to 65535', notAllowed: false };
   if (url.username !== '' || url.password !== '') return { problem: 'must not contain credentials (user:password@)', notAllowed: false };
   if (url.hostname === '') return { problem: 'must name a host', notAllowed: false };
   if (url.hash !== '') return { problem: 'must not contain a fragment (#...)', notAllowed: false };

@@ -332,6 +332,34 @@ describe('400', () => {
     for (const eventType of ['CUSTOMER_CREATED', 'WEBHOOK_TEST']) {
       expect((await t.request({ url: `/v1/webhooks/${created.id}/deliveries?eventType=${eventType}` })).status).toBe(200);
     }
+    // A legacy name is pointed at its replacement, as in a subscription's event types.
+    const legacy = await t.request({ url: `/v1/webhooks/${created.id}/deliveries?eventType=DEPOSIT_TRANSACTION_SUCCEEDED` });
+    expect(legacy.status).toBe(400);
+    expect(legacy.body.details).toEqual([{ field: 'eventType', message: 'DEPOSIT_TRANSACTION_SUCCEEDED was renamed BANK_DEPOSIT_TRANSACTION_COMPLETED; filter by BANK_DEPOSIT_TRANSACTION_COMPLETED' }]);
+  });
+
+  it('a name of nothing but white space is refused, on create and on update', async () => {
+    const created = await createWebhook();
+    for (const [method, url] of [['POST', '/v1/webhooks'], ['PATCH', `/v1/webhooks/${created.id}`]] as const) {
+      const body = method === 'POST' ? { name: '   ', url: receiver.url(), subscribedEventTypes: ['CUSTOMER_CREATED'] } : { name: '  ' };
+      const response = await t.request({ method, url, body });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.details).toEqual([{ field: 'name', message: 'must not be empty or only white space' }]);
+    }
+  });
+
+  it('a replay window: bounds past the millisecond count as the next one, and each refusal says which bound', async () => {
+    const created = await createWebhook();
+    const now = t.clock.now();
+    const replay = (body: Record<string, string>) => t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/replay`, body });
+    const precise = await replay({ since: '2026-01-01T00:00:00.123456Z', until: '2026-01-01T00:00:01.000001Z' });
+    expect(precise.status, JSON.stringify(precise.body)).toBe(200);
+    expect(precise.body.data).toMatchObject({ since: '2026-01-01T00:00:00.124Z', until: '2026-01-01T00:00:01.001Z' });
+    const empty = await replay({ since: '2026-01-01T00:00:00.000Z', until: '2026-01-01T00:00:00.000Z' });
+    expect(empty.body.details).toEqual([{ field: 'since', message: 'must be before until (2026-01-01T00:00:00.000Z)' }]);
+    const future = new Date(now.getTime() + 60_000).toISOString();
+    const ahead = await replay({ since: future });
+    expect(ahead.body.details).toEqual([{ field: 'since', message: `must not be after now (${now.toISOString()})` }]);
   });
 });
 

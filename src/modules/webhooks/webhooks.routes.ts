@@ -6,8 +6,8 @@ import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
 import { notFound, validationError } from '../../platform/http/errors.js';
 import { answerRefusal, runPausableWrite, runWrite } from '../../platform/http/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
-import { listQueryProperties, paginate } from '../../platform/http/pagination.js';
-import { eventTypes } from './event-types.js';
+import { listQueryProperties, paginate, parseInstant } from '../../platform/http/pagination.js';
+import { eventTypes, renamedEventTypes } from './event-types.js';
 import { testEventType } from './event-payloads.js';
 import * as service from './webhooks.service.js';
 import * as store from './webhooks.store.js';
@@ -328,7 +328,8 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
         summary: 'Send again every event of a time window that the subscription did not receive (after it was disabled or paused, say)',
         description:
           'Schedules a delivery, with the event id as webhook-id, for every event recorded in [since, until) (by your clock; ' +
-          'without until, from since up to now included) that the subscription subscribes to and has not received: its delivery FAILED or was ' +
+          'without until, from since up to now included), or whose delivery to this subscription failed or was cancelled in that window, ' +
+          'that the subscription subscribes to and has not received: its delivery FAILED or was ' +
           'CANCELLED, or none was made because the subscription was disabled or paused. Delivered and pending events are ' +
           `left alone, so nothing is sent twice by a replay. At most ${service.replayEventsMax} events per request (more: true ` +
           'when the window holds more). The subscription must be ACTIVE (409 otherwise).',
@@ -344,7 +345,8 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const input = { since: new Date(request.body.since), ...(request.body.until ? { until: new Date(request.body.until) } : {}) };
+      // Bounds with digits past the millisecond count as the next millisecond, as the list filters' do.
+      const input = { since: parseInstant(request.body.since, 'since'), ...(request.body.until ? { until: parseInstant(request.body.until, 'until') } : {}) };
       await runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Replay scheduled',
         data: await service.replayWebhook(tx, context, deps, request.params.id, input),
@@ -380,6 +382,9 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       if (eventType !== undefined) {
         // A type that does not exist is a mistake to report, not a filter that matches nothing.
         if (eventType !== testEventType && !(eventTypes as readonly string[]).includes(eventType)) {
+          // A legacy name points at its replacement, as a subscription's event types do.
+          const renamed = renamedEventTypes[eventType];
+          if (renamed !== undefined) throw validationError('eventType', `${eventType} was renamed ${renamed}; filter by ${renamed}`);
           throw validationError('eventType', `is not an event type; event types are ${eventTypes.join(', ')}, and ${testEventType}`);
         }
         query = query.where('event_type', '=', eventType);

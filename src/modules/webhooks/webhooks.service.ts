@@ -95,14 +95,14 @@ export interface NewWebhookInput {
 }
 
 export async function checkNewWebhookInput(deps: Deps, input: CreateWebhookInput): Promise<NewWebhookInput> {
-  assertPlainText(input.name, 'name');
+  assertPlainText(input.name, 'name', { notBlank: true });
   const eventTypes = checkEventTypes(input.subscribedEventTypes);
   const url = await checkWebhookUrl(input.url, deps.config.mode);
   return { name: input.name, url, eventTypes, active: input.active ?? true };
 }
 
 export async function checkWebhookInput(deps: Deps, input: UpdateWebhookInput): Promise<CheckedWebhookInput> {
-  assertPlainText(input.name, 'name');
+  assertPlainText(input.name, 'name', { notBlank: true });
   // Event types first: they need no I/O and their errors are the most common.
   const eventTypes = input.subscribedEventTypes === undefined ? undefined : checkEventTypes(input.subscribedEventTypes);
   const url = input.url === undefined ? undefined : await checkWebhookUrl(input.url, deps.config.mode);
@@ -411,7 +411,7 @@ export async function replayWebhook(
   const untilNow = !input.until || input.until > context.now;
   const until = untilNow ? context.now : (input.until ?? context.now);
   if (untilNow ? input.since > until : input.since >= until) {
-    throw validationError('since', `must be before until and not after now (${until.toISOString()})`);
+    throw validationError('since', untilNow ? `must not be after now (${until.toISOString()})` : `must be before until (${until.toISOString()})`);
   }
   const from = input.since > current.created_at ? input.since : current.created_at;
   const result = await sql<{ scheduled: string; found: string }>`

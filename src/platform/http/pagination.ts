@@ -59,7 +59,7 @@ function isClockTime(rest: string): boolean {
  * the millisecond, so a bound with finer digits is the next millisecond: a record at .177 is
  * before a bound of .177999, for createdAfter and createdBefore alike.
  */
-function parseInstant(value: string, field: string): Date {
+export function parseInstant(value: string, field: string): Date {
   const date = new Date(value);
   if (Number.isNaN(date.getTime()) || !isCalendarDay(value.slice(0, 10)) || !isClockTime(value.slice(10))) throw validationError(field, 'is not a valid date');
   const fraction = /\.(\d+)/.exec(value)?.[1] ?? '';

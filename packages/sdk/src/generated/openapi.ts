@@ -182,7 +182,7 @@ export interface paths {
         put?: never;
         /**
          * Send again every event of a time window that the subscription did not receive (after it was disabled or paused, say)
-         * @description Schedules a delivery, with the event id as webhook-id, for every event recorded in [since, until) (by your clock; without until, from since up to now included) that the subscription subscribes to and has not received: its delivery FAILED or was CANCELLED, or none was made because the subscription was disabled or paused. Delivered and pending events are left alone, so nothing is sent twice by a replay. At most 10000 events per request (more: true when the window holds more). The subscription must be ACTIVE (409 otherwise).
+         * @description Schedules a delivery, with the event id as webhook-id, for every event recorded in [since, until) (by your clock; without until, from since up to now included), or whose delivery to this subscription failed or was cancelled in that window, that the subscription subscribes to and has not received: its delivery FAILED or was CANCELLED, or none was made because the subscription was disabled or paused. Delivered and pending events are left alone, so nothing is sent twice by a replay. At most 10000 events per request (more: true when the window holds more). The subscription must be ACTIVE (409 otherwise).
          */
         post: operations["webhooks.replay"];
         delete?: never;
