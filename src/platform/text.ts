@@ -50,13 +50,28 @@ export function withoutRefusedCharacters(text: string): string {
 }
 
 /**
+ * Characters that show as nothing although Unicode files them as letters or symbols (the Hangul
+ * fillers U+115F, U+1160, U+3164 and U+FFA0, the braille blank U+2800), and combining marks, which
+ * show only on a character before them.
+ */
+const blankLooking = /^[\s\u115F\u1160\u3164\uFFA0\u2800\p{M}]*$/u;
+
+/**
+ * Whether a text shows nothing: empty, white space, blank-looking letters or symbols, or combining
+ * marks with nothing to combine with (an audit had a first name of one U+3164 taken as filled in).
+ */
+export function isBlank(text: string): boolean {
+  return blankLooking.test(text);
+}
+
+/**
  * The rule's message for a text, or undefined when it passes: refused characters, then, with
- * `notBlank`, a text of nothing but white space.
+ * `notBlank`, a text that shows nothing (isBlank).
  */
 export function plainTextProblem(text: string, options: { notBlank?: boolean } = {}): string | undefined {
   const problem = refusedCharactersProblem(text);
   if (problem !== undefined) return problem;
-  return options.notBlank === true && text.trim() === '' ? 'must not be empty or only white space' : undefined;
+  return options.notBlank === true && isBlank(text) ? 'must not be empty or only white space' : undefined;
 }
 
 /** 400 VALIDATION_ERROR naming `field` when `text` fails plainTextProblem; nothing for an absent or null text. */

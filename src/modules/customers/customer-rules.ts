@@ -2,7 +2,7 @@ import net from 'node:net';
 import countries from 'i18n-iso-countries';
 import { parsePhoneNumberFromString, validatePhoneNumberLength } from 'libphonenumber-js';
 import { AppError, validationError } from '../../platform/http/errors.js';
-import { assertPlainText } from '../../platform/text.js';
+import { assertPlainText, isBlank } from '../../platform/text.js';
 import type { Address } from './customers.tables.js';
 
 /**
@@ -204,7 +204,7 @@ export function requireNaicsCode(value: string, field: string): string {
 export function requireText(value: string, field: string, lengthMax: number): string {
   assertPlainText(value, field);
   const trimmed = value.trim();
-  if (trimmed.length === 0) throw validationError(field, 'must not be empty');
+  if (isBlank(trimmed)) throw validationError(field, 'must not be empty');
   if (trimmed.length > lengthMax) throw validationError(field, `must be at most ${lengthMax} characters`);
   return trimmed;
 }

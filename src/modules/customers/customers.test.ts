@@ -214,6 +214,11 @@ describe('POST /v1/customers/individual', () => {
       ['a state of one soft hyphen', { mainAddress: { ...address, stateRegion: '\u00ad' } }, 'kyc.mainAddress.stateRegion'],
       ['a bell in a street', { mainAddress: { ...address, street1: '1 Main St\u0007' } }, 'kyc.mainAddress.street1'],
       ['a right-to-left override in a middle name', { middleName: 'A\u202eB' }, 'kyc.middleName'],
+      // Letters and symbols that show as nothing, and a combining mark alone, are not a name either.
+      ['a first name of one Hangul filler', { firstName: '\u3164' }, 'kyc.firstName'],
+      ['a last name of one braille blank', { lastName: '\u2800' }, 'kyc.lastName'],
+      ['a first name of a combining accent alone', { firstName: '\u0301' }, 'kyc.firstName'],
+      ['a city of halfwidth Hangul fillers', { mainAddress: { ...address, cityCounty: '\uffa0\uffa0' } }, 'kyc.mainAddress.cityCounty'],
     ])('refuses %s, naming the field, and stores nothing', async (_name, kyc, field) => {
       const response = await expectRefusedCreate(individualBody({}, kyc), 400, field);
       expect(response.body.code).toBe('VALIDATION_ERROR');
