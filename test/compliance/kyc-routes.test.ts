@@ -265,6 +265,17 @@ describe('hosted page magic values and outcomes', () => {
     expect(rerun.status).toBe(201);
   });
 
+  it('a later verdict clears the error: an onboarding under review or approved shows no system error', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    expect((await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${started.onboardingId}/outcome`, body: { outcome: 'ERROR', errorMessage: 'boom' } })).status).toBe(200);
+    const errored = await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` });
+    expect(errored.body.data).toMatchObject({ verificationStatus: 'ERROR', errorType: 'VERIFICATION_SYSTEM_ERROR', errorMessage: 'boom' });
+    expect((await setOutcome(t, started.onboardingId, 'MANUAL_REVIEW')).status).toBe(200);
+    const reviewed = await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` });
+    expect(reviewed.body.data).toMatchObject({ verificationStatus: 'MANUAL_REVIEW', errorType: null, errorMessage: null });
+  });
+
   it('an explicit choice on the page wins over the magic name', async () => {
     const { customerId } = await submitFor('Deny', 'MANUAL_REVIEW');
     expect((await complianceStatus(t, customerId)).verificationStatus).toBe('MANUAL_REVIEW');

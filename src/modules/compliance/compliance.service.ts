@@ -544,7 +544,7 @@ export async function applyVerificationOutcome(
   const found = isUuid(onboardingId) ? await store.findOnboarding(tx, context.clientId, onboardingId) : undefined;
   if (!found) throw notFound('Onboarding');
   await lockCustomer(tx, context.clientId, found.customer_id);
-  const onboarding = await store.lockOnboarding(tx, context.clientId, found.id);
+  let onboarding = await store.lockOnboarding(tx, context.clientId, found.id);
   if (!onboarding) throw notFound('Onboarding');
   if (!isLive(onboarding.status)) {
     throw new AppError('INVALID_STATE', `Cannot record the outcome ${outcome}: the onboarding is ${onboarding.status}.`);
@@ -565,6 +565,11 @@ export async function applyVerificationOutcome(
     });
     await onboardingEvent(tx, context, 'CUSTOMER_KYC_ERROR', updated, { errorType, errorMessage });
     return updated;
+  }
+  // A later verdict replaces an earlier error: the onboarding no longer shows it (until 2026-12-02
+  // an approved onboarding still showed the provider's system error; found by an audit).
+  if (onboarding.error_type !== null || onboarding.error_message !== null) {
+    onboarding = await store.updateOnboarding(tx, onboarding, { error_type: null, error_message: null, updated_at: context.now });
   }
 
   const submitting = onboarding.kind === 'KYC' && onboarding.status === 'PENDING';
