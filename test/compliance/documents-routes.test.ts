@@ -89,6 +89,20 @@ describe('POST /v1/compliance/upload-document', () => {
       expect(response.body.details).toEqual([{ field: 'file', message: 'is required' }]);
     });
 
+    it('names the file part sent without a file name (a multipart file needs one)', async () => {
+      const customer = await createReadyIndividual(t);
+      const response = await sendForm([
+        { name: 'customerId', value: customer.id },
+        { name: 'documentType', value: 'DOC_FATCA_W9' },
+        { name: 'file', value: 'a part with no filename parameter is a text field' },
+      ]);
+      await expectCode(response, 400, 'VALIDATION_ERROR');
+      expect(response.body.details).toEqual([{ field: 'file', message: expect.stringContaining('with a file name') }]);
+      // A third field that is not the file is still named as unknown.
+      const extra = await sendForm([{ name: 'customerId', value: customer.id }, { name: 'documentType', value: 'DOC_FATCA_W9' }, { name: 'note', value: 'x' }]);
+      expect(extra.body.details).toEqual([{ field: 'note', message: 'is not a known part' }]);
+    });
+
     it('refuses an unknown part, an unknown document type and an empty file', async () => {
       const customer = await createReadyIndividual(t);
       const pdf = await samplePdf();

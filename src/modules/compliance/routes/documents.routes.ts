@@ -21,7 +21,9 @@ import { DocumentSchema } from './schemas.js';
 
 /** Limits of the multipart form: one file, two short text fields, nothing else. */
 const formFieldLengthMax = 100;
-const formLimits = { fileSize: documentSizeMaxBytes, files: 1, fields: 2, parts: 3, fieldSize: formFieldLengthMax, fieldNameSize: 50, headerPairs: 20 };
+// Three fields, though two are expected: a file part sent without a file name arrives as a field
+// named file, and is then refused naming it rather than by the fields limit, which names no part.
+const formLimits = { fileSize: documentSizeMaxBytes, files: 1, fields: 3, parts: 3, fieldSize: formFieldLengthMax, fieldNameSize: 50, headerPairs: 20 };
 
 interface ParsedUpload {
   customerId: string;
@@ -53,6 +55,7 @@ async function readUpload(request: FastifyRequest, allowedTypes: readonly Docume
         }
         file = { content: await part.toBuffer(), fileName: cleanFileName(part.filename) };
       } else {
+        if (part.fieldname === 'file') throw validationError('file', 'must be sent as a file, with a file name (filename="…" in its Content-Disposition)');
         if (part.fieldname !== 'customerId' && part.fieldname !== 'documentType') throw validationError(part.fieldname, 'is not a known part');
         if (part.valueTruncated) throw validationError(part.fieldname, `must be at most ${formFieldLengthMax} characters`);
         if (typeof part.value !== 'string') throw validationError(part.fieldname, 'must be text');
