@@ -147,7 +147,11 @@ export async function createSnapshot(tx: Tx, context: RequestContext, deps: Deps
   if (Number(existing?.count ?? 0) >= snapshotsPerClientMax) {
     throw new AppError('SANDBOX_SNAPSHOT_LIMIT_REACHED', `This client already keeps ${snapshotsPerClientMax} snapshots, the most allowed; delete one first.`);
   }
-  const id = idAt(context.now);
+  // The id by the wall clock, not the client's: snapshots outlive restores, and a list newest
+  // first (by id) must put the one taken last first even when a restore moved the clock back
+  // (until 2026-12-02 one taken with the clock ahead stayed on top; found by an audit). createdAt
+  // stays the client's time.
+  const id = idAt(deps.clock.now());
   const tables = await clientTables(tx);
   await tx
     .insertInto('sandbox_snapshots')

@@ -456,6 +456,20 @@ describe('snapshots and restore', () => {
       .then((result) => Number(result.rows[0]?.count)));
   });
 
+  it('newest first is the order they were taken in, also after a restore moved the clock back', async () => {
+    const client = await t.newClient('list after a rewind');
+    const early = await snapshot(client, 'early');
+    await advance(client, 8 * 86_400);
+    const ahead = await snapshot(client, 'taken with the clock ahead');
+    await restore(client, early.id);
+    const latest = await snapshot(client, 'taken after the rewind');
+    // Each shows the client's time it was taken at; the latest was taken at the rewound time.
+    expect(new Date(latest.createdAt).getTime()).toBeLessThan(new Date(ahead.createdAt).getTime());
+    const list = await t.request({ url: '/v1/sandbox/snapshots', key: client.key });
+    expect(list.body.data.map((row: any) => row.name)).toEqual(['taken after the rewind', 'taken with the clock ahead', 'early']);
+    expect((await t.request({ url: '/v1/sandbox/snapshots?limit=1', key: client.key })).body.data[0].id).toBe(latest.id);
+  });
+
   it(`keeps at most ${snapshotsPerClientMax} snapshots per client: 422 SANDBOX_SNAPSHOT_LIMIT_REACHED beyond`, async () => {
     const client = await t.newClient('limit');
     for (let index = 0; index < snapshotsPerClientMax; index++) await snapshot(client, `snapshot ${index}`);
