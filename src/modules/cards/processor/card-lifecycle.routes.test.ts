@@ -342,9 +342,10 @@ describe('0220 completion', () => {
     const late = await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 20 });
     expect(late.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', forcePost: true, parentCardTransactionId: auth.parentCardTransactionId });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '30.00', RESERVED: '0.00' });
-    // Nothing was reserved for it: its record is a debit of AVAILABLE.
+    // Nothing was reserved for it: its record is a debit of AVAILABLE, a capture as when the
+    // wallet cannot cover it (docs/ledger.md), though this wallet can.
     const captures = (await walletRecordsOf(t, auth.parentCardTransactionId)).filter((record) => record.type === 'DEBIT_CARD_CAPTURE');
-    expect(captures.map((record) => `${record.operation} ${record.balanceType} ${record.amount}`)).toEqual(['DEBIT AVAILABLE 20.00']);
+    expect(captures.map((record) => `${record.operation} ${record.balanceType} ${record.purpose} ${record.amount}`)).toEqual(['DEBIT AVAILABLE CAPTURE 20.00']);
   });
 
   it('after expiry, the sandbox completion needs an amount (nothing held to default to); an 0220 of 0 posts nothing and leaves the lifecycle CANCELLED', async () => {
