@@ -20,9 +20,54 @@ export interface ParsedIban {
 const ibanLengthMax = 34;
 const countrySpecifications = getCountrySpecifications();
 
+/**
+ * Countries of the ISO 13616 registry that ibantools 4.5 still marks as outside it (added to the
+ * registry from 2021 on: Burundi, Djibouti, the Falkland Islands, Honduras); it knows their
+ * lengths and BBAN formats. Until 2026-12-02 their IBANs were refused, and an account number in
+ * their IBAN form was taken as a plain one, unchecked (found by an audit).
+ */
+const registryCountriesMissingFromIbantools: ReadonlySet<string> = new Set(['BI', 'DJ', 'FK', 'HN']);
+
 /** True when the country is in the ISO 13616 IBAN registry (ibantools also knows some that are not). */
 export function usesIban(countryCode: string): boolean {
-  return countrySpecifications[countryCode]?.IBANRegistry === true;
+  return countrySpecifications[countryCode]?.IBANRegistry === true || registryCountriesMissingFromIbantools.has(countryCode);
+}
+
+/** Odd-position values of the Italian CIN (digits 0-9 as the letters A-J). */
+const cinOddValues = [1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11, 3, 6, 8, 12, 14, 16, 10, 22, 25, 24, 23];
+const cinValue = (character: string) => (/\d/.test(character) ? Number(character) : character.charCodeAt(0) - 65);
+
+/** The CIN letter of an Italian or San Marino BBAN: computed over ABI, CAB and account (its last 22 characters). */
+function cinOf(bban: string): string {
+  let sum = 0;
+  const payload = bban.slice(1);
+  for (let index = 0; index < payload.length; index++) {
+    const value = cinValue(payload[index] as string);
+    sum += index % 2 === 0 ? (cinOddValues[value] as number) : value;
+  }
+  return String.fromCharCode(65 + (sum % 26));
+}
+
+/** Luhn over the whole 14-digit Finnish BBAN (its last digit is the check digit). */
+function luhnHolds(digits: string): boolean {
+  let sum = 0;
+  for (let index = 0; index < digits.length; index++) {
+    let digit = Number(digits[digits.length - 1 - index]);
+    if (index % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+/**
+ * National check digits ibantools does not verify: the CIN letter of Italy and San Marino and the
+ * Luhn digit of Finland (ibantools checks those of BA, BE, CZ, EE, ES, FR, HR, HU, MC, ME, MK, NO,
+ * PT, RS, SI and SK). Until 2026-12-02 an IBAN with a wrong one passed (found by an audit).
+ */
+function nationalCheckHolds(countryCode: string, bban: string): boolean {
+  if (countryCode === 'IT' || countryCode === 'SM') return bban[0] === cinOf(bban);
+  if (countryCode === 'FI') return luhnHolds(bban);
+  return true;
 }
 
 export function expectedIbanLength(countryCode: string): number | undefined {
@@ -37,7 +82,7 @@ export function electronicIban(input: string): string {
 export function checkIban(input: string): IdentifierCheck<ParsedIban> {
   if (!/^[A-Za-z0-9 ]*$/.test(input)) return { ok: false, reason: 'an IBAN holds only letters, digits and spaces' };
   const iban = electronicIban(input);
-  if (iban.length < 4) return { ok: false, reason: `an IBAN is at least 15 characters long; got ${iban.length}` };
+  if (iban.length < 15) return { ok: false, reason: `an IBAN is at least 15 characters long; got ${iban.length}` };
   if (iban.length > ibanLengthMax) return { ok: false, reason: `an IBAN is at most ${ibanLengthMax} characters long; got ${iban.length}` };
   const countryCode = iban.slice(0, 2);
   if (!/^[A-Z]{2}$/.test(countryCode)) return { ok: false, reason: 'an IBAN starts with a two-letter country code' };
@@ -64,7 +109,11 @@ export function checkIban(input: string): IdentifierCheck<ParsedIban> {
     return { ok: false, reason: 'the IBAN is not valid' };
   }
   const parts = extractIBAN(iban);
-  return { ok: true, value: { iban, countryCode, bankCode: parts.bankIdentifier || undefined, bban: parts.bban ?? iban.slice(4) } };
+  const bban = parts.bban ?? iban.slice(4);
+  if (!nationalCheckHolds(countryCode, bban)) {
+    return { ok: false, reason: `the national check digits of the account part do not match (${countryName(countryCode)})` };
+  }
+  return { ok: true, value: { iban, countryCode, bankCode: parts.bankIdentifier || undefined, bban } };
 }
 
 /** An account number that starts like an IBAN (a country of the registry and two digits) is meant as one. */

@@ -115,6 +115,23 @@ describe('IBANs (ISO 13616)', () => {
     }
   });
 
+  it('accepts the registry\'s own examples of the countries added since 2021 (BI, DJ, FK, HN), and refuses a wrong one of theirs', () => {
+    for (const iban of ['BI4210000100010000332045181', 'DJ2100010000000154000100186', 'FK88SC123456789012', 'HN88CABF00000000000250005469']) {
+      expect(checkIban(iban).ok, iban).toBe(true);
+      expect(looksLikeIban(iban.toLowerCase())).toBe(true);
+    }
+    expect(reasonOf(checkIban('BI4210000100010000332045182'))).toMatch(/mod-97/);
+    expect(reasonOf(checkIban('fk88sc123456789013'))).toMatch(/mod-97/);
+  });
+
+  it('refuses a wrong national check digit where ibantools does not look (the CIN of Italy and San Marino, the Luhn digit of Finland)', () => {
+    for (const iban of ['IT60X0542811101000000123456', 'SM86U0322509800000000270100', 'FI2112345600000785', 'FI1410093000123458']) expect(checkIban(iban).ok, iban).toBe(true);
+    // Each with its mod-97 digits made right again: only the national check is wrong.
+    expect(reasonOf(checkIban('IT33X0542811101000000123457'))).toBe('the national check digits of the account part do not match (Italy)');
+    expect(reasonOf(checkIban('SM59U0322509800000000270101'))).toMatch(/national check digits .*San Marino/);
+    expect(reasonOf(checkIban('FI9112345600000786'))).toBe('the national check digits of the account part do not match (Finland)');
+  });
+
   it('refuses a wrong check digit (mod-97)', () => {
     expect(reasonOf(checkIban('DE89370400440532013001'))).toMatch(/mod-97/);
     expect(reasonOf(checkIban('DE88370400440532013000'))).toMatch(/mod-97/);
