@@ -28,11 +28,15 @@ export function isCountryCode(code: string): boolean {
 }
 
 export function checkBic(input: string): IdentifierCheck<ParsedBic> {
-  const code = input.toUpperCase();
-  if (code.length !== 8 && code.length !== 11) {
-    return { ok: false, reason: `a SWIFT/BIC code is 8 or 11 characters long; got ${code.length}` };
+  // Checked as sent, before upper case: Unicode case mapping turns some other characters into
+  // ASCII letters (the ligature U+FB00 into FF, the dotless i into I, ß into SS), which were then
+  // stored as a code the client never sent (until 2026-12-02; found by an audit).
+  const characters = [...input].length;
+  if (characters !== 8 && characters !== 11) {
+    return { ok: false, reason: `a SWIFT/BIC code is 8 or 11 characters long; got ${characters}` };
   }
-  if (!/^[A-Z0-9]+$/.test(code)) return { ok: false, reason: 'a SWIFT/BIC code holds only letters and digits (no spaces or symbols)' };
+  if (!/^[A-Za-z0-9]+$/.test(input)) return { ok: false, reason: 'a SWIFT/BIC code holds only letters and digits (no spaces or symbols)' };
+  const code = input.toUpperCase();
   const institutionCode = code.slice(0, 4);
   const countryCode = code.slice(4, 6);
   const locationCode = code.slice(6, 8);

@@ -83,6 +83,13 @@ describe('SWIFT/BIC codes (ISO 9362)', () => {
     expect(reasonOf(checkBic('DEUTDEFFX12'))).toMatch(/branch code starting with X must be XXX/);
   });
 
+  it('checks the code as sent, before upper case: characters that case mapping would turn into ASCII letters are refused', () => {
+    expect(reasonOf(checkBic('DEUTDE\ufb00'))).toBe('a SWIFT/BIC code is 8 or 11 characters long; got 7');
+    expect(reasonOf(checkBic('C\u0131TIUS33'))).toMatch(/only letters and digits/);
+    expect(reasonOf(checkBic('DEUTDEF\u00df'))).toMatch(/only letters and digits/);
+    expect(reasonOf(checkBic('DEUTDE\u{1D400}F'))).toMatch(/only letters and digits/);
+  });
+
   it('names countries in English', () => {
     expect(countryName('DE')).toBe('Germany');
     expect(countryName('US')).toBe('United States of America');
