@@ -9,8 +9,15 @@ export interface OpenBaaSOptions {
   apiKey: string;
   /** Where the server is, `http://localhost:8080` by default. */
   baseUrl?: string;
-  /** How many times a 429 or 503 answer is retried (2 by default; 0 turns retries off). */
+  /**
+   * How many times a call is retried (2 by default; 0 turns retries off): after a 429, 500, 502,
+   * 503 or 504 answer, a 409 saying the same key or the sandbox is busy, a connection that failed,
+   * or no answer within `timeoutMs`. A write is retried with the same `Idempotency-Key`, so the
+   * server never does it twice.
+   */
   maxRetries?: number;
+  /** How long one attempt waits for its answer, in milliseconds (60 s by default; 0: no limit). */
+  timeoutMs?: number;
   /**
    * The longest wait before a retry, in milliseconds (30 s by default). A Retry-After asking for
    * more is not waited for: the call fails with the 429 or 503 and its `retryAfterSeconds`.
@@ -25,13 +32,37 @@ export interface OpenBaaSOptions {
 }
 
 const writeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const retriedStatuses = new Set([429, 503]);
+/**
+ * Answers worth sending again with the same key: the server stores a write's answer under its key
+ * in the write's own transaction and never stores a 5xx, so a retry either replays the first
+ * answer or does the write (once).
+ */
+const retriedStatuses = new Set([429, 500, 502, 503, 504]);
+/** 409 codes that say "the same request again, later" (docs/errors.md). */
+const retriedConflictCodes = new Set(['IDEMPOTENCY_REQUEST_IN_PROGRESS', 'SANDBOX_CLOCK_BUSY', 'SANDBOX_STATE_BUSY']);
 
-/** Seconds to wait from a Retry-After header (delay-seconds or an HTTP date), or undefined. */
+/**
+ * A call that got no answer: the connection failed, or no answer came within `timeoutMs`, on every
+ * attempt. A write may have been done: send it again with `idempotencyKey` (in
+ * `params.header['Idempotency-Key']`) and the server replays it rather than doing it twice.
+ */
+export class OpenBaaSConnectionError extends Error {
+  override readonly name = 'OpenBaaSConnectionError';
+  constructor(
+    message: string,
+    /** The key the write was sent with (undefined for a read). */
+    readonly idempotencyKey: string | undefined,
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Seconds to wait from a Retry-After header (delay-seconds, fractions allowed, or an HTTP date), or undefined. */
 export function retryAfterSeconds(value: string | null, nowMs = Date.now()): number | undefined {
   if (value === null || value.trim() === '') return undefined;
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
   const dateMs = Date.parse(trimmed);
   return Number.isNaN(dateMs) ? undefined : Math.max(0, Math.ceil((dateMs - nowMs) / 1000));
 }
@@ -51,18 +82,51 @@ function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
   });
 }
 
+/** Whether an answer is one to send the request again for (a retried status, or a busy 409). */
+async function worthRetrying(response: Response): Promise<boolean> {
+  if (retriedStatuses.has(response.status)) return true;
+  if (response.status !== 409) return false;
+  const body: unknown = await response
+    .clone()
+    .json()
+    .catch(() => undefined);
+  return typeof body === 'object' && body !== null && retriedConflictCodes.has(String((body as { code?: unknown }).code));
+}
+
+/** One attempt's request: a copy (a body can be read once) that also gives up after `timeoutMs`. */
+function attemptOf(request: Request, copy: boolean, timeoutMs: number): Request {
+  const sent = copy ? request.clone() : request;
+  if (timeoutMs <= 0) return sent;
+  return new Request(sent, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(timeoutMs)]) });
+}
+
 /**
  * The fetch under the client: gives every write an `Idempotency-Key` (unless the caller set one),
- * so a retry can never do the work twice, and retries 429 and 503 answers after the Retry-After
- * they carry (or 0.5 s, 1 s, 2 s, … without one), with the same key.
+ * so a retry can never do the work twice, and retries what is worth retrying (retriedStatuses, a
+ * busy 409, a failed connection, an attempt past `timeoutMs`) after the Retry-After the answer
+ * carries (or 0.5 s, 1 s, 2 s, … without one), with the same key. A call the caller aborts is
+ * not retried. Until 2026-12-02 a failed connection was not retried and its key was lost, so
+ * calling again did a write twice (found by an audit).
  */
-export function retryingFetch(options: Required<Pick<OpenBaaSOptions, 'maxRetries' | 'maxRetryDelayMs' | 'idempotencyKey'>> & { fetch: (request: Request) => Promise<Response> }) {
+export function retryingFetch(
+  options: Required<Pick<OpenBaaSOptions, 'maxRetries' | 'maxRetryDelayMs' | 'idempotencyKey' | 'timeoutMs'>> & { fetch: (request: Request) => Promise<Response> },
+) {
   return async (request: Request): Promise<Response> => {
     if (writeMethods.has(request.method) && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', options.idempotencyKey());
+    const key = request.headers.get('idempotency-key') ?? undefined;
     for (let attempt = 0; ; attempt += 1) {
-      // Each attempt sends a copy: a request body can be read once.
-      const response = await options.fetch(attempt < options.maxRetries ? request.clone() : request);
-      if (!retriedStatuses.has(response.status) || attempt >= options.maxRetries) return response;
+      const last = attempt >= options.maxRetries;
+      let response: Response;
+      try {
+        response = await options.fetch(attemptOf(request, !last, options.timeoutMs));
+      } catch (error) {
+        if (request.signal.aborted) throw error;
+        const what = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${options.timeoutMs} ms` : 'the connection failed';
+        if (last) throw new OpenBaaSConnectionError(`${request.method} ${new URL(request.url).pathname}: ${what}, ${attempt + 1} time(s)`, key, { cause: error });
+        await sleep(Math.min(500 * 2 ** attempt, options.maxRetryDelayMs), request.signal);
+        continue;
+      }
+      if (last || !(await worthRetrying(response))) return response;
       const asked = retryAfterSeconds(response.headers.get('retry-after'));
       const delayMs = asked === undefined ? 500 * 2 ** attempt : asked * 1000;
       if (delayMs > options.maxRetryDelayMs) return response;
@@ -105,6 +169,7 @@ export class OpenBaaS {
         fetch: baseFetch,
         maxRetries: options.maxRetries ?? 2,
         maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
+        timeoutMs: options.timeoutMs ?? 60_000,
         idempotencyKey: options.idempotencyKey ?? (() => globalThis.crypto.randomUUID()),
       }),
     });

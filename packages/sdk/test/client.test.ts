@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instantCustomer, recordingFetch, startSdkServer, type SdkServer } from './server.js';
-import { isOpenBaaSError, OpenBaaSError, retryAfterSeconds, type OpenBaaS } from '../src/index.js';
+import { isOpenBaaSError, OpenBaaSConnectionError, OpenBaaSError, retryAfterSeconds, type OpenBaaS } from '../src/index.js';
 
 /** The hand-written layer of the client (key, idempotency, retries, errors, pages) against a listening server. */
 let server: SdkServer;
@@ -89,6 +89,90 @@ describe('automatic Idempotency-Key', () => {
   });
 });
 
+describe('retries of failed connections, timeouts, 5xx and busy 409s, with the same key', () => {
+  it('a write whose connection failed after the server did it is sent again with its key: replayed, done once', async () => {
+    const client = await server.t.newClient('connection lost');
+    const keys: string[] = [];
+    let broken = 0;
+    const api = server.sdk({
+      apiKey: client.key,
+      fetch: async (request) => {
+        keys.push(request.headers.get('idempotency-key') ?? '');
+        const response = await fetch(request);
+        // The server answered; the connection broke before the answer arrived.
+        if (request.method === 'POST' && broken++ === 0) throw new TypeError('fetch failed');
+        return response;
+      },
+    });
+    const { data: customer } = await api.post('/v1/customers/individual', { body: instantCustomer('Connection') });
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    expect((await api.get('/v1/customers')).data.map((entry) => entry.id)).toEqual([customer.id]);
+  });
+
+  it('retries 500, 502 and 504 answers and a busy 409, then succeeds', async () => {
+    for (const [status, code] of [[500, 'INTERNAL_ERROR'], [502, 'HTTP_ERROR'], [504, 'HTTP_ERROR'], [409, 'IDEMPOTENCY_REQUEST_IN_PROGRESS']] as const) {
+      let sent = 0;
+      const api = server.sdk({
+        fetch: async (request) => {
+          if (sent++ === 0) return new Response(JSON.stringify({ message: 'later', code, traceId: 't' }), { status, headers: { 'content-type': 'application/json', 'retry-after': '0' } });
+          return fetch(request);
+        },
+      });
+      expect((await api.get('/v1/assets')).data.length, String(status)).toBeGreaterThan(0);
+      expect(sent).toBe(2);
+    }
+  });
+
+  it('does not retry a 409 that is not about being busy, nor a 4xx', async () => {
+    for (const [status, code] of [[409, 'INVALID_STATE'], [400, 'VALIDATION_ERROR']] as const) {
+      let sent = 0;
+      const api = server.sdk({
+        fetch: async () => {
+          sent += 1;
+          return new Response(JSON.stringify({ message: 'no', code, traceId: 't' }), { status, headers: { 'content-type': 'application/json' } });
+        },
+      });
+      expect((await failure(api.get('/v1/assets'))).code).toBe(code);
+      expect(sent).toBe(1);
+    }
+  });
+
+  it('an attempt past timeoutMs is retried; after the last one the error carries the write\'s key', async () => {
+    const keys: string[] = [];
+    const api = server.sdk({
+      timeoutMs: 100,
+      maxRetries: 1,
+      fetch: (request) => {
+        keys.push(request.headers.get('idempotency-key') ?? '');
+        // Never answers; gives up when the attempt's signal says so.
+        return new Promise((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason as Error)));
+      },
+    });
+    const error = await api.post('/v1/customers/individual', { body: instantCustomer('Timeout') }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OpenBaaSConnectionError);
+    expect((error as OpenBaaSConnectionError).message).toContain('no answer within 100 ms, 2 time(s)');
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    expect((error as OpenBaaSConnectionError).idempotencyKey).toBe(keys[0]);
+  });
+
+  it('a call the caller aborts is not retried', async () => {
+    let sent = 0;
+    const api = server.sdk({
+      fetch: (request) => {
+        sent += 1;
+        return new Promise((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason as Error)));
+      },
+    });
+    const controller = new AbortController();
+    const call = api.get('/v1/assets', { signal: controller.signal }).catch((caught: unknown) => caught);
+    setTimeout(() => controller.abort(new Error('the caller gave up')), 50);
+    expect(((await call) as Error).message).toBe('the caller gave up');
+    expect(sent).toBe(1);
+  });
+});
+
 describe('retries of 429 and 503', () => {
   /** A fetch that answers `status` with these Retry-After values first, then lets requests reach the server. */
   function flaky(status: number, retryAfter: Array<string | undefined>) {
@@ -161,6 +245,7 @@ describe('retries of 429 and 503', () => {
 
   it('reads Retry-After as seconds or an HTTP date', () => {
     expect(retryAfterSeconds('3')).toBe(3);
+    expect(retryAfterSeconds('1.5')).toBe(1.5);
     expect(retryAfterSeconds(new Date(Date.UTC(2030, 0, 1, 0, 0, 10)).toUTCString(), Date.UTC(2030, 0, 1))).toBe(10);
     expect(retryAfterSeconds('soon')).toBeUndefined();
     expect(retryAfterSeconds(null)).toBeUndefined();
