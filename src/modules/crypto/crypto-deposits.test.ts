@@ -240,6 +240,23 @@ describe('deposits: failure', () => {
     expect(await balanceOf(t, walletId, 'BTC')).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
   });
 
+  it('422 with its sender and hash in the sending chain\'s format (a Bitcoin address and hash to an Ethereum address): kept FAILED as sent', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'USDC');
+    const fromAddress = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+    const txHash = 'ab'.repeat(32);
+    const response = await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.5', fromAddress, txHash });
+    expect(response.status, JSON.stringify(response.body)).toBe(422);
+    expect(response.body.code).toBe('ASSET_NETWORK_MISMATCH');
+    const recordId = /crypto transaction ([0-9a-f-]{36})/.exec(response.body.details[0].message)?.[1];
+    const [kept] = await records(recordId as string);
+    expect(kept).toMatchObject({ status: 'FAILED', failureReason: 'ASSET_NETWORK_MISMATCH', fromAddress, txHash });
+    // Not letters and digits: no chain writes that, refused naming the field.
+    const odd = await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.5', fromAddress: 'tb1q-w508' });
+    expect(odd.status).toBe(400);
+    expect(odd.body.details[0]).toEqual({ field: 'fromAddress', message: 'holds only letters and digits' });
+  });
+
   it('409 for the same refused chain transaction sent again (same txHash): it names the FAILED record kept the first time', async () => {
     const walletId = await newWallet(t);
     const address = await addressOf(t, walletId, 'USDC');
@@ -265,6 +282,8 @@ describe('deposits: refused', () => {
     [{ asset: 'BTC', amount: '1', network: 'ETHEREUM' }, 400, 'network'],
     [{ asset: 'BTC', amount: '1', txHash: 'xyz' }, 400, 'txHash'],
     [{ asset: 'BTC', amount: '1', fromAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }, 400, 'fromAddress'],
+    // A sender on another network is named as a sender, not advised as a withdrawal's recipient.
+    [{ asset: 'BTC', amount: '1', fromAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }, 400, 'a deposit on BITCOIN comes from a BITCOIN address'],
     [{ asset: 'BTC', amount: '1', confirmations: -1 }, 400, 'confirmations'],
   ])('%j → %i naming %s', async (body, status, field) => {
     const walletId = await newWallet(t);

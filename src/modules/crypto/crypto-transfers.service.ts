@@ -4,7 +4,7 @@ import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
-import { parseAmount } from '../../platform/money/amount.js';
+import { formatAmount, parseAmount } from '../../platform/money/amount.js';
 import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import type { Mode } from '../../platform/config.js';
 import { assert } from '../../platform/assert.js';
@@ -256,8 +256,9 @@ export async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch
 /**
  * A deposit seen on chain (the sandbox's POST /v1/sandbox/crypto-deposits). Checks, in order:
  * asset, amount, network, confirmations, the address (404 when it is not one of the client's),
- * the asset on the address's network (422 ASSET_NETWORK_MISMATCH), the sender's address and the
- * transaction hash in the network's format. The amount becomes a pending credit (PENDING
+ * the sender's address and the transaction hash in the network's format (letters and digits only
+ * when the asset is not on the address's network), a chain transaction already received (409),
+ * the asset on the address's network (422 ASSET_NETWORK_MISMATCH, a FAILED record kept). The amount becomes a pending credit (PENDING
  * balance) with CRYPTO_DEPOSIT_TRANSACTION_PENDING; with the required confirmations already it
  * completes at once.
  */
@@ -276,13 +277,28 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
   const address = await findAddress(tx, context.clientId, body.address);
   if (!address) throw notFound('Crypto address');
   if (network !== undefined && network !== address.network) throw validationError('network', `the address is on ${address.network}, not ${network}`);
+  // An asset the address's network does not carry came from another chain, whose sender and hash
+  // are in that chain's format: they are kept as sent (letters and digits) on the FAILED record
+  // below, rather than checked in the address's network's format and refused with nothing kept
+  // (until 2026-12-02; found by an audit).
+  const mismatched = !(assetNetworks[asset.code] ?? []).includes(address.network);
+  const asSent = (value: string, field: string) => {
+    if (!/^[A-Za-z0-9]+$/.test(value)) throw validationError(field, 'holds only letters and digits');
+    return value;
+  };
   let fromAddress: string | null = null;
-  if (body.fromAddress != null) {
+  if (body.fromAddress != null && mismatched) fromAddress = asSent(body.fromAddress, 'fromAddress');
+  else if (body.fromAddress != null) {
     const check = validateWithdrawalDestination({ network: address.network, address: body.fromAddress, bitcoinNetwork: settings.bitcoinNetwork });
-    if (!check.ok && check.code !== 'ADDRESS_NOT_ALLOWED') throw new AppError(check.code, `fromAddress: ${check.reason}`, { details: [{ field: 'fromAddress', message: check.reason }] });
+    if (!check.ok && check.code !== 'ADDRESS_NOT_ALLOWED') {
+      // The destination check's advice is for a withdrawal; a deposit's sender only has to be on the network.
+      const reason = check.reason.startsWith('belongs to ') ? `${check.reason.split('; ')[0] ?? check.reason}; a deposit on ${address.network} comes from a ${address.network} address` : check.reason;
+      throw new AppError(check.code, `fromAddress: ${reason}`, { details: [{ field: 'fromAddress', message: reason }] });
+    }
     fromAddress = check.ok ? check.address : body.fromAddress;
   }
-  const txHash = body.txHash == null ? generateSandboxTxHash(address.network) : requireValidTxHash(address.network, body.txHash, 'txHash');
+  const txHash =
+    body.txHash == null ? generateSandboxTxHash(address.network) : mismatched ? asSent(body.txHash, 'txHash') : requireValidTxHash(address.network, body.txHash, 'txHash');
   const required = confirmationsRequiredOf(settings, address.network);
   const base: CryptoTransferRow = {
     client_id: context.clientId,
@@ -326,7 +342,7 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
   if (duplicate) throw new AppError('CONFLICT', `txHash: this chain transaction was already received at ${address.address} (crypto transaction ${duplicate.id})`, { details: [{ field: 'txHash', message: 'already deposited' }] });
   // After the duplicate check: a refused deposit sent again is that same chain transaction (409
   // naming the FAILED record kept the first time), not a second refusal naming a record never kept.
-  if (!(assetNetworks[asset.code] ?? []).includes(address.network)) {
+  if (mismatched) {
     throw new AssetNetworkMismatch({ ...base, status: 'FAILED', failure_reason: 'ASSET_NETWORK_MISMATCH' }, idAt(context.now));
   }
 
@@ -404,7 +420,7 @@ export async function createCryptoWithdrawal(tx: Tx, context: RequestContext, se
   const gross = body.grossAmount === true;
   const netAmount = gross ? amount - fee.feeMinor : amount;
   if (netAmount <= 0n) {
-    const reason = `with grossAmount the fee (${fee.fee} ${asset.code}) comes out of the amount, which must exceed it`;
+    const reason = `with grossAmount the fee (${formatAmount(fee.feeMinor, asset)} ${asset.code}) comes out of the amount, which must exceed it`;
     throw new AppError('AMOUNT_BELOW_FEE', `amount: ${reason}`, { details: [{ field: 'amount', message: reason }] });
   }
   const debit = gross ? amount : amount + fee.feeMinor;

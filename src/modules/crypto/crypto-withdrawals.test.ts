@@ -184,6 +184,8 @@ describe('withdrawals: refused', () => {
     expect(response.status, JSON.stringify(response.body)).toBe(status);
     expect(response.body.code).toBe(code);
     if (field !== undefined) expect(response.body.details.map((detail: { field: string }) => detail.field)).toContain(field);
+    // The fee is written at the asset's scale, as everywhere else (USDC: six decimals).
+    if (code === 'AMOUNT_BELOW_FEE') expect(response.body.details[0].message).toMatch(/the fee \(\d+\.\d{6} USDC\)/);
     expect(await balanceOf(t, walletId, body.asset)).toEqual(before);
   });
 

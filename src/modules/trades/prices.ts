@@ -1,4 +1,5 @@
 import { assert } from '../../platform/assert.js';
+import { AppError } from '../../platform/http/errors.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { formatAmount, parseAmount } from '../../platform/money/amount.js';
 import type { Asset } from '../../platform/money/assets.js';
@@ -62,7 +63,16 @@ function trimPrice(price: Price): Price {
  * `priceDecimalsMax` decimals and 15 whole digits. Refused with 400 INVALID_AMOUNT naming `field`.
  */
 export function parsePrice(value: unknown, field = 'price'): Price {
-  return trimPrice({ units: parseAmount(value, priceFormat(priceDecimalsMax), field), scale: priceDecimalsMax });
+  try {
+    return trimPrice({ units: parseAmount(value, priceFormat(priceDecimalsMax), field), scale: priceDecimalsMax });
+  } catch (error) {
+    // The decimals are the price's rule, not USD's (2): say so (it read "USD allows at most 8").
+    if (error instanceof AppError && error.details?.[0]?.message.includes('decimal places')) {
+      const message = `a price has at most ${priceDecimalsMax} decimal places`;
+      throw new AppError('INVALID_AMOUNT', `${field}: ${message}`, { details: [{ field, message }] });
+    }
+    throw error;
+  }
 }
 
 /** The decimal string of a price, with the decimals it carries (at least two). */

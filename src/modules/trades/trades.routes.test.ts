@@ -519,7 +519,10 @@ describe('sandbox prices', () => {
   it('400 for a JSON number, a zero or a ninth decimal; 404 for an unknown symbol', async () => {
     expectError(await t.request({ method: 'PUT', url: '/v1/sandbox/prices/BTC-USD', body: { price: 60000 } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request({ method: 'PUT', url: '/v1/sandbox/prices/BTC-USD', body: { price: '0' } }), 400, 'INVALID_AMOUNT', 'price');
-    expectError(await t.request({ method: 'PUT', url: '/v1/sandbox/prices/BTC-USD', body: { price: '1.000000001' } }), 400, 'INVALID_AMOUNT', 'price');
+    const ninth = await t.request({ method: 'PUT', url: '/v1/sandbox/prices/BTC-USD', body: { price: '1.000000001' } });
+    expectError(ninth, 400, 'INVALID_AMOUNT', 'price');
+    // The rule is the price's, not its quote asset's (USD has 2 decimals).
+    expect(ninth.body.details).toEqual([{ field: 'price', message: 'a price has at most 8 decimal places' }]);
     expectError(await t.request({ method: 'PUT', url: '/v1/sandbox/prices/BTC-EUR', body: { price: '1.00' } }), 404, 'NOT_FOUND', 'symbol');
   });
 
