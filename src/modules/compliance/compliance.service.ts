@@ -323,7 +323,10 @@ async function assertKycProfileComplete(tx: Tx, customer: CustomerRow): Promise<
   const evaluation = evaluateIndividual(await individualFacts(tx, customer, undefined));
   const missing: ErrorDetail[] = [];
   const failed = (name: string) => evaluation.checks.some((check) => check.name === name && check.required && !check.passed);
-  if (failed('KYC_DATA_PRESENT')) missing.push(...missingKycFields(customer).map((field) => ({ field, message: 'is required before KYC' })));
+  // Any one identity document will do: the detail names the SSN field and says so (a passport alone is enough).
+  const requiredMessage = (field: string) =>
+    field === 'kyc.documentSsn' ? 'an identity document is required before KYC: documentSsn, documentPassport, documentIdCard or documentLicense' : 'is required before KYC';
+  if (failed('KYC_DATA_PRESENT')) missing.push(...missingKycFields(customer).map((field) => ({ field, message: requiredMessage(field) })));
   if (failed('REGISTRATION_ADDRESS')) missing.push({ field: 'kyc.mainAddress', message: 'is required before KYC' });
   if (failed('TAX_COUNTRY')) missing.push({ field: 'kyc.taxIdCountry', message: 'is required before KYC' });
   if (failed('OCCUPATION')) missing.push({ field: 'kyc.occupation', message: 'is required before KYC' });

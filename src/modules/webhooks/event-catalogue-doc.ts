@@ -71,7 +71,7 @@ export function renderEventCatalogue(): string {
   const lines: string[] = [
     catalogueStartMarker,
     '',
-    `The catalogue holds ${eventTypes.length} event types. Every payload (\`data\`) carries \`traceId\`; payloads may gain`,
+    `The catalogue holds ${eventTypes.length} event types, and \`WEBHOOK_TEST\` is sent by the test route only (\`GET /v1/events/types\` lists it too). Every payload (\`data\`) carries \`traceId\`; payloads may gain`,
     'optional fields over time (a backwards-compatible change), so ignore fields you do not know.',
     '',
   ];
