@@ -49,10 +49,17 @@ const CounterpartySchema = Type.Object(
 const optional = (maxLength: number, description?: string) =>
   Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength }), Type.Null()], description === undefined ? {} : { description }));
 
+/**
+ * A bank identifier: an empty string counts as given and is judged by the identifier rules (400
+ * INVALID_ROUTING_NUMBER or INVALID_SWIFT_CODE with the reason, or "is not allowed" on a network
+ * that takes the other one), as on withdrawals (docs/bank-directory.md); the schema answered it.
+ */
+const identifier = (maxLength: number, description: string) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()], { description }));
+
 const fieldProperties = {
   name: optional(140, 'a label for the counterparty'),
-  routingNumber: optional(34, 'ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise'),
-  bicSwiftCode: optional(34, 'SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise'),
+  routingNumber: identifier(34, 'ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise'),
+  bicSwiftCode: identifier(34, 'SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise'),
   accountNumberValue: optional(accountNumberLengthMax, 'account number or IBAN (an IBAN is validated as one)'),
   countryCode: optional(2, 'ISO 3166-1 alpha-2'),
   street1: optional(140),

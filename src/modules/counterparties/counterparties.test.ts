@@ -142,6 +142,12 @@ describe('400', () => {
   it('a bad routing checksum, a malformed BIC, a bad IBAN, a bad country code, an old network name', async () => {
     expect((await create(achBody({ routingNumber: '021000022' }))).body.code).toBe('INVALID_ROUTING_NUMBER');
     expect((await create({ transferNetwork: 'SWIFT', accountHolderName: 'x', bicSwiftCode: 'DE' })).body.code).toBe('INVALID_SWIFT_CODE');
+    // An empty string is an identifier given, and malformed, as on withdrawals (it was the schema's generic 400).
+    const emptyBic = await create({ transferNetwork: 'SWIFT', accountHolderName: 'x', bicSwiftCode: '' });
+    expect(emptyBic.body).toMatchObject({ code: 'INVALID_SWIFT_CODE', details: [{ field: 'bicSwiftCode', message: 'a SWIFT/BIC code is 8 or 11 characters long; got 0' }] });
+    expect((await create(achBody({ routingNumber: '' }))).body.code).toBe('INVALID_ROUTING_NUMBER');
+    const notAllowed = await create({ transferNetwork: 'SWIFT', accountHolderName: 'x', bicSwiftCode: 'DEUTDEFF', routingNumber: '' });
+    expect(notAllowed.body.details).toContainEqual({ field: 'routingNumber', message: expect.stringContaining('is not allowed for SWIFT') });
     expect((await create({ transferNetwork: 'SWIFT', accountHolderName: 'x', bicSwiftCode: 'DEUTDEFF', accountNumberValue: 'DE89370400440532013001' })).body.code).toBe('INVALID_IBAN');
     const country = await create(achBody({ countryCode: 'ZZ' }));
     expect(country.status).toBe(400);
