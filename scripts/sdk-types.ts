@@ -1,5 +1,6 @@
 import path from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
+import ts from 'typescript';
 import { buildApp } from '../src/app.js';
 import { clientSeeders } from '../src/modules/routes.js';
 import { ManualClock } from '../src/platform/clock.js';
@@ -60,6 +61,12 @@ export async function generateSdkTypes(): Promise<string> {
     rootTypes: true,
     rootTypesNoSchemaPrefix: false,
     silent: true,
+    // A file part (`format: binary`, the document uploads) is a Blob (or a File), which the client
+    // sends as multipart/form-data; typed as a string, a call written to the types was refused (415).
+    transform(schema) {
+      if (schema.format === 'binary') return ts.factory.createTypeReferenceNode(ts.factory.createIdentifier('Blob'));
+      return undefined;
+    },
   });
   return `${header}\n${astToString(ast).trimEnd()}\n`;
 }

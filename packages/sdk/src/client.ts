@@ -136,6 +136,25 @@ export function retryingFetch(
   };
 }
 
+/**
+ * A body holding a Blob (a file part, typed `Blob`: the document uploads) goes as
+ * multipart/form-data, one part per field (a Blob that is not a File is named `file`), unless the
+ * caller serializes it; fetch then writes the boundary. Anything else goes as JSON.
+ */
+function withMultipartBody(init: unknown): unknown {
+  if (typeof init !== 'object' || init === null) return init;
+  const { body, bodySerializer } = init as { body?: unknown; bodySerializer?: unknown };
+  if (bodySerializer !== undefined || typeof body !== 'object' || body === null || body instanceof FormData) return init;
+  if (!Object.values(body).some((value) => value instanceof Blob)) return init;
+  const form = new FormData();
+  for (const [name, value] of Object.entries(body)) {
+    if (value === undefined || value === null) continue;
+    if (value instanceof Blob) form.append(name, value, value instanceof File ? value.name : name);
+    else form.append(name, String(value));
+  }
+  return { ...init, bodySerializer: () => form };
+}
+
 type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 type RequiredKeysOf<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
 /** The options argument: optional when nothing in it is required (openapi-fetch's rule). */
@@ -177,7 +196,7 @@ export class OpenBaaS {
 
   private readonly call: Caller = async (method, path, init) => {
     const request = this.raw.request as unknown as (method: HttpMethod, path: string, init: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-    const { data, error, response } = await request(method, path, init);
+    const { data, error, response } = await request(method, path, withMultipartBody(init));
     if (!response.ok) throw new OpenBaaSError(response.status, error, retryAfterSeconds(response.headers.get('retry-after')));
     return data as never;
   };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instantCustomer, recordingFetch, startSdkServer, type SdkServer } from './server.js';
+import { samplePdf } from '../../../test/compliance/files.js';
 import { isOpenBaaSError, OpenBaaSConnectionError, OpenBaaSError, retryAfterSeconds, type OpenBaaS } from '../src/index.js';
 
 /** The hand-written layer of the client (key, idempotency, retries, errors, pages) against a listening server. */
@@ -170,6 +171,20 @@ describe('retries of failed connections, timeouts, 5xx and busy 409s, with the s
     setTimeout(() => controller.abort(new Error('the caller gave up')), 50);
     expect(((await call) as Error).message).toBe('the caller gave up');
     expect(sent).toBe(1);
+  });
+});
+
+describe('document uploads', () => {
+  it('a body with a Blob goes as multipart/form-data, typed from the document: the server stores the file', async () => {
+    const api = server.sdk();
+    const { data: customer } = await api.post('/v1/customers/individual', { body: instantCustomer('Uploader') });
+    const pdf = await samplePdf();
+    const file = new File([new Uint8Array(pdf)], 'w9.pdf', { type: 'application/pdf' });
+    const { data } = await api.post('/v1/compliance/upload-document', { body: { customerId: customer.id, documentType: 'DOC_FATCA_W9', file } });
+    expect(data).toMatchObject({ customerId: customer.id, documentType: 'DOC_FATCA_W9', fileName: 'w9.pdf', contentType: 'application/pdf', sizeBytes: pdf.length });
+    // A Blob that is not a File is sent under the part's name.
+    const blob = await api.post('/v1/compliance/upload-document', { body: { customerId: customer.id, documentType: 'DOC_SOURCE_OF_FUNDS', file: new Blob([new Uint8Array(pdf)]) } });
+    expect(blob.data.fileName).toBe('file');
   });
 });
 

@@ -16675,7 +16675,7 @@ export interface operations {
                      * Format: binary
                      * @description PDF, PNG or JPEG (by content), at most 10 MiB
                      */
-                    file: string;
+                    file: Blob;
                 };
             };
         };
@@ -16744,7 +16744,7 @@ export interface operations {
                      * Format: binary
                      * @description PDF, PNG or JPEG (by content), at most 10 MiB
                      */
-                    file: string;
+                    file: Blob;
                 };
             };
         };

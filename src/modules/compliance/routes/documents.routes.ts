@@ -19,7 +19,7 @@ import {
 } from '../documents.js';
 import { DocumentSchema } from './schemas.js';
 
-/** Limits of the multipart form: one file, two short text fields, nothing else. */
+/** Limits of the multipart form: one file and the two short text fields (a third field is refused naming it). */
 const formFieldLengthMax = 100;
 // Three fields, though two are expected: a file part sent without a file name arrives as a field
 // named file, and is then refused naming it rather than by the fields limit, which names no part.
