@@ -59,13 +59,16 @@ describe('a burst of internal transfers on PostgreSQL', () => {
       ),
     );
     expect(responses.map((response) => response.status)).toEqual(sources.map(() => 201));
-    // 24 transfers in batches of at most two: at least 12 transactions, each answered once (one
-    // ReadyForQuery), on connections the lane took from the pool only when it had none in use.
-    // Each connection the lane takes also answers its plan setting and, when given back, the reset
-    // (two more): on a slow machine the lane can run dry mid-burst and take a connection again
-    // (26 answers for 24 transfers in one CI pre-check on a slow machine).
+    // 24 transfers in batches of at most two: at least 12 transactions, on connections the lane
+    // took from the pool only when it had none in use, so fewer connections than batches (each
+    // batch took one of its own before the lane). How many answers they make is not fixed: each
+    // connection the lane takes also answers its plan setting and its reset, and under CPU load
+    // the lane runs dry mid-burst and batches go the checked way, a round trip per statement
+    // (measured: 18 to 43 answers on 3 to 6 connections, with two busy loops beside the test or
+    // in a CI pre-check; an upper bound on the answers failed there, so the connections are what
+    // is checked).
     expect(answered).toBeGreaterThanOrEqual(12);
-    expect(answered).toBeLessThanOrEqual(24 + 2 * acquired);
+    expect(acquired).toBeLessThan(12);
     expect(acquired).toBeLessThan(answered / 2);
     expect(await availableOf(t, destination)).toBe('49.00');
     expect(await availableOf(t, sources[1] ?? '')).toBe('8.00');
