@@ -196,6 +196,13 @@ describe('POST /v1/compliance/onboardings/:onboardingId/source-of-funds', () => 
     expect(other.body.details[0].field).toBe('sources[0].description');
     await expectCode(await t.request({ method: 'POST', url, body: { sources: [{ type: 'LOTTERY' }] } }), 400, 'VALIDATION_ERROR');
     await expectCode(await t.request({ method: 'POST', url, body: { sources: [] } }), 400, 'VALIDATION_ERROR');
+    // The text rule, as for every free text: a right-to-left override is refused naming the field,
+    // and a description that shows nothing (a Hangul filler) is none.
+    const override = await t.request({ method: 'POST', url, body: { sources: [{ type: 'SAVINGS', description: 'Salary \u202egnirts' }] } });
+    await expectCode(override, 400, 'VALIDATION_ERROR');
+    expect(override.body.details[0]).toMatchObject({ field: 'sources[0].description', message: expect.stringContaining('U+202E') });
+    const filler = await t.request({ method: 'POST', url, body: { sources: [{ type: 'OTHER', description: '\u3164' }] } });
+    expect(filler.body.details[0]).toEqual({ field: 'sources[0].description', message: 'is required for OTHER' });
   });
 
   it('404: a KYB onboarding on the individual route, and the reverse', async () => {

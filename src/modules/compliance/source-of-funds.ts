@@ -1,5 +1,6 @@
 import type { Color, PDFDocument, PDFFont, PDFPage } from 'pdf-lib';
 import { validationError } from '../../platform/http/errors.js';
+import { assertPlainText, isBlank } from '../../platform/text.js';
 
 /**
  * pdf-lib is loaded when the first PDF is made, not when the server starts: loading it was about
@@ -212,7 +213,10 @@ export function normaliseSources(input: ReadonlyArray<{ type: FundSourceType; de
   return input.map((source, index) => {
     if (seen.has(source.type)) throw validationError(`sources[${index}].type`, `${source.type} is declared twice; declare each source once`);
     seen.add(source.type);
-    const description = source.description?.trim() ?? '';
+    // The text rule of every free text (it goes into the declaration's PDF; until 2026-12-02 a
+    // right-to-left override passed here alone; found by an audit). Text that shows nothing is none.
+    assertPlainText(source.description, `sources[${index}].description`);
+    const description = source.description === undefined || isBlank(source.description) ? '' : source.description.trim();
     if (source.type === 'OTHER' && description === '') throw validationError(`sources[${index}].description`, 'is required for OTHER');
     return { type: source.type, description: description === '' ? null : description };
   });
