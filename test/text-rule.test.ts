@@ -47,6 +47,14 @@ describe.each(cases)('%s', (label, send) => {
     expect(response.body.details[0].message).toContain(`(${shown})`);
   });
 
+  it('a text that shows nothing (a Hangul filler, the braille blank) is refused as empty', async () => {
+    for (const text of ['\u3164', ' \u2800 ']) {
+      const response = await send(text);
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.details[0].field).toBe(field(label));
+    }
+  });
+
   it('letters of any script pass the rule', async () => {
     const response = await send('Café Ünïcode 東京');
     // The fail control then looks the transfer up: 404 for the id no transfer has.

@@ -26,7 +26,7 @@ export const logRedactPaths = [
  * link whose token is the page's only authentication (its SHA-256 alone is stored), so the token
  * must not be written to the logs either.
  */
-export const credentialPathPrefixes: readonly string[] = ['/hosted/kyc/'];
+const credentialPathPrefixes: readonly string[] = ['/hosted/kyc/'];
 
 /** The URL as logged: a credential segment (credentialPathPrefixes) becomes [REDACTED]. */
 export function loggedUrl(url: string): string {

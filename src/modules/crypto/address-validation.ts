@@ -275,8 +275,11 @@ function expectedForm(network: CryptoNetworkName, bitcoinNetwork: BitcoinNetwork
   return network === 'BITCOIN' ? `${bitcoinForms[bitcoinNetwork]} on Bitcoin ${bitcoinNetwork}` : addressForms[network];
 }
 
-function checkAddress(network: CryptoNetworkName, address: string, bitcoinNetwork: BitcoinNetwork): AddressCheck {
-  if (address.length === 0) return invalid(`is empty; send the recipient's ${network} address (${expectedForm(network, bitcoinNetwork)})`);
+/** Whose address is checked: a withdrawal's recipient, or a deposit's sender (the advice differs). */
+type AddressParty = 'recipient' | 'sender';
+
+function checkAddress(network: CryptoNetworkName, address: string, bitcoinNetwork: BitcoinNetwork, party: AddressParty = 'recipient'): AddressCheck {
+  if (address.length === 0) return invalid(`is empty; send the ${party}'s ${network} address (${expectedForm(network, bitcoinNetwork)})`);
   if (address.length > addressLengthMax) {
     return invalid(`is ${address.length} characters long; no ${network} address is longer than ${addressLengthMax}`);
   }
@@ -286,8 +289,10 @@ function checkAddress(network: CryptoNetworkName, address: string, bitcoinNetwor
     if (check.code !== 'INVALID_ADDRESS') return check;
     const others = otherNetworksOf(network, address, bitcoinNetwork);
     if (others.length > 0) {
+      const belongs = `belongs to ${others.join(' or ')}, not to ${network}`;
+      if (party === 'sender') return invalid(`${belongs}; a deposit on ${network} comes from a ${network} address`);
       return invalid(
-        `belongs to ${others.join(' or ')}, not to ${network}; withdraw on ${others.length === 1 ? 'that network' : 'one of those networks'} if the asset moves there, or ask the recipient for their ${network} address (${expectedForm(network, bitcoinNetwork)})`,
+        `${belongs}; withdraw on ${others.length === 1 ? 'that network' : 'one of those networks'} if the asset moves there, or ask the recipient for their ${network} address (${expectedForm(network, bitcoinNetwork)})`,
       );
     }
     return check;
@@ -310,6 +315,11 @@ function checkMemo(network: CryptoNetworkName, memo: string | null | undefined):
   const problem = refusedCharactersProblem(memo);
   if (problem !== undefined) return { ok: false, code: 'VALIDATION_ERROR', reason: problem };
   return { ok: true, memo };
+}
+
+/** Checks a deposit's sender address for the network, as a destination's address is, with a sender's advice. */
+export function checkSenderAddress(network: CryptoNetworkName, address: string, bitcoinNetwork: BitcoinNetwork): AddressCheck {
+  return checkAddress(network, address, bitcoinNetwork, 'sender');
 }
 
 /** Checks a withdrawal destination (address, then memo) for the network; see the rule order above. */

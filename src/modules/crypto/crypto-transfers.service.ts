@@ -12,7 +12,7 @@ import { findWallet } from '../customers/index.js';
 import { captureHold, failPendingCredit, runLedgerOperations, placeHold, postTransfer, recordPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
 import { recordEvent, recordEvents } from '../webhooks/index.js';
 import { deriveSandboxAddress } from './address-derivation.js';
-import { requireValidWithdrawalDestination, validateWithdrawalDestination } from './address-validation.js';
+import { checkSenderAddress, requireValidWithdrawalDestination } from './address-validation.js';
 import {
   cryptoAssetOf,
   cryptoEventData,
@@ -289,12 +289,8 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
   let fromAddress: string | null = null;
   if (body.fromAddress != null && mismatched) fromAddress = asSent(body.fromAddress, 'fromAddress');
   else if (body.fromAddress != null) {
-    const check = validateWithdrawalDestination({ network: address.network, address: body.fromAddress, bitcoinNetwork: settings.bitcoinNetwork });
-    if (!check.ok && check.code !== 'ADDRESS_NOT_ALLOWED') {
-      // The destination check's advice is for a withdrawal; a deposit's sender only has to be on the network.
-      const reason = check.reason.startsWith('belongs to ') ? `${check.reason.split('; ')[0] ?? check.reason}; a deposit on ${address.network} comes from a ${address.network} address` : check.reason;
-      throw new AppError(check.code, `fromAddress: ${reason}`, { details: [{ field: 'fromAddress', message: reason }] });
-    }
+    const check = checkSenderAddress(address.network, body.fromAddress, settings.bitcoinNetwork);
+    if (!check.ok && check.code !== 'ADDRESS_NOT_ALLOWED') throw new AppError(check.code, `fromAddress: ${check.reason}`, { details: [{ field: 'fromAddress', message: check.reason }] });
     fromAddress = check.ok ? check.address : body.fromAddress;
   }
   const txHash =

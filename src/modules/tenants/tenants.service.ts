@@ -3,7 +3,7 @@ import type { Deps } from '../../platform/deps.js';
 import { withTransaction, type Tx } from '../../platform/db/transaction.js';
 import { isUuid, newId } from '../../platform/ids.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
-import { assertPlainText } from '../../platform/text.js';
+import { assertPlainText, isBlank } from '../../platform/text.js';
 import { apiKeyPattern, apiKeyPrefix, generateApiKey, hashApiKey, parseCidr } from './api-key.js';
 import * as store from './tenants.store.js';
 
@@ -62,7 +62,7 @@ function clientView(row: store.ClientRow): ClientView {
 }
 
 export function validateClientName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim().length === 0 || name.length > clientNameLengthMax) {
+  if (typeof name !== 'string' || isBlank(name) || name.length > clientNameLengthMax) {
     throw validationError('name', `must be a non-empty string of at most ${clientNameLengthMax} characters`);
   }
   assertPlainText(name, 'name');

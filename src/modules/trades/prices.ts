@@ -1,5 +1,4 @@
 import { assert } from '../../platform/assert.js';
-import { AppError } from '../../platform/http/errors.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { formatAmount, parseAmount } from '../../platform/money/amount.js';
 import type { Asset } from '../../platform/money/assets.js';
@@ -63,16 +62,8 @@ function trimPrice(price: Price): Price {
  * `priceDecimalsMax` decimals and 15 whole digits. Refused with 400 INVALID_AMOUNT naming `field`.
  */
 export function parsePrice(value: unknown, field = 'price'): Price {
-  try {
-    return trimPrice({ units: parseAmount(value, priceFormat(priceDecimalsMax), field), scale: priceDecimalsMax });
-  } catch (error) {
-    // The decimals are the price's rule, not USD's (2): say so (it read "USD allows at most 8").
-    if (error instanceof AppError && error.details?.[0]?.message.includes('decimal places')) {
-      const message = `a price has at most ${priceDecimalsMax} decimal places`;
-      throw new AppError('INVALID_AMOUNT', `${field}: ${message}`, { details: [{ field, message }] });
-    }
-    throw error;
-  }
+  // The decimals are the price's rule, not USD's (2): the message says so (it read "USD allows at most 8").
+  return trimPrice({ units: parseAmount(value, priceFormat(priceDecimalsMax), field, 'a price'), scale: priceDecimalsMax });
 }
 
 /** The decimal string of a price, with the decimals it carries (at least two). */

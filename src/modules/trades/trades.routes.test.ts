@@ -522,7 +522,7 @@ describe('sandbox prices', () => {
     const ninth = await t.request({ method: 'PUT', url: '/v1/sandbox/prices/BTC-USD', body: { price: '1.000000001' } });
     expectError(ninth, 400, 'INVALID_AMOUNT', 'price');
     // The rule is the price's, not its quote asset's (USD has 2 decimals).
-    expect(ninth.body.details).toEqual([{ field: 'price', message: 'a price has at most 8 decimal places' }]);
+    expect(ninth.body.details).toEqual([{ field: 'price', message: 'a price allows at most 8 decimal places' }]);
     expectError(await t.request({ method: 'PUT', url: '/v1/sandbox/prices/BTC-EUR', body: { price: '1.00' } }), 404, 'NOT_FOUND', 'symbol');
   });
 

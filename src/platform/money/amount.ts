@@ -11,23 +11,24 @@ function amountError(field: string, message: string): AppError {
 /**
  * Parses a decimal-string amount into minor units of the asset. Refuses anything that is not a
  * string (a JSON number is not an amount), is not positive, has more decimals than the asset's
- * scale, or exceeds the maximum.
+ * scale, or exceeds the maximum. `subject` names whose decimals the scale is in the message (the
+ * asset's code; a price says "a price").
  */
-export function parseAmount(value: unknown, asset: Asset, field = 'amount'): bigint {
+export function parseAmount(value: unknown, asset: Asset, field = 'amount', subject = asset.code): bigint {
   if (typeof value !== 'string') {
     throw amountError(field, 'must be a decimal string such as "10.50", not a JSON ' + (value === null ? 'null' : typeof value));
   }
-  const minor = parseDecimal(value, asset, field);
+  const minor = parseDecimal(value, asset, field, subject);
   if (minor === 0n) throw amountError(field, 'must be greater than zero');
   return minor;
 }
 
 /** Like parseAmount but also accepts zero (for limits and thresholds). */
 export function parseNonNegativeAmount(value: string, asset: Asset, field = 'amount'): bigint {
-  return parseDecimal(value, asset, field);
+  return parseDecimal(value, asset, field, asset.code);
 }
 
-function parseDecimal(value: string, asset: Asset, field: string): bigint {
+function parseDecimal(value: string, asset: Asset, field: string, subject: string): bigint {
   if (value.length > 64) throw amountError(field, 'is too long');
   const match = decimalPattern.exec(value);
   if (!match?.[1]) {
@@ -35,7 +36,7 @@ function parseDecimal(value: string, asset: Asset, field: string): bigint {
   }
   const fraction = match[2] ?? '';
   if (fraction.length > asset.scale) {
-    throw amountError(field, `${asset.code} allows at most ${asset.scale} decimal places`);
+    throw amountError(field, `${subject} allows at most ${asset.scale} decimal places`);
   }
   const minor = BigInt(match[1] + fraction.padEnd(asset.scale, '0'));
   if (minor > maxAmountMinor(asset)) {

@@ -6,7 +6,7 @@ import type { Deps } from '../../../platform/deps.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { AppError, notFound, validationError } from '../../../platform/http/errors.js';
 import { idAt, isUuid } from '../../../platform/ids.js';
-import { assertPlainText } from '../../../platform/text.js';
+import { assertPlainText, isBlank } from '../../../platform/text.js';
 import { readMigrationFiles } from '../../../platform/db/migrate.js';
 import {
   allowStateRewrite,
@@ -140,7 +140,7 @@ export async function resetClientState(tx: Tx, context: RequestContext, deps: De
 /** POST /v1/sandbox/snapshots: saves every row of every client-owned table and the clock offset. */
 export async function createSnapshot(tx: Tx, context: RequestContext, deps: Deps, name: string): Promise<SnapshotView> {
   assertPlainText(name, 'name');
-  if (name.trim() === '') throw validationError('name', 'must hold more than white space (it is how people tell snapshots apart)');
+  if (isBlank(name)) throw validationError('name', 'must hold more than white space (it is how people tell snapshots apart)');
   const { clientId } = context;
   const offsetMs = await lockClientState(tx, deps, clientId);
   const existing = await tx.selectFrom('sandbox_snapshots').select(sql<string>`count(*)`.as('count')).where('client_id', '=', clientId).executeTakeFirst();
