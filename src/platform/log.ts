@@ -28,11 +28,24 @@ export const logRedactPaths = [
  */
 const credentialPathPrefixes: readonly string[] = ['/hosted/kyc/'];
 
-/** The URL as logged: a credential segment (credentialPathPrefixes) becomes [REDACTED]. */
+/**
+ * Pages whose query string is not logged at all: the vault's hosted frame takes its token in the
+ * fragment, which never reaches the server, and reads no query; an integrator who puts the token in
+ * `?token=` instead (the page then says it has no token) must not leave a working token in the log
+ * (found by an audit, 2026-12-02).
+ */
+const queryHiddenPaths: readonly string[] = ['/vault/frame'];
+
+/**
+ * The URL as logged: a credential segment (credentialPathPrefixes) becomes [REDACTED], and so does
+ * the query string of a queryHiddenPaths page.
+ */
 export function loggedUrl(url: string): string {
   for (const prefix of credentialPathPrefixes) {
     if (url.startsWith(prefix)) return `${prefix}[REDACTED]${url.slice(prefix.length).replace(/^[^/?#]*/, '')}`;
   }
+  const query = url.indexOf('?');
+  if (query >= 0 && queryHiddenPaths.includes(url.slice(0, query).replace(/\/+$/, ''))) return `${url.slice(0, query)}?[REDACTED]`;
   return url;
 }
 

@@ -145,6 +145,8 @@ export function bearerToken(authorization: string | undefined): string {
  * the client's clock (`nowOf`). Every failure is 401: VAULT_TOKEN_EXPIRED for an expired token,
  * VAULT_TOKEN_INVALID otherwise.
  */
+const signatureFails = 'its signature does not verify with a signing secret in use (one rotated away, after its 6-minute overlap, no longer works)';
+
 export async function verifyVaultToken(
   db: Queryable,
   cipher: FieldCipher,
@@ -166,12 +168,15 @@ export async function verifyVaultToken(
   if (typeof unverifiedClientId !== 'string' || !isUuid(unverifiedClientId) || version === undefined) throw invalid('it was not issued by OpenBaaS');
   const settings = await db.selectFrom('vault_settings').selectAll().where('client_id', '=', unverifiedClientId).executeTakeFirst();
   // Worded as a bad signature, so a token relabelled with a made-up client id tells nothing of which ids exist.
-  if (!settings) throw invalid('its signature does not verify');
+  if (!settings) throw invalid(signatureFails);
   const now = await nowOf(settings.client_id);
   const versionNumber = Number(version);
   const previousExpired = settings.previous_secret_expires_at !== null && settings.previous_secret_expires_at <= now;
   const secret = versionNumber === settings.secret_version - 1 && previousExpired ? undefined : secretOf(cipher, settings, versionNumber);
-  if (!secret) throw invalid('its signing secret was rotated away');
+  // The same words for a key id the client has no secret of (rotated away, or never made): a
+  // distinct message told, of any client id, that it exists and which secret version it is at
+  // (found by an audit, 2026-12-02).
+  if (!secret) throw invalid(signatureFails);
   try {
     const { payload } = await jwtVerify(token, secret, {
       algorithms: ['HS256'],
@@ -203,7 +208,7 @@ export async function verifyVaultToken(
     if (error instanceof joseErrors.JWTExpired) {
       throw new AppError('VAULT_TOKEN_EXPIRED', 'The vault token has expired (they live 6 minutes): ask your server for a new one.');
     }
-    if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw invalid('its signature does not verify');
+    if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw invalid(signatureFails);
     if (error instanceof joseErrors.JWTClaimValidationFailed) throw invalid(`its ${error.claim} claim is wrong`);
     throw invalid('it could not be verified');
   }

@@ -242,6 +242,25 @@ describe('reveals refused', () => {
     expect({ code: madeUp.body.code, message: madeUp.body.message }).toEqual({ code: existing.body.code, message: existing.body.message });
   });
 
+  it('a key id the client has no secret of answers as a bad signature: which client ids exist, and their secret version, are not told', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const claims = decodeJwt(await tokenFor(wallet.customerId));
+    const anyKey = new TextEncoder().encode('not-the-secret-not-the-secret-00');
+    const signed = (cid: string, kid: string) => new SignJWT({ ...claims, cid }).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid }).sign(anyKey);
+    const answers = [];
+    for (const [cid, kid] of [
+      [t.clientA.id, 'v7'],
+      [t.clientA.id, 'v0'],
+      [t.clientA.id, 'v1'],
+      ['019c0000-0000-7000-8000-000000000000', 'v7'],
+    ] as const) {
+      const response = await revealRequest(await signed(cid, kid), { cardId, fields: ['pan'] });
+      expect(response.status, `${cid} ${kid}`).toBe(401);
+      answers.push({ code: response.body.code, message: response.body.message });
+    }
+    expect(new Set(answers.map((answer) => JSON.stringify(answer))).size, JSON.stringify(answers)).toBe(1);
+  });
+
   it('an expired token: 401 VAULT_TOKEN_EXPIRED', async () => {
     const { wallet, cardId } = await issuedCard(t);
     const token = await tokenFor(wallet.customerId);
@@ -364,6 +383,22 @@ describe('values never reach the logs', () => {
       expect(capture.logged()).not.toMatch(new RegExp(`"cvv":"${values.cvv as string}"`));
     } finally {
       await app.close();
+    }
+  });
+
+  it('a token put in the hosted frame\'s query string (it belongs in the fragment) is not logged', async () => {
+    const capture = await appWithLogCapture(t);
+    try {
+      const { wallet } = await issuedCard(t);
+      const token = await tokenFor(wallet.customerId);
+      for (const url of [`/vault/frame?token=${token}`, `/vault/frame/?lang=en&token=${token}`]) expect((await capture.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
+      const logged = capture.logged();
+      expect(logged).toContain('"url":"/vault/frame?[REDACTED]"');
+      expect(logged).toContain('"url":"/vault/frame/?[REDACTED]"');
+      expect(logged).not.toContain(token);
+      expect(logged).not.toContain(token.split('.')[2] as string);
+    } finally {
+      await capture.close();
     }
   });
 });
