@@ -31,6 +31,8 @@ export interface PostOutcome {
   latencyMs: number;
   /** The start of the response body (UTF-8, at most responseBodyMaxBytes), or null when there was none. */
   responseBody: string | null;
+  /** Set when the body was longer than responseBodyMaxBytes: responseBody is its first that many bytes. */
+  responseBodyTruncatedAtBytes?: number;
   /** Why the request failed without a response (timeout, refused connection, ...), or null. */
   error: string | null;
   /** A 429 or 503 answer's Retry-After, in milliseconds from the answer; absent otherwise. */
@@ -139,6 +141,7 @@ export class WebhookHttpClient {
               latencyMs: elapsed(),
               responseBody: text,
               error: null,
+              ...(truncated ? { responseBodyTruncatedAtBytes: bodyMaxBytes } : {}),
               ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
             });
           };

@@ -56,6 +56,11 @@ describe('readClientAnswer: answers the stand-in replaces', () => {
     });
   }
 
+  it('an answer cut at the read limit: BAD_BODY saying so, even when the part read would parse', () => {
+    const cut: ClientExchange = { ...answered({ responseCode: '00' }), responseBodyTruncatedAtBytes: 16384 };
+    expect(readClientAnswer(cut, 1000n)).toEqual({ kind: 'STAND_IN', reason: 'BAD_BODY', detail: 'the body is longer than 16384 bytes, the most read of an answer' });
+  });
+
   it('no answer: TIMEOUT for a timeout, UNREACHABLE for anything else; a non-2xx: NON_2XX', () => {
     const none = (error: string): ClientExchange => ({ ok: false, httpStatus: null, latencyMs: 2000, responseBody: null, error });
     expect(readClientAnswer(none('timed out after 2000 ms'), 1n)).toMatchObject({ reason: 'TIMEOUT' });

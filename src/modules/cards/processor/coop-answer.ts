@@ -12,6 +12,8 @@ export interface ClientExchange {
   httpStatus: number | null;
   latencyMs: number;
   responseBody: string | null;
+  /** Set when the answer was longer than the client reads: responseBody is its first that many bytes. */
+  responseBodyTruncatedAtBytes?: number;
   error: string | null;
 }
 
@@ -42,6 +44,9 @@ export function readClientAnswer(exchange: ClientExchange, amountMinor: bigint):
     return { kind: 'STAND_IN', reason: error.startsWith('timed out') ? 'TIMEOUT' : 'UNREACHABLE', detail: error };
   }
   if (!exchange.ok) return { kind: 'STAND_IN', reason: 'NON_2XX', detail: `HTTP ${exchange.httpStatus}` };
+  // Said as it is: a cut answer fails to parse, and "not JSON" sent integrators hunting a JSON bug
+  // (found by an audit, 2026-12-02).
+  if (exchange.responseBodyTruncatedAtBytes !== undefined) return badBody(`the body is longer than ${exchange.responseBodyTruncatedAtBytes} bytes, the most read of an answer`);
   let body: unknown;
   try {
     body = JSON.parse(exchange.responseBody ?? '');

@@ -242,6 +242,12 @@ describe('the stand-in decides', () => {
   const cases: Array<[string, () => void, string, string]> = [
     ['a 500', () => answerWith({ responseCode: '00' }, { status: 500 }), 'NON_2XX', 'HTTP 500'],
     ['unreadable JSON', () => answerWith('{"responseCode": "00"'), 'BAD_BODY', 'not JSON'],
+    [
+      'a good answer longer than the 16 KiB read (said as such, not as "not JSON")',
+      () => answerWith({ responseCode: '00', metadata: Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`k${index}`, 'x'.repeat(900)])) }),
+      'BAD_BODY',
+      'longer than 16384 bytes',
+    ],
     ['a code of the wrong shape', () => answerWith({ responseCode: '0' }), 'BAD_BODY', 'responseCode'],
     ['approvedAmountMinor above the request', () => answerWith({ responseCode: '00', approvedAmountMinor: 1001 }), 'BAD_BODY', 'above'],
     ['approvedAmountMinor not an integer', () => answerWith({ responseCode: '00', approvedAmountMinor: 10.5 }), 'BAD_BODY', 'integer'],
