@@ -33,7 +33,7 @@ export const errorCodes = {
   UNAUTHENTICATED: { status: 401, description: 'The Authorization header is missing, malformed, or names no known key.' },
   VAULT_TOKEN_INVALID: { status: 401, description: 'A vault endpoint was called without a valid vault token (Authorization: Bearer <token> from POST /v1/vault/token): missing, malformed, an API key, a wrong signature or algorithm, a wrong issuer or audience, or a secret rotated away.' },
   VAULT_TOKEN_EXPIRED: { status: 401, description: 'The vault token has expired (tokens live 6 minutes by the client\'s clock); ask your server for a new one.' },
-  FORBIDDEN: { status: 403, description: 'The key is valid but may not do this: revoked, read-only on a write, or the caller\'s address is outside its allow-list.' },
+  FORBIDDEN: { status: 403, description: 'The key is valid but may not do this: revoked, read-only on a write, or the caller\'s address is outside its allow-list; also a vault token without the scope a reveal needs, and a physical card on a program that allows none.' },
   // 404
   NOT_FOUND: { status: 404, description: 'No such resource for this client (another client\'s resource answers the same).' },
   BANK_NOT_FOUND: { status: 404, description: 'A well-formed routing number or SWIFT/BIC code that is not in the bank directory.' },
@@ -83,14 +83,14 @@ export const errorCodes = {
   LTV_TOO_HIGH: { status: 422, description: 'Releasing that much collateral would take the credit line\'s LTV above its opening LTV (0.50 by default); nothing was released.' },
   AMOUNT_EXCEEDS_OUTSTANDING: { status: 422, description: 'A credit line payment is larger than what the line owes (principal plus interest; open card holds are not owed yet); nothing was moved.' },
   QUOTE_EXPIRED: { status: 422, description: 'The trade quote\'s `expiresAt` has passed; request a new quote.' },
-  INSUFFICIENT_FUNDS: { status: 422, description: 'The wallet\'s AVAILABLE balance in the asset is smaller than the amount; nothing was moved.' },
+  INSUFFICIENT_FUNDS: { status: 422, description: 'The wallet\'s AVAILABLE balance in the asset is smaller than the amount (or, for a collateral release, the credit line has less collateral locked than the amount); nothing was moved.' },
   ASSET_NETWORK_MISMATCH: { status: 422, description: 'A sandbox crypto deposit sends an asset that does not move on the network of the receiving address; the funds are lost on chain and the deposit is kept as a FAILED crypto transaction for support (its id is in `details`).' },
   AMOUNT_BELOW_FEE: { status: 422, description: 'A crypto withdrawal with `grossAmount: true` whose amount does not exceed the network fee: the recipient would get nothing.' },
   // 429
-  RATE_LIMITED: { status: 429, description: 'Too many requests for this key; wait for the number of seconds in Retry-After.' },
+  RATE_LIMITED: { status: 429, description: 'Too many requests for this key (or more than 10 vault reveals of one card in a minute); wait for the number of seconds in Retry-After.' },
   // 500, 503
   INTERNAL_ERROR: { status: 500, description: 'A bug on our side. It is logged with the trace id; please report it.' },
-  PRICE_FEED_UNAVAILABLE: { status: 503, description: 'No price feed is connected in this mode (production ships none), so trade quotes cannot be priced; the sandbox prices its quotes with its own feed.' },
+  PRICE_FEED_UNAVAILABLE: { status: 503, description: 'No price feed is connected in this mode (production ships none), so trade quotes cannot be priced and credit lines cannot be opened; the sandbox prices them with its own feed.' },
   IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, description: 'No identity verification provider is configured in this mode (production ships none); only the EXTERNAL onboarding strategy works.' },
   SERVICE_UNAVAILABLE: { status: 503, description: 'The service is starting, shutting down or cannot reach its database.' },
 } as const satisfies Record<string, { status: number; description: string }>;
