@@ -1404,7 +1404,7 @@ export interface paths {
         put?: never;
         /**
          * Send an incremental authorization (0100, same DE63 reference)
-         * @description Raises the open hold by amount when the decision order approves it; a declined increment leaves the hold as it was. A lifecycle that holds nothing any more (completed, reversed, expired) declines it with 57.
+         * @description Raises the open hold by amount when the decision order approves it; a declined increment leaves the hold as it was. A lifecycle that holds nothing any more (completed, reversed, expired) declines it with 57. 409 INVALID_STATE for a lifecycle opened by a message without a DE63 reference: an increment names its lifecycle by that reference alone.
          */
         post: operations["sandbox.createCardIncrement"];
         delete?: never;
@@ -1484,7 +1484,7 @@ export interface paths {
         put?: never;
         /**
          * Send a refund (0220, processing code 20)
-         * @description Credits amount back to the card's wallet (REFUND, operation CREDIT), joined to this lifecycle.
+         * @description Credits amount back to the card's wallet (REFUND, operation CREDIT), joined to this lifecycle (by its DE63 reference; DE90 naming its first message when it has none).
          */
         post: operations["sandbox.createCardRefund"];
         delete?: never;

@@ -916,3 +916,100 @@ describe('message level', () => {
     expect(other.body.data).toMatchObject({ cardTransactionId: null, response: { '0': '0110', '39': '14' } });
   });
 });
+
+describe('messages that must not take another lifecycle\'s place (found by an audit, 2026-12-02)', () => {
+  /** A message built as the sandbox builds an account verification of the card, with `changes` applied (undefined drops a field). */
+  async function messageOf(cardId: string, changes: Record<string, string | undefined>): Promise<Record<string, string>> {
+    const template = await authorize(t, cardId, { amount: 0 });
+    const fields: Record<string, string | undefined> = { '0': template.iso.request.mti, ...template.iso.request.fields, '2': await panOf(t, cardId), ...changes };
+    return Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  }
+  async function atMessageLevel(message: Record<string, string>): Promise<{ code: string; record: any }> {
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const id = response.body.data.cardTransactionId as string | null;
+    const record = id === null ? null : (await t.request({ url: `/v1/cards/transactions/${id}` })).body.data;
+    return { code: response.body.data.response['39'], record };
+  }
+  const reference = (ref: string) => `VIS00000${ref}1`;
+
+  it('a balance inquiry or a 0200 purchase under the networkDataRef of an open lifecycle: 57 on it, nothing opened, its completion still captures its hold', async () => {
+    const card = await fundedCard(t, '500.00');
+    const auth = await authorize(t, card.cardId, { amount: 40 });
+    const ref = auth.record.networkDataRef as string;
+    const inquiry = await authorize(t, card.cardId, { amount: 0, processingCode: '300000', networkDataRef: ref });
+    expect(inquiry).toMatchObject({ responseCode: '57', parentCardTransactionId: auth.parentCardTransactionId, record: { type: 'BALANCE_INQUIRY', status: 'FAILED', declineReason: 'TRANSACTION_NOT_PERMITTED' } });
+    expect(inquiry.iso.response.fields['54']).toBeUndefined();
+    const purchase = await atMessageLevel(await messageOf(card.cardId, { '0': '0200', '4': '000000000500', '11': '000771', '37': '600000000771', '63': reference(ref) }));
+    expect(purchase.code).toBe('57');
+    expect(purchase.record).toMatchObject({ type: 'PURCHASE', status: 'FAILED', parentCardTransactionId: auth.parentCardTransactionId, amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '460.00', RESERVED: '40.00' });
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 40, postedAmount: 0 });
+    const completion = await onParent(t, auth.parentCardTransactionId, 'completions', {});
+    expect(completion).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, record: { forcePost: false, amount: 40 } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '460.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a 0200 refund with the STAN and RRN of another message and other content is a duplicate transmission: 94, nothing credited', async () => {
+    const card = await fundedCard(t, '100.00');
+    const refundOf = (amount: string, mti = '0200') => messageOf(card.cardId, { '0': mti, '3': '200000', '4': amount, '11': '000772', '37': '600000000772', '63': undefined });
+    const first = await atMessageLevel(await refundOf('000000001000'));
+    expect(first).toMatchObject({ code: '00', record: { type: 'REFUND', status: 'COMPLETED', amount: 10 } });
+    expect((await atMessageLevel(await refundOf('000000001000'))).code).toBe('00');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '110.00' });
+    const other = await atMessageLevel(await refundOf('000000002000'));
+    expect(other).toMatchObject({ code: '94', record: { type: 'REFUND', status: 'FAILED', declineReason: 'DUPLICATE_TRANSACTION', amount: 0 } });
+    expect(other.record.parentCardTransactionId).not.toBe(first.record.parentCardTransactionId);
+    expect((await atMessageLevel(await refundOf('000000003000', '0201'))).code).toBe('94');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '110.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('DE90 names the approved 0100, not its duplicate declined 94: the reversal releases the hold, the completion captures it', async () => {
+    const card = await fundedCard(t, '500.00');
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    for (const [stan, ending] of [['000773', 'reversal'], ['000774', 'completion']] as const) {
+      const original = await messageOf(card.cardId, { '0': '0100', '4': '000000005000', '11': stan, '37': `600000${stan}`, '63': undefined });
+      const approved = await atMessageLevel(original);
+      expect(approved).toMatchObject({ code: '00', record: { status: 'PENDING', heldAmount: 50 } });
+      const duplicate = await atMessageLevel({ ...original, '4': '000000006000' });
+      expect(duplicate.code).toBe('94');
+      const de90 = formatOriginalDataElements({ mti: '0100', stan, transmissionDateTime: original['7'] ?? '', acquirerId: original['32'] ?? '' });
+      const follow: Record<string, string> = ending === 'reversal' ? { '0': '0420', '11': `${stan.slice(0, 5)}9` } : { '0': '0220', '11': `${stan.slice(0, 5)}8`, '37': `700000${stan}` };
+      const after = await atMessageLevel({ ...original, ...follow, '90': de90 });
+      expect(after.code).toBe('00');
+      expect(after.record.parentCardTransactionId, ending).toBe(approved.record.parentCardTransactionId);
+    }
+    // The first released, the second captured: 50 posted, nothing held.
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '450.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a lifecycle opened without a DE63 reference: an increment is refused (409), a refund joins it by DE90', async () => {
+    const card = await fundedCard(t, '100.00');
+    const opened = await atMessageLevel(await messageOf(card.cardId, { '0': '0100', '4': '000000001000', '11': '000775', '37': '600000000775', '63': undefined }));
+    expect(opened).toMatchObject({ code: '00', record: { networkDataRef: null, heldAmount: 10 } });
+    const parentId = opened.record.parentCardTransactionId as string;
+    const increment = await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${parentId}/increments`, body: { amount: 5 } });
+    expect(increment.status).toBe(409);
+    expect(increment.body.code).toBe('INVALID_STATE');
+    const refund = await onParent(t, parentId, 'refunds', { amount: 3 });
+    expect(refund.parentCardTransactionId).toBe(parentId);
+    await onParent(t, parentId, 'completions', {});
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '93.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: 7 });
+  });
+
+  it('an advice of 0 closing a lifecycle that has money posted leaves it COMPLETED', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 40 });
+    await onParent(t, auth.parentCardTransactionId, 'completions', {});
+    const reopened = await onParent(t, auth.parentCardTransactionId, 'advices', { amount: 25 });
+    expect(reopened.record).toMatchObject({ status: 'PENDING', heldAmount: 25 });
+    const zero = await atMessageLevel({ '0': '0120', ...reopened.iso.request.fields, '2': await panOf(t, card.cardId), '4': '000000000000', '11': '000776' });
+    expect(zero).toMatchObject({ code: '00', record: { parentCardTransactionId: auth.parentCardTransactionId, heldAmount: 0 } });
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', heldAmount: 0, postedAmount: 40 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '0.00' });
+  });
+});

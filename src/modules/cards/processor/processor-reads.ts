@@ -220,7 +220,9 @@ function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, co
  * The lifecycle a message belongs to (contract §12.3), locked, in this order: networkDataRef (DE63
  * positions 9–24); else DE90 (original MTI + STAN + DE7 + acquirer); else, when `byRrn`, the card
  * + RRN + amount of a lifecycle whose hold is still open. Undefined when the message names none
- * of them.
+ * of them. DE90 names a message by identifiers a duplicate transmission shares: a record declined
+ * 94 is taken only when no other has them (until 2026-12-02 the newest was, so a reversal of an
+ * approved 0100 landed on its declined duplicate and left the hold open; found by an audit).
  */
 function correlatedSwipeQuery(parameters: StatementParameters, client: string, ofCard: string, info: MessageInfo, byRrn: boolean): string | undefined {
   const p = parameters.add;
@@ -234,7 +236,7 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
     choices.push(`(SELECT swipe_id FROM card_transactions
       WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
         AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
-      ORDER BY id DESC LIMIT 1)`);
+      ORDER BY response_code = '94', id DESC LIMIT 1)`);
   }
   if (byRrn) {
     choices.push(`(SELECT id FROM card_swipes WHERE ${ofCard} AND rrn = ${p(info.rrn)} AND status = 'PENDING' AND held_minor = ${p(info.amountMinor.toString())}

@@ -344,11 +344,11 @@ function correlationOf(info: MessageInfo): { byRrn: boolean } | undefined {
   const transactionType = transactionTypeOf(info);
   switch (info.mti) {
     case '0100':
-      return transactionType === '30' || transactionType === '31' || info.networkDataRef === null ? undefined : { byRrn: false };
+      return info.networkDataRef === null ? undefined : { byRrn: false };
     case '0120':
       return { byRrn: transactionType !== '20' };
     case '0200':
-      return transactionType === '20' ? { byRrn: false } : undefined;
+      return transactionType === '20' || info.networkDataRef !== null ? { byRrn: false } : undefined;
     case '0220':
       return { byRrn: transactionType !== '20' };
     case '0400':
@@ -926,6 +926,26 @@ function hasOpenHold(swipe: CardSwipeRow | undefined): swipe is CardSwipeRow & {
   return swipe !== undefined && swipe.status === 'PENDING' && swipe.hold_id !== null && toBigInt(swipe.held_minor) > 0n;
 }
 
+/**
+ * A message that opens a lifecycle of its own (a 0200 purchase, a balance inquiry) under the
+ * networkDataRef of a lifecycle that exists already: declined 57 on that lifecycle, which stays as
+ * it was, as an increment of a closed lifecycle is. A second lifecycle under one reference hid the
+ * first from the messages that follow (correlation takes the newest): its completion became a
+ * force post on the new one and its hold stayed open (found by an audit, 2026-12-02).
+ */
+async function declineUsedReference(run: Run, type: CardTransactionType): Promise<CardMessageOutcome | undefined> {
+  if (run.info.networkDataRef === null) return undefined;
+  const existing = await correlate(run, { byRrn: false });
+  if (!existing) return undefined;
+  return writeChild(run, existing, idAt(run.context.now), {
+    type,
+    status: 'FAILED',
+    decision: decline('TRANSACTION_NOT_PERMITTED'),
+    amountMinor: 0n,
+    heldMinor: toBigInt(existing.held_minor),
+  });
+}
+
 // ---- 0100 -----------------------------------------------------------------------------------
 
 async function authorize(run: Run): Promise<CardMessageStep> {
@@ -1104,6 +1124,8 @@ async function verifyAccount(run: Run): Promise<CardMessageOutcome> {
 
 /** Processing code 30/31: the answer carries the available balance in DE54 (amount type 02). No money. */
 async function balanceInquiry(run: Run): Promise<CardMessageOutcome> {
+  const used = await declineUsedReference(run, 'BALANCE_INQUIRY');
+  if (used) return used;
   const funding = fundingOf(run);
   const decision = cardChecks(run) ?? approve(0n);
   const approved = isApproval(decision.responseCode);
@@ -1152,7 +1174,13 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
     const closed = newHeld === 0n;
     // The advice is the network's decision on the lifecycle: a client's decision still in flight
     // (the network stood in while waiting for it) no longer applies, and is declined 91 when it arrives.
-    const updated = updateSwipe(run, existing, closed ? { heldMinor: 0n, status: 'CANCELLED', expiresAt: null } : { heldMinor: newHeld, expiresAt, coopPending: null });
+    // Closed: COMPLETED when something was posted on it before (an advice re-opened a completed
+    // lifecycle; until 2026-12-02 it was CANCELLED with money posted, found by an audit).
+    const updated = updateSwipe(
+      run,
+      existing,
+      closed ? { heldMinor: 0n, status: closedStatus(toBigInt(existing.posted_minor)), expiresAt: null } : { heldMinor: newHeld, expiresAt, coopPending: null },
+    );
     if (closed) await cancelExpiry(run, updated);
     else await scheduleExpiry(run, existing.id, expiresAt);
     return writeChild(run, updated, childId, { type: 'PRE_AUTHORIZATION', status: closed ? 'CANCELLED' : 'PENDING', decision, amountMinor: target, heldMinor: newHeld, expiresAt: closed ? null : expiresAt });
@@ -1177,6 +1205,8 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
 async function financial(run: Run): Promise<CardMessageStep> {
   const transactionType = transactionTypeOf(run.info);
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
+  const used = await declineUsedReference(run, 'PURCHASE');
+  if (used) return used;
   const swipeId = idAt(run.context.now);
   const childId = idAt(run.context.now);
   const funding = fundingOf(run);
@@ -1221,6 +1251,14 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
   const { context, info, tx } = run;
   const funding = fundingOf(run);
   const childId = idAt(context.now);
+  if (info.mti === '0200' && run.duplicate) {
+    // A single-message refund is a request: with the STAN and RRN of another message and other
+    // content it is a duplicate transmission, declined 94 with nothing credited, on a lifecycle of
+    // its own (as a purchase is). Until 2026-12-02 each such message credited its amount again
+    // (found by an audit). A 0220 refund is an advice, applied as it comes ("Repeats and duplicates").
+    const swipe = insertSwipe(run, idAt(context.now), { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+    return writeChild(run, swipe, childId, { type: 'REFUND', operation: 'CREDIT', status: 'FAILED', decision: decline('DUPLICATE_TRANSACTION'), amountMinor: 0n, heldMinor: 0n });
+  }
   const existing = await correlate(run, { byRrn: false });
   const swipeId = existing?.id ?? idAt(context.now);
   if (info.amountMinor > 0n) await funding.refund(tx, info.amountMinor, historyOf(run.context, swipeId, childId, funding.historyTypes.refund));

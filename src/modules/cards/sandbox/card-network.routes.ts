@@ -341,10 +341,20 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     '/v1/sandbox/card-transactions/:parentId/increments',
     'sandbox.createCardIncrement',
     'Send an incremental authorization (0100, same DE63 reference)',
-    'Raises the open hold by amount when the decision order approves it; a declined increment leaves the hold as it was. A lifecycle that holds nothing any more (completed, reversed, expired) declines it with 57.',
+    'Raises the open hold by amount when the decision order approves it; a declined increment leaves the hold as it was. A lifecycle that holds nothing any more (completed, reversed, expired) declines it with 57. ' +
+      '409 INVALID_STATE for a lifecycle opened by a message without a DE63 reference: an increment names its lifecycle by that reference alone.',
     AmountBody,
-    (swipe, card, body, now) =>
-      buildSandboxMessage(card, now, { mti: '0100', processingCode: '000000', amountMinor: amountMinorOf(body.amount as number), ...followUp(swipe), original: undefined }),
+    (swipe, card, body, now) => {
+      // Without a reference the 0100 would name nothing and open a lifecycle of its own, a second
+      // hold the parent's completion never captures (found by an audit, 2026-12-02).
+      if (swipe.network_data_ref === null) {
+        throw new AppError(
+          'INVALID_STATE',
+          'This lifecycle was opened by a message without a DE63 reference (networkDataRef is null), and an incremental authorization names its lifecycle by that reference alone: it cannot be raised. Send an advice (0120) of the new total instead.',
+        );
+      }
+      return buildSandboxMessage(card, now, { mti: '0100', processingCode: '000000', amountMinor: amountMinorOf(body.amount as number), ...followUp(swipe), original: undefined });
+    },
   );
 
   onParent(
@@ -416,10 +426,18 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     '/v1/sandbox/card-transactions/:parentId/refunds',
     'sandbox.createCardRefund',
     'Send a refund (0220, processing code 20)',
-    'Credits amount back to the card\'s wallet (REFUND, operation CREDIT), joined to this lifecycle.',
+    'Credits amount back to the card\'s wallet (REFUND, operation CREDIT), joined to this lifecycle (by its DE63 reference; DE90 naming its first message when it has none).',
     AmountBody,
     (swipe, card, body, now) =>
-      buildSandboxMessage(card, now, { mti: '0220', processingCode: '200000', amountMinor: amountMinorOf(body.amount as number), ...followUp(swipe), original: undefined }),
+      buildSandboxMessage(card, now, {
+        mti: '0220',
+        processingCode: '200000',
+        amountMinor: amountMinorOf(body.amount as number),
+        ...followUp(swipe),
+        // A lifecycle without a reference is named by DE90 (refunds correlate by either); until
+        // 2026-12-02 the refund named nothing and started a lifecycle of its own (found by an audit).
+        ...(swipe.network_data_ref === null ? {} : { original: undefined }),
+      }),
   );
 
   app.post(
