@@ -555,6 +555,8 @@ describe('credit settings', () => {
       ['opening + penalty of 1', { thresholds: { ...ladder, opening: '0.5000' }, liquidationPenaltyRate: '0.5000' }, 'liquidationPenaltyRate'],
       ['an opening that takes opening + the stored penalty to 1', { thresholds: { opening: '0.9800', warning: '0.9910', purchaseRestricted: '0.9920', collateralNeeded: '0.9930', urgentCollateralNeeded: '0.9940', liquidationWarning: '0.9950', liquidation: '0.9960' } }, 'thresholds.opening'],
       ['penalty alone taking opening + penalty past 1', { liquidationPenaltyRate: '0.5000' }, 'liquidationPenaltyRate'],
+      ['a penalty taking the liquidation threshold + penalty to 1 (every liquidation would sell everything)', { liquidationPenaltyRate: '0.4500' }, 'liquidationPenaltyRate'],
+      ['a liquidation threshold that takes it + the stored penalty to 1', { thresholds: { ...ladder, liquidation: '0.9800' } }, 'thresholds.liquidation'],
       ['a rate with five decimals', { liquidationPenaltyRate: '0.02000' }, 'liquidationPenaltyRate'],
       ['a missing threshold', { thresholds: { opening: '0.5000' } }, 'thresholds.warning'],
     ];

@@ -312,7 +312,7 @@ export function registerCreditLineRoutes(app: App, deps: Deps): void {
         tags: ['Sandbox'],
         summary: 'Change the client\'s LTV thresholds or liquidation penalty (sandbox only)',
         description:
-          'Thresholds must rise strictly from the opening LTV, the first more than 0.01 above it, none above 1, and opening + penalty below 1 (else 400 ' +
+          'Thresholds must rise strictly from the opening LTV, the first more than 0.01 above it, none above 1, opening + penalty and the liquidation threshold + penalty below 1 (else 400 ' +
           'VALIDATION_ERROR naming the field). Applies to credit lines opened afterwards.',
         body: SettingsBody,
         response: { 200: Envelope(SettingsSchema) },
@@ -330,8 +330,8 @@ export function registerCreditLineRoutes(app: App, deps: Deps): void {
         if (liquidationPenaltyRate !== undefined) next.liquidationPenalty = credit.parseRatioE4(liquidationPenaltyRate, 'liquidationPenaltyRate');
         const problem = settingsProblem(next);
         if (problem) {
-          // A penalty that no longer fits is the opening's fault when only the ladder was sent.
-          const field = problem.field === 'liquidationPenaltyRate' && liquidationPenaltyRate === undefined ? 'thresholds.opening' : problem.field;
+          // A penalty that no longer fits is the ladder's fault when only the ladder was sent.
+          const field = liquidationPenaltyRate === undefined ? (problem.ladderField ?? problem.field) : problem.field;
           throw new AppError('VALIDATION_ERROR', `Credit settings refused: ${problem.message}.`, { details: [{ field, message: problem.message }] });
         }
         await credit.saveCreditSettings(tx, context, next);

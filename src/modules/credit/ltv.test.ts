@@ -146,7 +146,7 @@ describe('settingsProblem', () => {
     expect(problem({ thresholds: [6000, 6000, 7000, 7500, 8000, 8333] })).toBe('thresholds.purchaseRestricted: thresholds must be strictly ascending: 0.6000 is not above the threshold before it (0.6000)');
     expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8500, 8333] })).toBe('thresholds.liquidation: thresholds must be strictly ascending: 0.8333 is not above the threshold before it (0.8500)');
     expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8000, 10_001] })).toMatch(/^thresholds\.liquidation: .*at most 1/);
-    expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8000, 10_000] })).toBeNull();
+    expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8000, 9799] })).toBeNull();
   });
 
   it('refuses a first threshold at or below the opening, or within 0.01 of it', () => {
@@ -157,8 +157,17 @@ describe('settingsProblem', () => {
 
   it('refuses opening + penalty of 1 or more, and a negative penalty', () => {
     expect(problem({ liquidationPenalty: 5000 })).toMatch(/^liquidationPenaltyRate: .*penalty/);
-    expect(problem({ liquidationPenalty: 4999 })).toBeNull();
+    expect(problem({ liquidationPenalty: 4999 })).not.toMatch(/opening/);
     expect(problem({ liquidationPenalty: -1 })).toMatch(/^liquidationPenaltyRate: .*penalty/);
+  });
+
+  it('refuses a liquidation threshold + penalty of 1 or more: no sale could lower the LTV there', () => {
+    expect(problem({ liquidationPenalty: 4500 })).toBe(
+      'liquidationPenaltyRate: the liquidation threshold (0.8333) plus the penalty must be below 1: at or above 1 − penalty a sale cannot lower the LTV, so every liquidation would sell all the collateral',
+    );
+    expect(problem({ liquidationPenalty: 1667 })).toMatch(/^liquidationPenaltyRate: the liquidation threshold/);
+    expect(problem({ liquidationPenalty: 1666 })).toBeNull();
+    expect(problem({ thresholds: [6000, 6500, 7000, 7500, 8000, 10_000], liquidationPenalty: 0 })).toMatch(/^liquidationPenaltyRate: the liquidation threshold \(1\.0000\)/);
   });
 });
 

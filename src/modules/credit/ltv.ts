@@ -78,9 +78,10 @@ export const thresholdNames = ['warning', 'purchaseRestricted', 'collateralNeede
 /**
  * Why a ladder is refused, or null: strictly ascending, above the opening, below 1, re-armable,
  * and a liquidation that can lower the LTV. `field` is the path of the value at fault in the
- * settings body.
+ * settings body; `ladderField`, for a penalty that no longer fits, the threshold to name instead
+ * when only the ladder was sent.
  */
-export function settingsProblem(settings: CreditSettings): { field: string; message: string } | null {
+export function settingsProblem(settings: CreditSettings): { field: string; message: string; ladderField?: string } | null {
   const { thresholds, opening, liquidationPenalty } = settings;
   const threshold = (level: number) => `thresholds.${thresholdNames[level] ?? level}`;
   if (thresholds.length !== ltvLevels.length) return { field: 'thresholds', message: `thresholds must have ${ltvLevels.length} entries` };
@@ -93,7 +94,20 @@ export function settingsProblem(settings: CreditSettings): { field: string; mess
     if (value > 10_000) return { field: threshold(i), message: 'thresholds must be at most 1' };
   }
   if (thresholdOf(thresholds, 0) - rearmGapE4 <= opening) return { field: threshold(0), message: 'the first threshold must be more than 0.01 above the opening LTV (so a liquidation re-arms every level)' };
-  if (!(liquidationPenalty >= 0 && opening + liquidationPenalty < 10_000)) return { field: 'liquidationPenaltyRate', message: 'the liquidation penalty plus the opening LTV must be below 1' };
+  if (!(liquidationPenalty >= 0 && opening + liquidationPenalty < 10_000)) {
+    return { field: 'liquidationPenaltyRate', message: 'the liquidation penalty plus the opening LTV must be below 1', ladderField: 'thresholds.opening' };
+  }
+  // A sale lowers the LTV only while it is below 1 − penalty (each unit sold repays (1 − penalty) of
+  // its value): at a liquidation threshold at or above that, every liquidation would sell all the
+  // collateral (found by an audit, 2026-12-02).
+  const liquidation = thresholdOf(thresholds, thresholds.length - 1);
+  if (liquidation + liquidationPenalty >= 10_000) {
+    return {
+      field: 'liquidationPenaltyRate',
+      ladderField: threshold(thresholds.length - 1),
+      message: `the liquidation threshold (${formatE4(BigInt(liquidation))}) plus the penalty must be below 1: at or above 1 − penalty a sale cannot lower the LTV, so every liquidation would sell all the collateral`,
+    };
+  }
   return null;
 }
 

@@ -2262,7 +2262,7 @@ export interface paths {
         head?: never;
         /**
          * Change the client's LTV thresholds or liquidation penalty (sandbox only)
-         * @description Thresholds must rise strictly from the opening LTV, the first more than 0.01 above it, none above 1, and opening + penalty below 1 (else 400 VALIDATION_ERROR naming the field). Applies to credit lines opened afterwards.
+         * @description Thresholds must rise strictly from the opening LTV, the first more than 0.01 above it, none above 1, opening + penalty and the liquidation threshold + penalty below 1 (else 400 VALIDATION_ERROR naming the field). Applies to credit lines opened afterwards.
          */
         patch: operations["sandbox.updateCreditSettings"];
         trace?: never;
