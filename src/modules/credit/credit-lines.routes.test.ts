@@ -357,6 +357,8 @@ describe('POST /v1/credit-lines/:id/collateral/release', () => {
       await setPrice(t, 'BTC-USD', '50000.00', client);
       const response = await post(`/v1/credit-lines/${line.lineId}/collateral/release`, { amount: '0.80000001' }, client);
       expectError(response, 422, 'LTV_TOO_HIGH', 'amount');
+      // The LTV after, 0.50000002…, is written rounded up: rounded down it read "0.5000, above the opening LTV 0.5000".
+      expect(response.body.message).toBe('Releasing 0.80000001 BTC would take the LTV to 0.5001, above the opening LTV 0.5000.');
       expect(await balanceOf(t, line.wallet.walletId, 'BTC', client)).toMatchObject({ AVAILABLE: '0.00000000', RESERVED: '1.00000000' });
       await expectLedgerClean(t);
     });
@@ -792,6 +794,24 @@ describe('when all the collateral is gone (sold or released)', () => {
     expect((await authorize(x, cardId, { amount: 1 }, client)).responseCode).toBe('57');
     // Repaying everything with no collateral left keeps the line RESTRICTED.
     expect(await repay(x, line, '4100.00', client)).toMatchObject({ status: 'RESTRICTED', outstanding: { total: '0.00' } });
+  });
+
+  it('a lock that would leave the LTV at or above the liquidation threshold is refused (it would be sold at once), naming what is enough', async () => {
+    const { client, line } = await exhausted('exhausted lock');
+    const post = (amount: string) => x.request({ method: 'POST', url: `/v1/credit-lines/${line.lineId}/collateral`, key: client.key, body: { amount } });
+    // 4,100.00 owed at 5,000.00 a BTC: below the threshold 0.8333 from 4,100 / (0.8333 × 5,000) = 0.984039361… BTC.
+    const refused = await post('0.98403936');
+    expectError(refused, 422, 'LTV_TOO_HIGH', 'amount');
+    expect(refused.body.message).toBe(
+      'Locking 0.98403936 BTC would leave the LTV at 0.8334, at or above the liquidation threshold 0.8333: it would be sold at once, less the penalty. Lock at least 0.98403937 BTC, or repay first.',
+    );
+    expect(await balanceOf(x, line.wallet.walletId, 'BTC', client)).toMatchObject({ AVAILABLE: '1.00000000', RESERVED: '0.00000000' });
+    expect(await ltvEventsOf(x, line.lineId, client)).toHaveLength(6);
+    const locked = await post('0.98403937');
+    expect(locked.status, JSON.stringify(locked.body)).toBe(200);
+    expect(locked.body.data).toMatchObject({ collateral: { amount: '0.98403937' }, outstanding: { total: '4100.00' }, ltv: '0.8332' });
+    expect(await ltvEventsOf(x, line.lineId, client)).toHaveLength(6);
+    await expectLedgerClean(x);
   });
 
   it('leaves the ledger consistent (the line\'s collateral hold matches its collateral)', async () => {

@@ -237,7 +237,8 @@ export function registerCreditLineRoutes(app: App, deps: Deps): void {
         description:
           'Moves amount of the collateral asset from the collateral wallet\'s AVAILABLE to RESERVED under the line (wallet transaction type ' +
           'COLLATERAL_LOCK_SUCCESS; a refusal writes nothing). Rules: line exists (404), amount within the asset\'s scale (400 INVALID_AMOUNT), enough ' +
-          'AVAILABLE (422 INSUFFICIENT_FUNDS). Recomputes the LTV (a lower LTV re-arms levels and may lift a purchase restriction). Honours Idempotency-Key.',
+          'AVAILABLE (422 INSUFFICIENT_FUNDS), and, on a line owing principal or interest, an LTV after the lock below the liquidation threshold (422 LTV_TOO_HIGH ' +
+            'naming the least amount that is: the collateral would be sold at once). Recomputes the LTV (a lower LTV re-arms levels and may lift a purchase restriction). Honours Idempotency-Key.',
         params: LineParams,
         body: AmountBody('CollateralLockRequest', 'in the collateral asset', '1.00000000'),
         response: { 200: Envelope(CreditLineSchema) },

@@ -15,9 +15,13 @@ import {
   collateralValueCents,
   defaultCreditSettings,
   formatE4,
+  leastCollateralBelow,
   levelOf,
+  liquidationLevel,
   ltvAbove,
+  ltvAtLeast,
   ltvE4,
+  ltvE4RoundedUp,
   thresholdNames,
   thresholdOf,
   accrueOneDay,
@@ -293,6 +297,23 @@ export async function lockCollateral(tx: Tx, context: RequestContext, id: string
   const asset = collateralAssetOf(line.collateral_asset);
   const amount = amountField(amountText, asset);
   if (line.status === 'CLOSED') throw notActive(line);
+  // A lock that leaves a line owing principal or interest at or above its liquidation threshold
+  // would be sold at once, less the penalty, and answered "Collateral locked" (a line left with debt
+  // after a full liquidation, say; found by an audit, 2026-12-02): refused, naming what is enough.
+  const price = await collateralPriceOf(tx, context.clientId, line.collateral_asset);
+  const owed = BigInt(line.principal) + BigInt(line.interest);
+  const after = { debt: owed + BigInt(line.pending_holds), collateral: BigInt(line.collateral_amount) + amount, assetScale: asset.scale, price };
+  const liquidation = thresholdOf(line.thresholds, liquidationLevel);
+  if (owed > 0n && ltvAtLeast(after, liquidation)) {
+    const ltv = ltvE4RoundedUp(after);
+    const enough = leastCollateralBelow(after, liquidation) - BigInt(line.collateral_amount);
+    throw new AppError(
+      'LTV_TOO_HIGH',
+      `Locking ${formatAmount(amount, asset)} ${asset.code} would leave the LTV at ${ltv === null ? 'infinity' : formatE4(ltv)}, at or above the liquidation threshold ${formatE4(BigInt(liquidation))}: ` +
+        `it would be sold at once, less the penalty. Lock at least ${formatAmount(enough, asset)} ${asset.code}, or repay first.`,
+      { details: [{ field: 'amount', message: 'would leave the LTV at or above the liquidation threshold' }] },
+    );
+  }
   const history: HistoryInput = { parentTransactionId: idAt(context.now), type: creditHistoryTypes.lock, traceId: context.traceId };
   let holdId = line.collateral_hold_id;
   if (holdId === null) {
@@ -307,7 +328,6 @@ export async function lockCollateral(tx: Tx, context: RequestContext, id: string
     .where('id', '=', line.id)
     .execute();
   // The recompute also opens a line waiting for collateral once it covers the limit.
-  const price = await collateralPriceOf(tx, context.clientId, line.collateral_asset);
   await recomputeLtv(tx, context, { collateralAsset: asset, price, lineIds: [line.id] });
   return viewOf(tx, await lockLine(tx, context.clientId, line.id));
 }
@@ -335,7 +355,8 @@ export async function releaseCollateral(tx: Tx, context: RequestContext, id: str
   const debt = BigInt(line.principal) + BigInt(line.interest) + BigInt(line.pending_holds);
   const after = { debt, collateral: locked - amount, assetScale: asset.scale, price };
   if (ltvAbove(after, line.opening)) {
-    const ltv = ltvE4(after);
+    // Rounded up: rounded down, a figure just above the opening printed as the opening itself.
+    const ltv = ltvE4RoundedUp(after);
     throw new AppError('LTV_TOO_HIGH', `Releasing ${formatAmount(amount, asset)} ${asset.code} would take the LTV to ${ltv === null ? 'infinity' : formatE4(ltv)}, above the opening LTV ${formatE4(BigInt(line.opening))}.`, {
       details: [{ field: 'amount', message: 'would take the LTV above the opening LTV' }],
     });

@@ -169,6 +169,20 @@ export function ltvE4(figures: LtvFigures): bigint | null {
   return lhs / base;
 }
 
+/** The LTV in ten-thousandths rounded up (a refusal's message: a figure just above a threshold never prints as it); null when there is debt and no collateral value. */
+export function ltvE4RoundedUp(figures: LtvFigures): bigint | null {
+  if (figures.debt === 0n) return 0n;
+  const { lhs, base } = sides(figures);
+  if (base === 0n) return null;
+  return ceilDiv(lhs, base);
+}
+
+/** The least collateral (minor units) at which the LTV is strictly below `thresholdE4`, at the figures' debt and price. */
+export function leastCollateralBelow(figures: LtvFigures, thresholdE4: number): bigint {
+  const { lhs } = sides(figures);
+  return lhs / (BigInt(thresholdE4) * figures.price.units) + 1n;
+}
+
 /** "0.6500", four decimals. */
 export function formatE4(value: bigint): string {
   const whole = value / e4;

@@ -80,7 +80,7 @@ export const errorCodes = {
   AMOUNT_OUT_OF_RANGE: { status: 422, description: 'The base-asset amount of a trade is outside the pair\'s `minAmount`..`maxAmount`, or the trade would leave the customer nothing to receive.' },
   COLLATERAL_WALLET_MISMATCH: { status: 422, description: 'A credit card\'s `collateralWalletId` is not the collateral wallet of its `creditLineId`.' },
   CREDIT_LINE_NOT_ACTIVE: { status: 422, description: 'The credit line is not ACTIVE (it waits for collateral, or it is RESTRICTED by its LTV), so this request (for example a credit card) is refused.' },
-  LTV_TOO_HIGH: { status: 422, description: 'Releasing that much collateral would take the credit line\'s LTV above its opening LTV (0.50 by default); nothing was released.' },
+  LTV_TOO_HIGH: { status: 422, description: 'Releasing that much collateral would take the credit line\'s LTV above its opening LTV (0.50 by default), or locking that little would leave a line that owes at or above its liquidation threshold (it would be sold at once); nothing was moved.' },
   AMOUNT_EXCEEDS_OUTSTANDING: { status: 422, description: 'A credit line payment is larger than what the line owes (principal plus interest; open card holds are not owed yet); nothing was moved.' },
   QUOTE_EXPIRED: { status: 422, description: 'The trade quote\'s `expiresAt` has passed; request a new quote.' },
   INSUFFICIENT_FUNDS: { status: 422, description: 'The wallet\'s AVAILABLE balance in the asset is smaller than the amount (or, for a collateral release, the credit line has less collateral locked than the amount); nothing was moved.' },
