@@ -45,16 +45,28 @@ function page(version: string): string {
  * page asks for an API key and sends it with each API call; nothing here reads data). Served in
  * sandbox mode, and in production only with OPENBAAS_CONSOLE=on.
  */
-export function registerConsoleRoutes(app: App, deps: Deps): void {
+export function registerConsoleRoutes(app: App, deps: Pick<Deps, 'config'>, load: () => Promise<ConsoleAssets | undefined> = loadConsoleAssets): void {
   if (!deps.config.console) return;
   let loading: Promise<{ assets: ConsoleAssets; version: string } | undefined> | undefined;
+  // A bundle found is kept for the life of the process; none found (not built yet) or a failed read
+  // is looked for again by the next request, so building the console needs no restart (until
+  // 2026-12-02 the first miss was kept, found by a docs audit).
   const assets = () =>
-    (loading ??= loadConsoleAssets().then((loaded) => {
-      if (!loaded) return undefined;
-      const hash = crypto.createHash('sha256');
-      for (const contents of loaded.values()) hash.update(contents);
-      return { assets: loaded, version: hash.digest('hex').slice(0, 12) };
-    }));
+    (loading ??= load().then(
+      (loaded) => {
+        if (!loaded) {
+          loading = undefined;
+          return undefined;
+        }
+        const hash = crypto.createHash('sha256');
+        for (const contents of loaded.values()) hash.update(contents);
+        return { assets: loaded, version: hash.digest('hex').slice(0, 12) };
+      },
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
   const notBuilt = (reply: FastifyReply) =>
     reply.code(503).headers(securityHeaders).type('text/plain; charset=utf-8').send('The console was not built: run `npm run build` (or `npm run build:console`).\n');
 
