@@ -84,7 +84,7 @@ export const errorCodes = {
   AMOUNT_EXCEEDS_OUTSTANDING: { status: 422, description: 'A credit line payment is larger than what the line owes (principal plus interest; open card holds are not owed yet); nothing was moved.' },
   QUOTE_EXPIRED: { status: 422, description: 'The trade quote\'s `expiresAt` has passed; request a new quote.' },
   INSUFFICIENT_FUNDS: { status: 422, description: 'The wallet\'s AVAILABLE balance in the asset is smaller than the amount (or, for a collateral release, the credit line has less collateral locked than the amount); nothing was moved.' },
-  ASSET_NETWORK_MISMATCH: { status: 422, description: 'A sandbox crypto deposit sends an asset that does not move on the network of the receiving address; the funds are lost on chain and the deposit is kept as a FAILED crypto transaction for support (its id is in `details`).' },
+  ASSET_NETWORK_MISMATCH: { status: 422, description: 'A sandbox crypto deposit sends an asset that does not move on the network of the receiving address; the funds are lost on chain and the deposit is kept as a FAILED crypto transaction for support (the message names its id; list the wallet\'s FAILED crypto transactions to find it by program).' },
   AMOUNT_BELOW_FEE: { status: 422, description: 'A crypto withdrawal with `grossAmount: true` whose amount does not exceed the network fee: the recipient would get nothing.' },
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key (or more than 10 vault reveals of one card in a minute); wait for the number of seconds in Retry-After.' },
