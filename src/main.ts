@@ -11,7 +11,7 @@ import { workerTasks } from './modules/worker-tasks.js';
 import { sealPlaintextWebhookSecrets } from './modules/webhooks/index.js';
 import { seedMissingCardPrograms } from './modules/cards/index.js';
 
-/** Start-up progress for a person watching the terminal ("applying migrations 3/20…"). */
+/** Start-up progress for a person watching the terminal ("applying migrations 3/41 (0003_ledger)…"). */
 export type ProgressReporter = (message: string) => void;
 
 export async function openDeps(config: Config, clock: Clock = systemClock, onProgress?: ProgressReporter): Promise<Deps> {
