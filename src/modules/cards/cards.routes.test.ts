@@ -230,9 +230,17 @@ describe('debit cards: refused', () => {
     const program = (await cardPrograms(t))['Standard Debit'];
     const missing = '019ca945-0a00-7000-8000-000000000000';
     const base = { customerId: wallet.customerId, cardProgramId: program.id, isVirtual: true, isPrimary: false };
-    for (const body of [{ ...base, customerId: missing }, { ...base, cardProgramId: missing }, { ...base, walletId: missing }, { ...base, walletId: otherWallet.walletId }]) {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ ...base, customerId: missing }, 'customerId'],
+      [{ ...base, cardProgramId: missing }, 'cardProgramId'],
+      [{ ...base, walletId: missing }, 'walletId'],
+      [{ ...base, walletId: otherWallet.walletId }, 'walletId'],
+    ];
+    for (const [body, field] of cases) {
       const response = await t.request({ method: 'POST', url: '/v1/cards/debit', body });
       expect(response.status, JSON.stringify(body)).toBe(404);
+      // Each names the reference that failed (the wallet's did not until 2026-12-02; found by an audit).
+      expect(response.body.details, JSON.stringify(body)).toEqual([{ field, message: expect.any(String) }]);
     }
   });
 

@@ -109,7 +109,7 @@ const drawAttemptsMax = 5;
 async function walletForCard(tx: Tx, context: RequestContext, customerId: string, input: DebitCardInput, program: { name: string; card_transaction_handler: string }): Promise<{ id: string }> {
   if (input.walletId !== undefined) {
     const wallet = await findWallet(tx, context.clientId, input.walletId);
-    if (!wallet || wallet.customer_id !== customerId) throw notFound('Wallet');
+    if (!wallet || wallet.customer_id !== customerId) throw notFound('Wallet', 'walletId');
     return wallet;
   }
   const primary = await primaryWalletOf(tx, context.clientId, customerId);
