@@ -69,7 +69,7 @@ export const errorCodes = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The Content-Type is not accepted by this route (JSON bodies need application/json, in UTF-8: another charset is refused).' },
   // 422
   CARD_EXPIRY_OUT_OF_RANGE: { status: 422, description: 'A card issued now would expire after 2099, which the two-digit expiry year of a card (DE14, YYMM) cannot carry: only when the sandbox clock has been moved past 2095.' },
-  CARD_PROGRAM_MISMATCH: { status: 422, description: 'The card program is of the other card type for this route (a CREDIT program for a debit card, or the reverse).' },
+  CARD_PROGRAM_MISMATCH: { status: 422, description: 'The card program is of the other card type for this route (a CREDIT program for a debit card, or the reverse), or, for the cooperative echo tool, not a COOP_AUTH program.' },
   COMPLIANCE_PROFILE_INCOMPLETE: { status: 422, description: 'KYC or KYB cannot start until the customer\'s data is complete; `details` names each missing field.' },
   RESOURCE_LIMIT_REACHED: { status: 422, description: 'A documented per-record limit is reached (for example portfolios per customer or wallets per portfolio).' },
   WEBHOOK_LIMIT_REACHED: { status: 422, description: 'The client already has the maximum number of webhook subscriptions (100, deleted ones not counted).' },

@@ -1584,7 +1584,7 @@ export interface paths {
         put?: never;
         /**
          * Send a sample cooperative decision request to your endpoint
-         * @description Sends a sample COOP_AUTH_0100 (data.echo true) to the active subscription that lists COOP_AUTH_0100, with the program's timeoutMs, and answers what it returned, its latency and what the processor would have decided: your code, a partial approval, or the stand-in and why. No money moves and no record or event is written. 409 COOP_AUTH_ENDPOINT_MISSING without such a subscription.
+         * @description Sends a sample COOP_AUTH_0100 (data.echo true) to the active subscription that lists COOP_AUTH_0100, with the program's timeoutMs, and answers what it returned, its latency and what the processor would have decided: your code, a partial approval, or the stand-in and why. No money moves and no record or event is written. 409 COOP_AUTH_ENDPOINT_MISSING without such a subscription; 422 CARD_PROGRAM_MISMATCH for a card of a STANDARD program.
          */
         post: operations["sandbox.echoCoopAuth"];
         delete?: never;

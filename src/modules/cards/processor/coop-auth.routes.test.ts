@@ -650,5 +650,14 @@ describe('the echo tool (POST /v1/sandbox/coop-auth/echo)', () => {
     expect(text.status).toBe(400);
     expect(text.body.details[0].field).toBe('amount');
   });
+
+  it('a card of a STANDARD program: 422 CARD_PROGRAM_MISMATCH naming cardId (nobody would be asked), nothing sent', async () => {
+    const card = await fundedCard(t, '10.00');
+    const before = receiver.requests.length;
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/coop-auth/echo', body: { cardId: card.cardId } });
+    expect(response.status).toBe(422);
+    expect(response.body).toMatchObject({ code: 'CARD_PROGRAM_MISMATCH', details: [{ field: 'cardId' }] });
+    expect(receiver.requests.length).toBe(before);
+  });
 });
 

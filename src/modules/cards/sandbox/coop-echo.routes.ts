@@ -81,7 +81,8 @@ export function registerSandboxCoopEchoRoutes(app: App, deps: Deps): void {
         description:
           'Sends a sample COOP_AUTH_0100 (data.echo true) to the active subscription that lists COOP_AUTH_0100, with the program\'s timeoutMs, ' +
           'and answers what it returned, its latency and what the processor would have decided: your code, a partial approval, or the ' +
-          'stand-in and why. No money moves and no record or event is written. 409 COOP_AUTH_ENDPOINT_MISSING without such a subscription.',
+          'stand-in and why. No money moves and no record or event is written. 409 COOP_AUTH_ENDPOINT_MISSING without such a subscription; 422 ' +
+          'CARD_PROGRAM_MISMATCH for a card of a STANDARD program.',
         body: EchoBody,
         response: { 200: Envelope(EchoResult) },
       },
@@ -105,6 +106,13 @@ export function registerSandboxCoopEchoRoutes(app: App, deps: Deps): void {
           }
           const program = await findCardProgram(tx, context.clientId, sample.programId);
           if (!program) throw notFound('Card program');
+          // A STANDARD card's authorizations are decided by the system: nobody is asked, so a sample
+          // "what the processor would have done" with it would be made up (carried from an audit).
+          if (body.cardId !== undefined && program.card_transaction_handler !== 'COOP_AUTH') {
+            throw new AppError('CARD_PROGRAM_MISMATCH', `The card's program "${program.name}" is ${program.card_transaction_handler}: its authorizations are decided without asking you. Name a card of a COOP_AUTH program, or none for a sample card.`, {
+              details: [{ field: 'cardId', message: 'not a card of a COOP_AUTH program' }],
+            });
+          }
           const endpoint = await decisionEndpointOf(tx, deps, context.clientId, 'COOP_AUTH_0100', context.now);
           if (!endpoint) throw new AppError('COOP_AUTH_ENDPOINT_MISSING', 'No active webhook subscription lists COOP_AUTH_0100: create one (POST /v1/webhooks) to receive decision requests.');
           const partialApprovalCapable = body.partialApprovalCapable ?? true;
