@@ -1001,6 +1001,22 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: 7 });
   });
 
+  it('the sandbox\'s follow-ups of a lifecycle in another currency are in that currency (DE49), billed to the card at 1:1', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 20, currency: 'EUR' });
+    expect(auth.record).toMatchObject({ heldAmount: 20, amounts: { transaction: 20, transactionCurrency: 'EUR' } });
+    const increment = await onParent(t, auth.parentCardTransactionId, 'increments', { amount: 5 });
+    const partial = await onParent(t, auth.parentCardTransactionId, 'reversals', { amount: 10 });
+    const completion = await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 12 });
+    const refund = await onParent(t, auth.parentCardTransactionId, 'refunds', { amount: 2 });
+    for (const [name, result] of Object.entries({ increment, partial, completion, refund })) {
+      expect(result.iso.request.fields['49'], name).toBe('978');
+      expect(result.record.amounts.transactionCurrency, name).toBe('EUR');
+    }
+    expect(completion.record).toMatchObject({ amount: 12, amounts: { transaction: 12 } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '90.00', RESERVED: '0.00' });
+  });
+
   it('an advice of 0 closing a lifecycle that has money posted leaves it COMPLETED', async () => {
     const card = await fundedCard(t, '100.00');
     const auth = await authorize(t, card.cardId, { amount: 40 });

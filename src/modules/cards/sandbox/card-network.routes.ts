@@ -13,7 +13,7 @@ import { isUuid } from '../../../platform/ids.js';
 import { GroupsInFlight, TransactionGroups } from '../../../platform/db/transaction-groups.js';
 import { cardVaultOf } from '../card-vault.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
-import { CardTransactionSchema, majorUnits, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
+import { CardTransactionSchema, majorUnits, numericOfCurrency, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
 import { expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, refundTakenBack, type CardMessageOutcome } from '../processor/processor.js';
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
 import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
@@ -178,12 +178,28 @@ async function swipeOf(tx: Tx, context: RequestContext, id: string): Promise<Car
   return swipe;
 }
 
-/** A follow-up message of a lifecycle carries its DE63 reference (a new one if it had none) and DE90 naming its first message. */
-function followUp(swipe: CardSwipeRow): Pick<MessageOptions, 'networkDataRef' | 'original' | 'merchant'> {
+type FollowUp = Pick<MessageOptions, 'networkDataRef' | 'original' | 'merchant' | 'currencyNumeric'>;
+
+/**
+ * A follow-up message of a lifecycle carries its DE63 reference (a new one if it had none), DE90
+ * naming its first message, its merchant and the currency of its first message (DE49: a completion
+ * of a EUR authorization is in EUR; until 2026-12-02 it went in USD, found by an audit).
+ */
+async function followUpOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow): Promise<FollowUp> {
+  const first = await tx
+    .selectFrom('card_transactions')
+    .select('transaction_currency')
+    .where('client_id', '=', context.clientId)
+    .where('swipe_id', '=', swipe.id)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  const currencyNumeric = first === undefined ? undefined : numericOfCurrency(first.transaction_currency);
   return {
     networkDataRef: swipe.network_data_ref ?? newNetworkDataRef(),
     original: { mti: swipe.first_mti, stan: swipe.stan, transmissionDateTime: swipe.transmission_date_time, acquirerId: swipe.acquirer_id },
     merchant: swipe.merchant ?? undefined,
+    ...(currencyNumeric === undefined ? {} : { currencyNumeric }),
   };
 }
 
@@ -286,7 +302,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     summary: string,
     description: string,
     body: TSchema,
-    build: (swipe: CardSwipeRow, card: CardOfMessage, requestBody: Record<string, unknown>, now: Date, tx: Tx, context: RequestContext) => IsoMessage | Promise<IsoMessage>,
+    build: (swipe: CardSwipeRow, card: CardOfMessage, requestBody: Record<string, unknown>, now: Date, follow: FollowUp, tx: Tx, context: RequestContext) => IsoMessage | Promise<IsoMessage>,
   ) => {
     app.post(
       path,
@@ -295,7 +311,8 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         sendMessage(request, reply, async (tx, context) => {
           const swipe = await swipeOf(tx, context, (request.params).parentId);
           const card = await cardOf(tx, context, swipe.card_id);
-          const message = await build(swipe, cardOfMessage(deps, context, card), (request.body ?? {}) as Record<string, unknown>, context.now, tx, context);
+          const follow = await followUpOf(tx, context, swipe);
+          const message = await build(swipe, cardOfMessage(deps, context, card), (request.body ?? {}) as Record<string, unknown>, context.now, follow, tx, context);
           return { message, card };
         }),
     );
@@ -344,7 +361,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'Raises the open hold by amount when the decision order approves it; a declined increment leaves the hold as it was. A lifecycle that holds nothing any more (completed, reversed, expired) declines it with 57. ' +
       '409 INVALID_STATE for a lifecycle opened by a message without a DE63 reference: an increment names its lifecycle by that reference alone.',
     AmountBody,
-    (swipe, card, body, now) => {
+    (swipe, card, body, now, follow) => {
       // Without a reference the 0100 would name nothing and open a lifecycle of its own, a second
       // hold the parent's completion never captures (found by an audit, 2026-12-02).
       if (swipe.network_data_ref === null) {
@@ -353,7 +370,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
           'This lifecycle was opened by a message without a DE63 reference (networkDataRef is null), and an incremental authorization names its lifecycle by that reference alone: it cannot be raised. Send an advice (0120) of the new total instead.',
         );
       }
-      return buildSandboxMessage(card, now, { mti: '0100', processingCode: '000000', amountMinor: amountMinorOf(body.amount as number), ...followUp(swipe), original: undefined });
+      return buildSandboxMessage(card, now, { mti: '0100', processingCode: '000000', amountMinor: amountMinorOf(body.amount as number), ...follow, original: undefined });
     },
   );
 
@@ -363,7 +380,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'Send an authorization advice (0120)',
     'Sets the hold to the advised amount; never declined. What AVAILABLE cannot cover is not reserved (the completion is forced).',
     AmountBody,
-    (swipe, card, body, now) => buildSandboxMessage(card, now, { mti: '0120', processingCode: '000000', amountMinor: amountMinorOf(body.amount as number), ...followUp(swipe) }),
+    (swipe, card, body, now, follow) => buildSandboxMessage(card, now, { mti: '0120', processingCode: '000000', amountMinor: amountMinorOf(body.amount as number), ...follow }),
   );
 
   onParent(
@@ -374,7 +391,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       '(forced when AVAILABLE is short) and flagged overCapture beyond the program tolerance. Without an open hold (expired): a force post ' +
       'of amount, which is then required (400 otherwise: there is no held amount to default to).',
     CompletionBody,
-    (swipe, card, body, now) => {
+    (swipe, card, body, now, follow) => {
       const held = toBigInt(swipe.held_minor);
       // Nothing held (the hold expired or was released): no amount to default to, and a completion of 0 would post nothing.
       if (body.amount === undefined && held === 0n) throw validationError('amount', 'required: the lifecycle holds nothing (its hold expired or was released), so give the amount to post');
@@ -383,7 +400,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         mti: '0220',
         processingCode: '000000',
         amountMinor,
-        ...followUp(swipe),
+        ...follow,
         ...(body.newRrn === false ? { rrn: swipe.rrn } : {}),
       });
     },
@@ -398,7 +415,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       'posted amount back (all of it, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes its last ' +
       'refund back (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
     ReversalBody,
-    async (swipe, card, body, now, tx, context) => {
+    async (swipe, card, body, now, follow, tx, context) => {
       // What the reversal undoes: the open hold, or, when nothing is held, what was posted (a completed 0200).
       // (Else, on a lifecycle of refunds, what they credited; on a refund authorization's, the refund it announced.)
       const held = toBigInt(swipe.held_minor);
@@ -414,7 +431,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
         // What is reversed is a refund (or its authorization) when nothing is held or posted but refunds.
         processingCode: held === 0n && posted <= 0n && base > 0n ? '200000' : '000000',
         amountMinor: base > 0n ? base : reversed,
-        ...followUp(swipe),
+        ...follow,
         ...(refund ? { original: refund.original } : {}),
         rrn: swipe.rrn,
         ...(partial ? { replacementActualMinor: base - reversed } : {}),
@@ -428,12 +445,12 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'Send a refund (0220, processing code 20)',
     'Credits amount back to the card\'s wallet (REFUND, operation CREDIT), joined to this lifecycle (by its DE63 reference; DE90 naming its first message when it has none).',
     AmountBody,
-    (swipe, card, body, now) =>
+    (swipe, card, body, now, follow) =>
       buildSandboxMessage(card, now, {
         mti: '0220',
         processingCode: '200000',
         amountMinor: amountMinorOf(body.amount as number),
-        ...followUp(swipe),
+        ...follow,
         // A lifecycle without a reference is named by DE90 (refunds correlate by either); until
         // 2026-12-02 the refund named nothing and started a lifecycle of its own (found by an audit).
         ...(swipe.network_data_ref === null ? {} : { original: undefined }),
