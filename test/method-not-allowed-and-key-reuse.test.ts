@@ -34,6 +34,15 @@ describe('405', () => {
     expect(withParameter.headers.allow).toBe('GET, HEAD');
   });
 
+  it('two trailing slashes are no route, as the router has it: 404, not a 405 listing the method asked', async () => {
+    for (const method of ['POST', 'DELETE'] as const) {
+      const response = await t.request({ method, url: '/v1/test/things//', body: {} });
+      expect(response.status, method).toBe(404);
+      expect(response.body.code).toBe('ROUTE_NOT_FOUND');
+      expect(response.headers.allow).toBeUndefined();
+    }
+  });
+
   it('is answered before authentication, as 404 is', async () => {
     const response = await t.request({ method: 'PATCH', url: '/v1/assets', key: null, body: {} });
     expect(response.status).toBe(405);
@@ -171,5 +180,13 @@ describe('400 VALIDATION_ERROR stays', () => {
     const replay = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'reuse-invalid-5' });
     expect(replay.status).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('a path written with percent-escapes is the path the router reads: the key replays', async () => {
+    const first = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: 'reuse-escaped-1' });
+    expect(first.status).toBe(201);
+    const escaped = await t.request({ method: 'POST', url: '/v1/test/th%69ngs', body: thing, idempotencyKey: 'reuse-escaped-1' });
+    expect(escaped.status, JSON.stringify(escaped.body)).toBe(201);
+    expect(escaped.headers['idempotent-replayed']).toBe('true');
   });
 });

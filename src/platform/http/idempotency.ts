@@ -61,7 +61,9 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
 export function requestHash(request: FastifyRequest): Buffer {
   // Ids are compared as ids (a UUID's letters in either case name the same resource) and bodies as
   // their fields, whatever their order: a retry that spells the same request differently replays.
-  const written = (request.url.split('?')[0] ?? '').replace(uuidAnyCase, (id) => id.toLowerCase());
+  // Percent-encoding is undone as the router undoes it (`/v1/%69nternal-transfer` is the transfer
+  // route; until 2026-12-02 it hashed as another path, found by an audit).
+  const written = decodedPath(request.url.split('?')[0] ?? '').replace(uuidAnyCase, (id) => id.toLowerCase());
   // The router ignores a trailing slash, so a retry that adds or drops one is the same request.
   const path = written.length > 1 && written.endsWith('/') ? written.slice(0, -1) : written;
   return crypto
@@ -72,6 +74,16 @@ export function requestHash(request: FastifyRequest): Buffer {
 }
 
 const uuidAnyCase = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/** The path with its percent-escapes decoded (reserved characters such as %2F kept), or as written when it does not decode. */
+function decodedPath(path: string): string {
+  if (!path.includes('%')) return path;
+  try {
+    return decodeURI(path);
+  } catch {
+    return path;
+  }
+}
 
 /** JSON with each object's keys in sorted order, so two bodies with the same fields read alike. */
 function canonicalJson(value: unknown): string {
