@@ -38,7 +38,9 @@ export interface BankTransferRuntime {
 
 /** The asset of a bank payment: USD, and USD_TEST in the sandbox (400 for any other). */
 export function requireBankAsset(code: string, mode: Mode, field = 'asset'): Asset {
-  const asset = requireAsset(code, mode, field);
+  // An unknown code is offered the bank's assets, not every asset (until 2026-12-02 "usd" was
+  // offered EUR, BTC and the rest, which the check below refuses; found by an audit).
+  const asset = requireAsset(code, mode, field, mode === 'sandbox' ? bankAssets : ['USD']);
   if (!(bankAssets as readonly string[]).includes(asset.code)) {
     throw validationError(field, `bank transfers move ${mode === 'sandbox' ? 'USD or USD_TEST' : 'USD'} only; got ${asset.code}`);
   }

@@ -363,6 +363,8 @@ describe('400', () => {
   it('an asset other than USD (and USD_TEST in the sandbox)', async () => {
     await expectRefused({ asset: 'EUR' }, 'asset', 'VALIDATION_ERROR', /USD or USD_TEST/);
     await expectRefused({ asset: 'DOGE' }, 'asset', 'UNKNOWN_ASSET');
+    // An unknown code is offered the assets a bank payment takes, not every asset.
+    await expectRefused({ asset: 'usd' }, 'asset', 'UNKNOWN_ASSET', /one of USD, USD_TEST$/);
   });
 
   it('an unknown field, or a country code that is not ISO 3166-1', async () => {

@@ -39,10 +39,12 @@ export function findAsset(code: string, mode: Mode): Asset | undefined {
   return asset;
 }
 
-export function requireAsset(code: string, mode: Mode, field = 'asset'): Asset {
+export function requireAsset(code: string, mode: Mode, field = 'asset', offered?: readonly string[]): Asset {
   const asset = findAsset(code, mode);
   if (!asset) {
-    const known = listAssets(mode).map((entry) => entry.code).join(', ');
+    // `offered`: the assets the caller takes, when it takes fewer than the registry knows (a bank
+    // payment); the list would otherwise propose assets the next check refuses.
+    const known = (offered ?? listAssets(mode).map((entry) => entry.code)).join(', ');
     throw new AppError('UNKNOWN_ASSET', `${field}: unknown asset "${code}"; known assets: ${known}`, {
       details: [{ field, message: `unknown asset; one of ${known}` }],
     });
