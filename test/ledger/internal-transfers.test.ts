@@ -150,6 +150,20 @@ describe('400', () => {
   });
 
   it.each([
+    ['an empty string', '', 'VALIDATION_ERROR'],
+    ['over 40 characters', '1'.repeat(41), 'VALIDATION_ERROR'],
+    ['letters', 'ten', 'INVALID_AMOUNT'],
+    ['16 integer digits', '1'.repeat(16), 'INVALID_AMOUNT'],
+  ])('an amount that is %s: 400 %s naming amount (the schema bounds its length first, docs/api-design.md), and nothing moves', async (_name, amount, code) => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount, asset: 'USD' });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code, details: [{ field: 'amount' }] });
+    expect(await availableOf(t, source)).toBe('10.00');
+  });
+
+  it.each([
     ['a right-to-left override', 'Rent \u202eerahs', 'U+202E'],
     ['a zero-width space', 'Rent\u200bshare', 'U+200B'],
     ['a line break', 'Rent\nshare', 'U+000A'],

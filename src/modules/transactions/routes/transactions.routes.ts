@@ -62,7 +62,9 @@ const ListQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 64,
-        // The shape of every type (the CHECK constraint of wallet_transactions.type): a mistyped one is refused, not answered with nothing.
+        // The shape of every type (the CHECK constraint of wallet_transactions.type): a type of
+        // another shape (lower case, a space) is refused, not answered with nothing. A well-shaped
+        // type no record has answers an empty page: the types are open, each module writes its own.
         pattern: walletTransactionTypePattern,
         description: 'business type, for example INTERNAL_TRANSFER: upper-case letters, digits and underscores, starting with a letter',
       }),
