@@ -966,6 +966,23 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     await expectLedgerClean(t);
   });
 
+  it('a duplicate 0200 refund naming a lifecycle by its reference is declined 94 on that lifecycle, which stays where its messages find it', async () => {
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 40 });
+    const ref = auth.record.networkDataRef as string;
+    const refundOf = (amount: string) =>
+      messageOf(card.cardId, { '0': '0200', '3': '200000', '4': amount, '11': '000777', '37': '600000000777', '63': reference(ref) });
+    const first = await atMessageLevel(await refundOf('000000000500'));
+    expect(first).toMatchObject({ code: '00', record: { type: 'REFUND', parentCardTransactionId: auth.parentCardTransactionId, amount: 5 } });
+    const duplicate = await atMessageLevel(await refundOf('000000000700'));
+    expect(duplicate).toMatchObject({ code: '94', record: { type: 'REFUND', status: 'FAILED', parentCardTransactionId: auth.parentCardTransactionId, amount: 0 } });
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 40 });
+    const completion = await onParent(t, auth.parentCardTransactionId, 'completions', {});
+    expect(completion).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, record: { forcePost: false, amount: 40 } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '65.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
   it('DE90 names the approved 0100, not its duplicate declined 94: the reversal releases the hold, the completion captures it', async () => {
     const card = await fundedCard(t, '500.00');
     const { formatOriginalDataElements } = await import('../network/index.js');

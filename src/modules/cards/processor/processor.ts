@@ -1251,15 +1251,19 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
   const { context, info, tx } = run;
   const funding = fundingOf(run);
   const childId = idAt(context.now);
+  const existing = await correlate(run, { byRrn: false });
   if (info.mti === '0200' && run.duplicate) {
     // A single-message refund is a request: with the STAN and RRN of another message and other
-    // content it is a duplicate transmission, declined 94 with nothing credited, on a lifecycle of
-    // its own (as a purchase is). Until 2026-12-02 each such message credited its amount again
-    // (found by an audit). A 0220 refund is an advice, applied as it comes ("Repeats and duplicates").
+    // content it is a duplicate transmission, declined 94 with nothing credited (until 2026-12-02
+    // each such message credited its amount again; found by an audit), on the lifecycle it names,
+    // which stays as it was, else on a lifecycle of its own (as a purchase is): a new lifecycle
+    // under a used reference would hide the one it names. A 0220 refund is an advice, applied as it
+    // comes ("Repeats and duplicates").
+    const draft = { type: 'REFUND' as const, operation: 'CREDIT' as const, status: 'FAILED' as const, decision: decline('DUPLICATE_TRANSACTION'), amountMinor: 0n };
+    if (existing) return writeChild(run, existing, childId, { ...draft, heldMinor: toBigInt(existing.held_minor) });
     const swipe = insertSwipe(run, idAt(context.now), { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
-    return writeChild(run, swipe, childId, { type: 'REFUND', operation: 'CREDIT', status: 'FAILED', decision: decline('DUPLICATE_TRANSACTION'), amountMinor: 0n, heldMinor: 0n });
+    return writeChild(run, swipe, childId, { ...draft, heldMinor: 0n });
   }
-  const existing = await correlate(run, { byRrn: false });
   const swipeId = existing?.id ?? idAt(context.now);
   if (info.amountMinor > 0n) await funding.refund(tx, info.amountMinor, historyOf(run.context, swipeId, childId, funding.historyTypes.refund));
   const decision = { ...approve(info.amountMinor), source: info.mti === '0220' ? ('NETWORK' as const) : ('SYSTEM' as const) };
