@@ -1003,6 +1003,34 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     await expectLedgerClean(t);
   });
 
+  it('a reversal whose DE90 and DE4 name the declined duplicate, not the approved original, moves nothing', async () => {
+    const card = await fundedCard(t, '500.00');
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    const original = await messageOf(card.cardId, { '0': '0100', '4': '000000004000', '11': '000778', '37': '600000000778', '63': undefined });
+    const approved = await atMessageLevel(original);
+    expect(approved.code).toBe('00');
+    const duplicate = await atMessageLevel({ ...original, '4': '000000006000' });
+    expect(duplicate.code).toBe('94');
+    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000778', transmissionDateTime: original['7'] ?? '', acquirerId: original['32'] ?? '' });
+    const reversal = await atMessageLevel({ ...original, '0': '0420', '4': '000000006000', '11': '000779', '90': de90 });
+    expect(reversal.code).toBe('00');
+    expect(reversal.record.parentCardTransactionId).toBe(duplicate.record.parentCardTransactionId);
+    expect(await lifecycle(t, approved.record.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 40 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '460.00', RESERVED: '40.00' });
+    // And one naming the original's amount releases it.
+    const release = await atMessageLevel({ ...original, '0': '0420', '11': '000780', '90': de90 });
+    expect(release.record.parentCardTransactionId).toBe(approved.record.parentCardTransactionId);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
+  });
+
+  it('a duplicate 0200 purchase under the reference of its lifecycle is told as a duplicate: 94 on that lifecycle', async () => {
+    const card = await fundedCard(t, '100.00');
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 10 });
+    const again = await atMessageLevel({ '0': '0200', ...purchase.iso.request.fields, '2': await panOf(t, card.cardId), '4': '000000002000' });
+    expect(again).toMatchObject({ code: '94', record: { type: 'PURCHASE', status: 'FAILED', declineReason: 'DUPLICATE_TRANSACTION', parentCardTransactionId: purchase.parentCardTransactionId } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '90.00' });
+  });
+
   it('a lifecycle opened without a DE63 reference: an increment is refused (409), a refund joins it by DE90', async () => {
     const card = await fundedCard(t, '100.00');
     const opened = await atMessageLevel(await messageOf(card.cardId, { '0': '0100', '4': '000000001000', '11': '000775', '37': '600000000775', '63': undefined }));

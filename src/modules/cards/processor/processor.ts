@@ -940,7 +940,8 @@ async function declineUsedReference(run: Run, type: CardTransactionType): Promis
   return writeChild(run, existing, idAt(run.context.now), {
     type,
     status: 'FAILED',
-    decision: decline('TRANSACTION_NOT_PERMITTED'),
+    // A duplicate transmission (the same STAN and RRN, other content) is told as such: 94.
+    decision: decline(run.duplicate ? 'DUPLICATE_TRANSACTION' : 'TRANSACTION_NOT_PERMITTED'),
     amountMinor: 0n,
     heldMinor: toBigInt(existing.held_minor),
   });
