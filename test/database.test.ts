@@ -98,4 +98,22 @@ describe('embedded database folder', () => {
     fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(process.ppid));
     expect(() => acquireDataFolderLock(folder)).toThrow(new RegExp(`pid ${process.ppid}`));
   });
+
+  it('is private: a new folder is 0700, an existing one loses group write and all access of others', () => {
+    const parent = temporaryFolder();
+    const fresh = path.join(parent, 'data');
+    acquireDataFolderLock(fresh)();
+    expect(fs.statSync(fresh).mode & 0o777).toBe(0o700);
+    const open = path.join(parent, 'open');
+    fs.mkdirSync(open);
+    fs.chmodSync(open, 0o777);
+    acquireDataFolderLock(open)();
+    expect(fs.statSync(open).mode & 0o777).toBe(0o750);
+    const group = path.join(parent, 'group');
+    fs.mkdirSync(group);
+    fs.chmodSync(group, 0o750);
+    acquireDataFolderLock(group)();
+    expect(fs.statSync(group).mode & 0o777).toBe(0o750);
+    fs.rmSync(parent, { recursive: true, force: true });
+  });
 });

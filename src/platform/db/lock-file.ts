@@ -16,11 +16,24 @@ function processIsAlive(pid: number): boolean {
 }
 
 /**
+ * The data folder holds the database's files and the encryption key: made 0700, and an existing
+ * one loses any write access of its group and all access of others (0750 at most, what PostgreSQL
+ * itself accepts for its data directory). The files PGlite writes follow the process's umask, so
+ * under a umask of 0 they were world-writable in a world-readable folder (found by an audit,
+ * 2026-12-02); a folder others cannot enter makes the files' own modes moot.
+ */
+function keepDataFolderPrivate(dataDir: string): void {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const mode = fs.statSync(dataDir).mode & 0o777;
+  if ((mode & 0o027) !== 0) fs.chmodSync(dataDir, mode & 0o750);
+}
+
+/**
  * PGlite is a single-process database: two processes on one data folder would corrupt it. The
  * lock file holds the owner's pid; a lock left by a process that no longer runs is taken over.
  */
 export function acquireDataFolderLock(dataDir: string): () => void {
-  fs.mkdirSync(dataDir, { recursive: true });
+  keepDataFolderPrivate(dataDir);
   const lockPath = path.join(dataDir, 'openbaas.lock');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
