@@ -114,6 +114,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Trace-Id', String(request.id));
+    // The API's answers carry account data, and some a secret shown once (a webhook secret, a new
+    // API key): no cache keeps them, and no browser reads them as anything but what they are
+    // (found by a security audit, 2026-12-02). A route that may be cached says so itself.
+    reply.header('X-Content-Type-Options', 'nosniff');
+    if (request.url.startsWith('/v1/')) reply.header('Cache-Control', 'no-store');
   });
   const resolver = new ApiKeyResolver(deps);
   app.addHook(

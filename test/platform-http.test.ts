@@ -46,6 +46,24 @@ describe('success envelope and trace ids', () => {
   });
 });
 
+describe('response headers', () => {
+  it('API answers are never cached and never sniffed: Cache-Control no-store and nosniff on reads, writes and errors', async () => {
+    const answers = [
+      await t.request({ url: '/v1/assets' }),
+      await t.request({ method: 'POST', url: '/v1/test/things', body: thing }),
+      await t.request({ url: '/v1/customers/019ca945-0a00-7000-8000-000000000000' }),
+      await t.request({ url: '/v1/assets', key: null }),
+    ];
+    for (const response of answers) {
+      expect(response.headers['cache-control'], String(response.status)).toBe('no-store');
+      expect(response.headers['x-content-type-options'], String(response.status)).toBe('nosniff');
+    }
+    expect(answers.map((response) => response.status)).toEqual([200, 201, 404, 401]);
+    const document = await t.request({ url: '/openapi.json' });
+    expect(document.headers['x-content-type-options']).toBe('nosniff');
+  });
+});
+
 describe('400', () => {
   const cases: Array<[string, { rawBody?: string | Buffer; body?: unknown; contentType?: string }, string, string | undefined]> = [
     ['malformed JSON', { rawBody: '{"name": ' }, 'INVALID_JSON', undefined],
