@@ -125,6 +125,16 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     'onRequest',
     authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey, failuresPerMinute: deps.config.rateLimitPerMinute }),
   );
+  // A compressed body is not decompressed: refused as such (415) rather than read as what it is not
+  // (found by a security audit, 2026-12-02). After authentication, before the body is read.
+  app.addHook('preParsing', async (request) => {
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not accepted: send the body uncompressed.`, {
+        details: [{ field: 'Content-Encoding', message: 'only identity (no encoding) is accepted' }],
+      });
+    }
+  });
   // After authentication (it logs authenticated requests only), before the other response hooks.
   if (deps.config.requestLog) registerRequestLog(app, deps);
   app.addHook('preValidation', async (request) => {

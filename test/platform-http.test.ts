@@ -64,6 +64,24 @@ describe('response headers', () => {
   });
 });
 
+describe('what is not read', () => {
+  it('a compressed body (Content-Encoding other than identity): 415 naming the header; identity is read', async () => {
+    const gzip = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, headers: { 'content-encoding': 'gzip' } });
+    expect(gzip.status).toBe(415);
+    expect(gzip.body).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', details: [{ field: 'Content-Encoding' }] });
+    const identity = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, headers: { 'content-encoding': 'identity' } });
+    expect(identity.status).toBe(201);
+  });
+
+  it('an Authorization header of another scheme is said to hold no key, not to be missing', async () => {
+    const basic = await t.request({ url: '/v1/assets', key: null, headers: { authorization: `Basic ${Buffer.from('user:pass').toString('base64')}` } });
+    expect(basic.status).toBe(401);
+    expect(basic.body.message).toMatch(/^The Authorization header holds no API key/);
+    const none = await t.request({ url: '/v1/assets', key: null });
+    expect(none.body.message).toMatch(/^Missing API key/);
+  });
+});
+
 describe('400', () => {
   const cases: Array<[string, { rawBody?: string | Buffer; body?: unknown; contentType?: string }, string, string | undefined]> = [
     ['malformed JSON', { rawBody: '{"name": ' }, 'INVALID_JSON', undefined],

@@ -96,7 +96,11 @@ export function authHook(options: AuthOptions) {
       if (!key || !adminKeyMatches(key, options.adminKey ?? '')) throw refuse(request, 'The admin routes need Authorization: <OPENBAAS_ADMIN_KEY>.');
       return;
     }
-    if (!key) throw refuse(request, 'Missing API key: send it as "Authorization: <key>" or "Authorization: Bearer <key>".');
+    if (!key) {
+      // A header that is there but not a key (Basic credentials, two words) is not "missing".
+      const said = request.headers.authorization === undefined || request.headers.authorization.trim() === '' ? 'Missing API key' : 'The Authorization header holds no API key (only "<key>" or "Bearer <key>" is read, no other scheme)';
+      throw refuse(request, `${said}: send it as "Authorization: <key>" or "Authorization: Bearer <key>".`);
+    }
     const lookup = await options.resolveKey(key);
     if (lookup.outcome === 'unknown') throw refuse(request, 'The API key is not valid.');
     if (lookup.outcome === 'revoked') throw new AppError('FORBIDDEN', 'The API key has been revoked.');

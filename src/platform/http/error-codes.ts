@@ -66,7 +66,7 @@ export const errorCodes = {
   // 413, 415
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The body exceeds the size limit (1 MiB for JSON, 10 MiB for uploads).' },
   UNSUPPORTED_FILE_TYPE: { status: 415, description: 'The uploaded file is not a PDF, PNG or JPEG; the type is read from the file\'s content, not its name.' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The Content-Type is not accepted by this route (JSON bodies need application/json, in UTF-8: another charset is refused).' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The Content-Type is not accepted by this route (JSON bodies need application/json, in UTF-8: another charset is refused), or the body is compressed (a Content-Encoding other than identity).' },
   // 422
   CARD_EXPIRY_OUT_OF_RANGE: { status: 422, description: 'A card issued now would expire after 2099, which the two-digit expiry year of a card (DE14, YYMM) cannot carry: only when the sandbox clock has been moved past 2095.' },
   CARD_PROGRAM_MISMATCH: { status: 422, description: 'The card program is of the other card type for this route (a CREDIT program for a debit card, or the reverse), or, for the cooperative echo tool, not a COOP_AUTH program.' },
