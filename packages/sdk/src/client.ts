@@ -11,9 +11,10 @@ export interface OpenBaaSOptions {
   baseUrl?: string;
   /**
    * How many times a call is retried (2 by default; 0 turns retries off): after a 429, 500, 502,
-   * 503 or 504 answer, a 409 saying the same key or the sandbox is busy, a connection that failed,
-   * or no answer within `timeoutMs`. A write is retried with the same `Idempotency-Key`, so the
-   * server never does it twice.
+   * 503 or 504 answer (not a 503 saying the server has no price feed or identity provider at all),
+   * a 409 saying the same key or the sandbox is busy, a connection that failed, or no answer within
+   * `timeoutMs`. A write is retried with the same `Idempotency-Key`, so the server never does it
+   * twice.
    */
   maxRetries?: number;
   /** How long one attempt waits for its answer, in milliseconds (60 s by default; 0: no limit). */
@@ -40,6 +41,8 @@ const writeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const retriedStatuses = new Set([429, 500, 502, 503, 504]);
 /** 409 codes that say "the same request again, later" (docs/errors.md). */
 const retriedConflictCodes = new Set(['IDEMPOTENCY_REQUEST_IN_PROGRESS', 'SANDBOX_CLOCK_BUSY', 'SANDBOX_STATE_BUSY']);
+/** 503 codes that no wait mends: the server has no such provider in its mode (docs/errors.md). */
+const lastingUnavailableCodes = new Set(['PRICE_FEED_UNAVAILABLE', 'IDENTITY_PROVIDER_UNAVAILABLE']);
 
 /**
  * A call that got no answer: the connection failed, or no answer came within `timeoutMs`, on every
@@ -82,15 +85,24 @@ function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
   });
 }
 
-/** Whether an answer is one to send the request again for (a retried status, or a busy 409). */
-async function worthRetrying(response: Response): Promise<boolean> {
-  if (retriedStatuses.has(response.status)) return true;
-  if (response.status !== 409) return false;
+/** The `code` of an answer's error body, or undefined when it has none. */
+async function codeOf(response: Response): Promise<string | undefined> {
   const body: unknown = await response
     .clone()
     .json()
     .catch(() => undefined);
-  return typeof body === 'object' && body !== null && retriedConflictCodes.has(String((body as { code?: unknown }).code));
+  return typeof body === 'object' && body !== null && typeof (body as { code?: unknown }).code === 'string' ? (body as { code: string }).code : undefined;
+}
+
+/**
+ * Whether an answer is one to send the request again for: a retried status (but not a 503 that
+ * says the server has no such provider at all: retrying it only delayed the error), or a busy 409.
+ */
+async function worthRetrying(response: Response): Promise<boolean> {
+  if (response.status === 503) return !lastingUnavailableCodes.has((await codeOf(response)) ?? '');
+  if (retriedStatuses.has(response.status)) return true;
+  if (response.status !== 409) return false;
+  return retriedConflictCodes.has((await codeOf(response)) ?? '');
 }
 
 /** One attempt's request: a copy (a body can be read once) that also gives up after `timeoutMs`. */

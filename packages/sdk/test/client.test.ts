@@ -230,6 +230,21 @@ describe('retries of 429 and 503', () => {
     expect((double.sentAtMs[2] ?? 0) - (double.sentAtMs[1] ?? 0)).toBeGreaterThanOrEqual(950);
   });
 
+  it('a 503 saying the server has no such provider is not retried: the error comes at once', async () => {
+    for (const code of ['PRICE_FEED_UNAVAILABLE', 'IDENTITY_PROVIDER_UNAVAILABLE']) {
+      let sent = 0;
+      const api = server.sdk({
+        fetch: () => {
+          sent += 1;
+          return Promise.resolve(new Response(JSON.stringify({ message: 'none in production', code, traceId: 't' }), { status: 503, headers: { 'content-type': 'application/json' } }));
+        },
+      });
+      const error = await failure(api.get('/v1/assets'));
+      expect(error.code, code).toBe(code);
+      expect(sent, code).toBe(1);
+    }
+  });
+
   it('gives up after maxRetries with the typed error of the last answer', async () => {
     const double = flaky(503, ['0', '0', '0', '0']);
     const error = await failure(server.sdk({ fetch: double.fetch, maxRetries: 2 }).get('/v1/assets'));
