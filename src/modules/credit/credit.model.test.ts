@@ -371,6 +371,9 @@ async function applyStep(m: Model, real: Real, current: Step, takenBy: (least: b
       const amount = BigInt(current.satoshi);
       const response = await call(real, 'POST', `/v1/credit-lines/${line.lineId}/collateral`, { amount: btc(amount) });
       if (amount > m.walletBtc) return expectRefused(response, 'INSUFFICIENT_FUNDS');
+      // A lock that leaves a line owing principal or interest at or above the liquidation threshold is refused (it would be sold at once).
+      const liquidationE4 = thresholds[thresholds.length - 1] ?? 0n;
+      if (m.principal + m.interest > 0n && debtOf(m) * ltvScale >= liquidationE4 * (m.collateral + amount) * m.price) return expectRefused(response, 'LTV_TOO_HIGH');
       expect(response.status, JSON.stringify(response.body)).toBe(200);
       m.walletBtc -= amount;
       m.collateral += amount;
