@@ -1023,6 +1023,57 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
   });
 
+  it('a completion by DE90 whose amount is the declined duplicate\'s still completes the approved original', async () => {
+    const card = await fundedCard(t, '500.00');
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    const original = await messageOf(card.cardId, { '0': '0100', '4': '000000004000', '11': '000781', '37': '600000000781', '63': undefined });
+    const approved = await atMessageLevel(original);
+    expect((await atMessageLevel({ ...original, '4': '000000006000' })).code).toBe('94');
+    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000781', transmissionDateTime: original['7'] ?? '', acquirerId: original['32'] ?? '' });
+    const completion = await atMessageLevel({ ...original, '0': '0220', '4': '000000006000', '11': '000782', '37': '700000000782', '90': de90 });
+    expect(completion.record).toMatchObject({ parentCardTransactionId: approved.record.parentCardTransactionId, forcePost: false, amount: 60 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '440.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a reversal of a refund whose declined duplicate sits on the same lifecycle takes the refund back, and one naming the duplicate undoes nothing', async () => {
+    const card = await fundedCard(t, '100.00');
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    const auth = await authorize(t, card.cardId, { amount: 40 });
+    const refund = await messageOf(card.cardId, { '0': '0200', '3': '200000', '4': '000000000500', '11': '000783', '37': '600000000783', '63': reference(auth.record.networkDataRef as string) });
+    expect((await atMessageLevel(refund)).code).toBe('00');
+    expect((await atMessageLevel({ ...refund, '4': '000000000700' })).code).toBe('94');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '65.00', RESERVED: '40.00' });
+    const de90 = formatOriginalDataElements({ mti: '0200', stan: '000783', transmissionDateTime: refund['7'] ?? '', acquirerId: refund['32'] ?? '' });
+    const ofDuplicate = await atMessageLevel({ ...refund, '0': '0420', '4': '000000000700', '11': '000784', '90': de90 });
+    expect(ofDuplicate.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '65.00', RESERVED: '40.00' });
+    const ofRefund = await atMessageLevel({ ...refund, '0': '0420', '11': '000785', '90': de90 });
+    expect(ofRefund.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, operation: 'DEBIT', amount: 5 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 40 });
+    await expectLedgerClean(t);
+  });
+
+  it('the sandbox reversal of a refund lifecycle with a declined duplicate takes the refund back; a refund authorization\'s reversal cancels it past its declined duplicate', async () => {
+    const card = await fundedCard(t, '100.00');
+    const refund = await messageOf(card.cardId, { '0': '0200', '3': '200000', '4': '000000000500', '11': '000786', '37': '600000000786', '63': reference('REFUNDLIFECYCLE1') });
+    const credited = await atMessageLevel(refund);
+    expect((await atMessageLevel({ ...refund, '4': '000000000700' })).code).toBe('94');
+    const reversed = await onParent(t, credited.record.parentCardTransactionId, 'reversals');
+    expect(reversed.record).toMatchObject({ operation: 'DEBIT', amount: 5 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
+
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    const announce = await messageOf(card.cardId, { '0': '0100', '3': '200000', '4': '000000001500', '11': '000787', '37': '600000000787', '63': reference('REFUNDANNOUNCED1') });
+    const announced = await atMessageLevel(announce);
+    expect(announced.record).toMatchObject({ status: 'PENDING' });
+    expect((await atMessageLevel({ ...announce, '4': '000000002500' })).code).toBe('57');
+    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000787', transmissionDateTime: announce['7'] ?? '', acquirerId: announce['32'] ?? '' });
+    await atMessageLevel({ ...announce, '0': '0420', '11': '000788', '90': de90 });
+    expect(await lifecycle(t, announced.record.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', pendingRefundAmount: 0 });
+  });
+
   it('a duplicate 0200 purchase under the reference of its lifecycle is told as a duplicate: 94 on that lifecycle', async () => {
     const card = await fundedCard(t, '100.00');
     const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 10 });

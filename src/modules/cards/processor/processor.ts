@@ -5,6 +5,7 @@
  * CARD_TRANSACTION_* events, and builds the answer to the network. Every sandbox card endpoint and
  * the message-level endpoint go through it. docs/cards.md describes the flows.
  */
+import { sql } from 'kysely';
 import type { Deps } from '../../../platform/deps.js';
 import { compiledOnce, compileOnly } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
@@ -1358,6 +1359,10 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
   const named = existing ? await refundNamed(run, existing) : undefined;
+  if (existing && named?.kind === 'DECLINED') {
+    // DE90 names a message that was declined: nothing to undo; the lifecycle stays as it was.
+    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: toBigInt(existing.held_minor) });
+  }
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
   if (hasOpenHold(existing)) {
@@ -1400,7 +1405,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n, orphan: true });
 }
 
-type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_AUTHORIZATION' };
+type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_AUTHORIZATION' } | { kind: 'DECLINED' };
 
 /**
  * The refund a reversal names on its lifecycle, if it names one: by DE90, a REFUND record of the
@@ -1410,6 +1415,13 @@ type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_
  * for the lifecycle's first record, those naming nothing, added up (one sent again under another
  * STAN, or once with DE90 and once without, takes nothing twice). Rare messages: read here, not
  * with the lookups.
+ *
+ * DE90's identifiers (STAN, DE7, acquirer) are shared by a duplicate transmission recorded on the
+ * same lifecycle (a 0100 under its reference, a 0200 refund or purchase naming it): the record
+ * whose DE4 is the reversal's own is taken first, then one not declined, then the newest. A
+ * reversal of a declined message undoes nothing (DECLINED). Until 2026-12-02 the newest was taken:
+ * a reversal of a refund whose declined duplicate was the newest released the lifecycle's hold or
+ * credited its purchase back instead (found by an audit).
  */
 async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund | undefined> {
   const { tx, context, card, info } = run;
@@ -1424,9 +1436,6 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
     const named = firstSendingOf(original.mti);
     const mtis = sendingsOf(named);
     if (mtis.length === 0) return undefined;
-    // An authorization (0100, 0120) is a refund's only when a refund authorization is still
-    // announced: the usual reversal of an authorization reads nothing more.
-    if ((named === '0100' || named === '0120') && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
     refund = await ofLifecycle()
       .select(columns)
       .where('stan', '=', original.stan)
@@ -1435,9 +1444,15 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
       .where('mti', 'in', mtis)
       .where('expired_at', 'is', null)
       .where('repeat_of', 'is', null)
+      .orderBy(sql`requested_minor = ${info.amountMinor.toString()}`, 'desc')
+      .orderBy(sql`status = 'FAILED'`)
       .orderBy('id', 'desc')
       .limit(1)
       .executeTakeFirst();
+    if (refund?.status === 'FAILED') return { kind: 'DECLINED' };
+    // An authorization (0100, 0120) is a refund's only when a refund authorization is still
+    // announced: the usual reversal of an authorization reads nothing more.
+    if ((named === '0100' || named === '0120') && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
   }
   if (refund?.type !== 'REFUND') return undefined;
   if (refund.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
