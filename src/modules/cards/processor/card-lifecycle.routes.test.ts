@@ -1003,24 +1003,22 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     await expectLedgerClean(t);
   });
 
-  it('a reversal whose DE90 and DE4 name the declined duplicate, not the approved original, moves nothing', async () => {
+  it('DE90 shared by an approved 0100 and its declined duplicates (94, or 51 before the duplicate check): a partial reversal then the rest release the approved hold, whatever DE4 says', async () => {
     const card = await fundedCard(t, '500.00');
-    const { formatOriginalDataElements } = await import('../network/index.js');
-    const original = await messageOf(card.cardId, { '0': '0100', '4': '000000004000', '11': '000778', '37': '600000000778', '63': undefined });
+    const { formatOriginalDataElements, formatReplacementAmounts } = await import('../network/index.js');
+    const original = await messageOf(card.cardId, { '0': '0100', '4': '000000005000', '11': '000778', '37': '600000000778', '63': undefined });
     const approved = await atMessageLevel(original);
     expect(approved.code).toBe('00');
-    const duplicate = await atMessageLevel({ ...original, '4': '000000006000' });
-    expect(duplicate.code).toBe('94');
+    // A duplicate whose amount is what will be left after the partial reversal, and one the funds check declines first.
+    expect((await atMessageLevel({ ...original, '4': '000000003000' })).code).toBe('94');
+    expect((await atMessageLevel({ ...original, '4': '000000060000' })).code).toBe('51');
     const de90 = formatOriginalDataElements({ mti: '0100', stan: '000778', transmissionDateTime: original['7'] ?? '', acquirerId: original['32'] ?? '' });
-    const reversal = await atMessageLevel({ ...original, '0': '0420', '4': '000000006000', '11': '000779', '90': de90 });
-    expect(reversal.code).toBe('00');
-    expect(reversal.record.parentCardTransactionId).toBe(duplicate.record.parentCardTransactionId);
-    expect(await lifecycle(t, approved.record.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 40 });
-    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '460.00', RESERVED: '40.00' });
-    // And one naming the original's amount releases it.
-    const release = await atMessageLevel({ ...original, '0': '0420', '11': '000780', '90': de90 });
-    expect(release.record.parentCardTransactionId).toBe(approved.record.parentCardTransactionId);
+    const partial = await atMessageLevel({ ...original, '0': '0420', '11': '000779', '90': de90, '95': formatReplacementAmounts({ actualTransactionMinor: 3000n }) });
+    expect(partial.record).toMatchObject({ parentCardTransactionId: approved.record.parentCardTransactionId, amount: 20 });
+    const rest = await atMessageLevel({ ...original, '0': '0420', '4': '000000003000', '11': '000780', '90': de90 });
+    expect(rest.record).toMatchObject({ parentCardTransactionId: approved.record.parentCardTransactionId, amount: 30 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
   });
 
   it('a completion by DE90 whose amount is the declined duplicate\'s still completes the approved original', async () => {
@@ -1036,7 +1034,7 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     await expectLedgerClean(t);
   });
 
-  it('a reversal of a refund whose declined duplicate sits on the same lifecycle takes the refund back, and one naming the duplicate undoes nothing', async () => {
+  it('a reversal of a refund whose declined duplicate sits on the same lifecycle takes the refund back and leaves the hold', async () => {
     const card = await fundedCard(t, '100.00');
     const { formatOriginalDataElements } = await import('../network/index.js');
     const auth = await authorize(t, card.cardId, { amount: 40 });
@@ -1045,14 +1043,23 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect((await atMessageLevel({ ...refund, '4': '000000000700' })).code).toBe('94');
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '65.00', RESERVED: '40.00' });
     const de90 = formatOriginalDataElements({ mti: '0200', stan: '000783', transmissionDateTime: refund['7'] ?? '', acquirerId: refund['32'] ?? '' });
-    const ofDuplicate = await atMessageLevel({ ...refund, '0': '0420', '4': '000000000700', '11': '000784', '90': de90 });
-    expect(ofDuplicate.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, amount: 0 });
-    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '65.00', RESERVED: '40.00' });
     const ofRefund = await atMessageLevel({ ...refund, '0': '0420', '11': '000785', '90': de90 });
     expect(ofRefund.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, operation: 'DEBIT', amount: 5 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
     expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 40 });
     await expectLedgerClean(t);
+  });
+
+  it('a reversal naming only a declined increment (its own STAN) undoes nothing', async () => {
+    const card = await fundedCard(t, '100.00');
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    const auth = await authorize(t, card.cardId, { amount: 40 });
+    const increment = await messageOf(card.cardId, { '0': '0100', '4': '000000009000', '11': '000789', '37': '600000000789', '63': reference(auth.record.networkDataRef as string) });
+    expect((await atMessageLevel(increment)).code).toBe('51');
+    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000789', transmissionDateTime: increment['7'] ?? '', acquirerId: increment['32'] ?? '' });
+    const reversal = await atMessageLevel({ ...increment, '0': '0420', '11': '000790', '90': de90 });
+    expect(reversal.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
   });
 
   it('the sandbox reversal of a refund lifecycle with a declined duplicate takes the refund back; a refund authorization\'s reversal cancels it past its declined duplicate', async () => {
@@ -1068,9 +1075,13 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     const announce = await messageOf(card.cardId, { '0': '0100', '3': '200000', '4': '000000001500', '11': '000787', '37': '600000000787', '63': reference('REFUNDANNOUNCED1') });
     const announced = await atMessageLevel(announce);
     expect(announced.record).toMatchObject({ status: 'PENDING' });
-    expect((await atMessageLevel({ ...announce, '4': '000000002500' })).code).toBe('57');
+    expect((await atMessageLevel({ ...announce, '4': '000000001000' })).code).toBe('57');
     const de90 = formatOriginalDataElements({ mti: '0100', stan: '000787', transmissionDateTime: announce['7'] ?? '', acquirerId: announce['32'] ?? '' });
-    await atMessageLevel({ ...announce, '0': '0420', '11': '000788', '90': de90 });
+    const { formatReplacementAmounts } = await import('../network/index.js');
+    // A partial reversal keeps 10.00 announced; the rest, DE4 10.00 (the declined duplicate's amount too), cancels it.
+    await atMessageLevel({ ...announce, '0': '0420', '11': '000788', '90': de90, '95': formatReplacementAmounts({ actualTransactionMinor: 1000n }) });
+    expect(await lifecycle(t, announced.record.parentCardTransactionId)).toMatchObject({ status: 'PENDING', pendingRefundAmount: 10 });
+    await atMessageLevel({ ...announce, '0': '0420', '4': '000000001000', '11': '000791', '90': de90 });
     expect(await lifecycle(t, announced.record.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', pendingRefundAmount: 0 });
   });
 

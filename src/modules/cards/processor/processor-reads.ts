@@ -221,13 +221,13 @@ function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, co
  * positions 9–24); else DE90 (original MTI + STAN + DE7 + acquirer); else, when `byRrn`, the card
  * + RRN + amount of a lifecycle whose hold is still open. Undefined when the message names none
  * of them. DE90 names a message by identifiers a duplicate transmission shares (STAN, DE7,
- * acquirer), so among the records that have them, for a reversal (whose DE4 repeats the amount
- * of the message it reverses) the one whose DE4 is the reversal's own comes first; then one not
- * declined 94; then the newest. Until 2026-12-02 the newest came first, so a reversal of an
- * approved 0100 landed on its declined duplicate and left the hold open; preferring any record not
- * declined 94 made a reversal of the declined duplicate take back the approved original; and
- * matching the amount for every message sent a completion of the duplicate's amount to the
- * duplicate (each found by an audit).
+ * acquirer), and a duplicate of a request is always declined (94, or an earlier check's code):
+ * among the records that have them, one that was not declined comes first, then the newest. Until
+ * 2026-12-02 the newest came first, so a reversal or completion of an approved 0100 landed on its
+ * declined duplicate and left the hold open (found by an audit). A reversal meant for the declined
+ * duplicate itself cannot be told apart and acts on the approved message; DE4 cannot tell them
+ * apart either (after a partial reversal it is what is still held), which two earlier attempts
+ * that matched it showed (docs/cards.md, Correlation).
  */
 function correlatedSwipeQuery(parameters: StatementParameters, client: string, ofCard: string, info: MessageInfo, byRrn: boolean): string | undefined {
   const p = parameters.add;
@@ -237,13 +237,11 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
   }
   const original = info.original;
   const originalMtis = original === null ? [] : sendingsOf(firstSendingOf(original.mti));
-  // A reversal's DE4 repeats the amount of the message it reverses; a completion's or an advice's is the final amount.
-  const reversal = info.mti === '0400' || info.mti === '0420';
   if (original !== null && originalMtis.length > 0) {
     choices.push(`(SELECT swipe_id FROM card_transactions
       WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
         AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
-      ORDER BY ${reversal ? `requested_minor = ${p(info.amountMinor.toString())} DESC, ` : ''}response_code = '94', id DESC LIMIT 1)`);
+      ORDER BY status = 'FAILED', id DESC LIMIT 1)`);
   }
   if (byRrn) {
     choices.push(`(SELECT id FROM card_swipes WHERE ${ofCard} AND rrn = ${p(info.rrn)} AND status = 'PENDING' AND held_minor = ${p(info.amountMinor.toString())}

@@ -1417,11 +1417,12 @@ type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_
  * with the lookups.
  *
  * DE90's identifiers (STAN, DE7, acquirer) are shared by a duplicate transmission recorded on the
- * same lifecycle (a 0100 under its reference, a 0200 refund or purchase naming it): the record
- * whose DE4 is the reversal's own is taken first, then one not declined, then the newest. A
- * reversal of a declined message undoes nothing (DECLINED). Until 2026-12-02 the newest was taken:
- * a reversal of a refund whose declined duplicate was the newest released the lifecycle's hold or
- * credited its purchase back instead (found by an audit).
+ * same lifecycle (a 0100 under its reference, a 0200 refund or purchase naming it), which is
+ * always declined: a record not declined is taken first, then the newest, as the correlation does
+ * (processor-reads.ts). A reversal naming only declined records (a declined increment) undoes
+ * nothing (DECLINED). Until 2026-12-02 the newest was taken: a reversal of a refund whose declined
+ * duplicate was the newest released the lifecycle's hold or credited its purchase back instead
+ * (found by an audit).
  */
 async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund | undefined> {
   const { tx, context, card, info } = run;
@@ -1444,7 +1445,6 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
       .where('mti', 'in', mtis)
       .where('expired_at', 'is', null)
       .where('repeat_of', 'is', null)
-      .orderBy(sql`requested_minor = ${info.amountMinor.toString()}`, 'desc')
       .orderBy(sql`status = 'FAILED'`)
       .orderBy('id', 'desc')
       .limit(1)
