@@ -1124,6 +1124,27 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '90.00', RESERVED: '0.00' });
   });
 
+  it('a declined authorization the network then approved by stand-in (an 0120 naming it): a reversal naming the 0100 releases the hold', async () => {
+    const card = await fundedCard(t, '50.00');
+    const declined = await authorize(t, card.cardId, { amount: 990.51 });
+    expect(declined.responseCode).toBe('51');
+    const advice = await onParent(t, declined.parentCardTransactionId, 'advices', { amount: 15 });
+    expect(advice.record).toMatchObject({ parentCardTransactionId: declined.parentCardTransactionId, heldAmount: 15 });
+    const reversal = await onParent(t, declined.parentCardTransactionId, 'reversals', {});
+    expect(reversal.record).toMatchObject({ parentCardTransactionId: declined.parentCardTransactionId, amount: 15 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '50.00', RESERVED: '0.00' });
+  });
+
+  it('follow-ups of a lifecycle billed at another rate than 1:1 (its own DE6) stay in the card\'s currency', async () => {
+    const card = await fundedCard(t, '100.00');
+    const opened = await atMessageLevel(await messageOf(card.cardId, { '0': '0100', '4': '000000005000', '6': '000000005500', '49': '978', '51': '840', '11': '000792', '37': '600000000792', '63': undefined }));
+    expect(opened.code, JSON.stringify(opened.record)).toBe('00');
+    expect(opened.record).toMatchObject({ heldAmount: 55, amounts: { transaction: 50, transactionCurrency: 'EUR' } });
+    const reversal = await onParent(t, opened.record.parentCardTransactionId, 'reversals', { amount: 10 });
+    expect(reversal.iso.request.fields['49']).toBe('840');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '55.00', RESERVED: '45.00' });
+  });
+
   it('an advice of 0 closing a lifecycle that has money posted leaves it COMPLETED', async () => {
     const card = await fundedCard(t, '100.00');
     const auth = await authorize(t, card.cardId, { amount: 40 });

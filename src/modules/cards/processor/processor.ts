@@ -1419,8 +1419,8 @@ type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_
  * DE90's identifiers (STAN, DE7, acquirer) are shared by a duplicate transmission recorded on the
  * same lifecycle (a 0100 under its reference, a 0200 refund or purchase naming it), which is
  * always declined: a record not declined is taken first, then the newest, as the correlation does
- * (processor-reads.ts). A reversal naming only declined records (a declined increment) undoes
- * nothing (DECLINED). Until 2026-12-02 the newest was taken: a reversal of a refund whose declined
+ * (processor-reads.ts). A reversal naming only declined records other than the lifecycle's first
+ * message (a declined increment) undoes nothing (DECLINED). Until 2026-12-02 the newest was taken: a reversal of a refund whose declined
  * duplicate was the newest released the lifecycle's hold or credited its purchase back instead
  * (found by an audit).
  */
@@ -1449,7 +1449,11 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
       .orderBy('id', 'desc')
       .limit(1)
       .executeTakeFirst();
-    if (refund?.status === 'FAILED') return { kind: 'DECLINED' };
+    // Only declined records named, and not the lifecycle's first message (a declined increment, a
+    // duplicate): nothing to undo. A declined first message may have been approved since by the
+    // network's stand-in (an 0120 or 0220 naming it): what the lifecycle holds or posted is undone
+    // as usual (found by an audit, 2026-12-02).
+    if (refund?.status === 'FAILED' && !isFirstOf(swipe, refund)) return { kind: 'DECLINED' };
     // An authorization (0100, 0120) is a refund's only when a refund authorization is still
     // announced: the usual reversal of an authorization reads nothing more.
     if ((named === '0100' || named === '0120') && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;

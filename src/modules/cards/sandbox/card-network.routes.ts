@@ -182,19 +182,23 @@ type FollowUp = Pick<MessageOptions, 'networkDataRef' | 'original' | 'merchant' 
 
 /**
  * A follow-up message of a lifecycle carries its DE63 reference (a new one if it had none), DE90
- * naming its first message, its merchant and the currency of its first message (DE49: a completion
- * of a EUR authorization is in EUR; until 2026-12-02 it went in USD, found by an audit).
+ * naming its first message, its merchant and, when the lifecycle is billed 1:1 as the sandbox bills,
+ * the currency of its first message (DE49: a completion of a EUR authorization is in EUR; until
+ * 2026-12-02 it went in USD, found by an audit).
  */
 async function followUpOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow): Promise<FollowUp> {
   const first = await tx
     .selectFrom('card_transactions')
-    .select('transaction_currency')
+    .select(['transaction_currency', 'transaction_minor', 'requested_minor'])
     .where('client_id', '=', context.clientId)
     .where('swipe_id', '=', swipe.id)
     .orderBy('id')
     .limit(1)
     .executeTakeFirst();
-  const currencyNumeric = first === undefined ? undefined : numericOfCurrency(first.transaction_currency);
+  // Only a lifecycle billed 1:1, as the sandbox bills: a follow-up's DE4 is the amount billed to the
+  // card, which with another rate (a message sent with its own DE6) is not one in DE49's currency.
+  const atPar = first !== undefined && String(first.transaction_minor) === String(first.requested_minor);
+  const currencyNumeric = atPar ? numericOfCurrency(first.transaction_currency) : undefined;
   return {
     networkDataRef: swipe.network_data_ref ?? newNetworkDataRef(),
     original: { mti: swipe.first_mti, stan: swipe.stan, transmissionDateTime: swipe.transmission_date_time, acquirerId: swipe.acquirer_id },
