@@ -1135,6 +1135,20 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '50.00', RESERVED: '0.00' });
   });
 
+  it('a declined increment the network then approved by stand-in (an 0120 naming it): a reversal naming the increment releases the hold', async () => {
+    const card = await fundedCard(t, '100.00');
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    const auth = await authorize(t, card.cardId, { amount: 20 });
+    const increment = await messageOf(card.cardId, { '0': '0100', '4': '000000099051', '11': '000793', '37': '600000000793', '63': reference(auth.record.networkDataRef as string) });
+    expect((await atMessageLevel(increment)).code).toBe('51');
+    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000793', transmissionDateTime: increment['7'] ?? '', acquirerId: increment['32'] ?? '' });
+    const advice = await atMessageLevel({ ...increment, '0': '0120', '4': '000000001000', '11': '000794', '90': de90 });
+    expect(advice.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, heldAmount: 10 });
+    const reversal = await atMessageLevel({ ...increment, '0': '0400', '4': '000000001000', '11': '000795', '90': de90 });
+    expect(reversal.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, amount: 10 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+  });
+
   it('follow-ups of a lifecycle billed at another rate than 1:1 (its own DE6) stay in the card\'s currency', async () => {
     const card = await fundedCard(t, '100.00');
     const opened = await atMessageLevel(await messageOf(card.cardId, { '0': '0100', '4': '000000005000', '6': '000000005500', '49': '978', '51': '840', '11': '000792', '37': '600000000792', '63': undefined }));

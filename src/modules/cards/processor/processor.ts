@@ -1450,10 +1450,10 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
       .limit(1)
       .executeTakeFirst();
     // Only declined records named, and not the lifecycle's first message (a declined increment, a
-    // duplicate): nothing to undo. A declined first message may have been approved since by the
-    // network's stand-in (an 0120 or 0220 naming it): what the lifecycle holds or posted is undone
-    // as usual (found by an audit, 2026-12-02).
-    if (refund?.status === 'FAILED' && !isFirstOf(swipe, refund)) return { kind: 'DECLINED' };
+    // duplicate), nor one an advice approved since (the network's stand-in: an 0120 or 0220 naming
+    // it by DE90 or sent under its identifiers): nothing to undo. Otherwise what the lifecycle
+    // holds or posted is undone as usual (both found by audits, 2026-12-02).
+    if (refund?.status === 'FAILED' && !isFirstOf(swipe, refund) && !(await approvedByAdvice(run, swipe, refund))) return { kind: 'DECLINED' };
     // An authorization (0100, 0120) is a refund's only when a refund authorization is still
     // announced: the usual reversal of an authorization reads nothing more.
     if ((named === '0100' || named === '0120') && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
@@ -1469,6 +1469,23 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
 }
 
 type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: string; acquirer_id: string };
+
+/** Whether an advice of the lifecycle (0120, 0220: the network decided) approved the declined record: one naming it by DE90, or sent under its identifiers. */
+async function approvedByAdvice(run: Run, swipe: CardSwipeRow, declined: RecordIdentifiers): Promise<boolean> {
+  const advices = await run.tx
+    .selectFrom('card_transactions')
+    .select(['stan', 'transmission_date_time', 'acquirer_id', 'request_fields'])
+    .where('client_id', '=', run.context.clientId)
+    .where('card_id', '=', run.card.id)
+    .where('swipe_id', '=', swipe.id)
+    .where('mti', 'in', [...sendingsOf('0120'), ...sendingsOf('0220')])
+    .execute();
+  return advices.some((advice) => {
+    const named = advice.request_fields['90'];
+    if (typeof named === 'string' && de90Names(named, declined)) return true;
+    return advice.stan === declined.stan && advice.transmission_date_time === declined.transmission_date_time && advice.acquirer_id === declined.acquirer_id;
+  });
+}
 
 /** Whether a reversal's DE90 (its stored request field) names the record, by its first sending's identifiers. */
 function de90Names(field: string, record: RecordIdentifiers): boolean {
