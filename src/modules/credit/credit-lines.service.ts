@@ -21,7 +21,6 @@ import {
   ltvAbove,
   ltvAtLeast,
   ltvE4,
-  ltvE4RoundedUp,
   thresholdNames,
   thresholdOf,
   accrueOneDay,
@@ -305,7 +304,7 @@ export async function lockCollateral(tx: Tx, context: RequestContext, id: string
   const after = { debt: owed + BigInt(line.pending_holds), collateral: BigInt(line.collateral_amount) + amount, assetScale: asset.scale, price };
   const liquidation = thresholdOf(line.thresholds, liquidationLevel);
   if (owed > 0n && ltvAtLeast(after, liquidation)) {
-    const ltv = ltvE4RoundedUp(after);
+    const ltv = ltvE4(after, 'up');
     const enough = leastCollateralBelow(after, liquidation) - BigInt(line.collateral_amount);
     throw new AppError(
       'LTV_TOO_HIGH',
@@ -356,7 +355,7 @@ export async function releaseCollateral(tx: Tx, context: RequestContext, id: str
   const after = { debt, collateral: locked - amount, assetScale: asset.scale, price };
   if (ltvAbove(after, line.opening)) {
     // Rounded up: rounded down, a figure just above the opening printed as the opening itself.
-    const ltv = ltvE4RoundedUp(after);
+    const ltv = ltvE4(after, 'up');
     throw new AppError('LTV_TOO_HIGH', `Releasing ${formatAmount(amount, asset)} ${asset.code} would take the LTV to ${ltv === null ? 'infinity' : formatE4(ltv)}, above the opening LTV ${formatE4(BigInt(line.opening))}.`, {
       details: [{ field: 'amount', message: 'would take the LTV above the opening LTV' }],
     });

@@ -161,20 +161,16 @@ export function nextFired(previous: number, figures: LtvFigures, thresholds: rea
   return mask;
 }
 
-/** The LTV in ten-thousandths, rounded down; null when there is debt and no collateral value (the ratio is unbounded). */
-export function ltvE4(figures: LtvFigures): bigint | null {
+/**
+ * The LTV in ten-thousandths, rounded down (`up` for a refusal's message, where a figure just above
+ * a threshold must not print as the threshold itself); null when there is debt and no collateral
+ * value (the ratio is unbounded).
+ */
+export function ltvE4(figures: LtvFigures, rounding: 'down' | 'up' = 'down'): bigint | null {
   if (figures.debt === 0n) return 0n;
   const { lhs, base } = sides(figures);
   if (base === 0n) return null;
-  return lhs / base;
-}
-
-/** The LTV in ten-thousandths rounded up (a refusal's message: a figure just above a threshold never prints as it); null when there is debt and no collateral value. */
-export function ltvE4RoundedUp(figures: LtvFigures): bigint | null {
-  if (figures.debt === 0n) return 0n;
-  const { lhs, base } = sides(figures);
-  if (base === 0n) return null;
-  return ceilDiv(lhs, base);
+  return rounding === 'up' ? ceilDiv(lhs, base) : lhs / base;
 }
 
 /** The least collateral (minor units) at which the LTV is strictly below `thresholdE4`, at the figures' debt and price. */

@@ -460,6 +460,14 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
 }
 
 /**
+ * A record on a lifecycle that stays as it was (a decline on it, an acknowledgement that moves
+ * nothing): the record shows the lifecycle's hold as it is.
+ */
+function recordOnUnchanged(run: Run, swipe: CardSwipeRow, draft: Omit<ChildDraft, 'heldMinor'>): Promise<CardMessageOutcome> {
+  return writeChild(run, swipe, idAt(run.context.now), { ...draft, heldMinor: toBigInt(swipe.held_minor) });
+}
+
+/**
  * Sends the writer's statement with the record `row`, its CARD_TRANSACTION_* event and `more`
  * events added, and answers the record's view, built from the values written as the database
  * would return them (amounts as decimal strings, the same moments, a cooperative decision's jsonb
@@ -938,13 +946,12 @@ async function declineUsedReference(run: Run, type: CardTransactionType): Promis
   if (run.info.networkDataRef === null) return undefined;
   const existing = await correlate(run, { byRrn: false });
   if (!existing) return undefined;
-  return writeChild(run, existing, idAt(run.context.now), {
+  return recordOnUnchanged(run, existing, {
     type,
     status: 'FAILED',
     // A duplicate transmission (the same STAN and RRN, other content) is told as such: 94.
     decision: decline(run.duplicate ? 'DUPLICATE_TRANSACTION' : 'TRANSACTION_NOT_PERMITTED'),
     amountMinor: 0n,
-    heldMinor: toBigInt(existing.held_minor),
   });
 }
 
@@ -960,15 +967,7 @@ async function authorize(run: Run): Promise<CardMessageStep> {
     // An increment of a lifecycle that holds nothing any more (completed, reversed, expired, or
     // declined from the start): no hold to raise, and a new hold under a used reference would make
     // later messages ambiguous. Declined (57) on that lifecycle, which stays as it was.
-    if (existing) {
-      return writeChild(run, existing, idAt(context.now), {
-        type: 'PRE_AUTHORIZATION',
-        status: 'FAILED',
-        decision: decline('TRANSACTION_NOT_PERMITTED'),
-        amountMinor: 0n,
-        heldMinor: toBigInt(existing.held_minor),
-      });
-    }
+    if (existing) return recordOnUnchanged(run, existing, { type: 'PRE_AUTHORIZATION', status: 'FAILED', decision: decline('TRANSACTION_NOT_PERMITTED'), amountMinor: 0n });
   }
   if (info.transactionMinor === 0n) return verifyAccount(run);
 
@@ -1055,7 +1054,7 @@ async function declineTransactionType(run: Run): Promise<CardMessageOutcome> {
   const status = advice ? ('CANCELLED' as const) : ('FAILED' as const);
   const decision = advice ? acknowledge() : decline('INVALID_TRANSACTION');
   const draft = { type, status, decision, amountMinor: 0n };
-  if (existing) return writeChild(run, existing, idAt(run.context.now), { ...draft, heldMinor: toBigInt(existing.held_minor) });
+  if (existing) return recordOnUnchanged(run, existing, draft);
   const swipe = insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, idAt(run.context.now), { ...draft, heldMinor: 0n });
 }
@@ -1079,14 +1078,7 @@ async function authorizeRefund(run: Run): Promise<CardMessageOutcome> {
   const existing = info.networkDataRef === null ? undefined : await correlate(run, { byRrn: false });
   if (existing) {
     const decision = advice ? acknowledge() : decline('TRANSACTION_NOT_PERMITTED');
-    return writeChild(run, existing, idAt(context.now), {
-      type: 'REFUND',
-      operation: 'CREDIT',
-      status: advice ? 'CANCELLED' : 'FAILED',
-      decision,
-      amountMinor: 0n,
-      heldMinor: toBigInt(existing.held_minor),
-    });
+    return recordOnUnchanged(run, existing, { type: 'REFUND', operation: 'CREDIT', status: advice ? 'CANCELLED' : 'FAILED', decision, amountMinor: 0n });
   }
   const decision = advice ? acknowledge(info.amountMinor) : refundAuthorizationDecision(run);
   const approved = isApproval(decision.responseCode) && info.amountMinor > 0n;
@@ -1262,7 +1254,7 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
     // under a used reference would hide the one it names. A 0220 refund is an advice, applied as it
     // comes ("Repeats and duplicates").
     const draft = { type: 'REFUND' as const, operation: 'CREDIT' as const, status: 'FAILED' as const, decision: decline('DUPLICATE_TRANSACTION'), amountMinor: 0n };
-    if (existing) return writeChild(run, existing, childId, { ...draft, heldMinor: toBigInt(existing.held_minor) });
+    if (existing) return recordOnUnchanged(run, existing, draft);
     const swipe = insertSwipe(run, idAt(context.now), { status: 'FAILED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
     return writeChild(run, swipe, childId, { ...draft, heldMinor: 0n });
   }
@@ -1361,7 +1353,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   const named = existing ? await refundNamed(run, existing) : undefined;
   if (existing && named?.kind === 'DECLINED') {
     // DE90 names a message that was declined: nothing to undo; the lifecycle stays as it was.
-    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: toBigInt(existing.held_minor) });
+    return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
   }
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
@@ -1437,6 +1429,11 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
     const named = firstSendingOf(original.mti);
     const mtis = sendingsOf(named);
     if (mtis.length === 0) return undefined;
+    const authorization = named === '0100' || named === '0120';
+    const namesFirst = isFirstOf(swipe, { mti: named, stan: original.stan, transmission_date_time: original.transmissionDateTime, acquirer_id: original.acquirerId });
+    // The usual reversal of an authorization (its lifecycle's first message, no refund announced)
+    // reads nothing more: what the rules below decide for it is known without the read.
+    if (authorization && namesFirst && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
     refund = await ofLifecycle()
       .select(columns)
       .where('stan', '=', original.stan)
@@ -1454,9 +1451,8 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
     // it by DE90 or sent under its identifiers): nothing to undo. Otherwise what the lifecycle
     // holds or posted is undone as usual (both found by audits, 2026-12-02).
     if (refund?.status === 'FAILED' && !isFirstOf(swipe, refund) && !(await approvedByAdvice(run, swipe, refund))) return { kind: 'DECLINED' };
-    // An authorization (0100, 0120) is a refund's only when a refund authorization is still
-    // announced: the usual reversal of an authorization reads nothing more.
-    if ((named === '0100' || named === '0120') && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
+    // An authorization (0100, 0120) is a refund's only when a refund authorization is still announced.
+    if (authorization && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
   }
   if (refund?.type !== 'REFUND') return undefined;
   if (refund.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
@@ -1530,7 +1526,7 @@ function isFirstOf(swipe: CardSwipeRow, record: RecordIdentifiers): boolean {
  */
 async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
   if (remainingMinor === 0n) {
-    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: toBigInt(existing.held_minor) });
+    return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
   }
   const funding = fundingOf(run);
   const debited = reversedPart(run.info, remainingMinor);
