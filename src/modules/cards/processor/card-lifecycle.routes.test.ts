@@ -932,6 +932,11 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     return { code: response.body.data.response['39'], record };
   }
   const reference = (ref: string) => `VIS00000${ref}1`;
+  /** DE90 naming a message built by messageOf (its MTI, STAN, DE7 and acquirer). */
+  async function de90Of(message: Record<string, string>): Promise<string> {
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    return formatOriginalDataElements({ mti: message['0'] ?? '', stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId: message['32'] ?? '' });
+  }
 
   it('a balance inquiry or a 0200 purchase under the networkDataRef of an open lifecycle: 57 on it, nothing opened, its completion still captures its hold', async () => {
     const card = await fundedCard(t, '500.00');
@@ -985,14 +990,13 @@ describe('messages that must not take another lifecycle\'s place (found by an au
 
   it('DE90 names the approved 0100, not its duplicate declined 94: the reversal releases the hold, the completion captures it', async () => {
     const card = await fundedCard(t, '500.00');
-    const { formatOriginalDataElements } = await import('../network/index.js');
     for (const [stan, ending] of [['000773', 'reversal'], ['000774', 'completion']] as const) {
       const original = await messageOf(card.cardId, { '0': '0100', '4': '000000005000', '11': stan, '37': `600000${stan}`, '63': undefined });
       const approved = await atMessageLevel(original);
       expect(approved).toMatchObject({ code: '00', record: { status: 'PENDING', heldAmount: 50 } });
       const duplicate = await atMessageLevel({ ...original, '4': '000000006000' });
       expect(duplicate.code).toBe('94');
-      const de90 = formatOriginalDataElements({ mti: '0100', stan, transmissionDateTime: original['7'] ?? '', acquirerId: original['32'] ?? '' });
+      const de90 = await de90Of(original);
       const follow: Record<string, string> = ending === 'reversal' ? { '0': '0420', '11': `${stan.slice(0, 5)}9` } : { '0': '0220', '11': `${stan.slice(0, 5)}8`, '37': `700000${stan}` };
       const after = await atMessageLevel({ ...original, ...follow, '90': de90 });
       expect(after.code).toBe('00');
@@ -1005,14 +1009,14 @@ describe('messages that must not take another lifecycle\'s place (found by an au
 
   it('DE90 shared by an approved 0100 and its declined duplicates (94, or 51 before the duplicate check): a partial reversal then the rest release the approved hold, whatever DE4 says', async () => {
     const card = await fundedCard(t, '500.00');
-    const { formatOriginalDataElements, formatReplacementAmounts } = await import('../network/index.js');
+    const { formatReplacementAmounts } = await import('../network/index.js');
     const original = await messageOf(card.cardId, { '0': '0100', '4': '000000005000', '11': '000778', '37': '600000000778', '63': undefined });
     const approved = await atMessageLevel(original);
     expect(approved.code).toBe('00');
     // A duplicate whose amount is what will be left after the partial reversal, and one the funds check declines first.
     expect((await atMessageLevel({ ...original, '4': '000000003000' })).code).toBe('94');
     expect((await atMessageLevel({ ...original, '4': '000000060000' })).code).toBe('51');
-    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000778', transmissionDateTime: original['7'] ?? '', acquirerId: original['32'] ?? '' });
+    const de90 = await de90Of(original);
     const partial = await atMessageLevel({ ...original, '0': '0420', '11': '000779', '90': de90, '95': formatReplacementAmounts({ actualTransactionMinor: 3000n }) });
     expect(partial.record).toMatchObject({ parentCardTransactionId: approved.record.parentCardTransactionId, amount: 20 });
     const rest = await atMessageLevel({ ...original, '0': '0420', '4': '000000003000', '11': '000780', '90': de90 });
@@ -1023,11 +1027,10 @@ describe('messages that must not take another lifecycle\'s place (found by an au
 
   it('a completion by DE90 whose amount is the declined duplicate\'s still completes the approved original', async () => {
     const card = await fundedCard(t, '500.00');
-    const { formatOriginalDataElements } = await import('../network/index.js');
     const original = await messageOf(card.cardId, { '0': '0100', '4': '000000004000', '11': '000781', '37': '600000000781', '63': undefined });
     const approved = await atMessageLevel(original);
     expect((await atMessageLevel({ ...original, '4': '000000006000' })).code).toBe('94');
-    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000781', transmissionDateTime: original['7'] ?? '', acquirerId: original['32'] ?? '' });
+    const de90 = await de90Of(original);
     const completion = await atMessageLevel({ ...original, '0': '0220', '4': '000000006000', '11': '000782', '37': '700000000782', '90': de90 });
     expect(completion.record).toMatchObject({ parentCardTransactionId: approved.record.parentCardTransactionId, forcePost: false, amount: 60 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '440.00', RESERVED: '0.00' });
@@ -1036,13 +1039,12 @@ describe('messages that must not take another lifecycle\'s place (found by an au
 
   it('a reversal of a refund whose declined duplicate sits on the same lifecycle takes the refund back and leaves the hold', async () => {
     const card = await fundedCard(t, '100.00');
-    const { formatOriginalDataElements } = await import('../network/index.js');
     const auth = await authorize(t, card.cardId, { amount: 40 });
     const refund = await messageOf(card.cardId, { '0': '0200', '3': '200000', '4': '000000000500', '11': '000783', '37': '600000000783', '63': reference(auth.record.networkDataRef as string) });
     expect((await atMessageLevel(refund)).code).toBe('00');
     expect((await atMessageLevel({ ...refund, '4': '000000000700' })).code).toBe('94');
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '65.00', RESERVED: '40.00' });
-    const de90 = formatOriginalDataElements({ mti: '0200', stan: '000783', transmissionDateTime: refund['7'] ?? '', acquirerId: refund['32'] ?? '' });
+    const de90 = await de90Of(refund);
     const ofRefund = await atMessageLevel({ ...refund, '0': '0420', '11': '000785', '90': de90 });
     expect(ofRefund.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, operation: 'DEBIT', amount: 5 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
@@ -1052,11 +1054,10 @@ describe('messages that must not take another lifecycle\'s place (found by an au
 
   it('a reversal naming only a declined increment (its own STAN) undoes nothing', async () => {
     const card = await fundedCard(t, '100.00');
-    const { formatOriginalDataElements } = await import('../network/index.js');
     const auth = await authorize(t, card.cardId, { amount: 40 });
     const increment = await messageOf(card.cardId, { '0': '0100', '4': '000000009000', '11': '000789', '37': '600000000789', '63': reference(auth.record.networkDataRef as string) });
     expect((await atMessageLevel(increment)).code).toBe('51');
-    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000789', transmissionDateTime: increment['7'] ?? '', acquirerId: increment['32'] ?? '' });
+    const de90 = await de90Of(increment);
     const reversal = await atMessageLevel({ ...increment, '0': '0420', '11': '000790', '90': de90 });
     expect(reversal.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, amount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
@@ -1071,12 +1072,11 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(reversed.record).toMatchObject({ operation: 'DEBIT', amount: 5 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
 
-    const { formatOriginalDataElements } = await import('../network/index.js');
     const announce = await messageOf(card.cardId, { '0': '0100', '3': '200000', '4': '000000001500', '11': '000787', '37': '600000000787', '63': reference('REFUNDANNOUNCED1') });
     const announced = await atMessageLevel(announce);
     expect(announced.record).toMatchObject({ status: 'PENDING' });
     expect((await atMessageLevel({ ...announce, '4': '000000001000' })).code).toBe('57');
-    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000787', transmissionDateTime: announce['7'] ?? '', acquirerId: announce['32'] ?? '' });
+    const de90 = await de90Of(announce);
     const { formatReplacementAmounts } = await import('../network/index.js');
     // A partial reversal keeps 10.00 announced; the rest, DE4 10.00 (the declined duplicate's amount too), cancels it.
     await atMessageLevel({ ...announce, '0': '0420', '11': '000788', '90': de90, '95': formatReplacementAmounts({ actualTransactionMinor: 1000n }) });
@@ -1137,11 +1137,10 @@ describe('messages that must not take another lifecycle\'s place (found by an au
 
   it('a declined increment the network then approved by stand-in (an 0120 naming it): a reversal naming the increment releases the hold', async () => {
     const card = await fundedCard(t, '100.00');
-    const { formatOriginalDataElements } = await import('../network/index.js');
     const auth = await authorize(t, card.cardId, { amount: 20 });
     const increment = await messageOf(card.cardId, { '0': '0100', '4': '000000099051', '11': '000793', '37': '600000000793', '63': reference(auth.record.networkDataRef as string) });
     expect((await atMessageLevel(increment)).code).toBe('51');
-    const de90 = formatOriginalDataElements({ mti: '0100', stan: '000793', transmissionDateTime: increment['7'] ?? '', acquirerId: increment['32'] ?? '' });
+    const de90 = await de90Of(increment);
     const advice = await atMessageLevel({ ...increment, '0': '0120', '4': '000000001000', '11': '000794', '90': de90 });
     expect(advice.record).toMatchObject({ parentCardTransactionId: auth.parentCardTransactionId, heldAmount: 10 });
     const reversal = await atMessageLevel({ ...increment, '0': '0400', '4': '000000001000', '11': '000795', '90': de90 });
