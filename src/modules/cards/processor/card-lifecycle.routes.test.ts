@@ -30,6 +30,26 @@ async function reverseRefundMessage(cardId: string, refund: any, stan: string, w
   return response.body.data.response['39'];
 }
 
+/** A message built as the sandbox builds an account verification of the card, with `changes` applied (undefined drops a field). */
+async function messageOf(cardId: string, changes: Record<string, string | undefined>): Promise<Record<string, string>> {
+  const template = await authorize(t, cardId, { amount: 0 });
+  const fields: Record<string, string | undefined> = { '0': template.iso.request.mti, ...template.iso.request.fields, '2': await panOf(t, cardId), ...changes };
+  return Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+async function atMessageLevel(message: Record<string, string>): Promise<{ code: string; record: any }> {
+  const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  const id = response.body.data.cardTransactionId as string | null;
+  const record = id === null ? null : (await t.request({ url: `/v1/cards/transactions/${id}` })).body.data;
+  return { code: response.body.data.response['39'], record };
+}
+const reference = (ref: string) => `VIS00000${ref}1`;
+/** DE90 naming a message built by messageOf (its MTI, STAN, DE7 and acquirer). */
+async function de90Of(message: Record<string, string>): Promise<string> {
+  const { formatOriginalDataElements } = await import('../network/index.js');
+  return formatOriginalDataElements({ mti: message['0'] ?? '', stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId: message['32'] ?? '' });
+}
+
 describe('0100 authorization', () => {
   it('approved: a hold moves AVAILABLE to RESERVED, PENDING record and event, answered 0110 00 with an auth code', async () => {
     const card = await fundedCard(t, '100.00');
@@ -918,26 +938,6 @@ describe('message level', () => {
 });
 
 describe('messages that must not take another lifecycle\'s place (found by an audit, 2026-12-02)', () => {
-  /** A message built as the sandbox builds an account verification of the card, with `changes` applied (undefined drops a field). */
-  async function messageOf(cardId: string, changes: Record<string, string | undefined>): Promise<Record<string, string>> {
-    const template = await authorize(t, cardId, { amount: 0 });
-    const fields: Record<string, string | undefined> = { '0': template.iso.request.mti, ...template.iso.request.fields, '2': await panOf(t, cardId), ...changes };
-    return Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  }
-  async function atMessageLevel(message: Record<string, string>): Promise<{ code: string; record: any }> {
-    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
-    expect(response.status, JSON.stringify(response.body)).toBe(200);
-    const id = response.body.data.cardTransactionId as string | null;
-    const record = id === null ? null : (await t.request({ url: `/v1/cards/transactions/${id}` })).body.data;
-    return { code: response.body.data.response['39'], record };
-  }
-  const reference = (ref: string) => `VIS00000${ref}1`;
-  /** DE90 naming a message built by messageOf (its MTI, STAN, DE7 and acquirer). */
-  async function de90Of(message: Record<string, string>): Promise<string> {
-    const { formatOriginalDataElements } = await import('../network/index.js');
-    return formatOriginalDataElements({ mti: message['0'] ?? '', stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId: message['32'] ?? '' });
-  }
-
   it('a balance inquiry or a 0200 purchase under the networkDataRef of an open lifecycle: 57 on it, nothing opened, its completion still captures its hold', async () => {
     const card = await fundedCard(t, '500.00');
     const auth = await authorize(t, card.cardId, { amount: 40 });
@@ -1168,5 +1168,108 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(zero).toMatchObject({ code: '00', record: { parentCardTransactionId: auth.parentCardTransactionId, heldAmount: 0 } });
     expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', heldAmount: 0, postedAmount: 40 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '0.00' });
+  });
+});
+
+describe('stand-in advices, and reversals of one posting (found by an audit, 2026-12-02)', () => {
+  it('a declined 0100 the stand-in approved with an 0120 that could reserve nothing: a full reversal closes the lifecycle, which never expires afterwards', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '0', client);
+    const declined = await authorize(t, card.cardId, { amount: 50 }, client);
+    expect(declined.responseCode).toBe('51');
+    const parentId = declined.parentCardTransactionId as string;
+    const advice = await onParent(t, parentId, 'advices', { amount: 50 }, client);
+    expect(advice.record).toMatchObject({ parentCardTransactionId: parentId, status: 'PENDING', heldAmount: 0 });
+    const reversal = await onParent(t, parentId, 'reversals', {}, client);
+    expect(reversal.record).toMatchObject({ parentCardTransactionId: parentId, type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 0 });
+    expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'CANCELLED', heldAmount: 0, expiresAt: null });
+    await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 8 * 24 * 3600 } });
+    const after = await lifecycle(t, parentId, client);
+    expect(after).toMatchObject({ status: 'CANCELLED', expiredAt: null });
+    expect(after.children.map((child: any) => child.type)).toEqual(['PRE_AUTHORIZATION', 'PRE_AUTHORIZATION', 'REVERSAL_ADVICE']);
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '0.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('an advice of 0 naming a declined lifecycle leaves it as it was (FAILED), recorded CANCELLED', async () => {
+    const card = await fundedCard(t, '10.00');
+    const declined = await authorize(t, card.cardId, { amount: 990.05 });
+    const zero = await atMessageLevel({ ...(await messageOf(card.cardId, { '63': undefined })), '0': '0120', '4': '000000000000', '11': '000801', '90': await de90Of({ '0': declined.iso.request.mti, ...declined.iso.request.fields }) });
+    expect(zero).toMatchObject({ code: '00', record: { parentCardTransactionId: declined.parentCardTransactionId, type: 'PRE_AUTHORIZATION', status: 'CANCELLED', amount: 0 } });
+    expect(await lifecycle(t, declined.parentCardTransactionId)).toMatchObject({ status: 'FAILED', heldAmount: 0, expiresAt: null });
+  });
+
+  it('a stand-in advice sent under the declined request\'s own STAN, RRN and DE7 (no DE90, no reference) lands on its lifecycle, and a reversal naming the request undoes it', async () => {
+    const card = await fundedCard(t, '2000.00');
+    for (const [request, advice, stan] of [['0100', '0120', '000802'], ['0200', '0220', '000803']] as const) {
+      const original = await messageOf(card.cardId, { '0': request, '4': '000000099005', '11': stan, '37': `600000${stan}`, '63': undefined });
+      const declined = await atMessageLevel(original);
+      expect(declined, request).toMatchObject({ code: '05', record: { status: 'FAILED' } });
+      const parentId = declined.record.parentCardTransactionId as string;
+      const stoodIn = await atMessageLevel({ ...original, '0': advice });
+      expect(stoodIn, advice).toMatchObject({ code: '00', record: { parentCardTransactionId: parentId } });
+      expect(await balances(t, card.walletId)).toMatchObject(request === '0100' ? { AVAILABLE: '1009.95', RESERVED: '990.05' } : { AVAILABLE: '1009.95', RESERVED: '0.00' });
+      const reversal = await atMessageLevel({ ...original, '0': '0420', '11': `${stan.slice(0, 5)}9`, '90': await de90Of(original) });
+      expect(reversal, request).toMatchObject({ code: '00', record: { parentCardTransactionId: parentId, type: 'REVERSAL_ADVICE', amount: 990.05 } });
+      expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '2000.00', RESERVED: '0.00' });
+      expect((await lifecycle(t, parentId)).status, request).toBe('CANCELLED');
+    }
+    await expectLedgerClean(t);
+  });
+
+  it('two clearings of one authorization: a reversal naming one credits that one back, not the other, and only once', async () => {
+    const card = await fundedCard(t, '500.00');
+    const auth = await authorize(t, card.cardId, { amount: 100 });
+    const parentId = auth.parentCardTransactionId as string;
+    const named = await de90Of({ '0': auth.iso.request.mti, ...auth.iso.request.fields });
+    const clearing = async (amount: string, stan: string) => {
+      const message = await messageOf(card.cardId, { '0': '0220', '4': amount, '11': stan, '37': `700000${stan}`, '63': undefined, '90': named });
+      expect((await atMessageLevel(message)).record).toMatchObject({ parentCardTransactionId: parentId, type: 'PRE_AUTH_COMPLETION' });
+      return message;
+    };
+    await clearing('000000006000', '000804');
+    const second = await clearing('000000004000', '000805');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '400.00', RESERVED: '0.00' });
+    const reversal = await atMessageLevel({ ...second, '0': '0420', '11': '000806', '90': await de90Of(second) });
+    expect(reversal.record).toMatchObject({ parentCardTransactionId: parentId, type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'COMPLETED', amount: 40 });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: 60 });
+    const again = await atMessageLevel({ ...second, '0': '0420', '11': '000807', '90': await de90Of(second) });
+    expect(again.record).toMatchObject({ amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '440.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('the sandbox reversal of a refunded 0200 purchase: the amount given comes back, then the rest of the purchase (the refund stands)', async () => {
+    const card = await fundedCard(t, '100.00');
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 50 });
+    const parentId = purchase.parentCardTransactionId as string;
+    await onParent(t, parentId, 'refunds', { amount: 10 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00' });
+    const partial = await onParent(t, parentId, 'reversals', { amount: 10 });
+    expect(partial.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 10 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00' });
+    const rest = await onParent(t, parentId, 'reversals', {});
+    expect(rest.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 40 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '110.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: -10 });
+    await expectLedgerClean(t);
+  });
+
+  it('a declined 0200 posted by the stand-in (a 0220 naming it), then refunded in part: a partial reversal of the purchase credits what DE95 no longer keeps of it', async () => {
+    const card = await fundedCard(t, '2000.00');
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000099005', '11': '000808', '37': '600000000808', '63': undefined });
+    expect((await atMessageLevel(purchase)).code).toBe('05');
+    const named = await de90Of(purchase);
+    const posted = await atMessageLevel({ ...purchase, '0': '0220', '11': '000809', '37': '700000000809', '90': named });
+    expect(posted.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', forcePost: true, amount: 990.05 });
+    const refund = await atMessageLevel({ ...purchase, '0': '0220', '3': '200000', '4': '000000030000', '11': '000810', '37': '700000000810', '90': named });
+    expect(refund.record).toMatchObject({ type: 'REFUND', status: 'COMPLETED', amount: 300, parentCardTransactionId: posted.record.parentCardTransactionId });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1309.95' });
+    const { formatReplacementAmounts } = await import('../network/index.js');
+    const reversal = await atMessageLevel({ ...purchase, '0': '0420', '11': '000811', '90': named, '95': formatReplacementAmounts({ actualTransactionMinor: 80_000n }) });
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 190.05 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1500.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, posted.record.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 500 });
+    await expectLedgerClean(t);
   });
 });

@@ -218,8 +218,10 @@ function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, co
 
 /**
  * The lifecycle a message belongs to (contract §12.3), locked, in this order: networkDataRef (DE63
- * positions 9–24); else DE90 (original MTI + STAN + DE7 + acquirer); else, when `byRrn`, the card
- * + RRN + amount of a lifecycle whose hold is still open. Undefined when the message names none
+ * positions 9–24); else DE90 (original MTI + STAN + DE7 + acquirer); else, for an advice (0120,
+ * 0220, not a refund's), the lifecycle of the request (0100, 0200) with the advice's own STAN, RRN,
+ * DE7 and acquirer (chosen as DE90's); else, when `byRrn`, the card + RRN + amount of a lifecycle whose hold is
+ * still open. Undefined when the message names none
  * of them. DE90 names a message by identifiers a duplicate transmission shares (STAN, DE7,
  * acquirer), and a duplicate of a request is always declined (94, or an earlier check's code):
  * among the records that have them, one that was not declined comes first, then the newest. Until
@@ -241,6 +243,16 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
     choices.push(`(SELECT swipe_id FROM card_transactions
       WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
         AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
+      ORDER BY status = 'FAILED', id DESC LIMIT 1)`);
+  }
+  if (byRrn && (info.mti === '0120' || info.mti === '0220')) {
+    // An advice sent under the identifiers of the request it approved (the network's stand-in for a
+    // request that was declined, or answered too late): that request's lifecycle. Until
+    // 2026-12-02 such an advice opened a lifecycle of its own, and a reversal naming the request
+    // found the declined one and undid nothing (found by an audit).
+    choices.push(`(SELECT swipe_id FROM card_transactions
+      WHERE ${ofCard} AND stan = ${p(info.stan)} AND transmission_date_time = ${p(info.transmissionDateTime)} AND acquirer_id = ${p(info.acquirerId)}
+        AND rrn = ${p(info.rrn)} AND expired_at IS NULL AND mti IN (${parameters.list([...sendingsOf('0100'), ...sendingsOf('0200')])})
       ORDER BY status = 'FAILED', id DESC LIMIT 1)`);
   }
   if (byRrn) {

@@ -1179,6 +1179,17 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
     else await scheduleExpiry(run, existing.id, expiresAt);
     return writeChild(run, updated, childId, { type: 'PRE_AUTHORIZATION', status: closed ? 'CANCELLED' : 'PENDING', decision, amountMinor: target, heldMinor: newHeld, expiresAt: closed ? null : expiresAt });
   }
+  if (target === 0n) {
+    // An advice of nothing: no hold to open. The lifecycle it names stays as it was (one open with
+    // nothing held closes, as a completion of 0 closes it); none named, a CANCELLED one of its own.
+    // Until 2026-12-02 it opened the lifecycle again (PENDING, nothing held; found by an audit).
+    const swipe = existing
+      ? waitsForNothing(existing)
+        ? await closeWaiting(run, existing)
+        : existing
+      : insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+    return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'CANCELLED', decision, amountMinor: 0n, heldMinor: toBigInt(swipe.held_minor) });
+  }
   // No open hold: the advised amount is held, on the lifecycle the advice names when it names one
   // that holds nothing any more (completed, reversed, expired, declined), which is open again: the
   // messages that follow under its reference (a completion, a reversal) find the hold there. A new
@@ -1336,26 +1347,28 @@ function reversedPart(info: Pick<MessageInfo, 'replacement'>, total: bigint): bi
 
 /**
  * A reversal (advice, or 0400 request): always answered "00". What it reverses, in this order:
- * - a refund or a refund authorization its DE90 names on the lifecycle (or, without DE90, the
- *   refund that opened a lifecycle of refunds): the refund is taken back, the authorization
- *   cancelled, whatever else the lifecycle holds;
+ * - a refund, a refund authorization or a posting its DE90 names on the lifecycle (or, without
+ *   DE90, the refund that opened a lifecycle of refunds): the refund is taken back, the
+ *   authorization cancelled, the posting credited back, whatever else the lifecycle holds;
  * - the open hold: full without DE95 (or when DE95's actual amount is zero), the hold released and
  *   the lifecycle CANCELLED; partial with DE95 below the hold, the hold reduced to the actual
  *   amount and still open; DE95 not below the hold keeps it all (recorded, nothing released);
- * - a posted purchase (reversesPosting): credited back (reversedPart);
- * - a refund authorization still announced on the lifecycle (without DE90).
+ * - without DE90, a lifecycle that began with a 0200 (reversesPosting): what it posted credited back (reversedPart);
+ * - a refund authorization still announced on the lifecycle (without DE90);
+ * - a lifecycle open with nothing held (waitsForNothing), reversed in full: closed.
  * A reversal that matches no lifecycle is recorded as an orphan: acknowledged, no money.
  */
 async function reverse(run: Run): Promise<CardMessageOutcome> {
   const { context, info, tx } = run;
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
-  const named = existing ? await refundNamed(run, existing) : undefined;
+  const named = existing ? await messageNamed(run, existing) : undefined;
   if (existing && named?.kind === 'DECLINED') {
     // DE90 names a message that was declined: nothing to undo; the lifecycle stays as it was.
     return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
   }
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
+  if (existing && named?.kind === 'POSTING') return reversePosting(run, existing, childId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
   if (hasOpenHold(existing)) {
     const funding = fundingOf(run);
@@ -1389,6 +1402,13 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status, decision: acknowledge(), amountMinor: credited, heldMinor: 0n });
   }
   if (existing && info.original === null && toBigInt(existing.refund_authorized_minor) > 0n) return reverseRefundAuthorization(run, existing, childId);
+  if (existing && waitsForNothing(existing) && (info.replacement?.actualTransactionMinor ?? 0n) === 0n) {
+    // Open with nothing held (an advice that could reserve nothing): a full reversal closes it, as
+    // it would have closed its hold. Until 2026-12-02 it stayed PENDING, and its expiry later
+    // cancelled it a second time (found by an audit).
+    const updated = await closeWaiting(run, existing);
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
+  }
   if (existing) {
     // Nothing left to undo (an authorization completed, reversed or expired already; a refund reversed already): recorded, no money.
     return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
@@ -1397,16 +1417,17 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n, orphan: true });
 }
 
-type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_AUTHORIZATION' } | { kind: 'DECLINED' };
+type NamedMessage = { kind: 'REFUND' | 'POSTING'; remainingMinor: bigint } | { kind: 'REFUND_AUTHORIZATION' } | { kind: 'DECLINED' };
 
 /**
- * The refund a reversal names on its lifecycle, if it names one: by DE90, a REFUND record of the
- * lifecycle (a refund credited, 0200 or 0220 processing code 20; a refund authorization, 0100 or
- * 0120); without DE90, the refund (0200) that opened a lifecycle that is still a net credit. For a
- * refund credited, what of it no reversal has taken back yet: the reversals naming it by DE90 and,
- * for the lifecycle's first record, those naming nothing, added up (one sent again under another
- * STAN, or once with DE90 and once without, takes nothing twice). Rare messages: read here, not
- * with the lookups.
+ * What a reversal names on its lifecycle, when it is not the lifecycle's authorization: by DE90, a
+ * REFUND record of the lifecycle (a refund credited, 0200 or 0220 processing code 20; a refund
+ * authorization, 0100 or 0120) or a posting (a 0200 purchase, a 0220 completion or force post);
+ * without DE90, the refund (0200) that opened a lifecycle that is still a net credit. For a refund
+ * credited or a posting, what of it no reversal has taken back yet: the reversals naming it by
+ * DE90 and, for the lifecycle's first record, those naming nothing, added up (one sent again under
+ * another STAN, or once with DE90 and once without, takes nothing twice). Rare messages: read
+ * here, not with the lookups.
  *
  * DE90's identifiers (STAN, DE7, acquirer) are shared by a duplicate transmission recorded on the
  * same lifecycle (a 0100 under its reference, a 0200 refund or purchase naming it), which is
@@ -1416,7 +1437,7 @@ type NamedRefund = { kind: 'REFUND'; remainingMinor: bigint } | { kind: 'REFUND_
  * duplicate was the newest released the lifecycle's hold or credited its purchase back instead
  * (found by an audit).
  */
-async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund | undefined> {
+async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage | undefined> {
   const { tx, context, card, info } = run;
   const ofLifecycle = () => tx.selectFrom('card_transactions').where('client_id', '=', context.clientId).where('card_id', '=', card.id).where('swipe_id', '=', swipe.id);
   const original = info.original;
@@ -1450,14 +1471,24 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
     // duplicate), nor one an advice approved since (the network's stand-in: an 0120 or 0220 naming
     // it by DE90 or sent under its identifiers): nothing to undo. Otherwise what the lifecycle
     // holds or posted is undone as usual (both found by audits, 2026-12-02).
-    if (refund?.status === 'FAILED' && !isFirstOf(swipe, refund) && !(await approvedByAdvice(run, swipe, refund))) return { kind: 'DECLINED' };
+    const advices = refund?.status === 'FAILED' ? await advicesApproving(run, swipe, refund) : [];
+    if (refund?.status === 'FAILED' && !isFirstOf(swipe, refund) && advices.length === 0) return { kind: 'DECLINED' };
     // An authorization (0100, 0120) is a refund's only when a refund authorization is still announced.
     if (authorization && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
+    if (refund !== undefined && !authorization && (refund.type === 'PURCHASE' || refund.type === 'PRE_AUTH_COMPLETION')) {
+      // What the named message posted: its amount; a declined 0200, what the network's stand-in posted for it (its 0220s).
+      const postedMinor =
+        refund.status === 'COMPLETED'
+          ? toBigInt(refund.amount_minor)
+          : advices.filter((advice) => advice.type === 'PRE_AUTH_COMPLETION' && advice.status === 'COMPLETED').reduce((sum, advice) => sum + toBigInt(advice.amount_minor), 0n);
+      const remaining = postedMinor - (await takenBack(tx, context.clientId, swipe, refund, 'CREDIT'));
+      return { kind: 'POSTING', remainingMinor: remaining > 0n ? remaining : 0n };
+    }
   }
   if (refund?.type !== 'REFUND') return undefined;
   if (refund.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
   if (refund.status !== 'COMPLETED') return undefined;
-  const taken = await refundTakenBack(tx, context.clientId, swipe, refund);
+  const taken = await takenBack(tx, context.clientId, swipe, refund, 'DEBIT');
   let remaining = toBigInt(refund.amount_minor) - taken;
   // Without DE90, never more than the lifecycle still credits.
   if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
@@ -1466,17 +1497,18 @@ async function refundNamed(run: Run, swipe: CardSwipeRow): Promise<NamedRefund |
 
 type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: string; acquirer_id: string };
 
-/** Whether an advice of the lifecycle (0120, 0220: the network decided) approved the declined record: one naming it by DE90, or sent under its identifiers. */
-async function approvedByAdvice(run: Run, swipe: CardSwipeRow, declined: RecordIdentifiers): Promise<boolean> {
+/** The advices of the lifecycle (0120, 0220: the network decided) that approved the declined record: those naming it by DE90, or sent under its identifiers (repeats left out). */
+async function advicesApproving(run: Run, swipe: CardSwipeRow, declined: RecordIdentifiers): Promise<{ type: string; status: string; amount_minor: string }[]> {
   const advices = await run.tx
     .selectFrom('card_transactions')
-    .select(['stan', 'transmission_date_time', 'acquirer_id', 'request_fields'])
+    .select(['type', 'status', 'amount_minor', 'stan', 'transmission_date_time', 'acquirer_id', 'request_fields'])
     .where('client_id', '=', run.context.clientId)
     .where('card_id', '=', run.card.id)
     .where('swipe_id', '=', swipe.id)
     .where('mti', 'in', [...sendingsOf('0120'), ...sendingsOf('0220')])
+    .where('repeat_of', 'is', null)
     .execute();
-  return advices.some((advice) => {
+  return advices.filter((advice) => {
     const named = advice.request_fields['90'];
     if (typeof named === 'string' && de90Names(named, declined)) return true;
     return advice.stan === declined.stan && advice.transmission_date_time === declined.transmission_date_time && advice.acquirer_id === declined.acquirer_id;
@@ -1490,11 +1522,11 @@ function de90Names(field: string, record: RecordIdentifiers): boolean {
 }
 
 /**
- * What the reversals of a lifecycle took back of one of its refunds: those whose DE90 names it
- * and, when it is the message that opened the lifecycle (its identifiers are the lifecycle's
- * own), those naming nothing.
+ * What the reversals of a lifecycle took back of one of its refunds (`operation` DEBIT) or
+ * postings (CREDIT): those whose DE90 names it and, when it is the message that opened the
+ * lifecycle (its identifiers are the lifecycle's own), those naming nothing.
  */
-export async function refundTakenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, refund: RecordIdentifiers): Promise<bigint> {
+export async function takenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, refund: RecordIdentifiers, operation: 'DEBIT' | 'CREDIT'): Promise<bigint> {
   const opened = isFirstOf(swipe, refund);
   const reversals = await tx
     .selectFrom('card_transactions')
@@ -1503,7 +1535,7 @@ export async function refundTakenBack(tx: Tx, clientId: string, swipe: CardSwipe
     .where('card_id', '=', swipe.card_id)
     .where('swipe_id', '=', swipe.id)
     .where('type', '=', 'REVERSAL_ADVICE')
-    .where('operation', '=', 'DEBIT')
+    .where('operation', '=', operation)
     .where('repeat_of', 'is', null)
     .execute();
   let taken = 0n;
@@ -1539,6 +1571,29 @@ async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, 
 }
 
 /**
+ * A posting its DE90 names reversed (a 0200 purchase, a 0220 completion or force post; a declined
+ * 0200 that the network's stand-in posted with a 0220): `remainingMinor`, what of that posting no
+ * reversal took back yet, is credited back, all of it or all but DE95's actual amount. Only that
+ * posting: the lifecycle's other clearings and its refunds stand, and a hold still open stays.
+ * Until 2026-12-02 the lifecycle's net posted amount was taken for the named posting's, so
+ * reversing one of two clearings credited both back, and a refund on the lifecycle shrank what a
+ * partial reversal of its purchase credited (found by an audit).
+ */
+async function reversePosting(run: Run, existing: CardSwipeRow, childId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
+  if (remainingMinor === 0n) {
+    return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
+  }
+  const funding = fundingOf(run);
+  const credited = reversedPart(run.info, remainingMinor);
+  if (credited > 0n) await funding.refund(run.tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
+  const posted = toBigInt(existing.posted_minor) - credited;
+  const settled = closedStatus(posted);
+  // A lifecycle still open (a hold, a refund announced) stays PENDING.
+  const updated = updateSwipe(run, existing, { status: existing.status === 'PENDING' ? 'PENDING' : settled, postedMinor: posted });
+  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: settled, decision: acknowledge(), amountMinor: credited, heldMinor: toBigInt(existing.held_minor) });
+}
+
+/**
  * A refund authorization reversed before its refund cleared: the refund is no longer announced
  * (all of it, or all but DE95's actual amount); no money moved for it, none moves. A lifecycle
  * that only waited for it is CANCELLED (COMPLETED if something is posted on it).
@@ -1562,15 +1617,27 @@ async function reverseRefundAuthorization(run: Run, existing: CardSwipeRow, chil
 }
 
 /**
- * Whether a reversal undoes a posting rather than an authorization: the lifecycle holds nothing
- * and has money posted, and DE90 names a 0200 or a 0220 (without DE90: the lifecycle began with a
- * 0200). A reversal naming the 0100 of a completed authorization moves nothing: the completion
- * stands (a refund undoes it).
+ * Whether a reversal without DE90 undoes a posting rather than an authorization: the lifecycle
+ * began with a 0200, holds nothing and has money posted (what it has posted is credited back).
+ * One whose DE90 names a 0200 or a 0220 undoes that posting (messageNamed, reversePosting). A
+ * reversal naming the 0100 of a completed authorization moves nothing: the completion stands (a
+ * refund undoes it).
  */
 function reversesPosting(swipe: CardSwipeRow, info: MessageInfo): boolean {
-  if (toBigInt(swipe.posted_minor) <= 0n || toBigInt(swipe.held_minor) > 0n) return false;
-  const named = firstSendingOf(info.original === null ? swipe.first_mti : info.original.mti);
-  return named === '0200' || named === '0220';
+  if (info.original !== null || toBigInt(swipe.posted_minor) <= 0n || toBigInt(swipe.held_minor) > 0n) return false;
+  return firstSendingOf(swipe.first_mti) === '0200';
+}
+
+/** A lifecycle open with nothing held and nothing else to wait for: no refund announced, no cooperative decision in flight (an advice that could reserve nothing). */
+function waitsForNothing(swipe: CardSwipeRow): boolean {
+  return swipe.status === 'PENDING' && toBigInt(swipe.held_minor) === 0n && toBigInt(swipe.refund_authorized_minor) === 0n && swipe.coop_pending === null;
+}
+
+/** Closes a lifecycle that waitsForNothing: CANCELLED (COMPLETED when something is posted on it), its expiry cancelled. */
+async function closeWaiting(run: Run, swipe: CardSwipeRow): Promise<CardSwipeRow> {
+  const updated = updateSwipe(run, swipe, { status: closedStatus(toBigInt(swipe.posted_minor)), expiresAt: null });
+  await cancelExpiry(run, updated);
+  return updated;
 }
 
 // ---- hold expiry --------------------------------------------------------------------------------
