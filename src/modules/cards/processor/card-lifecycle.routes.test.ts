@@ -1239,7 +1239,7 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     await expectLedgerClean(t);
   });
 
-  it('the sandbox reversal of a refunded 0200 purchase: the amount given comes back, then the rest of the purchase (the refund stands)', async () => {
+  it('the sandbox reversal of a refunded 0200 purchase: the amount given comes back, then the rest, never more than the lifecycle still has posted', async () => {
     const card = await fundedCard(t, '100.00');
     const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 50 });
     const parentId = purchase.parentCardTransactionId as string;
@@ -1249,9 +1249,9 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     expect(partial.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 10 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00' });
     const rest = await onParent(t, parentId, 'reversals', {});
-    expect(rest.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 40 });
-    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '110.00', RESERVED: '0.00' });
-    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: -10 });
+    expect(rest.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
     await expectLedgerClean(t);
   });
 
@@ -1270,6 +1270,71 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 190.05 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1500.00', RESERVED: '0.00' });
     expect(await lifecycle(t, posted.record.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 500 });
+    await expectLedgerClean(t);
+  });
+
+  it('one posting reached under two names (a declined 0200 and the stand-in 0220 that posted it, or a reversal without DE90 first) is credited back once', async () => {
+    const card = await fundedCard(t, '1000.00');
+    // A declined 0200, posted by a 0220 under its identifiers: reversals naming the 0200, then the 0220.
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000099051', '11': '000812', '37': '600000000812', '63': undefined });
+    expect((await atMessageLevel(purchase)).code).toBe('51');
+    const posted = await atMessageLevel({ ...purchase, '0': '0220' });
+    expect(posted.record).toMatchObject({ forcePost: true, amount: 990.51 });
+    const first = await atMessageLevel({ ...purchase, '0': '0420', '11': '000813', '90': await de90Of(purchase) });
+    expect(first.record).toMatchObject({ operation: 'CREDIT', amount: 990.51 });
+    const second = await atMessageLevel({ ...purchase, '0': '0420', '11': '000814', '90': await de90Of({ ...purchase, '0': '0220' }) });
+    expect(second.record).toMatchObject({ amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1000.00' });
+
+    // A 0200 and a 0220 under one reference: a reversal without DE90 credits the lifecycle, one naming the 0220 then nothing more.
+    const ref = '0000000000000815';
+    const opened = await atMessageLevel(await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '000815', '37': '600000000815', '63': reference(ref) }));
+    expect(opened.code).toBe('00');
+    const clearing = await messageOf(card.cardId, { '0': '0220', '4': '000000005000', '11': '000816', '37': '600000000816', '63': reference(ref) });
+    await atMessageLevel(clearing);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '850.00' });
+    const whole = await atMessageLevel({ ...clearing, '0': '0420', '4': '000000015000', '11': '000817' });
+    expect(whole.record).toMatchObject({ operation: 'CREDIT', amount: 150 });
+    const named = await atMessageLevel({ ...clearing, '0': '0420', '11': '000818', '90': await de90Of(clearing) });
+    expect(named.record).toMatchObject({ amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1000.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a 0200 lifecycle an advice opened again: a reversal without DE90 releases the hold and leaves the purchase; one naming the 0200 then credits all of it', async () => {
+    const card = await fundedCard(t, '1000.00');
+    const ref = '0000000000000819';
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '000819', '37': '600000000819', '63': reference(ref) });
+    expect((await atMessageLevel(purchase)).code).toBe('00');
+    const advice = await atMessageLevel({ ...purchase, '0': '0120', '4': '000000005000', '63': undefined as unknown as string });
+    expect(advice.record).toMatchObject({ heldAmount: 50, parentCardTransactionId: (await atMessageLevel({ ...purchase })).record.parentCardTransactionId });
+    const release = await atMessageLevel({ ...purchase, '0': '0420', '4': '000000005000', '11': '000820' });
+    expect(release.record).toMatchObject({ amount: 50 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '900.00', RESERVED: '0.00' });
+    const reversal = await atMessageLevel({ ...purchase, '0': '0420', '11': '000821', '90': await de90Of(purchase) });
+    expect(reversal.record).toMatchObject({ operation: 'CREDIT', amount: 100 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1000.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a hold open on a 0200 lifecycle (an advice, or the stand-in approving a declined 0200 with an 0120): a reversal naming the 0200 releases the hold, as the sandbox reversal does', async () => {
+    const card = await fundedCard(t, '2000.00');
+    // The sandbox: a purchase, an advice opening the lifecycle again, its reversal.
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 100 });
+    const parentId = purchase.parentCardTransactionId as string;
+    await onParent(t, parentId, 'advices', { amount: 50 });
+    const reversal = await onParent(t, parentId, 'reversals', {});
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 50 });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', heldAmount: 0, postedAmount: 100 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1900.00', RESERVED: '0.00' });
+
+    // A declined 0200 the stand-in approved with an 0120 under its identifiers.
+    const declined = await messageOf(card.cardId, { '0': '0200', '4': '000000099051', '11': '000822', '37': '600000000822', '63': undefined });
+    expect((await atMessageLevel(declined)).code).toBe('51');
+    expect((await atMessageLevel({ ...declined, '0': '0120' })).record).toMatchObject({ heldAmount: 990.51 });
+    const undone = await atMessageLevel({ ...declined, '0': '0420', '11': '000823', '90': await de90Of(declined) });
+    expect(undone.record).toMatchObject({ amount: 990.51, status: 'CANCELLED' });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1900.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
 });

@@ -109,6 +109,11 @@ type RefundStep =
  * - `reverseNamed`: an 0420 naming by DE90 the lifecycle's first 0100 or one of its declined
  *   increments (DE63 kept or not, DE95 keeping part or not): a declined increment no advice approved
  *   undoes nothing; anything else undoes what the lifecycle holds, as a reversal does;
+ * - `clear`: a 0220 naming a purchase's 0100 by DE90 under a STAN and RRN of its own (DE63 kept or
+ *   not): it captures the hold, or, with none open, is posted (a second clearing of a split shipment);
+ * - `reverseClearing`: an 0420 naming one clearing by DE90 (DE95 keeping part or not): what of that
+ *   clearing no reversal took back yet is credited back (never more than the lifecycle still has
+ *   posted, refunds counted), and nothing of the lifecycle's others;
  * - `resend`: a message sent earlier by a step, sent again with the same STAN and RRN under its own
  *   MTI (a duplicate transmission: the stored answer, nothing written) or as the network's repeat
  *   (origin digit 1: a record of its own with the first answer); neither moves money.
@@ -117,7 +122,9 @@ type NetworkStep =
   | { kind: 'declineIncrement'; pick: number; thenReverse: ThenReverse }
   | { kind: 'standIn'; pick: number; amountCents: number; byRef: boolean; underIdentifiers: boolean; thenReverse: ThenReverse }
   | { kind: 'reverseNamed'; named: number; byRef: boolean; part: number | null }
-  | { kind: 'resend'; pick: number; repeat: boolean };
+  | { kind: 'resend'; pick: number; repeat: boolean }
+  | { kind: 'clear'; pick: number; amountCents: number; byRef: boolean }
+  | { kind: 'reverseClearing'; pick: number; byRef: boolean; part: number | null };
 
 /** A reversal that follows at once, naming the message the step sent or approved. */
 type ThenReverse = { byRef: boolean; part: number | null } | null;
@@ -126,7 +133,7 @@ type Step = HoldStep | RefundStep | NetworkStep;
 
 const holdKinds: ReadonlySet<Step['kind']> = new Set(['authorize', 'increment', 'advice', 'complete', 'reverse', 'refund', 'expire']);
 const isHoldStep = (current: Step): current is HoldStep => holdKinds.has(current.kind);
-const networkKinds: ReadonlySet<Step['kind']> = new Set(['declineIncrement', 'standIn', 'reverseNamed', 'resend']);
+const networkKinds: ReadonlySet<Step['kind']> = new Set(['declineIncrement', 'standIn', 'reverseNamed', 'resend', 'clear', 'reverseClearing']);
 const isNetworkStep = (current: Step): current is NetworkStep => networkKinds.has(current.kind);
 
 const amountCents = fc.integer({ min: 1, max: 4000 });
@@ -151,6 +158,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('standIn' as const), pick: fc.nat(), amountCents, byRef: fc.boolean(), underIdentifiers: fc.boolean(), thenReverse }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('reverseNamed' as const), named: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick: fc.nat(), repeat: fc.boolean() }), weight: 3 },
+  { arbitrary: fc.record({ kind: fc.constant('clear' as const), pick: fc.nat(), amountCents, byRef: fc.boolean() }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('reverseClearing' as const), pick: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 3 },
 );
 
 /**
@@ -190,14 +199,16 @@ interface SentMessage {
 
 /**
  * A purchase's lifecycle in the model: what is posted on it (cents; below zero when refunded beyond
- * it), its last refund, the 0100 that opened it, and its declined increments (`stoodIn` once an
- * 0120 of the network approved one).
+ * it), its last refund, the 0100 that opened it, its declined increments (`stoodIn` once an
+ * 0120 of the network approved one) and its clearings.
  */
 interface Purchase {
   postedCents: number;
   lastRefund: CreditedRefund | undefined;
   first: SentMessage['request'];
   declined: { request: SentMessage['request']; stoodIn: boolean }[];
+  /** Its clearings (0220s), with what of each no reversal took back yet. */
+  clearings: { request: SentMessage['request']; leftCents: number }[];
 }
 
 /** DE90 (original data elements) of a sandbox reversal that names `refund`: its MTI and STAN first. */
@@ -221,7 +232,7 @@ let stans = 0;
 const nextStan = () => String(700_000 + (stans++ % 100_000)).padStart(6, '0');
 
 /** What the network steps did over one test's runs (a step that finds nothing to name does nothing). */
-const exercisedNone = () => ({ standIn: 0, reversedDeclined: 0, reversedStoodIn: 0, reversedFirst: 0, resent: 0, repeated: 0 });
+const exercisedNone = () => ({ standIn: 0, reversedDeclined: 0, reversedStoodIn: 0, reversedFirst: 0, resent: 0, repeated: 0, clearingsReversed: 0 });
 type Exercised = ReturnType<typeof exercisedNone>;
 
 /**
@@ -512,6 +523,58 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
             const named = pickOf(candidates, current.named);
             if (named === undefined) return;
             await reverseNaming(named, current);
+          } else if (current.kind === 'clear') {
+            const target = pickOf([...new Set([...open.keys(), ...posted])], current.pick);
+            if (target === undefined) return;
+            const purchase = purchaseOf(target);
+            const stan = nextStan();
+            const fields = {
+              ...fieldsOf(purchase.first, current.byRef),
+              '0': '0220',
+              '4': String(current.amountCents).padStart(12, '0'),
+              '11': stan,
+              '37': `9${stan}00000`,
+              '90': naming(purchase.first),
+            };
+            const answer = await sendIso(fields);
+            expect(answer.response['39']).toBe('00');
+            expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', amount: current.amountCents / 100, parentCardTransactionId: target });
+            sent.push({ request: { mti: '0220', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
+            const held = open.get(target);
+            if (held !== undefined) {
+              reserved -= held;
+              available += held;
+              open.delete(target);
+            }
+            available -= current.amountCents;
+            purchase.postedCents += current.amountCents;
+            purchase.clearings.push({ request: { mti: '0220', fields }, leftCents: current.amountCents });
+            if (!posted.includes(target)) posted.push(target);
+          } else if (current.kind === 'reverseClearing') {
+            const clearings = [...purchases].flatMap(([parentId, purchase]) => purchase.clearings.map((clearing) => ({ parentId, purchase, clearing })));
+            const picked = pickOf(clearings, current.pick);
+            if (picked === undefined) return;
+            const { parentId, purchase, clearing } = picked;
+            const left = clearing.leftCents;
+            const asked = current.part === null ? left : askedOf(current.part, left);
+            const fields = {
+              ...fieldsOf(clearing.request, current.byRef),
+              '0': '0420',
+              '11': nextStan(),
+              '90': naming(clearing.request),
+              ...(asked < left ? { '95': formatReplacementAmounts({ actualTransactionMinor: BigInt(left - asked) }) } : {}),
+            };
+            const answer = await sendIso(fields);
+            expect(answer.response['39']).toBe('00');
+            sent.push({ request: { mti: '0420', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
+            // All of what is left of the clearing, or all but DE95's actual amount; never more than the lifecycle still has posted.
+            const credited = Math.max(Math.min(asked, left, purchase.postedCents), 0);
+            expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'REVERSAL_ADVICE', amount: credited / 100, parentCardTransactionId: parentId, ...(credited > 0 ? { operation: 'CREDIT' } : {}) });
+            exercised.clearingsReversed++;
+            available += credited;
+            clearing.leftCents -= credited;
+            purchase.postedCents -= credited;
+            await expectLifecycle(parentId, { postedAmount: major(purchase.postedCents) });
           } else {
             // Sent again under its own MTI: the stored answer and record, nothing written. As a repeat: the first answer on a record of its own.
             const earlier = pickOf(sent, current.pick);
@@ -546,11 +609,17 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
               available -= current.amountCents;
               reserved += current.amountCents;
               open.set(result.parentCardTransactionId, current.amountCents);
-              purchases.set(result.parentCardTransactionId, { postedCents: 0, lastRefund: undefined, first: result.iso.request, declined: [] });
+              purchases.set(result.parentCardTransactionId, { postedCents: 0, lastRefund: undefined, first: result.iso.request, declined: [], clearings: [] });
             } else {
               expect(result.responseCode).toBe('51');
               // A FAILED lifecycle: the network's stand-in may still approve its 0100 (standIn).
-              purchases.set(result.parentCardTransactionId, { postedCents: 0, lastRefund: undefined, first: result.iso.request, declined: [{ request: result.iso.request, stoodIn: false }] });
+              purchases.set(result.parentCardTransactionId, {
+                postedCents: 0,
+                lastRefund: undefined,
+                first: result.iso.request,
+                declined: [{ request: result.iso.request, stoodIn: false }],
+                clearings: [],
+              });
             }
           } else if (target !== undefined && current.kind !== 'expire') {
             const held = open.get(target);
@@ -569,6 +638,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
               if (current.kind === 'complete') {
                 available -= current.amountCents;
                 purchase.postedCents += current.amountCents;
+                purchase.clearings.push({ request: result.iso.request, leftCents: current.amountCents });
               }
               if (current.kind === 'advice') {
                 const reservable = Math.min(current.amountCents, Math.max(available, 0));
@@ -605,6 +675,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
               reserved -= held;
               available -= current.amountCents - held;
               purchase.postedCents += current.amountCents;
+              purchase.clearings.push({ request: result.iso.request, leftCents: current.amountCents });
               open.delete(target);
               posted.push(target);
             } else {
@@ -661,6 +732,8 @@ const networkMix: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('standIn' as const), pick: fc.nat(), amountCents, byRef: fc.boolean(), underIdentifiers: fc.boolean(), thenReverse }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('reverseNamed' as const), named: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick: fc.nat(), repeat: fc.boolean() }), weight: 3 },
+  { arbitrary: fc.record({ kind: fc.constant('clear' as const), pick: fc.nat(), amountCents, byRef: fc.boolean() }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('reverseClearing' as const), pick: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 3 },
 );
 
 describe('model', () => {

@@ -219,8 +219,8 @@ function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, co
 /**
  * The lifecycle a message belongs to (contract §12.3), locked, in this order: networkDataRef (DE63
  * positions 9–24); else DE90 (original MTI + STAN + DE7 + acquirer); else, for an advice (0120,
- * 0220, not a refund's), the lifecycle of the request (0100, 0200) with the advice's own STAN, RRN,
- * DE7 and acquirer (chosen as DE90's); else, when `byRrn`, the card + RRN + amount of a lifecycle whose hold is
+ * 0220, not a refund's), the lifecycle of the request (0100, 0200, not a refund's) with the
+ * advice's own STAN, RRN, DE7 and acquirer (chosen as DE90's); else, when `byRrn`, the card + RRN + amount of a lifecycle whose hold is
  * still open. Undefined when the message names none
  * of them. DE90 names a message by identifiers a duplicate transmission shares (STAN, DE7,
  * acquirer), and a duplicate of a request is always declined (94, or an earlier check's code):
@@ -253,6 +253,7 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
     choices.push(`(SELECT swipe_id FROM card_transactions
       WHERE ${ofCard} AND stan = ${p(info.stan)} AND transmission_date_time = ${p(info.transmissionDateTime)} AND acquirer_id = ${p(info.acquirerId)}
         AND rrn = ${p(info.rrn)} AND expired_at IS NULL AND mti IN (${parameters.list([...sendingsOf('0100'), ...sendingsOf('0200')])})
+        AND type IN ('PRE_AUTHORIZATION', 'PURCHASE')
       ORDER BY status = 'FAILED', id DESC LIMIT 1)`);
   }
   if (byRrn) {

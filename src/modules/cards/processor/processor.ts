@@ -1476,7 +1476,11 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // An authorization (0100, 0120) is a refund's only when a refund authorization is still announced.
     if (authorization && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
     if (refund !== undefined && !authorization && (refund.type === 'PURCHASE' || refund.type === 'PRE_AUTH_COMPLETION')) {
-      // What the named message posted: its amount; a declined 0200, what the network's stand-in posted for it (its 0220s).
+      // The lifecycle's first message with a hold open (an advice opened it again): the reversal
+      // undoes the hold, as one naming a lifecycle's 0100 does.
+      if (namesFirst && hasOpenHold(swipe)) return undefined;
+      // What the named message posted: its amount; a declined 0200, what the network's stand-in
+      // posted for it (its 0220s). (reversePosting never credits more than the lifecycle still has posted.)
       const postedMinor =
         refund.status === 'COMPLETED'
           ? toBigInt(refund.amount_minor)
@@ -1523,8 +1527,11 @@ function de90Names(field: string, record: RecordIdentifiers): boolean {
 
 /**
  * What the reversals of a lifecycle took back of one of its refunds (`operation` DEBIT) or
- * postings (CREDIT): those whose DE90 names it and, when it is the message that opened the
- * lifecycle (its identifiers are the lifecycle's own), those naming nothing.
+ * postings (CREDIT): those whose DE90 names it and, for a refund that opened the lifecycle (its
+ * identifiers are the lifecycle's own), those naming nothing. A CREDIT reversal naming nothing
+ * may have released a hold rather than credited a posting, so it is not counted against the
+ * lifecycle's first posting: what it credited is out of the lifecycle's posted amount, which caps
+ * a posting's reversal (messageNamed).
  */
 export async function takenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, refund: RecordIdentifiers, operation: 'DEBIT' | 'CREDIT'): Promise<bigint> {
   const opened = isFirstOf(swipe, refund);
@@ -1541,7 +1548,7 @@ export async function takenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, r
   let taken = 0n;
   for (const reversal of reversals) {
     const field = reversal.request_fields['90'];
-    if (field === undefined ? opened : de90Names(field, refund)) taken += toBigInt(reversal.amount_minor);
+    if (field === undefined ? opened && operation === 'DEBIT' : de90Names(field, refund)) taken += toBigInt(reversal.amount_minor);
   }
   return taken;
 }
@@ -1573,20 +1580,26 @@ async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, 
 /**
  * A posting its DE90 names reversed (a 0200 purchase, a 0220 completion or force post; a declined
  * 0200 that the network's stand-in posted with a 0220): `remainingMinor`, what of that posting no
- * reversal took back yet, is credited back, all of it or all but DE95's actual amount. Only that
- * posting: the lifecycle's other clearings and its refunds stand, and a hold still open stays.
+ * reversal took back yet (never more than the lifecycle still has posted), is credited back, all
+ * of it or all but DE95's actual amount. Only that posting: the lifecycle's other clearings stand,
+ * and a hold still open stays.
  * Until 2026-12-02 the lifecycle's net posted amount was taken for the named posting's, so
  * reversing one of two clearings credited both back, and a refund on the lifecycle shrank what a
  * partial reversal of its purchase credited (found by an audit).
  */
 async function reversePosting(run: Run, existing: CardSwipeRow, childId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
-  if (remainingMinor === 0n) {
+  // DE95's actual amount is the named posting's; what is credited never passes what the lifecycle
+  // still has posted: one posting reached under two names (a declined 0200 and the 0220 that
+  // posted it), or one a reversal without DE90 credited with the lifecycle, is not credited twice.
+  const part = reversedPart(run.info, remainingMinor);
+  const lifecyclePosted = toBigInt(existing.posted_minor);
+  const credited = part < lifecyclePosted ? part : lifecyclePosted > 0n ? lifecyclePosted : 0n;
+  if (credited === 0n) {
     return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
   }
   const funding = fundingOf(run);
-  const credited = reversedPart(run.info, remainingMinor);
-  if (credited > 0n) await funding.refund(run.tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
-  const posted = toBigInt(existing.posted_minor) - credited;
+  await funding.refund(run.tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
+  const posted = lifecyclePosted - credited;
   const settled = closedStatus(posted);
   // A lifecycle still open (a hold, a refund announced) stays PENDING.
   const updated = updateSwipe(run, existing, { status: existing.status === 'PENDING' ? 'PENDING' : settled, postedMinor: posted });

@@ -231,7 +231,8 @@ async function lastRefundOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow
 
 /**
  * What of the 0200 purchase that opened the lifecycle no reversal has taken back yet (the
- * processor's own count); undefined when the lifecycle did not open with a purchase posted.
+ * processor's own count, which DE95 is relative to); undefined when the lifecycle did not open
+ * with a purchase posted.
  */
 async function purchaseLeftOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow): Promise<bigint | undefined> {
   const row = await tx
@@ -435,7 +436,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'Send a reversal (0420)',
     'Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 ' +
       'carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the ' +
-      'purchase back (what of it no reversal took back yet, or the amount given; refunds on the lifecycle stand); on a lifecycle that nets a credit (refunds credited, nothing held) it takes its last ' +
+      'purchase back (what of it no reversal took back yet, never more than the lifecycle still has posted, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes its last ' +
       'refund back (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
     ReversalBody,
     async (swipe, card, body, now, follow, tx, context) => {
