@@ -13,7 +13,9 @@ RECEIVER_PORT=${RECEIVER_PORT:-9000}
 trap 'if [ -n "${RECEIVER:-}" ]; then kill "$RECEIVER" 2>/dev/null || true; fi' EXIT
 # quickstart:start
 api() { curl -sS --fail-with-body -H "Authorization: $KEY" -H 'Content-Type: application/json' "$@"; }
-get() { node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{let v=JSON.parse(s);for(const k of process.argv[1].split("."))v=v[k];console.log(v)})' "$1"; }
+# get a.b.c: prints that field of the JSON answer; an error answer prints its code and message instead.
+get() { node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{let v;try{v=JSON.parse(s)}catch{console.error(s||"no answer");process.exit(1)}
+  if(v.code&&!v.data){console.error(`${v.code}: ${v.message}`);process.exit(1)}for(const k of process.argv[1].split("."))v=v[k];console.log(v)})' "$1"; }
 
 # 1. A webhook subscription to every event, and a receiver that verifies each signature.
 SUBSCRIPTION=$(api -X POST "$BASE/v1/webhooks" -d "{\"name\":\"quickstart\",\"url\":\"http://127.0.0.1:$RECEIVER_PORT/hooks\",\"subscribedEventTypes\":[\"*\"]}")
@@ -59,4 +61,6 @@ api "$BASE/v1/wallets/$WALLET/balance" | get data.AVAILABLE.0.amount            
 for _ in $(seq 1 50); do grep -q 'verified BANK_WITHDRAWAL_TRANSACTION_COMPLETED' "$WEBHOOKS" && break; sleep 0.2; done
 grep 'verified BANK_WITHDRAWAL_TRANSACTION_COMPLETED' "$WEBHOOKS"
 kill $RECEIVER
+# The subscription goes too: left behind, it would send the next receiver on this port every event.
+api -X DELETE "$BASE/v1/webhooks/$(echo "$SUBSCRIPTION" | get data.id)" > /dev/null
 # quickstart:end
