@@ -595,7 +595,7 @@ describe('reversals of refunds', () => {
     await expectLedgerClean(t);
   });
 
-  it('without DE90, a purchase (0200) refunded beyond its amount is not taken for a refund: nothing moves', async () => {
+  it('without DE90, a purchase (0200) refunded beyond its amount: the purchase is reversed (its first message is named), not the refund', async () => {
     const card = await fundedCard(t, '100.00');
     const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 50 });
     await onParent(t, purchase.parentCardTransactionId, 'refunds', { amount: 60 });
@@ -603,8 +603,8 @@ describe('reversals of refunds', () => {
     delete fields['90'];
     const message = { ...fields, '0': '0420', '2': await panOf(t, card.cardId), '11': '000883' };
     expect((await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } })).body.data.response['39']).toBe('00');
-    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '110.00' });
-    expect(await lifecycle(t, purchase.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: -10 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '160.00' });
+    expect(await lifecycle(t, purchase.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: -60 });
   });
 });
 
@@ -1239,7 +1239,7 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     await expectLedgerClean(t);
   });
 
-  it('the sandbox reversal of a refunded 0200 purchase: the amount given comes back, then the rest, never more than the lifecycle still has posted', async () => {
+  it('the sandbox reversal of a refunded 0200 purchase: the amount given comes back, then the rest of the purchase (the refund stands)', async () => {
     const card = await fundedCard(t, '100.00');
     const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 50 });
     const parentId = purchase.parentCardTransactionId as string;
@@ -1249,9 +1249,9 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     expect(partial.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 10 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00' });
     const rest = await onParent(t, parentId, 'reversals', {});
-    expect(rest.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 30 });
-    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
-    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+    expect(rest.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 40 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '110.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: -10 });
     await expectLedgerClean(t);
   });
 
@@ -1273,7 +1273,7 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     await expectLedgerClean(t);
   });
 
-  it('one posting reached under two names (a declined 0200 and the stand-in 0220 that posted it, or a reversal without DE90 first) is credited back once', async () => {
+  it('one posting reached under two names (a declined 0200 and the stand-in 0220 that posted it) is credited back once, with DE95 or without', async () => {
     const card = await fundedCard(t, '1000.00');
     // A declined 0200, posted by a 0220 under its identifiers: reversals naming the 0200, then the 0220.
     const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000099051', '11': '000812', '37': '600000000812', '63': undefined });
@@ -1286,18 +1286,39 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     expect(second.record).toMatchObject({ amount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1000.00' });
 
-    // A 0200 and a 0220 under one reference: a reversal without DE90 credits the lifecycle, one naming the 0220 then nothing more.
+    // A 0200 and a 0220 under one reference: a reversal without DE90 credits the 0200 (the lifecycle's first message), one naming the 0220 that one.
     const ref = '0000000000000815';
     const opened = await atMessageLevel(await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '000815', '37': '600000000815', '63': reference(ref) }));
     expect(opened.code).toBe('00');
     const clearing = await messageOf(card.cardId, { '0': '0220', '4': '000000005000', '11': '000816', '37': '600000000816', '63': reference(ref) });
     await atMessageLevel(clearing);
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '850.00' });
-    const whole = await atMessageLevel({ ...clearing, '0': '0420', '4': '000000015000', '11': '000817' });
-    expect(whole.record).toMatchObject({ operation: 'CREDIT', amount: 150 });
+    const whole = await atMessageLevel({ ...clearing, '0': '0420', '4': '000000010000', '11': '000817' });
+    expect(whole.record).toMatchObject({ operation: 'CREDIT', amount: 100 });
     const named = await atMessageLevel({ ...clearing, '0': '0420', '11': '000818', '90': await de90Of(clearing) });
-    expect(named.record).toMatchObject({ amount: 0 });
+    expect(named.record).toMatchObject({ operation: 'CREDIT', amount: 50 });
+    expect((await atMessageLevel({ ...clearing, '0': '0420', '11': '000819', '90': await de90Of(clearing) })).record).toMatchObject({ amount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1000.00', RESERVED: '0.00' });
+
+    // The stand-in's posting, partly reversed under each of its names with the same DE95: once.
+    const { formatReplacementAmounts } = await import('../network/index.js');
+    const keeping = formatReplacementAmounts({ actualTransactionMinor: 80_000n });
+    const other = await messageOf(card.cardId, { '0': '0200', '4': '000000099051', '11': '000820', '37': '600000000820', '63': undefined });
+    await atMessageLevel(other);
+    await atMessageLevel({ ...other, '0': '0220' });
+    const byPurchase = await atMessageLevel({ ...other, '0': '0420', '11': '000821', '90': await de90Of(other), '95': keeping });
+    expect(byPurchase.record).toMatchObject({ amount: 190.51 });
+    const byClearing = await atMessageLevel({ ...other, '0': '0420', '11': '000822', '90': await de90Of({ ...other, '0': '0220' }), '95': keeping });
+    expect(byClearing.record).toMatchObject({ amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '200.00', RESERVED: '0.00' });
+
+    // A partial reversal sent without DE90, then with it: once.
+    const single = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '000823', '37': '600000000823', '63': reference('0000000000000823') });
+    await atMessageLevel(single);
+    const sixty = formatReplacementAmounts({ actualTransactionMinor: 6_000n });
+    expect((await atMessageLevel({ ...single, '0': '0420', '11': '000824', '95': sixty })).record).toMatchObject({ amount: 40 });
+    expect((await atMessageLevel({ ...single, '0': '0420', '11': '000825', '95': sixty, '90': await de90Of(single) })).record).toMatchObject({ amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '140.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
 
@@ -1335,6 +1356,52 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     const undone = await atMessageLevel({ ...declined, '0': '0420', '11': '000823', '90': await de90Of(declined) });
     expect(undone.record).toMatchObject({ amount: 990.51, status: 'CANCELLED' });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1900.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a hold released by a reversal naming the 0200 is not counted against the purchase: the next reversal naming it credits all of it', async () => {
+    const card = await fundedCard(t, '1000.00');
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 100 });
+    const parentId = purchase.parentCardTransactionId as string;
+    await onParent(t, parentId, 'advices', { amount: 50 });
+    expect((await onParent(t, parentId, 'reversals', {})).record).toMatchObject({ amount: 50, status: 'CANCELLED' });
+    const second = await onParent(t, parentId, 'reversals', {});
+    expect(second.record).toMatchObject({ operation: 'CREDIT', amount: 100 });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'CANCELLED', heldAmount: 0, postedAmount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1000.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a 0200 lifecycle open with nothing held (an advice that could reserve nothing): a reversal naming the 0200 closes it, the next credits the purchase', async () => {
+    const card = await fundedCard(t, '100.00');
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '000826', '37': '600000000826', '63': undefined });
+    expect((await atMessageLevel(purchase)).code).toBe('00');
+    const advice = await atMessageLevel({ ...purchase, '0': '0120', '4': '000000005000' });
+    expect(advice.record).toMatchObject({ status: 'PENDING', heldAmount: 0 });
+    const parentId = advice.record.parentCardTransactionId as string;
+    const closing = await atMessageLevel({ ...purchase, '0': '0420', '11': '000827', '90': await de90Of(purchase) });
+    expect(closing.record).toMatchObject({ amount: 0, status: 'CANCELLED' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: 100, expiresAt: null });
+    const crediting = await atMessageLevel({ ...purchase, '0': '0420', '11': '000828', '90': await de90Of(purchase) });
+    expect(crediting.record).toMatchObject({ operation: 'CREDIT', amount: 100 });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+  });
+
+  it('a purchase and its refund both reversed, in either order: the wallet ends where it began', async () => {
+    const card = await fundedCard(t, '1000.00');
+    for (const [order, stan] of [['purchase first', '000830'], ['refund first', '000840']] as const) {
+      const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': stan, '37': `600000${stan}`, '63': undefined });
+      await atMessageLevel(purchase);
+      const refund = { ...purchase, '0': '0220', '3': '200000', '4': '000000003000', '11': `${stan.slice(0, 5)}1`, '37': `700000${stan}`, '90': await de90Of(purchase) };
+      const refunded = await atMessageLevel(refund);
+      expect(refunded.record).toMatchObject({ type: 'REFUND', amount: 30 });
+      const reversePurchase = { ...purchase, '0': '0420', '11': `${stan.slice(0, 5)}2`, '90': await de90Of(purchase) };
+      const reverseRefund = { ...refund, '0': '0420', '11': `${stan.slice(0, 5)}3`, '90': await de90Of(refund) };
+      for (const message of order === 'purchase first' ? [reversePurchase, reverseRefund] : [reverseRefund, reversePurchase]) await atMessageLevel(message);
+      expect(await balances(t, card.walletId), order).toMatchObject({ AVAILABLE: '1000.00', RESERVED: '0.00' });
+      expect(await lifecycle(t, refunded.record.parentCardTransactionId), order).toMatchObject({ postedAmount: 0 });
+    }
     await expectLedgerClean(t);
   });
 });

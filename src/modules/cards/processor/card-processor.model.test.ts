@@ -9,7 +9,8 @@ import { fund } from '../../../../test/bank/fixtures.js';
 
 let t: TestContext;
 beforeAll(async () => {
-  t = await createTestApp();
+  // The model sends several thousand requests a minute as one client: above the sandbox's rate limit, which is not what it tests.
+  t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
 });
 afterAll(async () => {
   await t.close();
@@ -112,8 +113,16 @@ type RefundStep =
  * - `clear`: a 0220 naming a purchase's 0100 by DE90 under a STAN and RRN of its own (DE63 kept or
  *   not): it captures the hold, or, with none open, is posted (a second clearing of a split shipment);
  * - `reverseClearing`: an 0420 naming one clearing by DE90 (DE95 keeping part or not): what of that
- *   clearing no reversal took back yet is credited back (never more than the lifecycle still has
- *   posted, refunds counted), and nothing of the lifecycle's others;
+ *   clearing no reversal took back yet is credited back, and nothing of the lifecycle's others;
+ * - `purchase0200`: a single-message purchase (0200, `POST /v1/sandbox/cards/:cardId/financial`):
+ *   posted at once, or declined 51 beyond AVAILABLE or for the magic amount 990.51 (a FAILED
+ *   lifecycle the stand-in may approve);
+ * - `standInPost`: the network's stand-in posts a declined 0200 after all: a 0220 naming it by DE90
+ *   or sent under its identifiers (a force post on its lifecycle); the posting can then be named
+ *   by either message, and is credited back once;
+ * - `reverseWhole`: an 0420 without DE90 on a lifecycle opened by an approved 0200 (under its DE63):
+ *   its open hold released, else its purchase (what of it is left) credited back, all or all but
+ *   DE95's actual amount;
  * - `resend`: a message sent earlier by a step, sent again with the same STAN and RRN under its own
  *   MTI (a duplicate transmission: the stored answer, nothing written) or as the network's repeat
  *   (origin digit 1: a record of its own with the first answer); neither moves money.
@@ -124,7 +133,10 @@ type NetworkStep =
   | { kind: 'reverseNamed'; named: number; byRef: boolean; part: number | null }
   | { kind: 'resend'; pick: number; repeat: boolean }
   | { kind: 'clear'; pick: number; amountCents: number; byRef: boolean }
-  | { kind: 'reverseClearing'; pick: number; byRef: boolean; part: number | null };
+  | { kind: 'reverseClearing'; pick: number; byRef: boolean; part: number | null }
+  | { kind: 'purchase0200'; amountCents: number; magicDecline: boolean }
+  | { kind: 'standInPost'; pick: number; amountCents: number; underIdentifiers: boolean }
+  | { kind: 'reverseWhole'; pick: number; part: number | null };
 
 /** A reversal that follows at once, naming the message the step sent or approved. */
 type ThenReverse = { byRef: boolean; part: number | null } | null;
@@ -133,7 +145,7 @@ type Step = HoldStep | RefundStep | NetworkStep;
 
 const holdKinds: ReadonlySet<Step['kind']> = new Set(['authorize', 'increment', 'advice', 'complete', 'reverse', 'refund', 'expire']);
 const isHoldStep = (current: Step): current is HoldStep => holdKinds.has(current.kind);
-const networkKinds: ReadonlySet<Step['kind']> = new Set(['declineIncrement', 'standIn', 'reverseNamed', 'resend', 'clear', 'reverseClearing']);
+const networkKinds: ReadonlySet<Step['kind']> = new Set(['declineIncrement', 'standIn', 'reverseNamed', 'resend', 'clear', 'reverseClearing', 'purchase0200', 'standInPost', 'reverseWhole']);
 const isNetworkStep = (current: Step): current is NetworkStep => networkKinds.has(current.kind);
 
 const amountCents = fc.integer({ min: 1, max: 4000 });
@@ -160,6 +172,9 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick: fc.nat(), repeat: fc.boolean() }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('clear' as const), pick: fc.nat(), amountCents, byRef: fc.boolean() }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('reverseClearing' as const), pick: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 3 },
+  { arbitrary: fc.record({ kind: fc.constant('purchase0200' as const), amountCents, magicDecline: fc.boolean() }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('standInPost' as const), pick: fc.nat(), amountCents, underIdentifiers: fc.boolean() }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('reverseWhole' as const), pick: fc.nat(), part: partOf }), weight: 2 },
 );
 
 /**
@@ -207,8 +222,14 @@ interface Purchase {
   lastRefund: CreditedRefund | undefined;
   first: SentMessage['request'];
   declined: { request: SentMessage['request']; stoodIn: boolean }[];
-  /** Its clearings (0220s), with what of each no reversal took back yet. */
-  clearings: { request: SentMessage['request']; leftCents: number }[];
+  /**
+   * Its postings, by the message a reversal names (a 0220, an approved 0200 that opened it; a posting
+   * of the stand-in under both its names: the declined 0200 and the 0220), with what of each no
+   * reversal naming it took back yet.
+   */
+  clearings: { request: SentMessage['request']; posting: { leftCents: number } }[];
+  /** Its first message was declined (a FAILED lifecycle until the stand-in approves it). */
+  firstDeclined: boolean;
 }
 
 /** DE90 (original data elements) of a sandbox reversal that names `refund`: its MTI and STAN first. */
@@ -232,7 +253,7 @@ let stans = 0;
 const nextStan = () => String(700_000 + (stans++ % 100_000)).padStart(6, '0');
 
 /** What the network steps did over one test's runs (a step that finds nothing to name does nothing). */
-const exercisedNone = () => ({ standIn: 0, reversedDeclined: 0, reversedStoodIn: 0, reversedFirst: 0, resent: 0, repeated: 0, clearingsReversed: 0 });
+const exercisedNone = () => ({ standIn: 0, reversedDeclined: 0, reversedStoodIn: 0, reversedFirst: 0, resent: 0, repeated: 0, clearingsReversed: 0, standInPosts: 0, reversedWhole: 0 });
 type Exercised = ReturnType<typeof exercisedNone>;
 
 /**
@@ -240,8 +261,8 @@ type Exercised = ReturnType<typeof exercisedNone>;
  * lifecycles checked after every step. A wallet funded with 100.00, or with 20.00 so that declines
  * and overdrafts (force posts, reversals of refunds) come often.
  */
-const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) =>
-      fc.asyncProperty(fc.constantFrom(10_000, 2_000), fc.array(stepArbitrary, { minLength: 1, maxLength: 20, size: 'max' }), async (fundedCents, steps) => {
+const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, maxLength = 20) =>
+      fc.asyncProperty(fc.constantFrom(10_000, 2_000), fc.array(stepArbitrary, { minLength: 1, maxLength, size: 'max' }), async (fundedCents, steps) => {
         const card = await fundedCard(t, (fundedCents / 100).toFixed(2));
         let pan: string | undefined;
         // The model: AVAILABLE and RESERVED in cents (AVAILABLE may go below zero: force posts and
@@ -249,6 +270,8 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
         let available = fundedCents;
         let reserved = 0;
         const open = new Map<string, number>();
+        // Lifecycles open with nothing held (an advice that could reserve nothing): a full reversal naming their first message closes them.
+        const waiting = new Set<string>();
         const posted: string[] = [];
         const purchases = new Map<string, Purchase>();
         // Lifecycles of refunds: opened by a refund authorization (0100), or by a refund credited at once (0200).
@@ -452,8 +475,9 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
           expect(answer.response['39']).toBe('00');
           const record = await recordOf(answer.cardTransactionId);
           sent.push({ request: { mti: '0420', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
-          if (named.request === purchase.first) exercised.reversedFirst++;
-          else if (named.undoes) exercised.reversedStoodIn++;
+          // A declined message the stand-in approved (an increment, or the lifecycle's first message), the first 0100, a declined increment.
+          if (named.undoes && purchase.declined.some((entry) => entry.request === named.request)) exercised.reversedStoodIn++;
+          else if (named.request === purchase.first) exercised.reversedFirst++;
           else exercised.reversedDeclined++;
           if (!named.undoes) {
             // A declined increment no advice approved: nothing to undo, the lifecycle as it was.
@@ -466,6 +490,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
           reserved -= reversed;
           if (reversed === held) {
             open.delete(target);
+            waiting.delete(target);
             if (purchase.postedCents !== 0 && !posted.includes(target)) posted.push(target);
             // Nothing held any more: the lifecycle is closed (COMPLETED when something is posted on it).
             expect((await lifecycle(t, target)).status).not.toBe('PENDING');
@@ -485,8 +510,8 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
             if (current.thenReverse !== null) await reverseNaming({ parentId: target, request: result.iso.request, undoes: false }, current.thenReverse);
           } else if (current.kind === 'standIn') {
             // An 0120 naming the declined increment by DE90: the hold is set to the advised amount (what AVAILABLE can still reserve, above it).
-            const waiting = [...purchases].flatMap(([parentId, purchase]) => purchase.declined.filter((entry) => !entry.stoodIn).map((entry) => ({ parentId, entry })));
-            const picked = pickOf(waiting, current.pick);
+            const declined = [...purchases].flatMap(([parentId, purchase]) => purchase.declined.filter((entry) => !entry.stoodIn).map((entry) => ({ parentId, entry })));
+            const picked = pickOf(declined, current.pick);
             if (picked === undefined) return;
             const { parentId, entry } = picked;
             // Naming it by DE90 under a STAN of its own, or sent under its identifiers (its STAN, RRN and DE7).
@@ -512,6 +537,8 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
             available -= change;
             reserved += change;
             if (held !== undefined || change > 0) open.set(parentId, (held ?? 0) + change);
+            if (open.has(parentId)) waiting.delete(parentId);
+            else waiting.add(parentId);
             // The network reverses what it stood in for, at once (naming the increment it approved).
             if (current.thenReverse !== null) await reverseNaming({ parentId, request: entry.request, undoes: true }, current.thenReverse);
           } else if (current.kind === 'reverseNamed') {
@@ -546,16 +573,27 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
               available += held;
               open.delete(target);
             }
+            waiting.delete(target);
             available -= current.amountCents;
             purchase.postedCents += current.amountCents;
-            purchase.clearings.push({ request: { mti: '0220', fields }, leftCents: current.amountCents });
+            purchase.clearings.push({ request: { mti: '0220', fields }, posting: { leftCents: current.amountCents } });
             if (!posted.includes(target)) posted.push(target);
           } else if (current.kind === 'reverseClearing') {
             const clearings = [...purchases].flatMap(([parentId, purchase]) => purchase.clearings.map((clearing) => ({ parentId, purchase, clearing })));
             const picked = pickOf(clearings, current.pick);
             if (picked === undefined) return;
             const { parentId, purchase, clearing } = picked;
-            const left = clearing.leftCents;
+            // Naming the lifecycle's first message while a hold is open releases the hold (reverseNamed's case), not a posting.
+            if (clearing.request === purchase.first && open.has(parentId)) return;
+            if (clearing.request === purchase.first && waiting.has(parentId)) {
+              // Open with nothing held: a full reversal closes it, a partial one leaves it; nothing moves either way.
+              const answer = await sendIso({ ...fieldsOf(clearing.request, current.byRef), '0': '0420', '11': nextStan(), '90': naming(clearing.request) });
+              expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0, parentCardTransactionId: parentId });
+              waiting.delete(parentId);
+              expect((await lifecycle(t, parentId)).status).not.toBe('PENDING');
+              return;
+            }
+            const left = clearing.posting.leftCents;
             const asked = current.part === null ? left : askedOf(current.part, left);
             const fields = {
               ...fieldsOf(clearing.request, current.byRef),
@@ -567,14 +605,99 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
             const answer = await sendIso(fields);
             expect(answer.response['39']).toBe('00');
             sent.push({ request: { mti: '0420', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
-            // All of what is left of the clearing, or all but DE95's actual amount; never more than the lifecycle still has posted.
-            const credited = Math.max(Math.min(asked, left, purchase.postedCents), 0);
+            // All of what is left of the clearing, or all but DE95's actual amount.
+            const credited = Math.min(asked, left);
             expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'REVERSAL_ADVICE', amount: credited / 100, parentCardTransactionId: parentId, ...(credited > 0 ? { operation: 'CREDIT' } : {}) });
             exercised.clearingsReversed++;
             available += credited;
-            clearing.leftCents -= credited;
+            clearing.posting.leftCents -= credited;
             purchase.postedCents -= credited;
             await expectLifecycle(parentId, { postedAmount: major(purchase.postedCents) });
+          } else if (current.kind === 'purchase0200') {
+            // Declined 51 beyond AVAILABLE, or by the sandbox's magic amount 990.51.
+            const result = remembered(await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: current.magicDecline ? 990.51 : current.amountCents / 100 }));
+            const parentId = result.parentCardTransactionId as string;
+            const approved = !current.magicDecline && current.amountCents <= available;
+            expect(result.responseCode).toBe(approved ? '00' : '51');
+            expect(result.record).toMatchObject({ type: 'PURCHASE', status: approved ? 'COMPLETED' : 'FAILED' });
+            purchases.set(parentId, {
+              postedCents: approved ? current.amountCents : 0,
+              lastRefund: undefined,
+              first: result.iso.request,
+              declined: approved ? [] : [{ request: result.iso.request, stoodIn: false }],
+              clearings: approved ? [{ request: result.iso.request, posting: { leftCents: current.amountCents } }] : [],
+              firstDeclined: !approved,
+            });
+            if (approved) {
+              available -= current.amountCents;
+              posted.push(parentId);
+            }
+          } else if (current.kind === 'standInPost') {
+            // A 0220 posting a declined 0200 (naming it by DE90, or under its identifiers): forced, on its lifecycle.
+            const unposted = [...purchases].filter(([, purchase]) => purchase.firstDeclined && purchase.first.mti === '0200' && purchase.clearings.length === 0 && !purchase.declined.some((entry) => entry.stoodIn));
+            const picked = pickOf(unposted, current.pick);
+            if (picked === undefined) return;
+            const [parentId, purchase] = picked;
+            const stan = nextStan();
+            const fields = {
+              ...fieldsOf(purchase.first, false),
+              '0': '0220',
+              '4': String(current.amountCents).padStart(12, '0'),
+              ...(current.underIdentifiers ? {} : { '11': stan, '37': `8${stan}00000`, '90': naming(purchase.first) }),
+            };
+            const answer = await sendIso(fields);
+            expect(answer.response['39']).toBe('00');
+            expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', parentCardTransactionId: parentId, amount: current.amountCents / 100 });
+            sent.push({ request: { mti: '0220', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
+            exercised.standInPosts++;
+            available -= current.amountCents;
+            purchase.postedCents += current.amountCents;
+            // One posting, two names: a reversal naming either takes from the same posting.
+            const posting = { leftCents: current.amountCents };
+            purchase.clearings.push({ request: purchase.first, posting }, { request: { mti: '0220', fields }, posting });
+          } else if (current.kind === 'reverseWhole') {
+            const picked = pickOf(
+              [...purchases].filter(([, purchase]) => purchase.first.mti === '0200' && !purchase.firstDeclined),
+              current.pick,
+            );
+            if (picked === undefined) return;
+            const [parentId, purchase] = picked;
+            if (waiting.has(parentId)) {
+              const answer = await sendIso({ ...fieldsOf(purchase.first, true), '0': '0420', '11': nextStan() });
+              expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0, parentCardTransactionId: parentId });
+              waiting.delete(parentId);
+              expect((await lifecycle(t, parentId)).status).not.toBe('PENDING');
+              return;
+            }
+            // Open: its hold is undone; else its purchase (what of it is left).
+            const held = open.get(parentId);
+            const opening = purchase.clearings[0]?.posting;
+            if (opening === undefined) throw new Error('the model lost the purchase');
+            const base = held ?? opening.leftCents;
+            const asked = current.part === null ? base : askedOf(current.part, base);
+            const fields = {
+              ...fieldsOf(purchase.first, true),
+              '0': '0420',
+              '4': String(Math.max(base, 1)).padStart(12, '0'),
+              '11': nextStan(),
+              ...(asked < base ? { '95': formatReplacementAmounts({ actualTransactionMinor: BigInt(base - asked) }) } : {}),
+            };
+            const answer = await sendIso(fields);
+            expect(answer.response['39']).toBe('00');
+            sent.push({ request: { mti: '0420', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
+            exercised.reversedWhole++;
+            const undone = Math.min(asked, base);
+            expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'REVERSAL_ADVICE', amount: undone / 100, parentCardTransactionId: parentId });
+            if (held !== undefined) {
+              available += undone;
+              reserved -= undone;
+              if (undone === held) open.delete(parentId);
+              else open.set(parentId, held - undone);
+            } else {
+              available += undone;
+              opening.leftCents -= undone;
+              purchase.postedCents -= undone;
+            }
           } else {
             // Sent again under its own MTI: the stored answer and record, nothing written. As a repeat: the first answer on a record of its own.
             const earlier = pickOf(sent, current.pick);
@@ -609,7 +732,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
               available -= current.amountCents;
               reserved += current.amountCents;
               open.set(result.parentCardTransactionId, current.amountCents);
-              purchases.set(result.parentCardTransactionId, { postedCents: 0, lastRefund: undefined, first: result.iso.request, declined: [], clearings: [] });
+              purchases.set(result.parentCardTransactionId, { postedCents: 0, lastRefund: undefined, first: result.iso.request, declined: [], clearings: [], firstDeclined: false });
             } else {
               expect(result.responseCode).toBe('51');
               // A FAILED lifecycle: the network's stand-in may still approve its 0100 (standIn).
@@ -619,8 +742,12 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
                 first: result.iso.request,
                 declined: [{ request: result.iso.request, stoodIn: false }],
                 clearings: [],
+                firstDeclined: true,
               });
             }
+          } else if (target !== undefined && current.kind === 'reverse' && !open.has(target) && purchaseOf(target).firstDeclined && purchaseOf(target).first.mti === '0200') {
+            // The sandbox reversal of a declined 0200 the stand-in posted: its base is the lifecycle's posted amount while the
+            // processor counts the stand-in's postings; not modelled here (reverseClearing names them).
           } else if (target !== undefined && current.kind !== 'expire') {
             const held = open.get(target);
             const purchase = purchaseOf(target);
@@ -638,16 +765,33 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
               if (current.kind === 'complete') {
                 available -= current.amountCents;
                 purchase.postedCents += current.amountCents;
-                purchase.clearings.push({ request: result.iso.request, leftCents: current.amountCents });
+                purchase.clearings.push({ request: result.iso.request, posting: { leftCents: current.amountCents } });
+                waiting.delete(target);
               }
               if (current.kind === 'advice') {
                 const reservable = Math.min(current.amountCents, Math.max(available, 0));
                 available -= reservable;
                 reserved += reservable;
                 if (reservable > 0) open.set(result.parentCardTransactionId, reservable);
+                if (reservable > 0) waiting.delete(target);
+                else waiting.add(target);
               }
               if (current.kind === 'increment' && result.responseCode === '00') throw new Error('an increment without an open hold opened one');
-              if (current.kind === 'reverse') {
+              if (current.kind === 'reverse' && waiting.has(target) && purchase.postedCents >= 0) {
+                // Open with nothing held: DE90 names its first message; nothing moves, and a full reversal closes it.
+                expect(result.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
+                if ((await lifecycle(t, target)).status !== 'PENDING') waiting.delete(target);
+              } else if (current.kind === 'reverse' && purchase.first.mti === '0200' && purchase.postedCents > 0) {
+                // A 0200 purchase: DE90 names it; what of it is left comes back (the amount given, when less).
+                const opening = purchase.clearings[0]?.posting;
+                if (opening === undefined) throw new Error('the model lost the purchase');
+                const credited = Math.min(current.amountCents, opening.leftCents);
+                expect(result.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: credited / 100, ...(credited > 0 ? { operation: 'CREDIT' } : {}) });
+                available += credited;
+                opening.leftCents -= credited;
+                purchase.postedCents -= credited;
+                await expectLifecycle(target, { heldAmount: 0, postedAmount: major(purchase.postedCents) });
+              } else if (current.kind === 'reverse') {
                 const last = purchase.postedCents < 0 ? purchase.lastRefund : undefined;
                 const taken = last === undefined ? 0 : Math.min(current.amountCents, last.leftCents);
                 expect(result.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: taken / 100, ...(taken > 0 ? { operation: 'DEBIT' } : {}) });
@@ -675,7 +819,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised) 
               reserved -= held;
               available -= current.amountCents - held;
               purchase.postedCents += current.amountCents;
-              purchase.clearings.push({ request: result.iso.request, leftCents: current.amountCents });
+              purchase.clearings.push({ request: result.iso.request, posting: { leftCents: current.amountCents } });
               open.delete(target);
               posted.push(target);
             } else {
@@ -734,6 +878,9 @@ const networkMix: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick: fc.nat(), repeat: fc.boolean() }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('clear' as const), pick: fc.nat(), amountCents, byRef: fc.boolean() }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('reverseClearing' as const), pick: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 3 },
+  { arbitrary: fc.record({ kind: fc.constant('purchase0200' as const), amountCents, magicDecline: fc.boolean() }), weight: 3 },
+  { arbitrary: fc.record({ kind: fc.constant('standInPost' as const), pick: fc.nat(), amountCents, underIdentifiers: fc.boolean() }), weight: 4 },
+  { arbitrary: fc.record({ kind: fc.constant('reverseWhole' as const), pick: fc.nat(), part: partOf }), weight: 2 },
 );
 
 describe('model', () => {
@@ -744,7 +891,8 @@ describe('model', () => {
 
   it("the network's own messages on purchases (declined increments, stand-in advices, reversals naming a message by DE90, messages sent again) agree with the model", async () => {
     const exercised = exercisedNone();
-    await fc.assert(modelProperty(networkMix, exercised), modelOptions);
+    // Longer sequences and more runs: its cases need several steps in a row (a purchase, a decline, the stand-in, the reversal).
+    await fc.assert(modelProperty(networkMix, exercised, 30), { ...modelOptions, numRuns: 100 });
     for (const [kind, count] of Object.entries(exercised)) expect(count, kind).toBeGreaterThan(0);
     await expectLedgerClean(t);
   }, 600_000);

@@ -55,6 +55,7 @@ const transactionColumns = [
   'created_at',
   'coop_decision',
   'repeat_of',
+  'reverses_id',
 ] as const satisfies readonly (keyof CardTransactionRow)[];
 
 const swipeColumns = [

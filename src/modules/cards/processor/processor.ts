@@ -306,6 +306,7 @@ async function recordRepeat(run: Run, first: CardTransactionRow): Promise<CardMe
     request_fields: redactForEvent(message).fields,
     created_at: context.now,
     repeat_of: first.id,
+    reverses_id: null,
   };
   write.addRows(cardTransactionInserts, [row]);
   await sendWrites(run);
@@ -386,6 +387,8 @@ interface ChildDraft {
   forcePost?: boolean;
   orphan?: boolean;
   holdId?: string | null;
+  /** A reversal's: the posting it credited back. */
+  reversesId?: string;
   responseExtras?: Record<string, string>;
 }
 
@@ -442,6 +445,7 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
     ledger_hold_id: draft.holdId ?? swipe.hold_id,
     created_at: context.now,
     repeat_of: null,
+    reverses_id: draft.reversesId ?? null,
     // As the jsonb column gives it back (its objects' keys reordered), so the record's view needs no read.
     coop_decision: draft.decision.coop ? asStoredJsonb(draft.decision.coop) : null,
   };
@@ -1348,12 +1352,12 @@ function reversedPart(info: Pick<MessageInfo, 'replacement'>, total: bigint): bi
 /**
  * A reversal (advice, or 0400 request): always answered "00". What it reverses, in this order:
  * - a refund, a refund authorization or a posting its DE90 names on the lifecycle (or, without
- *   DE90, the refund that opened a lifecycle of refunds): the refund is taken back, the
- *   authorization cancelled, the posting credited back, whatever else the lifecycle holds;
+ *   DE90, the refund or purchase that opened a lifecycle with a 0200): the refund is taken back,
+ *   the authorization cancelled, the posting credited back, whatever else the lifecycle holds (a
+ *   lifecycle's first message named while it is open undoes the hold instead);
  * - the open hold: full without DE95 (or when DE95's actual amount is zero), the hold released and
  *   the lifecycle CANCELLED; partial with DE95 below the hold, the hold reduced to the actual
  *   amount and still open; DE95 not below the hold keeps it all (recorded, nothing released);
- * - without DE90, a lifecycle that began with a 0200 (reversesPosting): what it posted credited back (reversedPart);
  * - a refund authorization still announced on the lifecycle (without DE90);
  * - a lifecycle open with nothing held (waitsForNothing), reversed in full: closed.
  * A reversal that matches no lifecycle is recorded as an orphan: acknowledged, no money.
@@ -1368,7 +1372,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
   }
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
-  if (existing && named?.kind === 'POSTING') return reversePosting(run, existing, childId, named.remainingMinor);
+  if (existing && named?.kind === 'POSTING') return reversePosting(run, existing, childId, named.postingId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
   if (hasOpenHold(existing)) {
     const funding = fundingOf(run);
@@ -1389,18 +1393,6 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     await cancelExpiry(run, updated);
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: held, heldMinor: 0n });
   }
-  if (existing && reversesPosting(existing, info)) {
-    // A single-message purchase (0200) or a completion (0220, named by DE90) reversed after it
-    // posted: the money goes back (all of it, or all but DE95's actual amount).
-    const funding = fundingOf(run);
-    const posted = toBigInt(existing.posted_minor);
-    const credited = reversedPart(info, posted);
-    if (credited > 0n) await funding.refund(tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
-    const remaining = posted - credited;
-    const status = closedStatus(remaining);
-    const updated = updateSwipe(run, existing, { status, postedMinor: remaining });
-    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status, decision: acknowledge(), amountMinor: credited, heldMinor: 0n });
-  }
   if (existing && info.original === null && toBigInt(existing.refund_authorized_minor) > 0n) return reverseRefundAuthorization(run, existing, childId);
   if (existing && waitsForNothing(existing) && (info.replacement?.actualTransactionMinor ?? 0n) === 0n) {
     // Open with nothing held (an advice that could reserve nothing): a full reversal closes it, as
@@ -1417,17 +1409,22 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n, orphan: true });
 }
 
-type NamedMessage = { kind: 'REFUND' | 'POSTING'; remainingMinor: bigint } | { kind: 'REFUND_AUTHORIZATION' } | { kind: 'DECLINED' };
+type NamedMessage =
+  | { kind: 'REFUND'; remainingMinor: bigint }
+  | { kind: 'POSTING'; postingId: string; remainingMinor: bigint }
+  | { kind: 'REFUND_AUTHORIZATION' }
+  | { kind: 'DECLINED' };
 
 /**
  * What a reversal names on its lifecycle, when it is not the lifecycle's authorization: by DE90, a
  * REFUND record of the lifecycle (a refund credited, 0200 or 0220 processing code 20; a refund
- * authorization, 0100 or 0120) or a posting (a 0200 purchase, a 0220 completion or force post);
- * without DE90, the refund (0200) that opened a lifecycle that is still a net credit. For a refund
- * credited or a posting, what of it no reversal has taken back yet: the reversals naming it by
- * DE90 and, for the lifecycle's first record, those naming nothing, added up (one sent again under
- * another STAN, or once with DE90 and once without, takes nothing twice). Rare messages: read
- * here, not with the lookups.
+ * authorization, 0100 or 0120) or a posting (a 0200 purchase, a 0220 completion or force post:
+ * postingNamed); without DE90, the message that opened a lifecycle with a 0200 while it is not
+ * open: its refund (while the lifecycle is still a net credit) or its purchase. For a refund
+ * credited, what of it no reversal has taken back yet: the reversals naming it by DE90 and, for
+ * the lifecycle's first record, those naming nothing, added up (one sent again under another STAN,
+ * or once with DE90 and once without, takes nothing twice). Rare messages: read here, not with the
+ * lookups.
  *
  * DE90's identifiers (STAN, DE7, acquirer) are shared by a duplicate transmission recorded on the
  * same lifecycle (a 0100 under its reference, a 0200 refund or purchase naming it), which is
@@ -1441,11 +1438,15 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
   const { tx, context, card, info } = run;
   const ofLifecycle = () => tx.selectFrom('card_transactions').where('client_id', '=', context.clientId).where('card_id', '=', card.id).where('swipe_id', '=', swipe.id);
   const original = info.original;
-  let refund: { type: string; status: string; amount_minor: string; mti: string; stan: string; transmission_date_time: string; acquirer_id: string } | undefined;
-  const columns = ['type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'] as const;
+  let refund: NamedRecord | undefined;
+  const columns = ['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'] as const;
   if (original === null) {
-    if (firstSendingOf(swipe.first_mti) !== '0200' || toBigInt(swipe.posted_minor) >= 0n || hasOpenHold(swipe)) return undefined;
+    // Without DE90, a lifecycle opened by a 0200 is named by its first message: a refund (while the
+    // lifecycle is still a net credit), or a purchase (while nothing is held: then the hold is undone).
+    if (firstSendingOf(swipe.first_mti) !== '0200' || swipe.status === 'PENDING') return undefined;
     refund = await ofLifecycle().select(columns).orderBy('id').limit(1).executeTakeFirst();
+    if (refund?.type === 'PURCHASE') return postingNamed(run, swipe, refund);
+    if (toBigInt(swipe.posted_minor) >= 0n) return undefined;
   } else {
     const named = firstSendingOf(original.mti);
     const mtis = sendingsOf(named);
@@ -1471,28 +1472,20 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // duplicate), nor one an advice approved since (the network's stand-in: an 0120 or 0220 naming
     // it by DE90 or sent under its identifiers): nothing to undo. Otherwise what the lifecycle
     // holds or posted is undone as usual (both found by audits, 2026-12-02).
-    const advices = refund?.status === 'FAILED' ? await advicesApproving(run, swipe, refund) : [];
-    if (refund?.status === 'FAILED' && !isFirstOf(swipe, refund) && advices.length === 0) return { kind: 'DECLINED' };
+    if (refund?.status === 'FAILED' && !isFirstOf(swipe, refund) && (await advicesApproving(tx, context.clientId, swipe, refund)).length === 0) return { kind: 'DECLINED' };
     // An authorization (0100, 0120) is a refund's only when a refund authorization is still announced.
     if (authorization && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
     if (refund !== undefined && !authorization && (refund.type === 'PURCHASE' || refund.type === 'PRE_AUTH_COMPLETION')) {
-      // The lifecycle's first message with a hold open (an advice opened it again): the reversal
-      // undoes the hold, as one naming a lifecycle's 0100 does.
-      if (namesFirst && hasOpenHold(swipe)) return undefined;
-      // What the named message posted: its amount; a declined 0200, what the network's stand-in
-      // posted for it (its 0220s). (reversePosting never credits more than the lifecycle still has posted.)
-      const postedMinor =
-        refund.status === 'COMPLETED'
-          ? toBigInt(refund.amount_minor)
-          : advices.filter((advice) => advice.type === 'PRE_AUTH_COMPLETION' && advice.status === 'COMPLETED').reduce((sum, advice) => sum + toBigInt(advice.amount_minor), 0n);
-      const remaining = postedMinor - (await takenBack(tx, context.clientId, swipe, refund, 'CREDIT'));
-      return { kind: 'POSTING', remainingMinor: remaining > 0n ? remaining : 0n };
+      // The lifecycle's first message while it is open (an advice opened it again, with a hold or
+      // with nothing it could reserve): the reversal undoes that, as one naming a lifecycle's 0100 does.
+      if (namesFirst && swipe.status === 'PENDING') return undefined;
+      return postingNamed(run, swipe, refund);
     }
   }
   if (refund?.type !== 'REFUND') return undefined;
   if (refund.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
   if (refund.status !== 'COMPLETED') return undefined;
-  const taken = await takenBack(tx, context.clientId, swipe, refund, 'DEBIT');
+  const taken = await refundTakenBack(tx, context.clientId, swipe, refund);
   let remaining = toBigInt(refund.amount_minor) - taken;
   // Without DE90, never more than the lifecycle still credits.
   if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
@@ -1500,17 +1493,72 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
 }
 
 type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: string; acquirer_id: string };
+type NamedRecord = RecordIdentifiers & { id: string; type: string; status: string; amount_minor: string };
 
-/** The advices of the lifecycle (0120, 0220: the network decided) that approved the declined record: those naming it by DE90, or sent under its identifiers (repeats left out). */
-async function advicesApproving(run: Run, swipe: CardSwipeRow, declined: RecordIdentifiers): Promise<{ type: string; status: string; amount_minor: string }[]> {
-  const advices = await run.tx
+/**
+ * The posting a reversal names through `named` (a record of the lifecycle), and what of it no
+ * reversal has credited back yet: `named` itself when it posted (a 0200 purchase, a 0220); a
+ * declined 0200, the first 0220 of the network's stand-in that posted it (naming it by DE90 or sent
+ * under its identifiers), so that the posting is one whichever of its two messages a reversal
+ * names. Undefined when it names nothing posted.
+ */
+async function postingNamed(run: Run, swipe: CardSwipeRow, named: NamedRecord): Promise<NamedMessage | undefined> {
+  const posting = await postingOf(run.tx, run.context.clientId, swipe, named);
+  if (posting === undefined) return undefined;
+  return { kind: 'POSTING', postingId: posting.id, remainingMinor: await postingLeft(run.tx, run.context.clientId, swipe, posting) };
+}
+
+async function postingOf(tx: Tx, clientId: string, swipe: CardSwipeRow, named: NamedRecord): Promise<{ id: string; amount_minor: string } | undefined> {
+  if (named.status === 'COMPLETED' && (named.type === 'PURCHASE' || named.type === 'PRE_AUTH_COMPLETION')) return named;
+  if (named.status !== 'FAILED' || named.type !== 'PURCHASE') return undefined;
+  return (await advicesApproving(tx, clientId, swipe, named)).find((advice) => advice.type === 'PRE_AUTH_COMPLETION' && advice.status === 'COMPLETED');
+}
+
+/** What of a posting no reversal has credited back yet: its amount less the reversals that record it (migration 0044). */
+async function postingLeft(tx: Tx, clientId: string, swipe: CardSwipeRow, posting: { id: string; amount_minor: string }): Promise<bigint> {
+  const taken = await tx
     .selectFrom('card_transactions')
-    .select(['type', 'status', 'amount_minor', 'stan', 'transmission_date_time', 'acquirer_id', 'request_fields'])
-    .where('client_id', '=', run.context.clientId)
-    .where('card_id', '=', run.card.id)
+    .select(sql<string>`coalesce(sum(amount_minor), 0)`.as('sum'))
+    .where('client_id', '=', clientId)
+    .where('card_id', '=', swipe.card_id)
+    .where('swipe_id', '=', swipe.id)
+    .where('reverses_id', '=', posting.id)
+    .where('repeat_of', 'is', null)
+    .executeTakeFirstOrThrow();
+  const left = toBigInt(posting.amount_minor) - toBigInt(taken.sum);
+  return left > 0n ? left : 0n;
+}
+
+/**
+ * What of the posting of a lifecycle's first message (a 0200 purchase, or the stand-in's 0220 of a
+ * declined one) no reversal has credited back yet, as a reversal naming it would find it (the
+ * sandbox's reversal names it); undefined when the lifecycle did not open with a purchase posted.
+ */
+export async function firstPostingLeft(tx: Tx, clientId: string, swipe: CardSwipeRow): Promise<bigint | undefined> {
+  const first = await tx
+    .selectFrom('card_transactions')
+    .select(['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'])
+    .where('client_id', '=', clientId)
+    .where('card_id', '=', swipe.card_id)
+    .where('swipe_id', '=', swipe.id)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  const posting = first === undefined ? undefined : await postingOf(tx, clientId, swipe, first);
+  return posting === undefined ? undefined : postingLeft(tx, clientId, swipe, posting);
+}
+
+/** The advices of the lifecycle (0120, 0220: the network decided) that approved the declined record, oldest first: those naming it by DE90, or sent under its identifiers (repeats left out). */
+async function advicesApproving(tx: Tx, clientId: string, swipe: CardSwipeRow, declined: RecordIdentifiers): Promise<{ id: string; type: string; status: string; amount_minor: string }[]> {
+  const advices = await tx
+    .selectFrom('card_transactions')
+    .select(['id', 'type', 'status', 'amount_minor', 'stan', 'transmission_date_time', 'acquirer_id', 'request_fields'])
+    .where('client_id', '=', clientId)
+    .where('card_id', '=', swipe.card_id)
     .where('swipe_id', '=', swipe.id)
     .where('mti', 'in', [...sendingsOf('0120'), ...sendingsOf('0220')])
     .where('repeat_of', 'is', null)
+    .orderBy('id')
     .execute();
   return advices.filter((advice) => {
     const named = advice.request_fields['90'];
@@ -1526,14 +1574,11 @@ function de90Names(field: string, record: RecordIdentifiers): boolean {
 }
 
 /**
- * What the reversals of a lifecycle took back of one of its refunds (`operation` DEBIT) or
- * postings (CREDIT): those whose DE90 names it and, for a refund that opened the lifecycle (its
- * identifiers are the lifecycle's own), those naming nothing. A CREDIT reversal naming nothing
- * may have released a hold rather than credited a posting, so it is not counted against the
- * lifecycle's first posting: what it credited is out of the lifecycle's posted amount, which caps
- * a posting's reversal (messageNamed).
+ * What the reversals of a lifecycle took back of one of its refunds: those whose DE90 names it
+ * and, when it is the message that opened the lifecycle (its identifiers are the lifecycle's
+ * own), those naming nothing.
  */
-export async function takenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, refund: RecordIdentifiers, operation: 'DEBIT' | 'CREDIT'): Promise<bigint> {
+export async function refundTakenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, refund: RecordIdentifiers): Promise<bigint> {
   const opened = isFirstOf(swipe, refund);
   const reversals = await tx
     .selectFrom('card_transactions')
@@ -1542,13 +1587,13 @@ export async function takenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, r
     .where('card_id', '=', swipe.card_id)
     .where('swipe_id', '=', swipe.id)
     .where('type', '=', 'REVERSAL_ADVICE')
-    .where('operation', '=', operation)
+    .where('operation', '=', 'DEBIT')
     .where('repeat_of', 'is', null)
     .execute();
   let taken = 0n;
   for (const reversal of reversals) {
     const field = reversal.request_fields['90'];
-    if (field === undefined ? opened && operation === 'DEBIT' : de90Names(field, refund)) taken += toBigInt(reversal.amount_minor);
+    if (field === undefined ? opened : de90Names(field, refund)) taken += toBigInt(reversal.amount_minor);
   }
   return taken;
 }
@@ -1578,32 +1623,37 @@ async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, 
 }
 
 /**
- * A posting its DE90 names reversed (a 0200 purchase, a 0220 completion or force post; a declined
- * 0200 that the network's stand-in posted with a 0220): `remainingMinor`, what of that posting no
- * reversal took back yet (never more than the lifecycle still has posted), is credited back, all
- * of it or all but DE95's actual amount. Only that posting: the lifecycle's other clearings stand,
- * and a hold still open stays.
- * Until 2026-12-02 the lifecycle's net posted amount was taken for the named posting's, so
- * reversing one of two clearings credited both back, and a refund on the lifecycle shrank what a
- * partial reversal of its purchase credited (found by an audit).
+ * A posting reversed (named by DE90: a 0200 purchase, a 0220 completion or force post, a declined
+ * 0200 that the network's stand-in posted; without DE90, the 0200 that opened the lifecycle):
+ * `remainingMinor`, what of that posting no reversal credited back yet, is credited back, all of
+ * it or all but DE95's actual amount, and the record keeps which posting it reversed (reverses_id).
+ * Only that posting: the lifecycle's other clearings and its refunds stand, and a hold still open
+ * stays. Until 2026-12-02 the lifecycle's net posted amount was taken for the named posting's:
+ * reversing one of two clearings credited both back, and a refund on the lifecycle made a partial
+ * reversal of its purchase credit nothing (found by audits, which also found two versions of this
+ * rule that worked the reversals out from their DE90 crediting postings twice or too little).
  */
-async function reversePosting(run: Run, existing: CardSwipeRow, childId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
-  // DE95's actual amount is the named posting's; what is credited never passes what the lifecycle
-  // still has posted: one posting reached under two names (a declined 0200 and the 0220 that
-  // posted it), or one a reversal without DE90 credited with the lifecycle, is not credited twice.
-  const part = reversedPart(run.info, remainingMinor);
-  const lifecyclePosted = toBigInt(existing.posted_minor);
-  const credited = part < lifecyclePosted ? part : lifecyclePosted > 0n ? lifecyclePosted : 0n;
-  if (credited === 0n) {
+async function reversePosting(run: Run, existing: CardSwipeRow, childId: string, postingId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
+  if (remainingMinor === 0n) {
     return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
   }
   const funding = fundingOf(run);
-  await funding.refund(run.tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
-  const posted = lifecyclePosted - credited;
+  // DE95 may keep it all: recorded, nothing credited.
+  const credited = reversedPart(run.info, remainingMinor);
+  if (credited > 0n) await funding.refund(run.tx, credited, historyOf(run.context, existing.id, childId, funding.historyTypes.refund));
+  const posted = toBigInt(existing.posted_minor) - credited;
   const settled = closedStatus(posted);
   // A lifecycle still open (a hold, a refund announced) stays PENDING.
   const updated = updateSwipe(run, existing, { status: existing.status === 'PENDING' ? 'PENDING' : settled, postedMinor: posted });
-  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: settled, decision: acknowledge(), amountMinor: credited, heldMinor: toBigInt(existing.held_minor) });
+  return writeChild(run, updated, childId, {
+    type: 'REVERSAL_ADVICE',
+    operation: 'CREDIT',
+    status: settled,
+    decision: acknowledge(),
+    amountMinor: credited,
+    heldMinor: toBigInt(existing.held_minor),
+    reversesId: postingId,
+  });
 }
 
 /**
@@ -1629,17 +1679,6 @@ async function reverseRefundAuthorization(run: Run, existing: CardSwipeRow, chil
   return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: authorized, heldMinor: held });
 }
 
-/**
- * Whether a reversal without DE90 undoes a posting rather than an authorization: the lifecycle
- * began with a 0200, holds nothing and has money posted (what it has posted is credited back).
- * One whose DE90 names a 0200 or a 0220 undoes that posting (messageNamed, reversePosting). A
- * reversal naming the 0100 of a completed authorization moves nothing: the completion stands (a
- * refund undoes it).
- */
-function reversesPosting(swipe: CardSwipeRow, info: MessageInfo): boolean {
-  if (info.original !== null || toBigInt(swipe.posted_minor) <= 0n || toBigInt(swipe.held_minor) > 0n) return false;
-  return firstSendingOf(swipe.first_mti) === '0200';
-}
 
 /** A lifecycle open with nothing held and nothing else to wait for: no refund announced, no cooperative decision in flight (an advice that could reserve nothing). */
 function waitsForNothing(swipe: CardSwipeRow): boolean {
@@ -1737,6 +1776,7 @@ export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: stri
       created_at: context.now,
       coop_decision: null,
       repeat_of: null,
+      reverses_id: null,
     };
   });
   const views = rows.map((row) => queueChild(writer, row));

@@ -14,7 +14,7 @@ import { GroupsInFlight, TransactionGroups } from '../../../platform/db/transact
 import { cardVaultOf } from '../card-vault.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, numericOfCurrency, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
-import { expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, takenBack, type CardMessageOutcome } from '../processor/processor.js';
+import { expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, firstPostingLeft, refundTakenBack, type CardMessageOutcome } from '../processor/processor.js';
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
 import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
 import { lockCardWithProgram, type LockedCard } from '../processor/processor-reads.js';
@@ -225,28 +225,8 @@ async function lastRefundOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow
     .limit(1)
     .executeTakeFirst();
   if (!row) return undefined;
-  const remaining = toBigInt(row.amount_minor) - (await takenBack(tx, context.clientId, swipe, row, 'DEBIT'));
+  const remaining = toBigInt(row.amount_minor) - (await refundTakenBack(tx, context.clientId, swipe, row));
   return { remainingMinor: remaining > 0n ? remaining : 0n, original: { mti: row.mti, stan: row.stan, transmissionDateTime: row.transmission_date_time, acquirerId: row.acquirer_id } };
-}
-
-/**
- * What of the 0200 purchase that opened the lifecycle no reversal has taken back yet (the
- * processor's own count, which DE95 is relative to); undefined when the lifecycle did not open
- * with a purchase posted.
- */
-async function purchaseLeftOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow): Promise<bigint | undefined> {
-  const row = await tx
-    .selectFrom('card_transactions')
-    .select(['mti', 'stan', 'transmission_date_time', 'acquirer_id', 'amount_minor', 'type', 'status'])
-    .where('client_id', '=', context.clientId)
-    .where('card_id', '=', swipe.card_id)
-    .where('swipe_id', '=', swipe.id)
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst();
-  if (row?.type !== 'PURCHASE' || row.status !== 'COMPLETED') return undefined;
-  const remaining = toBigInt(row.amount_minor) - (await takenBack(tx, context.clientId, swipe, row, 'CREDIT'));
-  return remaining > 0n ? remaining : 0n;
 }
 
 /**
@@ -436,7 +416,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'Send a reversal (0420)',
     'Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 ' +
       'carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the ' +
-      'purchase back (what of it no reversal took back yet, never more than the lifecycle still has posted, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes its last ' +
+      'purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes its last ' +
       'refund back (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
     ReversalBody,
     async (swipe, card, body, now, follow, tx, context) => {
@@ -448,7 +428,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       // purchase refunded beyond its amount): its DE90 names its last refund.
       const refund = held === 0n && posted < 0n ? await lastRefundOf(tx, context, swipe) : undefined;
       // A completed 0200 purchase: what of it no reversal took back (the processor's count; refunds on the lifecycle do not change it).
-      const purchaseLeft = held === 0n && posted > 0n ? await purchaseLeftOf(tx, context, swipe) : undefined;
+      const purchaseLeft = held === 0n && posted > 0n ? await firstPostingLeft(tx, context.clientId, swipe) : undefined;
       const base = held > 0n ? held : posted > 0n ? (purchaseLeft ?? posted) : posted < 0n ? (refund?.remainingMinor ?? -posted) : toBigInt(swipe.refund_authorized_minor);
       const reversed = body.amount === undefined ? base : amountMinorOf(body.amount as number);
       const partial = reversed > 0n && reversed < base;
