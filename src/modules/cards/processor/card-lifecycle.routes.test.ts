@@ -1404,4 +1404,17 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     }
     await expectLedgerClean(t);
   });
+
+  it('a reversal of processing code 20 without DE90 on a purchase\'s lifecycle does not credit the purchase back: it names no refund, and takes nothing', async () => {
+    const card = await fundedCard(t, '1000.00');
+    const ref = reference('0000000000000850');
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '000850', '37': '600000000850', '63': ref });
+    await atMessageLevel(purchase);
+    const refund = { ...purchase, '0': '0220', '3': '200000', '4': '000000003000', '11': '000851', '37': '700000000851' };
+    await atMessageLevel(refund);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '930.00' });
+    const reversal = await atMessageLevel({ ...refund, '0': '0420', '11': '000852' });
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '930.00', RESERVED: '0.00' });
+  });
 });

@@ -1435,8 +1435,8 @@ type NamedMessage =
  * (found by an audit).
  */
 async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage | undefined> {
-  const { tx, context, card, info } = run;
-  const ofLifecycle = () => tx.selectFrom('card_transactions').where('client_id', '=', context.clientId).where('card_id', '=', card.id).where('swipe_id', '=', swipe.id);
+  const { tx, context, info } = run;
+  const ofLifecycle = () => recordsOfLifecycle(tx, context.clientId, swipe);
   const original = info.original;
   let refund: NamedRecord | undefined;
   const columns = ['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'] as const;
@@ -1445,7 +1445,9 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // lifecycle is still a net credit), or a purchase (while nothing is held: then the hold is undone).
     if (firstSendingOf(swipe.first_mti) !== '0200' || swipe.status === 'PENDING') return undefined;
     refund = await ofLifecycle().select(columns).orderBy('id').limit(1).executeTakeFirst();
-    if (refund?.type === 'PURCHASE') return postingNamed(run, swipe, refund);
+    // A reversal of processing code 20 reverses a refund: never the purchase (which one of the
+    // lifecycle's refunds it means, without DE90, is not known: it takes nothing).
+    if (refund?.type === 'PURCHASE') return transactionTypeOf(info) === '20' ? undefined : postingNamed(run, swipe, refund);
     if (toBigInt(swipe.posted_minor) >= 0n) return undefined;
   } else {
     const named = firstSendingOf(original.mti);
@@ -1493,6 +1495,11 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
 }
 
 type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: string; acquirer_id: string };
+
+/** The records of one lifecycle, found through its card's index entries. */
+function recordsOfLifecycle(tx: Tx, clientId: string, swipe: CardSwipeRow) {
+  return tx.selectFrom('card_transactions').where('client_id', '=', clientId).where('card_id', '=', swipe.card_id).where('swipe_id', '=', swipe.id);
+}
 type NamedRecord = RecordIdentifiers & { id: string; type: string; status: string; amount_minor: string };
 
 /**
@@ -1508,6 +1515,7 @@ async function postingNamed(run: Run, swipe: CardSwipeRow, named: NamedRecord): 
   return { kind: 'POSTING', postingId: posting.id, remainingMinor: await postingLeft(run.tx, run.context.clientId, swipe, posting) };
 }
 
+/** The posting behind `named` (postingNamed): itself, the stand-in's first 0220 of a declined 0200, or none. */
 async function postingOf(tx: Tx, clientId: string, swipe: CardSwipeRow, named: NamedRecord): Promise<{ id: string; amount_minor: string } | undefined> {
   if (named.status === 'COMPLETED' && (named.type === 'PURCHASE' || named.type === 'PRE_AUTH_COMPLETION')) return named;
   if (named.status !== 'FAILED' || named.type !== 'PURCHASE') return undefined;
@@ -1516,12 +1524,8 @@ async function postingOf(tx: Tx, clientId: string, swipe: CardSwipeRow, named: N
 
 /** What of a posting no reversal has credited back yet: its amount less the reversals that record it (migration 0044). */
 async function postingLeft(tx: Tx, clientId: string, swipe: CardSwipeRow, posting: { id: string; amount_minor: string }): Promise<bigint> {
-  const taken = await tx
-    .selectFrom('card_transactions')
+  const taken = await recordsOfLifecycle(tx, clientId, swipe)
     .select(sql<string>`coalesce(sum(amount_minor), 0)`.as('sum'))
-    .where('client_id', '=', clientId)
-    .where('card_id', '=', swipe.card_id)
-    .where('swipe_id', '=', swipe.id)
     .where('reverses_id', '=', posting.id)
     .where('repeat_of', 'is', null)
     .executeTakeFirstOrThrow();
@@ -1535,12 +1539,8 @@ async function postingLeft(tx: Tx, clientId: string, swipe: CardSwipeRow, postin
  * sandbox's reversal names it); undefined when the lifecycle did not open with a purchase posted.
  */
 export async function firstPostingLeft(tx: Tx, clientId: string, swipe: CardSwipeRow): Promise<bigint | undefined> {
-  const first = await tx
-    .selectFrom('card_transactions')
+  const first = await recordsOfLifecycle(tx, clientId, swipe)
     .select(['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'])
-    .where('client_id', '=', clientId)
-    .where('card_id', '=', swipe.card_id)
-    .where('swipe_id', '=', swipe.id)
     .orderBy('id')
     .limit(1)
     .executeTakeFirst();
@@ -1550,12 +1550,8 @@ export async function firstPostingLeft(tx: Tx, clientId: string, swipe: CardSwip
 
 /** The advices of the lifecycle (0120, 0220: the network decided) that approved the declined record, oldest first: those naming it by DE90, or sent under its identifiers (repeats left out). */
 async function advicesApproving(tx: Tx, clientId: string, swipe: CardSwipeRow, declined: RecordIdentifiers): Promise<{ id: string; type: string; status: string; amount_minor: string }[]> {
-  const advices = await tx
-    .selectFrom('card_transactions')
+  const advices = await recordsOfLifecycle(tx, clientId, swipe)
     .select(['id', 'type', 'status', 'amount_minor', 'stan', 'transmission_date_time', 'acquirer_id', 'request_fields'])
-    .where('client_id', '=', clientId)
-    .where('card_id', '=', swipe.card_id)
-    .where('swipe_id', '=', swipe.id)
     .where('mti', 'in', [...sendingsOf('0120'), ...sendingsOf('0220')])
     .where('repeat_of', 'is', null)
     .orderBy('id')
@@ -1580,12 +1576,8 @@ function de90Names(field: string, record: RecordIdentifiers): boolean {
  */
 export async function refundTakenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, refund: RecordIdentifiers): Promise<bigint> {
   const opened = isFirstOf(swipe, refund);
-  const reversals = await tx
-    .selectFrom('card_transactions')
+  const reversals = await recordsOfLifecycle(tx, clientId, swipe)
     .select(['amount_minor', 'request_fields'])
-    .where('client_id', '=', clientId)
-    .where('card_id', '=', swipe.card_id)
-    .where('swipe_id', '=', swipe.id)
     .where('type', '=', 'REVERSAL_ADVICE')
     .where('operation', '=', 'DEBIT')
     .where('repeat_of', 'is', null)
@@ -1678,7 +1670,6 @@ async function reverseRefundAuthorization(run: Run, existing: CardSwipeRow, chil
   if (updated.status !== 'PENDING') await cancelExpiry(run, updated);
   return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: authorized, heldMinor: held });
 }
-
 
 /** A lifecycle open with nothing held and nothing else to wait for: no refund announced, no cooperative decision in flight (an advice that could reserve nothing). */
 function waitsForNothing(swipe: CardSwipeRow): boolean {
