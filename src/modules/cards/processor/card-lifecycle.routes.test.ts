@@ -1417,4 +1417,20 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '930.00', RESERVED: '0.00' });
   });
+
+  it('a purchase reversal (processing code 00) without DE90 on a lifecycle opened by a 0200 refund does not take the refund back', async () => {
+    const card = await fundedCard(t, '100.00');
+    const ref = reference('0000000000000860');
+    const refund = await messageOf(card.cardId, { '0': '0200', '3': '200000', '4': '000000003000', '11': '000860', '37': '600000000860', '63': ref });
+    expect((await atMessageLevel(refund)).code).toBe('00');
+    const clearing = { ...refund, '0': '0220', '3': '000000', '4': '000000001000', '11': '000861', '37': '700000000861' };
+    await atMessageLevel(clearing);
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '120.00' });
+    const reversal = await atMessageLevel({ ...clearing, '0': '0420', '11': '000862' });
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '120.00', RESERVED: '0.00' });
+    // Processing code 20 still takes the refund back.
+    const refundReversal = await atMessageLevel({ ...refund, '0': '0420', '11': '000863' });
+    expect(refundReversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 20 });
+  });
 });

@@ -1445,10 +1445,11 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // lifecycle is still a net credit), or a purchase (while nothing is held: then the hold is undone).
     if (firstSendingOf(swipe.first_mti) !== '0200' || swipe.status === 'PENDING') return undefined;
     refund = await ofLifecycle().select(columns).orderBy('id').limit(1).executeTakeFirst();
-    // A reversal of processing code 20 reverses a refund: never the purchase (which one of the
-    // lifecycle's refunds it means, without DE90, is not known: it takes nothing).
+    // A reversal carries the processing code of what it reverses: one of 20 reverses a refund, never
+    // the purchase (which of the lifecycle's refunds it means, without DE90, is not known: it takes nothing).
     if (refund?.type === 'PURCHASE') return transactionTypeOf(info) === '20' ? undefined : postingNamed(run, swipe, refund);
-    if (toBigInt(swipe.posted_minor) >= 0n) return undefined;
+    // And one of another processing code reverses a purchase: never the refund (no clearing of the lifecycle is named: it takes nothing).
+    if (transactionTypeOf(info) !== '20' || toBigInt(swipe.posted_minor) >= 0n) return undefined;
   } else {
     const named = firstSendingOf(original.mti);
     const mtis = sendingsOf(named);
