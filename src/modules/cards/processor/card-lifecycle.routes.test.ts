@@ -1433,4 +1433,15 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     const refundReversal = await atMessageLevel({ ...refund, '0': '0420', '11': '000863' });
     expect(refundReversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 20 });
   });
+
+  it('a reversal of processing code 20 without DE90 on a lifecycle holding a purchase\'s hold leaves the hold', async () => {
+    const card = await fundedCard(t, '1000.00');
+    const auth = await authorize(t, card.cardId, { amount: 500 });
+    const refund = await onParent(t, auth.parentCardTransactionId, 'refunds', { amount: 100 });
+    const { '90': _named, ...fields } = refund.iso.request.fields as Record<string, string>;
+    const reversal = await atMessageLevel({ ...fields, '0': '0420', '2': await panOf(t, card.cardId), '11': '000870' });
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
+    expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 500 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '600.00', RESERVED: '500.00' });
+  });
 });

@@ -1374,7 +1374,10 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
   if (existing && named?.kind === 'POSTING') return reversePosting(run, existing, childId, named.postingId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
-  if (hasOpenHold(existing)) {
+  // A reversal of processing code 20 without DE90 reverses a refund, never the purchase's hold (it
+  // released the hold until 2026-12-02; found by an audit).
+  const reversesRefund = transactionTypeOf(info) === '20' && info.original === null;
+  if (hasOpenHold(existing) && !reversesRefund) {
     const funding = fundingOf(run);
     const held = toBigInt(existing.held_minor);
     const released = reversedPart(info, held);
