@@ -454,6 +454,29 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
         };
 
         /**
+         * An 0420 built from an earlier request (DE63 kept when `byRef`), under a STAN of its own, naming
+         * the request by DE90 when `named`, DE4 `amountCents` when given, DE95 keeping all but `asked` of
+         * `total` when `asked` is less: sent, remembered, answered 00. Answers its record.
+         */
+        const sendReversal = async (
+          request: SentMessage['request'],
+          how: { byRef: boolean; named: boolean; asked: number; total: number; amountCents?: number },
+        ): Promise<Record<string, unknown>> => {
+          const fields = {
+            ...fieldsOf(request, how.byRef),
+            '0': '0420',
+            '11': nextStan(),
+            ...(how.amountCents === undefined ? {} : { '4': String(how.amountCents).padStart(12, '0') }),
+            ...(how.named ? { '90': naming(request) } : {}),
+            ...(how.asked < how.total ? { '95': formatReplacementAmounts({ actualTransactionMinor: BigInt(how.total - how.asked) }) } : {}),
+          };
+          const answer = await sendIso(fields);
+          expect(answer.response['39']).toBe('00');
+          sent.push({ request: { mti: '0420', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
+          return recordOf(answer.cardTransactionId);
+        };
+
+        /**
          * An 0420 naming `named.request` of the lifecycle `named.parentId` by DE90 (DE63 kept when `byRef`,
          * DE95 keeping all but askedOf(part, held) when `part` is given). A declined increment no advice
          * approved undoes nothing; anything else undoes what the lifecycle holds. A lifecycle open with
@@ -464,17 +487,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
           const held = open.get(target) ?? 0;
           const purchase = purchaseOf(target);
           const asked = how.part === null ? held : askedOf(how.part, held);
-          const fields = {
-            ...fieldsOf(named.request, how.byRef),
-            '0': '0420',
-            '11': nextStan(),
-            '90': naming(named.request),
-            ...(asked < held ? { '95': formatReplacementAmounts({ actualTransactionMinor: BigInt(held - asked) }) } : {}),
-          };
-          const answer = await sendIso(fields);
-          expect(answer.response['39']).toBe('00');
-          const record = await recordOf(answer.cardTransactionId);
-          sent.push({ request: { mti: '0420', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
+          const record = await sendReversal(named.request, { byRef: how.byRef, named: true, asked, total: held });
           // A declined message the stand-in approved (an increment, or the lifecycle's first message), the first 0100, a declined increment.
           if (named.undoes && purchase.declined.some((entry) => entry.request === named.request)) exercised.reversedStoodIn++;
           else if (named.request === purchase.first) exercised.reversedFirst++;
@@ -587,27 +600,18 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             if (clearing.request === purchase.first && open.has(parentId)) return;
             if (clearing.request === purchase.first && waiting.has(parentId)) {
               // Open with nothing held: a full reversal closes it, a partial one leaves it; nothing moves either way.
-              const answer = await sendIso({ ...fieldsOf(clearing.request, current.byRef), '0': '0420', '11': nextStan(), '90': naming(clearing.request) });
-              expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0, parentCardTransactionId: parentId });
+              const record = await sendReversal(clearing.request, { byRef: current.byRef, named: true, asked: 0, total: 0 });
+              expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0, parentCardTransactionId: parentId });
               waiting.delete(parentId);
               expect((await lifecycle(t, parentId)).status).not.toBe('PENDING');
               return;
             }
             const left = clearing.posting.leftCents;
             const asked = current.part === null ? left : askedOf(current.part, left);
-            const fields = {
-              ...fieldsOf(clearing.request, current.byRef),
-              '0': '0420',
-              '11': nextStan(),
-              '90': naming(clearing.request),
-              ...(asked < left ? { '95': formatReplacementAmounts({ actualTransactionMinor: BigInt(left - asked) }) } : {}),
-            };
-            const answer = await sendIso(fields);
-            expect(answer.response['39']).toBe('00');
-            sent.push({ request: { mti: '0420', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
+            const record = await sendReversal(clearing.request, { byRef: current.byRef, named: true, asked, total: left });
             // All of what is left of the clearing, or all but DE95's actual amount.
             const credited = Math.min(asked, left);
-            expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'REVERSAL_ADVICE', amount: credited / 100, parentCardTransactionId: parentId, ...(credited > 0 ? { operation: 'CREDIT' } : {}) });
+            expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: credited / 100, parentCardTransactionId: parentId, ...(credited > 0 ? { operation: 'CREDIT' } : {}) });
             exercised.clearingsReversed++;
             available += credited;
             clearing.posting.leftCents -= credited;
@@ -663,8 +667,8 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             if (picked === undefined) return;
             const [parentId, purchase] = picked;
             if (waiting.has(parentId)) {
-              const answer = await sendIso({ ...fieldsOf(purchase.first, true), '0': '0420', '11': nextStan() });
-              expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0, parentCardTransactionId: parentId });
+              const record = await sendReversal(purchase.first, { byRef: true, named: false, asked: 0, total: 0 });
+              expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0, parentCardTransactionId: parentId });
               waiting.delete(parentId);
               expect((await lifecycle(t, parentId)).status).not.toBe('PENDING');
               return;
@@ -675,19 +679,10 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             if (opening === undefined) throw new Error('the model lost the purchase');
             const base = held ?? opening.leftCents;
             const asked = current.part === null ? base : askedOf(current.part, base);
-            const fields = {
-              ...fieldsOf(purchase.first, true),
-              '0': '0420',
-              '4': String(Math.max(base, 1)).padStart(12, '0'),
-              '11': nextStan(),
-              ...(asked < base ? { '95': formatReplacementAmounts({ actualTransactionMinor: BigInt(base - asked) }) } : {}),
-            };
-            const answer = await sendIso(fields);
-            expect(answer.response['39']).toBe('00');
-            sent.push({ request: { mti: '0420', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
+            const record = await sendReversal(purchase.first, { byRef: true, named: false, asked, total: base, amountCents: Math.max(base, 1) });
             exercised.reversedWhole++;
             const undone = Math.min(asked, base);
-            expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'REVERSAL_ADVICE', amount: undone / 100, parentCardTransactionId: parentId });
+            expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: undone / 100, parentCardTransactionId: parentId });
             if (held !== undefined) {
               available += undone;
               reserved -= undone;

@@ -1187,11 +1187,8 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
     // An advice of nothing: no hold to open. The lifecycle it names stays as it was (one open with
     // nothing held closes, as a completion of 0 closes it); none named, a CANCELLED one of its own.
     // Until 2026-12-02 it opened the lifecycle again (PENDING, nothing held; found by an audit).
-    const swipe = existing
-      ? waitsForNothing(existing)
-        ? await closeWaiting(run, existing)
-        : existing
-      : insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+    let swipe = existing ?? insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
+    if (waitsForNothing(swipe)) swipe = await closeWaiting(run, swipe);
     return writeChild(run, swipe, childId, { type: 'PRE_AUTHORIZATION', status: 'CANCELLED', decision, amountMinor: 0n, heldMinor: toBigInt(swipe.held_minor) });
   }
   // No open hold: the advised amount is held, on the lifecycle the advice names when it names one
@@ -1374,10 +1371,9 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
   if (existing && named?.kind === 'POSTING') return reversePosting(run, existing, childId, named.postingId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
-  // A reversal of processing code 20 without DE90 reverses a refund, never the purchase's hold (it
-  // released the hold until 2026-12-02; found by an audit).
-  const reversesRefund = transactionTypeOf(info) === '20' && info.original === null;
-  if (hasOpenHold(existing) && !reversesRefund) {
+  // One that reverses a refund it does not name leaves the purchase's hold alone (it released the
+  // hold until 2026-12-02; found by an audit).
+  if (hasOpenHold(existing) && !reversesUnnamedRefund(info)) {
     const funding = fundingOf(run);
     const held = toBigInt(existing.held_minor);
     const released = reversedPart(info, held);
@@ -1441,18 +1437,18 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
   const { tx, context, info } = run;
   const ofLifecycle = () => recordsOfLifecycle(tx, context.clientId, swipe);
   const original = info.original;
-  let refund: NamedRecord | undefined;
+  let record: NamedRecord | undefined;
   const columns = ['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'] as const;
   if (original === null) {
     // Without DE90, a lifecycle opened by a 0200 is named by its first message: a refund (while the
     // lifecycle is still a net credit), or a purchase (while nothing is held: then the hold is undone).
     if (firstSendingOf(swipe.first_mti) !== '0200' || swipe.status === 'PENDING') return undefined;
-    refund = await ofLifecycle().select(columns).orderBy('id').limit(1).executeTakeFirst();
+    record = await ofLifecycle().select(columns).orderBy('id').limit(1).executeTakeFirst();
     // A reversal carries the processing code of what it reverses: one of 20 reverses a refund, never
     // the purchase (which of the lifecycle's refunds it means, without DE90, is not known: it takes nothing).
-    if (refund?.type === 'PURCHASE') return transactionTypeOf(info) === '20' ? undefined : postingNamed(run, swipe, refund);
+    if (record?.type === 'PURCHASE') return reversesUnnamedRefund(info) ? undefined : postingNamed(run, swipe, record);
     // And one of another processing code reverses a purchase: never the refund (no clearing of the lifecycle is named: it takes nothing).
-    if (transactionTypeOf(info) !== '20' || toBigInt(swipe.posted_minor) >= 0n) return undefined;
+    if (!reversesUnnamedRefund(info) || toBigInt(swipe.posted_minor) >= 0n) return undefined;
   } else {
     const named = firstSendingOf(original.mti);
     const mtis = sendingsOf(named);
@@ -1462,7 +1458,7 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // The usual reversal of an authorization (its lifecycle's first message, no refund announced)
     // reads nothing more: what the rules below decide for it is known without the read.
     if (authorization && namesFirst && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
-    refund = await ofLifecycle()
+    record = await ofLifecycle()
       .select(columns)
       .where('stan', '=', original.stan)
       .where('transmission_date_time', '=', original.transmissionDateTime)
@@ -1478,24 +1474,29 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // duplicate), nor one an advice approved since (the network's stand-in: an 0120 or 0220 naming
     // it by DE90 or sent under its identifiers): nothing to undo. Otherwise what the lifecycle
     // holds or posted is undone as usual (both found by audits, 2026-12-02).
-    if (refund?.status === 'FAILED' && !isFirstOf(swipe, refund) && (await advicesApproving(tx, context.clientId, swipe, refund)).length === 0) return { kind: 'DECLINED' };
+    if (record?.status === 'FAILED' && !isFirstOf(swipe, record) && (await advicesApproving(tx, context.clientId, swipe, record)).length === 0) return { kind: 'DECLINED' };
     // An authorization (0100, 0120) is a refund's only when a refund authorization is still announced.
     if (authorization && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
-    if (refund !== undefined && !authorization && (refund.type === 'PURCHASE' || refund.type === 'PRE_AUTH_COMPLETION')) {
+    if (record !== undefined && !authorization && (record.type === 'PURCHASE' || record.type === 'PRE_AUTH_COMPLETION')) {
       // The lifecycle's first message while it is open (an advice opened it again, with a hold or
       // with nothing it could reserve): the reversal undoes that, as one naming a lifecycle's 0100 does.
       if (namesFirst && swipe.status === 'PENDING') return undefined;
-      return postingNamed(run, swipe, refund);
+      return postingNamed(run, swipe, record);
     }
   }
-  if (refund?.type !== 'REFUND') return undefined;
-  if (refund.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
-  if (refund.status !== 'COMPLETED') return undefined;
-  const taken = await refundTakenBack(tx, context.clientId, swipe, refund);
-  let remaining = toBigInt(refund.amount_minor) - taken;
+  if (record?.type !== 'REFUND') return undefined;
+  if (record.status === 'PENDING') return { kind: 'REFUND_AUTHORIZATION' };
+  if (record.status !== 'COMPLETED') return undefined;
+  const taken = await refundTakenBack(tx, context.clientId, swipe, record);
+  let remaining = toBigInt(record.amount_minor) - taken;
   // Without DE90, never more than the lifecycle still credits.
   if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
   return { kind: 'REFUND', remainingMinor: remaining > 0n ? remaining : 0n };
+}
+
+/** A reversal without DE90 of processing code 20: it reverses a refund (a reversal carries the processing code of what it reverses), never a purchase or its hold. */
+function reversesUnnamedRefund(info: MessageInfo): boolean {
+  return info.original === null && transactionTypeOf(info) === '20';
 }
 
 type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: string; acquirer_id: string };
