@@ -152,6 +152,19 @@ const amountCents = fc.integer({ min: 1, max: 4000 });
 const partOf = fc.option(fc.nat(), { nil: null, freq: 2 });
 /** A reversal that follows a stand-in at once (half the time). */
 const thenReverse = fc.option(fc.record({ byRef: fc.boolean(), part: partOf }), { nil: null });
+/** The network's own steps on purchases (NetworkStep), each with its weight in a mix. */
+const networkSteps = (weights: Record<NetworkStep['kind'], number>): fc.WeightedArbitrary<Step>[] => [
+  { arbitrary: fc.record({ kind: fc.constant('declineIncrement' as const), pick: fc.nat(), thenReverse }), weight: weights.declineIncrement },
+  { arbitrary: fc.record({ kind: fc.constant('standIn' as const), pick: fc.nat(), amountCents, byRef: fc.boolean(), underIdentifiers: fc.boolean(), thenReverse }), weight: weights.standIn },
+  { arbitrary: fc.record({ kind: fc.constant('reverseNamed' as const), named: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: weights.reverseNamed },
+  { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick: fc.nat(), repeat: fc.boolean() }), weight: weights.resend },
+  { arbitrary: fc.record({ kind: fc.constant('clear' as const), pick: fc.nat(), amountCents, byRef: fc.boolean() }), weight: weights.clear },
+  { arbitrary: fc.record({ kind: fc.constant('reverseClearing' as const), pick: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: weights.reverseClearing },
+  { arbitrary: fc.record({ kind: fc.constant('purchase0200' as const), amountCents, magicDecline: fc.boolean() }), weight: weights.purchase0200 },
+  { arbitrary: fc.record({ kind: fc.constant('standInPost' as const), pick: fc.nat(), amountCents, underIdentifiers: fc.boolean() }), weight: weights.standInPost },
+  { arbitrary: fc.record({ kind: fc.constant('reverseWhole' as const), pick: fc.nat(), part: partOf }), weight: weights.reverseWhole },
+];
+
 const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('authorize' as const), amountCents }), weight: 3 },
   {
@@ -166,15 +179,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('reverseRefund' as const), pick: fc.nat(), part: partOf }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('isoReverseRefund' as const), pick: fc.nat(), named: fc.option(fc.nat(), { nil: null, freq: 2 }), part: partOf }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constantFrom('reverseRefundAuth' as const, 'expireRefundAuth' as const), pick: fc.nat() }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('declineIncrement' as const), pick: fc.nat(), thenReverse }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('standIn' as const), pick: fc.nat(), amountCents, byRef: fc.boolean(), underIdentifiers: fc.boolean(), thenReverse }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('reverseNamed' as const), named: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick: fc.nat(), repeat: fc.boolean() }), weight: 3 },
-  { arbitrary: fc.record({ kind: fc.constant('clear' as const), pick: fc.nat(), amountCents, byRef: fc.boolean() }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('reverseClearing' as const), pick: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 3 },
-  { arbitrary: fc.record({ kind: fc.constant('purchase0200' as const), amountCents, magicDecline: fc.boolean() }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('standInPost' as const), pick: fc.nat(), amountCents, underIdentifiers: fc.boolean() }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('reverseWhole' as const), pick: fc.nat(), part: partOf }), weight: 2 },
+  ...networkSteps({ declineIncrement: 2, standIn: 2, reverseNamed: 2, resend: 3, clear: 2, reverseClearing: 3, purchase0200: 2, standInPost: 2, reverseWhole: 2 }),
 );
 
 /**
@@ -867,15 +872,7 @@ const networkMix: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constantFrom('increment' as const, 'advice' as const, 'complete' as const, 'reverse' as const, 'refund' as const), pick: fc.nat(), amountCents }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('expire' as const), pick: fc.nat() }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('financialRefund' as const), amountCents }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant('declineIncrement' as const), pick: fc.nat(), thenReverse }), weight: 3 },
-  { arbitrary: fc.record({ kind: fc.constant('standIn' as const), pick: fc.nat(), amountCents, byRef: fc.boolean(), underIdentifiers: fc.boolean(), thenReverse }), weight: 3 },
-  { arbitrary: fc.record({ kind: fc.constant('reverseNamed' as const), named: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 3 },
-  { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick: fc.nat(), repeat: fc.boolean() }), weight: 3 },
-  { arbitrary: fc.record({ kind: fc.constant('clear' as const), pick: fc.nat(), amountCents, byRef: fc.boolean() }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('reverseClearing' as const), pick: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: 3 },
-  { arbitrary: fc.record({ kind: fc.constant('purchase0200' as const), amountCents, magicDecline: fc.boolean() }), weight: 3 },
-  { arbitrary: fc.record({ kind: fc.constant('standInPost' as const), pick: fc.nat(), amountCents, underIdentifiers: fc.boolean() }), weight: 4 },
-  { arbitrary: fc.record({ kind: fc.constant('reverseWhole' as const), pick: fc.nat(), part: partOf }), weight: 2 },
+  ...networkSteps({ declineIncrement: 3, standIn: 3, reverseNamed: 3, resend: 3, clear: 2, reverseClearing: 3, purchase0200: 3, standInPost: 4, reverseWhole: 2 }),
 );
 
 describe('model', () => {
