@@ -5,7 +5,7 @@ import { assert } from '../../platform/assert.js';
 import { idAt } from '../../platform/ids.js';
 import { formatAmount } from '../../platform/money/amount.js';
 import type { Asset } from '../../platform/money/assets.js';
-import { postTransfer, type HistoryInput, type WalletsExist } from '../ledger/index.js';
+import { lockWalletAccount, postTransfer, type HistoryInput, type WalletsExist } from '../ledger/index.js';
 import { collateralAssetOf, collateralPriceOf, findCreditLine, usdAsset, type CreditLineRow } from './credit-lines.service.js';
 import type { Price } from '../trades/index.js';
 import { ltvAtLeast, purchaseRestrictedLevel, thresholdOf } from './ltv.js';
@@ -26,7 +26,10 @@ import './credit.tables.js';
  *   CREDIT_LENDING account (CREDIT_LENDING → CARD_SETTLEMENT, no wallet record: the customer's
  *   wallets do not move); a completion is never refused, even beyond the limit;
  * - a refund pays the principal back (CARD_SETTLEMENT → CREDIT_LENDING); what exceeds the
- *   principal is credited to the collateral wallet in USD.
+ *   principal is credited to the collateral wallet in USD (and counted in the line's
+ *   excess_paid_out); so is a purchase reversed (the same credit);
+ * - a refund reversed takes back from the collateral wallet first, up to excess_paid_out and the
+ *   wallet's AVAILABLE USD; the rest is lent again (added to the principal).
  *
  * Every change recomputes the line's LTV in the same transaction (ltv-monitor.ts), so holds,
  * captures and refunds write their LTV events with the card transaction.
@@ -42,6 +45,7 @@ export interface CreditLineFundingSource {
   captureHold(tx: Tx, holdId: string, amount: bigint, history: HistoryInput): Promise<{ shortfall: bigint }>;
   post(tx: Tx, amount: bigint, options: { force: boolean }, history: HistoryInput): Promise<void>;
   refund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void>;
+  takeBackRefund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void>;
 }
 
 export const creditCardHistoryTypes = { hold: 'CREDIT_CARD_HOLD', capture: 'CREDIT_CARD_CAPTURE', refund: 'CREDIT_CARD_REFUND' } as const;
@@ -113,13 +117,14 @@ class CreditLineFunding implements CreditLineFundingSource {
   }
 
   /** Applies deltas to the line's figures, then recomputes its LTV (and writes what that causes). */
-  private async change(tx: Tx, line: CreditLineRow, delta: { principal?: bigint; pendingHolds?: bigint }): Promise<void> {
+  private async change(tx: Tx, line: CreditLineRow, delta: { principal?: bigint; pendingHolds?: bigint; excessPaidOut?: bigint }): Promise<void> {
     this.locked = null;
     await tx
       .updateTable('credit_lines')
       .set({
         principal: (BigInt(line.principal) + (delta.principal ?? 0n)).toString(),
         pending_holds: (BigInt(line.pending_holds) + (delta.pendingHolds ?? 0n)).toString(),
+        excess_paid_out: (BigInt(line.excess_paid_out) + (delta.excessPaidOut ?? 0n)).toString(),
         updated_at: this.context.now,
       })
       .where('client_id', '=', this.context.clientId)
@@ -209,7 +214,33 @@ class CreditLineFunding implements CreditLineFundingSource {
     // The card row's foreign key guarantees its wallet exists.
     const walletExists: WalletsExist = async () => new Set([`${this.context.clientId}/${this.walletId}`]);
     if (legs.length > 0) await postTransfer(tx, { clientId: this.context.clientId, now: this.context.now, asset: this.asset, legs, history }, { walletsExist: walletExists });
-    await this.change(tx, line, { principal: -repaid });
+    await this.change(tx, line, { principal: -repaid, excessPaidOut: excess });
+  }
+
+  /**
+   * A refund reversed. What credits paid into the collateral wallet beyond the principal and no
+   * reversal took back yet (excess_paid_out) leaves the wallet first, as far as its AVAILABLE USD
+   * covers it; the rest is lent again (added to the principal, CREDIT_LENDING → CARD_SETTLEMENT).
+   * What the wallet could not pay is settled all the same: the principal owes it, and
+   * excess_paid_out no longer counts it. Until 2026-12-03 all of it went on the principal and the
+   * wallet kept the excess, so a purchase and its refund both reversed left the line owing what the
+   * wallet had been paid (found by an audit).
+   */
+  async takeBackRefund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void> {
+    const line = await this.line(tx);
+    const paidOut = BigInt(line.excess_paid_out);
+    const settled = amount < paidOut ? amount : paidOut;
+    // Locked before it is read: the wallet pays what it has when the ledger moves it.
+    const account = settled > 0n ? await lockWalletAccount(tx, this.context.clientId, this.walletId, this.asset.code) : undefined;
+    const walletAvailable = account === undefined ? 0n : BigInt(account.available);
+    const fromWallet = walletAvailable <= 0n ? 0n : settled < walletAvailable ? settled : walletAvailable;
+    const lent = amount - fromWallet;
+    const legs = [
+      { from: { walletId: this.walletId }, to: { system: 'CARD_SETTLEMENT' as const }, amount: fromWallet, purpose: creditCardHistoryTypes.capture },
+      { from: { system: 'CREDIT_LENDING' as const }, to: { system: 'CARD_SETTLEMENT' as const }, amount: lent, purpose: creditCardHistoryTypes.capture },
+    ].filter((leg) => leg.amount > 0n);
+    await postTransfer(tx, { clientId: this.context.clientId, now: this.context.now, asset: this.asset, legs, history }, account === undefined ? {} : { locked: { accounts: [account] } });
+    await this.change(tx, line, { principal: lent, excessPaidOut: -settled });
   }
 
   private async payMerchant(tx: Tx, amount: bigint, history: HistoryInput): Promise<void> {

@@ -720,6 +720,62 @@ describe('credit card refunds', () => {
     expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '1300.00', outstanding: { principal: '700.00' } });
     await expectLedgerClean(t);
   });
+
+  it('a refund beyond the principal pays the excess into the collateral wallet; reversing it takes that back from the wallet first (what the wallet still has), then lends the rest', async () => {
+    const client = await t.newClient('refund excess reversed');
+    const line = await openLine(t, { client, creditLimit: '2000.00' });
+    const cardId = await creditCard(t, line, client);
+    const elsewhere = await linkedWallet(t, client);
+    await spend(t, cardId, 100, client);
+    const refund = await send(t, `/v1/sandbox/cards/${cardId}/financial`, { amount: 300, processingCode: '200000' }, client);
+    expect((await lineOf(t, line.lineId, client)).outstanding.principal).toBe('0.00');
+    expect((await balanceOf(t, line.wallet.walletId, 'USD', client)).AVAILABLE).toBe('200.00');
+
+    // Half of it reversed: the wallet gives back 150 of the 200 it was paid; nothing is lent.
+    const first = await onParent(t, refund.parentCardTransactionId, 'reversals', { amount: 150 }, client);
+    expect(first.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 150 });
+    expect((await balanceOf(t, line.wallet.walletId, 'USD', client)).AVAILABLE).toBe('50.00');
+    expect((await lineOf(t, line.lineId, client)).outstanding.principal).toBe('0.00');
+
+    // The customer moves 30 of the 50 out; the rest of the refund reversed: 20 from the wallet, 130 lent.
+    const moved = await post('/v1/internal-transfer', { sourceWalletId: line.wallet.walletId, destinationWalletId: elsewhere.walletId, amount: '30.00', asset: 'USD' }, client);
+    expect(moved.status, JSON.stringify(moved.body)).toBe(201);
+    const second = await onParent(t, refund.parentCardTransactionId, 'reversals', {}, client);
+    expect(second.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 150 });
+    expect((await balanceOf(t, line.wallet.walletId, 'USD', client)).AVAILABLE).toBe('0.00');
+    // 100 spent, and the 30 of the refund the customer kept: owed again.
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '1870.00', outstanding: { principal: '130.00' } });
+    await expectLedgerClean(t);
+  });
+
+  it('a purchase and its refund both reversed: the line owes nothing and the wallet keeps nothing of them', async () => {
+    const client = await t.newClient('purchase and refund reversed');
+    const line = await openLine(t, { client, creditLimit: '2000.00', usd: 5_000n });
+    const cardId = await creditCard(t, line, client);
+    const purchase = await send(t, `/v1/sandbox/cards/${cardId}/financial`, { amount: 100 }, client);
+    const refund = await send(t, `/v1/sandbox/cards/${cardId}/financial`, { amount: 100, processingCode: '200000' }, client);
+    expect((await lineOf(t, line.lineId, client)).outstanding.principal).toBe('0.00');
+    // The purchase reversed on a line that owes nothing: its 100 goes to the wallet (50.00 of the customer's own before).
+    await onParent(t, purchase.parentCardTransactionId, 'reversals', {}, client);
+    expect((await balanceOf(t, line.wallet.walletId, 'USD', client)).AVAILABLE).toBe('150.00');
+    // The refund reversed takes it back from there: the customer's own 50.00 stay, nothing is lent.
+    await onParent(t, refund.parentCardTransactionId, 'reversals', {}, client);
+    expect((await balanceOf(t, line.wallet.walletId, 'USD', client)).AVAILABLE).toBe('50.00');
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '2000.00', outstanding: { principal: '0.00', total: '0.00' } });
+    await expectLedgerClean(t);
+  });
+
+  it('a refund that only repaid principal, reversed, is owed again: the customer\'s own USD in the collateral wallet is never taken', async () => {
+    const client = await t.newClient('refund within principal reversed');
+    const line = await openLine(t, { client, creditLimit: '2000.00', usd: 5_000n });
+    const cardId = await creditCard(t, line, client);
+    await spend(t, cardId, 100, client);
+    const refund = await send(t, `/v1/sandbox/cards/${cardId}/financial`, { amount: 60, processingCode: '200000' }, client);
+    await onParent(t, refund.parentCardTransactionId, 'reversals', {}, client);
+    expect((await balanceOf(t, line.wallet.walletId, 'USD', client)).AVAILABLE).toBe('50.00');
+    expect((await lineOf(t, line.lineId, client)).outstanding.principal).toBe('100.00');
+    await expectLedgerClean(t);
+  });
 });
 
 describe('LTV events', () => {

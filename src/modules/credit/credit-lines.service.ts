@@ -270,6 +270,7 @@ export async function createCreditLine(tx: Tx, context: RequestContext, input: C
       ltv_fired: 0,
       residual_debt: false,
       needs_cover: false,
+      excess_paid_out: '0',
       last_ltv_event_at: null,
       interest_accrued_until: startOfUtcDay(context.now),
       created_at: context.now,

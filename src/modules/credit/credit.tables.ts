@@ -34,6 +34,8 @@ export interface CreditLinesTable {
   residual_debt: boolean;
   /** Released (or emptied) below what covers the limit at the opening LTV: RESTRICTED until covered again (migration 0040). */
   needs_cover: boolean;
+  /** What credits beyond the principal paid into the collateral wallet, less what refund reversals took back (migration 0045). */
+  excess_paid_out: Numeric;
   last_ltv_event_at: Date | null;
   interest_accrued_until: Date;
   created_at: Date;

@@ -24,6 +24,7 @@ export {
   walletBalancesMany,
   systemAccountBalance,
   findHold,
+  lockWalletAccount,
   findExpiredHolds,
   findPendingCredit,
   type HoldView,

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { prepared } from '../../platform/db/prepared-statements.js';
-import { compiledOnce, compileOnly } from '../../platform/db/text-statements.js';
+import { compiledOnce, compileOnly, preparedTextStatement } from '../../platform/db/text-statements.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { LedgerBatch, type LoadOptions } from './ledger-batch.js';
-import { holdFromRow } from './ledger.store.js';
+import { holdFromRow, lockWalletAccountText, type AccountRow } from './ledger.store.js';
 import type {
   CaptureHoldOperation,
   ForcePostOperation,
@@ -141,6 +141,16 @@ export interface HoldView {
   parentTransactionId: string | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/**
+ * A wallet's account in one asset, locked for the rest of the transaction (FOR NO KEY UPDATE), or
+ * undefined when the wallet has none yet. For a caller that decides how much to move from what the
+ * wallet has, then hands the row to the ledger (LoadOptions.locked): nothing changes in between.
+ */
+export async function lockWalletAccount(tx: Tx, clientId: string, walletId: string, asset: string): Promise<AccountRow | undefined> {
+  const { rows } = await preparedTextStatement<AccountRow>((parameters) => lockWalletAccountText(parameters, clientId, walletId, asset)).execute(tx);
+  return rows[0];
 }
 
 export async function findHold(db: Db | Tx, clientId: string, holdId: string): Promise<HoldView | undefined> {

@@ -58,6 +58,8 @@ export interface FundingSource {
   post(tx: Tx, amount: bigint, options: { force: boolean }, history: HistoryInput): Promise<void>;
   /** Credits `amount` back (a refund). */
   refund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void>;
+  /** Takes back `amount` of a refund credited earlier (a reversal of it: never refused). */
+  takeBackRefund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void>;
 }
 
 /** The ledger's refusal of a movement larger than what is available. */
@@ -135,6 +137,11 @@ class DebitWalletFunding implements FundingSource {
     // when the wallet could pay and CAPTURE when it could not; found by an audit).
     const leg = { from: { walletId: this.walletId }, to: { system: 'CARD_SETTLEMENT' as const }, amount, ...(options.force ? { purpose: 'CAPTURE' } : {}) };
     await postTransfer(tx, { clientId: this.clientId, now: this.now, asset: this.asset, legs: [leg], history }, this.options(undefined));
+  }
+
+  /** The wallet pays it back, overdrawn if it must be (a forced posting). */
+  async takeBackRefund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void> {
+    await this.post(tx, amount, { force: true }, history);
   }
 
   async refund(tx: Tx, amount: bigint, history: HistoryInput): Promise<void> {

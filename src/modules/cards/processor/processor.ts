@@ -1602,8 +1602,9 @@ function isFirstOf(swipe: CardSwipeRow, record: RecordIdentifiers): boolean {
 
 /**
  * A refund reversed after it was credited: the money leaves the wallet again (what is left of it,
- * or all but DE95's actual amount), forced like any advice: a reversal cannot be declined. Nothing
- * left (reversed already): recorded, no money.
+ * or all but DE95's actual amount), forced like any advice: a reversal cannot be declined (a credit
+ * card's line takes it back as credit-funding.ts says). Nothing left (reversed already): recorded,
+ * no money.
  */
 async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
   if (remainingMinor === 0n) {
@@ -1611,7 +1612,7 @@ async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, 
   }
   const funding = fundingOf(run);
   const debited = reversedPart(run.info, remainingMinor);
-  if (debited > 0n) await funding.post(run.tx, debited, { force: true }, historyOf(run.context, existing.id, childId, funding.historyTypes.capture));
+  if (debited > 0n) await funding.takeBackRefund(run.tx, debited, historyOf(run.context, existing.id, childId, funding.historyTypes.capture));
   const posted = toBigInt(existing.posted_minor) + debited;
   const settled = closedStatus(posted);
   // A lifecycle still open (a hold, a refund announced) stays PENDING.
