@@ -1436,3 +1436,75 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '600.00', RESERVED: '500.00' });
   });
 });
+
+describe('what a reversal names: an increment, a processing code (found by audits, 2026-12-03)', () => {
+  it('a reversal naming an increment releases only what that increment added (DE95: its actual amount), and never more than it added in all', async () => {
+    const { formatReplacementAmounts } = await import('../network/index.js');
+    const card = await fundedCard(t, '500.00');
+    const auth = await authorize(t, card.cardId, { amount: 100 });
+    const parentId = auth.parentCardTransactionId as string;
+    const increment = await onParent(t, parentId, 'increments', { amount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ RESERVED: '130.00' });
+    const incrementMessage = { '0': increment.iso.request.mti, ...increment.iso.request.fields, '2': await panOf(t, card.cardId) };
+    const named = await de90Of(incrementMessage);
+    const reversal = async (stan: string, keptMinor?: bigint) =>
+      atMessageLevel({
+        ...incrementMessage,
+        '0': '0420',
+        '11': stan,
+        '90': named,
+        ...(keptMinor === undefined ? {} : { '95': formatReplacementAmounts({ actualTransactionMinor: keptMinor }) }),
+      });
+    // 10.00 of the 30.00 kept: 20.00 released, the authorization's 100.00 untouched.
+    expect(await reversal('000901', 1000n)).toMatchObject({ code: '00', record: { parentCardTransactionId: parentId, type: 'REVERSAL_ADVICE', status: 'PENDING', amount: 20, heldAmount: 110 } });
+    // The rest of it: 10.00. Then nothing is left of the increment to release.
+    expect((await reversal('000902')).record).toMatchObject({ status: 'PENDING', amount: 10, heldAmount: 100 });
+    expect((await reversal('000903')).record).toMatchObject({ status: 'PENDING', amount: 0, heldAmount: 100 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '400.00', RESERVED: '100.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'PENDING', heldAmount: 100 });
+    // The lifecycle's own reversal still releases what is held.
+    await onParent(t, parentId, 'reversals');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('two records under one STAN, DE7 and acquirer (a STAN reused within a second): the reversal\'s processing code says which it reverses', async () => {
+    const card = await fundedCard(t, '500.00');
+    const ref = reference('SAMESTANTWICE001');
+    expect((await atMessageLevel(await messageOf(card.cardId, { '0': '0100', '4': '000000005000', '11': '000911', '37': '600000000911', '63': ref }))).code).toBe('00');
+    const completion = await messageOf(card.cardId, { '0': '0220', '4': '000000005000', '11': '000912', '37': '600000000912', '63': ref });
+    const refund = { ...completion, '3': '200000', '4': '000000002000', '37': '700000000912' };
+    expect((await atMessageLevel(completion)).record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', amount: 50 });
+    expect((await atMessageLevel(refund)).record).toMatchObject({ type: 'REFUND', amount: 20 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '470.00', RESERVED: '0.00' });
+    const named = await de90Of(completion);
+    // Processing code 00: the completion, credited back (the newest record under those identifiers is the refund).
+    expect((await atMessageLevel({ ...completion, '0': '0420', '11': '000913', '90': named })).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 50 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '520.00' });
+    // Processing code 20: the refund, taken back.
+    expect((await atMessageLevel({ ...refund, '0': '0420', '11': '000914', '90': named })).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 20 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('without DE90, a refund authorization is withdrawn by a reversal of processing code 20 only; one of another code that reverses nothing is recorded as a credit, one of 20 as a debit', async () => {
+    const card = await fundedCard(t, '100.00');
+    const announce = await messageOf(card.cardId, { '0': '0100', '3': '200000', '4': '000000003000', '11': '000921', '37': '600000000921', '63': reference('REFUNDANNOUNCED2') });
+    const announced = await atMessageLevel(announce);
+    expect(announced.record).toMatchObject({ type: 'REFUND', status: 'PENDING', amount: 30 });
+    const parentId = announced.record.parentCardTransactionId as string;
+    const purchaseCode = await atMessageLevel({ ...announce, '0': '0420', '3': '000000', '11': '000922' });
+    expect(purchaseCode.record).toMatchObject({ parentCardTransactionId: parentId, type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', amount: 0 });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'PENDING', pendingRefundAmount: 30 });
+    const refundCode = await atMessageLevel({ ...announce, '0': '0420', '11': '000923' });
+    expect(refundCode.record).toMatchObject({ parentCardTransactionId: parentId, type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', amount: 30 });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'CANCELLED', pendingRefundAmount: 0 });
+    // A purchase's lifecycle: a reversal of processing code 20 without DE90 takes nothing, and is recorded as the debit it would have been.
+    const purchase = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 40 });
+    const { '90': _none, ...fields } = purchase.iso.request.fields as Record<string, string>;
+    const unnamed = await atMessageLevel({ ...fields, '0': '0420', '2': await panOf(t, card.cardId), '3': '200000', '11': '000924' });
+    expect(unnamed.record).toMatchObject({ parentCardTransactionId: purchase.parentCardTransactionId, type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+});

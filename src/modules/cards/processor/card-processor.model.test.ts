@@ -103,13 +103,17 @@ type RefundStep =
  * (docs/cards.md, "Repeats and duplicates", the correlation rules and the table of incoming messages):
  * - `declineIncrement`: an incremental 0100 of a magic amount (990.05) on an open lifecycle:
  *   declined, a FAILED record on it, nothing moves (a reversal naming it may follow at once);
+ * - `approveIncrement`: an incremental 0100 of at most 5.00 on an open lifecycle, approved when
+ *   AVAILABLE covers it (a reversal naming it may follow at once: it releases that increment only);
  * - `standIn`: the network's stand-in approves a declined increment, or a declined first 0100,
  *   after all: an 0120 naming it by DE90 or sent under its own STAN, RRN and DE7 (with the
  *   lifecycle's DE63 or without), which sets the hold to the advised amount like any advice (a
  *   reversal naming what it approved may follow at once);
- * - `reverseNamed`: an 0420 naming by DE90 the lifecycle's first 0100 or one of its declined
- *   increments (DE63 kept or not, DE95 keeping part or not): a declined increment no advice approved
- *   undoes nothing; anything else undoes what the lifecycle holds, as a reversal does;
+ * - `reverseNamed`: an 0420 naming by DE90 the lifecycle's first 0100, one of its approved
+ *   increments or one of its declined increments (DE63 kept or not, DE95 keeping part or not): an
+ *   approved increment releases what of it no reversal released yet (within what is held); a
+ *   declined increment no advice approved undoes nothing; anything else undoes what the lifecycle
+ *   holds, as a reversal does;
  * - `clear`: a 0220 naming a purchase's 0100 by DE90 under a STAN and RRN of its own (DE63 kept or
  *   not): it captures the hold, or, with none open, is posted (a second clearing of a split shipment);
  * - `reverseClearing`: an 0420 naming one clearing by DE90 (DE95 keeping part or not): what of that
@@ -129,6 +133,7 @@ type RefundStep =
  */
 type NetworkStep =
   | { kind: 'declineIncrement'; pick: number; thenReverse: ThenReverse }
+  | { kind: 'approveIncrement'; pick: number; amountCents: number; thenReverse: ThenReverse }
   | { kind: 'standIn'; pick: number; amountCents: number; byRef: boolean; underIdentifiers: boolean; thenReverse: ThenReverse }
   | { kind: 'reverseNamed'; named: number; byRef: boolean; part: number | null }
   | { kind: 'resend'; pick: number; repeat: boolean }
@@ -145,7 +150,7 @@ type Step = HoldStep | RefundStep | NetworkStep;
 
 const holdKinds: ReadonlySet<Step['kind']> = new Set(['authorize', 'increment', 'advice', 'complete', 'reverse', 'refund', 'expire']);
 const isHoldStep = (current: Step): current is HoldStep => holdKinds.has(current.kind);
-const networkKinds: ReadonlySet<Step['kind']> = new Set(['declineIncrement', 'standIn', 'reverseNamed', 'resend', 'clear', 'reverseClearing', 'purchase0200', 'standInPost', 'reverseWhole']);
+const networkKinds: ReadonlySet<Step['kind']> = new Set(['declineIncrement', 'approveIncrement', 'standIn', 'reverseNamed', 'resend', 'clear', 'reverseClearing', 'purchase0200', 'standInPost', 'reverseWhole']);
 const isNetworkStep = (current: Step): current is NetworkStep => networkKinds.has(current.kind);
 
 const amountCents = fc.integer({ min: 1, max: 4000 });
@@ -155,6 +160,7 @@ const thenReverse = fc.option(fc.record({ byRef: fc.boolean(), part: partOf }), 
 /** The network's own steps on purchases (NetworkStep), each with its weight in a mix. */
 const networkSteps = (weights: Record<NetworkStep['kind'], number>): fc.WeightedArbitrary<Step>[] => [
   { arbitrary: fc.record({ kind: fc.constant('declineIncrement' as const), pick: fc.nat(), thenReverse }), weight: weights.declineIncrement },
+  { arbitrary: fc.record({ kind: fc.constant('approveIncrement' as const), pick: fc.nat(), amountCents: fc.integer({ min: 1, max: 500 }), thenReverse }), weight: weights.approveIncrement },
   { arbitrary: fc.record({ kind: fc.constant('standIn' as const), pick: fc.nat(), amountCents, byRef: fc.boolean(), underIdentifiers: fc.boolean(), thenReverse }), weight: weights.standIn },
   { arbitrary: fc.record({ kind: fc.constant('reverseNamed' as const), named: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: weights.reverseNamed },
   { arbitrary: fc.record({ kind: fc.constant('resend' as const), pick: fc.nat(), repeat: fc.boolean() }), weight: weights.resend },
@@ -179,7 +185,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('reverseRefund' as const), pick: fc.nat(), part: partOf }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('isoReverseRefund' as const), pick: fc.nat(), named: fc.option(fc.nat(), { nil: null, freq: 2 }), part: partOf }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constantFrom('reverseRefundAuth' as const, 'expireRefundAuth' as const), pick: fc.nat() }), weight: 2 },
-  ...networkSteps({ declineIncrement: 2, standIn: 2, reverseNamed: 2, resend: 3, clear: 2, reverseClearing: 3, purchase0200: 2, standInPost: 2, reverseWhole: 2 }),
+  ...networkSteps({ declineIncrement: 2, approveIncrement: 1, standIn: 2, reverseNamed: 2, resend: 3, clear: 2, reverseClearing: 3, purchase0200: 2, standInPost: 2, reverseWhole: 2 }),
 );
 
 /**
@@ -227,6 +233,8 @@ interface Purchase {
   lastRefund: CreditedRefund | undefined;
   first: SentMessage['request'];
   declined: { request: SentMessage['request']; stoodIn: boolean }[];
+  /** Its approved incremental 0100s, with what of each no reversal naming it released yet. */
+  increments: { request: SentMessage['request']; leftCents: number }[];
   /**
    * Its postings, by the message a reversal names (a 0220, an approved 0200 that opened it; a posting
    * of the stand-in under both its names: the declined 0200 and the 0220), with what of each no
@@ -258,7 +266,7 @@ let stans = 0;
 const nextStan = () => String(700_000 + (stans++ % 100_000)).padStart(6, '0');
 
 /** What the network steps did over one test's runs (a step that finds nothing to name does nothing). */
-const exercisedNone = () => ({ standIn: 0, reversedDeclined: 0, reversedStoodIn: 0, reversedFirst: 0, resent: 0, repeated: 0, clearingsReversed: 0, standInPosts: 0, reversedWhole: 0 });
+const exercisedNone = () => ({ standIn: 0, reversedDeclined: 0, reversedStoodIn: 0, reversedFirst: 0, reversedIncrement: 0, resent: 0, repeated: 0, clearingsReversed: 0, standInPosts: 0, reversedWhole: 0 });
 type Exercised = ReturnType<typeof exercisedNone>;
 
 /**
@@ -487,23 +495,34 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
          * approved undoes nothing; anything else undoes what the lifecycle holds. A lifecycle open with
          * nothing held (an advice that could reserve nothing) is closed by a full reversal.
          */
-        const reverseNaming = async (named: { parentId: string; request: SentMessage['request']; undoes: boolean }, how: { byRef: boolean; part: number | null }) => {
+        const reverseNaming = async (
+          named: { parentId: string; request: SentMessage['request']; undoes: boolean; increment?: { leftCents: number } },
+          how: { byRef: boolean; part: number | null },
+        ) => {
           const target = named.parentId;
           const held = open.get(target) ?? 0;
           const purchase = purchaseOf(target);
-          const asked = how.part === null ? held : askedOf(how.part, held);
-          const record = await sendReversal(named.request, { byRef: how.byRef, named: true, asked, total: held });
-          // A declined message the stand-in approved (an increment, or the lifecycle's first message), the first 0100, a declined increment.
+          // An approved increment named: only what of it no reversal released yet (within what is held).
+          const base = named.increment === undefined ? held : Math.min(named.increment.leftCents, held);
+          const asked = how.part === null ? base : askedOf(how.part, base);
+          const record = await sendReversal(named.request, { byRef: how.byRef, named: true, asked, total: base });
+          // A declined message the stand-in approved (an increment, or the lifecycle's first message), the first 0100, an approved increment, a declined increment.
           if (named.undoes && purchase.declined.some((entry) => entry.request === named.request)) exercised.reversedStoodIn++;
           else if (named.request === purchase.first) exercised.reversedFirst++;
+          else if (named.increment !== undefined) exercised.reversedIncrement++;
           else exercised.reversedDeclined++;
           if (!named.undoes) {
             // A declined increment no advice approved: nothing to undo, the lifecycle as it was.
             expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 0, parentCardTransactionId: target });
             return;
           }
-          const reversed = Math.min(asked, held);
+          const reversed = Math.min(asked, base);
           expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: reversed / 100, parentCardTransactionId: target });
+          if (named.increment !== undefined) {
+            // Nothing left of it: recorded, the hold as it was.
+            if (reversed === 0) return;
+            named.increment.leftCents -= reversed;
+          }
           available += reversed;
           reserved -= reversed;
           if (reversed === held) {
@@ -526,6 +545,21 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             purchaseOf(target).declined.push({ request: result.iso.request, stoodIn: false });
             // A reversal naming it at once: nothing to undo.
             if (current.thenReverse !== null) await reverseNaming({ parentId: target, request: result.iso.request, undoes: false }, current.thenReverse);
+          } else if (current.kind === 'approveIncrement') {
+            const target = pickOf([...open.keys()], current.pick);
+            if (target === undefined) return;
+            const held = open.get(target) ?? 0;
+            const purchase = purchaseOf(target);
+            const result = remembered(await onParent(t, target, 'increments', { amount: current.amountCents / 100 }));
+            const approved = current.amountCents <= available;
+            expect(result.responseCode).toBe(approved ? '00' : '51');
+            if (!approved) return;
+            available -= current.amountCents;
+            reserved += current.amountCents;
+            open.set(target, held + current.amountCents);
+            const increment = { request: result.iso.request, leftCents: current.amountCents };
+            purchase.increments.push(increment);
+            if (current.thenReverse !== null) await reverseNaming({ parentId: target, request: increment.request, undoes: true, increment }, current.thenReverse);
           } else if (current.kind === 'standIn') {
             // An 0120 naming the declined increment by DE90: the hold is set to the advised amount (what AVAILABLE can still reserve, above it).
             const declined = [...purchases].flatMap(([parentId, purchase]) => purchase.declined.filter((entry) => !entry.stoodIn).map((entry) => ({ parentId, entry })));
@@ -560,10 +594,14 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             // The network reverses what it stood in for, at once (naming the increment it approved).
             if (current.thenReverse !== null) await reverseNaming({ parentId, request: entry.request, undoes: true }, current.thenReverse);
           } else if (current.kind === 'reverseNamed') {
-            // One of the messages of the open lifecycles: their first 0100s and their declined increments.
+            // One of the messages of the open lifecycles: their first 0100s, their approved increments and their declined increments.
             const candidates = [...open.keys()].flatMap((parentId) => {
               const purchase = purchaseOf(parentId);
-              return [{ parentId, request: purchase.first, undoes: true }, ...purchase.declined.map((entry) => ({ parentId, request: entry.request, undoes: entry.stoodIn }))];
+              return [
+                { parentId, request: purchase.first, undoes: true },
+                ...purchase.increments.map((increment) => ({ parentId, request: increment.request, undoes: true, increment })),
+                ...purchase.declined.map((entry) => ({ parentId, request: entry.request, undoes: entry.stoodIn })),
+              ];
             });
             const named = pickOf(candidates, current.named);
             if (named === undefined) return;
@@ -634,6 +672,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
               lastRefund: undefined,
               first: result.iso.request,
               declined: approved ? [] : [{ request: result.iso.request, stoodIn: false }],
+              increments: [],
               clearings: approved ? [{ request: result.iso.request, posting: { leftCents: current.amountCents } }] : [],
               firstDeclined: !approved,
             });
@@ -732,7 +771,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
               available -= current.amountCents;
               reserved += current.amountCents;
               open.set(result.parentCardTransactionId, current.amountCents);
-              purchases.set(result.parentCardTransactionId, { postedCents: 0, lastRefund: undefined, first: result.iso.request, declined: [], clearings: [], firstDeclined: false });
+              purchases.set(result.parentCardTransactionId, { postedCents: 0, lastRefund: undefined, first: result.iso.request, declined: [], increments: [], clearings: [], firstDeclined: false });
             } else {
               expect(result.responseCode).toBe('51');
               // A FAILED lifecycle: the network's stand-in may still approve its 0100 (standIn).
@@ -741,6 +780,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
                 lastRefund: undefined,
                 first: result.iso.request,
                 declined: [{ request: result.iso.request, stoodIn: false }],
+                increments: [],
                 clearings: [],
                 firstDeclined: true,
               });
@@ -809,6 +849,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
                 available -= current.amountCents;
                 reserved += current.amountCents;
                 open.set(target, held + current.amountCents);
+                purchase.increments.push({ request: result.iso.request, leftCents: current.amountCents });
               }
             } else if (current.kind === 'advice') {
               const change = current.amountCents > held ? Math.min(current.amountCents - held, Math.max(available, 0)) : current.amountCents - held;
@@ -861,8 +902,10 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
 const modelOptions: fc.Parameters<[number, Step[]]> = {
   numRuns: 60,
   seed: Number(process.env.FC_SEED ?? Date.now() % 2_147_483_647),
+  // The counterexample at once, without the run that found it and its shrinking: FC_SEED with the path of its report.
+  ...(process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH, endOnFailure: true }),
   reporter: (details) => {
-    if (details.failed) throw new Error(`model test failed; replay with FC_SEED=${details.seed}: ${fc.defaultReportMessage(details) ?? ''}\n${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`);
+    if (details.failed) throw new Error(`model test failed; replay with FC_SEED=${details.seed} (the counterexample alone: FC_PATH=${details.counterexamplePath ?? ''}): ${fc.defaultReportMessage(details) ?? ''}\n${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`);
   },
 };
 
@@ -872,7 +915,7 @@ const networkMix: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constantFrom('increment' as const, 'advice' as const, 'complete' as const, 'reverse' as const, 'refund' as const), pick: fc.nat(), amountCents }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('expire' as const), pick: fc.nat() }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('financialRefund' as const), amountCents }), weight: 1 },
-  ...networkSteps({ declineIncrement: 3, standIn: 3, reverseNamed: 3, resend: 3, clear: 2, reverseClearing: 3, purchase0200: 3, standInPost: 4, reverseWhole: 2 }),
+  ...networkSteps({ declineIncrement: 3, approveIncrement: 2, standIn: 3, reverseNamed: 3, resend: 3, clear: 2, reverseClearing: 3, purchase0200: 3, standInPost: 4, reverseWhole: 2 }),
 );
 
 describe('model', () => {

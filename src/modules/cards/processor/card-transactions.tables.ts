@@ -137,7 +137,7 @@ export interface CardTransactionsTable {
   trace_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 0038: the record a repeat (0101, 0201, …) repeats; NULL for every other record. */
   repeat_of: string | null;
-  /** Migration 0044: the posting a reversal credited back (a 0200 or 0220 of its lifecycle); NULL for every other record. */
+  /** Migration 0044: the posting a reversal credited back (a 0200 or 0220 of its lifecycle), or the increment (an 0100) whose hold it released; NULL for every other record. */
   reverses_id: string | null;
 }
 

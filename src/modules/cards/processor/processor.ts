@@ -1360,7 +1360,7 @@ function reversedPart(info: Pick<MessageInfo, 'replacement'>, total: bigint): bi
  * A reversal that matches no lifecycle is recorded as an orphan: acknowledged, no money.
  */
 async function reverse(run: Run): Promise<CardMessageOutcome> {
-  const { context, info, tx } = run;
+  const { context, info } = run;
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
   const named = existing ? await messageNamed(run, existing) : undefined;
@@ -1371,28 +1371,18 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
   if (existing && named?.kind === 'POSTING') return reversePosting(run, existing, childId, named.postingId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
+  if (existing && named?.kind === 'INCREMENT') {
+    // Only what that increment added, and what of it no reversal released yet: the rest of the hold stays.
+    if (!hasOpenHold(existing)) return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
+    const held = toBigInt(existing.held_minor);
+    return releaseHeld(run, existing, childId, reversedPart(info, named.remainingMinor < held ? named.remainingMinor : held), named.incrementId);
+  }
   // One that reverses a refund it does not name leaves the purchase's hold alone (it released the
   // hold until 2026-12-02; found by an audit).
-  if (hasOpenHold(existing) && !reversesUnnamedRefund(info)) {
-    const funding = fundingOf(run);
-    const held = toBigInt(existing.held_minor);
-    const released = reversedPart(info, held);
-    const history = historyOf(run.context, existing.id, childId, funding.historyTypes.hold);
-    if (released === 0n) {
-      return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: 0n, heldMinor: held });
-    }
-    if (released < held) {
-      await funding.releaseHold(tx, existing.hold_id, released, history, false, run.write);
-      const updated = updateSwipe(run, existing, { heldMinor: held - released });
-      return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: released, heldMinor: held - released });
-    }
-    await funding.releaseHold(tx, existing.hold_id, undefined, history, false, run.write);
-    const posted = toBigInt(existing.posted_minor);
-    const updated = updateSwipe(run, existing, { status: closedStatus(posted), heldMinor: 0n, expiresAt: null });
-    await cancelExpiry(run, updated);
-    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: held, heldMinor: 0n });
-  }
-  if (existing && info.original === null && toBigInt(existing.refund_authorized_minor) > 0n) return reverseRefundAuthorization(run, existing, childId);
+  if (hasOpenHold(existing) && !reversesUnnamedRefund(info)) return releaseHeld(run, existing, childId, reversedPart(info, toBigInt(existing.held_minor)));
+  // Without DE90, a refund authorization is reversed by a reversal of processing code 20 only (one
+  // of another code reverses a purchase: until 2026-12-03 it withdrew the announced refund; found by an audit).
+  if (existing && reversesUnnamedRefund(info) && toBigInt(existing.refund_authorized_minor) > 0n) return reverseRefundAuthorization(run, existing, childId);
   if (existing && waitsForNothing(existing) && (info.replacement?.actualTransactionMinor ?? 0n) === 0n) {
     // Open with nothing held (an advice that could reserve nothing): a full reversal closes it, as
     // it would have closed its hold. Until 2026-12-02 it stayed PENDING, and its expiry later
@@ -1400,18 +1390,46 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     const updated = await closeWaiting(run, existing);
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
   }
+  // Nothing to undo: recorded, no money, as the debit (processing code 20: a refund's reversal) or
+  // credit (any other) it would have been (until 2026-12-03 always a credit; found by an audit).
+  const operation = transactionTypeOf(info) === '20' ? 'DEBIT' : 'CREDIT';
   if (existing) {
     // Nothing left to undo (an authorization completed, reversed or expired already; a refund reversed already): recorded, no money.
-    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
+    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation, status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
   }
   const swipe = insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
-  return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n, orphan: true });
+  return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation, status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n, orphan: true });
+}
+
+/**
+ * Releases `released` of the lifecycle's open hold: nothing (recorded, the hold as it was), a part
+ * (the hold still open), or all of it (the lifecycle closes: CANCELLED, or COMPLETED when
+ * something is posted). `reversesId`: the increment the reversal named, when it named one.
+ */
+async function releaseHeld(run: Run, existing: CardSwipeRow & { hold_id: string }, childId: string, released: bigint, reversesId?: string): Promise<CardMessageOutcome> {
+  const funding = fundingOf(run);
+  const held = toBigInt(existing.held_minor);
+  const history = historyOf(run.context, existing.id, childId, funding.historyTypes.hold);
+  const named = reversesId === undefined ? {} : { reversesId };
+  if (released === 0n) {
+    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: 0n, heldMinor: held, ...named });
+  }
+  if (released < held) {
+    await funding.releaseHold(run.tx, existing.hold_id, released, history, false, run.write);
+    const updated = updateSwipe(run, existing, { heldMinor: held - released });
+    return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: released, heldMinor: held - released, ...named });
+  }
+  await funding.releaseHold(run.tx, existing.hold_id, undefined, history, false, run.write);
+  const updated = updateSwipe(run, existing, { status: closedStatus(toBigInt(existing.posted_minor)), heldMinor: 0n, expiresAt: null });
+  await cancelExpiry(run, updated);
+  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: held, heldMinor: 0n, ...named });
 }
 
 type NamedMessage =
   | { kind: 'REFUND'; remainingMinor: bigint }
   | { kind: 'POSTING'; postingId: string; remainingMinor: bigint }
   | { kind: 'REFUND_AUTHORIZATION' }
+  | { kind: 'INCREMENT'; incrementId: string; remainingMinor: bigint }
   | { kind: 'DECLINED' };
 
 /**
@@ -1466,6 +1484,10 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
       .where('mti', 'in', mtis)
       .where('expired_at', 'is', null)
       .where('repeat_of', 'is', null)
+      // Two records under the same identifiers (an acquirer that reused a STAN within a second): the
+      // one of the kind the reversal's processing code says it reverses (20: a refund), then one not
+      // declined, then the newest.
+      .orderBy(sql`(type = 'REFUND') <> ${transactionTypeOf(info) === '20'}`)
       .orderBy(sql`status = 'FAILED'`)
       .orderBy('id', 'desc')
       .limit(1)
@@ -1475,6 +1497,12 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // it by DE90 or sent under its identifiers): nothing to undo. Otherwise what the lifecycle
     // holds or posted is undone as usual (both found by audits, 2026-12-02).
     if (record?.status === 'FAILED' && !isFirstOf(swipe, record) && (await advicesApproving(tx, context.clientId, swipe, record)).length === 0) return { kind: 'DECLINED' };
+    // An increment approved (an 0100 that added its amount to the open hold): that increment only.
+    // Until 2026-12-03 the whole hold (found by an audit). An 0120 named is not one: an advice sets
+    // the hold to its amount, and its reversal undoes the hold as a reversal of the lifecycle does.
+    if (named === '0100' && !namesFirst && record?.type === 'PRE_AUTHORIZATION' && record.status !== 'FAILED') {
+      return { kind: 'INCREMENT', incrementId: record.id, remainingMinor: await leftToReverse(tx, context.clientId, swipe, record) };
+    }
     // An authorization (0100, 0120) is a refund's only when a refund authorization is still announced.
     if (authorization && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
     if (record !== undefined && !authorization && (record.type === 'PURCHASE' || record.type === 'PRE_AUTH_COMPLETION')) {
@@ -1517,7 +1545,7 @@ type NamedRecord = RecordIdentifiers & { id: string; type: string; status: strin
 async function postingNamed(run: Run, swipe: CardSwipeRow, named: NamedRecord): Promise<NamedMessage | undefined> {
   const posting = await postingOf(run.tx, run.context.clientId, swipe, named);
   if (posting === undefined) return undefined;
-  return { kind: 'POSTING', postingId: posting.id, remainingMinor: await postingLeft(run.tx, run.context.clientId, swipe, posting) };
+  return { kind: 'POSTING', postingId: posting.id, remainingMinor: await leftToReverse(run.tx, run.context.clientId, swipe, posting) };
 }
 
 /** The posting behind `named` (postingNamed): itself, the stand-in's first 0220 of a declined 0200, or none. */
@@ -1527,14 +1555,17 @@ async function postingOf(tx: Tx, clientId: string, swipe: CardSwipeRow, named: N
   return (await advicesApproving(tx, clientId, swipe, named)).find((advice) => advice.type === 'PRE_AUTH_COMPLETION' && advice.status === 'COMPLETED');
 }
 
-/** What of a posting no reversal has credited back yet: its amount less the reversals that record it (migration 0044). */
-async function postingLeft(tx: Tx, clientId: string, swipe: CardSwipeRow, posting: { id: string; amount_minor: string }): Promise<bigint> {
+/**
+ * What of a posting no reversal has credited back yet, or of an increment no reversal has released
+ * yet: its amount less the reversals that record it (reverses_id, migration 0044).
+ */
+async function leftToReverse(tx: Tx, clientId: string, swipe: CardSwipeRow, message: { id: string; amount_minor: string }): Promise<bigint> {
   const taken = await recordsOfLifecycle(tx, clientId, swipe)
     .select(sql<string>`coalesce(sum(amount_minor), 0)`.as('sum'))
-    .where('reverses_id', '=', posting.id)
+    .where('reverses_id', '=', message.id)
     .where('repeat_of', 'is', null)
     .executeTakeFirstOrThrow();
-  const left = toBigInt(posting.amount_minor) - toBigInt(taken.sum);
+  const left = toBigInt(message.amount_minor) - toBigInt(taken.sum);
   return left > 0n ? left : 0n;
 }
 
@@ -1550,7 +1581,7 @@ export async function firstPostingLeft(tx: Tx, clientId: string, swipe: CardSwip
     .limit(1)
     .executeTakeFirst();
   const posting = first === undefined ? undefined : await postingOf(tx, clientId, swipe, first);
-  return posting === undefined ? undefined : postingLeft(tx, clientId, swipe, posting);
+  return posting === undefined ? undefined : leftToReverse(tx, clientId, swipe, posting);
 }
 
 /** The advices of the lifecycle (0120, 0220: the network decided) that approved the declined record, oldest first: those naming it by DE90, or sent under its identifiers (repeats left out). */
