@@ -3,15 +3,17 @@ import { appendFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../test/harness.js';
-import { balanceOf, expectLedgerClean } from '../../../test/bank/fixtures.js';
-import { authorize, onParent } from '../../../test/cards/card-network.js';
+import { balanceOf, expectLedgerClean, linkedWallet } from '../../../test/bank/fixtures.js';
+import { authorize, onParent, send } from '../../../test/cards/card-network.js';
 import { creditCard, lineOf, ltvEventsOf, openLine, setPrice, type OpenLine } from '../../../test/credit/fixtures.js';
 import { systemAccountBalance } from '../ledger/index.js';
 
 /**
  * A model-based test of credit lines (contract §12.10 as implemented): random sequences of price
- * moves, card purchases (completed at once, or left open as holds and completed later), repayments,
- * interest days, collateral locks and releases run against the real app over HTTP; a small model
+ * moves, card purchases (completed at once, or left open as holds and completed later), refunds
+ * (beyond the principal too: the excess is paid into the collateral wallet) and their reversals,
+ * USD moved out of the collateral wallet, repayments, interest days, collateral locks and releases
+ * run against the real app over HTTP; a small model
  * with its own exact arithmetic (bigint, nothing imported from ltv.ts) predicts every LTV event
  * (type, order, LTV and threshold, and what a liquidation sold and repaid) and the line's figures,
  * and both are compared after every step. Each run uses a fresh client (its own prices, clock and
@@ -86,6 +88,10 @@ interface Model {
   limit: bigint;
   walletUsd: bigint;
   walletBtc: bigint;
+  /** What refunds paid into the collateral wallet beyond the principal and no refund reversal took back yet. */
+  excessPaidOut: bigint;
+  /** Refunds credited (0200, processing code 20), oldest first: their lifecycle, and what of each no reversal took back yet. */
+  refunds: { parentId: string; leftCents: bigint }[];
   /** Open card authorizations: parent id → cents held. */
   holds: Map<string, bigint>;
   approvedToday: bigint;
@@ -204,6 +210,9 @@ type Step =
   | { kind: 'hold'; cents: number }
   | { kind: 'completeHold'; pick: number; completion: Completion }
   | { kind: 'repay'; percent: number; over: boolean }
+  | { kind: 'refund'; cents: number }
+  | { kind: 'reverseRefund'; pick: number; percent: number }
+  | { kind: 'moveOut'; percent: number }
   | { kind: 'day' }
   | { kind: 'lock'; satoshi: number }
   | { kind: 'release'; percent: number };
@@ -216,6 +225,9 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('hold' as const), cents: purchaseCents }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('completeHold' as const), pick: fc.nat(), completion }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('repay' as const), percent: fc.integer({ min: 1, max: 100 }), over: fc.integer({ min: 0, max: 7 }).map((n) => n === 0) }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('refund' as const), cents: purchaseCents }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('reverseRefund' as const), pick: fc.nat(), percent: fc.integer({ min: 1, max: 100 }) }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('moveOut' as const), percent: fc.integer({ min: 1, max: 100 }) }), weight: 1 },
   { arbitrary: fc.constant({ kind: 'day' as const }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('lock' as const), satoshi: fc.integer({ min: 1, max: 30_000_000 }) }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('release' as const), percent: fc.integer({ min: 1, max: 100 }) }), weight: 1 },
@@ -225,6 +237,8 @@ interface Real {
   client: TestClient;
   line: OpenLine;
   cardId: string;
+  /** Another wallet of the client, where `moveOut` sends USD. */
+  elsewhere: string;
   /** LTV events of the line read so far, and the LTV_LIQUIDATED ones among them the model has not used yet. */
   seen: number;
   liquidations: any[];
@@ -352,6 +366,50 @@ async function applyStep(m: Model, real: Real, current: Step, takenBy: (least: b
       recompute(m, takenBy);
       return;
     }
+    case 'refund': {
+      // A refund credited at once (0200, processing code 20): it repays principal; the excess goes to the collateral wallet.
+      const cents = BigInt(current.cents);
+      const result = await send(t, `/v1/sandbox/cards/${real.cardId}/financial`, { amount: major(cents), processingCode: '200000' }, real.client);
+      await observe(real);
+      expect(result.record).toMatchObject({ type: 'REFUND', status: 'COMPLETED' });
+      const repaid = cents < m.principal ? cents : m.principal;
+      count(repaid < cents ? 'refund beyond the principal' : 'refund');
+      m.principal -= repaid;
+      m.walletUsd += cents - repaid;
+      m.excessPaidOut += cents - repaid;
+      m.refunds.push({ parentId: result.parentCardTransactionId, leftCents: cents });
+      recompute(m, takenBy);
+      return;
+    }
+    case 'reverseRefund': {
+      // The sandbox reversal of a refund's lifecycle: what is left of it, or the amount given when less. It takes back
+      // from the collateral wallet first what refunds paid into it (as far as the wallet has it), and lends the rest.
+      const refund = m.refunds[current.pick % Math.max(m.refunds.length, 1)];
+      if (refund === undefined) return;
+      const asked = current.percent === 100 ? undefined : (refund.leftCents * BigInt(current.percent) + 99n) / 100n;
+      const result = await onParent(t, refund.parentId, 'reversals', asked === undefined || asked === 0n ? {} : { amount: major(asked) }, real.client);
+      await observe(real);
+      const taken = asked === undefined || asked === 0n || asked > refund.leftCents ? refund.leftCents : asked;
+      expect(result.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: major(taken) });
+      if (taken === 0n) return;
+      const settled = taken < m.excessPaidOut ? taken : m.excessPaidOut;
+      const fromWallet = settled < m.walletUsd ? settled : m.walletUsd;
+      count(fromWallet === taken ? 'refund reversed from the wallet' : fromWallet > 0n ? 'refund reversed from the wallet and lent' : 'refund reversed and lent');
+      refund.leftCents -= taken;
+      m.excessPaidOut -= settled;
+      m.walletUsd -= fromWallet;
+      m.principal += taken - fromWallet;
+      recompute(m, takenBy);
+      return;
+    }
+    case 'moveOut': {
+      const amount = (m.walletUsd * BigInt(current.percent)) / 100n;
+      if (amount === 0n) return;
+      const response = await call(real, 'POST', '/v1/internal-transfer', { sourceWalletId: line.wallet.walletId, destinationWalletId: real.elsewhere, amount: usd(amount), asset: 'USD' });
+      expect(response.status, JSON.stringify(response.body)).toBe(201);
+      m.walletUsd -= amount;
+      return;
+    }
     case 'day': {
       // Holds expire after 7 days; the model keeps within 6 so that none does.
       if (m.day >= 6) return;
@@ -456,7 +514,7 @@ function describeStep(s: Step): string {
 }
 
 describe('model', () => {
-  it('random sequences of prices, purchases, holds, repayments, interest days, locks and releases agree with the model after every step', async () => {
+  it('random sequences of prices, purchases, holds, refunds and their reversals, USD moved out, repayments, interest days, locks and releases agree with the model after every step', async () => {
     const seed = Number(process.env.FC_SEED ?? Date.now() % 2_147_483_647);
     const aprs = ['0', '0.2000', '1'];
     await fc.assert(
@@ -471,7 +529,8 @@ describe('model', () => {
           // 0.25 BTC locked: at 40,000 USD and up it covers a 5,000 USD limit at the opening LTV.
           const line = await openLine(t, { client, collateral: 100_000_000n, usd: 5_000_000n, creditLimit: '5000.00', apr, lock: '0.25000000' });
           const cardId = await creditCard(t, line, client);
-          const real: Real = { client, line, cardId, seen: 0, liquidations: [] };
+          const elsewhere = (await linkedWallet(t, client)).walletId;
+          const real: Real = { client, line, cardId, elsewhere, seen: 0, liquidations: [] };
           const m: Model = {
             principal: 0n,
             interest: 0n,
@@ -486,6 +545,8 @@ describe('model', () => {
             limit: 500_000n,
             walletUsd: 5_000_000n,
             walletBtc: 75_000_000n,
+            excessPaidOut: 0n,
+            refunds: [],
             holds: new Map(),
             approvedToday: 0n,
             day: 0,
@@ -530,7 +591,7 @@ describe('liquidation sells the least collateral', () => {
     // x = 83,333,368 is the first x for which that is at most half the collateral value (83,333,367 leaves 0.50000003).
     const model: Model = {
       principal: 900_000n, interest: 0n, carry: 0n, holdsTotal: 0n, collateral: 100_000_000n, price: 1_000_000n, mask: 0, status: 'ACTIVE', residual: false,
-      aprE4: 0n, limit: 1_500_000n, walletUsd: 0n, walletBtc: 0n, holds: new Map(), approvedToday: 0n, day: 0, events: [],
+      aprE4: 0n, limit: 1_500_000n, walletUsd: 0n, walletBtc: 0n, excessPaidOut: 0n, refunds: [], holds: new Map(), approvedToday: 0n, day: 0, events: [],
     };
     expect(leastTaken(model)).toBe(83_333_368n);
     expect(saleEnough(model, saleOf(model, 83_333_367n))).toBe(false);
