@@ -4374,6 +4374,8 @@ export interface components {
             orphan: boolean;
             /** @description a repeat (0101, 0201, …) of a message already answered: the record it repeats, whose answer it got again (nothing moved, nobody asked again); null otherwise */
             repeatOfCardTransactionId: string | null;
+            /** @description a reversal (REVERSAL_ADVICE) that credited a posting back or released an increment: the record of that posting (a 0200 purchase, a 0220 completion or force post) or increment (an 0100); null otherwise (a reversal of a hold or of a refund, every other record) */
+            reversesCardTransactionId: string | null;
             /** @description COOP_AUTH decision requests (0100/0200 of a cooperative card that passed the system checks): what the client answered or why the stand-in decided; null otherwise */
             coopAuth: components["schemas"]["CardCoopAuthDecision"] | null;
             /** @description the trace of the request (or the background run, such as a hold expiry) that wrote this record: GET /v1/traces/{traceId}; null for records written before it was kept */

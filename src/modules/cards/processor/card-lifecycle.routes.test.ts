@@ -1456,7 +1456,10 @@ describe('what a reversal names: an increment, a processing code (found by audit
         ...(keptMinor === undefined ? {} : { '95': formatReplacementAmounts({ actualTransactionMinor: keptMinor }) }),
       });
     // 10.00 of the 30.00 kept: 20.00 released, the authorization's 100.00 untouched.
-    expect(await reversal('000901', 1000n)).toMatchObject({ code: '00', record: { parentCardTransactionId: parentId, type: 'REVERSAL_ADVICE', status: 'PENDING', amount: 20, heldAmount: 110 } });
+    expect(await reversal('000901', 1000n)).toMatchObject({
+      code: '00',
+      record: { parentCardTransactionId: parentId, type: 'REVERSAL_ADVICE', status: 'PENDING', amount: 20, heldAmount: 110, reversesCardTransactionId: increment.record.id },
+    });
     // The rest of it: 10.00. Then nothing is left of the increment to release.
     expect((await reversal('000902')).record).toMatchObject({ status: 'PENDING', amount: 10, heldAmount: 100 });
     expect((await reversal('000903')).record).toMatchObject({ status: 'PENDING', amount: 0, heldAmount: 100 });
@@ -1474,15 +1477,16 @@ describe('what a reversal names: an increment, a processing code (found by audit
     expect((await atMessageLevel(await messageOf(card.cardId, { '0': '0100', '4': '000000005000', '11': '000911', '37': '600000000911', '63': ref }))).code).toBe('00');
     const completion = await messageOf(card.cardId, { '0': '0220', '4': '000000005000', '11': '000912', '37': '600000000912', '63': ref });
     const refund = { ...completion, '3': '200000', '4': '000000002000', '37': '700000000912' };
-    expect((await atMessageLevel(completion)).record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', amount: 50 });
+    const completed = (await atMessageLevel(completion)).record;
+    expect(completed).toMatchObject({ type: 'PRE_AUTH_COMPLETION', amount: 50 });
     expect((await atMessageLevel(refund)).record).toMatchObject({ type: 'REFUND', amount: 20 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '470.00', RESERVED: '0.00' });
     const named = await de90Of(completion);
-    // Processing code 00: the completion, credited back (the newest record under those identifiers is the refund).
-    expect((await atMessageLevel({ ...completion, '0': '0420', '11': '000913', '90': named })).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 50 });
+    // Processing code 00: the completion, credited back (the newest record under those identifiers is the refund); the record names it.
+    expect((await atMessageLevel({ ...completion, '0': '0420', '11': '000913', '90': named })).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 50, reversesCardTransactionId: completed.id });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '520.00' });
-    // Processing code 20: the refund, taken back.
-    expect((await atMessageLevel({ ...refund, '0': '0420', '11': '000914', '90': named })).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 20 });
+    // Processing code 20: the refund, taken back (a refund's reversal names no posting).
+    expect((await atMessageLevel({ ...refund, '0': '0420', '11': '000914', '90': named })).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 20, reversesCardTransactionId: null });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });

@@ -125,6 +125,10 @@ export const CardTransactionSchema = Type.Object(
       description:
         'a repeat (0101, 0201, …) of a message already answered: the record it repeats, whose answer it got again (nothing moved, nobody asked again); null otherwise',
     }),
+    reversesCardTransactionId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+      description:
+        'a reversal (REVERSAL_ADVICE) that credited a posting back or released an increment: the record of that posting (a 0200 purchase, a 0220 completion or force post) or increment (an 0100); null otherwise (a reversal of a hold or of a refund, every other record)',
+    }),
     coopAuth: Type.Union([CoopAuthDecisionSchema, Type.Null()], {
       description: 'COOP_AUTH decision requests (0100/0200 of a cooperative card that passed the system checks): what the client answered or why the stand-in decided; null otherwise',
     }),
@@ -201,6 +205,7 @@ export function cardTransactionView(row: CardTransactionRow): CardTransactionVie
     forcePost: row.force_post,
     orphan: row.orphan,
     repeatOfCardTransactionId: row.repeat_of,
+    reversesCardTransactionId: row.reverses_id,
     coopAuth:
       row.coop_decision === null
         ? null
