@@ -1471,6 +1471,45 @@ describe('what a reversal names: an increment, a processing code (found by audit
     await expectLedgerClean(t);
   });
 
+  it('an increment named after its hold closed (completed, then an advice held again), or never received, releases nothing; DE95 of an increment is taken before the hold caps it', async () => {
+    const { formatReplacementAmounts } = await import('../network/index.js');
+    const card = await fundedCard(t, '500.00');
+    const pan = await panOf(t, card.cardId);
+    const messageOfStep = (step: any) => ({ '0': step.iso.request.mti, ...step.iso.request.fields, '2': pan });
+    const reverse = async (named: Record<string, string>, stan: string, keptMinor?: bigint) =>
+      atMessageLevel({ ...named, '0': '0420', '11': stan, '90': await de90Of(named), ...(keptMinor === undefined ? {} : { '95': formatReplacementAmounts({ actualTransactionMinor: keptMinor }) }) });
+
+    // An increment that timed out before it reached us: its reversal names an 0100 the lifecycle does not have.
+    const first = await authorize(t, card.cardId, { amount: 50 });
+    await onParent(t, first.parentCardTransactionId, 'increments', { amount: 30 });
+    const unknown = await reverse({ ...messageOfStep(first), '11': '000977', '4': '000000003000' }, '000978');
+    expect(unknown.record).toMatchObject({ parentCardTransactionId: first.parentCardTransactionId, type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 0, operation: 'CREDIT' });
+    expect(await lifecycle(t, first.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 80 });
+
+    // Completed (the increment captured), then an advice holds 40.00 again: the old increment has nothing left to release.
+    const second = await authorize(t, card.cardId, { amount: 50 });
+    const captured = await onParent(t, second.parentCardTransactionId, 'increments', { amount: 30 });
+    await onParent(t, second.parentCardTransactionId, 'completions', { amount: 80 });
+    await onParent(t, second.parentCardTransactionId, 'advices', { amount: 40 });
+    expect((await reverse(messageOfStep(captured), '000979')).record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
+    expect(await lifecycle(t, second.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 40 });
+
+    // An advice lowered the hold to 10.00: DE95 keeping 10.00 of the 30.00 increment reverses 20.00 of it, of which 10.00 is held.
+    const third = await authorize(t, card.cardId, { amount: 50 });
+    const lowered = await onParent(t, third.parentCardTransactionId, 'increments', { amount: 30 });
+    await onParent(t, third.parentCardTransactionId, 'advices', { amount: 10 });
+    expect((await reverse(messageOfStep(lowered), '000980', 1000n)).record).toMatchObject({ type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 10, heldAmount: 0 });
+    expect((await lifecycle(t, third.parentCardTransactionId)).status).toBe('CANCELLED');
+
+    // Processing code 20 naming only a declined increment: nothing undone, recorded as the debit it would have been.
+    const declined = await onParent(t, first.parentCardTransactionId, 'increments', { amount: 990.05 });
+    expect(declined.responseCode).toBe('05');
+    expect((await reverse({ ...messageOfStep(declined), '3': '200000' }, '000981')).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 0 });
+    expect(await lifecycle(t, first.parentCardTransactionId)).toMatchObject({ status: 'PENDING', heldAmount: 80 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '300.00', RESERVED: '120.00' });
+    await expectLedgerClean(t);
+  });
+
   it('two records under one STAN, DE7 and acquirer (a STAN reused within a second): the reversal\'s processing code says which it reverses', async () => {
     const card = await fundedCard(t, '500.00');
     const ref = reference('SAMESTANTWICE001');

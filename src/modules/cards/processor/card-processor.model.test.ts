@@ -502,10 +502,11 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
           const target = named.parentId;
           const held = open.get(target) ?? 0;
           const purchase = purchaseOf(target);
-          // An approved increment named: only what of it no reversal released yet (within what is held).
-          const base = named.increment === undefined ? held : Math.min(named.increment.leftCents, held);
-          const asked = how.part === null ? base : askedOf(how.part, base);
-          const record = await sendReversal(named.request, { byRef: how.byRef, named: true, asked, total: base });
+          // An approved increment named: what of it no reversal released yet, all or all but DE95's
+          // actual amount (the increment's), then never more than is held.
+          const total = named.increment === undefined ? held : named.increment.leftCents;
+          const asked = how.part === null ? total : askedOf(how.part, total);
+          const record = await sendReversal(named.request, { byRef: how.byRef, named: true, asked, total });
           // A declined message the stand-in approved (an increment, or the lifecycle's first message), the first 0100, an approved increment, a declined increment.
           if (named.undoes && purchase.declined.some((entry) => entry.request === named.request)) exercised.reversedStoodIn++;
           else if (named.request === purchase.first) exercised.reversedFirst++;
@@ -516,12 +517,12 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 0, parentCardTransactionId: target });
             return;
           }
-          const reversed = Math.min(asked, base);
+          const reversed = Math.min(asked, total, held);
           expect(record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: reversed / 100, parentCardTransactionId: target });
           if (named.increment !== undefined) {
-            // Nothing left of it: recorded, the hold as it was.
+            // Nothing left of it: recorded, the hold as it was. What was asked of it is gone from it, held or not.
+            named.increment.leftCents -= Math.min(asked, total);
             if (reversed === 0) return;
-            named.increment.leftCents -= reversed;
           }
           available += reversed;
           reserved -= reversed;
@@ -589,6 +590,8 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             available -= change;
             reserved += change;
             if (held !== undefined || change > 0) open.set(parentId, (held ?? 0) + change);
+            // A hold placed again: the increments of the earlier one have nothing left to release.
+            if (held === undefined && change > 0) for (const increment of purchaseOf(parentId).increments) increment.leftCents = 0;
             if (open.has(parentId)) waiting.delete(parentId);
             else waiting.add(parentId);
             // The network reverses what it stood in for, at once (naming the increment it approved).
@@ -813,6 +816,8 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
                 available -= reservable;
                 reserved += reservable;
                 if (reservable > 0) open.set(result.parentCardTransactionId, reservable);
+                // A hold placed again: the increments of the earlier one have nothing left to release.
+                if (reservable > 0) for (const increment of purchase.increments) increment.leftCents = 0;
                 if (reservable > 0) waiting.delete(target);
                 else waiting.add(target);
               }

@@ -1364,9 +1364,9 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   const existing = await correlate(run, { byRrn: true });
   const childId = idAt(context.now);
   const named = existing ? await messageNamed(run, existing) : undefined;
-  if (existing && named?.kind === 'DECLINED') {
-    // DE90 names a message that was declined: nothing to undo; the lifecycle stays as it was.
-    return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
+  if (existing && named?.kind === 'NOTHING') {
+    // DE90 names a message that was declined, or none the lifecycle has: nothing to undo; the lifecycle stays as it was.
+    return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: operationOfNothing(info), status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
   }
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
   if (existing && named?.kind === 'POSTING') return reversePosting(run, existing, childId, named.postingId, named.remainingMinor);
@@ -1375,7 +1375,8 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     // Only what that increment added, and what of it no reversal released yet: the rest of the hold stays.
     if (!hasOpenHold(existing)) return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
     const held = toBigInt(existing.held_minor);
-    return releaseHeld(run, existing, childId, reversedPart(info, named.remainingMinor < held ? named.remainingMinor : held), named.incrementId);
+    const released = reversedPart(info, named.remainingMinor);
+    return releaseHeld(run, existing, childId, released < held ? released : held, named.incrementId);
   }
   // One that reverses a refund it does not name leaves the purchase's hold alone (it released the
   // hold until 2026-12-02; found by an audit).
@@ -1390,15 +1391,24 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     const updated = await closeWaiting(run, existing);
     return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
   }
-  // Nothing to undo: recorded, no money, as the debit (processing code 20: a refund's reversal) or
-  // credit (any other) it would have been (until 2026-12-03 always a credit; found by an audit).
-  const operation = transactionTypeOf(info) === '20' ? 'DEBIT' : 'CREDIT';
+  const operation = operationOfNothing(info);
   if (existing) {
     // Nothing left to undo (an authorization completed, reversed or expired already; a refund reversed already): recorded, no money.
     return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation, status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
   }
   const swipe = insertSwipe(run, idAt(context.now), { status: 'CANCELLED', heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'REVERSAL_ADVICE', operation, status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n, orphan: true });
+}
+
+/**
+ * The operation of a reversal's record when it names nothing that could move money (a declined
+ * message, a message the lifecycle does not have, or no lifecycle): the debit (processing code 20:
+ * a refund's reversal) or credit (any other) it would have been. One that names a posting, a hold
+ * or an increment is a CREDIT, one that names a refund a DEBIT, whatever it moves. Until 2026-12-03
+ * always a credit (found by an audit).
+ */
+function operationOfNothing(info: MessageInfo): 'DEBIT' | 'CREDIT' {
+  return transactionTypeOf(info) === '20' ? 'DEBIT' : 'CREDIT';
 }
 
 /**
@@ -1430,7 +1440,7 @@ type NamedMessage =
   | { kind: 'POSTING'; postingId: string; remainingMinor: bigint }
   | { kind: 'REFUND_AUTHORIZATION' }
   | { kind: 'INCREMENT'; incrementId: string; remainingMinor: bigint }
-  | { kind: 'DECLINED' };
+  | { kind: 'NOTHING' };
 
 /**
  * What a reversal names on its lifecycle, when it is not the lifecycle's authorization: by DE90, a
@@ -1447,7 +1457,7 @@ type NamedMessage =
  * same lifecycle (a 0100 under its reference, a 0200 refund or purchase naming it), which is
  * always declined: a record not declined is taken first, then the newest, as the correlation does
  * (processor-reads.ts). A reversal naming only declined records other than the lifecycle's first
- * message (a declined increment) undoes nothing (DECLINED). Until 2026-12-02 the newest was taken: a reversal of a refund whose declined
+ * message (a declined increment) undoes nothing (NOTHING), as does one naming a message the lifecycle does not have. Until 2026-12-02 the newest was taken: a reversal of a refund whose declined
  * duplicate was the newest released the lifecycle's hold or credited its purchase back instead
  * (found by an audit).
  */
@@ -1456,7 +1466,7 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
   const ofLifecycle = () => recordsOfLifecycle(tx, context.clientId, swipe);
   const original = info.original;
   let record: NamedRecord | undefined;
-  const columns = ['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'] as const;
+  const columns = ['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id', 'ledger_hold_id'] as const;
   if (original === null) {
     // Without DE90, a lifecycle opened by a 0200 is named by its first message: a refund (while the
     // lifecycle is still a net credit), or a purchase (while nothing is held: then the hold is undone).
@@ -1496,12 +1506,17 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // duplicate), nor one an advice approved since (the network's stand-in: an 0120 or 0220 naming
     // it by DE90 or sent under its identifiers): nothing to undo. Otherwise what the lifecycle
     // holds or posted is undone as usual (both found by audits, 2026-12-02).
-    if (record?.status === 'FAILED' && !isFirstOf(swipe, record) && (await advicesApproving(tx, context.clientId, swipe, record)).length === 0) return { kind: 'DECLINED' };
+    if (record?.status === 'FAILED' && !isFirstOf(swipe, record) && (await advicesApproving(tx, context.clientId, swipe, record)).length === 0) return { kind: 'NOTHING' };
+    // A message the lifecycle does not have (an increment that timed out before it reached us, say),
+    // not its first: nothing to undo. Until 2026-12-03 the reversal undid the whole hold (found by an audit).
+    if (record === undefined && !namesFirst) return { kind: 'NOTHING' };
     // An increment approved (an 0100 that added its amount to the open hold): that increment only.
     // Until 2026-12-03 the whole hold (found by an audit). An 0120 named is not one: an advice sets
     // the hold to its amount, and its reversal undoes the hold as a reversal of the lifecycle does.
+    // One of an earlier hold (it expired or closed, and an advice holds again) has nothing left to release.
     if (named === '0100' && !namesFirst && record?.type === 'PRE_AUTHORIZATION' && record.status !== 'FAILED') {
-      return { kind: 'INCREMENT', incrementId: record.id, remainingMinor: await leftToReverse(tx, context.clientId, swipe, record) };
+      const remainingMinor = record.ledger_hold_id === swipe.hold_id ? await leftToReverse(tx, context.clientId, swipe, record) : 0n;
+      return { kind: 'INCREMENT', incrementId: record.id, remainingMinor };
     }
     // An authorization (0100, 0120) is a refund's only when a refund authorization is still announced.
     if (authorization && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
@@ -1533,7 +1548,7 @@ type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: st
 function recordsOfLifecycle(tx: Tx, clientId: string, swipe: CardSwipeRow) {
   return tx.selectFrom('card_transactions').where('client_id', '=', clientId).where('card_id', '=', swipe.card_id).where('swipe_id', '=', swipe.id);
 }
-type NamedRecord = RecordIdentifiers & { id: string; type: string; status: string; amount_minor: string };
+type NamedRecord = RecordIdentifiers & { id: string; type: string; status: string; amount_minor: string; ledger_hold_id?: string | null };
 
 /**
  * The posting a reversal names through `named` (a record of the lifecycle), and what of it no
