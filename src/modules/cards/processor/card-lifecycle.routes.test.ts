@@ -1510,6 +1510,28 @@ describe('what a reversal names: an increment, a processing code (found by audit
     await expectLedgerClean(t);
   });
 
+  it('DE90 still names a message under another MTI or with the acquirer sent as zeros, and a lifecycle found by its RRN is reversed as before: only a STAN and DE7 the lifecycle never had undo nothing', async () => {
+    const card = await fundedCard(t, '500.00');
+    // The network's stand-in opened it with an 0120; the reversal names the 0100 the acquirer sent (same STAN, DE7, acquirer).
+    const advice = await messageOf(card.cardId, { '0': '0120', '4': '000000005000', '11': '000991', '37': '600000000991', '63': reference('STANDINOPENED001') });
+    const opened = await atMessageLevel(advice);
+    expect(opened.record).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'PENDING', heldAmount: 50 });
+    const asRequest = await atMessageLevel({ ...advice, '0': '0420', '11': '000992', '90': await de90Of({ ...advice, '0': '0100' }) });
+    expect(asRequest.record).toMatchObject({ parentCardTransactionId: opened.record.parentCardTransactionId, type: 'REVERSAL_ADVICE', status: 'CANCELLED', amount: 50 });
+    // DE90 naming the first 0100 with its acquirer field sent as zeros.
+    const request = await messageOf(card.cardId, { '0': '0100', '4': '000000004000', '11': '000993', '37': '600000000993', '63': reference('ZEROACQUIRER0001') });
+    const authorized = await atMessageLevel(request);
+    const zeros = await atMessageLevel({ ...request, '0': '0420', '11': '000994', '90': await de90Of({ ...request, '32': '0' }) });
+    expect(zeros.record).toMatchObject({ parentCardTransactionId: authorized.record.parentCardTransactionId, status: 'CANCELLED', amount: 40 });
+    // No reference: the lifecycle is found by card, RRN and amount, and DE90 naming a STAN it never had does not stop the reversal.
+    const plain = await messageOf(card.cardId, { '0': '0100', '4': '000000003000', '11': '000995', '37': '600000000995', '63': undefined });
+    const plainAuthorized = await atMessageLevel(plain);
+    const byRrn = await atMessageLevel({ ...plain, '0': '0420', '11': '000996', '90': await de90Of({ ...plain, '11': '999999' }) });
+    expect(byRrn.record).toMatchObject({ parentCardTransactionId: plainAuthorized.record.parentCardTransactionId, status: 'CANCELLED', amount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
   it('two records under one STAN, DE7 and acquirer (a STAN reused within a second): the reversal\'s processing code says which it reverses', async () => {
     const card = await fundedCard(t, '500.00');
     const ref = reference('SAMESTANTWICE001');

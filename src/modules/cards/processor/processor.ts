@@ -1507,9 +1507,14 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // it by DE90 or sent under its identifiers): nothing to undo. Otherwise what the lifecycle
     // holds or posted is undone as usual (both found by audits, 2026-12-02).
     if (record?.status === 'FAILED' && !isFirstOf(swipe, record) && (await advicesApproving(tx, context.clientId, swipe, record)).length === 0) return { kind: 'NOTHING' };
-    // A message the lifecycle does not have (an increment that timed out before it reached us, say),
-    // not its first: nothing to undo. Until 2026-12-03 the reversal undid the whole hold (found by an audit).
-    if (record === undefined && !namesFirst) return { kind: 'NOTHING' };
+    // A message the lifecycle, found by its reference, does not have (an increment that timed out
+    // before it reached us, say): nothing to undo. Until 2026-12-03 the reversal undid the whole
+    // hold (found by an audit). Only when no record of it has DE90's STAN and DE7 under any MTI or
+    // acquirer: a stand-in's 0120 named as the 0100 it approved, or an acquirer field sent as zeros,
+    // still names its message (found by the audit of that rule).
+    if (record === undefined && !namesFirst && info.networkDataRef !== null && info.networkDataRef === swipe.network_data_ref && !(await hasStanOf(tx, context.clientId, swipe, original))) {
+      return { kind: 'NOTHING' };
+    }
     // An increment approved (an 0100 that added its amount to the open hold): that increment only.
     // Until 2026-12-03 the whole hold (found by an audit). An 0120 named is not one: an advice sets
     // the hold to its amount, and its reversal undoes the hold as a reversal of the lifecycle does.
@@ -1543,6 +1548,12 @@ function reversesUnnamedRefund(info: MessageInfo): boolean {
 }
 
 type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: string; acquirer_id: string };
+
+/** Whether a record of the lifecycle has DE90's STAN and DE7 (under any MTI and acquirer). */
+async function hasStanOf(tx: Tx, clientId: string, swipe: CardSwipeRow, original: { stan: string; transmissionDateTime: string }): Promise<boolean> {
+  const found = await recordsOfLifecycle(tx, clientId, swipe).select('id').where('stan', '=', original.stan).where('transmission_date_time', '=', original.transmissionDateTime).limit(1).executeTakeFirst();
+  return found !== undefined;
+}
 
 /** The records of one lifecycle, found through its card's index entries. */
 function recordsOfLifecycle(tx: Tx, clientId: string, swipe: CardSwipeRow) {
