@@ -1573,3 +1573,39 @@ describe('what a reversal names: an increment, a processing code (found by audit
     await expectLedgerClean(t);
   });
 });
+
+describe('a refund of 0 credits nothing and closes nothing (found by an audit, 2026-12-02)', () => {
+  const refundOfNothing = (cardId: string, stan: string, ref: string) =>
+    messageOf(cardId, { '0': '0220', '3': '200000', '4': '000000000000', '11': stan, '37': `600000${stan}`, '63': reference(ref) });
+
+  it('on a reversed lifecycle it stays CANCELLED, on a declined one FAILED, with nothing posted', async () => {
+    const card = await fundedCard(t, '100.00');
+    const reversed = await authorize(t, card.cardId, { amount: 40 });
+    await onParent(t, reversed.parentCardTransactionId, 'reversals', {});
+    const declined = await authorize(t, card.cardId, { amount: 990.05 });
+    expect(declined.responseCode).toBe('05');
+    for (const [auth, stan, status] of [[reversed, '000990', 'CANCELLED'], [declined, '000991', 'FAILED']] as const) {
+      const refund = await atMessageLevel(await refundOfNothing(card.cardId, stan, auth.record.networkDataRef as string));
+      expect(refund).toMatchObject({ code: '00', record: { type: 'REFUND', amount: 0, parentCardTransactionId: auth.parentCardTransactionId } });
+      expect(await lifecycle(t, auth.parentCardTransactionId)).toMatchObject({ status, heldAmount: 0, postedAmount: 0 });
+    }
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('of its own it opens a CANCELLED lifecycle; clearing a refund authorization it closes it CANCELLED; after a posting the lifecycle stays COMPLETED', async () => {
+    const card = await fundedCard(t, '100.00');
+    const own = await atMessageLevel(await refundOfNothing(card.cardId, '000992', 'REFUNDOFNOTHING1'));
+    expect(await lifecycle(t, own.record.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+    const announced = await authorize(t, card.cardId, { amount: 15, processingCode: '200000' });
+    expect(await lifecycle(t, announced.parentCardTransactionId)).toMatchObject({ status: 'PENDING' });
+    await atMessageLevel(await refundOfNothing(card.cardId, '000993', announced.record.networkDataRef as string));
+    expect(await lifecycle(t, announced.parentCardTransactionId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+    const completed = await authorize(t, card.cardId, { amount: 30 });
+    await onParent(t, completed.parentCardTransactionId, 'completions', {});
+    await atMessageLevel(await refundOfNothing(card.cardId, '000994', completed.record.networkDataRef as string));
+    expect(await lifecycle(t, completed.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 30 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+});

@@ -1278,13 +1278,17 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
   // open: PENDING with a hold or a decision in flight, or with no refund authorization to settle.
   const announced = existing !== undefined && toBigInt(existing.refund_authorized_minor) > 0n;
   const staysOpen = existing?.status === 'PENDING' && (hasOpenHold(existing) || existing.coop_pending !== null || !announced);
+  // A refund of 0 credits nothing: a closed lifecycle keeps its status, one that only waited for it
+  // closes as what it posted says, and one it opens is CANCELLED (as a completion of 0's). Until
+  // 2026-12-03 it made a cancelled or declined lifecycle COMPLETED with nothing posted (found by an audit).
+  const closed = info.amountMinor > 0n ? ('COMPLETED' as const) : existing === undefined ? ('CANCELLED' as const) : existing.status === 'PENDING' ? closedStatus(toBigInt(existing.posted_minor)) : existing.status;
   const swipe = existing
     ? updateSwipe(run, existing, {
         postedMinor: toBigInt(existing.posted_minor) - info.amountMinor,
         ...(announced ? { refundAuthorizedMinor: 0n } : {}),
-        ...(staysOpen ? {} : { status: 'COMPLETED' as const, expiresAt: null }),
+        ...(staysOpen ? {} : { status: closed, expiresAt: null }),
       })
-    : insertSwipe(run, swipeId, { status: 'COMPLETED', heldMinor: 0n, postedMinor: -info.amountMinor, holdId: null, expiresAt: null });
+    : insertSwipe(run, swipeId, { status: closed, heldMinor: 0n, postedMinor: -info.amountMinor, holdId: null, expiresAt: null });
   // Its expiry timer goes with what it waited for (a lifecycle open until now, a refund authorization).
   if (existing && !staysOpen && (existing.status === 'PENDING' || announced)) await cancelExpiry(run, swipe);
   return writeChild(run, swipe, childId, { type: 'REFUND', operation: 'CREDIT', status: 'COMPLETED', decision, amountMinor: info.amountMinor, heldMinor: toBigInt(swipe.held_minor) });
