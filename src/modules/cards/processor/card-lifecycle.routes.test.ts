@@ -1609,3 +1609,56 @@ describe('a refund of 0 credits nothing and closes nothing (found by an audit, 2
     await expectLedgerClean(t);
   });
 });
+
+describe('the stand-in advice of an approved 0200, under its identifiers (found by an audit, 2026-12-02)', () => {
+  it('posts nothing again; a reversal naming the advice credits the purchase back, once whichever name the next one uses', async () => {
+    const card = await fundedCard(t, '100.00');
+    const original = await messageOf(card.cardId, { '0': '0200', '4': '000000003000', '11': '000995', '37': '600000000995', '63': undefined });
+    const purchase = await atMessageLevel(original);
+    expect(purchase).toMatchObject({ code: '00', record: { type: 'PURCHASE', status: 'COMPLETED', amount: 30 } });
+    const parentId = purchase.record.parentCardTransactionId as string;
+    const advice = { ...original, '0': '0220' };
+    const stoodIn = await atMessageLevel(advice);
+    expect(stoodIn).toMatchObject({ code: '00', record: { parentCardTransactionId: parentId, type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', amount: 0, forcePost: false } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: 30 });
+    const reversal = await atMessageLevel({ ...original, '0': '0420', '11': '000996', '90': await de90Of(advice) });
+    expect(reversal).toMatchObject({ code: '00', record: { type: 'REVERSAL_ADVICE', amount: 30, reversesCardTransactionId: purchase.record.id } });
+    const again = await atMessageLevel({ ...original, '0': '0420', '11': '000997', '90': await de90Of(original) });
+    expect(again).toMatchObject({ code: '00', record: { type: 'REVERSAL_ADVICE', amount: 0 } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
+    await expectLedgerClean(t);
+  });
+
+  it('of a purchase approved in part, posts what the stand-in approved beyond it, forced, as a posting of its own', async () => {
+    const card = await fundedCard(t, '1000.00');
+    const original = await messageOf(card.cardId, { '0': '0200', '4': '000000099010', '11': '000998', '37': '600000000998', '63': reference('PARTIALSTANDIN01') });
+    const purchase = await atMessageLevel(original);
+    expect(purchase).toMatchObject({ code: '10', record: { type: 'PURCHASE', status: 'COMPLETED', amount: 495.05 } });
+    const stoodIn = await atMessageLevel({ ...original, '0': '0220' });
+    expect(stoodIn).toMatchObject({ code: '00', record: { parentCardTransactionId: purchase.record.parentCardTransactionId, amount: 495.05, forcePost: true } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '9.90', RESERVED: '0.00' });
+    expect(await lifecycle(t, purchase.record.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 990.1 });
+    await expectLedgerClean(t);
+  });
+});
+
+describe('DE95 of a message in another currency (found by an audit, 2026-12-03)', () => {
+  it('is converted to the card currency at the message\'s DE6/DE4 rate: 40.00 EUR of 80.00 EUR billed 100.00 USD keeps 50.00', async () => {
+    const card = await fundedCard(t, '500.00');
+    const euros = { '49': '978', '6': '000000010000', '51': '840' };
+    const hold = await messageOf(card.cardId, { '0': '0100', '4': '000000008000', ...euros, '11': '000999', '37': '600000000999', '63': reference('FOREIGNPARTIAL01') });
+    expect((await atMessageLevel(hold)).record).toMatchObject({ status: 'PENDING', heldAmount: 100 });
+    const { formatReplacementAmounts } = await import('../network/index.js');
+    const partial = await atMessageLevel({ ...hold, '0': '0420', '11': '001000', '90': await de90Of(hold), '95': formatReplacementAmounts({ actualTransactionMinor: 4000n }) });
+    expect(partial.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 50, heldAmount: 50 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '450.00', RESERVED: '50.00' });
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000008000', ...euros, '11': '001001', '37': '600000001001', '63': reference('FOREIGNPARTIAL02') });
+    expect((await atMessageLevel(purchase)).record).toMatchObject({ type: 'PURCHASE', amount: 100 });
+    const credited = await atMessageLevel({ ...purchase, '0': '0420', '11': '001002', '90': await de90Of(purchase), '95': formatReplacementAmounts({ actualTransactionMinor: 4000n }) });
+    expect(credited.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 50 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '400.00', RESERVED: '50.00' });
+    await expectLedgerClean(t);
+  });
+});

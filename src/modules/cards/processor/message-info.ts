@@ -58,6 +58,12 @@ export interface MessageInfo {
   expiry: CardExpiry | null;
   original: OriginalDataElements | null;
   replacement: ReplacementAmounts | null;
+  /**
+   * DE95's actual transaction amount in the card's currency: DE95 carries it in the transaction
+   * currency (DE49), so a foreign-currency message's is converted at the message's own rate (DE6
+   * over DE4), rounded half up. Null without DE95.
+   */
+  replacementActualMinor: bigint | null;
 }
 
 export function isHandledMti(mti: string): mti is HandledMti {
@@ -107,6 +113,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   const expiry = expiryField === undefined ? null : expiryFromYyMm(expiryField);
   if (expiryField !== undefined && expiry === null) throw new Iso8583MalformedError(14, 'is not an expiry date YYMM');
   const networkData = field(63);
+  const replacement = field(95) === undefined ? null : parseReplacementAmounts(field(95) ?? '');
   return {
     mti,
     receivedMti: message.isoMti,
@@ -128,8 +135,20 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
     partialApprovalCapable: networkData !== undefined && networkData.charAt(24) === '1',
     expiry,
     original: field(90) === undefined ? null : parseOriginalDataElements(field(90) ?? ''),
-    replacement: field(95) === undefined ? null : parseReplacementAmounts(field(95) ?? ''),
+    replacement,
+    replacementActualMinor: replacement === null ? null : inCardCurrency(replacement.actualTransactionMinor, transactionMinor, amountMinor),
   };
+}
+
+/**
+ * An amount of the transaction currency in the card's, at the rate of the message that carries it
+ * (`cardMinor` for `transactionMinor`), rounded half up. Until 2026-12-03 DE95's actual amount was
+ * taken as the card's whatever DE49 said, so a partial reversal of a foreign-currency message kept
+ * the wrong part (found by an audit). A message of 0 has no rate: the amount is taken as it is.
+ */
+function inCardCurrency(amountMinor: bigint, transactionMinor: bigint, cardMinor: bigint): bigint {
+  if (transactionMinor === cardMinor || transactionMinor === 0n) return amountMinor;
+  return (amountMinor * cardMinor * 2n + transactionMinor) / (2n * transactionMinor);
 }
 
 /** The two digits of the transaction type in DE3 (00 goods and services, 01 cash, 20 refund, 30/31 balance inquiry). */

@@ -1322,18 +1322,42 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
     return writeChild(run, updated, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, overCapture, holdId: existing.hold_id });
   }
   const swipeId = existing?.id ?? idAt(context.now);
-  if (amount > 0n) await funding.post(tx, amount, { force: true }, history(swipeId));
+  // The advice of a 0200 purchase approved already, sent under its identifiers (the network's
+  // stand-in answered it too: the issuer's answer came late): one transaction, posted once. Only
+  // what the stand-in approved beyond the purchase is posted (the network settles its own answer).
+  // Until 2026-12-03 the whole amount was posted again (found by an audit).
+  const approvedAlready = existing === undefined ? 0n : await purchaseApprovedUnder(run, existing);
+  const postedNow = amount > approvedAlready ? amount - approvedAlready : 0n;
+  if (postedNow > 0n) await funding.post(tx, postedNow, { force: true }, history(swipeId));
   // What has been posted decides the lifecycle's state, as when a hold is captured: COMPLETED once
   // something is; a completion of 0 posts nothing, so a lifecycle still open (an advice that could
   // reserve nothing) closes CANCELLED, one already closed (expired: CANCELLED) stays as it was, and
   // one this message opens is CANCELLED.
-  const posted = toBigInt(existing?.posted_minor ?? '0') + amount;
+  const posted = toBigInt(existing?.posted_minor ?? '0') + postedNow;
   const status = posted !== 0n || existing === undefined || existing.status === 'PENDING' ? closedStatus(posted) : existing.status;
   if (existing?.status === 'PENDING') await cancelExpiry(run, existing);
   const swipe = existing
     ? updateSwipe(run, existing, { status, postedMinor: posted })
     : insertSwipe(run, swipeId, { status, heldMinor: 0n, postedMinor: amount, holdId: null, expiresAt: null });
-  return writeChild(run, swipe, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: amount, heldMinor: 0n, forcePost: amount > 0n });
+  return writeChild(run, swipe, childId, { type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', decision, amountMinor: postedNow, heldMinor: 0n, forcePost: postedNow > 0n });
+}
+
+/**
+ * What the lifecycle's first message, an approved 0200 purchase, posted when the advice is sent
+ * under its identifiers (STAN, RRN, DE7, acquirer); 0 otherwise. A 0200 purchase is only ever a
+ * lifecycle's first message (one under a used reference is declined 57), so the lifecycle's own
+ * identifiers decide before anything is read.
+ */
+async function purchaseApprovedUnder(run: Run, swipe: CardSwipeRow): Promise<bigint> {
+  const { info } = run;
+  if (firstSendingOf(swipe.first_mti) !== '0200' || info.rrn !== swipe.rrn || !sentUnderFirstOf(swipe, { stan: info.stan, transmission_date_time: info.transmissionDateTime, acquirer_id: info.acquirerId })) return 0n;
+  const first = await recordsOfLifecycle(run.tx, run.context.clientId, swipe).select(['type', 'status', 'amount_minor']).orderBy('id').limit(1).executeTakeFirst();
+  return first?.type === 'PURCHASE' && first.status === 'COMPLETED' ? toBigInt(first.amount_minor) : 0n;
+}
+
+/** Whether a message carries the identifiers of the lifecycle's first message (its STAN, DE7 and acquirer). */
+function sentUnderFirstOf(swipe: CardSwipeRow, ids: Pick<RecordIdentifiers, 'stan' | 'transmission_date_time' | 'acquirer_id'>): boolean {
+  return ids.stan === swipe.stan && ids.transmission_date_time === swipe.transmission_date_time && ids.acquirer_id === swipe.acquirer_id;
 }
 
 // ---- 0420 -----------------------------------------------------------------------------------
@@ -1344,8 +1368,8 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
  * reversal: the actual amount is what stays); with an actual amount not below `total`, nothing
  * (it keeps everything: a reversal never adds).
  */
-function reversedPart(info: Pick<MessageInfo, 'replacement'>, total: bigint): bigint {
-  const actual = info.replacement?.actualTransactionMinor ?? 0n;
+function reversedPart(info: Pick<MessageInfo, 'replacementActualMinor'>, total: bigint): bigint {
+  const actual = info.replacementActualMinor ?? 0n;
   if (actual === 0n) return total;
   return actual < total ? total - actual : 0n;
 }
@@ -1388,7 +1412,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   // Without DE90, a refund authorization is reversed by a reversal of processing code 20 only (one
   // of another code reverses a purchase: until 2026-12-03 it withdrew the announced refund; found by an audit).
   if (existing && reversesUnnamedRefund(info) && toBigInt(existing.refund_authorized_minor) > 0n) return reverseRefundAuthorization(run, existing, childId);
-  if (existing && waitsForNothing(existing) && (info.replacement?.actualTransactionMinor ?? 0n) === 0n) {
+  if (existing && waitsForNothing(existing) && (info.replacementActualMinor ?? 0n) === 0n) {
     // Open with nothing held (an advice that could reserve nothing): a full reversal closes it, as
     // it would have closed its hold. Until 2026-12-02 it stayed PENDING, and its expiry later
     // cancelled it a second time (found by an audit).
@@ -1580,6 +1604,12 @@ async function postingNamed(run: Run, swipe: CardSwipeRow, named: NamedRecord): 
 
 /** The posting behind `named` (postingNamed): itself, the stand-in's first 0220 of a declined 0200, or none. */
 async function postingOf(tx: Tx, clientId: string, swipe: CardSwipeRow, named: NamedRecord): Promise<{ id: string; amount_minor: string } | undefined> {
+  if (named.status === 'COMPLETED' && named.type === 'PRE_AUTH_COMPLETION' && toBigInt(named.amount_minor) === 0n && firstSendingOf(swipe.first_mti) === '0200' && sentUnderFirstOf(swipe, named)) {
+    // The stand-in's advice of an approved 0200, sent under its identifiers, that posted nothing of
+    // its own (completeOrForcePost): its posting is the purchase's.
+    const first = await recordsOfLifecycle(tx, clientId, swipe).select(['id', 'type', 'status', 'amount_minor']).orderBy('id').limit(1).executeTakeFirst();
+    if (first?.type === 'PURCHASE' && first.status === 'COMPLETED') return first;
+  }
   if (named.status === 'COMPLETED' && (named.type === 'PURCHASE' || named.type === 'PRE_AUTH_COMPLETION')) return named;
   if (named.status !== 'FAILED' || named.type !== 'PURCHASE') return undefined;
   return (await advicesApproving(tx, clientId, swipe, named)).find((advice) => advice.type === 'PRE_AUTH_COMPLETION' && advice.status === 'COMPLETED');
