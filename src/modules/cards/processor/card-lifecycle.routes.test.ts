@@ -1662,3 +1662,51 @@ describe('DE95 of a message in another currency (found by an audit, 2026-12-03)'
     await expectLedgerClean(t);
   });
 });
+
+describe('DE90 whose STAN and DE7 a record has under another MTI or acquirer names that record (found by an audit, 2026-12-03)', () => {
+  /** DE90 naming a message by its STAN and DE7, under `mti` and `acquirerId` (default: the message's own). */
+  async function de90As(message: Record<string, string>, mti: string, acquirerId = message['32'] ?? ''): Promise<string> {
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    return formatOriginalDataElements({ mti, stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId });
+  }
+  const zeros = '00000000000';
+
+  it('an increment named with the acquirer as zeros, or under 0120 or 0200, releases that increment only; a declined one nothing', async () => {
+    const card = await fundedCard(t, '2000.00');
+    const auth = await authorize(t, card.cardId, { amount: 100 });
+    const parentId = auth.parentCardTransactionId as string;
+    const increment = await onParent(t, parentId, 'increments', { amount: 50 });
+    const incrementMessage = { '0': increment.iso.request.mti, ...increment.iso.request.fields, '2': await panOf(t, card.cardId) };
+    const declined = await onParent(t, parentId, 'increments', { amount: 990.05 });
+    expect(declined.responseCode).toBe('05');
+    const declinedMessage = { '0': declined.iso.request.mti, ...declined.iso.request.fields, '2': await panOf(t, card.cardId) };
+    expect(await balances(t, card.walletId)).toMatchObject({ RESERVED: '150.00' });
+    const reverse = async (named: string, stan: string) => (await atMessageLevel({ ...incrementMessage, '0': '0420', '11': stan, '90': named })).record;
+    expect(await reverse(await de90As(declinedMessage, '0100', zeros), '001010')).toMatchObject({ amount: 0, status: 'CANCELLED' });
+    const second = await onParent(t, parentId, 'increments', { amount: 30 });
+    const secondMessage = { '0': second.iso.request.mti, ...second.iso.request.fields, '2': await panOf(t, card.cardId) };
+    expect(await reverse(await de90As(incrementMessage, '0100', zeros), '001011')).toMatchObject({ amount: 50, heldAmount: 130, status: 'PENDING', reversesCardTransactionId: increment.record.id });
+    expect(await reverse(await de90As(secondMessage, '0120'), '001012')).toMatchObject({ amount: 30, heldAmount: 100, status: 'PENDING', reversesCardTransactionId: second.record.id });
+    expect(await reverse(await de90As(secondMessage, '0200'), '001013')).toMatchObject({ amount: 0, heldAmount: 100 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1900.00', RESERVED: '100.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'PENDING', heldAmount: 100 });
+    await expectLedgerClean(t);
+  });
+
+  it('a posting named with the acquirer as zeros, or a stand-in 0220 named as the 0200 it approved, is credited back once', async () => {
+    const card = await fundedCard(t, '500.00');
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000006000', '11': '001020', '37': '600000001020', '63': reference('ZEROACQUIRER0001') });
+    expect((await atMessageLevel(purchase)).code).toBe('00');
+    const standIn = await messageOf(card.cardId, { '0': '0220', '4': '000000004000', '11': '001021', '37': '600000001021', '63': reference('STANDINNAMED0001') });
+    const posted = await atMessageLevel(standIn);
+    expect(posted.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', forcePost: true, amount: 40 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '400.00' });
+    const zeroAcquirer = await atMessageLevel({ ...purchase, '0': '0420', '11': '001022', '90': await de90As(purchase, '0200', zeros) });
+    expect(zeroAcquirer.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 60, status: 'CANCELLED' });
+    const asRequest = await atMessageLevel({ ...standIn, '0': '0420', '11': '001023', '90': await de90As(standIn, '0200') });
+    expect(asRequest.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 40, status: 'CANCELLED', reversesCardTransactionId: posted.record.id });
+    expect((await atMessageLevel({ ...standIn, '0': '0420', '11': '001024', '90': await de90As(standIn, '0220') })).record).toMatchObject({ amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+});

@@ -1506,48 +1506,56 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // And one of another processing code reverses a purchase: never the refund (no clearing of the lifecycle is named: it takes nothing).
     if (!reversesUnnamedRefund(info) || toBigInt(swipe.posted_minor) >= 0n) return undefined;
   } else {
-    const named = firstSendingOf(original.mti);
-    const mtis = sendingsOf(named);
+    const de90Mti = firstSendingOf(original.mti);
+    const mtis = sendingsOf(de90Mti);
     if (mtis.length === 0) return undefined;
-    const authorization = named === '0100' || named === '0120';
-    const namesFirst = isFirstOf(swipe, { mti: named, stan: original.stan, transmission_date_time: original.transmissionDateTime, acquirer_id: original.acquirerId });
+    const de90NamesFirst = isFirstOf(swipe, { mti: de90Mti, stan: original.stan, transmission_date_time: original.transmissionDateTime, acquirer_id: original.acquirerId });
     // The usual reversal of an authorization (its lifecycle's first message, no refund announced)
     // reads nothing more: what the rules below decide for it is known without the read.
-    if (authorization && namesFirst && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
-    record = await ofLifecycle()
-      .select(columns)
-      .where('stan', '=', original.stan)
-      .where('transmission_date_time', '=', original.transmissionDateTime)
-      .where('acquirer_id', '=', original.acquirerId)
-      .where('mti', 'in', mtis)
-      .where('expired_at', 'is', null)
-      .where('repeat_of', 'is', null)
-      // Two records under the same identifiers (an acquirer that reused a STAN within a second): the
-      // one of the kind the reversal's processing code says it reverses (20: a refund), then one not
-      // declined, then the newest.
-      .orderBy(sql`(type = 'REFUND') <> ${transactionTypeOf(info) === '20'}`)
-      .orderBy(sql`status = 'FAILED'`)
-      .orderBy('id', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    if ((de90Mti === '0100' || de90Mti === '0120') && de90NamesFirst && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
+    const named = (exact: boolean) => {
+      let query = ofLifecycle().select(columns).where('stan', '=', original.stan).where('transmission_date_time', '=', original.transmissionDateTime);
+      if (exact) query = query.where('acquirer_id', '=', original.acquirerId).where('mti', 'in', mtis);
+      return (
+        query
+          .where('expired_at', 'is', null)
+          .where('repeat_of', 'is', null)
+          // Two records under the same identifiers (an acquirer that reused a STAN within a second): the
+          // one of the kind the reversal's processing code says it reverses (20: a refund), then one not
+          // declined, then the newest.
+          .orderBy(sql`(type = 'REFUND') <> ${transactionTypeOf(info) === '20'}`)
+          .orderBy(sql`status = 'FAILED'`)
+          .orderBy('id', 'desc')
+          .limit(1)
+          .executeTakeFirst()
+      );
+    };
+    record = await named(true);
+    if (record === undefined && !de90NamesFirst) {
+      // DE90's STAN and DE7 under another MTI or acquirer (a stand-in's 0120 or 0220 named as the
+      // request it approved, an acquirer field sent as zeros): that record is the one named, and the
+      // rules below apply to what it is. Until 2026-12-03 such a reversal undid the whole hold, or
+      // credited nothing of a posting (found by an audit).
+      record = await named(false);
+      // A message the lifecycle, found by its reference, does not have at all (an increment that
+      // timed out before it reached us, say): nothing to undo. Until 2026-12-03 the reversal undid
+      // the whole hold (found by an audit).
+      if (record === undefined && info.networkDataRef !== null && info.networkDataRef === swipe.network_data_ref) return { kind: 'NOTHING' };
+    }
+    // What the record is decides from here on (DE90's MTI when nothing was found).
+    const kind = record === undefined ? de90Mti : firstSendingOf(record.mti);
+    const authorization = kind === '0100' || kind === '0120';
+    const namesFirst = record === undefined ? de90NamesFirst : isFirstOf(swipe, record);
     // Only declined records named, and not the lifecycle's first message (a declined increment, a
     // duplicate), nor one an advice approved since (the network's stand-in: an 0120 or 0220 naming
     // it by DE90 or sent under its identifiers): nothing to undo. Otherwise what the lifecycle
     // holds or posted is undone as usual (both found by audits, 2026-12-02).
-    if (record?.status === 'FAILED' && !isFirstOf(swipe, record) && (await advicesApproving(tx, context.clientId, swipe, record)).length === 0) return { kind: 'NOTHING' };
-    // A message the lifecycle, found by its reference, does not have (an increment that timed out
-    // before it reached us, say): nothing to undo. Until 2026-12-03 the reversal undid the whole
-    // hold (found by an audit). Only when no record of it has DE90's STAN and DE7 under any MTI or
-    // acquirer: a stand-in's 0120 named as the 0100 it approved, or an acquirer field sent as zeros,
-    // still names its message (found by the audit of that rule).
-    if (record === undefined && !namesFirst && info.networkDataRef !== null && info.networkDataRef === swipe.network_data_ref && !(await hasStanOf(tx, context.clientId, swipe, original))) {
-      return { kind: 'NOTHING' };
-    }
+    if (record?.status === 'FAILED' && !namesFirst && (await advicesApproving(tx, context.clientId, swipe, record)).length === 0) return { kind: 'NOTHING' };
     // An increment approved (an 0100 that added its amount to the open hold): that increment only.
     // Until 2026-12-03 the whole hold (found by an audit). An 0120 named is not one: an advice sets
     // the hold to its amount, and its reversal undoes the hold as a reversal of the lifecycle does.
     // One of an earlier hold (it expired or closed, and an advice holds again) has nothing left to release.
-    if (named === '0100' && !namesFirst && record?.type === 'PRE_AUTHORIZATION' && record.status !== 'FAILED') {
+    if (kind === '0100' && !namesFirst && record?.type === 'PRE_AUTHORIZATION' && record.status !== 'FAILED') {
       const remainingMinor = record.ledger_hold_id === swipe.hold_id ? await leftToReverse(tx, context.clientId, swipe, record) : 0n;
       return { kind: 'INCREMENT', incrementId: record.id, remainingMinor };
     }
@@ -1576,12 +1584,6 @@ function reversesUnnamedRefund(info: MessageInfo): boolean {
 }
 
 type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: string; acquirer_id: string };
-
-/** Whether a record of the lifecycle has DE90's STAN and DE7 (under any MTI and acquirer). */
-async function hasStanOf(tx: Tx, clientId: string, swipe: CardSwipeRow, original: { stan: string; transmissionDateTime: string }): Promise<boolean> {
-  const found = await recordsOfLifecycle(tx, clientId, swipe).select('id').where('stan', '=', original.stan).where('transmission_date_time', '=', original.transmissionDateTime).limit(1).executeTakeFirst();
-  return found !== undefined;
-}
 
 /** The records of one lifecycle, found through its card's index entries. */
 function recordsOfLifecycle(tx: Tx, clientId: string, swipe: CardSwipeRow) {
