@@ -124,6 +124,7 @@ describe('POST /v1/credit-lines', () => {
         collateral: { asset: 'BTC', amount: '0.00000000', price: '60000.00', value: '0.00' },
         outstanding: { principal: '0.00', interest: '0.00', pendingHolds: '0.00', total: '0.00' },
         availableCredit: '15000.00',
+        refundExcessPaidOut: '0.00',
         ltv: '0.0000',
         ltvLevel: 'HEALTHY',
         thresholds: defaultThresholds,
@@ -728,14 +729,14 @@ describe('credit card refunds', () => {
     const elsewhere = await linkedWallet(t, client);
     await spend(t, cardId, 100, client);
     const refund = await send(t, `/v1/sandbox/cards/${cardId}/financial`, { amount: 300, processingCode: '200000' }, client);
-    expect((await lineOf(t, line.lineId, client)).outstanding.principal).toBe('0.00');
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ outstanding: { principal: '0.00' }, refundExcessPaidOut: '200.00' });
     expect((await balanceOf(t, line.wallet.walletId, 'USD', client)).AVAILABLE).toBe('200.00');
 
     // Half of it reversed: the wallet gives back 150 of the 200 it was paid; nothing is lent.
     const first = await onParent(t, refund.parentCardTransactionId, 'reversals', { amount: 150 }, client);
     expect(first.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 150 });
     expect((await balanceOf(t, line.wallet.walletId, 'USD', client)).AVAILABLE).toBe('50.00');
-    expect((await lineOf(t, line.lineId, client)).outstanding.principal).toBe('0.00');
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ outstanding: { principal: '0.00' }, refundExcessPaidOut: '50.00' });
 
     // The customer moves 30 of the 50 out; the rest of the refund reversed: 20 from the wallet, 130 lent.
     const moved = await post('/v1/internal-transfer', { sourceWalletId: line.wallet.walletId, destinationWalletId: elsewhere.walletId, amount: '30.00', asset: 'USD' }, client);
@@ -744,7 +745,7 @@ describe('credit card refunds', () => {
     expect(second.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 150 });
     expect((await balanceOf(t, line.wallet.walletId, 'USD', client)).AVAILABLE).toBe('0.00');
     // 100 spent, and the 30 of the refund the customer kept: owed again.
-    expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '1870.00', outstanding: { principal: '130.00' } });
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '1870.00', outstanding: { principal: '130.00' }, refundExcessPaidOut: '0.00' });
     await expectLedgerClean(t);
   });
 

@@ -61,6 +61,10 @@ const CreditLineSchema = Type.Object(
       total: decimal('principal + interest + pendingHolds', '1283.95'),
     }),
     availableCredit: decimal('creditLimit − outstanding.total (negative when a completion above its hold went past the limit)', '13716.05'),
+    refundExcessPaidOut: decimal(
+      'what the line\'s card refunds (and purchases reversed) paid into the collateral wallet beyond the principal and no refund reversal has settled yet, USD: a refund reversed takes up to this much back from the wallet before lending the rest',
+      '0.00',
+    ),
     ltv: Type.Union([ratio('outstanding.total ÷ collateral.value, rounded down to four decimals', '0.0214'), Type.Null()], {
       description: 'null when something is owed and the collateral is worth nothing',
     }),

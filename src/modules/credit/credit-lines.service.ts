@@ -108,6 +108,7 @@ export interface CreditLineView {
   collateral: { asset: string; amount: string; price: string; value: string };
   outstanding: { principal: string; interest: string; pendingHolds: string; total: string };
   availableCredit: string;
+  refundExcessPaidOut: string;
   ltv: string | null;
   ltvLevel: LtvLevel | 'HEALTHY';
   thresholds: ThresholdsView;
@@ -140,6 +141,7 @@ export function creditLineView(row: CreditLineRow, price: Price): CreditLineView
     outstanding: { principal: formatAmount(principal, usd), interest: formatAmount(interest, usd), pendingHolds: formatAmount(holds, usd), total: formatAmount(total, usd) },
     // Negative when forced card postings (completions above the hold) took the line past its limit.
     availableCredit: available < 0n ? `-${formatAmount(-available, usd)}` : formatAmount(available, usd),
+    refundExcessPaidOut: formatAmount(BigInt(row.excess_paid_out), usd),
     ltv: ltv === null ? null : formatE4(ltv),
     ltvLevel: levelOf(row.ltv_fired) ?? 'HEALTHY',
     thresholds: thresholdsView(row.thresholds, row.opening),

@@ -5311,6 +5311,11 @@ export interface components {
              * @example 13716.05
              */
             availableCredit: string;
+            /**
+             * @description what the line's card refunds (and purchases reversed) paid into the collateral wallet beyond the principal and no refund reversal has settled yet, USD: a refund reversed takes up to this much back from the wallet before lending the rest
+             * @example 0.00
+             */
+            refundExcessPaidOut: string;
             /** @description null when something is owed and the collateral is worth nothing */
             ltv: string | null;
             /** @description the highest level crossed and not yet re-armed (a level re-arms when the LTV is 0.01 below its threshold) */
@@ -5399,6 +5404,11 @@ export interface components {
              * @example 13716.05
              */
             availableCredit: string;
+            /**
+             * @description what the line's card refunds (and purchases reversed) paid into the collateral wallet beyond the principal and no refund reversal has settled yet, USD: a refund reversed takes up to this much back from the wallet before lending the rest
+             * @example 0.00
+             */
+            refundExcessPaidOut: string;
             /** @description null when something is owed and the collateral is worth nothing */
             ltv: string | null;
             /** @description the highest level crossed and not yet re-armed (a level re-arms when the LTV is 0.01 below its threshold) */
