@@ -1540,14 +1540,15 @@ describe('what a reversal names: an increment, a processing code (found by audit
     const refund = { ...completion, '3': '200000', '4': '000000002000', '37': '700000000912' };
     const completed = (await atMessageLevel(completion)).record;
     expect(completed).toMatchObject({ type: 'PRE_AUTH_COMPLETION', amount: 50 });
-    expect((await atMessageLevel(refund)).record).toMatchObject({ type: 'REFUND', amount: 20 });
+    const refunded = (await atMessageLevel(refund)).record;
+    expect(refunded).toMatchObject({ type: 'REFUND', amount: 20 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '470.00', RESERVED: '0.00' });
     const named = await de90Of(completion);
     // Processing code 00: the completion, credited back (the newest record under those identifiers is the refund); the record names it.
     expect((await atMessageLevel({ ...completion, '0': '0420', '11': '000913', '90': named })).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 50, reversesCardTransactionId: completed.id });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '520.00' });
-    // Processing code 20: the refund, taken back (a refund's reversal names no posting).
-    expect((await atMessageLevel({ ...refund, '0': '0420', '11': '000914', '90': named })).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 20, reversesCardTransactionId: null });
+    // Processing code 20: the refund, taken back; the record names it.
+    expect((await atMessageLevel({ ...refund, '0': '0420', '11': '000914', '90': named })).record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 20, reversesCardTransactionId: refunded.id });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
@@ -1639,7 +1640,16 @@ describe('the stand-in advice of an approved 0200, under its identifiers (found 
     const stoodIn = await atMessageLevel({ ...original, '0': '0220' });
     expect(stoodIn).toMatchObject({ code: '00', record: { parentCardTransactionId: purchase.record.parentCardTransactionId, amount: 495.05, forcePost: true } });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '9.90', RESERVED: '0.00' });
-    expect(await lifecycle(t, purchase.record.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 990.1 });
+    const parentId = purchase.record.parentCardTransactionId as string;
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: 990.1 });
+    // One transaction of 990.10 under either name: DE95 keeping 500.00 credits 490.10, the sandbox's full reversal the rest.
+    const { formatReplacementAmounts } = await import('../network/index.js');
+    const partial = await atMessageLevel({ ...original, '0': '0420', '11': '001030', '90': await de90Of({ ...original, '0': '0220' }), '95': formatReplacementAmounts({ actualTransactionMinor: 50000n }) });
+    expect(partial.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 490.1, reversesCardTransactionId: purchase.record.id });
+    const rest = await onParent(t, parentId, 'reversals', {});
+    expect(rest.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 500, status: 'CANCELLED' });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1000.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'CANCELLED', postedAmount: 0 });
     await expectLedgerClean(t);
   });
 });
@@ -1707,6 +1717,57 @@ describe('DE90 whose STAN and DE7 a record has under another MTI or acquirer nam
     expect(asRequest.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 40, status: 'CANCELLED', reversesCardTransactionId: posted.record.id });
     expect((await atMessageLevel({ ...standIn, '0': '0420', '11': '001024', '90': await de90As(standIn, '0220') })).record).toMatchObject({ amount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+});
+
+describe('reversals that name their message by STAN and DE7 alone, followed up (found by an audit, 2026-12-03)', () => {
+  async function de90As(message: Record<string, string>, mti: string, acquirerId = '00000000000'): Promise<string> {
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    return formatOriginalDataElements({ mti, stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId });
+  }
+
+  it('a refund named with the acquirer as zeros is taken back once, however many reversals name it, under either name', async () => {
+    const card = await fundedCard(t, '100.00');
+    const refund = await messageOf(card.cardId, { '0': '0200', '3': '200000', '4': '000000005000', '11': '001040', '37': '600000001040', '63': reference('REFUNDZEROACQ001') });
+    const credited = await atMessageLevel(refund);
+    expect(credited.record).toMatchObject({ type: 'REFUND', amount: 50 });
+    const reverse = async (stan: string, named: string) => (await atMessageLevel({ ...refund, '0': '0420', '11': stan, '90': named })).record;
+    expect(await reverse('001041', await de90As(refund, '0200'))).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 50, reversesCardTransactionId: credited.record.id });
+    expect(await reverse('001042', await de90As(refund, '0200'))).toMatchObject({ operation: 'DEBIT', amount: 0 });
+    expect(await reverse('001043', await de90Of(refund))).toMatchObject({ operation: 'DEBIT', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('DE90\'s own MTI comes first among the records sharing its STAN and DE7; a DE90 naming a reversal names no other message', async () => {
+    const card = await fundedCard(t, '500.00');
+    const auth = await authorize(t, card.cardId, { amount: 100 });
+    const parentId = auth.parentCardTransactionId as string;
+    const increment = await onParent(t, parentId, 'increments', { amount: 50 });
+    const incrementMessage = { '0': increment.iso.request.mti, ...increment.iso.request.fields, '2': await panOf(t, card.cardId) };
+    // A completion of 150 reusing the increment's STAN and DE7 (an acquirer's reuse within one second).
+    const completion = await atMessageLevel({ ...incrementMessage, '0': '0220', '4': '000000015000', '37': '700000001050' });
+    expect(completion.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', amount: 150, forcePost: false });
+    // DE90 of an 0100 with the acquirer as zeros names the increment (captured: nothing left), not the completion.
+    const reversal = await atMessageLevel({ ...incrementMessage, '0': '0420', '11': '001051', '90': await de90As(incrementMessage, '0100') });
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
+    // A DE90 naming a reversal (none has that STAN and DE7) is not taken for the messages that have them.
+    const again = await atMessageLevel({ ...incrementMessage, '0': '0420', '11': '001051', '7': incrementMessage['7'] ?? '', '37': '700000001052', '90': await de90As(incrementMessage, '0420') });
+    expect(again.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '350.00', RESERVED: '0.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: 150 });
+    await expectLedgerClean(t);
+  });
+
+  it('without DE63, a purchase named with the acquirer as zeros is found by its STAN and DE7 and credited back', async () => {
+    const card = await fundedCard(t, '100.00');
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000004000', '11': '001060', '37': '600000001060', '63': undefined });
+    const posted = await atMessageLevel(purchase);
+    expect(posted.code).toBe('00');
+    const reversal = await atMessageLevel({ ...purchase, '0': '0420', '11': '001061', '37': '600000001061', '90': await de90As(purchase, '0200') });
+    expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 40, parentCardTransactionId: posted.record.parentCardTransactionId, reversesCardTransactionId: posted.record.id });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
 });

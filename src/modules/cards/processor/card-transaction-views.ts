@@ -127,7 +127,7 @@ export const CardTransactionSchema = Type.Object(
     }),
     reversesCardTransactionId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
       description:
-        'a reversal (REVERSAL_ADVICE) that credited a posting back or released an increment: the record of that posting (a 0200 purchase, a 0220 completion or force post) or increment (an 0100); null otherwise (a reversal of a hold or of a refund, every other record)',
+        'a reversal (REVERSAL_ADVICE) that credited a posting back, released an increment or took a refund back: the record of that posting (a 0200 purchase, a 0220 completion or force post), increment (an 0100) or refund (a 0200 or 0220 of processing code 20; since 2026-12-03); null otherwise (a reversal of a hold or of a refund authorization, every other record)',
     }),
     coopAuth: Type.Union([CoopAuthDecisionSchema, Type.Null()], {
       description: 'COOP_AUTH decision requests (0100/0200 of a cooperative card that passed the system checks): what the client answered or why the stand-in decided; null otherwise',

@@ -244,6 +244,16 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
       WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
         AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
       ORDER BY status = 'FAILED', id DESC LIMIT 1)`);
+    if ((info.mti === '0420' || info.mti === '0400') && original.mti.charAt(1) !== '4') {
+      // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer (a stand-in's
+      // advice named as the request it approved, an acquirer sent as zeros): that message's lifecycle,
+      // as messageNamed then takes it (DE90's MTI first). Until 2026-12-03 such a reversal without DE63
+      // was an orphan (found by an audit).
+      choices.push(`(SELECT swipe_id FROM card_transactions
+        WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
+          AND expired_at IS NULL AND type <> 'REVERSAL_ADVICE'
+        ORDER BY mti NOT IN (${parameters.list(originalMtis)}), status = 'FAILED', id DESC LIMIT 1)`);
+    }
   }
   if (byRrn && (info.mti === '0120' || info.mti === '0220')) {
     // An advice sent under the identifiers of the request it approved (the network's stand-in for a

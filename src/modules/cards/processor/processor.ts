@@ -1343,16 +1343,37 @@ async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
 }
 
 /**
- * What the lifecycle's first message, an approved 0200 purchase, posted when the advice is sent
- * under its identifiers (STAN, RRN, DE7, acquirer); 0 otherwise. A 0200 purchase is only ever a
- * lifecycle's first message (one under a used reference is declined 57), so the lifecycle's own
- * identifiers decide before anything is read.
+ * What the lifecycle's first message, an approved 0200 purchase, and the advices sent under its
+ * identifiers posted together, when the advice is sent under them (STAN, RRN, DE7, acquirer); 0
+ * otherwise. A 0200 purchase is only ever a lifecycle's first message (one under a used reference
+ * is declined 57), so the lifecycle's own identifiers decide before anything is read.
  */
 async function purchaseApprovedUnder(run: Run, swipe: CardSwipeRow): Promise<bigint> {
   const { info } = run;
-  if (firstSendingOf(swipe.first_mti) !== '0200' || info.rrn !== swipe.rrn || !sentUnderFirstOf(swipe, { stan: info.stan, transmission_date_time: info.transmissionDateTime, acquirer_id: info.acquirerId })) return 0n;
-  const first = await recordsOfLifecycle(run.tx, run.context.clientId, swipe).select(['type', 'status', 'amount_minor']).orderBy('id').limit(1).executeTakeFirst();
-  return first?.type === 'PURCHASE' && first.status === 'COMPLETED' ? toBigInt(first.amount_minor) : 0n;
+  if (info.rrn !== swipe.rrn || !sentUnderFirstOf(swipe, { stan: info.stan, transmission_date_time: info.transmissionDateTime, acquirer_id: info.acquirerId })) return 0n;
+  return (await purchasePostedUnderFirst(run.tx, run.context.clientId, swipe))?.postedMinor ?? 0n;
+}
+
+/**
+ * The approved 0200 purchase that opened the lifecycle, with what it and the network's advices sent
+ * under its identifiers (the stand-in answered it too; completeOrForcePost posts only what that
+ * approved beyond it) posted together; undefined when the lifecycle did not open with a 0200
+ * approved.
+ */
+async function purchasePostedUnderFirst(tx: Tx, clientId: string, swipe: CardSwipeRow): Promise<{ id: string; postedMinor: bigint } | undefined> {
+  if (firstSendingOf(swipe.first_mti) !== '0200') return undefined;
+  const together = await recordsOfLifecycle(tx, clientId, swipe)
+    .select(['id', 'type', 'amount_minor'])
+    .where('stan', '=', swipe.stan)
+    .where('transmission_date_time', '=', swipe.transmission_date_time)
+    .where('acquirer_id', '=', swipe.acquirer_id)
+    .where('status', '=', 'COMPLETED')
+    .where('type', 'in', ['PURCHASE', 'PRE_AUTH_COMPLETION'])
+    .where('repeat_of', 'is', null)
+    .orderBy('id')
+    .execute();
+  const purchase = together.find((record) => record.type === 'PURCHASE');
+  return purchase === undefined ? undefined : { id: purchase.id, postedMinor: together.reduce((sum, record) => sum + toBigInt(record.amount_minor), 0n) };
 }
 
 /** Whether a message carries the identifiers of the lifecycle's first message (its STAN, DE7 and acquirer). */
@@ -1396,7 +1417,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
     // DE90 names a message that was declined, or none the lifecycle has: nothing to undo; the lifecycle stays as it was.
     return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: operationOfNothing(info), status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
   }
-  if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.remainingMinor);
+  if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.refundId, named.remainingMinor);
   if (existing && named?.kind === 'POSTING') return reversePosting(run, existing, childId, named.postingId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
   if (existing && named?.kind === 'INCREMENT') {
@@ -1464,7 +1485,7 @@ async function releaseHeld(run: Run, existing: CardSwipeRow & { hold_id: string 
 }
 
 type NamedMessage =
-  | { kind: 'REFUND'; remainingMinor: bigint }
+  | { kind: 'REFUND'; refundId: string; remainingMinor: bigint }
   | { kind: 'POSTING'; postingId: string; remainingMinor: bigint }
   | { kind: 'REFUND_AUTHORIZATION' }
   | { kind: 'INCREMENT'; incrementId: string; remainingMinor: bigint }
@@ -1516,6 +1537,10 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     const named = (exact: boolean) => {
       let query = ofLifecycle().select(columns).where('stan', '=', original.stan).where('transmission_date_time', '=', original.transmissionDateTime);
       if (exact) query = query.where('acquirer_id', '=', original.acquirerId).where('mti', 'in', mtis);
+      // Under DE90's STAN and DE7 alone: a message, not a reversal; DE90's own MTI first, then one
+      // of its class (a request or its advice), then any (until 2026-12-03 the newest of any kind,
+      // a reversal's record too; found by an audit).
+      else query = query.where('type', '<>', 'REVERSAL_ADVICE').orderBy(sql`mti NOT IN (${sql.join(mtis)})`).orderBy(sql`substr(mti, 2, 1) <> ${de90Mti.charAt(1)}`);
       return (
         query
           .where('expired_at', 'is', null)
@@ -1536,7 +1561,8 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
       // request it approved, an acquirer field sent as zeros): that record is the one named, and the
       // rules below apply to what it is. Until 2026-12-03 such a reversal undid the whole hold, or
       // credited nothing of a posting (found by an audit).
-      record = await named(false);
+      // (A DE90 naming a reversal is not followed there: no message stands for it but its own.)
+      if (de90Mti.charAt(1) !== '4') record = await named(false);
       // A message the lifecycle, found by its reference, does not have at all (an increment that
       // timed out before it reached us, say): nothing to undo. Until 2026-12-03 the reversal undid
       // the whole hold (found by an audit).
@@ -1575,7 +1601,7 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
   let remaining = toBigInt(record.amount_minor) - taken;
   // Without DE90, never more than the lifecycle still credits.
   if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
-  return { kind: 'REFUND', remainingMinor: remaining > 0n ? remaining : 0n };
+  return { kind: 'REFUND', refundId: record.id, remainingMinor: remaining > 0n ? remaining : 0n };
 }
 
 /** A reversal without DE90 of processing code 20: it reverses a refund (a reversal carries the processing code of what it reverses), never a purchase or its hold. */
@@ -1606,11 +1632,12 @@ async function postingNamed(run: Run, swipe: CardSwipeRow, named: NamedRecord): 
 
 /** The posting behind `named` (postingNamed): itself, the stand-in's first 0220 of a declined 0200, or none. */
 async function postingOf(tx: Tx, clientId: string, swipe: CardSwipeRow, named: NamedRecord): Promise<{ id: string; amount_minor: string } | undefined> {
-  if (named.status === 'COMPLETED' && named.type === 'PRE_AUTH_COMPLETION' && toBigInt(named.amount_minor) === 0n && firstSendingOf(swipe.first_mti) === '0200' && sentUnderFirstOf(swipe, named)) {
-    // The stand-in's advice of an approved 0200, sent under its identifiers, that posted nothing of
-    // its own (completeOrForcePost): its posting is the purchase's.
-    const first = await recordsOfLifecycle(tx, clientId, swipe).select(['id', 'type', 'status', 'amount_minor']).orderBy('id').limit(1).executeTakeFirst();
-    if (first?.type === 'PURCHASE' && first.status === 'COMPLETED') return first;
+  if (named.status === 'COMPLETED' && (named.type === 'PURCHASE' || named.type === 'PRE_AUTH_COMPLETION') && sentUnderFirstOf(swipe, named)) {
+    // An approved 0200 and the stand-in's advices sent under its identifiers are one transaction:
+    // under either name, one posting of what they posted together, counted under the purchase.
+    // Until 2026-12-03 a full reversal credited the purchase's part only (found by an audit).
+    const purchase = await purchasePostedUnderFirst(tx, clientId, swipe);
+    if (purchase !== undefined) return { id: purchase.id, amount_minor: purchase.postedMinor.toString() };
   }
   if (named.status === 'COMPLETED' && (named.type === 'PURCHASE' || named.type === 'PRE_AUTH_COMPLETION')) return named;
   if (named.status !== 'FAILED' || named.type !== 'PURCHASE') return undefined;
@@ -1668,14 +1695,16 @@ function de90Names(field: string, record: RecordIdentifiers): boolean {
 }
 
 /**
- * What the reversals of a lifecycle took back of one of its refunds: those whose DE90 names it
- * and, when it is the message that opened the lifecycle (its identifiers are the lifecycle's
- * own), those naming nothing.
+ * What the reversals of a lifecycle took back of one of its refunds: those that record it
+ * (reverses_id, since 2026-12-03) and, written before, those whose DE90 names it exactly and, when
+ * it is the message that opened the lifecycle (its identifiers are the lifecycle's own), those
+ * naming nothing. Until 2026-12-03 only the DE90 rule counted, so reversals that named a refund by
+ * its STAN and DE7 under another MTI or acquirer took it back again and again (found by an audit).
  */
-export async function refundTakenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, refund: RecordIdentifiers): Promise<bigint> {
+export async function refundTakenBack(tx: Tx, clientId: string, swipe: CardSwipeRow, refund: RecordIdentifiers & { id: string }): Promise<bigint> {
   const opened = isFirstOf(swipe, refund);
   const reversals = await recordsOfLifecycle(tx, clientId, swipe)
-    .select(['amount_minor', 'request_fields'])
+    .select(['amount_minor', 'request_fields', 'reverses_id'])
     .where('type', '=', 'REVERSAL_ADVICE')
     .where('operation', '=', 'DEBIT')
     .where('repeat_of', 'is', null)
@@ -1683,7 +1712,8 @@ export async function refundTakenBack(tx: Tx, clientId: string, swipe: CardSwipe
   let taken = 0n;
   for (const reversal of reversals) {
     const field = reversal.request_fields['90'];
-    if (field === undefined ? opened : de90Names(field, refund)) taken += toBigInt(reversal.amount_minor);
+    const counts = reversal.reverses_id !== null ? reversal.reverses_id === refund.id : field === undefined ? opened : de90Names(field, refund);
+    if (counts) taken += toBigInt(reversal.amount_minor);
   }
   return taken;
 }
@@ -1699,7 +1729,7 @@ function isFirstOf(swipe: CardSwipeRow, record: RecordIdentifiers): boolean {
  * card's line takes it back as credit-funding.ts says). Nothing left (reversed already): recorded,
  * no money.
  */
-async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
+async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, refundId: string, remainingMinor: bigint): Promise<CardMessageOutcome> {
   if (remainingMinor === 0n) {
     return recordOnUnchanged(run, existing, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n });
   }
@@ -1710,7 +1740,7 @@ async function reverseRefund(run: Run, existing: CardSwipeRow, childId: string, 
   const settled = closedStatus(posted);
   // A lifecycle still open (a hold, a refund announced) stays PENDING.
   const updated = updateSwipe(run, existing, { status: existing.status === 'PENDING' ? 'PENDING' : settled, postedMinor: posted });
-  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: settled, decision: acknowledge(), amountMinor: debited, heldMinor: toBigInt(existing.held_minor) });
+  return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'DEBIT', status: settled, decision: acknowledge(), amountMinor: debited, heldMinor: toBigInt(existing.held_minor), reversesId: refundId });
 }
 
 /**

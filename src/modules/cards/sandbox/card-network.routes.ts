@@ -214,7 +214,7 @@ async function followUpOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow):
 async function lastRefundOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow): Promise<{ remainingMinor: bigint; original: NonNullable<MessageOptions['original']> } | undefined> {
   const row = await tx
     .selectFrom('card_transactions')
-    .select(['mti', 'stan', 'transmission_date_time', 'acquirer_id', 'amount_minor'])
+    .select(['id', 'mti', 'stan', 'transmission_date_time', 'acquirer_id', 'amount_minor'])
     .where('client_id', '=', context.clientId)
     .where('card_id', '=', swipe.card_id)
     .where('swipe_id', '=', swipe.id)
