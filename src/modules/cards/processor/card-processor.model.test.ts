@@ -123,7 +123,9 @@ type RefundStep =
  *   lifecycle the stand-in may approve);
  * - `standInPost`: the network's stand-in posts a declined 0200 after all: a 0220 naming it by DE90
  *   or sent under its identifiers (a force post on its lifecycle); the posting can then be named
- *   by either message, and is credited back once;
+ *   by either message, and is credited back once. Or (`ofApproved`) the stand-in's 0220 of an
+ *   approved 0200, under its identifiers: only what it approved beyond what they posted together
+ *   is posted, and the purchase with it is one posting under either name;
  * - `reverseWhole`: an 0420 without DE90 on a lifecycle opened by an approved 0200 (under its DE63):
  *   its open hold released, else its purchase (what of it is left) credited back, all or all but
  *   DE95's actual amount;
@@ -140,7 +142,7 @@ type NetworkStep =
   | { kind: 'clear'; pick: number; amountCents: number; byRef: boolean }
   | { kind: 'reverseClearing'; pick: number; byRef: boolean; part: number | null }
   | { kind: 'purchase0200'; amountCents: number; magicDecline: boolean }
-  | { kind: 'standInPost'; pick: number; amountCents: number; underIdentifiers: boolean }
+  | { kind: 'standInPost'; pick: number; amountCents: number; underIdentifiers: boolean; ofApproved: boolean }
   | { kind: 'reverseWhole'; pick: number; part: number | null };
 
 /** A reversal that follows at once, naming the message the step sent or approved. */
@@ -167,7 +169,7 @@ const networkSteps = (weights: Record<NetworkStep['kind'], number>): fc.Weighted
   { arbitrary: fc.record({ kind: fc.constant('clear' as const), pick: fc.nat(), amountCents, byRef: fc.boolean() }), weight: weights.clear },
   { arbitrary: fc.record({ kind: fc.constant('reverseClearing' as const), pick: fc.nat(), byRef: fc.boolean(), part: partOf }), weight: weights.reverseClearing },
   { arbitrary: fc.record({ kind: fc.constant('purchase0200' as const), amountCents, magicDecline: fc.boolean() }), weight: weights.purchase0200 },
-  { arbitrary: fc.record({ kind: fc.constant('standInPost' as const), pick: fc.nat(), amountCents, underIdentifiers: fc.boolean() }), weight: weights.standInPost },
+  { arbitrary: fc.record({ kind: fc.constant('standInPost' as const), pick: fc.nat(), amountCents, underIdentifiers: fc.boolean(), ofApproved: fc.boolean() }), weight: weights.standInPost },
   { arbitrary: fc.record({ kind: fc.constant('reverseWhole' as const), pick: fc.nat(), part: partOf }), weight: weights.reverseWhole },
 ];
 
@@ -243,6 +245,8 @@ interface Purchase {
   clearings: { request: SentMessage['request']; posting: { leftCents: number } }[];
   /** Its first message was declined (a FAILED lifecycle until the stand-in approves it). */
   firstDeclined: boolean;
+  /** An approved 0200's: what it and the stand-in's 0220 under its identifiers posted together, once that 0220 came (one per purchase here). */
+  approvedStoodIn?: { togetherCents: number };
 }
 
 /** DE90 (original data elements) of a sandbox reversal that names `refund`: its MTI and STAN first. */
@@ -683,6 +687,29 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
               available -= current.amountCents;
               posted.push(parentId);
             }
+          } else if (current.kind === 'standInPost' && current.ofApproved) {
+            // The stand-in's 0220 of an approved 0200, under its identifiers: what it approved beyond the purchase only.
+            const approved0200 = [...purchases].filter(([, purchase]) => !purchase.firstDeclined && purchase.first.mti === '0200' && purchase.approvedStoodIn === undefined && purchase.clearings.length > 0);
+            const picked = pickOf(approved0200, current.pick);
+            if (picked === undefined) return;
+            const [parentId, purchase] = picked;
+            const clearing = purchase.clearings[0];
+            if (clearing === undefined) return;
+            // The purchase's amount (approved in full: the model's amounts stay below the magic ones).
+            const together = Number(purchase.first.fields['4']);
+            const extra = Math.max(0, current.amountCents - together);
+            const fields = { ...fieldsOf(purchase.first, false), '0': '0220', '4': String(current.amountCents).padStart(12, '0') };
+            const answer = await sendIso(fields);
+            expect(answer.response['39']).toBe('00');
+            expect(await recordOf(answer.cardTransactionId)).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', parentCardTransactionId: parentId, amount: major(extra), forcePost: extra > 0 });
+            sent.push({ request: { mti: '0220', fields }, responseCode: '00', cardTransactionId: answer.cardTransactionId });
+            exercised.standInPosts++;
+            available -= extra;
+            purchase.postedCents += extra;
+            purchase.approvedStoodIn = { togetherCents: together + extra };
+            // One posting, two names.
+            clearing.posting.leftCents += extra;
+            purchase.clearings.push({ request: { mti: '0220', fields }, posting: clearing.posting });
           } else if (current.kind === 'standInPost') {
             // A 0220 posting a declined 0200 (naming it by DE90, or under its identifiers): forced, on its lifecycle.
             const unposted = [...purchases].filter(([, purchase]) => purchase.firstDeclined && purchase.first.mti === '0200' && purchase.clearings.length === 0 && !purchase.declined.some((entry) => entry.stoodIn));
