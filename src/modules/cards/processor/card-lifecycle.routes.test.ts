@@ -1771,3 +1771,46 @@ describe('reversals that name their message by STAN and DE7 alone, followed up (
     await expectLedgerClean(t);
   });
 });
+
+describe('STANs are unique per acquirer: DE90\'s STAN and DE7 alone name a message of its acquirer only (found by an audit, 2026-12-03)', () => {
+  async function de90As(message: Record<string, string>, mti: string, acquirerId: string): Promise<string> {
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    return formatOriginalDataElements({ mti, stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId });
+  }
+
+  it('another acquirer\'s reversal of a message OpenBaaS never saw undoes nothing of this card; DE90 of another MTI finds its own acquirer\'s lifecycle; one of processing code 20 sent as zeros, the refund', async () => {
+    const card = await fundedCard(t, '500.00');
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '001070', '32': '111111', '37': '600000001070', '63': undefined });
+    expect((await atMessageLevel(purchase)).code).toBe('00');
+    const other = { ...purchase, '4': '000000003000', '32': '222222', '37': '600000001071' };
+    expect((await atMessageLevel(other)).code).toBe('00');
+    const refund = { ...purchase, '3': '200000', '4': '000000004000', '32': '333333', '37': '600000001072' };
+    const refunded = await atMessageLevel(refund);
+    expect(refunded.record).toMatchObject({ type: 'REFUND', amount: 40 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '410.00' });
+    // Acquirer 444444 reverses its own 0200, never seen here: an orphan.
+    const foreign = await atMessageLevel({ ...purchase, '0': '0420', '11': '001073', '32': '444444', '37': '600000001073', '90': await de90As(purchase, '0200', '00000444444') });
+    expect(foreign.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0, orphan: true });
+    // DE90 wrong in its MTI only: 111111's purchase, not the newer one of 222222.
+    const named = await atMessageLevel({ ...purchase, '0': '0420', '11': '001074', '90': await de90As(purchase, '0220', '00000111111') });
+    expect(named.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 100 });
+    // Processing code 20 with the acquirer as zeros: the refund, not a purchase.
+    const ofRefund = await atMessageLevel({ ...refund, '0': '0420', '11': '001075', '90': await de90As(refund, '0200', '00000000000') });
+    expect(ofRefund.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 40, reversesCardTransactionId: refunded.record.id });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '470.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a 0220 under a 0200\'s STAN, DE7 and acquirer with another RRN is a posting of its own, reversed on its own', async () => {
+    const card = await fundedCard(t, '500.00');
+    const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '001080', '37': '600000001080', '63': reference('OWNRRNPOSTING001') });
+    const posted = await atMessageLevel(purchase);
+    const clearing = await atMessageLevel({ ...purchase, '0': '0220', '4': '000000006000', '37': '700000001080' });
+    expect(clearing.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', amount: 60, parentCardTransactionId: posted.record.parentCardTransactionId });
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    const named = formatOriginalDataElements({ mti: '0220', stan: purchase['11'] ?? '', transmissionDateTime: purchase['7'] ?? '', acquirerId: purchase['32'] ?? '' });
+    expect((await atMessageLevel({ ...purchase, '0': '0420', '11': '001081', '90': named })).record).toMatchObject({ amount: 60, reversesCardTransactionId: clearing.record.id });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '400.00' });
+    await expectLedgerClean(t);
+  });
+});

@@ -249,10 +249,14 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
       // advice named as the request it approved, an acquirer sent as zeros): that message's lifecycle,
       // as messageNamed then takes it (DE90's MTI first). Until 2026-12-03 such a reversal without DE63
       // was an orphan (found by an audit).
+      // From DE90's acquirer only (STANs are unique per acquirer), any when DE90 sends it as zeros;
+      // the kind the reversal's processing code says first, as messageNamed takes it.
+      const ofAcquirer = /^0*$/.test(original.acquirerId) ? '' : `AND acquirer_id = ${p(original.acquirerId)}`;
       choices.push(`(SELECT swipe_id FROM card_transactions
-        WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
+        WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)} ${ofAcquirer}
           AND expired_at IS NULL AND type <> 'REVERSAL_ADVICE'
-        ORDER BY mti NOT IN (${parameters.list(originalMtis)}), status = 'FAILED', id DESC LIMIT 1)`);
+        ORDER BY mti NOT IN (${parameters.list(originalMtis)}), substr(mti, 2, 1) <> ${p(original.mti.charAt(1))},
+          (type = 'REFUND') <> ${p(info.processingCode.startsWith('20'))}, status = 'FAILED', id DESC LIMIT 1)`);
     }
   }
   if (byRrn && (info.mti === '0120' || info.mti === '0220')) {

@@ -1365,6 +1365,7 @@ async function purchasePostedUnderFirst(tx: Tx, clientId: string, swipe: CardSwi
   const together = await recordsOfLifecycle(tx, clientId, swipe)
     .select(['id', 'type', 'amount_minor'])
     .where('stan', '=', swipe.stan)
+    .where('rrn', '=', swipe.rrn)
     .where('transmission_date_time', '=', swipe.transmission_date_time)
     .where('acquirer_id', '=', swipe.acquirer_id)
     .where('status', '=', 'COMPLETED')
@@ -1374,6 +1375,11 @@ async function purchasePostedUnderFirst(tx: Tx, clientId: string, swipe: CardSwi
     .execute();
   const purchase = together.find((record) => record.type === 'PURCHASE');
   return purchase === undefined ? undefined : { id: purchase.id, postedMinor: together.reduce((sum, record) => sum + toBigInt(record.amount_minor), 0n) };
+}
+
+/** Whether an acquirer identification (DE32, DE90's) was sent as zeros: it names no acquirer. */
+export function isZeros(acquirerId: string): boolean {
+  return /^0*$/.test(acquirerId);
 }
 
 /** Whether a message carries the identifiers of the lifecycle's first message (its STAN, DE7 and acquirer). */
@@ -1515,7 +1521,7 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
   const ofLifecycle = () => recordsOfLifecycle(tx, context.clientId, swipe);
   const original = info.original;
   let record: NamedRecord | undefined;
-  const columns = ['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id', 'ledger_hold_id'] as const;
+  const columns = ['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'rrn', 'transmission_date_time', 'acquirer_id', 'ledger_hold_id'] as const;
   if (original === null) {
     // Without DE90, a lifecycle opened by a 0200 is named by its first message: a refund (while the
     // lifecycle is still a net credit), or a purchase (while nothing is held: then the hold is undone).
@@ -1537,10 +1543,14 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     const named = (exact: boolean) => {
       let query = ofLifecycle().select(columns).where('stan', '=', original.stan).where('transmission_date_time', '=', original.transmissionDateTime);
       if (exact) query = query.where('acquirer_id', '=', original.acquirerId).where('mti', 'in', mtis);
-      // Under DE90's STAN and DE7 alone: a message, not a reversal; DE90's own MTI first, then one
-      // of its class (a request or its advice), then any (until 2026-12-03 the newest of any kind,
-      // a reversal's record too; found by an audit).
-      else query = query.where('type', '<>', 'REVERSAL_ADVICE').orderBy(sql`mti NOT IN (${sql.join(mtis)})`).orderBy(sql`substr(mti, 2, 1) <> ${de90Mti.charAt(1)}`);
+      // Under DE90's STAN and DE7, from its acquirer (any, when DE90 sends it as zeros: STANs are
+      // unique per acquirer only): a message, not a reversal; DE90's own MTI first, then one of its
+      // class (a request or its advice), then any. Until 2026-12-03 any acquirer's and any kind's,
+      // a reversal's record too (found by audits).
+      else {
+        if (!isZeros(original.acquirerId)) query = query.where('acquirer_id', '=', original.acquirerId);
+        query = query.where('type', '<>', 'REVERSAL_ADVICE').orderBy(sql`mti NOT IN (${sql.join(mtis)})`).orderBy(sql`substr(mti, 2, 1) <> ${de90Mti.charAt(1)}`);
+      }
       return (
         query
           .where('expired_at', 'is', null)
@@ -1615,7 +1625,7 @@ type RecordIdentifiers = { mti: string; stan: string; transmission_date_time: st
 function recordsOfLifecycle(tx: Tx, clientId: string, swipe: CardSwipeRow) {
   return tx.selectFrom('card_transactions').where('client_id', '=', clientId).where('card_id', '=', swipe.card_id).where('swipe_id', '=', swipe.id);
 }
-type NamedRecord = RecordIdentifiers & { id: string; type: string; status: string; amount_minor: string; ledger_hold_id?: string | null };
+type NamedRecord = RecordIdentifiers & { id: string; type: string; status: string; amount_minor: string; rrn: string; ledger_hold_id?: string | null };
 
 /**
  * The posting a reversal names through `named` (a record of the lifecycle), and what of it no
@@ -1632,7 +1642,7 @@ async function postingNamed(run: Run, swipe: CardSwipeRow, named: NamedRecord): 
 
 /** The posting behind `named` (postingNamed): itself, the stand-in's first 0220 of a declined 0200, or none. */
 async function postingOf(tx: Tx, clientId: string, swipe: CardSwipeRow, named: NamedRecord): Promise<{ id: string; amount_minor: string } | undefined> {
-  if (named.status === 'COMPLETED' && (named.type === 'PURCHASE' || named.type === 'PRE_AUTH_COMPLETION') && sentUnderFirstOf(swipe, named)) {
+  if (named.status === 'COMPLETED' && (named.type === 'PURCHASE' || named.type === 'PRE_AUTH_COMPLETION') && named.rrn === swipe.rrn && sentUnderFirstOf(swipe, named)) {
     // An approved 0200 and the stand-in's advices sent under its identifiers are one transaction:
     // under either name, one posting of what they posted together, counted under the purchase.
     // Until 2026-12-03 a full reversal credited the purchase's part only (found by an audit).
@@ -1665,7 +1675,7 @@ async function leftToReverse(tx: Tx, clientId: string, swipe: CardSwipeRow, mess
  */
 export async function firstPostingLeft(tx: Tx, clientId: string, swipe: CardSwipeRow): Promise<bigint | undefined> {
   const first = await recordsOfLifecycle(tx, clientId, swipe)
-    .select(['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'transmission_date_time', 'acquirer_id'])
+    .select(['id', 'type', 'status', 'amount_minor', 'mti', 'stan', 'rrn', 'transmission_date_time', 'acquirer_id'])
     .orderBy('id')
     .limit(1)
     .executeTakeFirst();
