@@ -689,7 +689,10 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             }
           } else if (current.kind === 'standInPost' && current.ofApproved) {
             // The stand-in's 0220 of an approved 0200, under its identifiers: what it approved beyond the purchase only.
-            const approved0200 = [...purchases].filter(([, purchase]) => !purchase.firstDeclined && purchase.first.mti === '0200' && purchase.approvedStoodIn === undefined && purchase.clearings.length > 0);
+            // (One an advice opened again, with a hold or with nothing it could reserve, is a completion's: left out.)
+            const approved0200 = [...purchases].filter(
+              ([parentId, purchase]) => !purchase.firstDeclined && purchase.first.mti === '0200' && purchase.approvedStoodIn === undefined && purchase.clearings.length > 0 && !open.has(parentId) && !waiting.has(parentId),
+            );
             const picked = pickOf(approved0200, current.pick);
             if (picked === undefined) return;
             const [parentId, purchase] = picked;
