@@ -1801,6 +1801,22 @@ describe('STANs are unique per acquirer: DE90\'s STAN and DE7 alone name a messa
     await expectLedgerClean(t);
   });
 
+  it('DE90 sending the acquirer as zeros names the reversal\'s own acquirer\'s message first, not the newest of another', async () => {
+    const card = await fundedCard(t, '500.00');
+    for (const [mti, stan] of [['0200', '001090'], ['0100', '001091']] as const) {
+      const own = await messageOf(card.cardId, { '0': mti, '4': '000000001000', '11': stan, '32': '111111', '37': `600000${stan}`, '63': undefined });
+      const ownRecord = (await atMessageLevel(own)).record;
+      const other = { ...own, '4': '000000002000', '32': '222222', '37': `610000${stan}` };
+      const otherRecord = (await atMessageLevel(other)).record;
+      const reversal = await atMessageLevel({ ...own, '0': '0420', '11': `${stan.slice(0, 5)}9`, '90': await de90As(own, mti, '00000000000') });
+      expect(reversal.record, mti).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 10, parentCardTransactionId: ownRecord.parentCardTransactionId });
+      expect((await lifecycle(t, otherRecord.parentCardTransactionId)).status, mti).toBe(mti === '0200' ? 'COMPLETED' : 'PENDING');
+    }
+    // The 0200 of 20.00 posted, the 0100 of 20.00 held; both of 10.00 undone.
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '460.00', RESERVED: '20.00' });
+    await expectLedgerClean(t);
+  });
+
   it('a 0220 under a 0200\'s STAN, DE7 and acquirer with another RRN is a posting of its own, reversed on its own', async () => {
     const card = await fundedCard(t, '500.00');
     const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '001080', '37': '600000001080', '63': reference('OWNRRNPOSTING001') });

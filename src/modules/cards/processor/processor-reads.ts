@@ -251,11 +251,14 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
       // was an orphan (found by an audit).
       // From DE90's acquirer only (STANs are unique per acquirer), any when DE90 sends it as zeros;
       // the kind the reversal's processing code says first, as messageNamed takes it.
-      const ofAcquirer = /^0*$/.test(original.acquirerId) ? '' : `AND acquirer_id = ${p(original.acquirerId)}`;
+      // Sent as zeros: the reversal's own acquirer (DE32) first, and its RRN.
+      const zeros = /^0*$/.test(original.acquirerId);
+      const ofAcquirer = zeros ? '' : `AND acquirer_id = ${p(original.acquirerId)}`;
+      const ownAcquirerFirst = zeros ? `acquirer_id <> ${p(info.acquirerId)}, ` : '';
       choices.push(`(SELECT swipe_id FROM card_transactions
         WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)} ${ofAcquirer}
           AND expired_at IS NULL AND type <> 'REVERSAL_ADVICE'
-        ORDER BY mti NOT IN (${parameters.list(originalMtis)}), substr(mti, 2, 1) <> ${p(original.mti.charAt(1))},
+        ORDER BY ${ownAcquirerFirst}mti NOT IN (${parameters.list(originalMtis)}), substr(mti, 2, 1) <> ${p(original.mti.charAt(1))}, rrn <> ${p(info.rrn)},
           (type = 'REFUND') <> ${p(info.processingCode.startsWith('20'))}, status = 'FAILED', id DESC LIMIT 1)`);
     }
   }

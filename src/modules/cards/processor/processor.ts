@@ -1548,8 +1548,11 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
       // class (a request or its advice), then any. Until 2026-12-03 any acquirer's and any kind's,
       // a reversal's record too (found by audits).
       else {
+        // Sent as zeros: the reversal's own acquirer (DE32) first, and its RRN (until 2026-12-03 the
+        // newest of any acquirer's; found by an audit).
         if (!isZeros(original.acquirerId)) query = query.where('acquirer_id', '=', original.acquirerId);
-        query = query.where('type', '<>', 'REVERSAL_ADVICE').orderBy(sql`mti NOT IN (${sql.join(mtis)})`).orderBy(sql`substr(mti, 2, 1) <> ${de90Mti.charAt(1)}`);
+        else query = query.orderBy(sql`acquirer_id <> ${info.acquirerId}`);
+        query = query.where('type', '<>', 'REVERSAL_ADVICE').orderBy(sql`mti NOT IN (${sql.join(mtis)})`).orderBy(sql`substr(mti, 2, 1) <> ${de90Mti.charAt(1)}`).orderBy(sql`rrn <> ${info.rrn}`);
       }
       return (
         query
