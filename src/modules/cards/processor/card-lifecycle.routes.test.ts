@@ -44,11 +44,13 @@ async function atMessageLevel(message: Record<string, string>): Promise<{ code: 
   return { code: response.body.data.response['39'], record };
 }
 const reference = (ref: string) => `VIS00000${ref}1`;
-/** DE90 naming a message built by messageOf (its MTI, STAN, DE7 and acquirer). */
-async function de90Of(message: Record<string, string>): Promise<string> {
+/** DE90 naming a message built by messageOf (its MTI, STAN, DE7 and acquirer; `as` sends another MTI or acquirer with its STAN and DE7). */
+async function de90Of(message: Record<string, string>, as: { mti?: string; acquirerId?: string } = {}): Promise<string> {
   const { formatOriginalDataElements } = await import('../network/index.js');
-  return formatOriginalDataElements({ mti: message['0'] ?? '', stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId: message['32'] ?? '' });
+  return formatOriginalDataElements({ mti: as.mti ?? message['0'] ?? '', stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId: as.acquirerId ?? message['32'] ?? '' });
 }
+/** The acquirer identification sent as zeros. */
+const zeros = '00000000000';
 
 describe('0100 authorization', () => {
   it('approved: a hold moves AVAILABLE to RESERVED, PENDING record and event, answered 0110 00 with an auth code', async () => {
@@ -1521,8 +1523,8 @@ describe('what a reversal names: an increment, a processing code (found by audit
     // DE90 naming the first 0100 with its acquirer field sent as zeros.
     const request = await messageOf(card.cardId, { '0': '0100', '4': '000000004000', '11': '000993', '37': '600000000993', '63': reference('ZEROACQUIRER0001') });
     const authorized = await atMessageLevel(request);
-    const zeros = await atMessageLevel({ ...request, '0': '0420', '11': '000994', '90': await de90Of({ ...request, '32': '0' }) });
-    expect(zeros.record).toMatchObject({ parentCardTransactionId: authorized.record.parentCardTransactionId, status: 'CANCELLED', amount: 40 });
+    const asZeros = await atMessageLevel({ ...request, '0': '0420', '11': '000994', '90': await de90Of(request, { acquirerId: '0' }) });
+    expect(asZeros.record).toMatchObject({ parentCardTransactionId: authorized.record.parentCardTransactionId, status: 'CANCELLED', amount: 40 });
     // No reference: the lifecycle is found by card, RRN and amount, and DE90 naming a STAN it never had does not stop the reversal.
     const plain = await messageOf(card.cardId, { '0': '0100', '4': '000000003000', '11': '000995', '37': '600000000995', '63': undefined });
     const plainAuthorized = await atMessageLevel(plain);
@@ -1674,12 +1676,6 @@ describe('DE95 of a message in another currency (found by an audit, 2026-12-03)'
 });
 
 describe('DE90 whose STAN and DE7 a record has under another MTI or acquirer names that record (found by an audit, 2026-12-03)', () => {
-  /** DE90 naming a message by its STAN and DE7, under `mti` and `acquirerId` (default: the message's own). */
-  async function de90As(message: Record<string, string>, mti: string, acquirerId = message['32'] ?? ''): Promise<string> {
-    const { formatOriginalDataElements } = await import('../network/index.js');
-    return formatOriginalDataElements({ mti, stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId });
-  }
-  const zeros = '00000000000';
 
   it('an increment named with the acquirer as zeros, or under 0120 or 0200, releases that increment only; a declined one nothing', async () => {
     const card = await fundedCard(t, '2000.00');
@@ -1692,12 +1688,12 @@ describe('DE90 whose STAN and DE7 a record has under another MTI or acquirer nam
     const declinedMessage = { '0': declined.iso.request.mti, ...declined.iso.request.fields, '2': await panOf(t, card.cardId) };
     expect(await balances(t, card.walletId)).toMatchObject({ RESERVED: '150.00' });
     const reverse = async (named: string, stan: string) => (await atMessageLevel({ ...incrementMessage, '0': '0420', '11': stan, '90': named })).record;
-    expect(await reverse(await de90As(declinedMessage, '0100', zeros), '001010')).toMatchObject({ amount: 0, status: 'CANCELLED' });
+    expect(await reverse(await de90Of(declinedMessage, { mti: '0100', acquirerId: zeros }), '001010')).toMatchObject({ amount: 0, status: 'CANCELLED' });
     const second = await onParent(t, parentId, 'increments', { amount: 30 });
     const secondMessage = { '0': second.iso.request.mti, ...second.iso.request.fields, '2': await panOf(t, card.cardId) };
-    expect(await reverse(await de90As(incrementMessage, '0100', zeros), '001011')).toMatchObject({ amount: 50, heldAmount: 130, status: 'PENDING', reversesCardTransactionId: increment.record.id });
-    expect(await reverse(await de90As(secondMessage, '0120'), '001012')).toMatchObject({ amount: 30, heldAmount: 100, status: 'PENDING', reversesCardTransactionId: second.record.id });
-    expect(await reverse(await de90As(secondMessage, '0200'), '001013')).toMatchObject({ amount: 0, heldAmount: 100 });
+    expect(await reverse(await de90Of(incrementMessage, { mti: '0100', acquirerId: zeros }), '001011')).toMatchObject({ amount: 50, heldAmount: 130, status: 'PENDING', reversesCardTransactionId: increment.record.id });
+    expect(await reverse(await de90Of(secondMessage, { mti: '0120' }), '001012')).toMatchObject({ amount: 30, heldAmount: 100, status: 'PENDING', reversesCardTransactionId: second.record.id });
+    expect(await reverse(await de90Of(secondMessage, { mti: '0200' }), '001013')).toMatchObject({ amount: 0, heldAmount: 100 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1900.00', RESERVED: '100.00' });
     expect(await lifecycle(t, parentId)).toMatchObject({ status: 'PENDING', heldAmount: 100 });
     await expectLedgerClean(t);
@@ -1711,30 +1707,25 @@ describe('DE90 whose STAN and DE7 a record has under another MTI or acquirer nam
     const posted = await atMessageLevel(standIn);
     expect(posted.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', forcePost: true, amount: 40 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '400.00' });
-    const zeroAcquirer = await atMessageLevel({ ...purchase, '0': '0420', '11': '001022', '90': await de90As(purchase, '0200', zeros) });
+    const zeroAcquirer = await atMessageLevel({ ...purchase, '0': '0420', '11': '001022', '90': await de90Of(purchase, { mti: '0200', acquirerId: zeros }) });
     expect(zeroAcquirer.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 60, status: 'CANCELLED' });
-    const asRequest = await atMessageLevel({ ...standIn, '0': '0420', '11': '001023', '90': await de90As(standIn, '0200') });
+    const asRequest = await atMessageLevel({ ...standIn, '0': '0420', '11': '001023', '90': await de90Of(standIn, { mti: '0200' }) });
     expect(asRequest.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 40, status: 'CANCELLED', reversesCardTransactionId: posted.record.id });
-    expect((await atMessageLevel({ ...standIn, '0': '0420', '11': '001024', '90': await de90As(standIn, '0220') })).record).toMatchObject({ amount: 0 });
+    expect((await atMessageLevel({ ...standIn, '0': '0420', '11': '001024', '90': await de90Of(standIn, { mti: '0220' }) })).record).toMatchObject({ amount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '500.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
 });
 
 describe('reversals that name their message by STAN and DE7 alone, followed up (found by an audit, 2026-12-03)', () => {
-  async function de90As(message: Record<string, string>, mti: string, acquirerId = '00000000000'): Promise<string> {
-    const { formatOriginalDataElements } = await import('../network/index.js');
-    return formatOriginalDataElements({ mti, stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId });
-  }
-
   it('a refund named with the acquirer as zeros is taken back once, however many reversals name it, under either name', async () => {
     const card = await fundedCard(t, '100.00');
     const refund = await messageOf(card.cardId, { '0': '0200', '3': '200000', '4': '000000005000', '11': '001040', '37': '600000001040', '63': reference('REFUNDZEROACQ001') });
     const credited = await atMessageLevel(refund);
     expect(credited.record).toMatchObject({ type: 'REFUND', amount: 50 });
     const reverse = async (stan: string, named: string) => (await atMessageLevel({ ...refund, '0': '0420', '11': stan, '90': named })).record;
-    expect(await reverse('001041', await de90As(refund, '0200'))).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 50, reversesCardTransactionId: credited.record.id });
-    expect(await reverse('001042', await de90As(refund, '0200'))).toMatchObject({ operation: 'DEBIT', amount: 0 });
+    expect(await reverse('001041', await de90Of(refund, { mti: '0200', acquirerId: zeros }))).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 50, reversesCardTransactionId: credited.record.id });
+    expect(await reverse('001042', await de90Of(refund, { mti: '0200', acquirerId: zeros }))).toMatchObject({ operation: 'DEBIT', amount: 0 });
     expect(await reverse('001043', await de90Of(refund))).toMatchObject({ operation: 'DEBIT', amount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
@@ -1750,10 +1741,10 @@ describe('reversals that name their message by STAN and DE7 alone, followed up (
     const completion = await atMessageLevel({ ...incrementMessage, '0': '0220', '4': '000000015000', '37': '700000001050' });
     expect(completion.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', amount: 150, forcePost: false });
     // DE90 of an 0100 with the acquirer as zeros names the increment (captured: nothing left), not the completion.
-    const reversal = await atMessageLevel({ ...incrementMessage, '0': '0420', '11': '001051', '90': await de90As(incrementMessage, '0100') });
+    const reversal = await atMessageLevel({ ...incrementMessage, '0': '0420', '11': '001051', '90': await de90Of(incrementMessage, { mti: '0100', acquirerId: zeros }) });
     expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
     // A DE90 naming a reversal (none has that STAN and DE7) is not taken for the messages that have them.
-    const again = await atMessageLevel({ ...incrementMessage, '0': '0420', '11': '001051', '7': incrementMessage['7'] ?? '', '37': '700000001052', '90': await de90As(incrementMessage, '0420') });
+    const again = await atMessageLevel({ ...incrementMessage, '0': '0420', '11': '001051', '7': incrementMessage['7'] ?? '', '37': '700000001052', '90': await de90Of(incrementMessage, { mti: '0420', acquirerId: zeros }) });
     expect(again.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '350.00', RESERVED: '0.00' });
     expect(await lifecycle(t, parentId)).toMatchObject({ status: 'COMPLETED', postedAmount: 150 });
@@ -1765,7 +1756,7 @@ describe('reversals that name their message by STAN and DE7 alone, followed up (
     const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000004000', '11': '001060', '37': '600000001060', '63': undefined });
     const posted = await atMessageLevel(purchase);
     expect(posted.code).toBe('00');
-    const reversal = await atMessageLevel({ ...purchase, '0': '0420', '11': '001061', '37': '600000001061', '90': await de90As(purchase, '0200') });
+    const reversal = await atMessageLevel({ ...purchase, '0': '0420', '11': '001061', '37': '600000001061', '90': await de90Of(purchase, { mti: '0200', acquirerId: zeros }) });
     expect(reversal.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 40, parentCardTransactionId: posted.record.parentCardTransactionId, reversesCardTransactionId: posted.record.id });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
@@ -1773,11 +1764,6 @@ describe('reversals that name their message by STAN and DE7 alone, followed up (
 });
 
 describe('STANs are unique per acquirer: DE90\'s STAN and DE7 alone name a message of its acquirer only (found by an audit, 2026-12-03)', () => {
-  async function de90As(message: Record<string, string>, mti: string, acquirerId: string): Promise<string> {
-    const { formatOriginalDataElements } = await import('../network/index.js');
-    return formatOriginalDataElements({ mti, stan: message['11'] ?? '', transmissionDateTime: message['7'] ?? '', acquirerId });
-  }
-
   it('another acquirer\'s reversal of a message OpenBaaS never saw undoes nothing of this card; DE90 of another MTI finds its own acquirer\'s lifecycle; one of processing code 20 sent as zeros, the refund', async () => {
     const card = await fundedCard(t, '500.00');
     const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '001070', '32': '111111', '37': '600000001070', '63': undefined });
@@ -1789,13 +1775,13 @@ describe('STANs are unique per acquirer: DE90\'s STAN and DE7 alone name a messa
     expect(refunded.record).toMatchObject({ type: 'REFUND', amount: 40 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '410.00' });
     // Acquirer 444444 reverses its own 0200, never seen here: an orphan.
-    const foreign = await atMessageLevel({ ...purchase, '0': '0420', '11': '001073', '32': '444444', '37': '600000001073', '90': await de90As(purchase, '0200', '00000444444') });
+    const foreign = await atMessageLevel({ ...purchase, '0': '0420', '11': '001073', '32': '444444', '37': '600000001073', '90': await de90Of(purchase, { mti: '0200', acquirerId: '00000444444' }) });
     expect(foreign.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0, orphan: true });
     // DE90 wrong in its MTI only: 111111's purchase, not the newer one of 222222.
-    const named = await atMessageLevel({ ...purchase, '0': '0420', '11': '001074', '90': await de90As(purchase, '0220', '00000111111') });
+    const named = await atMessageLevel({ ...purchase, '0': '0420', '11': '001074', '90': await de90Of(purchase, { mti: '0220', acquirerId: '00000111111' }) });
     expect(named.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'CREDIT', amount: 100 });
     // Processing code 20 with the acquirer as zeros: the refund, not a purchase.
-    const ofRefund = await atMessageLevel({ ...refund, '0': '0420', '11': '001075', '90': await de90As(refund, '0200', '00000000000') });
+    const ofRefund = await atMessageLevel({ ...refund, '0': '0420', '11': '001075', '90': await de90Of(refund, { mti: '0200', acquirerId: zeros }) });
     expect(ofRefund.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 40, reversesCardTransactionId: refunded.record.id });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '470.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
@@ -1808,7 +1794,7 @@ describe('STANs are unique per acquirer: DE90\'s STAN and DE7 alone name a messa
       const ownRecord = (await atMessageLevel(own)).record;
       const other = { ...own, '4': '000000002000', '32': '222222', '37': `610000${stan}` };
       const otherRecord = (await atMessageLevel(other)).record;
-      const reversal = await atMessageLevel({ ...own, '0': '0420', '11': `${stan.slice(0, 5)}9`, '90': await de90As(own, mti, '00000000000') });
+      const reversal = await atMessageLevel({ ...own, '0': '0420', '11': `${stan.slice(0, 5)}9`, '90': await de90Of(own, { mti: mti, acquirerId: zeros }) });
       expect(reversal.record, mti).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 10, parentCardTransactionId: ownRecord.parentCardTransactionId });
       expect((await lifecycle(t, otherRecord.parentCardTransactionId)).status, mti).toBe(mti === '0200' ? 'COMPLETED' : 'PENDING');
     }

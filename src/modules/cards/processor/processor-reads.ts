@@ -16,7 +16,7 @@ import type { CardRow } from '../cards.service.js';
 import type { CardProgramRow } from '../programs.js';
 import { firstSendingOf, sendingsOf } from '../network/index.js';
 import type { CardSwipeRow } from './card-transaction-views.js';
-import type { MessageInfo } from './message-info.js';
+import { transactionTypeOf, type MessageInfo } from './message-info.js';
 import './card-transactions.tables.js';
 
 /** A card, locked FOR UPDATE, and its program (undefined only if the program row is missing). */
@@ -244,22 +244,13 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
       WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
         AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
       ORDER BY status = 'FAILED', id DESC LIMIT 1)`);
-    if ((info.mti === '0420' || info.mti === '0400') && original.mti.charAt(1) !== '4') {
-      // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer (a stand-in's
-      // advice named as the request it approved, an acquirer sent as zeros): that message's lifecycle,
-      // as messageNamed then takes it (DE90's MTI first). Until 2026-12-03 such a reversal without DE63
-      // was an orphan (found by an audit).
-      // From DE90's acquirer only (STANs are unique per acquirer), any when DE90 sends it as zeros;
-      // the kind the reversal's processing code says first, as messageNamed takes it.
-      // Sent as zeros: the reversal's own acquirer (DE32) first, and its RRN.
-      const zeros = /^0*$/.test(original.acquirerId);
-      const ofAcquirer = zeros ? '' : `AND acquirer_id = ${p(original.acquirerId)}`;
-      const ownAcquirerFirst = zeros ? `acquirer_id <> ${p(info.acquirerId)}, ` : '';
-      choices.push(`(SELECT swipe_id FROM card_transactions
-        WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)} ${ofAcquirer}
-          AND expired_at IS NULL AND type <> 'REVERSAL_ADVICE'
-        ORDER BY ${ownAcquirerFirst}mti NOT IN (${parameters.list(originalMtis)}), substr(mti, 2, 1) <> ${p(original.mti.charAt(1))}, rrn <> ${p(info.rrn)},
-          (type = 'REFUND') <> ${p(info.processingCode.startsWith('20'))}, status = 'FAILED', id DESC LIMIT 1)`);
+    // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that
+    // message's lifecycle, as messageNamed then takes it. Until 2026-12-03 such a reversal without
+    // DE63 was an orphan (found by an audit).
+    const de90 = de90ByStanAndDe7(info);
+    if (de90 !== undefined) {
+      const { where, orderBy } = stanAndDe7Ranking(parameters, info, de90);
+      choices.push(`(SELECT swipe_id FROM card_transactions WHERE ${ofCard} AND ${where} ORDER BY ${orderBy} LIMIT 1)`);
     }
   }
   if (byRrn && (info.mti === '0120' || info.mti === '0220')) {
@@ -280,4 +271,57 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
   if (choices.length === 0) return undefined;
   // COALESCE evaluates its arguments in order and stops at the first that is not null: the first choice that matches wins.
   return `(SELECT * FROM card_swipes WHERE client_id = ${client} AND id = coalesce(${choices.join(', ')}) FOR UPDATE)`;
+}
+
+/**
+ * The message a reversal's DE90 names by its STAN and DE7 alone, when no record has all of DE90's
+ * identifiers (a stand-in's 0120 or 0220 named as the request it approved, an acquirer sent as
+ * zeros): the conditions and the ranking, written once for the correlation above and for the
+ * processor's messageNamed. STANs are unique per acquirer only, so it is a message of DE90's
+ * acquirer, or of any acquirer when DE90 sends it as zeros (then the reversal's own acquirer, DE32,
+ * first); never a reversal's record. Ranked: DE90's own MTI first, then one of its class (a request
+ * or its advice), then one of the reversal's RRN, then the kind its processing code says it
+ * reverses (20: a refund), then one not declined, then the newest. Until 2026-12-03 any
+ * acquirer's and any kind's record was taken (found by audits).
+ */
+function stanAndDe7Ranking(parameters: StatementParameters, info: MessageInfo, { original, mti }: De90ByStanAndDe7): { where: string; orderBy: string } {
+  const p = parameters.add;
+  const zeros = /^0*$/.test(original.acquirerId);
+  return {
+    where: `stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}${zeros ? '' : ` AND acquirer_id = ${p(original.acquirerId)}`}
+      AND expired_at IS NULL AND repeat_of IS NULL AND type <> 'REVERSAL_ADVICE'`,
+    orderBy: `${zeros ? `acquirer_id <> ${p(info.acquirerId)}, ` : ''}mti NOT IN (${parameters.list(sendingsOf(mti))}), substr(mti, 2, 1) <> ${p(mti.charAt(1))},
+      rrn <> ${p(info.rrn)}, (type = 'REFUND') <> ${p(transactionTypeOf(info) === '20')}, status = 'FAILED', id DESC`,
+  };
+}
+
+type De90ByStanAndDe7 = { original: NonNullable<MessageInfo['original']>; mti: string };
+
+/**
+ * DE90 of a reversal that may name a message by its STAN and DE7 alone (stanAndDe7Ranking), with
+ * its MTI's first sending; undefined when the rule does not apply: not a reversal, no DE90, or DE90
+ * naming a reversal (no message stands for it but its own).
+ */
+function de90ByStanAndDe7(info: MessageInfo): De90ByStanAndDe7 | undefined {
+  const original = info.original;
+  if (original === null || (info.mti !== '0420' && info.mti !== '0400')) return undefined;
+  const mti = firstSendingOf(original.mti);
+  return sendingsOf(mti).length === 0 || mti.charAt(1) === '4' ? undefined : { original, mti };
+}
+
+/**
+ * The record of `swipe` a reversal's DE90 names by its STAN and DE7 alone (stanAndDe7Ranking), with
+ * `columns`; undefined when it has none or the rule does not apply.
+ */
+export async function lifecycleRecordByStanAndDe7<R>(tx: Tx, clientId: string, swipe: CardSwipeRow, info: MessageInfo, columns: readonly string[]): Promise<R | undefined> {
+  const de90 = de90ByStanAndDe7(info);
+  if (de90 === undefined) return undefined;
+  const statement = preparedTextStatement<R>((parameters) => {
+    const p = parameters.add;
+    const { where, orderBy } = stanAndDe7Ranking(parameters, info, de90);
+    return `SELECT ${columns.join(', ')} FROM card_transactions
+      WHERE client_id = ${p(clientId)} AND card_id = ${p(swipe.card_id)} AND swipe_id = ${p(swipe.id)} AND ${where}
+      ORDER BY ${orderBy} LIMIT 1`;
+  });
+  return (await statement.execute(tx)).rows[0];
 }

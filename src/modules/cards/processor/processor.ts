@@ -56,7 +56,7 @@ import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { cardTransactionInserts, swipeInserts, swipeUpdates } from './card-writes.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, handledTransactionTypes, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
-import { claimCard, claimCardBeforeLock, dayMs, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
+import { claimCard, claimCardBeforeLock, dayMs, lifecycleRecordByStanAndDe7, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
 /** What the processor answered to one message. */
@@ -1278,10 +1278,7 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
   // open: PENDING with a hold or a decision in flight, or with no refund authorization to settle.
   const announced = existing !== undefined && toBigInt(existing.refund_authorized_minor) > 0n;
   const staysOpen = existing?.status === 'PENDING' && (hasOpenHold(existing) || existing.coop_pending !== null || !announced);
-  // A refund of 0 credits nothing: a closed lifecycle keeps its status, one that only waited for it
-  // closes as what it posted says, and one it opens is CANCELLED (as a completion of 0's). Until
-  // 2026-12-03 it made a cancelled or declined lifecycle COMPLETED with nothing posted (found by an audit).
-  const closed = info.amountMinor > 0n ? ('COMPLETED' as const) : existing === undefined ? ('CANCELLED' as const) : existing.status === 'PENDING' ? closedStatus(toBigInt(existing.posted_minor)) : existing.status;
+  const closed = refundClosedStatus(info.amountMinor, existing);
   const swipe = existing
     ? updateSwipe(run, existing, {
         postedMinor: toBigInt(existing.posted_minor) - info.amountMinor,
@@ -1377,17 +1374,24 @@ async function purchasePostedUnderFirst(tx: Tx, clientId: string, swipe: CardSwi
   return purchase === undefined ? undefined : { id: purchase.id, postedMinor: together.reduce((sum, record) => sum + toBigInt(record.amount_minor), 0n) };
 }
 
-/** Whether an acquirer identification (DE32, DE90's) was sent as zeros: it names no acquirer. */
-export function isZeros(acquirerId: string): boolean {
-  return /^0*$/.test(acquirerId);
-}
-
 /** Whether a message carries the identifiers of the lifecycle's first message (its STAN, DE7 and acquirer). */
 function sentUnderFirstOf(swipe: CardSwipeRow, ids: Pick<RecordIdentifiers, 'stan' | 'transmission_date_time' | 'acquirer_id'>): boolean {
   return ids.stan === swipe.stan && ids.transmission_date_time === swipe.transmission_date_time && ids.acquirer_id === swipe.acquirer_id;
 }
 
 // ---- 0420 -----------------------------------------------------------------------------------
+
+/**
+ * The status a refund of `amountMinor` closes `existing` with (or the lifecycle it opens). A refund
+ * of 0 credits nothing: a closed lifecycle keeps its status, one that only waited for it closes as
+ * what it posted says, and one it opens is CANCELLED (as a completion of 0's). Until 2026-12-03 it
+ * made a cancelled or declined lifecycle COMPLETED with nothing posted (found by an audit).
+ */
+function refundClosedStatus(amountMinor: bigint, existing: CardSwipeRow | undefined): CardTransactionStatus {
+  if (amountMinor > 0n) return 'COMPLETED';
+  if (existing === undefined) return 'CANCELLED';
+  return existing.status === 'PENDING' ? closedStatus(toBigInt(existing.posted_minor)) : existing.status;
+}
 
 /**
  * What a reversal takes off `total` (what is held, posted or announced): all of it without DE95
@@ -1540,42 +1544,28 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // The usual reversal of an authorization (its lifecycle's first message, no refund announced)
     // reads nothing more: what the rules below decide for it is known without the read.
     if ((de90Mti === '0100' || de90Mti === '0120') && de90NamesFirst && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
-    const named = (exact: boolean) => {
-      let query = ofLifecycle().select(columns).where('stan', '=', original.stan).where('transmission_date_time', '=', original.transmissionDateTime);
-      if (exact) query = query.where('acquirer_id', '=', original.acquirerId).where('mti', 'in', mtis);
-      // Under DE90's STAN and DE7, from its acquirer (any, when DE90 sends it as zeros: STANs are
-      // unique per acquirer only): a message, not a reversal; DE90's own MTI first, then one of its
-      // class (a request or its advice), then any. Until 2026-12-03 any acquirer's and any kind's,
-      // a reversal's record too (found by audits).
-      else {
-        // Sent as zeros: the reversal's own acquirer (DE32) first, and its RRN (until 2026-12-03 the
-        // newest of any acquirer's; found by an audit).
-        if (!isZeros(original.acquirerId)) query = query.where('acquirer_id', '=', original.acquirerId);
-        else query = query.orderBy(sql`acquirer_id <> ${info.acquirerId}`);
-        query = query.where('type', '<>', 'REVERSAL_ADVICE').orderBy(sql`mti NOT IN (${sql.join(mtis)})`).orderBy(sql`substr(mti, 2, 1) <> ${de90Mti.charAt(1)}`).orderBy(sql`rrn <> ${info.rrn}`);
-      }
-      return (
-        query
-          .where('expired_at', 'is', null)
-          .where('repeat_of', 'is', null)
-          // Two records under the same identifiers (an acquirer that reused a STAN within a second): the
-          // one of the kind the reversal's processing code says it reverses (20: a refund), then one not
-          // declined, then the newest.
-          .orderBy(sql`(type = 'REFUND') <> ${transactionTypeOf(info) === '20'}`)
-          .orderBy(sql`status = 'FAILED'`)
-          .orderBy('id', 'desc')
-          .limit(1)
-          .executeTakeFirst()
-      );
-    };
-    record = await named(true);
+    record = await ofLifecycle()
+      .select(columns)
+      .where('stan', '=', original.stan)
+      .where('transmission_date_time', '=', original.transmissionDateTime)
+      .where('acquirer_id', '=', original.acquirerId)
+      .where('mti', 'in', mtis)
+      .where('expired_at', 'is', null)
+      .where('repeat_of', 'is', null)
+      // Two records under the same identifiers (an acquirer that reused a STAN within a second): the
+      // one of the kind the reversal's processing code says it reverses (20: a refund), then one not
+      // declined, then the newest.
+      .orderBy(sql`(type = 'REFUND') <> ${transactionTypeOf(info) === '20'}`)
+      .orderBy(sql`status = 'FAILED'`)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
     if (record === undefined && !de90NamesFirst) {
       // DE90's STAN and DE7 under another MTI or acquirer (a stand-in's 0120 or 0220 named as the
-      // request it approved, an acquirer field sent as zeros): that record is the one named, and the
-      // rules below apply to what it is. Until 2026-12-03 such a reversal undid the whole hold, or
-      // credited nothing of a posting (found by an audit).
-      // (A DE90 naming a reversal is not followed there: no message stands for it but its own.)
-      if (de90Mti.charAt(1) !== '4') record = await named(false);
+      // request it approved, an acquirer field sent as zeros; ranked in processor-reads.ts): that
+      // record is the one named, and the rules below apply to what it is. Until 2026-12-03 such a
+      // reversal undid the whole hold, or credited nothing of a posting (found by an audit).
+      record = await lifecycleRecordByStanAndDe7<NamedRecord>(tx, context.clientId, swipe, info, columns);
       // A message the lifecycle, found by its reference, does not have at all (an increment that
       // timed out before it reached us, say): nothing to undo. Until 2026-12-03 the reversal undid
       // the whole hold (found by an audit).
