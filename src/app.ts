@@ -123,7 +123,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   const resolver = new ApiKeyResolver(deps);
   app.addHook(
     'onRequest',
-    authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey, failuresPerMinute: deps.config.rateLimitPerMinute }),
+    authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey, metricsToken: deps.config.metricsToken, failuresPerMinute: deps.config.rateLimitPerMinute }),
   );
   // A compressed body is not decompressed: refused as such (415) rather than read as what it is not
   // (found by a security audit, 2026-12-02). After authentication, before the body is read.

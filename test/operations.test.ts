@@ -37,6 +37,44 @@ describe('metrics', () => {
   });
 });
 
+describe('metrics behind OPENBAAS_METRICS_TOKEN', () => {
+  const token = 'metrics-token-0123456789';
+  let guarded: TestContext;
+  beforeAll(async () => {
+    guarded = await createTestApp({ env: { OPENBAAS_METRICS_TOKEN: token } });
+  });
+  afterAll(async () => {
+    await guarded.close();
+  });
+
+  it('answers the token, as "Bearer <token>" or alone', async () => {
+    for (const key of [`Bearer ${token}`, token]) {
+      const response = await guarded.request({ url: '/metrics', key });
+      expect(response.status, key).toBe(200);
+      expect(response.body).toMatch(/db_pool_connections\{state="total"\}/);
+    }
+  });
+
+  it('refuses no key, another token and a client API key with 401, the metrics unread; health and the reference stay public', async () => {
+    for (const key of [null, 'metrics-token-0123456780', guarded.clientA.key]) {
+      const response = await guarded.request({ url: '/metrics', key });
+      expect(response.status, String(key)).toBe(401);
+      expect(response.body).toMatchObject({ code: 'UNAUTHENTICATED' });
+      expect(JSON.stringify(response.body)).not.toContain('db_pool_connections');
+    }
+    expect((await guarded.request({ url: '/health/live', key: null })).status).toBe(200);
+    expect((await guarded.request({ url: '/openapi.json', key: null })).status).toBe(200);
+  });
+
+  it('is refused at start when shorter than 16 characters or with white space', async () => {
+    const { ConfigError, loadConfig } = await import('../src/platform/config.js');
+    expect(() => loadConfig({ OPENBAAS_METRICS_TOKEN: 'short-token' })).toThrow(ConfigError);
+    expect(() => loadConfig({ OPENBAAS_METRICS_TOKEN: 'metrics token 0123456789' })).toThrow(ConfigError);
+    expect(loadConfig({ OPENBAAS_METRICS_TOKEN: token }).metricsToken).toBe(token);
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+  });
+});
+
 describe('OpenAPI', () => {
   it('serves a valid OpenAPI 3.1 document', async () => {
     const response = await t.request({ url: '/openapi.json', key: null });

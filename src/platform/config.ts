@@ -25,6 +25,8 @@ export interface Config {
   sandboxApiKey: string | undefined;
   /** Enables the /v1/admin routes when set. */
   adminKey: string | undefined;
+  /** When set, GET /metrics answers only `Authorization: Bearer <token>` (OPENBAAS_METRICS_TOKEN); unset, it is public. */
+  metricsToken: string | undefined;
   logLevel: string;
   rateLimitPerMinute: number;
   shutdownTimeoutMs: number;
@@ -130,6 +132,7 @@ export const environmentVariables = [
   ['OPENBAAS_CONSOLE', 'on (sandbox), off (production)', '`on` or `off`: serve the browser console at `/console`'],
   ['OPENBAAS_REQUEST_LOG', 'on', '`on` or `off`: keep each authenticated API request for the trace timeline (`/v1/traces/:traceId`)'],
   ['OPENBAAS_ADMIN_KEY', '(unset)', 'enables the `/v1/admin` routes, authenticated by this value (16+ characters, no white space)'],
+  ['OPENBAAS_METRICS_TOKEN', '(unset)', '`GET /metrics` then answers only `Authorization: Bearer <token>` (16+ characters, no white space); unset, `/metrics` is public'],
   ['LOG_LEVEL', 'info', 'pino log level (`fatal` … `trace`, or `silent`)'],
   ['RATE_LIMIT_PER_MINUTE', '6000 (sandbox), 1200 (production)', 'requests per minute per API key, and failed authentications per minute per client address'],
   ['SHUTDOWN_TIMEOUT_MS', '10000', 'how long shutdown waits for in-flight requests'],
@@ -319,6 +322,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     // The Authorization header carries one token: a key with white space could never be sent.
     throw new ConfigError('OPENBAAS_ADMIN_KEY must not contain white space (it is sent as one token in the Authorization header)');
   }
+  const metricsToken = env.OPENBAAS_METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
+    throw new ConfigError('OPENBAAS_METRICS_TOKEN must be at least 16 characters long, without white space (it is sent as one token in the Authorization header)');
+  }
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000);
   const webhookConcurrencyPerSubscription = integer(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 10, 1, 1000);
   const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', 60_000, 100, 3_600_000);
@@ -355,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     requestLog: switchOf(env, 'OPENBAAS_REQUEST_LOG', true),
     sandboxApiKey,
     adminKey,
+    metricsToken,
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', mode === 'sandbox' ? 6000 : 1200, 1, 10_000_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

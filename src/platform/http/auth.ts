@@ -12,6 +12,8 @@ export interface AuthOptions {
   resolveKey(key: string): Promise<KeyLookupResult>;
   ipAllowed(ip: string, cidrs: readonly string[]): boolean;
   adminKey: string | undefined;
+  /** When set, the metrics route (config `metrics`) answers only this token (Bearer); unset, it is public. */
+  metricsToken: string | undefined;
   /** Failed authentications (401) an address may make per minute before it is answered 429 (the API keys' own rate). */
   failuresPerMinute: number;
 }
@@ -68,7 +70,8 @@ export function extractKey(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-function adminKeyMatches(given: string, expected: string): boolean {
+/** Compares a key given with the expected one in constant time (the admin key, the metrics token). */
+function keyMatches(given: string, expected: string): boolean {
   const a = crypto.createHash('sha256').update(given).digest();
   const b = crypto.createHash('sha256').update(expected).digest();
   return crypto.timingSafeEqual(a, b);
@@ -84,7 +87,8 @@ export function authHook(options: AuthOptions) {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     request.auth = undefined;
     const config = request.routeOptions.config;
-    if (config.public || request.is404) return;
+    const metricsToken = config.metrics ? options.metricsToken : undefined;
+    if ((config.public && metricsToken === undefined) || request.is404) return;
     if (config.admin && !options.adminKey) throw new AppError('ROUTE_NOT_FOUND', `Route ${request.method} ${request.url} not found`);
     const retryAfter = failures.retryAfterSeconds(request.ip);
     if (retryAfter > 0) {
@@ -92,8 +96,12 @@ export function authHook(options: AuthOptions) {
       throw new AppError('RATE_LIMITED', `Too many failed authentications from your address: ${options.failuresPerMinute} per minute; retry in ${retryAfter} seconds.`);
     }
     const key = extractKey(request.headers.authorization);
+    if (metricsToken !== undefined) {
+      if (!key || !keyMatches(key, metricsToken)) throw refuse(request, 'The metrics need Authorization: Bearer <OPENBAAS_METRICS_TOKEN>.');
+      return;
+    }
     if (config.admin) {
-      if (!key || !adminKeyMatches(key, options.adminKey ?? '')) throw refuse(request, 'The admin routes need Authorization: <OPENBAAS_ADMIN_KEY>.');
+      if (!key || !keyMatches(key, options.adminKey ?? '')) throw refuse(request, 'The admin routes need Authorization: <OPENBAAS_ADMIN_KEY>.');
       return;
     }
     if (!key) {

@@ -19,6 +19,8 @@ declare module 'fastify' {
     public?: boolean;
     /** Route is authenticated by OPENBAAS_ADMIN_KEY instead of a client key. */
     admin?: boolean;
+    /** The metrics route: public, unless OPENBAAS_METRICS_TOKEN is set (then that token only). */
+    metrics?: boolean;
     /** Body fields that were removed from the API, each with the text naming its replacement. */
     removedFields?: Record<string, string>;
   }

@@ -4,7 +4,7 @@ import { migrationsAreCurrent } from '../db/migrate.js';
 import { AppError } from './errors.js';
 import type { Registry } from 'prom-client';
 
-/** Health, metrics and the OpenAPI document: public, not rate limited, hidden from the reference. */
+/** Health, metrics and the OpenAPI document: public (the metrics unless OPENBAAS_METRICS_TOKEN is set), not rate limited, hidden from the reference. */
 export function registerOperationRoutes(app: App, deps: Deps, registry: Registry, isShuttingDown: () => boolean): void {
   const config = { public: true, rateLimit: false } as const;
   let migrationsChecked = false;
@@ -23,7 +23,7 @@ export function registerOperationRoutes(app: App, deps: Deps, registry: Registry
     }
   });
 
-  app.get('/metrics', { config, schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { config: { ...config, metrics: true }, schema: { hide: true } }, async (_request, reply) => {
     const text = await registry.metrics();
     return reply.type(registry.contentType).send(text);
   });
