@@ -1464,7 +1464,7 @@ export interface paths {
         put?: never;
         /**
          * Send a reversal (0420)
-         * @description Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes its last refund back (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.
+         * @description Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes back its newest refund not yet taken back in full (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.
          */
         post: operations["sandbox.createCardReversal"];
         delete?: never;

@@ -582,6 +582,28 @@ describe('reversals of refunds', () => {
     await expectLedgerClean(t);
   });
 
+  it('sandbox reversals sent one after another take a lifecycle\'s refunds back newest first, each once, then nothing', async () => {
+    const card = await fundedCard(t, '100.00');
+    const first = await send(t, `/v1/sandbox/cards/${card.cardId}/financial`, { amount: 30, processingCode: '200000' });
+    const parentId = first.parentCardTransactionId as string;
+    const second = await onParent(t, parentId, 'refunds', { amount: 20 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '150.00' });
+    const newest = await onParent(t, parentId, 'reversals');
+    expect(newest.iso.request.fields['90'].slice(0, 10)).toBe(`0220${second.iso.request.fields['11'] as string}`);
+    expect(newest.record).toMatchObject({ type: 'REVERSAL_ADVICE', operation: 'DEBIT', amount: 20, reversesCardTransactionId: second.record.id });
+    // The newest is taken back in full: the next reversal names the older refund (until 2026-12-03 it named the newest again and took nothing).
+    const older = await onParent(t, parentId, 'reversals', { amount: 10 });
+    expect(older.iso.request.fields['90'].slice(0, 10)).toBe(`0200${first.iso.request.fields['11'] as string}`);
+    expect(older.record).toMatchObject({ operation: 'DEBIT', amount: 10, reversesCardTransactionId: first.record.id });
+    const rest = await onParent(t, parentId, 'reversals');
+    expect(rest.record).toMatchObject({ operation: 'DEBIT', amount: 20, reversesCardTransactionId: first.record.id });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
+    expect(await lifecycle(t, parentId)).toMatchObject({ postedAmount: 0 });
+    expect((await onParent(t, parentId, 'reversals')).record).toMatchObject({ amount: 0 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00' });
+    await expectLedgerClean(t);
+  });
+
   it('naming a refund (DE90) on a lifecycle whose hold is open: the refund is taken back, the hold stays; a full reversal of the hold then leaves it COMPLETED (a refund is posted)', async () => {
     const card = await fundedCard(t, '100.00');
     const auth = await authorize(t, card.cardId, { amount: 50 });

@@ -179,7 +179,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constantFrom('increment' as const, 'advice' as const, 'complete' as const, 'reverse' as const, 'refund' as const), pick: fc.nat(), amountCents }),
     weight: 3,
   },
-  // Refunds of purchases and reversals once more: a purchase refunded beyond what it posted, then reversed (its last refund taken back).
+  // Refunds of purchases and reversals once more: a purchase refunded beyond what it posted, then reversed (its refunds taken back newest first).
   { arbitrary: fc.record({ kind: fc.constantFrom('reverse' as const, 'refund' as const), pick: fc.nat(), amountCents }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('expire' as const), pick: fc.nat() }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constantFrom('refundAuthorize' as const, 'financialRefund' as const), amountCents }), weight: 3 },
@@ -216,6 +216,8 @@ interface RefundLifecycle {
   withdrawnCents: number;
 }
 
+/** The refund a sandbox reversal names: the newest with something left, else the newest (undefined: none). */
+const refundToReverse = (refunds: CreditedRefund[]): CreditedRefund | undefined => [...refunds].reverse().find((refund) => refund.leftCents > 0) ?? refunds[refunds.length - 1];
 const creditOf = (refunds: RefundLifecycle) => refunds.refunds.reduce((sum, refund) => sum + refund.leftCents, 0);
 
 /** A message as a step sent it (DE2 masked), with its answer: a later step names it in DE90 or sends it again. */
@@ -227,12 +229,13 @@ interface SentMessage {
 
 /**
  * A purchase's lifecycle in the model: what is posted on it (cents; below zero when refunded beyond
- * it), its last refund, the 0100 that opened it, its declined increments (`stoodIn` once an
+ * it), its refunds, the 0100 that opened it, its declined increments (`stoodIn` once an
  * 0120 of the network approved one) and its clearings.
  */
 interface Purchase {
   postedCents: number;
-  lastRefund: CreditedRefund | undefined;
+  /** Its refunds credited, oldest first. */
+  refunds: CreditedRefund[];
   first: SentMessage['request'];
   declined: { request: SentMessage['request']; stoodIn: boolean }[];
   /** Its approved incremental 0100s, with what of each no reversal naming it released yet. */
@@ -422,18 +425,18 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
               await expectLifecycle(parentId, { status: refunds.status, postedAmount: postedCredit(creditOf(refunds)), pendingRefundAmount: 0 });
             }
           } else if (current.kind === 'reverseRefund') {
-            // The sandbox reversal of a lifecycle with a refund credited names its last refund (DE90) and takes
+            // The sandbox reversal of a lifecycle with a refund credited names its newest refund with something left (DE90) and takes
             // back what no reversal took back yet, or the amount given when it is smaller (DE95 keeping the
             // rest); sent again when nothing is left, it takes nothing.
             const picked = pickOf(credited(), current.pick);
             if (picked === undefined) return;
             const [parentId, refunds] = picked;
-            const last = refunds.refunds[refunds.refunds.length - 1];
+            const last = refundToReverse(refunds.refunds);
             if (last === undefined) return;
             const asked = current.part === null ? undefined : askedOf(current.part, last.leftCents);
             const result = remembered(await onParent(t, parentId, 'reversals', asked === undefined ? {} : { amount: asked / 100 }));
             expect(result.responseCode).toBe('00');
-            // Naming the last refund while the lifecycle nets a credit; DE95 keeping what stays of it when the amount is smaller.
+            // Naming that refund while the lifecycle nets a credit; DE95 keeping what stays of it when the amount is smaller.
             if (creditOf(refunds) > 0) namesRefund(result.iso.request, last);
             keeps(result.iso.request, asked !== undefined && asked < last.leftCents ? last.leftCents - asked : undefined);
             await tookBack(parentId, refunds, last, result.record, Math.min(asked ?? last.leftCents, last.leftCents));
@@ -676,7 +679,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             expect(result.record).toMatchObject({ type: 'PURCHASE', status: approved ? 'COMPLETED' : 'FAILED' });
             purchases.set(parentId, {
               postedCents: approved ? current.amountCents : 0,
-              lastRefund: undefined,
+              refunds: [],
               first: result.iso.request,
               declined: approved ? [] : [{ request: result.iso.request, stoodIn: false }],
               increments: [],
@@ -804,13 +807,13 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
               available -= current.amountCents;
               reserved += current.amountCents;
               open.set(result.parentCardTransactionId, current.amountCents);
-              purchases.set(result.parentCardTransactionId, { postedCents: 0, lastRefund: undefined, first: result.iso.request, declined: [], increments: [], clearings: [], firstDeclined: false });
+              purchases.set(result.parentCardTransactionId, { postedCents: 0, refunds: [], first: result.iso.request, declined: [], increments: [], clearings: [], firstDeclined: false });
             } else {
               expect(result.responseCode).toBe('51');
               // A FAILED lifecycle: the network's stand-in may still approve its 0100 (standIn).
               purchases.set(result.parentCardTransactionId, {
                 postedCents: 0,
-                lastRefund: undefined,
+                refunds: [],
                 first: result.iso.request,
                 declined: [{ request: result.iso.request, stoodIn: false }],
                 increments: [],
@@ -830,10 +833,10 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
             if (current.kind === 'refund') {
               available += current.amountCents;
               purchase.postedCents -= current.amountCents;
-              purchase.lastRefund = { leftCents: current.amountCents, request: result.iso.request };
+              purchase.refunds.push({ leftCents: current.amountCents, request: result.iso.request });
             } else if (held === undefined) {
               // No open hold: a completion is a force post; increments/advices open nothing here; a reversal of a
-              // lifecycle that nets a credit takes its last refund back (forced, never more than is left of it:
+              // lifecycle that nets a credit takes its newest refund with something left back (forced, never more than is left of it:
               // the amount given, or less), any other moves nothing.
               if (current.kind === 'complete') {
                 available -= current.amountCents;
@@ -867,7 +870,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
                 purchase.postedCents -= credited;
                 await expectLifecycle(target, { heldAmount: 0, postedAmount: major(purchase.postedCents) });
               } else if (current.kind === 'reverse') {
-                const last = purchase.postedCents < 0 ? purchase.lastRefund : undefined;
+                const last = purchase.postedCents < 0 ? refundToReverse(purchase.refunds) : undefined;
                 const taken = last === undefined ? 0 : Math.min(current.amountCents, last.leftCents);
                 expect(result.record).toMatchObject({ type: 'REVERSAL_ADVICE', amount: taken / 100, ...(taken > 0 ? { operation: 'DEBIT' } : {}) });
                 if (last !== undefined) {

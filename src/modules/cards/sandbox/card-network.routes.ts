@@ -208,11 +208,14 @@ async function followUpOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow):
 }
 
 /**
- * The lifecycle's last refund credited (0220 or 0200, processing code 20), what a reversal of it
- * names in DE90, and what of it no reversal has taken back yet (the processor's own count).
+ * The refund a sandbox reversal of the lifecycle names: its newest refund credited (0220 or 0200,
+ * processing code 20) that reversals have not taken back in full, else its newest; what a reversal
+ * of it names in DE90, and what of it no reversal has taken back yet (the processor's own count).
+ * Until 2026-12-03 always the newest, so once it was taken back a reversal took nothing while an
+ * older refund of the lifecycle still had its credit.
  */
-async function lastRefundOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow): Promise<{ remainingMinor: bigint; original: NonNullable<MessageOptions['original']> } | undefined> {
-  const row = await tx
+async function refundToReverse(tx: Tx, context: RequestContext, swipe: CardSwipeRow): Promise<{ remainingMinor: bigint; original: NonNullable<MessageOptions['original']> } | undefined> {
+  const rows = await tx
     .selectFrom('card_transactions')
     .select(['id', 'mti', 'stan', 'transmission_date_time', 'acquirer_id', 'amount_minor'])
     .where('client_id', '=', context.clientId)
@@ -222,11 +225,15 @@ async function lastRefundOf(tx: Tx, context: RequestContext, swipe: CardSwipeRow
     .where('status', '=', 'COMPLETED')
     .where('repeat_of', 'is', null)
     .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const remaining = toBigInt(row.amount_minor) - (await refundTakenBack(tx, context.clientId, swipe, row));
-  return { remainingMinor: remaining > 0n ? remaining : 0n, original: { mti: row.mti, stan: row.stan, transmissionDateTime: row.transmission_date_time, acquirerId: row.acquirer_id } };
+    .execute();
+  let chosen: { remainingMinor: bigint; original: NonNullable<MessageOptions['original']> } | undefined;
+  for (const row of rows) {
+    const remaining = toBigInt(row.amount_minor) - (await refundTakenBack(tx, context.clientId, swipe, row));
+    const named = { remainingMinor: remaining > 0n ? remaining : 0n, original: { mti: row.mti, stan: row.stan, transmissionDateTime: row.transmission_date_time, acquirerId: row.acquirer_id } };
+    chosen ??= named;
+    if (remaining > 0n) return named;
+  }
+  return chosen;
 }
 
 /**
@@ -416,8 +423,8 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'Send a reversal (0420)',
     'Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 ' +
       'carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the ' +
-      'purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes its last ' +
-      'refund back (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
+      'purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes back its newest ' +
+      'refund not yet taken back in full (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
     ReversalBody,
     async (swipe, card, body, now, follow, tx, context) => {
       // What the reversal undoes: the open hold, or, when nothing is held, what was posted (a completed 0200).
@@ -425,8 +432,8 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       const held = toBigInt(swipe.held_minor);
       const posted = toBigInt(swipe.posted_minor);
       // A lifecycle that nets a credit (refunds; a refund authorization whose refund cleared; a
-      // purchase refunded beyond its amount): its DE90 names its last refund.
-      const refund = held === 0n && posted < 0n ? await lastRefundOf(tx, context, swipe) : undefined;
+      // purchase refunded beyond its amount): its DE90 names its newest refund with something left.
+      const refund = held === 0n && posted < 0n ? await refundToReverse(tx, context, swipe) : undefined;
       // A completed 0200 purchase: what of it no reversal took back (the processor's count; refunds on the lifecycle do not change it).
       const purchaseLeft = held === 0n && posted > 0n ? await firstPostingLeft(tx, context.clientId, swipe) : undefined;
       const base = held > 0n ? held : posted > 0n ? (purchaseLeft ?? posted) : posted < 0n ? (refund?.remainingMinor ?? -posted) : toBigInt(swipe.refund_authorized_minor);
