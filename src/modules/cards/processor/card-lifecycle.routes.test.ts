@@ -1838,3 +1838,54 @@ describe('STANs are unique per acquirer: DE90\'s STAN and DE7 alone name a messa
     await expectLedgerClean(t);
   });
 });
+
+describe('a reversal\'s DE90 naming a message exactly, without DE63, is chosen among its lifecycles as by STAN and DE7 alone (found by an audit, 2026-12-03)', () => {
+  it('a purchase and a refund of one acquirer under one STAN and DE7: each reversal undoes its own, in either order', async () => {
+    const card = await fundedCard(t, '1000.00');
+    for (const [order, stan] of [['purchase first', '001100'], ['refund first', '001110']] as const) {
+      const purchase = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': stan, '32': '111111', '37': `600000${stan}`, '63': undefined });
+      const refund = { ...purchase, '3': '200000', '4': '000000003000', '37': `610000${stan}` };
+      const purchased = await atMessageLevel(purchase);
+      const refunded = await atMessageLevel(refund);
+      expect(await balances(t, card.walletId), order).toMatchObject({ AVAILABLE: '930.00' });
+      const ofPurchase = { ...purchase, '0': '0420', '11': `${stan.slice(0, 4)}01`, '90': await de90Of(purchase) };
+      const ofRefund = { ...refund, '0': '0420', '11': `${stan.slice(0, 4)}02`, '90': await de90Of(refund) };
+      const [firstSent, secondSent] = order === 'purchase first' ? [ofPurchase, ofRefund] : [ofRefund, ofPurchase];
+      await atMessageLevel(firstSent);
+      await atMessageLevel(secondSent);
+      // Until 2026-12-03 the newest lifecycle under DE90's identifiers was taken (the refund's): the
+      // purchase's reversal took the refund back, the refund's then took nothing (or, refund first, credited the purchase).
+      expect(await lifecycle(t, purchased.record.parentCardTransactionId), order).toMatchObject({ postedAmount: 0 });
+      expect(await lifecycle(t, refunded.record.parentCardTransactionId), order).toMatchObject({ postedAmount: 0 });
+      expect(await balances(t, card.walletId), order).toMatchObject({ AVAILABLE: '1000.00' });
+    }
+    await expectLedgerClean(t);
+  });
+
+  it('two purchases of one acquirer under one STAN and DE7 (two terminals): the reversal undoes the one of its RRN', async () => {
+    const card = await fundedCard(t, '1000.00');
+    const first = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '001120', '32': '111111', '37': '600000001120', '63': undefined });
+    const firstRecord = (await atMessageLevel(first)).record;
+    const second = { ...first, '4': '000000002000', '37': '600000001121' };
+    const secondRecord = (await atMessageLevel(second)).record;
+    const reversal = await atMessageLevel({ ...first, '0': '0420', '11': '001122', '90': await de90Of(first) });
+    expect(reversal.record).toMatchObject({ operation: 'CREDIT', amount: 100, parentCardTransactionId: firstRecord.parentCardTransactionId, reversesCardTransactionId: firstRecord.id });
+    expect(await lifecycle(t, secondRecord.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 20 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '980.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('DE90 sending the acquirer as zeros names the reversal\'s own acquirer\'s message before one sent without DE32 (stored under zeros)', async () => {
+    const card = await fundedCard(t, '1000.00');
+    const own = await messageOf(card.cardId, { '0': '0200', '4': '000000010000', '11': '001130', '32': '111111', '37': '600000001130', '63': undefined });
+    const ownRecord = (await atMessageLevel(own)).record;
+    const withoutAcquirer = Object.fromEntries(Object.entries({ ...own, '4': '000000004000', '37': '600000001131' }).filter(([field]) => field !== '32'));
+    const withoutRecord = (await atMessageLevel(withoutAcquirer)).record;
+    expect(withoutRecord).toMatchObject({ type: 'PURCHASE', amount: 40 });
+    const reversal = await atMessageLevel({ ...own, '0': '0420', '11': '001132', '90': await de90Of(own, { acquirerId: zeros }) });
+    expect(reversal.record).toMatchObject({ operation: 'CREDIT', amount: 100, reversesCardTransactionId: ownRecord.id });
+    expect(await lifecycle(t, withoutRecord.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 40 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '960.00' });
+    await expectLedgerClean(t);
+  });
+});

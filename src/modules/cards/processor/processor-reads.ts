@@ -240,14 +240,18 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
   const original = info.original;
   const originalMtis = original === null ? [] : sendingsOf(firstSendingOf(original.mti));
   if (original !== null && originalMtis.length > 0) {
-    choices.push(`(SELECT swipe_id FROM card_transactions
-      WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
-        AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
-      ORDER BY status = 'FAILED', id DESC LIMIT 1)`);
+    const de90 = de90ByStanAndDe7(info);
+    // DE90's exact match (not for a reversal's DE90 sending the acquirer as zeros: the ranking below
+    // takes the reversal's own acquirer first). A reversal's is chosen as messageNamed chooses it.
+    if (!skipsExactMatch(info)) {
+      choices.push(`(SELECT swipe_id FROM card_transactions
+        WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
+          AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
+        ORDER BY ${reversalDe90(info) === undefined ? "status = 'FAILED', id DESC" : reversalTieBreak(parameters, info)} LIMIT 1)`);
+    }
     // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that
     // message's lifecycle, as messageNamed then takes it. Until 2026-12-03 such a reversal without
     // DE63 was an orphan (found by an audit).
-    const de90 = de90ByStanAndDe7(info);
     if (de90 !== undefined) {
       const { where, orderBy } = stanAndDe7Ranking(parameters, info, de90);
       choices.push(`(SELECT swipe_id FROM card_transactions WHERE ${ofCard} AND ${where} ORDER BY ${orderBy} LIMIT 1)`);
@@ -286,27 +290,62 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
  */
 function stanAndDe7Ranking(parameters: StatementParameters, info: MessageInfo, { original, mti }: De90ByStanAndDe7): { where: string; orderBy: string } {
   const p = parameters.add;
-  const zeros = /^0*$/.test(original.acquirerId);
+  const zeros = isZeros(original.acquirerId);
   return {
     where: `stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}${zeros ? '' : ` AND acquirer_id = ${p(original.acquirerId)}`}
       AND expired_at IS NULL AND repeat_of IS NULL AND type <> 'REVERSAL_ADVICE'`,
     orderBy: `${zeros ? `acquirer_id <> ${p(info.acquirerId)}, ` : ''}mti NOT IN (${parameters.list(sendingsOf(mti))}), substr(mti, 2, 1) <> ${p(mti.charAt(1))},
-      rrn <> ${p(info.rrn)}, (type = 'REFUND') <> ${p(transactionTypeOf(info) === '20')}, status = 'FAILED', id DESC`,
+      ${reversalTieBreak(parameters, info)}`,
   };
+}
+
+/**
+ * How a reversal chooses among the records its DE90 names (all of its identifiers, or its STAN
+ * and DE7 alone, after the ranking above): one of the reversal's RRN (a reversal carries its
+ * message's RRN), then one of the kind its processing code says it reverses (20: a refund), then
+ * one not declined (a duplicate of a request is), then the newest. Until 2026-12-03 DE90's exact
+ * match chose the lifecycle by the last two alone, so a reversal without DE63 of a purchase whose
+ * STAN and DE7 a refund or another purchase of the acquirer shared undid that one (found by an
+ * audit).
+ */
+function reversalTieBreak(parameters: StatementParameters, info: MessageInfo): string {
+  return `rrn <> ${parameters.add(info.rrn)}, (type = 'REFUND') <> ${parameters.add(transactionTypeOf(info) === '20')}, status = 'FAILED', id DESC`;
+}
+
+/** Whether an acquirer identification (DE32, DE90's) was sent as zeros: it names no acquirer. */
+function isZeros(acquirerId: string): boolean {
+  return /^0*$/.test(acquirerId);
 }
 
 type De90ByStanAndDe7 = { original: NonNullable<MessageInfo['original']>; mti: string };
 
-/**
- * DE90 of a reversal that may name a message by its STAN and DE7 alone (stanAndDe7Ranking), with
- * its MTI's first sending; undefined when the rule does not apply: not a reversal, no DE90, or DE90
- * naming a reversal (no message stands for it but its own).
- */
-function de90ByStanAndDe7(info: MessageInfo): De90ByStanAndDe7 | undefined {
+/** DE90 of a reversal (0400, 0420), with its MTI's first sending; undefined without DE90 or with an MTI that names no message. */
+function reversalDe90(info: MessageInfo): De90ByStanAndDe7 | undefined {
   const original = info.original;
   if (original === null || (info.mti !== '0420' && info.mti !== '0400')) return undefined;
   const mti = firstSendingOf(original.mti);
-  return sendingsOf(mti).length === 0 || mti.charAt(1) === '4' ? undefined : { original, mti };
+  return sendingsOf(mti).length === 0 ? undefined : { original, mti };
+}
+
+/**
+ * DE90 of a reversal that may name a message by its STAN and DE7 alone (stanAndDe7Ranking);
+ * undefined when the rule does not apply: not a reversal, no DE90, or DE90 naming a reversal (no
+ * message stands for it but its own).
+ */
+function de90ByStanAndDe7(info: MessageInfo): De90ByStanAndDe7 | undefined {
+  const de90 = reversalDe90(info);
+  return de90 === undefined || de90.mti.charAt(1) === '4' ? undefined : de90;
+}
+
+/**
+ * Whether DE90's exact match is not looked for: a reversal's DE90 that sends the acquirer as
+ * zeros, when stanAndDe7Ranking applies (it takes the reversal's own acquirer first). A message
+ * sent without DE32 is stored under zeros too, and was taken before the reversal's own acquirer's
+ * until 2026-12-03 (found by an audit).
+ */
+function skipsExactMatch(info: MessageInfo): boolean {
+  const de90 = de90ByStanAndDe7(info);
+  return de90 !== undefined && isZeros(de90.original.acquirerId);
 }
 
 /**
@@ -322,6 +361,26 @@ export async function lifecycleRecordByStanAndDe7<R>(tx: Tx, clientId: string, s
     return `SELECT ${columns.join(', ')} FROM card_transactions
       WHERE client_id = ${p(clientId)} AND card_id = ${p(swipe.card_id)} AND swipe_id = ${p(swipe.id)} AND ${where}
       ORDER BY ${orderBy} LIMIT 1`;
+  });
+  return (await statement.execute(tx)).rows[0];
+}
+
+/**
+ * The record of `swipe` a reversal's DE90 names with all of its identifiers (its MTI or that MTI's
+ * repeat, STAN, DE7 and acquirer; reversalTieBreak among several), with `columns`; undefined when
+ * it has none, or when the exact match is not looked for (skipsExactMatch).
+ */
+export async function lifecycleRecordByDe90<R>(tx: Tx, clientId: string, swipe: CardSwipeRow, info: MessageInfo, columns: readonly string[]): Promise<R | undefined> {
+  const de90 = reversalDe90(info);
+  if (de90 === undefined || skipsExactMatch(info)) return undefined;
+  const { original, mti } = de90;
+  const statement = preparedTextStatement<R>((parameters) => {
+    const p = parameters.add;
+    return `SELECT ${columns.join(', ')} FROM card_transactions
+      WHERE client_id = ${p(clientId)} AND card_id = ${p(swipe.card_id)} AND swipe_id = ${p(swipe.id)}
+        AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)} AND acquirer_id = ${p(original.acquirerId)}
+        AND mti IN (${parameters.list(sendingsOf(mti))}) AND expired_at IS NULL AND repeat_of IS NULL
+      ORDER BY ${reversalTieBreak(parameters, info)} LIMIT 1`;
   });
   return (await statement.execute(tx)).rows[0];
 }

@@ -56,7 +56,7 @@ import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { cardTransactionInserts, swipeInserts, swipeUpdates } from './card-writes.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, handledTransactionTypes, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
-import { claimCard, claimCardBeforeLock, dayMs, lifecycleRecordByStanAndDe7, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
+import { claimCard, claimCardBeforeLock, dayMs, lifecycleRecordByDe90, lifecycleRecordByStanAndDe7, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
 /** What the processor answered to one message. */
@@ -1544,22 +1544,8 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // The usual reversal of an authorization (its lifecycle's first message, no refund announced)
     // reads nothing more: what the rules below decide for it is known without the read.
     if ((de90Mti === '0100' || de90Mti === '0120') && de90NamesFirst && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
-    record = await ofLifecycle()
-      .select(columns)
-      .where('stan', '=', original.stan)
-      .where('transmission_date_time', '=', original.transmissionDateTime)
-      .where('acquirer_id', '=', original.acquirerId)
-      .where('mti', 'in', mtis)
-      .where('expired_at', 'is', null)
-      .where('repeat_of', 'is', null)
-      // Two records under the same identifiers (an acquirer that reused a STAN within a second): the
-      // one of the kind the reversal's processing code says it reverses (20: a refund), then one not
-      // declined, then the newest.
-      .orderBy(sql`(type = 'REFUND') <> ${transactionTypeOf(info) === '20'}`)
-      .orderBy(sql`status = 'FAILED'`)
-      .orderBy('id', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    // Among records with all of DE90's identifiers (a duplicate transmission shares them): ranked in processor-reads.ts.
+    record = await lifecycleRecordByDe90<NamedRecord>(tx, context.clientId, swipe, info, columns);
     if (record === undefined && !de90NamesFirst) {
       // DE90's STAN and DE7 under another MTI or acquirer (a stand-in's 0120 or 0220 named as the
       // request it approved, an acquirer field sent as zeros; ranked in processor-reads.ts): that
