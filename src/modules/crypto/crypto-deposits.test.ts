@@ -269,6 +269,15 @@ describe('deposits: failure', () => {
     expect(again.body.details[0].field).toBe('txHash');
     expect(again.body.message).toContain(`crypto transaction ${keptId as string}`);
     expect(await records(keptId as string)).toHaveLength(1);
+    // Hex has no case, and Bitcoin writes it without 0x: the same chain transaction, each way.
+    for (const spelling of [txHash.toUpperCase().replace('0X', '0x'), txHash.slice(2), txHash.slice(2).toUpperCase()]) {
+      const respelled = await cryptoDeposit(t, { address, asset: 'BTC', amount: '1', txHash: spelling });
+      expect(respelled.status, spelling).toBe(409);
+      expect(respelled.body.message).toContain(`crypto transaction ${keptId as string}`);
+    }
+    const failed = await t.request({ url: `/v1/digital/transactions?walletId=${walletId}&status=FAILED` });
+    expect(failed.status).toBe(200);
+    expect(failed.body.data).toHaveLength(1);
   });
 });
 

@@ -253,6 +253,22 @@ export async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch
     .execute();
 }
 
+/** A hash of another chain that is 32 bytes of hex, with or without 0x: in lower case (hex has no case), else as sent. */
+function hexInLowerCase(hash: string): string {
+  return /^(0x)?[0-9a-f]{64}$/i.test(hash) ? hash.toLowerCase() : hash;
+}
+
+/**
+ * The spellings of one hex hash of another chain, with and without 0x (Bitcoin and Tron write
+ * none, Ethereum writes it): a refused deposit sent again under the other spelling, or in
+ * another case, is the same chain transaction (409), not a second FAILED record (until
+ * 2026-12-03 it was one; found by an audit).
+ */
+function hexSpellings(hash: string): string[] {
+  if (!/^(0x)?[0-9a-f]{64}$/.test(hash)) return [hash];
+  return hash.startsWith('0x') ? [hash, hash.slice(2)] : [hash, `0x${hash}`];
+}
+
 /**
  * A deposit seen on chain (the sandbox's POST /v1/sandbox/crypto-deposits). Checks, in order:
  * asset, amount, network, confirmations, the address (404 when it is not one of the client's),
@@ -294,7 +310,7 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     fromAddress = check.ok ? check.address : body.fromAddress;
   }
   const txHash =
-    body.txHash == null ? generateSandboxTxHash(address.network) : mismatched ? asSent(body.txHash, 'txHash') : requireValidTxHash(address.network, body.txHash, 'txHash');
+    body.txHash == null ? generateSandboxTxHash(address.network) : mismatched ? hexInLowerCase(asSent(body.txHash, 'txHash')) : requireValidTxHash(address.network, body.txHash, 'txHash');
   const required = confirmationsRequiredOf(settings, address.network);
   const base: CryptoTransferRow = {
     client_id: context.clientId,
@@ -332,7 +348,7 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     .where('client_id', '=', context.clientId)
     .where('network', '=', address.network)
     .where('direction', '=', 'DEPOSIT')
-    .where('tx_hash', '=', txHash)
+    .where('tx_hash', 'in', mismatched ? hexSpellings(txHash) : [txHash])
     .where('address', '=', address.address)
     .executeTakeFirst();
   if (duplicate) throw new AppError('CONFLICT', `txHash: this chain transaction was already received at ${address.address} (crypto transaction ${duplicate.id})`, { details: [{ field: 'txHash', message: 'already deposited' }] });
