@@ -445,9 +445,13 @@ describe('refused: MEMO_NOT_SUPPORTED', () => {
 });
 
 describe('refused: VALIDATION_ERROR (memo)', () => {
-  it('an empty memo, a memo over the limit, control characters', () => {
+  it('an empty memo, one that shows nothing, a memo over the limit, control characters', () => {
     const address = 'TLeUZDGLWnyiJVFcp3m3M1782uBsGWa8uf';
     expect(refusal(check('TRON', address, { memo: '' }))).toMatchObject({ code: 'VALIDATION_ERROR', field: 'memo', reason: 'is empty; leave the memo out instead' });
+    for (const blank of ['  ', '\u3000', ' \u3000 ']) {
+      expect(refusal(check('TRON', address, { memo: blank })), JSON.stringify(blank)).toMatchObject({ code: 'VALIDATION_ERROR', field: 'memo', reason: expect.stringContaining('shows nothing') });
+    }
+    expect(check('SOLANA', '5oNDL3swdJJF1g9DzJiZ4ynHXgszjAEpUkxVYejchzrY', { memo: ' 12345 ' })).toMatchObject({ ok: true });
     expect(refusal(check('TRON', address, { memo: 'x'.repeat(memoLengthMax + 1) }))).toMatchObject({ code: 'VALIDATION_ERROR', field: 'memo', reason: `is ${memoLengthMax + 1} characters long; at most ${memoLengthMax}` });
     expect(refusal(check('SOLANA', '5oNDL3swdJJF1g9DzJiZ4ynHXgszjAEpUkxVYejchzrY', { memo: 'line\nbreak' }))).toMatchObject({ code: 'VALIDATION_ERROR', field: 'memo' });
   });

@@ -14,7 +14,7 @@ import {
   tronVersionByte,
 } from './address-encoding.js';
 import { cryptoNetworkNames, memoSupported, tokenContracts, type BitcoinNetwork, type CryptoNetworkName } from './networks.js';
-import { refusedCharactersProblem } from '../../platform/text.js';
+import { isBlank, refusedCharactersProblem } from '../../platform/text.js';
 
 /**
  * Validation of withdrawal destinations (contract §12.7). Rules run in this order and the first
@@ -309,6 +309,9 @@ function checkMemo(network: CryptoNetworkName, memo: string | null | undefined):
     return { ok: false, code: 'MEMO_NOT_SUPPORTED', reason: `${network} transfers carry no memo; remove the memo (memos are accepted on ${supporting})` };
   }
   if (memo.length === 0) return { ok: false, code: 'VALIDATION_ERROR', reason: 'is empty; leave the memo out instead' };
+  // One that shows nothing (white space, blank-looking characters) is as empty to the receiver,
+  // who reads the memo to credit the right account (until 2026-12-03 it was accepted; found by an audit).
+  if (isBlank(memo)) return { ok: false, code: 'VALIDATION_ERROR', reason: 'shows nothing (white space or blank characters); leave the memo out instead' };
   // Characters, not UTF-16 units: an emoji is one.
   const characters = [...memo].length;
   if (characters > memoLengthMax) return { ok: false, code: 'VALIDATION_ERROR', reason: `is ${characters} characters long; at most ${memoLengthMax}` };
