@@ -1486,7 +1486,8 @@ describe('what a reversal names: an increment, a processing code (found by audit
     });
     // The rest of it: 10.00. Then nothing is left of the increment to release.
     expect((await reversal('000902')).record).toMatchObject({ status: 'PENDING', amount: 10, heldAmount: 100 });
-    expect((await reversal('000903')).record).toMatchObject({ status: 'PENDING', amount: 0, heldAmount: 100 });
+    // Nothing released: the record names nothing (until 2026-12-03 it named the increment; found by an audit).
+    expect((await reversal('000903')).record).toMatchObject({ status: 'PENDING', amount: 0, heldAmount: 100, reversesCardTransactionId: null });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '400.00', RESERVED: '100.00' });
     expect(await lifecycle(t, parentId)).toMatchObject({ status: 'PENDING', heldAmount: 100 });
     // The lifecycle's own reversal still releases what is held.
@@ -1886,6 +1887,24 @@ describe('a reversal\'s DE90 naming a message exactly, without DE63, is chosen a
     expect(reversal.record).toMatchObject({ operation: 'CREDIT', amount: 100, reversesCardTransactionId: ownRecord.id });
     expect(await lifecycle(t, withoutRecord.parentCardTransactionId)).toMatchObject({ status: 'COMPLETED', postedAmount: 40 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '960.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('DE90 sending the acquirer as zeros names a message sent without DE32 that opened its lifecycle: a purchase, a refund, a force post (the first version of the rule above undid nothing)', async () => {
+    const card = await fundedCard(t, '1000.00');
+    const withoutAcquirer = async (changes: Record<string, string | undefined>) => {
+      const message = await messageOf(card.cardId, { ...changes, '32': undefined, '63': undefined });
+      return { message, record: (await atMessageLevel(message)).record };
+    };
+    const purchase = await withoutAcquirer({ '0': '0200', '4': '000000004000', '11': '001140', '37': '600000001140' });
+    const refund = await withoutAcquirer({ '0': '0200', '3': '200000', '4': '000000001500', '11': '001141', '37': '600000001141' });
+    const forced = await withoutAcquirer({ '0': '0220', '4': '000000002500', '11': '001142', '37': '600000001142' });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '950.00' });
+    for (const [name, sent, operation, amount] of [['purchase', purchase, 'CREDIT', 40], ['refund', refund, 'DEBIT', 15], ['force post', forced, 'CREDIT', 25]] as const) {
+      const reversal = await atMessageLevel({ ...sent.message, '0': '0420', '11': `${(sent.message['11'] ?? '').slice(0, 5)}9`, '90': await de90Of(sent.message, { acquirerId: zeros }) });
+      expect(reversal.record, name).toMatchObject({ operation, amount, reversesCardTransactionId: sent.record.id });
+    }
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1000.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
 });

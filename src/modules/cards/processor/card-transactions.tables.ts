@@ -38,6 +38,11 @@ export interface CoopPendingMark {
   step: 'AUTHORIZATION' | 'INCREMENT' | 'FINANCIAL';
   /** What was reserved for the decision, minor units (a decimal string). */
   reservedMinor: string;
+  /**
+   * The request's identifiers (since 2026-12-03; absent on marks written before): a reversal whose
+   * DE90 names an increment still waiting for its answer cancels it.
+   */
+  request?: { mti: string; stan: string; transmissionDateTime: string; acquirerId: string };
 }
 
 /** Why the stand-in rule decided instead of the client. */

@@ -58,7 +58,10 @@ async function patchCoopProgram(client: TestClient, coopAuth: Record<string, unk
 }
 
 const answerWith = (body: unknown, options: { status?: number; delayMs?: number } = {}) => {
-  receiver.answer = () => ({ body, ...options });
+  answerWithFor(receiver, body, options);
+};
+const answerWithFor = (endpoint: CoopReceiver, body: unknown, options: { status?: number; delayMs?: number } = {}) => {
+  endpoint.answer = () => ({ body, ...options });
 };
 
 async function deliveriesOf(client: TestClient = t.clientA): Promise<any[]> {
@@ -384,6 +387,38 @@ describe('nothing is held while the client decides', () => {
       const result = await pending;
       expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', coopAuth: { standInReason: 'LIFECYCLE_CLOSED' } } });
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    });
+  });
+});
+
+describe('a reversal naming an increment while the client decides it', () => {
+  it('withdraws the increment: what it reserved is released, the late approval is declined 91 (LIFECYCLE_CLOSED) and the earlier hold stays', async () => {
+    await withEndpoint(async (client, slow) => {
+      answerWithFor(slow, { responseCode: '00' });
+      const card = await coopCard('100.00', client);
+      const first = await authorize(t, card.cardId, { amount: 30 }, client);
+      const parentId: string = first.parentCardTransactionId;
+      const requestSeen = slow.holdAnswers({ responseCode: '00' }, 300);
+      const increment = { '0': '0100', ...first.iso.request.fields, '2': await panOf(t, card.cardId), '4': '000000001000', '11': '004401', '37': '600000004401' };
+      const atMessageLevel = (message: Record<string, string>) => t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message } });
+      const pending = atMessageLevel(increment);
+      await requestSeen;
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
+      const { formatOriginalDataElements } = await import('../network/index.js');
+      const de90 = formatOriginalDataElements({ mti: '0100', stan: '004401', transmissionDateTime: increment['7'] ?? '', acquirerId: increment['32'] ?? '' });
+      const reversal = await atMessageLevel({ ...increment, '0': '0420', '11': '004402', '90': de90 });
+      expect(reversal.status, JSON.stringify(reversal.body)).toBe(200);
+      const answered = await pending;
+      expect(answered.body.data.response['39']).toBe('91');
+      const records = (await lifecycle(t, parentId, client)).children as any[];
+      const incrementRecord = records.find((record) => record.stan === '004401');
+      expect(incrementRecord).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'FAILED', amount: 0, coopAuth: { standInReason: 'LIFECYCLE_CLOSED', clientResponseCode: null } });
+      // Until 2026-12-03 the reversal found no record of the increment (it is written with the answer)
+      // and released nothing; the approval then held the 10.00 the network had reversed.
+      expect(records.find((record) => record.stan === '004402')).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 10, heldAmount: 30, reversesCardTransactionId: incrementRecord.id });
+      expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'PENDING', heldAmount: 30 });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
+      await expectLedgerClean(t);
     });
   });
 });

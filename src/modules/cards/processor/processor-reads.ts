@@ -368,11 +368,15 @@ export async function lifecycleRecordByStanAndDe7<R>(tx: Tx, clientId: string, s
 /**
  * The record of `swipe` a reversal's DE90 names with all of its identifiers (its MTI or that MTI's
  * repeat, STAN, DE7 and acquirer; reversalTieBreak among several), with `columns`; undefined when
- * it has none, or when the exact match is not looked for (skipsExactMatch).
+ * it has none. When the exact match is not looked for (skipsExactMatch: the acquirer sent as
+ * zeros), the record stanAndDe7Ranking names instead, a message stored under zeros among them (one
+ * sent without DE32). The first version of the skip (bf12f4a) answered nothing there, so a reversal
+ * naming such a message that opened its lifecycle undid nothing (found by an audit before it landed).
  */
 export async function lifecycleRecordByDe90<R>(tx: Tx, clientId: string, swipe: CardSwipeRow, info: MessageInfo, columns: readonly string[]): Promise<R | undefined> {
   const de90 = reversalDe90(info);
-  if (de90 === undefined || skipsExactMatch(info)) return undefined;
+  if (de90 === undefined) return undefined;
+  if (skipsExactMatch(info)) return lifecycleRecordByStanAndDe7<R>(tx, clientId, swipe, info, columns);
   const { original, mti } = de90;
   const statement = preparedTextStatement<R>((parameters) => {
     const p = parameters.add;

@@ -699,7 +699,9 @@ async function decide(run: Run, funding: FundingSource): Promise<Decision> {
 // ---- cooperative authorization (contract §12.4) -------------------------------------------------
 
 function pendingMark(run: Run, childId: string, step: CoopPendingMark['step'], reservedMinor: bigint): CoopPendingMark {
-  return { childId, eventId: idAt(run.context.now), step, reservedMinor: reservedMinor.toString() };
+  const { info } = run;
+  const request = { mti: info.mti, stan: info.stan, transmissionDateTime: info.transmissionDateTime, acquirerId: info.acquirerId };
+  return { childId, eventId: idAt(run.context.now), step, reservedMinor: reservedMinor.toString(), request };
 }
 
 /**
@@ -784,7 +786,7 @@ export async function finishCoopDecision(
   assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
   const open = swipe.coop_pending?.childId === pending.childId && hasOpenHold(swipe);
   const verdict: ClientVerdict = !open
-    ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was closed (reversed, completed or expired) or decided by an advice before the answer was applied' }
+    ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was closed (reversed, completed or expired), decided by an advice, or the request reversed before the answer was applied' }
     : exchange === null
       ? { kind: 'STAND_IN', ...(notSent ?? { reason: 'NO_ENDPOINT', detail: `no active subscription lists ${pending.event.type}` }) }
       : readClientAnswer(exchange, info.amountMinor);
@@ -1430,6 +1432,7 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   if (existing && named?.kind === 'REFUND') return reverseRefund(run, existing, childId, named.refundId, named.remainingMinor);
   if (existing && named?.kind === 'POSTING') return reversePosting(run, existing, childId, named.postingId, named.remainingMinor);
   if (existing && named?.kind === 'REFUND_AUTHORIZATION') return reverseRefundAuthorization(run, existing, childId);
+  if (existing && named?.kind === 'INCREMENT_IN_FLIGHT') return reverseIncrementInFlight(run, existing, childId, named);
   if (existing && named?.kind === 'INCREMENT') {
     // Only what that increment added, and what of it no reversal released yet: the rest of the hold stays.
     if (!hasOpenHold(existing)) return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
@@ -1473,7 +1476,8 @@ function operationOfNothing(info: MessageInfo): 'DEBIT' | 'CREDIT' {
 /**
  * Releases `released` of the lifecycle's open hold: nothing (recorded, the hold as it was), a part
  * (the hold still open), or all of it (the lifecycle closes: CANCELLED, or COMPLETED when
- * something is posted). `reversesId`: the increment the reversal named, when it named one.
+ * something is posted). `reversesId`: the increment the reversal named, when it named one and
+ * released something of it.
  */
 async function releaseHeld(run: Run, existing: CardSwipeRow & { hold_id: string }, childId: string, released: bigint, reversesId?: string): Promise<CardMessageOutcome> {
   const funding = fundingOf(run);
@@ -1481,7 +1485,8 @@ async function releaseHeld(run: Run, existing: CardSwipeRow & { hold_id: string 
   const history = historyOf(run.context, existing.id, childId, funding.historyTypes.hold);
   const named = reversesId === undefined ? {} : { reversesId };
   if (released === 0n) {
-    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: 0n, heldMinor: held, ...named });
+    // Nothing released: the record names nothing (as one of a posting or refund with nothing left; until 2026-12-03 it named the increment, found by an audit).
+    return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'PENDING', decision: acknowledge(), amountMinor: 0n, heldMinor: held });
   }
   if (released < held) {
     await funding.releaseHold(run.tx, existing.hold_id, released, history, false, run.write);
@@ -1494,7 +1499,25 @@ async function releaseHeld(run: Run, existing: CardSwipeRow & { hold_id: string 
   return writeChild(run, updated, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: held, heldMinor: 0n, ...named });
 }
 
+/**
+ * A reversal naming a cooperative increment still waiting for the client's answer: the request is
+ * withdrawn. What it reserved is released (less DE95's actual amount, never more than is held), the
+ * decision in flight is dropped, and the late answer then finds nothing to apply (declined 91 by
+ * the stand-in, LIFECYCLE_CLOSED); the earlier hold stays. Until 2026-12-03 the reversal found no
+ * record of the increment (it is written with the answer) and undid nothing, and the approval that
+ * followed held the increment after the network had reversed it (found while testing the case).
+ */
+async function reverseIncrementInFlight(run: Run, existing: CardSwipeRow, childId: string, named: { incrementId: string; reservedMinor: bigint }): Promise<CardMessageOutcome> {
+  if (!hasOpenHold(existing)) return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
+  const held = toBigInt(existing.held_minor);
+  const reversed = reversedPart(run.info, named.reservedMinor);
+  // The decision in flight goes with the lifecycle's change (releaseHeld writes the row it is given, changed).
+  // One that keeps all of it (DE95 not below the reservation) changes nothing: the answer still applies.
+  return releaseHeld(run, reversed === 0n ? existing : { ...existing, coop_pending: null }, childId, reversed < held ? reversed : held, named.incrementId);
+}
+
 type NamedMessage =
+  | { kind: 'INCREMENT_IN_FLIGHT'; incrementId: string; reservedMinor: bigint }
   | { kind: 'REFUND'; refundId: string; remainingMinor: bigint }
   | { kind: 'POSTING'; postingId: string; remainingMinor: bigint }
   | { kind: 'REFUND_AUTHORIZATION' }
@@ -1541,6 +1564,11 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     const mtis = sendingsOf(de90Mti);
     if (mtis.length === 0) return undefined;
     const de90NamesFirst = isFirstOf(swipe, { mti: de90Mti, stan: original.stan, transmission_date_time: original.transmissionDateTime, acquirer_id: original.acquirerId });
+    // A cooperative increment waiting for the client's answer has no record yet: its mark names it.
+    const inFlight = swipe.coop_pending?.step === 'INCREMENT' ? swipe.coop_pending : null;
+    if (inFlight?.request !== undefined && namesRequest(original, inFlight.request)) {
+      return { kind: 'INCREMENT_IN_FLIGHT', incrementId: inFlight.childId, reservedMinor: toBigInt(inFlight.reservedMinor) };
+    }
     // The usual reversal of an authorization (its lifecycle's first message, no refund announced)
     // reads nothing more: what the rules below decide for it is known without the read.
     if ((de90Mti === '0100' || de90Mti === '0120') && de90NamesFirst && toBigInt(swipe.refund_authorized_minor) === 0n) return undefined;
@@ -1591,6 +1619,15 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
   // Without DE90, never more than the lifecycle still credits.
   if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
   return { kind: 'REFUND', refundId: record.id, remainingMinor: remaining > 0n ? remaining : 0n };
+}
+
+/**
+ * Whether DE90 names a request by its identifiers: its STAN and DE7, its acquirer (or zeros), an
+ * MTI of its class (the request, its repeat, or the advice a stand-in sent of it).
+ */
+function namesRequest(original: NonNullable<MessageInfo['original']>, request: NonNullable<CoopPendingMark['request']>): boolean {
+  const acquirer = original.acquirerId === request.acquirerId || /^0*$/.test(original.acquirerId);
+  return original.stan === request.stan && original.transmissionDateTime === request.transmissionDateTime && acquirer && original.mti.slice(0, 3) === request.mti.slice(0, 3);
 }
 
 /** A reversal without DE90 of processing code 20: it reverses a refund (a reversal carries the processing code of what it reverses), never a purchase or its hold. */
