@@ -103,11 +103,16 @@ export async function routeDeposit(
   memo: string | null,
 ): Promise<{ wallet: WalletRow; route: DepositRoute } | undefined> {
   if (accountNumber === operatingBank.masterAccountNumber) {
+    // The memo must name one wallet: one that names two of the client's is returned, as one that
+    // names none, rather than credited to whichever comes first in free text (until 2026-12-03 the
+    // first; found by an audit). Numbers that name no wallet of the client do not count.
+    const named = new Map<string, WalletRow>();
     for (const [reference] of (memo ?? '').matchAll(referencePattern)) {
       const wallet = await store.findWalletByVirtualAccountNumber(db, clientId, reference);
-      if (wallet) return { wallet, route: 'MASTER_ACCOUNT_REFERENCE' };
+      if (wallet) named.set(wallet.id, wallet);
     }
-    return undefined;
+    const [only] = named.values();
+    return named.size === 1 && only !== undefined ? { wallet: only, route: 'MASTER_ACCOUNT_REFERENCE' } : undefined;
   }
   if (!/^[0-9]{1,34}$/.test(accountNumber)) return undefined;
   const wallet = await store.findWalletByAnyNumber(db, clientId, accountNumber);

@@ -91,6 +91,17 @@ describe('deposit routing', () => {
     expect(stored.routed_by).toBe('MASTER_ACCOUNT_REFERENCE');
   });
 
+  it('to the master account with a memo naming two wallets: returned (AC03), nothing credited to either; one named twice is routed', async () => {
+    const first = await linkedWallet(t);
+    const second = await linkedWallet(t);
+    const response = await sendDeposit(depositBody(masterAccount, '45.00', { network: 'FEDWIRE', memo: `Ref ${first.virtualAccountNumber} ${second.virtualAccountNumber}` }));
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body.data).toMatchObject({ type: 'DEPOSIT_FAILURE', status: 'FAILED', walletId: null, returnCode: 'AC03' });
+    for (const wallet of [first, second]) expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+    const twice = await deposit(t, masterAccount, '5.00', { network: 'FEDWIRE', memo: `${second.virtualAccountNumber} / ${second.virtualAccountNumber}` });
+    expect(twice).toMatchObject({ walletId: second.walletId, status: 'PENDING' });
+  });
+
   it.each([
     ['an unknown account number', '700000999998', 'ACH', 'R03'],
     ['the master account without a reference', masterAccount, 'FEDWIRE', 'AC03'],
