@@ -340,6 +340,35 @@ describe('withdrawal lifecycle', () => {
     expect(events[1].data).toMatchObject({ returnCode: code, failureReason: reason });
   });
 
+  it('COMPLETED → FAILED: a settled withdrawal that comes back (a return after settlement) is credited back once, FAILED event with the return code', async () => {
+    const wallet = await linkedWallet(t);
+    await fund(t, wallet, '100.00');
+    const initiated = (await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '60.00' }) })).body.data;
+    expect(await settleByTime()).toBe(1);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '40.00', RESERVED: '0.00', PENDING: '0.00' });
+    // Until 2026-12-03: 409 BANK_TRANSFER_NOT_PENDING, and the money never came back.
+    const returned = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${initiated.parentBankTransactionId}/fail`, body: { returnCode: 'R02' } });
+    expect(returned.status, JSON.stringify(returned.body)).toBe(200);
+    expect(returned.body.data).toMatchObject({ type: 'WITHDRAWAL_FAILURE', status: 'FAILED', returnCode: 'R02', failureReason: 'Account closed', amount: '60.00' });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '100.00', RESERVED: '0.00', PENDING: '0.00' });
+    const payment = (await t.request({ url: `/v1/baas/transactions?walletId=${wallet.walletId}` })).body.data.find((item: { id: string }) => item.id === initiated.parentBankTransactionId);
+    expect(payment).toMatchObject({ status: 'FAILED', returnCode: 'R02' });
+    expect(payment.children.map((child: { type: string }) => child.type)).toEqual(['WITHDRAWAL_INITIATED', 'WITHDRAWAL_SUCCESS', 'WITHDRAWAL_FAILURE']);
+    const history = await t.request({ url: `/v1/transactions?parentBankTransactionId=${initiated.parentBankTransactionId}` });
+    expect(history.body.data.map((record: { purpose: string; operation: string }) => `${record.purpose} ${record.operation}`)).toEqual(['WITHDRAWAL_RETURN CREDIT', 'CAPTURE DEBIT', 'HOLD DEBIT']);
+    const events = await bankEventsOf(t, initiated.parentBankTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['BANK_WITHDRAWAL_TRANSACTION_PENDING', 'BANK_WITHDRAWAL_TRANSACTION_COMPLETED', 'BANK_WITHDRAWAL_TRANSACTION_FAILED']);
+    expect(events[2].data).toMatchObject({ bankTransactionId: returned.body.data.id, returnCode: 'R02' });
+    // Once: a second return, or a settle, finds it FAILED.
+    for (const action of ['fail', 'settle']) {
+      const again = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${initiated.parentBankTransactionId}/${action}`, body: {} });
+      expect(again.status, action).toBe(409);
+      expect(again.body.code).toBe('BANK_TRANSFER_NOT_PENDING');
+    }
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '100.00', RESERVED: '0.00', PENDING: '0.00' });
+    await expectLedgerClean(t);
+  });
+
   it('settles by itself after the delay when nobody intervenes', async () => {
     const wallet = await linkedWallet(t);
     await fund(t, wallet, '5.00');

@@ -5,7 +5,8 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { assert } from '../../platform/assert.js';
-import { captureHold, clearPendingCredit, failPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
+import { captureHold, clearPendingCredit, failPendingCredit, postTransfer, releaseHold, type HistoryInput } from '../ledger/index.js';
+import { findAsset } from '../../platform/money/assets.js';
 import { cancelTimer, dueTimersPerRunMax, runDueTimers, type TimerKind } from '../timers/index.js';
 import { recordEvent } from '../webhooks/index.js';
 import { bankEventData, bankTransactionView, transactionTypes, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
@@ -26,8 +27,11 @@ function history(context: RequestContext, transfer: store.BankTransferRow, child
 }
 
 function notPending(transfer: store.BankTransferRow): AppError {
-  return new AppError('BANK_TRANSFER_NOT_PENDING', `The bank transaction is already ${transfer.status}; only a PENDING one can settle or fail.`);
+  return new AppError('BANK_TRANSFER_NOT_PENDING', `The bank transaction is already ${transfer.status}; only a PENDING one can settle or fail (and a COMPLETED withdrawal come back).`);
 }
+
+/** What the wallet's history records of a settled withdrawal that came back (the credit from the bank's settlement account). */
+export const withdrawalReturnPurpose = 'WITHDRAWAL_RETURN';
 
 /**
  * The rail says the payment settled: a withdrawal's hold is captured (the money leaves for the
@@ -73,8 +77,11 @@ export async function completeTransfer(tx: Tx, context: RequestContext, transfer
 
 /**
  * The payment came back (or was rejected): a withdrawal's hold is released in full (the money
- * returns to AVAILABLE), a deposit's pending credit goes back to the bank's settlement account.
- * Writes the FAILURE child with the return code and the FAILED event.
+ * returns to AVAILABLE), a deposit's pending credit goes back to the bank's settlement account. A
+ * withdrawal that settled already can come back too (a return after settlement): its amount is
+ * credited back from the bank's settlement account. Writes the FAILURE child with the return code
+ * and the FAILED event; the payment is FAILED. A settled deposit cannot be returned here (taking
+ * it back could take money the wallet no longer has: not done yet, docs/bank-transfers.md).
  */
 export async function failTransfer(
   tx: Tx,
@@ -82,12 +89,28 @@ export async function failTransfer(
   transfer: store.BankTransferRow,
   outcome: { returnCode?: string | undefined; reason?: string | undefined },
 ): Promise<BankTransactionView> {
-  if (transfer.status !== 'PENDING') throw notPending(transfer);
-  assert(transfer.wallet_id !== null, `pending bank transfer ${transfer.id} has no wallet`);
+  const settledWithdrawal = transfer.status === 'COMPLETED' && transfer.direction === 'WITHDRAWAL';
+  if (transfer.status !== 'PENDING' && !settledWithdrawal) throw notPending(transfer);
+  assert(transfer.wallet_id !== null, `bank transfer ${transfer.id} has no wallet`);
   const returnCode = outcome.returnCode ?? defaultReturnCode(transfer.bank_network);
   const reason = outcome.reason ?? describeReturnCode(returnCode);
   const childId = idAt(context.now);
-  if (transfer.direction === 'WITHDRAWAL') {
+  if (settledWithdrawal) {
+    // Returned after it settled (an ACH return comes days later: account closed, no account): the
+    // beneficiary's bank sends the money back, from the bank's settlement account to AVAILABLE.
+    // Until 2026-12-03 a settled payment could not fail, so a return after settlement could not be
+    // recorded and the wallet never got its money back (found by an audit).
+    const asset = findAsset(transfer.asset, 'sandbox');
+    assert(asset !== undefined, `bank transfer ${transfer.id} has an unknown asset ${transfer.asset}`);
+    await postTransfer(tx, {
+      clientId: context.clientId,
+      now: context.now,
+      asset,
+      legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId: transfer.wallet_id }, amount: BigInt(transfer.amount), purpose: withdrawalReturnPurpose }],
+      history: history(context, transfer, childId),
+      description: `settled bank withdrawal ${transfer.id} returned (${returnCode})`,
+    });
+  } else if (transfer.direction === 'WITHDRAWAL') {
     assert(transfer.hold_id !== null, `withdrawal ${transfer.id} has no hold`);
     // The release of a returned withdrawal is FAILED, as a returned deposit's PENDING_FAILURE is:
     // the payment failed (a release by cancellation would be CANCELLED).

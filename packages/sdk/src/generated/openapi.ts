@@ -1872,8 +1872,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Fail (return) a pending bank deposit or withdrawal now (sandbox)
-         * @description A withdrawal's reserved amount returns to AVAILABLE in full; a deposit's pending amount goes back to the sender. Emits the FAILED event with returnCode (default R03 on ACH, MS03 elsewhere) and answers the FAILURE record. 409 BANK_TRANSFER_NOT_PENDING when it already settled or failed.
+         * Fail (return) a pending bank deposit or withdrawal, or return a settled withdrawal, now (sandbox)
+         * @description A withdrawal's reserved amount returns to AVAILABLE in full; a deposit's pending amount goes back to the sender. A withdrawal that settled already comes back after settlement (as an ACH return does, days later): its amount is credited back to AVAILABLE from the bank's settlement account. Emits the FAILED event with returnCode (default R03 on ACH, MS03 elsewhere) and answers the FAILURE record; the payment is FAILED. 409 BANK_TRANSFER_NOT_PENDING when it failed already, or for a settled deposit.
          */
         post: operations["sandbox.failBankTransaction"];
         delete?: never;
