@@ -36,13 +36,18 @@ export interface CoopPendingMark {
   childId: string;
   eventId: string;
   step: 'AUTHORIZATION' | 'INCREMENT' | 'FINANCIAL';
-  /** What was reserved for the decision, minor units (a decimal string). */
+  /** What is reserved for the decision, minor units (a decimal string); less once a reversal released part of it. */
   reservedMinor: string;
   /**
    * The request's identifiers (since 2026-12-03; absent on marks written before): a reversal whose
    * DE90 names an increment still waiting for its answer cancels it.
    */
   request?: { mti: string; stan: string; transmissionDateTime: string; acquirerId: string };
+  /**
+   * Set when a reversal withdrew the request before its answer (reservedMinor is then 0): the
+   * answer applies nothing (91), and a repeat still waits for it. Cleared with the answer.
+   */
+  withdrawn?: true;
 }
 
 /** Why the stand-in rule decided instead of the client. */

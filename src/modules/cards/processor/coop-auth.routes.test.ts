@@ -391,35 +391,96 @@ describe('nothing is held while the client decides', () => {
   });
 });
 
-describe('a reversal naming an increment while the client decides it', () => {
-  it('withdraws the increment: what it reserved is released, the late approval is declined 91 (LIFECYCLE_CLOSED) and the earlier hold stays', async () => {
+describe('a reversal while the client decides', () => {
+  /** A COOP card with an approved 0100 of 30.00 and an increment of 10.00 (STAN 004401) waiting for the answer `answer`. */
+  async function incrementWaiting(client: TestClient, slow: CoopReceiver, answer: unknown, reference = true) {
+    answerWithFor(slow, { responseCode: '00' });
+    const card = await coopCard('100.00', client);
+    const first = await authorize(t, card.cardId, { amount: 30 }, client);
+    const requestSeen = slow.holdAnswers(answer, 300);
+    const fields: Record<string, string> = { '0': '0100', ...first.iso.request.fields, '2': await panOf(t, card.cardId), '4': '000000001000', '11': '004401', '37': '600000004401' };
+    if (!reference) delete fields['63'];
+    const pending = isoMessage(client, fields);
+    await requestSeen;
+    expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
+    return { card, parentId: first.parentCardTransactionId as string, fields, pending };
+  }
+  const isoMessage = async (client: TestClient, message: Record<string, string>) => {
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message } });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    return response.body.data as { response: Record<string, string>; cardTransactionId: string | null };
+  };
+  async function reversalOf(client: TestClient, fields: Record<string, string>, stan: string, as: { mti?: string; keptMinor?: bigint } = {}) {
+    const { formatOriginalDataElements, formatReplacementAmounts } = await import('../network/index.js');
+    const de90 = formatOriginalDataElements({ mti: as.mti ?? fields['0'] ?? '', stan: fields['11'] ?? '', transmissionDateTime: fields['7'] ?? '', acquirerId: fields['32'] ?? '' });
+    const kept: Record<string, string> = as.keptMinor === undefined ? {} : { '95': formatReplacementAmounts({ actualTransactionMinor: as.keptMinor }) };
+    const answered = await isoMessage(client, { ...fields, '0': '0420', '11': stan, '90': de90, ...kept });
+    return (await t.request({ url: `/v1/cards/transactions/${answered.cardTransactionId as string}`, key: client.key })).body.data;
+  }
+
+  it('naming an increment withdraws it: what it reserved is released, the late approval is declined 91 (LIFECYCLE_CLOSED) and the earlier hold stays; a second reversal undoes nothing', async () => {
     await withEndpoint(async (client, slow) => {
-      answerWithFor(slow, { responseCode: '00' });
-      const card = await coopCard('100.00', client);
-      const first = await authorize(t, card.cardId, { amount: 30 }, client);
-      const parentId: string = first.parentCardTransactionId;
-      const requestSeen = slow.holdAnswers({ responseCode: '00' }, 300);
-      const increment = { '0': '0100', ...first.iso.request.fields, '2': await panOf(t, card.cardId), '4': '000000001000', '11': '004401', '37': '600000004401' };
-      const atMessageLevel = (message: Record<string, string>) => t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message } });
-      const pending = atMessageLevel(increment);
-      await requestSeen;
-      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
-      const { formatOriginalDataElements } = await import('../network/index.js');
-      const de90 = formatOriginalDataElements({ mti: '0100', stan: '004401', transmissionDateTime: increment['7'] ?? '', acquirerId: increment['32'] ?? '' });
-      const reversal = await atMessageLevel({ ...increment, '0': '0420', '11': '004402', '90': de90 });
-      expect(reversal.status, JSON.stringify(reversal.body)).toBe(200);
-      const answered = await pending;
-      expect(answered.body.data.response['39']).toBe('91');
-      const records = (await lifecycle(t, parentId, client)).children as any[];
-      const incrementRecord = records.find((record) => record.stan === '004401');
-      expect(incrementRecord).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'FAILED', amount: 0, coopAuth: { standInReason: 'LIFECYCLE_CLOSED', clientResponseCode: null } });
+      const { card, parentId, fields, pending } = await incrementWaiting(client, slow, { responseCode: '00' });
       // Until 2026-12-03 the reversal found no record of the increment (it is written with the answer)
       // and released nothing; the approval then held the 10.00 the network had reversed.
-      expect(records.find((record) => record.stan === '004402')).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 10, heldAmount: 30, reversesCardTransactionId: incrementRecord.id });
+      expect(await reversalOf(client, fields, '004402')).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 10, heldAmount: 30, reversesCardTransactionId: null });
+      expect(await reversalOf(client, fields, '004403')).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 0, heldAmount: 30 });
+      expect((await pending).response['39']).toBe('91');
+      const records = (await lifecycle(t, parentId, client)).children as any[];
+      expect(records.find((record) => record.stan === '004401')).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'FAILED', amount: 0, coopAuth: { standInReason: 'LIFECYCLE_CLOSED' } });
       expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'PENDING', heldAmount: 30 });
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
       await expectLedgerClean(t);
     });
+  });
+
+  it('named as its stand-in\'s 0120, or without DE63 (found by DE90 alone), it is withdrawn all the same', async () => {
+    for (const [name, reference, mti] of [['as 0120', true, '0120'], ['without DE63', false, '0100']] as const) {
+      await withEndpoint(async (client, slow) => {
+        const { card, fields, pending } = await incrementWaiting(client, slow, { responseCode: '00' }, reference);
+        expect(await reversalOf(client, fields, '004402', { mti }), name).toMatchObject({ type: 'REVERSAL_ADVICE', amount: 10, orphan: false });
+        expect((await pending).response['39'], name).toBe('91');
+        expect(await balances(t, card.walletId, client), name).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
+      });
+    }
+    await expectLedgerClean(t);
+  });
+
+  it('reversed in part (DE95), the increment keeps what stays reserved: the approval holds that, and a later reversal naming it releases it', async () => {
+    await withEndpoint(async (client, slow) => {
+      const { card, parentId, fields, pending } = await incrementWaiting(client, slow, { responseCode: '00' });
+      expect(await reversalOf(client, fields, '004402', { keptMinor: 400n })).toMatchObject({ amount: 6, heldAmount: 34 });
+      expect((await pending).response['39']).toBe('00');
+      const increment = ((await lifecycle(t, parentId, client)).children as any[]).find((record) => record.stan === '004401');
+      expect(increment).toMatchObject({ status: 'PENDING', amount: 4, heldAmount: 34 });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '66.00', RESERVED: '34.00' });
+      expect(await reversalOf(client, fields, '004403')).toMatchObject({ amount: 4, heldAmount: 30, reversesCardTransactionId: increment.id });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
+      await expectLedgerClean(t);
+    });
+  });
+
+  it('a first message reversed in part while the client decides: an approval applies within what is still held (a 0200 posts no more), a decline releases it (no 409)', async () => {
+    for (const [name, mti, answer, available, reserved] of [
+      ['0200 approved', '0200', { responseCode: '00' }, '70.00', '0.00'],
+      ['0100 declined', '0100', { responseCode: '05' }, '100.00', '0.00'],
+      ['0100 approved', '0100', { responseCode: '00' }, '70.00', '30.00'],
+    ] as const) {
+      await withEndpoint(async (client, slow) => {
+        answerWithFor(slow, { responseCode: '00' });
+        const card = await coopCard('100.00', client);
+        const template = await authorize(t, card.cardId, { amount: 0 }, client);
+        const requestSeen = slow.holdAnswers(answer, 300);
+        const fields: Record<string, string> = { ...template.iso.request.fields, '0': mti, '2': await panOf(t, card.cardId), '4': '000000008000', '11': '004501', '37': '600000004501', '63': `VIS00000${name.replace(/[^A-Z0-9]/gi, '').padEnd(16, '0').slice(0, 16)}1` };
+        const pending = isoMessage(client, fields);
+        await requestSeen;
+        expect(await reversalOf(client, fields, '004502', { keptMinor: 3000n }), name).toMatchObject({ amount: 50, heldAmount: 30 });
+        const answered = await pending;
+        expect(answered.response['39'], name).toBe(answer.responseCode);
+        expect(await balances(t, card.walletId, client), name).toMatchObject({ AVAILABLE: available, RESERVED: reserved });
+      });
+    }
+    await expectLedgerClean(t);
   });
 });
 

@@ -249,6 +249,18 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
           AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
         ORDER BY ${reversalDe90(info) === undefined ? "status = 'FAILED', id DESC" : reversalTieBreak(parameters, info)} LIMIT 1)`);
     }
+    // A reversal naming a cooperative request still waiting for the client's answer (it has no
+    // record yet: the lifecycle's mark names it). Until 2026-12-03 such a reversal without DE63
+    // was an orphan, and the approval that followed held or posted what the network reversed
+    // (found by an audit).
+    if (de90 !== undefined) {
+      const ofAcquirer = isZeros(original.acquirerId) ? '' : `AND coop_pending->'request'->>'acquirerId' = ${p(original.acquirerId)}`;
+      choices.push(`(SELECT id FROM card_swipes
+        WHERE ${ofCard} AND coop_pending IS NOT NULL AND coop_pending->'request'->>'stan' = ${p(original.stan)}
+          AND coop_pending->'request'->>'transmissionDateTime' = ${p(original.transmissionDateTime)} ${ofAcquirer}
+          AND substr(coop_pending->'request'->>'mti', 1, 2) = ${p(original.mti.slice(0, 2))}
+        ORDER BY id DESC LIMIT 1)`);
+    }
     // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that
     // message's lifecycle, as messageNamed then takes it. Until 2026-12-03 such a reversal without
     // DE63 was an orphan (found by an audit).

@@ -784,7 +784,9 @@ export async function finishCoopDecision(
   const info = readMessage(pending.message, context.now);
   const run: Run = { tx, deps, context, card, program, info, message: pending.message, duplicate: false, write: new WriteStatement(), locked: {} };
   assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
-  const open = swipe.coop_pending?.childId === pending.childId && hasOpenHold(swipe);
+  const mark = swipe.coop_pending?.childId === pending.childId ? swipe.coop_pending : null;
+  // Open: the request still waits for this answer (not closed, decided by an advice, or withdrawn by a reversal).
+  const open = mark !== null && mark.withdrawn !== true && hasOpenHold(swipe);
   const verdict: ClientVerdict = !open
     ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was closed (reversed, completed or expired), decided by an advice, or the request reversed before the answer was applied' }
     : exchange === null
@@ -815,7 +817,9 @@ export async function finishCoopDecision(
       verdict: verdictText(verdict, decision.responseCode),
     });
   }
-  const outcome = open ? await applyCoopDecision(run, swipe, pending, decision) : await writeChild(run, swipe, pending.childId, closedDraft(pending, decision, swipe));
+  // A withdrawn request's mark goes with its answer.
+  const answered = mark !== null && !open && swipe.status === 'PENDING' ? updateSwipe(run, swipe, { coopPending: null }) : swipe;
+  const outcome = open ? await applyCoopDecision(run, swipe, pending, decision, toBigInt(mark.reservedMinor)) : await writeChild(run, answered, pending.childId, closedDraft(pending, decision, answered));
   return { outcome, verdict };
 }
 
@@ -823,15 +827,24 @@ function closedDraft(pending: PendingCoopDecision, decision: Decision, swipe: Ca
   return { type: pending.step === 'FINANCIAL' ? 'PURCHASE' : 'PRE_AUTHORIZATION', status: 'FAILED', decision, amountMinor: 0n, heldMinor: toBigInt(swipe.held_minor) };
 }
 
-async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: string }, pending: PendingCoopDecision, decision: Decision): Promise<CardMessageOutcome> {
+/**
+ * Applies the answer within what is still reserved for it: the reservation as the lifecycle's mark
+ * says (a reversal may have released part of it while the client decided), never more than is
+ * held (a partial reversal of the lifecycle's first message lowers the hold itself). The money and
+ * the record follow what is reserved; the network's answer says what the client answered. Until
+ * 2026-12-03 the reservation phase 1 made was taken: a partial reversal while the client decided
+ * was undone by an approval (a 0200 posted in full), and a decline asked to release more than was
+ * held, which failed the message with a 409 (found by an audit).
+ */
+async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: string }, pending: PendingCoopDecision, decision: Decision, markReservedMinor: bigint): Promise<CardMessageOutcome> {
   const { tx } = run;
   const funding = fundingOf(run);
-  const reserved = pending.reservedMinor;
+  const held = toBigInt(swipe.held_minor);
+  const reserved = markReservedMinor < held ? markReservedMinor : held;
   const history = historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.hold);
   const approved = isApproval(decision.responseCode);
-  const approvedMinor = approved ? decision.approvedMinor : 0n;
-  const partialExtras = decision.responseCode === '10' ? partialApprovalFields(run.info, approvedMinor) : {};
-  const held = toBigInt(swipe.held_minor);
+  const partialExtras = decision.responseCode === '10' ? partialApprovalFields(run.info, decision.approvedMinor) : {};
+  const approvedMinor = !approved ? 0n : decision.approvedMinor < reserved ? decision.approvedMinor : reserved;
   const expiresAt = swipe.expires_at;
   if (pending.step === 'FINANCIAL') {
     if (approved) await funding.captureHold(tx, swipe.hold_id, approvedMinor, historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.capture));
@@ -1500,24 +1513,32 @@ async function releaseHeld(run: Run, existing: CardSwipeRow & { hold_id: string 
 }
 
 /**
- * A reversal naming a cooperative increment still waiting for the client's answer: the request is
- * withdrawn. What it reserved is released (less DE95's actual amount, never more than is held), the
- * decision in flight is dropped, and the late answer then finds nothing to apply (declined 91 by
- * the stand-in, LIFECYCLE_CLOSED); the earlier hold stays. Until 2026-12-03 the reversal found no
- * record of the increment (it is written with the answer) and undid nothing, and the approval that
- * followed held the increment after the network had reversed it (found while testing the case).
+ * A reversal naming a cooperative increment still waiting for the client's answer: what it
+ * reserved is released, all of it or all but DE95's actual amount (never more than is held), and
+ * the reservation shrinks by as much; released in full, the request is withdrawn: the late answer
+ * then applies nothing (declined 91 by the stand-in, LIFECYCLE_CLOSED) and the earlier hold stays.
+ * The answer to a request reversed in part applies within what is still reserved. Until 2026-12-03
+ * the reversal found no record of the increment (it is written with the answer) and undid nothing,
+ * and the approval that followed held the increment after the network had reversed it (found while
+ * testing the case; the partial case by the audit of the first fix).
  */
-async function reverseIncrementInFlight(run: Run, existing: CardSwipeRow, childId: string, named: { incrementId: string; reservedMinor: bigint }): Promise<CardMessageOutcome> {
+async function reverseIncrementInFlight(run: Run, existing: CardSwipeRow, childId: string, named: { mark: CoopPendingMark }): Promise<CardMessageOutcome> {
   if (!hasOpenHold(existing)) return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
   const held = toBigInt(existing.held_minor);
-  const reversed = reversedPart(run.info, named.reservedMinor);
-  // The decision in flight goes with the lifecycle's change (releaseHeld writes the row it is given, changed).
-  // One that keeps all of it (DE95 not below the reservation) changes nothing: the answer still applies.
-  return releaseHeld(run, reversed === 0n ? existing : { ...existing, coop_pending: null }, childId, reversed < held ? reversed : held, named.incrementId);
+  const reserved = toBigInt(named.mark.reservedMinor);
+  const reversed = reversedPart(run.info, reserved);
+  const released = reversed < held ? reversed : held;
+  if (released === 0n) return releaseHeld(run, existing, childId, 0n);
+  const left = reserved - released;
+  const mark: CoopPendingMark = left > 0n ? { ...named.mark, reservedMinor: left.toString() } : { ...named.mark, reservedMinor: '0', withdrawn: true };
+  // The mark goes with the lifecycle's change (releaseHeld writes the row it is given, changed).
+  // The reversal names no record: the increment's is written with the answer, for what is still
+  // reserved then, and what reversals took of it before is not part of it.
+  return releaseHeld(run, { ...existing, coop_pending: mark }, childId, released);
 }
 
 type NamedMessage =
-  | { kind: 'INCREMENT_IN_FLIGHT'; incrementId: string; reservedMinor: bigint }
+  | { kind: 'INCREMENT_IN_FLIGHT'; mark: CoopPendingMark }
   | { kind: 'REFUND'; refundId: string; remainingMinor: bigint }
   | { kind: 'POSTING'; postingId: string; remainingMinor: bigint }
   | { kind: 'REFUND_AUTHORIZATION' }
@@ -1567,7 +1588,8 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     // A cooperative increment waiting for the client's answer has no record yet: its mark names it.
     const inFlight = swipe.coop_pending?.step === 'INCREMENT' ? swipe.coop_pending : null;
     if (inFlight?.request !== undefined && namesRequest(original, inFlight.request)) {
-      return { kind: 'INCREMENT_IN_FLIGHT', incrementId: inFlight.childId, reservedMinor: toBigInt(inFlight.reservedMinor) };
+      // Withdrawn already: nothing is left of it to undo (and nothing else is meant).
+      return inFlight.withdrawn ? { kind: 'NOTHING' } : { kind: 'INCREMENT_IN_FLIGHT', mark: inFlight };
     }
     // The usual reversal of an authorization (its lifecycle's first message, no refund announced)
     // reads nothing more: what the rules below decide for it is known without the read.
@@ -1623,11 +1645,13 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
 
 /**
  * Whether DE90 names a request by its identifiers: its STAN and DE7, its acquirer (or zeros), an
- * MTI of its class (the request, its repeat, or the advice a stand-in sent of it).
+ * MTI of its class (the request, its repeat, or the advice a stand-in sent of it: 0100, 0101,
+ * 0120; the first version compared three digits and took 0120 for another message, found by an
+ * audit).
  */
 function namesRequest(original: NonNullable<MessageInfo['original']>, request: NonNullable<CoopPendingMark['request']>): boolean {
   const acquirer = original.acquirerId === request.acquirerId || /^0*$/.test(original.acquirerId);
-  return original.stan === request.stan && original.transmissionDateTime === request.transmissionDateTime && acquirer && original.mti.slice(0, 3) === request.mti.slice(0, 3);
+  return original.stan === request.stan && original.transmissionDateTime === request.transmissionDateTime && acquirer && original.mti.slice(0, 2) === request.mti.slice(0, 2);
 }
 
 /** A reversal without DE90 of processing code 20: it reverses a refund (a reversal carries the processing code of what it reverses), never a purchase or its hold. */
