@@ -1890,6 +1890,22 @@ describe('a reversal\'s DE90 naming a message exactly, without DE63, is chosen a
     await expectLedgerClean(t);
   });
 
+  it('DE90 sending the acquirer as zeros: the reversal\'s RRN comes before its acquirer (a purchase sent without DE32 and a refund of the reversal\'s acquirer under one STAN and DE7)', async () => {
+    const card = await fundedCard(t, '1000.00');
+    const purchase = Object.fromEntries(Object.entries(await messageOf(card.cardId, { '0': '0200', '4': '000000008000', '11': '001150', '37': '600000001150', '63': undefined })).filter(([field]) => field !== '32'));
+    const purchased = (await atMessageLevel(purchase)).record;
+    const refund = { ...purchase, '3': '200000', '4': '000000003000', '32': '123456', '37': '600000001151' };
+    const refunded = (await atMessageLevel(refund)).record;
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '950.00' });
+    // Until 2026-12-03 the acquirer came first: this took the refund back and the purchase could not be reversed.
+    const reversal = await atMessageLevel({ ...purchase, '0': '0420', '11': '001152', '32': '123456', '90': await de90Of(purchase, { acquirerId: zeros }) });
+    expect(reversal.record).toMatchObject({ operation: 'CREDIT', amount: 80, reversesCardTransactionId: purchased.id });
+    const ofRefund = await atMessageLevel({ ...refund, '0': '0420', '11': '001153', '90': await de90Of(refund, { acquirerId: zeros }) });
+    expect(ofRefund.record).toMatchObject({ operation: 'DEBIT', amount: 30, reversesCardTransactionId: refunded.id });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '1000.00' });
+    await expectLedgerClean(t);
+  });
+
   it('DE90 sending the acquirer as zeros names a message sent without DE32 that opened its lifecycle: a purchase, a refund, a force post (the first version of the rule above undid nothing)', async () => {
     const card = await fundedCard(t, '1000.00');
     const withoutAcquirer = async (changes: Record<string, string | undefined>) => {

@@ -294,8 +294,10 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
  * identifiers (a stand-in's 0120 or 0220 named as the request it approved, an acquirer sent as
  * zeros): the conditions and the ranking, written once for the correlation above and for the
  * processor's messageNamed. STANs are unique per acquirer only, so it is a message of DE90's
- * acquirer, or of any acquirer when DE90 sends it as zeros (then the reversal's own acquirer, DE32,
- * first); never a reversal's record. Ranked: DE90's own MTI first, then one of its class (a request
+ * acquirer, or of any acquirer when DE90 sends it as zeros (then one of the reversal's RRN first,
+ * then one of its own acquirer, DE32: until 2026-12-03 the acquirer came first, so a reversal
+ * carrying a purchase's RRN took back its acquirer's refund under the same STAN instead of the
+ * purchase sent without DE32; found by an audit); never a reversal's record. Ranked: DE90's own MTI first, then one of its class (a request
  * or its advice), then one of the reversal's RRN, then the kind its processing code says it
  * reverses (20: a refund), then one not declined, then the newest. Until 2026-12-03 any
  * acquirer's and any kind's record was taken (found by audits).
@@ -306,7 +308,7 @@ function stanAndDe7Ranking(parameters: StatementParameters, info: MessageInfo, {
   return {
     where: `stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}${zeros ? '' : ` AND acquirer_id = ${p(original.acquirerId)}`}
       AND expired_at IS NULL AND repeat_of IS NULL AND type <> 'REVERSAL_ADVICE'`,
-    orderBy: `${zeros ? `acquirer_id <> ${p(info.acquirerId)}, ` : ''}mti NOT IN (${parameters.list(sendingsOf(mti))}), substr(mti, 2, 1) <> ${p(mti.charAt(1))},
+    orderBy: `${zeros ? `rrn <> ${p(info.rrn)}, acquirer_id <> ${p(info.acquirerId)}, ` : ''}mti NOT IN (${parameters.list(sendingsOf(mti))}), substr(mti, 2, 1) <> ${p(mti.charAt(1))},
       ${reversalTieBreak(parameters, info)}`,
   };
 }
