@@ -422,6 +422,14 @@ describe('sandbox controls', () => {
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '5.00', RESERVED: '0.00', PENDING: '0.00' });
   });
 
+  it('null is the same as absent for returnCode and reason', async () => {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, wallet.virtualAccountNumber, '1.00');
+    const response = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${received.id}/fail`, body: { returnCode: null, reason: null } });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.data).toMatchObject({ status: 'FAILED', returnCode: 'R03', failureReason: 'No account or unable to locate account' });
+  });
+
   it('400 for a malformed return code', async () => {
     const wallet = await linkedWallet(t);
     const received = await deposit(t, wallet.virtualAccountNumber, '1.00');

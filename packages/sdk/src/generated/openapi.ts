@@ -14863,10 +14863,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description an ACH R-code (R01) or an ISO 20022 reason code (AC04) */
-                    returnCode?: string;
-                    /** @description defaults to the code's description; no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
-                    reason?: string;
+                    /** @description an ACH R-code (R01) or an ISO 20022 reason code (AC04); null is the same as absent */
+                    returnCode?: string | null;
+                    /** @description defaults to the code's description; no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space; null is the same as absent */
+                    reason?: string | null;
                 };
             };
         };

@@ -45,7 +45,7 @@ export interface CoopPendingMark {
   request?: { mti: string; stan: string; transmissionDateTime: string; acquirerId: string };
   /**
    * Set when a reversal withdrew the request before its answer (reservedMinor is then 0): the
-   * answer applies nothing (91), and a repeat still waits for it. Cleared with the answer.
+   * answer applies nothing (91), and a second reversal undoes nothing. Cleared with the answer.
    */
   withdrawn?: true;
 }

@@ -140,8 +140,12 @@ export function registerSandboxBankRoutes(app: App, deps: Deps, runtime: BankTra
         params: idParams,
         body: Type.Object(
           {
-            returnCode: Type.Optional(Type.String({ pattern: returnCodePattern, maxLength: 8, description: 'an ACH R-code (R01) or an ISO 20022 reason code (AC04)' })),
-            reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: `defaults to the code's description; ${textRule.replace(' and are ', ', ')}` })),
+            returnCode: Type.Optional(
+              Type.Union([Type.String({ pattern: returnCodePattern, maxLength: 8 }), Type.Null()], { description: 'an ACH R-code (R01) or an ISO 20022 reason code (AC04); null is the same as absent' }),
+            ),
+            reason: Type.Optional(
+              Type.Union([Type.String({ minLength: 1, maxLength: 500 }), Type.Null()], { description: `defaults to the code's description; ${textRule.replace(' and are ', ', ')}; null is the same as absent` }),
+            ),
           },
           { additionalProperties: false, examples: [{ returnCode: 'R02', reason: 'Account closed' }] },
         ),
@@ -151,7 +155,7 @@ export function registerSandboxBankRoutes(app: App, deps: Deps, runtime: BankTra
     async (request, reply) =>
       runWrite(request, reply, deps, async (tx, context) => ({
         message: 'Bank transaction failed',
-        data: await failBankTransaction(tx, context, request.params.id, request.body),
+        data: await failBankTransaction(tx, context, request.params.id, { returnCode: request.body.returnCode ?? undefined, reason: request.body.reason ?? undefined }),
       })),
   );
 }
