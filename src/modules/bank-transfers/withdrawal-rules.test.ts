@@ -325,7 +325,7 @@ describe('whole withdrawal input', () => {
   });
 
   it('the code is the first violation\'s', () => {
-    const error = violationsError(checkWithdrawalInput({ ...good, transferNetwork: 'ACH_DOMESTIC', routingNumber: '021000022', bicSwiftCode: undefined, intermediaryBankBic: undefined }));
+    const error = violationsError(checkWithdrawalInput({ ...good, transferNetwork: 'ACH_DOMESTIC', routingNumber: '021000022', bicSwiftCode: undefined, intermediaryBankBic: undefined, accountNumber: '000123456789' }));
     expect(error.code).toBe('INVALID_ROUTING_NUMBER');
     expect(error.details).toEqual([{ field: 'routingNumber', message: 'the ABA check digit does not match (checksum failed)' }]);
     expect(error.message).toBe('routingNumber: the ABA check digit does not match (checksum failed)');
@@ -333,6 +333,20 @@ describe('whole withdrawal input', () => {
 
   it('violationsError refuses an empty list (a bug, not a client error)', () => {
     expect(() => violationsError([])).toThrow(/at least one/);
+  });
+});
+
+describe('account number per network', () => {
+  it('ACH_DOMESTIC takes at most 17 characters (the ACH entry\'s field), so no IBAN; the other networks take 34', () => {
+    const ach = { personTypeCode: 'P', routingNumber: validRoutingNumber, transferNetwork: 'ACH_DOMESTIC' as const };
+    expect(checkWithdrawalInput({ ...ach, accountNumber: '1'.repeat(17) })).toEqual([]);
+    expect(checkWithdrawalInput({ ...ach, accountNumber: '1'.repeat(18) })).toEqual([
+      { code: 'VALIDATION_ERROR', field: 'accountNumber', message: 'must be at most 17 characters on ACH_DOMESTIC (the ACH entry\'s account number field); got 18' },
+    ]);
+    expect(checkWithdrawalInput({ ...ach, accountNumber: 'DE89370400440532013000' })[0]?.message).toMatch(/an IBAN: an account abroad goes by SWIFT or ACH_CROSSBORDER/);
+    expect(checkCounterpartyInput({ transferNetwork: 'ACH_DOMESTIC', routingNumber: validRoutingNumber, accountNumberValue: 'DE89370400440532013000' })[0]?.field).toBe('accountNumberValue');
+    expect(checkWithdrawalInput({ ...ach, transferNetwork: 'ACH_CROSSBORDER', accountNumber: 'DE89370400440532013000' })).toEqual([]);
+    expect(checkWithdrawalInput({ ...ach, transferNetwork: 'FEDWIRE_DOMESTIC', accountNumber: '1'.repeat(34) })).toEqual([]);
   });
 });
 

@@ -250,6 +250,27 @@ export function checkAccountNumber(value: string | null | undefined, field = 'ac
   return [];
 }
 
+/** The longest account number an ACH entry carries (NACHA's DFI account number field: 17 characters). */
+export const achAccountNumberLengthMax = 17;
+
+/**
+ * An account number on ACH_DOMESTIC: at most 17 characters (NACHA's field), so never an IBAN (an
+ * account abroad goes by SWIFT or ACH_CROSSBORDER). Until 2026-12-03 any account number was
+ * accepted on every network, so a German IBAN went out by domestic ACH (found by an audit). Only
+ * for an account number checkAccountNumber accepted.
+ */
+function checkAccountNumberOnNetwork(network: TransferNetwork, value: string, field: string): RuleViolation[] {
+  if (network !== 'ACH_DOMESTIC' || value.length <= achAccountNumberLengthMax) return [];
+  const iban = looksLikeIban(value) ? ' (an IBAN: an account abroad goes by SWIFT or ACH_CROSSBORDER)' : '';
+  return [{ code: 'VALIDATION_ERROR', field, message: `must be at most ${achAccountNumberLengthMax} characters on ACH_DOMESTIC (the ACH entry's account number field); got ${value.length}${iban}` }];
+}
+
+/** checkAccountNumber, then the network's own limit. */
+function checkAccountNumberFor(network: TransferNetwork, value: string | null | undefined, field: string): RuleViolation[] {
+  const violations = checkAccountNumber(value, field);
+  return violations.length > 0 || typeof value !== 'string' ? violations : checkAccountNumberOnNetwork(network, value, field);
+}
+
 /**
  * An account number as it is stored and sent: an IBAN in its electronic form (upper case, as the
  * BIC next to it is), any other account number as given. For a value checkAccountNumber accepted.
@@ -301,7 +322,7 @@ export function checkWithdrawalInput(input: WithdrawalRuleInput): RuleViolation[
   return [
     ...checkPersonTypeCode(input.personTypeCode),
     ...checkBankIdentifiers(input.transferNetwork, input),
-    ...checkAccountNumber(input.accountNumber, 'accountNumber'),
+    ...checkAccountNumberFor(input.transferNetwork, input.accountNumber, 'accountNumber'),
     ...checkIntermediaryBankBic(input.intermediaryBankBic, input.transferNetwork),
     ...checkRemittanceMemo(input.remittanceMemo, input.transferNetwork),
   ];
@@ -316,7 +337,7 @@ export interface CounterpartyRuleInput extends BankIdentifiers {
 export function checkCounterpartyInput(input: CounterpartyRuleInput): RuleViolation[] {
   return [
     ...checkBankIdentifiers(input.transferNetwork, input),
-    ...(isGiven(input.accountNumberValue) ? checkAccountNumber(input.accountNumberValue, 'accountNumberValue') : []),
+    ...(isGiven(input.accountNumberValue) ? checkAccountNumberFor(input.transferNetwork, input.accountNumberValue, 'accountNumberValue') : []),
   ];
 }
 

@@ -246,6 +246,10 @@ describe('400', () => {
     await expectRefused({ transferNetwork: 'SWIFT', routingNumber: undefined, bicSwiftCode: 'DEUT12FF' }, 'bicSwiftCode', 'INVALID_SWIFT_CODE');
   });
 
+  it('an IBAN, or any account number over 17 characters, on ACH_DOMESTIC', async () => {
+    await expectRefused({ transferNetwork: 'ACH_DOMESTIC', ...usBank, accountNumber: 'DE89370400440532013000' }, 'accountNumber', 'VALIDATION_ERROR', /at most 17 characters on ACH_DOMESTIC/);
+  });
+
   it('an account number that looks like an IBAN but fails its checksum', async () => {
     await expectRefused({ transferNetwork: 'SWIFT', ...bicBank, accountNumber: 'DE89370400440532013001' }, 'accountNumber', 'INVALID_IBAN');
   });
