@@ -300,6 +300,15 @@ function frameAncestors(raw: string | undefined, mode: Mode): string {
   return value;
 }
 
+/** A secret sent as the Authorization header's one token (the admin key, the metrics token): 16+ characters, no white space; undefined when unset. */
+function bearerTokenOf(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name] || undefined;
+  if (value !== undefined && value.length < 16) throw new ConfigError(`${name} must be at least 16 characters long`);
+  // The Authorization header carries one token: a key with white space could never be sent.
+  if (value !== undefined && /\s/.test(value)) throw new ConfigError(`${name} must not contain white space (it is sent as one token in the Authorization header)`);
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const modeRaw = env.OPENBAAS_MODE ?? 'sandbox';
   if (modeRaw !== 'sandbox' && modeRaw !== 'production') {
@@ -314,18 +323,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       throw new ConfigError('OPENBAAS_API_KEY must look like sk_test_ followed by 16 to 96 letters or digits');
     }
   }
-  const adminKey = env.OPENBAAS_ADMIN_KEY || undefined;
-  if (adminKey !== undefined && adminKey.length < 16) {
-    throw new ConfigError('OPENBAAS_ADMIN_KEY must be at least 16 characters long');
-  }
-  if (adminKey !== undefined && /\s/.test(adminKey)) {
-    // The Authorization header carries one token: a key with white space could never be sent.
-    throw new ConfigError('OPENBAAS_ADMIN_KEY must not contain white space (it is sent as one token in the Authorization header)');
-  }
-  const metricsToken = env.OPENBAAS_METRICS_TOKEN || undefined;
-  if (metricsToken !== undefined && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
-    throw new ConfigError('OPENBAAS_METRICS_TOKEN must be at least 16 characters long, without white space (it is sent as one token in the Authorization header)');
-  }
+  const adminKey = bearerTokenOf(env, 'OPENBAAS_ADMIN_KEY');
+  const metricsToken = bearerTokenOf(env, 'OPENBAAS_METRICS_TOKEN');
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000);
   const webhookConcurrencyPerSubscription = integer(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 10, 1, 1000);
   const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', 60_000, 100, 3_600_000);

@@ -253,19 +253,21 @@ export async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch
     .execute();
 }
 
-/** A hash of another chain that is 32 bytes of hex, with or without 0x: in lower case (hex has no case), else as sent. */
+/** A hash of 32 bytes of hex, with or without 0x (Bitcoin and Tron write none, Ethereum writes it). */
+const hexHash = /^(0x)?[0-9a-f]{64}$/i;
+
+/** A hash of another chain that is hexHash: in lower case (hex has no case), else as sent. */
 function hexInLowerCase(hash: string): string {
-  return /^(0x)?[0-9a-f]{64}$/i.test(hash) ? hash.toLowerCase() : hash;
+  return hexHash.test(hash) ? hash.toLowerCase() : hash;
 }
 
 /**
- * The spellings of one hex hash of another chain, with and without 0x (Bitcoin and Tron write
- * none, Ethereum writes it): a refused deposit sent again under the other spelling, or in
- * another case, is the same chain transaction (409), not a second FAILED record (until
- * 2026-12-03 it was one; found by an audit).
+ * The spellings of one hash of another chain (hexInLowerCase), with and without 0x: a refused
+ * deposit sent again under the other spelling, or in another case, is the same chain transaction
+ * (409), not a second FAILED record (until 2026-12-03 it was one; found by an audit).
  */
 function hexSpellings(hash: string): string[] {
-  if (!/^(0x)?[0-9a-f]{64}$/.test(hash)) return [hash];
+  if (!hexHash.test(hash)) return [hash];
   return hash.startsWith('0x') ? [hash, hash.slice(2)] : [hash, `0x${hash}`];
 }
 

@@ -19,8 +19,6 @@ export interface PendingCoopDecision {
   swipeId: string;
   childId: string;
   step: CoopPendingMark['step'];
-  /** What phase 1 reserved (the amount requested, in the card's currency). */
-  reservedMinor: bigint;
   /** The message as received (phase 2 reads it again to answer the network). */
   message: IsoMessage;
   event: EventRecord;

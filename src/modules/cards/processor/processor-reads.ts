@@ -17,6 +17,7 @@ import type { CardProgramRow } from '../programs.js';
 import { firstSendingOf, sendingsOf } from '../network/index.js';
 import type { CardSwipeRow } from './card-transaction-views.js';
 import { transactionTypeOf, type MessageInfo } from './message-info.js';
+import type { CoopPendingMark } from './card-transactions.tables.js';
 import './card-transactions.tables.js';
 
 /** A card, locked FOR UPDATE, and its program (undefined only if the program row is missing). */
@@ -249,22 +250,20 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
           AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
         ORDER BY ${reversalDe90(info) === undefined ? "status = 'FAILED', id DESC" : reversalTieBreak(parameters, info)} LIMIT 1)`);
     }
-    // A reversal naming a cooperative request still waiting for the client's answer (it has no
-    // record yet: the lifecycle's mark names it). Until 2026-12-03 such a reversal without DE63
-    // was an orphan, and the approval that followed held or posted what the network reversed
-    // (found by an audit).
     if (de90 !== undefined) {
+      // A reversal naming a cooperative request still waiting for the client's answer (it has no
+      // record yet: the lifecycle's mark names it; de90NamesRequest is the same rule for
+      // messageNamed). Until 2026-12-03 such a reversal without DE63 was an orphan, and the
+      // approval that followed held or posted what the network reversed (found by an audit).
       const ofAcquirer = isZeros(original.acquirerId) ? '' : `AND coop_pending->'request'->>'acquirerId' = ${p(original.acquirerId)}`;
       choices.push(`(SELECT id FROM card_swipes
         WHERE ${ofCard} AND coop_pending IS NOT NULL AND coop_pending->'request'->>'stan' = ${p(original.stan)}
           AND coop_pending->'request'->>'transmissionDateTime' = ${p(original.transmissionDateTime)} ${ofAcquirer}
           AND substr(coop_pending->'request'->>'mti', 1, 2) = ${p(original.mti.slice(0, 2))}
         ORDER BY id DESC LIMIT 1)`);
-    }
-    // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that
-    // message's lifecycle, as messageNamed then takes it. Until 2026-12-03 such a reversal without
-    // DE63 was an orphan (found by an audit).
-    if (de90 !== undefined) {
+      // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that
+      // message's lifecycle, as messageNamed then takes it. Until 2026-12-03 such a reversal
+      // without DE63 was an orphan (found by an audit).
       const { where, orderBy } = stanAndDe7Ranking(parameters, info, de90);
       choices.push(`(SELECT swipe_id FROM card_transactions WHERE ${ofCard} AND ${where} ORDER BY ${orderBy} LIMIT 1)`);
     }
@@ -297,10 +296,9 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
  * acquirer, or of any acquirer when DE90 sends it as zeros (then one of the reversal's RRN first,
  * then one of its own acquirer, DE32: until 2026-12-03 the acquirer came first, so a reversal
  * carrying a purchase's RRN took back its acquirer's refund under the same STAN instead of the
- * purchase sent without DE32; found by an audit); never a reversal's record. Ranked: DE90's own MTI first, then one of its class (a request
- * or its advice), then one of the reversal's RRN, then the kind its processing code says it
- * reverses (20: a refund), then one not declined, then the newest. Until 2026-12-03 any
- * acquirer's and any kind's record was taken (found by audits).
+ * purchase sent without DE32; found by an audit); never a reversal's record. Ranked: DE90's own
+ * MTI first, then one of its class (a request or its advice), then reversalTieBreak. Until
+ * 2026-12-03 any acquirer's and any kind's record was taken (found by audits).
  */
 function stanAndDe7Ranking(parameters: StatementParameters, info: MessageInfo, { original, mti }: De90ByStanAndDe7): { where: string; orderBy: string } {
   const p = parameters.add;
@@ -401,4 +399,15 @@ export async function lifecycleRecordByDe90<R>(tx: Tx, clientId: string, swipe: 
       ORDER BY ${reversalTieBreak(parameters, info)} LIMIT 1`;
   });
   return (await statement.execute(tx)).rows[0];
+}
+
+/**
+ * Whether a reversal's DE90 names a cooperative request still waiting for its answer, by the
+ * identifiers its mark keeps: its STAN and DE7, its acquirer (or zeros), an MTI of its class (the
+ * request, its repeat, or the advice a stand-in sent of it: 0100, 0101, 0120). The correlation's
+ * choice above is the same rule in SQL.
+ */
+export function de90NamesRequest(original: NonNullable<MessageInfo['original']>, request: NonNullable<CoopPendingMark['request']>): boolean {
+  const acquirer = original.acquirerId === request.acquirerId || isZeros(original.acquirerId);
+  return original.stan === request.stan && original.transmissionDateTime === request.transmissionDateTime && acquirer && original.mti.slice(0, 2) === request.mti.slice(0, 2);
 }

@@ -56,7 +56,7 @@ import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { cardTransactionInserts, swipeInserts, swipeUpdates } from './card-writes.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, handledTransactionTypes, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
-import { claimCard, claimCardBeforeLock, dayMs, lifecycleRecordByDe90, lifecycleRecordByStanAndDe7, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
+import { claimCard, claimCardBeforeLock, dayMs, de90NamesRequest, lifecycleRecordByDe90, lifecycleRecordByStanAndDe7, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
 /** What the processor answered to one message. */
@@ -737,7 +737,6 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
       swipeId: swipe.id,
       childId: mark.childId,
       step: mark.step,
-      reservedMinor: BigInt(mark.reservedMinor),
       message,
       event,
       endpoint,
@@ -1587,7 +1586,7 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     const de90NamesFirst = isFirstOf(swipe, { mti: de90Mti, stan: original.stan, transmission_date_time: original.transmissionDateTime, acquirer_id: original.acquirerId });
     // A cooperative increment waiting for the client's answer has no record yet: its mark names it.
     const inFlight = swipe.coop_pending?.step === 'INCREMENT' ? swipe.coop_pending : null;
-    if (inFlight?.request !== undefined && namesRequest(original, inFlight.request)) {
+    if (inFlight?.request !== undefined && de90NamesRequest(original, inFlight.request)) {
       // Withdrawn already: nothing is left of it to undo (and nothing else is meant).
       return inFlight.withdrawn ? { kind: 'NOTHING' } : { kind: 'INCREMENT_IN_FLIGHT', mark: inFlight };
     }
@@ -1641,17 +1640,6 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
   // Without DE90, never more than the lifecycle still credits.
   if (original === null && remaining > -toBigInt(swipe.posted_minor)) remaining = -toBigInt(swipe.posted_minor);
   return { kind: 'REFUND', refundId: record.id, remainingMinor: remaining > 0n ? remaining : 0n };
-}
-
-/**
- * Whether DE90 names a request by its identifiers: its STAN and DE7, its acquirer (or zeros), an
- * MTI of its class (the request, its repeat, or the advice a stand-in sent of it: 0100, 0101,
- * 0120; the first version compared three digits and took 0120 for another message, found by an
- * audit).
- */
-function namesRequest(original: NonNullable<MessageInfo['original']>, request: NonNullable<CoopPendingMark['request']>): boolean {
-  const acquirer = original.acquirerId === request.acquirerId || /^0*$/.test(original.acquirerId);
-  return original.stan === request.stan && original.transmissionDateTime === request.transmissionDateTime && acquirer && original.mti.slice(0, 2) === request.mti.slice(0, 2);
 }
 
 /** A reversal without DE90 of processing code 20: it reverses a refund (a reversal carries the processing code of what it reverses), never a purchase or its hold. */
