@@ -42,12 +42,24 @@ export interface CoopPendingMark {
    * The request's identifiers (since 2026-12-03; absent on marks written before): a reversal whose
    * DE90 names an increment still waiting for its answer cancels it.
    */
-  request?: { mti: string; stan: string; transmissionDateTime: string; acquirerId: string };
+  request?: {
+    mti: string;
+    stan: string;
+    transmissionDateTime: string;
+    acquirerId: string;
+    /** Its RRN (DE37; since 2026-12-03): a reversal naming an acquirer of zeros prefers the request of its own RRN. */
+    rrn?: string;
+  };
   /**
    * Set when a reversal withdrew the request before its answer (reservedMinor is then 0): the
    * answer applies nothing (91), and a second reversal undoes nothing. Cleared with the answer.
    */
   withdrawn?: true;
+  /**
+   * For an increment (since 2026-12-03): the lifecycle's expiry once the client approves it (set
+   * from the increment's arrival); the reservation itself leaves the expiry where it was.
+   */
+  expiresAt?: string;
 }
 
 /** Why the stand-in rule decided instead of the client. */

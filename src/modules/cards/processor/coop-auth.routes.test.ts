@@ -393,17 +393,21 @@ describe('nothing is held while the client decides', () => {
 
 describe('a reversal while the client decides', () => {
   /** A COOP card with an approved 0100 of 30.00 and an increment of 10.00 (STAN 004401) waiting for the answer `answer`. */
-  async function incrementWaiting(client: TestClient, slow: CoopReceiver, answer: unknown, reference = true) {
+  /** `advanceSeconds`: the client's clock moves on by as much between the first 0100 and the increment. */
+  async function incrementWaiting(client: TestClient, slow: CoopReceiver, answer: unknown, reference = true, advanceSeconds = 0) {
     answerWithFor(slow, { responseCode: '00' });
     const card = await coopCard('100.00', client);
     const first = await authorize(t, card.cardId, { amount: 30 }, client);
+    const firstExpiry = Date.parse((await lifecycle(t, first.parentCardTransactionId, client)).expiresAt as string);
+    if (advanceSeconds > 0) await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: advanceSeconds } });
     const requestSeen = slow.holdAnswers(answer, 300);
-    const fields: Record<string, string> = { '0': '0100', ...first.iso.request.fields, '2': await panOf(t, card.cardId), '4': '000000001000', '11': '004401', '37': '600000004401' };
+    const firstFields: Record<string, string> = { '0': '0100', ...first.iso.request.fields, '2': await panOf(t, card.cardId) };
+    const fields: Record<string, string> = { ...firstFields, '4': '000000001000', '11': '004401', '37': '600000004401' };
     if (!reference) delete fields['63'];
     const pending = isoMessage(client, fields);
     await requestSeen;
     expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
-    return { card, parentId: first.parentCardTransactionId as string, fields, pending };
+    return { card, parentId: first.parentCardTransactionId as string, fields, firstFields, firstExpiry, pending };
   }
   const isoMessage = async (client: TestClient, message: Record<string, string>) => {
     const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message } });
@@ -458,6 +462,92 @@ describe('a reversal while the client decides', () => {
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
       await expectLedgerClean(t);
     });
+  });
+
+  it('the first 0100 reversed in part (DE95) while an increment waits: DE95 is taken against what the first holds, the reservation stays the increment\'s, and the answer applies to it alone', async () => {
+    // Until 2026-12-03 DE95 was taken against the whole hold, the waiting 10.00 included: keeping 20
+    // cut the hold to 20, and a decline then released all of it, the first authorization's 20 too (found by an audit).
+    for (const [name, keptMinor, answer, released, held, available] of [
+      ['keeps 20.00, then declined', 2000n, { responseCode: '05' }, 10, 20, '80.00'],
+      ['keeps 20.00, then approved', 2000n, { responseCode: '00' }, 10, 30, '70.00'],
+      ['keeps 35.00 (more than the first holds), then declined', 3500n, { responseCode: '05' }, 0, 30, '70.00'],
+    ] as const) {
+      await withEndpoint(async (client, slow) => {
+        const { card, parentId, firstFields, pending } = await incrementWaiting(client, slow, answer);
+        expect(await reversalOf(client, firstFields, '004402', { keptMinor }), name).toMatchObject({ type: 'REVERSAL_ADVICE', amount: released, heldAmount: 40 - released });
+        expect((await pending).response['39'], name).toBe(answer.responseCode);
+        expect(await lifecycle(t, parentId, client), name).toMatchObject({ status: 'PENDING', heldAmount: held });
+        expect(await balances(t, card.walletId, client), name).toMatchObject({ AVAILABLE: available, RESERVED: `${held}.00` });
+        // The records add up to what is held: the first 0100, the increment as answered, the reversal.
+        const records = (await lifecycle(t, parentId, client)).children as any[];
+        const increment = records.find((record) => record.stan === '004401');
+        expect(30 + (increment?.amount as number) - released, name).toBe(held);
+      });
+    }
+    await expectLedgerClean(t);
+  });
+
+  it('an increment the client declines, or a reversal withdraws, leaves the hold\'s expiry where the first 0100 set it; one the client approves moves it, as any approved increment', async () => {
+    const day = 24 * 3600;
+    for (const [name, answer, withdraw, expiresLater] of [
+      ['declined', { responseCode: '05' }, false, false],
+      ['withdrawn', { responseCode: '00' }, true, false],
+      ['approved', { responseCode: '00' }, false, true],
+    ] as const) {
+      await withEndpoint(async (client, slow) => {
+        const { parentId, fields, firstExpiry, pending } = await incrementWaiting(client, slow, answer, true, 2 * day);
+        // Not moved while the client decides.
+        expect(Date.parse((await lifecycle(t, parentId, client)).expiresAt as string), name).toBe(firstExpiry);
+        if (withdraw) expect(await reversalOf(client, fields, '004402'), name).toMatchObject({ amount: 10 });
+        await pending;
+        const expiresAt = Date.parse((await lifecycle(t, parentId, client)).expiresAt as string);
+        // Until 2026-12-03 the reservation moved it two days on (the increment's arrival plus the program's days), whatever the answer (found by an audit).
+        expect(expiresAt - firstExpiry, name).toBe(expiresLater ? 2 * day * 1000 : 0);
+        // Past the first expiry: the hold of a declined or withdrawn increment's lifecycle expires; the approved one's does not yet.
+        await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 5 * day + 3600 } });
+        expect(await lifecycle(t, parentId, client), name).toMatchObject(expiresLater ? { status: 'PENDING', heldAmount: 40 } : { heldAmount: 0 });
+      });
+    }
+    await expectLedgerClean(t);
+  });
+
+  it('without DE63 and with DE90\'s acquirer as zeros, a reversal takes the request of its own RRN, then of its own acquirer, waiting or answered, before another terminal\'s waiting request', async () => {
+    // Until 2026-12-03 the newest waiting request of any acquirer came first: the reversal meant for
+    // one terminal's purchase cancelled another terminal's, whose approval was then declined 91 (found by an audit).
+    for (const [name, firstAnsweredAtOnce] of [
+      ['both waiting', false],
+      ['its own already answered', true],
+    ] as const) {
+      await withEndpoint(async (client, slow) => {
+        answerWithFor(slow, { responseCode: '00' });
+        const card = await coopCard('100.00', client);
+        const template = await authorize(t, card.cardId, { amount: 0 }, client);
+        const base: Record<string, string> = { ...template.iso.request.fields, '0': '0100', '2': await panOf(t, card.cardId), '11': '004601' };
+        const ours = { ...base, '4': '000000002000', '32': '111111', '37': '600000004601', '63': `VIS00000${'OURS'.padEnd(16, '0')}1` };
+        const theirs = { ...base, '4': '000000003000', '32': '222222', '37': '600000004602', '63': `VIS00000${'THEIRS'.padEnd(16, '0')}1` };
+        const ourAnswer = firstAnsweredAtOnce ? await isoMessage(client, ours) : undefined;
+        const seenBefore = slow.requests.length;
+        void slow.holdAnswers({ responseCode: '00' }, 600);
+        const ourPending = firstAnsweredAtOnce ? undefined : isoMessage(client, ours);
+        const theirPending = isoMessage(client, theirs);
+        // Both requests (or theirs alone) with the client before the reversal is sent.
+        while (slow.requests.length < seenBefore + (firstAnsweredAtOnce ? 1 : 2)) await new Promise((resolve) => setTimeout(resolve, 10));
+        const { formatOriginalDataElements } = await import('../network/index.js');
+        const de90 = formatOriginalDataElements({ mti: '0100', stan: '004601', transmissionDateTime: base['7'] ?? '', acquirerId: '00000000000' });
+        const reversal: Record<string, string> = { ...ours, '0': '0420', '11': '004603', '90': de90 };
+        delete reversal['63'];
+        await isoMessage(client, reversal);
+        const ourResult = ourAnswer ?? (await ourPending);
+        const theirResult = await theirPending;
+        expect(theirResult?.response['39'], name).toBe('00');
+        const ourLifecycle = await lifecycle(t, (await t.request({ url: `/v1/cards/transactions/${ourResult?.cardTransactionId as string}`, key: client.key })).body.data.parentCardTransactionId, client);
+        const theirLifecycle = await lifecycle(t, (await t.request({ url: `/v1/cards/transactions/${theirResult.cardTransactionId as string}`, key: client.key })).body.data.parentCardTransactionId, client);
+        expect(ourLifecycle, name).toMatchObject({ status: 'CANCELLED', heldAmount: 0 });
+        expect(theirLifecycle, name).toMatchObject({ status: 'PENDING', heldAmount: 30 });
+        expect(await balances(t, card.walletId, client), name).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
+      });
+    }
+    await expectLedgerClean(t);
   });
 
   it('a first message reversed in part while the client decides: an approval applies within what is still held (a 0200 posts no more), a decline releases it (no 409)', async () => {

@@ -255,17 +255,38 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
       // record yet: the lifecycle's mark names it; de90NamesRequest is the same rule for
       // messageNamed). Until 2026-12-03 such a reversal without DE63 was an orphan, and the
       // approval that followed held or posted what the network reversed (found by an audit).
-      const ofAcquirer = isZeros(original.acquirerId) ? '' : `AND coop_pending->'request'->>'acquirerId' = ${p(original.acquirerId)}`;
-      choices.push(`(SELECT id FROM card_swipes
-        WHERE ${ofCard} AND coop_pending IS NOT NULL AND coop_pending->'request'->>'stan' = ${p(original.stan)}
-          AND coop_pending->'request'->>'transmissionDateTime' = ${p(original.transmissionDateTime)} ${ofAcquirer}
-          AND substr(coop_pending->'request'->>'mti', 1, 2) = ${p(original.mti.slice(0, 2))}
-        ORDER BY id DESC LIMIT 1)`);
+      const stan = p(original.stan);
+      const de7 = p(original.transmissionDateTime);
+      const mtiClass = p(original.mti.slice(0, 2));
+      const waiting = (also: string) => `(SELECT id FROM card_swipes
+        WHERE ${ofCard} AND coop_pending IS NOT NULL AND coop_pending->'request'->>'stan' = ${stan}
+          AND coop_pending->'request'->>'transmissionDateTime' = ${de7} AND substr(coop_pending->'request'->>'mti', 1, 2) = ${mtiClass} ${also}
+        ORDER BY id DESC LIMIT 1)`;
       // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that
       // message's lifecycle, as messageNamed then takes it. Until 2026-12-03 such a reversal
       // without DE63 was an orphan (found by an audit).
       const { where, orderBy } = stanAndDe7Ranking(parameters, info, de90);
-      choices.push(`(SELECT swipe_id FROM card_transactions WHERE ${ofCard} AND ${where} ORDER BY ${orderBy} LIMIT 1)`);
+      const answered = (also: string) => `(SELECT swipe_id FROM card_transactions WHERE ${ofCard} AND ${where} ${also} ORDER BY ${orderBy} LIMIT 1)`;
+      if (isZeros(original.acquirerId)) {
+        // DE90 names no acquirer: waiting requests and answered messages are ranked together, one of
+        // the reversal's RRN first, then one of its own acquirer (DE32), then any, a waiting request
+        // before an answered message at each step (a request keeps its RRN in its mark; a first
+        // message's mark written before 2026-12-03 has its lifecycle's). Until 2026-12-03 the
+        // newest waiting request of any acquirer came first: a reversal meant for one terminal's
+        // purchase cancelled another's, and left its own hold in place (found by an audit).
+        const rrn = p(info.rrn);
+        const acquirer = p(info.acquirerId);
+        choices.push(
+          waiting(`AND coalesce(coop_pending->'request'->>'rrn', CASE WHEN coop_pending->>'step' <> 'INCREMENT' THEN rrn END) = ${rrn}`),
+          answered(`AND rrn = ${rrn}`),
+          waiting(`AND coop_pending->'request'->>'acquirerId' = ${acquirer}`),
+          answered(`AND acquirer_id = ${acquirer}`),
+          waiting(''),
+          answered(''),
+        );
+      } else {
+        choices.push(waiting(`AND coop_pending->'request'->>'acquirerId' = ${p(original.acquirerId)}`), answered(''));
+      }
     }
   }
   if (byRrn && (info.mti === '0120' || info.mti === '0220')) {

@@ -700,7 +700,7 @@ async function decide(run: Run, funding: FundingSource): Promise<Decision> {
 
 function pendingMark(run: Run, childId: string, step: CoopPendingMark['step'], reservedMinor: bigint): CoopPendingMark {
   const { info } = run;
-  const request = { mti: info.mti, stan: info.stan, transmissionDateTime: info.transmissionDateTime, acquirerId: info.acquirerId };
+  const request = { mti: info.mti, stan: info.stan, transmissionDateTime: info.transmissionDateTime, acquirerId: info.acquirerId, rrn: info.rrn };
   return { childId, eventId: idAt(run.context.now), step, reservedMinor: reservedMinor.toString(), request };
 }
 
@@ -844,7 +844,6 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
   const approved = isApproval(decision.responseCode);
   const partialExtras = decision.responseCode === '10' ? partialApprovalFields(run.info, decision.approvedMinor) : {};
   const approvedMinor = !approved ? 0n : decision.approvedMinor < reserved ? decision.approvedMinor : reserved;
-  const expiresAt = swipe.expires_at;
   if (pending.step === 'FINANCIAL') {
     if (approved) await funding.captureHold(tx, swipe.hold_id, approvedMinor, historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.capture));
     else await funding.releaseHold(tx, swipe.hold_id, undefined, history);
@@ -856,8 +855,13 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
   if (reserved > approvedMinor) await funding.releaseHold(tx, swipe.hold_id, reserved - approvedMinor, history);
   const newHeld = held - reserved + approvedMinor;
   const closed = newHeld === 0n;
-  const updated = updateSwipe(run, swipe, closed ? { status: 'FAILED', heldMinor: 0n, expiresAt: null, coopPending: null } : { heldMinor: newHeld, coopPending: null });
+  // An approved increment moves the expiry, as one approved without the client does (the date
+  // its arrival set; a mark written before 2026-12-03 moved it with the reservation already).
+  const movedTo = approvedMinor > 0n && swipe.coop_pending?.expiresAt !== undefined ? new Date(swipe.coop_pending.expiresAt) : undefined;
+  const expiresAt = movedTo ?? swipe.expires_at;
+  const updated = updateSwipe(run, swipe, closed ? { status: 'FAILED', heldMinor: 0n, expiresAt: null, coopPending: null } : { heldMinor: newHeld, coopPending: null, ...(movedTo ? { expiresAt: movedTo } : {}) });
   if (closed) await cancelExpiry(run, updated);
+  else if (movedTo) await scheduleExpiry(run, swipe.id, movedTo);
   return writeChild(run, updated, pending.childId, {
     type: 'PRE_AUTHORIZATION',
     status: approved ? 'PENDING' : 'FAILED',
@@ -1033,10 +1037,17 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
     try {
       await funding.increaseHold(run.tx, swipe.hold_id, decision.approvedMinor, expiresAt, historyOf(run.context, swipe.id, childId, funding.historyTypes.hold), run.write);
       const newHeld = heldMinor + decision.approvedMinor;
-      const coopPending = decision.awaitingClient ? pendingMark(run, childId, 'INCREMENT', decision.approvedMinor) : null;
-      const updated = updateSwipe(run, swipe, { heldMinor: newHeld, expiresAt, ...(coopPending ? { coopPending } : {}) });
+      if (decision.awaitingClient) {
+        // The lifecycle's expiry moves when the client approves (applyCoopDecision), not for a
+        // reservation: until 2026-12-03 an increment the client declined, or a reversal withdrew,
+        // kept the hold a whole expiry period longer (found by an audit). The ledger's hold takes
+        // the new date at once; the expiry timer and the lifecycle are what expire the hold.
+        const coopPending = { ...pendingMark(run, childId, 'INCREMENT', decision.approvedMinor), expiresAt: expiresAt.toISOString() };
+        const updated = updateSwipe(run, swipe, { heldMinor: newHeld, coopPending });
+        return requestDecision(run, updated, coopPending, { mti: swipe.first_mti, stan: swipe.stan, rrn: swipe.rrn });
+      }
+      const updated = updateSwipe(run, swipe, { heldMinor: newHeld, expiresAt });
       await scheduleExpiry(run, swipe.id, expiresAt);
-      if (coopPending) return requestDecision(run, updated, coopPending, { mti: swipe.first_mti, stan: swipe.stan, rrn: swipe.rrn });
       return writeChild(run, updated, childId, {
         type: 'PRE_AUTHORIZATION',
         status: 'PENDING',
@@ -1420,6 +1431,32 @@ function reversedPart(info: Pick<MessageInfo, 'replacementActualMinor'>, total: 
 }
 
 /**
+ * What of a lifecycle's hold its answered messages hold: all of it but what a cooperative increment
+ * still waiting for the client's answer reserved. That reservation is the waiting request's alone:
+ * only a reversal naming it, the answer, or the lifecycle's end (a full reversal, a completion, an
+ * advice, the expiry) touches it.
+ */
+function decidedHeld(swipe: CardSwipeRow): bigint {
+  const held = toBigInt(swipe.held_minor);
+  const mark = swipe.coop_pending;
+  if (mark?.step !== 'INCREMENT' || mark.withdrawn === true) return held;
+  const reserved = toBigInt(mark.reservedMinor);
+  return reserved < held ? held - reserved : 0n;
+}
+
+/**
+ * What a reversal of the lifecycle's hold (not of an increment) releases: all of it without DE95
+ * (or with an actual amount of zero), else all but DE95's actual amount of what the answered
+ * messages hold (decidedHeld). Until 2026-12-03 DE95 was taken against the whole hold, a waiting
+ * increment's reservation included: the reservation shrank, and a decline then released the first
+ * authorization too (found by an audit).
+ */
+function heldReversed(info: MessageInfo, swipe: CardSwipeRow): bigint {
+  if ((info.replacementActualMinor ?? 0n) === 0n) return toBigInt(swipe.held_minor);
+  return reversedPart(info, decidedHeld(swipe));
+}
+
+/**
  * A reversal (advice, or 0400 request): always answered "00". What it reverses, in this order:
  * - a refund, a refund authorization or a posting its DE90 names on the lifecycle (or, without
  *   DE90, the refund or purchase that opened a lifecycle with a 0200): the refund is taken back,
@@ -1448,13 +1485,13 @@ async function reverse(run: Run): Promise<CardMessageOutcome> {
   if (existing && named?.kind === 'INCREMENT') {
     // Only what that increment added, and what of it no reversal released yet: the rest of the hold stays.
     if (!hasOpenHold(existing)) return writeChild(run, existing, childId, { type: 'REVERSAL_ADVICE', operation: 'CREDIT', status: 'CANCELLED', decision: acknowledge(), amountMinor: 0n, heldMinor: 0n });
-    const held = toBigInt(existing.held_minor);
+    const decided = decidedHeld(existing);
     const released = reversedPart(info, named.remainingMinor);
-    return releaseHeld(run, existing, childId, released < held ? released : held, named.incrementId);
+    return releaseHeld(run, existing, childId, released < decided ? released : decided, named.incrementId);
   }
   // One that reverses a refund it does not name leaves the purchase's hold alone (it released the
   // hold until 2026-12-02; found by an audit).
-  if (hasOpenHold(existing) && !reversesUnnamedRefund(info)) return releaseHeld(run, existing, childId, reversedPart(info, toBigInt(existing.held_minor)));
+  if (hasOpenHold(existing) && !reversesUnnamedRefund(info)) return releaseHeld(run, existing, childId, heldReversed(info, existing));
   // Without DE90, a refund authorization is reversed by a reversal of processing code 20 only (one
   // of another code reverses a purchase: until 2026-12-03 it withdrew the announced refund; found by an audit).
   if (existing && reversesUnnamedRefund(info) && toBigInt(existing.refund_authorized_minor) > 0n) return reverseRefundAuthorization(run, existing, childId);
