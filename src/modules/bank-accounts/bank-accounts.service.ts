@@ -93,7 +93,8 @@ const referencePattern = /(?<![0-9])70[0-9]{10}(?![0-9])/g;
  * Finds the client's wallet an inbound deposit is for, the way the operating bank would: by the
  * account number the sender used (the wallet's virtual account number, dedicated account number
  * or VRN), or, for a deposit to the master account, by the reference (the wallet's virtual
- * account number) written in the memo. Undefined when nothing matches: the deposit is unroutable.
+ * account number) written in the memo. When nothing matches, the deposit is unroutable, and
+ * `unroutable` says what it was sent to, for its failure reason.
  */
 export async function routeDeposit(
   db: Queryable,
@@ -101,7 +102,7 @@ export async function routeDeposit(
   operatingBank: OperatingBankConfig,
   accountNumber: string,
   memo: string | null,
-): Promise<{ wallet: WalletRow; route: DepositRoute } | undefined> {
+): Promise<{ wallet: WalletRow; route: DepositRoute } | { wallet?: undefined; unroutable: string }> {
   if (accountNumber === operatingBank.masterAccountNumber) {
     // The memo must name one wallet: one that names two of the client's is returned, as one that
     // names none, rather than credited to whichever comes first in free text (until 2026-12-03 the
@@ -112,11 +113,14 @@ export async function routeDeposit(
       if (wallet) named.set(wallet.id, wallet);
     }
     const [only] = named.values();
-    return named.size === 1 && only !== undefined ? { wallet: only, route: 'MASTER_ACCOUNT_REFERENCE' } : undefined;
+    if (named.size === 1 && only !== undefined) return { wallet: only, route: 'MASTER_ACCOUNT_REFERENCE' };
+    // The reason says which (until 2026-12-03 a memo naming several said it named none; found by an audit).
+    return { unroutable: named.size === 0 ? `master account ${accountNumber} without a known reference in the memo` : `master account ${accountNumber} whose memo names ${named.size} wallets` };
   }
-  if (!/^[0-9]{1,34}$/.test(accountNumber)) return undefined;
+  const unroutable = { unroutable: `account ${accountNumber}` };
+  if (!/^[0-9]{1,34}$/.test(accountNumber)) return unroutable;
   const wallet = await store.findWalletByAnyNumber(db, clientId, accountNumber);
-  if (!wallet) return undefined;
+  if (!wallet) return unroutable;
   if (wallet.virtual_account_number === accountNumber) return { wallet, route: 'VIRTUAL_ACCOUNT_NUMBER' };
   if (wallet.dedicated_account_number === accountNumber) return { wallet, route: 'DEDICATED_ACCOUNT_NUMBER' };
   return { wallet, route: 'VRN' };

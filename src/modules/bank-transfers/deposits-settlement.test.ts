@@ -97,6 +97,8 @@ describe('deposit routing', () => {
     const response = await sendDeposit(depositBody(masterAccount, '45.00', { network: 'FEDWIRE', memo: `Ref ${first.virtualAccountNumber} ${second.virtualAccountNumber}` }));
     expect(response.status, JSON.stringify(response.body)).toBe(201);
     expect(response.body.data).toMatchObject({ type: 'DEPOSIT_FAILURE', status: 'FAILED', walletId: null, returnCode: 'AC03' });
+    // The reason says the memo named two (until 2026-12-03 it said none; found by an audit).
+    expect(response.body.data.failureReason).toContain(`master account ${masterAccount} whose memo names 2 wallets`);
     for (const wallet of [first, second]) expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
     const twice = await deposit(t, masterAccount, '5.00', { network: 'FEDWIRE', memo: `${second.virtualAccountNumber} / ${second.virtualAccountNumber}` });
     expect(twice).toMatchObject({ walletId: second.walletId, status: 'PENDING' });

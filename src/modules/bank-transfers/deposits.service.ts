@@ -135,13 +135,9 @@ export async function receiveDeposit(tx: Tx, context: RequestContext, body: Depo
     updated_at: context.now,
   };
 
-  if (!route) {
+  if (route.wallet === undefined) {
     const returnCode = unroutableReturnCode(bankNetwork);
-    const target =
-      body.accountNumber === runtime.operatingBank.masterAccountNumber
-        ? `master account ${body.accountNumber} without a known reference in the memo`
-        : `account ${body.accountNumber}`;
-    const reason = `${describeReturnCode(returnCode)} (${target}); returned to the sender`;
+    const reason = `${describeReturnCode(returnCode)} (${route.unroutable}); returned to the sender`;
     const history = { parentTransactionId: transferId, type: walletTransactionTypes.DEPOSIT, traceId: context.traceId };
     // Received into suspense (no wallet to credit), then sent straight back: both movements stay on the ledger.
     await postTransfer(tx, {

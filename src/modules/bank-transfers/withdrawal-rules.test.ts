@@ -344,6 +344,14 @@ describe('account number per network', () => {
       { code: 'VALIDATION_ERROR', field: 'accountNumber', message: 'must be at most 17 characters on ACH_DOMESTIC (the ACH entry\'s account number field); got 18' },
     ]);
     expect(checkWithdrawalInput({ ...ach, accountNumber: 'DE89370400440532013000' })[0]?.message).toMatch(/an IBAN: an account abroad goes by SWIFT or ACH_CROSSBORDER/);
+    // IBANs short enough for the field are refused all the same (Norway's has 15 characters, Belgium's 16).
+    for (const iban of ['NO9386011117947', 'BE68539007547034', 'be68539007547034']) {
+      expect(checkWithdrawalInput({ ...ach, accountNumber: iban }), iban).toEqual([
+        { code: 'VALIDATION_ERROR', field: 'accountNumber', message: 'is not an ACH account number but an IBAN: an account abroad goes by SWIFT or ACH_CROSSBORDER' },
+      ]);
+      expect(checkCounterpartyInput({ transferNetwork: 'ACH_DOMESTIC', routingNumber: validRoutingNumber, accountNumberValue: iban })[0]?.field, iban).toBe('accountNumberValue');
+      expect(checkWithdrawalInput({ ...ach, transferNetwork: 'ACH_CROSSBORDER', accountNumber: iban }), iban).toEqual([]);
+    }
     expect(checkCounterpartyInput({ transferNetwork: 'ACH_DOMESTIC', routingNumber: validRoutingNumber, accountNumberValue: 'DE89370400440532013000' })[0]?.field).toBe('accountNumberValue');
     expect(checkWithdrawalInput({ ...ach, transferNetwork: 'ACH_CROSSBORDER', accountNumber: 'DE89370400440532013000' })).toEqual([]);
     expect(checkWithdrawalInput({ ...ach, transferNetwork: 'FEDWIRE_DOMESTIC', accountNumber: '1'.repeat(34) })).toEqual([]);

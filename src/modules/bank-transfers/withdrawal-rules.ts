@@ -254,15 +254,17 @@ export function checkAccountNumber(value: string | null | undefined, field = 'ac
 export const achAccountNumberLengthMax = 17;
 
 /**
- * An account number on ACH_DOMESTIC: at most 17 characters (NACHA's field), so never an IBAN (an
- * account abroad goes by SWIFT or ACH_CROSSBORDER). Until 2026-12-03 any account number was
- * accepted on every network, so a German IBAN went out by domestic ACH (found by an audit). Only
- * for an account number checkAccountNumber accepted.
+ * An account number on ACH_DOMESTIC: never an IBAN (an account abroad goes by SWIFT or
+ * ACH_CROSSBORDER), and at most 17 characters (NACHA's field). Until 2026-12-03 any account number
+ * was accepted on every network, so a German IBAN went out by domestic ACH; then, for a few hours,
+ * only the length was checked, so the IBANs of 15 and 16 characters (Norway's, Belgium's) still
+ * went out by it (both found by audits). Only for an account number checkAccountNumber accepted.
  */
 function checkAccountNumberOnNetwork(network: TransferNetwork, value: string, field: string): RuleViolation[] {
-  if (network !== 'ACH_DOMESTIC' || value.length <= achAccountNumberLengthMax) return [];
-  const iban = looksLikeIban(value) ? ' (an IBAN: an account abroad goes by SWIFT or ACH_CROSSBORDER)' : '';
-  return [{ code: 'VALIDATION_ERROR', field, message: `must be at most ${achAccountNumberLengthMax} characters on ACH_DOMESTIC (the ACH entry's account number field); got ${value.length}${iban}` }];
+  if (network !== 'ACH_DOMESTIC') return [];
+  if (looksLikeIban(value)) return [{ code: 'VALIDATION_ERROR', field, message: 'is not an ACH account number but an IBAN: an account abroad goes by SWIFT or ACH_CROSSBORDER' }];
+  if (value.length <= achAccountNumberLengthMax) return [];
+  return [{ code: 'VALIDATION_ERROR', field, message: `must be at most ${achAccountNumberLengthMax} characters on ACH_DOMESTIC (the ACH entry's account number field); got ${value.length}` }];
 }
 
 /** checkAccountNumber, then the network's own limit. */

@@ -247,7 +247,10 @@ describe('400', () => {
   });
 
   it('an IBAN, or any account number over 17 characters, on ACH_DOMESTIC', async () => {
-    await expectRefused({ transferNetwork: 'ACH_DOMESTIC', ...usBank, accountNumber: 'DE89370400440532013000' }, 'accountNumber', 'VALIDATION_ERROR', /at most 17 characters on ACH_DOMESTIC/);
+    await expectRefused({ transferNetwork: 'ACH_DOMESTIC', ...usBank, accountNumber: 'DE89370400440532013000' }, 'accountNumber', 'VALIDATION_ERROR', /not an ACH account number but an IBAN/);
+    // One short enough for the field (Belgium's have 16 characters) all the same: until 2026-12-03 only the length was checked (found by an audit).
+    await expectRefused({ transferNetwork: 'ACH_DOMESTIC', ...usBank, accountNumber: 'BE68539007547034' }, 'accountNumber', 'VALIDATION_ERROR', /not an ACH account number but an IBAN/);
+    await expectRefused({ transferNetwork: 'ACH_DOMESTIC', ...usBank, accountNumber: '1'.repeat(18) }, 'accountNumber', 'VALIDATION_ERROR', /at most 17 characters on ACH_DOMESTIC/);
   });
 
   it('an account number that looks like an IBAN but fails its checksum', async () => {
