@@ -1444,7 +1444,7 @@ export interface paths {
         put?: never;
         /**
          * Send a completion (0220)
-         * @description Captures the open hold for amount (default the held amount) with a new RRN by default; above the hold the excess is posted in full (forced when AVAILABLE is short) and flagged overCapture beyond the program tolerance. Without an open hold (expired): a force post of amount, which is then required (400 otherwise: there is no held amount to default to).
+         * @description Captures the open hold for amount (default the held amount, less what a cooperative increment still waiting for its answer reserved) with a new RRN by default; above the hold the excess is posted in full (forced when AVAILABLE is short) and flagged overCapture beyond the program tolerance. Without an open hold (expired): a force post of amount, which is then required (400 otherwise: there is no held amount to default to).
          */
         post: operations["sandbox.createCardCompletion"];
         delete?: never;
@@ -1464,7 +1464,7 @@ export interface paths {
         put?: never;
         /**
          * Send a reversal (0420)
-         * @description Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes back its newest refund not yet taken back in full (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.
+         * @description Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 carrying what stays authorized (the hold is reduced, still PENDING); while a cooperative increment waits for its answer, the held amount is what the answered messages hold, without its reservation. On a completed single-message purchase (0200) it credits the purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes back its newest refund not yet taken back in full (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.
          */
         post: operations["sandbox.createCardReversal"];
         delete?: never;

@@ -550,6 +550,56 @@ describe('a reversal while the client decides', () => {
     await expectLedgerClean(t);
   });
 
+  it('without DE63 and with DE90\'s acquirer given, the waiting request of the reversal\'s RRN comes before another terminal\'s answered message with the same STAN, DE7 and acquirer', async () => {
+    // Until 2026-12-03 DE90's exact match looked at answered messages only, and before any waiting
+    // request: the other terminal's hold was released, and the approval then held what the network
+    // had reversed (found by an audit).
+    await withEndpoint(async (client, slow) => {
+      answerWithFor(slow, { responseCode: '00' });
+      const card = await coopCard('100.00', client);
+      const template = await authorize(t, card.cardId, { amount: 0 }, client);
+      const base: Record<string, string> = { ...template.iso.request.fields, '0': '0100', '2': await panOf(t, card.cardId), '11': '004701', '32': '111111' };
+      const theirs = await isoMessage(client, { ...base, '4': '000000003000', '37': '600000004702', '63': `VIS00000${'THEIRS2'.padEnd(16, '0')}1` });
+      expect(theirs.response['39']).toBe('00');
+      const ours = { ...base, '4': '000000002000', '37': '600000004701', '63': `VIS00000${'OURS2'.padEnd(16, '0')}1` };
+      const requestSeen = slow.holdAnswers({ responseCode: '00' }, 600);
+      const ourPending = isoMessage(client, ours);
+      await requestSeen;
+      const { formatOriginalDataElements } = await import('../network/index.js');
+      const reversal: Record<string, string> = { ...ours, '0': '0420', '11': '004703', '90': formatOriginalDataElements({ mti: '0100', stan: '004701', transmissionDateTime: base['7'] ?? '', acquirerId: '111111' }) };
+      delete reversal['63'];
+      await isoMessage(client, reversal);
+      expect((await ourPending).response['39']).toBe('91');
+      const parentOf = async (id: string | null) => (await t.request({ url: `/v1/cards/transactions/${id as string}`, key: client.key })).body.data.parentCardTransactionId as string;
+      expect(await lifecycle(t, await parentOf(theirs.cardTransactionId), client)).toMatchObject({ status: 'PENDING', heldAmount: 30 });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '30.00' });
+    });
+    await expectLedgerClean(t);
+  });
+
+  it('the sandbox\'s /reversals and /completions on a lifecycle whose increment waits take what the answered messages hold, not the reservation', async () => {
+    // Until 2026-12-03 they counted the reservation as held: a partial reversal of 10.00 sent DE95
+    // 30.00 and released nothing, and a completion without amount posted the 10.00 never approved (found by an audit).
+    await withEndpoint(async (client, slow) => {
+      const { card, parentId, pending } = await incrementWaiting(client, slow, { responseCode: '05' });
+      const reversed = await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${parentId}/reversals`, key: client.key, body: { amount: 10 } });
+      expect(reversed.status, JSON.stringify(reversed.body)).toBe(201);
+      expect(reversed.body.data).toMatchObject({ responseCode: '00' });
+      expect((await pending).response['39']).toBe('05');
+      expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'PENDING', heldAmount: 20 });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '20.00' });
+    });
+    await withEndpoint(async (client, slow) => {
+      const { card, parentId, pending } = await incrementWaiting(client, slow, { responseCode: '00' });
+      const completed = await t.request({ method: 'POST', url: `/v1/sandbox/card-transactions/${parentId}/completions`, key: client.key, body: {} });
+      expect(completed.status, JSON.stringify(completed.body)).toBe(201);
+      expect((await pending).response['39']).toBe('91');
+      expect(await lifecycle(t, parentId, client)).toMatchObject({ status: 'COMPLETED', heldAmount: 0, postedAmount: 30 });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '70.00', RESERVED: '0.00' });
+    });
+    await expectLedgerClean(t);
+  });
+
   it('a first message reversed in part while the client decides: an approval applies within what is still held (a 0200 posts no more), a decline releases it (no 409)', async () => {
     for (const [name, mti, answer, available, reserved] of [
       ['0200 approved', '0200', { responseCode: '00' }, '70.00', '0.00'],

@@ -242,42 +242,50 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
   const originalMtis = original === null ? [] : sendingsOf(firstSendingOf(original.mti));
   if (original !== null && originalMtis.length > 0) {
     const de90 = de90ByStanAndDe7(info);
+    // A reversal naming a cooperative request still waiting for the client's answer (it has no
+    // record yet: the lifecycle's mark names it; de90NamesRequest is the same rule for
+    // messageNamed). Until 2026-12-03 such a reversal without DE63 was an orphan, and the approval
+    // that followed held or posted what the network reversed (found by an audit).
+    const stan = p(original.stan);
+    const de7 = p(original.transmissionDateTime);
+    const waiting = (also: string) => `(SELECT id FROM card_swipes
+        WHERE ${ofCard} AND coop_pending IS NOT NULL AND coop_pending->'request'->>'stan' = ${stan}
+          AND coop_pending->'request'->>'transmissionDateTime' = ${de7} AND substr(coop_pending->'request'->>'mti', 1, 2) = ${p(original.mti.slice(0, 2))} ${also}
+        ORDER BY id DESC LIMIT 1)`;
+    // A request keeps its RRN in its mark (a first message's mark written before 2026-12-03 has its lifecycle's).
+    const ofRrn = (rrn: string) => `AND coalesce(coop_pending->'request'->>'rrn', CASE WHEN coop_pending->>'step' <> 'INCREMENT' THEN rrn END) = ${rrn}`;
+    const zeros = de90 !== undefined && isZeros(original.acquirerId);
+    if (de90 !== undefined && !zeros) {
+      // A waiting request with all of DE90's identifiers and the reversal's RRN comes before the
+      // records that have them (two terminals of one acquirer may send one STAN and DE7): until
+      // 2026-12-03 an answered message of the other terminal came first, its hold was released, and
+      // the approval then held what the network had reversed (found by an audit).
+      choices.push(waiting(`AND coop_pending->'request'->>'acquirerId' = ${p(original.acquirerId)} ${ofRrn(p(info.rrn))}`));
+    }
     // DE90's exact match (not for a reversal's DE90 sending the acquirer as zeros: the ranking below
     // takes the reversal's own acquirer first). A reversal's is chosen as messageNamed chooses it.
     if (!skipsExactMatch(info)) {
       choices.push(`(SELECT swipe_id FROM card_transactions
-        WHERE ${ofCard} AND stan = ${p(original.stan)} AND transmission_date_time = ${p(original.transmissionDateTime)}
+        WHERE ${ofCard} AND stan = ${stan} AND transmission_date_time = ${de7}
           AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
         ORDER BY ${reversalDe90(info) === undefined ? "status = 'FAILED', id DESC" : reversalTieBreak(parameters, info)} LIMIT 1)`);
     }
     if (de90 !== undefined) {
-      // A reversal naming a cooperative request still waiting for the client's answer (it has no
-      // record yet: the lifecycle's mark names it; de90NamesRequest is the same rule for
-      // messageNamed). Until 2026-12-03 such a reversal without DE63 was an orphan, and the
-      // approval that followed held or posted what the network reversed (found by an audit).
-      const stan = p(original.stan);
-      const de7 = p(original.transmissionDateTime);
-      const mtiClass = p(original.mti.slice(0, 2));
-      const waiting = (also: string) => `(SELECT id FROM card_swipes
-        WHERE ${ofCard} AND coop_pending IS NOT NULL AND coop_pending->'request'->>'stan' = ${stan}
-          AND coop_pending->'request'->>'transmissionDateTime' = ${de7} AND substr(coop_pending->'request'->>'mti', 1, 2) = ${mtiClass} ${also}
-        ORDER BY id DESC LIMIT 1)`;
       // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that
       // message's lifecycle, as messageNamed then takes it. Until 2026-12-03 such a reversal
       // without DE63 was an orphan (found by an audit).
       const { where, orderBy } = stanAndDe7Ranking(parameters, info, de90);
       const answered = (also: string) => `(SELECT swipe_id FROM card_transactions WHERE ${ofCard} AND ${where} ${also} ORDER BY ${orderBy} LIMIT 1)`;
-      if (isZeros(original.acquirerId)) {
+      if (zeros) {
         // DE90 names no acquirer: waiting requests and answered messages are ranked together, one of
         // the reversal's RRN first, then one of its own acquirer (DE32), then any, a waiting request
-        // before an answered message at each step (a request keeps its RRN in its mark; a first
-        // message's mark written before 2026-12-03 has its lifecycle's). Until 2026-12-03 the
-        // newest waiting request of any acquirer came first: a reversal meant for one terminal's
-        // purchase cancelled another's, and left its own hold in place (found by an audit).
+        // before an answered message at each step. Until 2026-12-03 the newest waiting request of
+        // any acquirer came first: a reversal meant for one terminal's purchase cancelled
+        // another's, and left its own hold in place (found by an audit).
         const rrn = p(info.rrn);
         const acquirer = p(info.acquirerId);
         choices.push(
-          waiting(`AND coalesce(coop_pending->'request'->>'rrn', CASE WHEN coop_pending->>'step' <> 'INCREMENT' THEN rrn END) = ${rrn}`),
+          waiting(ofRrn(rrn)),
           answered(`AND rrn = ${rrn}`),
           waiting(`AND coop_pending->'request'->>'acquirerId' = ${acquirer}`),
           answered(`AND acquirer_id = ${acquirer}`),

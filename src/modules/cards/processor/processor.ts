@@ -1436,7 +1436,7 @@ function reversedPart(info: Pick<MessageInfo, 'replacementActualMinor'>, total: 
  * only a reversal naming it, the answer, or the lifecycle's end (a full reversal, a completion, an
  * advice, the expiry) touches it.
  */
-function decidedHeld(swipe: CardSwipeRow): bigint {
+export function decidedHeld(swipe: Pick<CardSwipeRow, 'held_minor' | 'coop_pending'>): bigint {
   const held = toBigInt(swipe.held_minor);
   const mark = swipe.coop_pending;
   if (mark?.step !== 'INCREMENT' || mark.withdrawn === true) return held;

@@ -14,7 +14,7 @@ import { GroupsInFlight, TransactionGroups } from '../../../platform/db/transact
 import { cardVaultOf } from '../card-vault.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, numericOfCurrency, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
-import { expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, firstPostingLeft, refundTakenBack, type CardMessageOutcome } from '../processor/processor.js';
+import { decidedHeld, expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, firstPostingLeft, refundTakenBack, type CardMessageOutcome } from '../processor/processor.js';
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
 import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
 import { lockCardWithProgram, type LockedCard } from '../processor/processor-reads.js';
@@ -398,7 +398,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     '/v1/sandbox/card-transactions/:parentId/completions',
     'sandbox.createCardCompletion',
     'Send a completion (0220)',
-    'Captures the open hold for amount (default the held amount) with a new RRN by default; above the hold the excess is posted in full ' +
+    'Captures the open hold for amount (default the held amount, less what a cooperative increment still waiting for its answer reserved) with a new RRN by default; above the hold the excess is posted in full ' +
       '(forced when AVAILABLE is short) and flagged overCapture beyond the program tolerance. Without an open hold (expired): a force post ' +
       'of amount, which is then required (400 otherwise: there is no held amount to default to).',
     CompletionBody,
@@ -406,7 +406,9 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       const held = toBigInt(swipe.held_minor);
       // Nothing held (the hold expired or was released): no amount to default to, and a completion of 0 would post nothing.
       if (body.amount === undefined && held === 0n) throw validationError('amount', 'required: the lifecycle holds nothing (its hold expired or was released), so give the amount to post');
-      const amountMinor = body.amount === undefined ? held : amountMinorOf(body.amount as number);
+      // What the answered messages hold: a cooperative increment still waiting for its answer was
+      // not approved (until 2026-12-03 its reservation was completed too; found by an audit).
+      const amountMinor = body.amount === undefined ? decidedHeld(swipe) : amountMinorOf(body.amount as number);
       return buildSandboxMessage(card, now, {
         mti: '0220',
         processingCode: '000000',
@@ -422,7 +424,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     'sandbox.createCardReversal',
     'Send a reversal (0420)',
     'Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 ' +
-      'carrying what stays authorized (the hold is reduced, still PENDING). On a completed single-message purchase (0200) it credits the ' +
+      'carrying what stays authorized (the hold is reduced, still PENDING); while a cooperative increment waits for its answer, the held amount is what the answered messages hold, without its reservation. On a completed single-message purchase (0200) it credits the ' +
       'purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes back its newest ' +
       'refund not yet taken back in full (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
     ReversalBody,
@@ -436,7 +438,10 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       const refund = held === 0n && posted < 0n ? await refundToReverse(tx, context, swipe) : undefined;
       // A completed 0200 purchase: what of it no reversal took back (the processor's count; refunds on the lifecycle do not change it).
       const purchaseLeft = held === 0n && posted > 0n ? await firstPostingLeft(tx, context.clientId, swipe) : undefined;
-      const base = held > 0n ? held : posted > 0n ? (purchaseLeft ?? posted) : posted < 0n ? (refund?.remainingMinor ?? -posted) : toBigInt(swipe.refund_authorized_minor);
+      // While a cooperative increment waits for its answer, what the answered messages hold: the
+      // processor takes DE95 against that (until 2026-12-03 DE4 and DE95 counted the reservation,
+      // so a partial reversal released nothing; found by an audit).
+      const base = held > 0n ? decidedHeld(swipe) : posted > 0n ? (purchaseLeft ?? posted) : posted < 0n ? (refund?.remainingMinor ?? -posted) : toBigInt(swipe.refund_authorized_minor);
       const reversed = body.amount === undefined ? base : amountMinorOf(body.amount as number);
       const partial = reversed > 0n && reversed < base;
       return buildSandboxMessage(card, now, {
