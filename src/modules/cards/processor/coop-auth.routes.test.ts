@@ -600,6 +600,44 @@ describe('a reversal while the client decides', () => {
     await expectLedgerClean(t);
   });
 
+  it('a request taken by a reversal or an advice before its answer: a repeat sent meanwhile waits for that answer (91) instead of being decided anew; an advice without DE63 naming the request by DE90 lands on its lifecycle', async () => {
+    // Until 2026-12-03 the request's mark went with the reversal or the advice: a repeat (0101, 0201)
+    // was decided as a new request (the client asked again; a 0201 posted what the network had
+    // reversed, a 0101 was approved as an increment), and an advice without DE63 opened a lifecycle
+    // of its own beside the waiting request's (found by an audit).
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    for (const [name, mti, follow, reference] of [
+      ['0200 reversed, then its 0201', '0200', 'reversal', false],
+      ['0100 advised (0120 with DE63), then its 0101', '0100', 'advice', true],
+      ['0100 advised (0120 without DE63, by DE90), then its 0101', '0100', 'advice', false],
+    ] as const) {
+      await withEndpoint(async (client, slow) => {
+        answerWithFor(slow, { responseCode: '00' });
+        const card = await coopCard('100.00', client);
+        const template = await authorize(t, card.cardId, { amount: 0 }, client);
+        const fields: Record<string, string> = { ...template.iso.request.fields, '0': mti, '2': await panOf(t, card.cardId), '4': '000000005000', '11': '004801', '37': '600000004801' };
+        if (reference) fields['63'] = `VIS00000${'REPEAT'.padEnd(16, '0')}1`;
+        else delete fields['63'];
+        const requestSeen = slow.holdAnswers({ responseCode: '00' }, 600);
+        const pending = isoMessage(client, fields);
+        await requestSeen;
+        const de90 = formatOriginalDataElements({ mti, stan: '004801', transmissionDateTime: fields['7'] ?? '', acquirerId: fields['32'] ?? '' });
+        if (follow === 'reversal') await isoMessage(client, { ...fields, '0': '0420', '11': '004802', '90': de90 });
+        else expect((await isoMessage(client, { ...fields, '0': '0120', '4': '000000004000', '11': '004802', '90': de90 })).response['39'], name).toBe('00');
+        const repeat = await isoMessage(client, { ...fields, '0': mti === '0200' ? '0201' : '0101' });
+        const first = await pending;
+        expect(first.response['39'], name).toBe('91');
+        expect(repeat.response['39'], name).toBe('91');
+        expect(slow.requests.filter((request) => request.parsed.data.cardTransactionId === first.cardTransactionId), name).toHaveLength(1);
+        expect(await balances(t, card.walletId, client), name).toMatchObject(follow === 'reversal' ? { AVAILABLE: '100.00', RESERVED: '0.00' } : { AVAILABLE: '60.00', RESERVED: '40.00' });
+        const records = (await t.request({ url: `/v1/cards/transactions?cardId=${card.cardId}`, key: client.key })).body.data as any[];
+        // The request's lifecycle beside the template's: no second one opened by the repeat or the advice.
+        expect(records, name).toHaveLength(2);
+      });
+    }
+    await expectLedgerClean(t);
+  });
+
   it('a first message reversed in part while the client decides: an approval applies within what is still held (a 0200 posts no more), a decline releases it (no 409)', async () => {
     for (const [name, mti, answer, available, reserved] of [
       ['0200 approved', '0200', { responseCode: '00' }, '70.00', '0.00'],

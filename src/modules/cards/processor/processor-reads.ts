@@ -206,7 +206,8 @@ function earlierMessageQuery(parameters: StatementParameters, ofCard: string, in
  */
 function approvalsTodayQuery(parameters: StatementParameters, ofCard: string, context: RequestContext, card: CardRow): string {
   const startOfDay = parameters.add(new Date(Math.floor(context.now.getTime() / dayMs) * dayMs));
-  const waiting = `FROM card_swipes WHERE ${ofCard} AND coop_pending IS NOT NULL AND updated_at >= ${startOfDay}`;
+  // A withdrawn request (reversed or decided by an advice before its answer) is no approval.
+  const waiting = `FROM card_swipes WHERE ${ofCard} AND coop_pending IS NOT NULL AND NOT (coop_pending ? 'withdrawn') AND updated_at >= ${startOfDay}`;
   const coop = card.card_transaction_handler === 'COOP_AUTH';
   const count = coop ? `count(*) + (SELECT count(*) ${waiting})` : 'count(*)';
   const sum = coop
@@ -269,6 +270,13 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
         WHERE ${ofCard} AND stan = ${stan} AND transmission_date_time = ${de7}
           AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
         ORDER BY ${reversalDe90(info) === undefined ? "status = 'FAILED', id DESC" : reversalTieBreak(parameters, info)} LIMIT 1)`);
+    }
+    if (de90 === undefined) {
+      // Another message naming a request still waiting for the client's answer by DE90 (an advice,
+      // the network's stand-in; a completion): that request's lifecycle, as its DE63 would find it.
+      // Until 2026-12-03 such an advice without DE63 opened a lifecycle of its own, and the late
+      // approval held the request beside it (found by an audit).
+      choices.push(waiting(`AND coop_pending->'request'->>'acquirerId' = ${p(original.acquirerId)}`));
     }
     if (de90 !== undefined) {
       // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that

@@ -581,12 +581,21 @@ function insertSwipe(run: Run, id: string, state: SwipeState): CardSwipeRow {
   return row;
 }
 
+/** A request's mark once its request is withdrawn (reversed, closed, or decided by an advice before its answer): it reserves nothing. */
+function withdrawnMark(mark: CoopPendingMark | null): CoopPendingMark | null {
+  return mark === null || mark.withdrawn === true ? mark : { ...mark, reservedMinor: '0', withdrawn: true };
+}
+
 /** Queues a change to a lifecycle (sent with the record) and answers its row as changed. */
 function updateSwipe(writer: Writer, swipe: CardSwipeRow, state: Partial<SwipeState> & { expiredAt?: Date | null }): CardSwipeRow {
   const { context } = writer;
-  // A lifecycle that stops being PENDING (reversed, expired, completed) has no decision in flight any more.
+  // A lifecycle that stops being PENDING (reversed, expired, completed) has no decision in flight any
+  // more: a request still waiting for its answer is withdrawn, its mark kept (reserving nothing)
+  // until the answer clears it, so a repeat sent meanwhile waits for that answer (firstSendingWaiting).
+  // Until 2026-12-03 the mark went at once, and such a repeat was decided anew: the client was asked
+  // again and a 0201 posted what the network had reversed (found by an audit).
   const stopsPending = state.status !== undefined && state.status !== 'PENDING';
-  const coopPending = stopsPending ? null : state.coopPending;
+  const coopPending = state.coopPending !== undefined ? state.coopPending : stopsPending ? withdrawnMark(swipe.coop_pending) : undefined;
   const refundAuthorized = state.refundAuthorizedMinor === undefined ? swipe.refund_authorized_minor : state.refundAuthorizedMinor.toString();
   // A refund authorization still announced keeps the lifecycle's expiry (its timer stays: cancelExpiry).
   const keepsExpiry = state.expiresAt === null && toBigInt(refundAuthorized) > 0n;
@@ -817,7 +826,7 @@ export async function finishCoopDecision(
     });
   }
   // A withdrawn request's mark goes with its answer.
-  const answered = mark !== null && !open && swipe.status === 'PENDING' ? updateSwipe(run, swipe, { coopPending: null }) : swipe;
+  const answered = mark !== null && !open ? updateSwipe(run, swipe, { coopPending: null }) : swipe;
   const outcome = open ? await applyCoopDecision(run, swipe, pending, decision, toBigInt(mark.reservedMinor)) : await writeChild(run, answered, pending.childId, closedDraft(pending, decision, answered));
   return { outcome, verdict };
 }
@@ -1202,7 +1211,7 @@ async function advise(run: Run): Promise<CardMessageOutcome> {
     const updated = updateSwipe(
       run,
       existing,
-      closed ? { heldMinor: 0n, status: closedStatus(toBigInt(existing.posted_minor)), expiresAt: null } : { heldMinor: newHeld, expiresAt, coopPending: null },
+      closed ? { heldMinor: 0n, status: closedStatus(toBigInt(existing.posted_minor)), expiresAt: null } : { heldMinor: newHeld, expiresAt, coopPending: withdrawnMark(existing.coop_pending) },
     );
     if (closed) await cancelExpiry(run, updated);
     else await scheduleExpiry(run, existing.id, expiresAt);
