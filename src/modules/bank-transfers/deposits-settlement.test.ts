@@ -342,11 +342,17 @@ describe('withdrawal lifecycle', () => {
     expect(events[1].data).toMatchObject({ returnCode: code, failureReason: reason });
   });
 
-  it('COMPLETED → FAILED: a settled withdrawal that comes back (a return after settlement) is credited back once, FAILED event with the return code', async () => {
+  /** A wallet funded with `funded`, and a withdrawal of `amount` from it settled by the rail's delay. */
+  async function settledWithdrawal(funded: string, amount: string) {
     const wallet = await linkedWallet(t);
-    await fund(t, wallet, '100.00');
-    const initiated = (await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '60.00' }) })).body.data;
+    await fund(t, wallet, funded);
+    const initiated = (await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount }) })).body.data;
     expect(await settleByTime()).toBe(1);
+    return { wallet, initiated };
+  }
+
+  it('COMPLETED → FAILED: a settled withdrawal that comes back (a return after settlement) is credited back once, FAILED event with the return code', async () => {
+    const { wallet, initiated } = await settledWithdrawal('100.00', '60.00');
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '40.00', RESERVED: '0.00', PENDING: '0.00' });
     // Until 2026-12-03: 409 BANK_TRANSFER_NOT_PENDING, and the money never came back.
     const returned = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${initiated.parentBankTransactionId}/fail`, body: { returnCode: 'R02' } });
@@ -372,10 +378,7 @@ describe('withdrawal lifecycle', () => {
   });
 
   it('settles by itself after the delay when nobody intervenes', async () => {
-    const wallet = await linkedWallet(t);
-    await fund(t, wallet, '5.00');
-    const initiated = (await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '5.00' }) })).body.data;
-    expect(await settleByTime()).toBe(1);
+    const { wallet, initiated } = await settledWithdrawal('5.00', '5.00');
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
     expect((await t.request({ url: `/v1/baas/transactions/${initiated.parentBankTransactionId}` })).body.data.type).toBe('WITHDRAWAL_SUCCESS');
   });

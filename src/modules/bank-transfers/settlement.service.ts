@@ -6,10 +6,9 @@ import { AppError, notFound } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { assert } from '../../platform/assert.js';
 import { captureHold, clearPendingCredit, failPendingCredit, postTransfer, releaseHold, type HistoryInput } from '../ledger/index.js';
-import { findAsset } from '../../platform/money/assets.js';
 import { cancelTimer, dueTimersPerRunMax, runDueTimers, type TimerKind } from '../timers/index.js';
 import { recordEvent } from '../webhooks/index.js';
-import { bankEventData, bankTransactionView, transactionTypes, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
+import { assetOf, bankEventData, bankTransactionView, transactionTypes, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
 import * as store from './bank-transfers.store.js';
 import { defaultReturnCode, describeReturnCode } from './return-codes.js';
 import { assertNoViolations, checkNameOrAddress } from './withdrawal-rules.js';
@@ -100,12 +99,10 @@ export async function failTransfer(
     // beneficiary's bank sends the money back, from the bank's settlement account to AVAILABLE.
     // Until 2026-12-03 a settled payment could not fail, so a return after settlement could not be
     // recorded and the wallet never got its money back (found by an audit).
-    const asset = findAsset(transfer.asset, 'sandbox');
-    assert(asset !== undefined, `bank transfer ${transfer.id} has an unknown asset ${transfer.asset}`);
     await postTransfer(tx, {
       clientId: context.clientId,
       now: context.now,
-      asset,
+      asset: assetOf(transfer.asset),
       legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId: transfer.wallet_id }, amount: BigInt(transfer.amount), purpose: withdrawalReturnPurpose }],
       history: history(context, transfer, childId),
       description: `settled bank withdrawal ${transfer.id} returned (${returnCode})`,

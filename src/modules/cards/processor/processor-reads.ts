@@ -255,13 +255,14 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
         ORDER BY id DESC LIMIT 1)`;
     // A request keeps its RRN in its mark (a first message's mark written before 2026-12-03 has its lifecycle's).
     const ofRrn = (rrn: string) => `AND coalesce(coop_pending->'request'->>'rrn', CASE WHEN coop_pending->>'step' <> 'INCREMENT' THEN rrn END) = ${rrn}`;
+    const ofAcquirer = (acquirer: string) => `AND coop_pending->'request'->>'acquirerId' = ${acquirer}`;
     const zeros = de90 !== undefined && isZeros(original.acquirerId);
     if (de90 !== undefined && !zeros) {
       // A waiting request with all of DE90's identifiers and the reversal's RRN comes before the
       // records that have them (two terminals of one acquirer may send one STAN and DE7): until
       // 2026-12-03 an answered message of the other terminal came first, its hold was released, and
       // the approval then held what the network had reversed (found by an audit).
-      choices.push(waiting(`AND coop_pending->'request'->>'acquirerId' = ${p(original.acquirerId)} ${ofRrn(p(info.rrn))}`));
+      choices.push(waiting(`${ofAcquirer(p(original.acquirerId))} ${ofRrn(p(info.rrn))}`));
     }
     // DE90's exact match (not for a reversal's DE90 sending the acquirer as zeros: the ranking below
     // takes the reversal's own acquirer first). A reversal's is chosen as messageNamed chooses it.
@@ -276,7 +277,7 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
       // the network's stand-in; a completion): that request's lifecycle, as its DE63 would find it.
       // Until 2026-12-03 such an advice without DE63 opened a lifecycle of its own, and the late
       // approval held the request beside it (found by an audit).
-      choices.push(waiting(`AND coop_pending->'request'->>'acquirerId' = ${p(original.acquirerId)}`));
+      choices.push(waiting(ofAcquirer(p(original.acquirerId))));
     }
     if (de90 !== undefined) {
       // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that
@@ -295,13 +296,13 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
         choices.push(
           waiting(ofRrn(rrn)),
           answered(`AND rrn = ${rrn}`),
-          waiting(`AND coop_pending->'request'->>'acquirerId' = ${acquirer}`),
+          waiting(ofAcquirer(acquirer)),
           answered(`AND acquirer_id = ${acquirer}`),
           waiting(''),
           answered(''),
         );
       } else {
-        choices.push(waiting(`AND coop_pending->'request'->>'acquirerId' = ${p(original.acquirerId)}`), answered(''));
+        choices.push(waiting(ofAcquirer(p(original.acquirerId))), answered(''));
       }
     }
   }

@@ -582,6 +582,8 @@ function insertSwipe(run: Run, id: string, state: SwipeState): CardSwipeRow {
 }
 
 /** A request's mark once its request is withdrawn (reversed, closed, or decided by an advice before its answer): it reserves nothing. */
+function withdrawnMark(mark: CoopPendingMark): CoopPendingMark;
+function withdrawnMark(mark: CoopPendingMark | null): CoopPendingMark | null;
 function withdrawnMark(mark: CoopPendingMark | null): CoopPendingMark | null {
   return mark === null || mark.withdrawn === true ? mark : { ...mark, reservedMinor: '0', withdrawn: true };
 }
@@ -1575,7 +1577,7 @@ async function reverseIncrementInFlight(run: Run, existing: CardSwipeRow, childI
   const released = reversed < held ? reversed : held;
   if (released === 0n) return releaseHeld(run, existing, childId, 0n);
   const left = reserved - released;
-  const mark: CoopPendingMark = left > 0n ? { ...named.mark, reservedMinor: left.toString() } : { ...named.mark, reservedMinor: '0', withdrawn: true };
+  const mark = left > 0n ? { ...named.mark, reservedMinor: left.toString() } : withdrawnMark(named.mark);
   // The mark goes with the lifecycle's change (releaseHeld writes the row it is given, changed).
   // The reversal names no record: the increment's is written with the answer, for what is still
   // reserved then, and what reversals took of it before is not part of it.
