@@ -1906,6 +1906,25 @@ describe('a reversal\'s DE90 naming a message exactly, without DE63, is chosen a
     await expectLedgerClean(t);
   });
 
+  it('a completion or an advice without DE63 whose DE90 sends the acquirer as zeros completes the authorization it names (its own acquirer\'s first), not a posting beside the hold', async () => {
+    // Until 2026-12-03 only a reversal read DE90's zeros as any acquirer: a 0220 with a new RRN or
+    // an 0120 of another amount opened a lifecycle of its own, and the hold stood beside it.
+    const card = await fundedCard(t, '1000.00');
+    for (const [mti, stan] of [['0220', '001160'], ['0120', '001170']] as const) {
+      const own = await messageOf(card.cardId, { '0': '0100', '4': '000000010000', '11': stan, '32': '111111', '37': `600000${stan}`, '63': undefined });
+      const ownRecord = (await atMessageLevel(own)).record;
+      const other = { ...own, '4': '000000002000', '32': '222222', '37': `610000${stan}` };
+      const otherRecord = (await atMessageLevel(other)).record;
+      const follow = await atMessageLevel({ ...own, '0': mti, '4': '000000008000', '11': `${stan.slice(0, 5)}9`, '37': `700000${stan}`, '90': await de90Of(own, { acquirerId: zeros }) });
+      expect(follow.code, mti).toBe('00');
+      expect(follow.record.parentCardTransactionId, mti).toBe(ownRecord.parentCardTransactionId);
+      expect(await lifecycle(t, otherRecord.parentCardTransactionId), mti).toMatchObject({ status: 'PENDING', heldAmount: 20 });
+    }
+    // The 0220 posted 80.00 of the first 100.00 hold; the 0120 changed the second to 80.00; both holds of 20.00 stand.
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '800.00', RESERVED: '120.00' });
+    await expectLedgerClean(t);
+  });
+
   it('DE90 sending the acquirer as zeros names a message sent without DE32 that opened its lifecycle: a purchase, a refund, a force post (the first version of the rule above undid nothing)', async () => {
     const card = await fundedCard(t, '1000.00');
     const withoutAcquirer = async (changes: Record<string, string | undefined>) => {

@@ -606,10 +606,12 @@ describe('a reversal while the client decides', () => {
     // reversed, a 0101 was approved as an increment), and an advice without DE63 opened a lifecycle
     // of its own beside the waiting request's (found by an audit).
     const { formatOriginalDataElements } = await import('../network/index.js');
-    for (const [name, mti, follow, reference] of [
-      ['0200 reversed, then its 0201', '0200', 'reversal', false],
-      ['0100 advised (0120 with DE63), then its 0101', '0100', 'advice', true],
-      ['0100 advised (0120 without DE63, by DE90), then its 0101', '0100', 'advice', false],
+    for (const [name, mti, follow, reference, zeros] of [
+      ['0200 reversed, then its 0201', '0200', 'reversal', false, false],
+      ['0100 advised (0120 with DE63), then its 0101', '0100', 'advice', true, false],
+      ['0100 advised (0120 without DE63, by DE90), then its 0101', '0100', 'advice', false, false],
+      // Until 2026-12-03 an advice whose DE90 sent the acquirer as zeros did not find the waiting request.
+      ['0100 advised (0120 without DE63, by DE90 with the acquirer as zeros), then its 0101', '0100', 'advice', false, true],
     ] as const) {
       await withEndpoint(async (client, slow) => {
         answerWithFor(slow, { responseCode: '00' });
@@ -621,7 +623,7 @@ describe('a reversal while the client decides', () => {
         const requestSeen = slow.holdAnswers({ responseCode: '00' }, 600);
         const pending = isoMessage(client, fields);
         await requestSeen;
-        const de90 = formatOriginalDataElements({ mti, stan: '004801', transmissionDateTime: fields['7'] ?? '', acquirerId: fields['32'] ?? '' });
+        const de90 = formatOriginalDataElements({ mti, stan: '004801', transmissionDateTime: fields['7'] ?? '', acquirerId: zeros ? '00000000000' : (fields['32'] ?? '') });
         if (follow === 'reversal') await isoMessage(client, { ...fields, '0': '0420', '11': '004802', '90': de90 });
         else expect((await isoMessage(client, { ...fields, '0': '0120', '4': '000000004000', '11': '004802', '90': de90 })).response['39'], name).toBe('00');
         const repeat = await isoMessage(client, { ...fields, '0': mti === '0200' ? '0201' : '0101' });

@@ -256,7 +256,9 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
     // A request keeps its RRN in its mark (a first message's mark written before 2026-12-03 has its lifecycle's).
     const ofRrn = (rrn: string) => `AND coalesce(coop_pending->'request'->>'rrn', CASE WHEN coop_pending->>'step' <> 'INCREMENT' THEN rrn END) = ${rrn}`;
     const ofAcquirer = (acquirer: string) => `AND coop_pending->'request'->>'acquirerId' = ${acquirer}`;
-    const zeros = de90 !== undefined && isZeros(original.acquirerId);
+    // DE90 sending the acquirer as zeros names no acquirer: a reversal naming a message (de90) or a
+    // message that is no reversal (an advice, a completion) ranks every acquirer's (below).
+    const zeros = isZeros(original.acquirerId) && (de90 !== undefined || reversalDe90(info) === undefined);
     if (de90 !== undefined && !zeros) {
       // A waiting request with all of DE90's identifiers and the reversal's RRN comes before the
       // records that have them (two terminals of one acquirer may send one STAN and DE7): until
@@ -264,46 +266,50 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
       // the approval then held what the network had reversed (found by an audit).
       choices.push(waiting(`${ofAcquirer(p(original.acquirerId))} ${ofRrn(p(info.rrn))}`));
     }
-    // DE90's exact match (not for a reversal's DE90 sending the acquirer as zeros: the ranking below
-    // takes the reversal's own acquirer first). A reversal's is chosen as messageNamed chooses it.
-    if (!skipsExactMatch(info)) {
-      choices.push(`(SELECT swipe_id FROM card_transactions
+    // DE90's exact match (not when DE90 sends the acquirer as zeros: the ranking below takes the
+    // message's own acquirer first). A reversal's is chosen as messageNamed chooses it.
+    const exact = (acquirer: string) => `(SELECT swipe_id FROM card_transactions
         WHERE ${ofCard} AND stan = ${stan} AND transmission_date_time = ${de7}
-          AND acquirer_id = ${p(original.acquirerId)} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
-        ORDER BY ${reversalDe90(info) === undefined ? "status = 'FAILED', id DESC" : reversalTieBreak(parameters, info)} LIMIT 1)`);
-    }
-    if (de90 === undefined) {
+          ${acquirer} AND expired_at IS NULL AND mti IN (${parameters.list(originalMtis)})
+        ORDER BY ${reversalDe90(info) === undefined ? "status = 'FAILED', id DESC" : reversalTieBreak(parameters, info)} LIMIT 1)`;
+    if (!zeros) choices.push(exact(`AND acquirer_id = ${p(original.acquirerId)}`));
+    if (zeros) {
+      // DE90 names no acquirer: waiting requests and answered messages are ranked together, one of
+      // the message's RRN first, then one of its own acquirer (DE32), then any, a waiting request
+      // before an answered message at each step. Until 2026-12-03 the newest waiting request of
+      // any acquirer came first: a reversal meant for one terminal's purchase cancelled
+      // another's, and left its own hold in place (found by an audit). Until 2026-12-03 an advice
+      // or a completion sending zeros found only a message sent without DE32 (stored under zeros):
+      // one naming an authorization of a given acquirer opened a lifecycle of its own beside the hold.
+      const answered =
+        de90 === undefined
+          ? exact
+          : (also: string) => {
+              const { where, orderBy } = stanAndDe7Ranking(parameters, info, de90);
+              return `(SELECT swipe_id FROM card_transactions WHERE ${ofCard} AND ${where} ${also} ORDER BY ${orderBy} LIMIT 1)`;
+            };
+      const rrn = p(info.rrn);
+      const acquirer = p(info.acquirerId);
+      choices.push(
+        waiting(ofRrn(rrn)),
+        answered(`AND rrn = ${rrn}`),
+        waiting(ofAcquirer(acquirer)),
+        answered(`AND acquirer_id = ${acquirer}`),
+        waiting(''),
+        answered(''),
+      );
+    } else if (de90 === undefined) {
       // Another message naming a request still waiting for the client's answer by DE90 (an advice,
       // the network's stand-in; a completion): that request's lifecycle, as its DE63 would find it.
       // Until 2026-12-03 such an advice without DE63 opened a lifecycle of its own, and the late
       // approval held the request beside it (found by an audit).
       choices.push(waiting(ofAcquirer(p(original.acquirerId))));
-    }
-    if (de90 !== undefined) {
+    } else {
       // A reversal whose DE90 has a message's STAN and DE7 under another MTI or acquirer: that
       // message's lifecycle, as messageNamed then takes it. Until 2026-12-03 such a reversal
       // without DE63 was an orphan (found by an audit).
       const { where, orderBy } = stanAndDe7Ranking(parameters, info, de90);
-      const answered = (also: string) => `(SELECT swipe_id FROM card_transactions WHERE ${ofCard} AND ${where} ${also} ORDER BY ${orderBy} LIMIT 1)`;
-      if (zeros) {
-        // DE90 names no acquirer: waiting requests and answered messages are ranked together, one of
-        // the reversal's RRN first, then one of its own acquirer (DE32), then any, a waiting request
-        // before an answered message at each step. Until 2026-12-03 the newest waiting request of
-        // any acquirer came first: a reversal meant for one terminal's purchase cancelled
-        // another's, and left its own hold in place (found by an audit).
-        const rrn = p(info.rrn);
-        const acquirer = p(info.acquirerId);
-        choices.push(
-          waiting(ofRrn(rrn)),
-          answered(`AND rrn = ${rrn}`),
-          waiting(ofAcquirer(acquirer)),
-          answered(`AND acquirer_id = ${acquirer}`),
-          waiting(''),
-          answered(''),
-        );
-      } else {
-        choices.push(waiting(ofAcquirer(p(original.acquirerId))), answered(''));
-      }
+      choices.push(waiting(ofAcquirer(p(original.acquirerId))), `(SELECT swipe_id FROM card_transactions WHERE ${ofCard} AND ${where} ORDER BY ${orderBy} LIMIT 1)`);
     }
   }
   if (byRrn && (info.mti === '0120' || info.mti === '0220')) {
