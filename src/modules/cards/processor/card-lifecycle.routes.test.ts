@@ -1241,6 +1241,25 @@ describe('stand-in advices, and reversals of one posting (found by an audit, 202
     await expectLedgerClean(t);
   });
 
+  it('a stand-in advice naming a declined increment by DE90 with the acquirer as zeros approves it: a reversal naming the increment undoes the advised hold', async () => {
+    // Until 2026-12-03 the advice's DE90 was compared with the increment's acquirer as stored, so it
+    // did not count as approving the increment and the reversal undid nothing (found by the model test).
+    const card = await fundedCard(t, '100.00');
+    const auth = await authorize(t, card.cardId, { amount: 30 });
+    const parentId = auth.parentCardTransactionId as string;
+    const declined = await onParent(t, parentId, 'increments', { amount: 990.05 });
+    expect(declined.responseCode).toBe('05');
+    const increment: Record<string, string> = { '0': declined.iso.request.mti, ...declined.iso.request.fields, '2': await panOf(t, card.cardId) };
+    const { '63': _reference, ...withoutReference } = increment;
+    const advice = await atMessageLevel({ ...withoutReference, '0': '0120', '4': '000000004000', '11': '001180', '90': await de90Of(increment, { acquirerId: zeros }) });
+    expect(advice).toMatchObject({ code: '00', record: { parentCardTransactionId: parentId } });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '60.00', RESERVED: '40.00' });
+    const reversal = await atMessageLevel({ ...withoutReference, '0': '0420', '11': '001181', '90': await de90Of(increment) });
+    expect(reversal.record).toMatchObject({ parentCardTransactionId: parentId, type: 'REVERSAL_ADVICE', amount: 40 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    await expectLedgerClean(t);
+  });
+
   it('two clearings of one authorization: a reversal naming one credits that one back, not the other, and only once', async () => {
     const card = await fundedCard(t, '500.00');
     const auth = await authorize(t, card.cardId, { amount: 100 });

@@ -373,6 +373,11 @@ function isZeros(acquirerId: string): boolean {
   return /^0*$/.test(acquirerId);
 }
 
+/** Whether DE90's acquirer names a message's (DE32, as stored): the same, or zeros (any). */
+export function de90NamesAcquirer(named: string, acquirerId: string): boolean {
+  return named === acquirerId || isZeros(named);
+}
+
 type De90ByStanAndDe7 = { original: NonNullable<MessageInfo['original']>; mti: string };
 
 /** DE90 of a reversal (0400, 0420), with its MTI's first sending; undefined without DE90 or with an MTI that names no message. */
@@ -452,6 +457,6 @@ export async function lifecycleRecordByDe90<R>(tx: Tx, clientId: string, swipe: 
  * choice above is the same rule in SQL.
  */
 export function de90NamesRequest(original: NonNullable<MessageInfo['original']>, request: NonNullable<CoopPendingMark['request']>): boolean {
-  const acquirer = original.acquirerId === request.acquirerId || isZeros(original.acquirerId);
+  const acquirer = de90NamesAcquirer(original.acquirerId, request.acquirerId);
   return original.stan === request.stan && original.transmissionDateTime === request.transmissionDateTime && acquirer && original.mti.slice(0, 2) === request.mti.slice(0, 2);
 }

@@ -56,7 +56,7 @@ import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { cardTransactionInserts, swipeInserts, swipeUpdates } from './card-writes.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
 import { cardCurrencyNumeric, handledTransactionTypes, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
-import { claimCard, claimCardBeforeLock, dayMs, de90NamesRequest, lifecycleRecordByDe90, lifecycleRecordByStanAndDe7, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
+import { claimCard, claimCardBeforeLock, dayMs, de90NamesAcquirer, de90NamesRequest, lifecycleRecordByDe90, lifecycleRecordByStanAndDe7, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
 /** What the processor answered to one message. */
@@ -1774,10 +1774,15 @@ async function advicesApproving(tx: Tx, clientId: string, swipe: CardSwipeRow, d
   });
 }
 
-/** Whether a reversal's DE90 (its stored request field) names the record, by its first sending's identifiers. */
+/**
+ * Whether a message's DE90 (its stored request field) names the record, by its first sending's
+ * identifiers; an acquirer sent as zeros names any (until 2026-12-03 only a record stored under
+ * zeros: a stand-in's 0120 naming a declined increment that way did not count as approving it, and
+ * a reversal naming the increment then undid nothing of what the advice held; found by the model test).
+ */
 function de90Names(field: string, record: RecordIdentifiers): boolean {
   const named = parseOriginalDataElements(field);
-  return named.stan === record.stan && named.transmissionDateTime === record.transmission_date_time && named.acquirerId === record.acquirer_id && sendingsOf(firstSendingOf(record.mti)).includes(named.mti);
+  return named.stan === record.stan && named.transmissionDateTime === record.transmission_date_time && de90NamesAcquirer(named.acquirerId, record.acquirer_id) && sendingsOf(firstSendingOf(record.mti)).includes(named.mti);
 }
 
 /**
