@@ -275,9 +275,35 @@ describe('deposits: failure', () => {
       expect(respelled.status, spelling).toBe(409);
       expect(respelled.body.message).toContain(`crypto transaction ${keptId as string}`);
     }
+    // Sent again as a deposit the address takes (USDC on Ethereum, whose hashes are written with 0x): still that chain transaction.
+    for (const spelling of [txHash, txHash.toUpperCase().replace('0X', '0x')]) {
+      const valid = await cryptoDeposit(t, { address, asset: 'USDC', amount: '1', txHash: spelling });
+      expect(valid.status, spelling).toBe(409);
+      expect(valid.body.message).toContain(`crypto transaction ${keptId as string}`);
+    }
     const failed = await t.request({ url: `/v1/digital/transactions?walletId=${walletId}&status=FAILED` });
     expect(failed.status).toBe(200);
     expect(failed.body.data).toHaveLength(1);
+    const all = await t.request({ url: `/v1/digital/transactions?walletId=${walletId}` });
+    expect(all.body.data).toHaveLength(1);
+  });
+
+  it('409 for a refused chain transaction sent again, spelled as the address\'s network writes it, as a deposit the address takes (nothing credited)', async () => {
+    // Until 2026-12-03 only a refused deposit's hash was looked up under both spellings: kept without
+    // 0x and sent again with it to an Ethereum address (or the other way on Tron), it was credited (found by an audit).
+    const walletId = await newWallet(t);
+    for (const [network, bare, keptAs, sentAs] of [
+      ['ETHEREUM', 'ef'.repeat(32), 'ef'.repeat(32), `0x${'ef'.repeat(32)}`],
+      ['TRON', 'ab'.repeat(32), `0x${'ab'.repeat(32)}`, 'ab'.repeat(32)],
+    ] as const) {
+      const address = await addressOf(t, walletId, 'USDT', network);
+      expect((await cryptoDeposit(t, { address, asset: 'BTC', amount: '1', txHash: keptAs })).status, network).toBe(422);
+      const valid = await cryptoDeposit(t, { address, asset: 'USDT', amount: '1', txHash: sentAs });
+      expect(valid.status, `${network} ${bare} ${JSON.stringify(valid.body)}`).toBe(409);
+      expect(valid.body.details[0].field).toBe('txHash');
+    }
+    const all = await t.request({ url: `/v1/digital/transactions?walletId=${walletId}` });
+    expect(all.body.data.map((record: { status: string }) => record.status)).toEqual(['FAILED', 'FAILED']);
   });
 });
 

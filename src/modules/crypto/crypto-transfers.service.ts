@@ -262,9 +262,11 @@ function hexInLowerCase(hash: string): string {
 }
 
 /**
- * The spellings of one hash of another chain (hexInLowerCase), with and without 0x: a refused
- * deposit sent again under the other spelling, or in another case, is the same chain transaction
- * (409), not a second FAILED record (until 2026-12-03 it was one; found by an audit).
+ * The spellings of one hex hash (hexInLowerCase, or a network's own format), with and without 0x:
+ * a refused deposit sent again under the other spelling, or in another case, is the same chain
+ * transaction (409), not a second FAILED record (until 2026-12-03 it was one; found by an audit),
+ * nor, sent as a deposit the address takes, a credit (until 2026-12-03 only a refused deposit's
+ * hash was looked up under both spellings; found by an audit).
  */
 function hexSpellings(hash: string): string[] {
   if (!hexHash.test(hash)) return [hash];
@@ -350,7 +352,7 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     .where('client_id', '=', context.clientId)
     .where('network', '=', address.network)
     .where('direction', '=', 'DEPOSIT')
-    .where('tx_hash', 'in', mismatched ? hexSpellings(txHash) : [txHash])
+    .where('tx_hash', 'in', hexSpellings(txHash))
     .where('address', '=', address.address)
     .executeTakeFirst();
   if (duplicate) throw new AppError('CONFLICT', `txHash: this chain transaction was already received at ${address.address} (crypto transaction ${duplicate.id})`, { details: [{ field: 'txHash', message: 'already deposited' }] });
