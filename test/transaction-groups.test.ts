@@ -321,6 +321,29 @@ describe('claims', () => {
     ]);
   });
 
+  it('members that each claim what the other claimed first (in the opposite order) both finish: the first runs alone, then the other', async () => {
+    // Until 2026-12-03 both left the group, ran again together, left again, for ever (found by the cooperative model test).
+    const observed: Observed[] = [];
+    const groups = groupsOf(observed);
+    const member = (id: number, claims: [string, string]) =>
+      groups.run([], async (tx) => {
+        claimInGroup(tx, [claims[0]]);
+        // Both members hold their first claim before either asks for its second.
+        await xidOf(tx);
+        claimInGroup(tx, [claims[1]]);
+        await insert(tx, id);
+        return xidOf(tx);
+      });
+    const [first, second] = await Promise.all([member(1, ['card-1', 'key-1']), member(2, ['key-1', 'card-1'])]);
+    expect(first).not.toBe(second);
+    expect((await stored()).map((row) => row.id)).toEqual([1, 2]);
+    // The group where both left; the first then ran alone (a transaction of its own, not a group); the second in a group of its own.
+    expect(observed).toEqual([
+      { members: 2, committed: true, deferred: 2 },
+      { members: 1, committed: true, deferred: 0 },
+    ]);
+  }, 10_000);
+
   it('a member claiming what another group in flight holds waits for that group to end, then runs', async () => {
     const observed: Observed[] = [];
     const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 2, observe: (members, committed, deferred) => observed.push({ members, committed, deferred }) });

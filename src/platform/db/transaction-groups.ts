@@ -221,6 +221,16 @@ export class TransactionGroups {
       return;
     }
     this.release(attempts);
+    // No member finished, each having left for what another member of this group had claimed (one
+    // claimed a card and then needed a key another had claimed first, which needed the card). Run
+    // again together they would leave again, for ever: until 2026-12-03 such members (cooperative
+    // decisions answered at once on one card) went round without end and their requests were never
+    // answered (found by the cooperative model test). The first now runs alone, in a transaction of
+    // its own (its row locks decide there), and the others queue again once it has.
+    const own = attempts.at(-1)?.ended;
+    const first = members[0] as Member;
+    const cycle = settled.every((outcome) => outcome.status === 'rejected' && (outcome.reason as GroupConflict).after === own);
+    const alone = cycle ? this.runAlone(first) : undefined;
     let deferred = 0;
     settled.forEach((outcome, index) => {
       const member = members[index] as Member;
@@ -229,13 +239,16 @@ export class TransactionGroups {
         return;
       }
       deferred++;
+      if (alone !== undefined && member === first) return;
       // Once the group that holds what it claimed has ended (this one has), ahead of what queued meanwhile.
-      void (outcome.reason as GroupConflict).after.then(() => {
+      const after = (outcome.reason as GroupConflict).after;
+      void (alone === undefined ? after : Promise.all([after, alone])).then(() => {
         this.queue.unshift(member);
         this.scheduleStart();
       });
     });
     this.options.observe?.(members.length, true, deferred);
+    await alone;
   }
 
   /** Ends the groups of a run: their claims are free again and the members waiting for them may go. */
