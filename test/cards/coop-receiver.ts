@@ -10,11 +10,15 @@ export interface DecisionRequest {
   parsed: { id: string; type: string; createdAt: string; data: Record<string, any> };
 }
 
-/** What the endpoint answers: a status, a body (a string is sent as is, anything else as JSON) and a delay. */
+/**
+ * What the endpoint answers: a status, a body (a string is sent as is, anything else as JSON) and a
+ * delay; or, with `later`, whatever that promise gives once it settles (a test answers when it chooses).
+ */
 export interface DecisionAnswer {
   status?: number;
   body: unknown;
   delayMs?: number;
+  later?: Promise<{ status?: number; body: unknown }>;
 }
 
 /**
@@ -42,15 +46,16 @@ export class CoopReceiver {
         const received: DecisionRequest = { headers, body, parsed: JSON.parse(body) };
         receiver.requests.push(received);
         const answer = receiver.answer(received);
-        const send = () => {
+        const send = (given: { status?: number; body: unknown } = answer) => {
           if (response.destroyed) {
             receiver.lateAnswers += 1;
             return;
           }
-          const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
-          response.writeHead(answer.status ?? 200, { 'content-type': 'application/json' }).end(text);
+          const text = typeof given.body === 'string' ? given.body : JSON.stringify(given.body);
+          response.writeHead(given.status ?? 200, { 'content-type': 'application/json' }).end(text);
         };
-        if (answer.delayMs) setTimeout(send, answer.delayMs);
+        if (answer.later) void answer.later.then((given) => send(given));
+        else if (answer.delayMs) setTimeout(send, answer.delayMs);
         else send();
       });
     });

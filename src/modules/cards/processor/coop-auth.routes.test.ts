@@ -389,6 +389,29 @@ describe('nothing is held while the client decides', () => {
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
     });
   });
+
+  it('a reversal with DE63 whose DE90 names the waiting first request with the acquirer as zeros withdraws it too: the approval holds and posts nothing', async () => {
+    // Until 2026-12-03 DE90's zeros named the first message only when it was stored under zeros: the
+    // reversal undid nothing, and the approval then held or posted what the network had reversed (found by the coop model test).
+    const { formatOriginalDataElements } = await import('../network/index.js');
+    for (const mti of ['0100', '0200'] as const) {
+      await withEndpoint(async (client, slow) => {
+        answerWithFor(slow, { responseCode: '00' });
+        const card = await coopCard('100.00', client);
+        const template = await authorize(t, card.cardId, { amount: 0 }, client);
+        const fields: Record<string, string> = { ...template.iso.request.fields, '0': mti, '2': await panOf(t, card.cardId), '4': '000000004000', '11': '004901', '37': '600000004901', '63': `VIS00000${'ZEROSFIRST'.padEnd(16, '0')}1` };
+        const requestSeen = slow.holdAnswers({ responseCode: '00' }, 300);
+        const pending = t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message: fields } });
+        await requestSeen;
+        const de90 = formatOriginalDataElements({ mti, stan: '004901', transmissionDateTime: fields['7'] ?? '', acquirerId: '00000000000' });
+        const reversal = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message: { ...fields, '0': '0420', '11': '004902', '90': de90 } } });
+        expect(reversal.body.data.response['39'], mti).toBe('00');
+        expect((await pending).body.data.response['39'], mti).toBe('91');
+        expect(await balances(t, card.walletId, client), mti).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+      });
+    }
+    await expectLedgerClean(t);
+  });
 });
 
 describe('a reversal while the client decides', () => {

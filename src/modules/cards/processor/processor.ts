@@ -1631,7 +1631,15 @@ async function messageNamed(run: Run, swipe: CardSwipeRow): Promise<NamedMessage
     const de90Mti = firstSendingOf(original.mti);
     const mtis = sendingsOf(de90Mti);
     if (mtis.length === 0) return undefined;
-    const de90NamesFirst = isFirstOf(swipe, { mti: de90Mti, stan: original.stan, transmission_date_time: original.transmissionDateTime, acquirer_id: original.acquirerId });
+    // DE90 names the lifecycle's first message: its STAN, DE7 and MTI, and its acquirer or zeros
+    // (until 2026-12-03 zeros named it only when it was stored under zeros: a reversal with DE63
+    // naming a cooperative request still waiting, which has no record yet, undid nothing, and the
+    // client's approval then held or posted what the network had reversed; found by the coop model test).
+    const de90NamesFirst =
+      original.stan === swipe.stan &&
+      original.transmissionDateTime === swipe.transmission_date_time &&
+      de90NamesAcquirer(original.acquirerId, swipe.acquirer_id) &&
+      de90Mti === firstSendingOf(swipe.first_mti);
     // A cooperative increment waiting for the client's answer has no record yet: its mark names it.
     const inFlight = swipe.coop_pending?.step === 'INCREMENT' ? swipe.coop_pending : null;
     if (inFlight?.request !== undefined && de90NamesRequest(original, inFlight.request)) {
