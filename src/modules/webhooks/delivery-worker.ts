@@ -455,16 +455,19 @@ export class DeliveryWorker {
                http_status, latency_ms, response_body, error, client_at)
       ), updated AS (
         UPDATE webhook_deliveries d
-        SET status = CASE WHEN d.status = 'CANCELLED' THEN 'DELIVERED' ELSE i.status END,
-          next_attempt_at = i.next_attempt_at, completed_at = i.completed_at,
+        -- Cancelled while this attempt was being sent (the subscription paused, deleted or no
+        -- longer subscribed to the type): the cancellation kept the claim (the attempt is still
+        -- being sent: a replay or a retry waits for it). An endpoint that acknowledged the attempt
+        -- has the event, so the delivery is DELIVERED (a replay would otherwise send it again); a
+        -- failed attempt leaves it CANCELLED as it was, its claim over (a replay may now send it).
+        SET status = CASE WHEN d.status <> 'CANCELLED' THEN i.status WHEN i.succeeded THEN 'DELIVERED' ELSE 'CANCELLED' END,
+          next_attempt_at = CASE WHEN d.status = 'CANCELLED' AND NOT i.succeeded THEN d.next_attempt_at ELSE i.next_attempt_at END,
+          completed_at = CASE WHEN d.status = 'CANCELLED' AND NOT i.succeeded THEN d.completed_at ELSE i.completed_at END,
           lease_token = NULL, lease_expires_at = NULL, updated_at = i.client_at
         FROM input i
         WHERE d.client_id = i.client_id AND d.id = i.id
           AND (d.lease_token = i.lease_token
-            -- Cancelled while this attempt was being sent (the subscription paused, deleted or no
-            -- longer subscribed to the type): the cancellation took the claim, but an endpoint
-            -- that acknowledged the attempt has the event, so the delivery is DELIVERED (a replay
-            -- would otherwise send it again). A failed attempt leaves it CANCELLED.
+            -- Cancelled mid-send before 2026-12-03, when the cancellation took the claim itself.
             OR (i.succeeded AND d.status = 'CANCELLED' AND d.lease_token IS NULL AND d.attempt_count = i.attempt_number))
         RETURNING d.id
       ), abandoned AS (

@@ -404,6 +404,43 @@ describe('enabled again and replayed', () => {
     expect(endpoint.requestsFor(event)).toHaveLength(1);
   });
 
+  it('a delivery cancelled while it is being sent is still being sent: a replay or a retry before the attempt ends sends nothing (the retry answers 409); acknowledged, it was sent once', async () => {
+    // Until 2026-12-03 the cancellation dropped the claim, so a replay or a retry took the delivery
+    // for a finished one and sent it again while the first request was open (found by an audit).
+    for (const ending of ['acknowledged', 'failed'] as const) {
+      const client = await t.newClient(`Replayed in flight, ${ending}`);
+      const endpoint = await receiver('ok');
+      endpoint.mode = ending === 'acknowledged' ? 'hold' : 'hang';
+      const subscription = await subscribe(client, endpoint.url());
+      const since = await clientNow(client);
+      const event = await record(client);
+      const sending = worker.deliverDue();
+      await vi.waitFor(() => expect(endpoint.requestsFor(event)).toHaveLength(1));
+      expect((await t.request({ method: 'PATCH', url: `/v1/webhooks/${subscription.id}`, key: client.key, body: { active: false } })).status).toBe(200);
+      expect((await t.request({ method: 'PATCH', url: `/v1/webhooks/${subscription.id}`, key: client.key, body: { active: true } })).status).toBe(200);
+      const replay = await t.request({ method: 'POST', url: `/v1/webhooks/${subscription.id}/replay`, key: client.key, body: { since: since.toISOString() } });
+      expect(replay.body.data, ending).toMatchObject({ scheduled: 0 });
+      const [cancelled] = await deliveries(client, subscription.id);
+      const retry = await t.request({ method: 'POST', url: `/v1/webhooks/deliveries/${(cancelled as unknown as { id: string }).id}/retry`, key: client.key });
+      expect(retry.status, ending).toBe(409);
+      endpoint.release();
+      await sending;
+      expect(await worker.deliverDue(), ending).toBe(0);
+      expect(endpoint.requestsFor(event), ending).toHaveLength(1);
+      const [after] = await deliveries(client, subscription.id);
+      expect(after, ending).toMatchObject({ eventId: event, status: ending === 'acknowledged' ? 'DELIVERED' : 'CANCELLED', attemptCount: 1 });
+      if (ending === 'failed') {
+        // The attempt over, the delivery is a cancelled one like any other: a replay now sends it.
+        endpoint.mode = 'ok';
+        const again = await t.request({ method: 'POST', url: `/v1/webhooks/${subscription.id}/replay`, key: client.key, body: { since: since.toISOString() } });
+        expect(again.body.data).toMatchObject({ scheduled: 1 });
+        expect(await worker.deliverDue()).toBe(1);
+        expect(endpoint.requestsFor(event)).toHaveLength(2);
+        expect((await deliveries(client, subscription.id))[0]).toMatchObject({ status: 'DELIVERED', attemptCount: 2 });
+      }
+    }
+  });
+
   it('gives a replayed delivery the retry schedule from its start', async () => {
     const { client, failing, subscription, startedAt, events } = await disabledSubscription('Replay fails again');
     await t.request({ method: 'PATCH', url: `/v1/webhooks/${subscription.id}`, key: client.key, body: { active: true } });

@@ -395,7 +395,7 @@ export interface ReplayView {
 export async function replayWebhook(
   tx: Tx,
   context: RequestContext,
-  deps: Pick<Deps, 'config'>,
+  deps: Pick<Deps, 'config' | 'clock'>,
   id: string,
   input: ReplayInput,
 ): Promise<ReplayView> {
@@ -453,6 +453,9 @@ export async function replayWebhook(
         final_attempt = webhook_deliveries.attempt_count + ${finalAttemptOfNewSchedule(deps.config, 0)}::int,
         completed_at = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = EXCLUDED.updated_at
       WHERE webhook_deliveries.status IN ('FAILED', 'CANCELLED')
+        -- One cancelled while it was being sent is still being sent until its attempt ends (it
+        -- keeps its claim, whose expiry is in real time): the endpoint may acknowledge it.
+        AND (webhook_deliveries.lease_expires_at IS NULL OR webhook_deliveries.lease_expires_at <= ${deps.clock.now()}::timestamptz)
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM scheduled)::text AS scheduled, (SELECT count(*) FROM missed)::text AS found
@@ -521,8 +524,9 @@ export async function retryDelivery(tx: Tx, context: RequestContext, deliveryId:
   const subscription = await loadSubscription(tx, context.clientId, delivery.subscription_id);
   refuseDeleted(subscription, 'sent to');
   if (!subscription.active) throw new AppError('CONFLICT', 'This webhook is not active; activate it (PATCH active: true) before retrying.');
-  // A worker's lease is in real time, not the client's (sandbox) time.
-  if (delivery.status === 'PENDING' && delivery.lease_expires_at && delivery.lease_expires_at > wallNow) {
+  // A worker's lease is in real time, not the client's (sandbox) time. A delivery cancelled while it
+  // was being sent keeps its lease until its attempt ends: it is still being sent.
+  if (delivery.lease_expires_at && delivery.lease_expires_at > wallNow) {
     throw new AppError('CONFLICT', 'This delivery is being sent right now; look at its attempts in a moment.');
   }
   const updated = await store.updateDelivery(tx, context.clientId, delivery.id, {

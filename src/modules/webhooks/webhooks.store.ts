@@ -58,9 +58,12 @@ export async function updateSubscription(
 
 /**
  * Cancels the pending deliveries of a subscription (all of them, or those of event types it no
- * longer subscribes to). A delivery being sent right now loses its claim: its outcome is still
- * logged as an attempt, and changes the delivery only if the endpoint acknowledged it (then it is
- * DELIVERED: the endpoint has the event; the delivery worker's outcome statement).
+ * longer subscribes to). A delivery being sent right now keeps its claim: until its attempt ends
+ * (or the claim expires) it is still being sent, so a replay does not schedule it and a retry
+ * answers 409 (until 2026-12-03 the cancellation took the claim, and both sent it a second time
+ * while the first request was open; found by an audit). Its outcome is logged as an attempt; an
+ * acknowledged one makes it DELIVERED (the endpoint has the event), a failed one leaves it
+ * CANCELLED (the delivery worker's outcome statement).
  */
 export async function cancelPendingDeliveries(
   tx: Tx,
@@ -71,7 +74,7 @@ export async function cancelPendingDeliveries(
 ): Promise<number> {
   let query = tx
     .updateTable('webhook_deliveries')
-    .set({ status: 'CANCELLED', lease_token: null, lease_expires_at: null, completed_at: now, updated_at: now })
+    .set({ status: 'CANCELLED', completed_at: now, updated_at: now })
     .where('client_id', '=', clientId)
     .where('subscription_id', '=', subscriptionId)
     .where('status', '=', 'PENDING');
