@@ -316,8 +316,9 @@ async function newOnboardingRow(
 
 /**
  * What a KYC needs on file before it starts, as a new onboarding or a re-run (both open a
- * verification session, and identity vendors need these): the KYC data, the registration address,
- * the tax country and the occupation (422 COMPLIANCE_PROFILE_INCOMPLETE naming each one missing).
+ * verification session, and identity vendors need these): the KYC data, the registration address
+ * and the tax country (422 COMPLIANCE_PROFILE_INCOMPLETE naming each one missing); the occupation
+ * only if its check is required (it never is: the specification makes it optional).
  */
 async function assertKycProfileComplete(tx: Tx, customer: CustomerRow): Promise<void> {
   const evaluation = evaluateIndividual(await individualFacts(tx, customer, undefined));

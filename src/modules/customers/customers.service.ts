@@ -739,13 +739,16 @@ export async function listWallets(
   filters: ListQuery & { customerId?: string | undefined; portfolioId?: string | undefined },
 ): Promise<{ data: WalletViewData[]; pagination: Pagination }> {
   let query = store.walletsQuery(db, clientId);
+  let customer: store.CustomerRow | undefined;
   if (filters.customerId !== undefined) {
-    const customer = await requireCustomer(db, clientId, filters.customerId, 'customerId');
+    customer = await requireCustomer(db, clientId, filters.customerId, 'customerId');
     query = query.where('customer_id', '=', customer.id);
   }
   if (filters.portfolioId !== undefined) {
     const portfolio = isUuid(filters.portfolioId) ? await store.findPortfolioById(db, clientId, filters.portfolioId) : undefined;
-    if (!portfolio) throw notFound('Portfolio', 'portfolioId');
+    // With customerId, a portfolio of another customer is unknown there, as in its path
+    // (/v1/customers/:id/portfolios/:portfolioId); until 2026-12-03 it listed nothing (found by an audit).
+    if (!portfolio || (customer !== undefined && portfolio.customer_id !== customer.id)) throw notFound('Portfolio', 'portfolioId');
     query = query.where('portfolio_id', '=', portfolio.id);
   }
   const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });

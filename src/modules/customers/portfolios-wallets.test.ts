@@ -101,8 +101,11 @@ describe('wallets', () => {
   it('404: unknown, malformed or foreign ids, in the path or the query', async () => {
     const customer = await createIndividual(t);
     const stranger = await createIndividual(t, t.clientB);
+    // Another customer of the same client: its portfolio is unknown under this customer, in the query as in the path.
+    const neighbour = await createIndividual(t);
     const before = await countRows(t, 'wallets');
     for (const [method, path] of [
+      ['GET', `/v1/wallets?customerId=${customer.id}&portfolioId=${neighbour.portfolios[0].id}`],
       ['GET', `/v1/wallets/${stranger.portfolios[0].wallets[0]}`],
       ['GET', '/v1/wallets/not-a-uuid'],
       ['GET', `/v1/wallets?customerId=${stranger.id}`],
