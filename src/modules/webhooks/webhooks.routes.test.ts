@@ -208,6 +208,16 @@ describe('200', () => {
 });
 
 describe('400', () => {
+  it('GET /v1/events with a type that does not exist: one detail naming `type` and every event type', async () => {
+    // Until 2026-12-03 each event type was a detail of its own, cut at 20 (found by an audit).
+    const { eventTypes } = await import('./event-types.js');
+    const response = await t.request({ url: '/v1/events?type=NOT_A_THING' });
+    expect(response.status).toBe(400);
+    expect(response.body.details).toHaveLength(1);
+    expect(response.body.details[0].field).toBe('type');
+    for (const type of eventTypes) expect(response.body.details[0].message).toContain(`"${type}"`);
+  });
+
   it('a refused URL or event type is the answer to its Idempotency-Key: replayed, and the key cannot create a webhook with another body', async () => {
     const bad = { name: 'keyed', url: receiver.url(), subscribedEventTypes: ['NOT_A_THING'] };
     const first = await t.request({ method: 'POST', url: '/v1/webhooks', body: bad, idempotencyKey: 'webhook-refused' });

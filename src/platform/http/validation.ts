@@ -107,6 +107,17 @@ export function detailsFromAjvErrors(errors: readonly ErrorObject[], context: st
   const rootName = context === 'body' ? 'body' : context;
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
+  // A union of constants (anyOf of literals: an event type, say) fails once per branch: one detail
+  // names them all. Until 2026-12-03 each branch was a detail of its own, cut at
+  // validationDetailsMax, so a list of 44 event types showed 20 (found by an audit).
+  const allowedAt = new Map<string, unknown[]>();
+  for (const error of errors) {
+    if (error.keyword !== 'const' && error.keyword !== 'enum') continue;
+    const allowed = error.params as { allowedValue?: unknown; allowedValues?: unknown[] };
+    const values = allowedAt.get(error.instancePath) ?? [];
+    for (const value of allowed.allowedValues ?? [allowed.allowedValue]) if (!values.includes(value)) values.push(value);
+    allowedAt.set(error.instancePath, values);
+  }
   for (const error of errors) {
     // A nullable object (anyOf object | null) given an object with a wrong field fails both
     // branches; the null branch's "must be null" would tell the client to drop the whole object.
@@ -123,8 +134,7 @@ export function detailsFromAjvErrors(errors: readonly ErrorObject[], context: st
       field = joinPath(field, String((error.params as { additionalProperty: string }).additionalProperty));
       message = context === 'body' ? 'is not a known field' : 'is not a known query parameter';
     } else if (error.keyword === 'const' || error.keyword === 'enum') {
-      const allowed = (error.params as { allowedValue?: unknown; allowedValues?: unknown[] });
-      const values = allowed.allowedValues ?? [allowed.allowedValue];
+      const values = allowedAt.get(error.instancePath) ?? [];
       message = `must be one of ${values.map((value) => JSON.stringify(value)).join(', ')}`;
     } else if (error.keyword === 'anyOf' || error.keyword === 'oneOf') {
       // The branch errors carry the useful text; this summary adds nothing.
