@@ -6,6 +6,7 @@ import { authorize, balances, fundedCard, lifecycle, onParent, panOf, send } fro
 import { formatOriginalDataElements, formatReplacementAmounts } from '../network/index.js';
 import { issuedCard } from '../../../../test/cards/fixtures.js';
 import { fund } from '../../../../test/bank/fixtures.js';
+import { modelRunOptions } from '../../../../test/support/model-runs.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -942,15 +943,7 @@ const modelProperty = (stepArbitrary: fc.Arbitrary<Step>, exercised: Exercised, 
         }
       });
 
-const modelOptions: fc.Parameters<[number, boolean, Step[]]> = {
-  numRuns: 60,
-  seed: Number(process.env.FC_SEED ?? Date.now() % 2_147_483_647),
-  // The counterexample at once, without the run that found it and its shrinking: FC_SEED with the path of its report.
-  ...(process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH, endOnFailure: true }),
-  reporter: (details) => {
-    if (details.failed) throw new Error(`model test failed; replay with FC_SEED=${details.seed} (the counterexample alone: FC_PATH=${details.counterexamplePath ?? ''}): ${fc.defaultReportMessage(details) ?? ''}\n${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`);
-  },
-};
+const modelOptions = modelRunOptions<[number, boolean, Step[]]>('model test', 60);
 
 /** Purchases and the network's own messages on them: declined increments, stand-in advices, reversals naming a message, messages sent again. */
 const networkMix: fc.Arbitrary<Step> = fc.oneof(

@@ -6,6 +6,7 @@ import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { cardPrograms } from '../../../../test/cards/fixtures.js';
 import { authorize, balances, fundedCard, panOf } from '../../../../test/cards/card-network.js';
 import { CoopReceiver } from '../../../../test/cards/coop-receiver.js';
+import { modelRunOptions } from '../../../../test/support/model-runs.js';
 import { formatOriginalDataElements, formatReplacementAmounts } from '../network/index.js';
 
 /**
@@ -276,17 +277,8 @@ const property = fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 16, 
 describe('model', () => {
   it('random interleavings of requests waiting for the client with the network\'s messages keep every invariant of the money', async () => {
     await fc.assert(property, {
-      numRuns: Number(process.env.COOP_MODEL_RUNS ?? 25),
-      ...(process.env.COOP_EXAMPLE === undefined ? {} : { examples: [[JSON.parse(process.env.COOP_EXAMPLE)]] }),
-      seed: Number(process.env.FC_SEED ?? Date.now() % 2_147_483_647),
-      ...(process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH, endOnFailure: true }),
-      reporter: (details) => {
-        if (details.failed) {
-          throw new Error(
-            `coop model test failed; replay with FC_SEED=${details.seed} (the counterexample alone: FC_PATH=${details.counterexamplePath ?? ''}): ${fc.defaultReportMessage(details) ?? ''}\n${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
-          );
-        }
-      },
+      ...modelRunOptions<[Step[]]>('coop model test', Number(process.env.COOP_MODEL_RUNS ?? 25)),
+      ...(process.env.COOP_EXAMPLE === undefined ? {} : { examples: [[JSON.parse(process.env.COOP_EXAMPLE) as Step[]]] }),
     });
     // COOP_EXAMPLE (a counterexample's steps, as JSON) runs it first: the tally is then not the point.
     if (process.env.COOP_EXAMPLE === undefined) for (const [kind, count] of Object.entries(exercised)) expect(count, kind).toBeGreaterThan(0);

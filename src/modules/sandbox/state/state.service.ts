@@ -318,23 +318,17 @@ export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Dep
 
   let cancelledDeliveries = 0;
   if (tables.some((table) => table.name === 'webhook_deliveries')) {
-    if (options.resendPendingDeliveries) {
-      // A worker's claim saved with the snapshot belongs to no running attempt now (one of a
-      // delivery cancelled while it was being sent too, migration 0048).
-      await sql`
-        UPDATE webhook_deliveries SET lease_token = NULL, lease_expires_at = NULL
-        WHERE client_id = ${clientId} AND status IN ('PENDING', 'CANCELLED') AND lease_token IS NOT NULL`.execute(tx);
-    } else {
+    // A worker's claim saved with the snapshot belongs to no running attempt now: a PENDING
+    // delivery's, or a CANCELLED one's that was cancelled while it was being sent (migration 0048).
+    await sql`
+      UPDATE webhook_deliveries SET lease_token = NULL, lease_expires_at = NULL
+      WHERE client_id = ${clientId} AND lease_token IS NOT NULL`.execute(tx);
+    if (!options.resendPendingDeliveries) {
       const now = clientNow(deps.clock, offsetMs);
       const result = await sql`
-        UPDATE webhook_deliveries
-        SET status = 'CANCELLED', lease_token = NULL, lease_expires_at = NULL, completed_at = ${now}, updated_at = ${now}
+        UPDATE webhook_deliveries SET status = 'CANCELLED', completed_at = ${now}, updated_at = ${now}
         WHERE client_id = ${clientId} AND status = 'PENDING'`.execute(tx);
       cancelledDeliveries = Number(result.numAffectedRows ?? 0);
-      // A claim saved with a delivery cancelled while it was being sent belongs to no running attempt now.
-      await sql`
-        UPDATE webhook_deliveries SET lease_token = NULL, lease_expires_at = NULL
-        WHERE client_id = ${clientId} AND status = 'CANCELLED' AND lease_token IS NOT NULL`.execute(tx);
     }
   }
   const sortByName = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
