@@ -178,6 +178,19 @@ describe('400', () => {
     expect(await availableOf(t, source)).toBe('10.00');
   });
 
+  it.each([
+    ['empty', ''],
+    ['only spaces', '   '],
+    ['a Hangul filler that shows nothing', '\u3164'],
+  ])('for a note that is %s: 400 naming note (leave it out or send null for none), and nothing moves', async (_name, note) => {
+    const source = await funded(1_000n);
+    const destination = await newWallet(t);
+    const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD', note });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'note', message: 'must not be empty or only white space' }] });
+    expect(await availableOf(t, source)).toBe('10.00');
+  });
+
   it('takes a note in any script, with accents and emoji, as sent', async () => {
     const source = await funded(1_000n);
     const destination = await newWallet(t);

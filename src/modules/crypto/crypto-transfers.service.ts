@@ -429,8 +429,8 @@ export async function createCryptoWithdrawal(tx: Tx, context: RequestContext, se
   const amount = parseAmount(body.amount, asset, 'amount');
   const wallet = await requireWallet(tx, context.clientId, body.walletId);
   const destination = requireValidWithdrawalDestination({ network, address: body.address, memo: body.memo ?? null, bitcoinNetwork: settings.bitcoinNetwork });
-  assertPlainText(body.referenceNumber, 'referenceNumber');
-  assertPlainText(body.note, 'note');
+  assertPlainText(body.referenceNumber, 'referenceNumber', { notBlank: true });
+  assertPlainText(body.note, 'note', { notBlank: true });
   const fee = withdrawalFeeOf(asset.code, network, settings.overrides.withdrawalFees);
   assert(fee !== undefined, `no withdrawal fee for ${asset.code} on ${network}`);
   const gross = body.grossAmount === true;

@@ -174,6 +174,8 @@ describe('withdrawals: refused', () => {
     [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, memo: 'a\u202eb' }, 400, 'VALIDATION_ERROR', 'memo'],
     [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, note: 'Rent\u200b' }, 400, 'VALIDATION_ERROR', 'note'],
     [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, referenceNumber: 'R-1\n' }, 400, 'VALIDATION_ERROR', 'referenceNumber'],
+    [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, note: '   ' }, 400, 'VALIDATION_ERROR', 'note'],
+    [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, referenceNumber: ' ' }, 400, 'VALIDATION_ERROR', 'referenceNumber'],
     [{ asset: 'USDC', network: 'TRON', amount: '1.00', address: destinations.TRON, grossAmount: true }, 422, 'AMOUNT_BELOW_FEE', 'amount'],
     [{ asset: 'USDC', network: 'TRON', amount: '0.50', address: destinations.TRON, grossAmount: true }, 422, 'AMOUNT_BELOW_FEE', 'amount'],
     [{ asset: 'BTC', amount: '5', address: destinations.BITCOIN }, 422, 'INSUFFICIENT_FUNDS', undefined],

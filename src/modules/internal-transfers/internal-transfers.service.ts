@@ -45,8 +45,8 @@ const walletNotFound = (field: string) => new AppError('NOT_FOUND', 'Wallet not 
 /**
  * The rules that need no database, in the documented order (the first failing rule wins):
  * destination given once, known asset, amount within the asset's scale, two different wallets,
- * a note without control or invisible formatting characters (it is shown on both wallets'
- * records), well-formed wallet ids. Then, in the ledger: source wallet exists, destination wallet exists,
+ * a note without control or invisible formatting characters that shows something (it is shown on
+ * both wallets' records; leave it out or send null for none), well-formed wallet ids. Then, in the ledger: source wallet exists, destination wallet exists,
  * enough AVAILABLE money.
  */
 export function validateInternalTransfer(body: InternalTransferRequest, mode: Mode): ValidTransfer {
@@ -63,7 +63,7 @@ export function validateInternalTransfer(body: InternalTransferRequest, mode: Mo
   if (sourceWalletId === destinationWalletId) {
     throw validationError(body.destinationWalletId === undefined ? 'referenceWalletId' : 'destinationWalletId', 'must be a different wallet than sourceWalletId');
   }
-  assertPlainText(body.note, 'note');
+  assertPlainText(body.note, 'note', { notBlank: true });
   // A malformed id answers exactly like an unknown one.
   if (!isUuid(sourceWalletId)) throw walletNotFound('sourceWalletId');
   if (!isUuid(destinationWalletId)) throw walletNotFound('destinationWalletId');

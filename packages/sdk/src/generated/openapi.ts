@@ -6545,7 +6545,7 @@ export interface components {
              * @example USD
              */
             asset: string;
-            /** @description free text kept on both wallet transaction records, without control characters, line breaks or invisible formatting characters (Unicode Cc, Cf); null is the same as absent */
+            /** @description free text kept on both wallet transaction records, without control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), and not empty or only white space; null is the same as absent */
             note?: string | null;
         };
         /** KybStarted */
