@@ -58,18 +58,33 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return value;
 }
 
-export function requestHash(request: FastifyRequest): Buffer {
-  // Ids are compared as ids (a UUID's letters in either case name the same resource) and bodies as
-  // their fields, whatever their order: a retry that spells the same request differently replays.
-  // Percent-encoding is undone as the router undoes it (`/v1/%69nternal-transfer` is the transfer
-  // route; until 2026-12-02 it hashed as another path, found by an audit).
+/**
+ * The request's path as the router reads it, the form that is hashed and kept with the key: ids
+ * compared as ids (a UUID's letters in either case name the same resource), percent-encoding
+ * undone as the router undoes it (`/v1/%69nternal-transfer` is the transfer route; until
+ * 2026-12-02 it hashed as another path, found by an audit), and no trailing slash (the router
+ * ignores one). Kept in this form, the rules that read the stored path (a restore keeps the keys
+ * of the snapshot routes) see `/v1/sandbox/%73napshots` as the snapshots route it is; until
+ * 2026-12-04 the path was kept as written, found by an audit.
+ */
+export function requestPath(request: FastifyRequest): string {
   const written = decodedPath(request.url.split('?')[0] ?? '').replace(uuidAnyCase, (id) => id.toLowerCase());
-  // The router ignores a trailing slash, so a retry that adds or drops one is the same request.
   const path = written.length > 1 && written.endsWith('/') ? written.slice(0, -1) : written;
+  return path;
+}
+
+/** The path as the key's record keeps it: requestPath, its first 2,000 characters. */
+export function storedRequestPath(request: FastifyRequest): string {
+  return requestPath(request).slice(0, 2000);
+}
+
+export function requestHash(request: FastifyRequest): Buffer {
+  // Bodies are compared as their fields, whatever their order: a retry that spells the same
+  // request differently replays.
   return crypto
     .createHash('sha256')
     // No body, null and {} are one request: a write without a body counts as {} (docs/api-design.md).
-    .update(`${request.method} ${path}\n${canonicalJson(request.body ?? {})}`)
+    .update(`${request.method} ${requestPath(request)}\n${canonicalJson(request.body ?? {})}`)
     .digest();
 }
 
@@ -309,7 +324,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
     }
     await tx
       .insertInto('idempotency_keys')
-      .values({ client_id: context.clientId, key, request_hash: hash, method: request.method, path: (request.url.split('?')[0] ?? '').slice(0, 2000), ...values })
+      .values({ client_id: context.clientId, key, request_hash: hash, method: request.method, path: storedRequestPath(request), ...values })
       .execute();
   };
   const markInProgress = async (tx: Tx) => {
@@ -320,7 +335,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
         key,
         request_hash: hash,
         method: request.method,
-        path: (request.url.split('?')[0] ?? '').slice(0, 2000),
+        path: storedRequestPath(request),
         status_code: inProgressStatus,
         response_body: 'null',
         response_sealed: false,

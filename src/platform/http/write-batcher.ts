@@ -16,6 +16,7 @@ import {
   idempotencyKeyOf,
   requestContext,
   requestHash,
+  storedRequestPath,
   storedBody,
   type StoredResponse,
   type WriteResult,
@@ -161,7 +162,7 @@ export class WriteBatcher<I, O, L> {
         key,
         hash: key === undefined ? undefined : requestHash(request),
         method: request.method,
-        path: (request.url.split('?')[0] ?? '').slice(0, 2000),
+        path: storedRequestPath(request),
         settle,
       });
       this.scheduleStart();

@@ -434,6 +434,23 @@ describe('snapshots and restore', () => {
     await retryAll();
   });
 
+  it('a snapshot create sent on a percent-encoded path keeps its key through a restore as on the plain path: the retry on either spelling replays', async () => {
+    const client = await t.newClient('encoded snapshot keys');
+    const base = await snapshot(client, 'base');
+    const createKey = `create-${crypto.randomUUID()}`;
+    const created = await post('/v1/sandbox/%73napshots', { name: 'encoded' }, client, createKey);
+    expect(created.status).toBe(201);
+    expect((await post(`/v1/sandbox/snapshots/${base.id as string}/restore`, {}, client)).status).toBe(200);
+    for (const path of ['/v1/sandbox/%73napshots', '/v1/sandbox/snapshots/']) {
+      const retry = await post(path, { name: 'encoded' }, client, createKey);
+      expect(retry.status).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body).toEqual(created.body);
+    }
+    const list = await t.request({ url: '/v1/sandbox/snapshots', key: client.key });
+    expect(list.body.data.map((row: any) => row.name)).toEqual(['encoded', 'base']);
+  });
+
   it('lists newest first, reads, deletes; a deleted snapshot is gone', async () => {
     const client = await t.newClient('list');
     const first = await snapshot(client, 'first');
