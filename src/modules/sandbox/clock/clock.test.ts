@@ -285,6 +285,32 @@ describe('concurrency', () => {
     await expectLedgerClean(t);
   });
 
+  it('lets the event loop take other work between two timers of an advance (on the embedded database a query needs no I/O, so a loop of queries alone held every other request until it ended)', async () => {
+    const client = await t.newClient('yielding clock');
+    const seen: boolean[] = [];
+    let otherWorkRan = false;
+    const databaseOnly: TimerKind = {
+      kind: 'test.database-only',
+      run: async (tx) => {
+        await sql`SELECT 1`.execute(tx);
+        seen.push(otherWorkRan);
+      },
+    };
+    for (let index = 0; index < 20; index++) {
+      await withTransaction(t.deps.db, (tx) =>
+        scheduleTimer(tx, { clientId: client.id, kind: databaseOnly.kind, subjectId: crypto.randomUUID(), dueAt: new Date(t.clock.now().getTime() + 1000 + index), now: t.clock.now() }),
+      );
+    }
+    // Work queued on the event loop (as a new request's socket read is) when the advance starts.
+    setTimeout(() => {
+      otherWorkRan = true;
+    }, 0);
+    const outcome = await advanceClock(t.deps, [databaseOnly], { clientId: client.id, traceId: 'test', seconds: 10, idempotencyKey: undefined });
+    expect(outcome).toMatchObject({ replay: false, failed: [] });
+    expect(seen).toHaveLength(20);
+    expect(seen.slice(-10)).toEqual(Array.from({ length: 10 }, () => true));
+  });
+
   it(`runs on ${testDatabase}`, () => {
     expect(['pglite', 'postgres']).toContain(testDatabase);
   });
