@@ -4341,6 +4341,12 @@ export interface components {
                     amount: number;
                     currency: string;
                 }[];
+                /** @description only when transactionCurrency is not the card's: DE6, what the network billed the card for the message, major units of settlementCurrency (requestedAmount) */
+                settlement?: number;
+                /** @description only with settlement: the card's currency (DE51), the record's asset */
+                settlementCurrency?: string;
+                /** @description only with settlement, and when transaction is not 0: settlement per unit of transactionCurrency (major units over major units), rounded half up to 6 decimals */
+                conversionRate?: number;
             };
             /** @description what the network asked for, major units of asset */
             requestedAmount: number;
@@ -4425,6 +4431,12 @@ export interface components {
                     } & {
                         [key: string]: unknown;
                     })[];
+                    /** @description only when transactionCurrency is not the card's: DE6, billed to the card, major units of settlementCurrency */
+                    settlement?: number;
+                    /** @description with settlement: the card's currency */
+                    settlementCurrency?: string;
+                    /** @description with settlement, when transaction is not 0: settlement per unit of transactionCurrency, rounded half up to 6 decimals */
+                    conversionRate?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -4495,6 +4507,12 @@ export interface components {
                     } & {
                         [key: string]: unknown;
                     })[];
+                    /** @description only when transactionCurrency is not the card's: DE6, billed to the card, major units of settlementCurrency */
+                    settlement?: number;
+                    /** @description with settlement: the card's currency */
+                    settlementCurrency?: string;
+                    /** @description with settlement, when transaction is not 0: settlement per unit of transactionCurrency, rounded half up to 6 decimals */
+                    conversionRate?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -4565,6 +4583,12 @@ export interface components {
                     } & {
                         [key: string]: unknown;
                     })[];
+                    /** @description only when transactionCurrency is not the card's: DE6, billed to the card, major units of settlementCurrency */
+                    settlement?: number;
+                    /** @description with settlement: the card's currency */
+                    settlementCurrency?: string;
+                    /** @description with settlement, when transaction is not 0: settlement per unit of transactionCurrency, rounded half up to 6 decimals */
+                    conversionRate?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -4665,6 +4689,12 @@ export interface components {
                     } & {
                         [key: string]: unknown;
                     })[];
+                    /** @description only when transactionCurrency is not the card's: DE6, billed to the card, major units of settlementCurrency */
+                    settlement?: number;
+                    /** @description with settlement: the card's currency */
+                    settlementCurrency?: string;
+                    /** @description with settlement, when transaction is not 0: settlement per unit of transactionCurrency, rounded half up to 6 decimals */
+                    conversionRate?: number;
                 } & {
                     [key: string]: unknown;
                 };

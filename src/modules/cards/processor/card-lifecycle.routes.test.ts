@@ -1182,6 +1182,37 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '55.00', RESERVED: '45.00' });
   });
 
+  it('a message in another currency reads DE4 with that currency\'s decimals (ISO 4217: BHD 3, JPY 0) and shows the settlement billed to the card and the rate, on the record and the event', async () => {
+    const card = await fundedCard(t, '100.00');
+    // 12.500 BHD billed 33.25 USD: rate 2.66.
+    const dinars = await atMessageLevel(await messageOf(card.cardId, { '0': '0100', '4': '000000012500', '6': '000000003325', '49': '048', '51': '840', '11': '000796', '37': '600000000796', '63': undefined }));
+    expect(dinars.code, JSON.stringify(dinars.record)).toBe('00');
+    expect(dinars.record).toMatchObject({ amount: 33.25, heldAmount: 33.25, amounts: { transaction: 12.5, transactionCurrency: 'BHD', settlement: 33.25, settlementCurrency: 'USD', conversionRate: 2.66 } });
+    const event = (await t.request({ url: '/v1/events?type=CARD_TRANSACTION_PENDING&limit=100' })).body.data.find((row: any) => row.data.cardTransactionId === dinars.record.id);
+    expect(event.data.amounts).toEqual({ transaction: 12.5, transactionCurrency: 'BHD', fees: [], settlement: 33.25, settlementCurrency: 'USD', conversionRate: 2.66 });
+    // 1,000 JPY billed 6.67 USD: 0.00667 per yen.
+    const yen = await atMessageLevel(await messageOf(card.cardId, { '0': '0100', '4': '000000001000', '6': '000000000667', '49': '392', '51': '840', '11': '000797', '37': '600000000797', '63': undefined }));
+    expect(yen.record).toMatchObject({ amount: 6.67, amounts: { transaction: 1000, transactionCurrency: 'JPY', settlement: 6.67, settlementCurrency: 'USD', conversionRate: 0.00667 } });
+    // 3 EUR billed 2.00 USD: 0.666666… rounds half up to 0.666667.
+    const euros = await atMessageLevel(await messageOf(card.cardId, { '0': '0100', '4': '000000000300', '6': '000000000200', '49': '978', '51': '840', '11': '000798', '37': '600000000798', '63': undefined }));
+    expect(euros.record.amounts).toMatchObject({ transaction: 3, settlement: 2, conversionRate: 0.666667 });
+    // In the card's own currency there is nothing to settle or convert.
+    const dollars = await authorize(t, card.cardId, { amount: 5 });
+    expect(Object.keys(dollars.record.amounts).sort()).toEqual(['fees', 'surcharge', 'transaction', 'transactionCurrency']);
+  });
+
+  it.each([
+    ['DE49', { '49': '001', '6': '000000001000', '51': '840' }, '49'],
+    ['a DE54 fee', { '54': '0042001D000000000100' }, '54'],
+  ])('a currency code ISO 4217 does not assign in %s: 400 ISO8583_MALFORMED naming the field, nothing held', async (_name, changes, field) => {
+    const card = await fundedCard(t, '100.00');
+    const message = await messageOf(card.cardId, { '0': '0100', '4': '000000001000', '11': '000799', '37': '600000000799', ...changes });
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field }] });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+  });
+
   it('an advice of 0 closing a lifecycle that has money posted leaves it COMPLETED', async () => {
     const card = await fundedCard(t, '100.00');
     const auth = await authorize(t, card.cardId, { amount: 40 });

@@ -1,31 +1,69 @@
 import type { Selectable } from 'kysely';
+import currencyCodes from 'currency-codes';
 import { Type, type Static } from 'typebox';
 import type { CardSwipesTable, CardTransactionsTable, CardTransactionStatus, CardTransactionType } from './card-transactions.tables.js';
 
 export type CardSwipeRow = Selectable<CardSwipesTable>;
 export type CardTransactionRow = Selectable<CardTransactionsTable>;
 
-/**
- * ISO 4217 currencies the sandbox network names in DE49/DE51: numeric code → alpha code and the
- * number of decimals. An unknown numeric code is shown as itself with 2 decimals.
- */
-const currencies: Readonly<Record<string, { alpha: string; exponent: number }>> = {
-  '840': { alpha: 'USD', exponent: 2 },
-  '978': { alpha: 'EUR', exponent: 2 },
-  '826': { alpha: 'GBP', exponent: 2 },
-  '124': { alpha: 'CAD', exponent: 2 },
-  '036': { alpha: 'AUD', exponent: 2 },
-  '484': { alpha: 'MXN', exponent: 2 },
-  '756': { alpha: 'CHF', exponent: 2 },
-  '392': { alpha: 'JPY', exponent: 0 },
-};
+export interface Iso4217Currency {
+  alpha: string;
+  numeric: string;
+  /** Decimals of its minor unit (ISO 4217's "N.A.", as for gold, reads 0). */
+  exponent: number;
+}
 
-export function currencyOfNumeric(numeric: string): { alpha: string; exponent: number } {
-  return currencies[numeric] ?? { alpha: numeric, exponent: 2 };
+/**
+ * Every currency of ISO 4217 (the `currency-codes` package's copy of the maintenance agency's
+ * list), by numeric and by alpha code, read once. DE49, DE51 and DE54 name currencies by numeric
+ * code; the records keep the alpha code, and a currency's exponent sets where DE4's decimal point
+ * goes (BHD has 3 decimals, JPY none). Until 2026-12-04 the sandbox knew eight currencies and took
+ * any other code as a currency of 2 decimals shown as its number (a 1.000 BHD message showed as
+ * 10.00; found by an audit).
+ */
+const byNumeric = new Map<string, Iso4217Currency>();
+const byAlpha = new Map<string, Iso4217Currency>();
+for (const record of currencyCodes.data) {
+  const currency = { alpha: record.code, numeric: record.number, exponent: record.digits };
+  byNumeric.set(currency.numeric, currency);
+  byAlpha.set(currency.alpha, currency);
+}
+
+/** The ISO 4217 currency of a numeric code (DE49, DE51, DE54), undefined for a code ISO 4217 does not assign. */
+export function currencyOfNumeric(numeric: string): Iso4217Currency | undefined {
+  return byNumeric.get(numeric);
 }
 
 export function numericOfCurrency(alpha: string): string | undefined {
-  return Object.entries(currencies).find(([, currency]) => currency.alpha === alpha)?.[0];
+  return byAlpha.get(alpha)?.numeric;
+}
+
+/**
+ * The exponent of a currency as a record keeps it (its alpha code); 2 for a record an earlier
+ * version kept under a code ISO 4217 does not assign (the number itself).
+ */
+function exponentOfStored(currency: string): number {
+  return byAlpha.get(currency)?.exponent ?? 2;
+}
+
+const conversionRateDecimals = 6;
+
+/**
+ * A foreign-currency message's settlement (CONTRACT §12.3): what the network billed the card
+ * (DE6, kept as the requested amount) in the card's currency, and the rate between the two amounts
+ * of the message itself. Nothing for a message in the card's own currency.
+ */
+function settlementOf(row: CardTransactionRow, transactionExponent: number): { settlement?: number; settlementCurrency?: string; conversionRate?: number } {
+  if (row.transaction_currency === row.asset) return {};
+  const settledMinor = BigInt(row.requested_minor);
+  const transactionMinor = BigInt(row.transaction_minor);
+  const settlement = { settlement: majorUnits(settledMinor), settlementCurrency: row.asset };
+  if (transactionMinor === 0n) return settlement;
+  // settled / 10^2 over transaction / 10^e, scaled by 10^6 and rounded half up, in integers.
+  const numerator = settledMinor * 10n ** BigInt(transactionExponent + conversionRateDecimals) * 2n;
+  const denominator = transactionMinor * 10n ** 2n;
+  const scaled = (numerator / denominator + 1n) / 2n;
+  return { ...settlement, conversionRate: majorUnits(scaled, conversionRateDecimals) };
 }
 
 /** Minor units as a JSON number in major units (card amounts are numbers, specification). */
@@ -103,6 +141,11 @@ export const CardTransactionSchema = Type.Object(
       transactionCurrency: Type.String({ description: 'DE49 as an alpha code' }),
       surcharge: Type.Union([Type.Number(), Type.Null()], { description: 'DE28, included in the total' }),
       fees: Type.Array(Type.Object({ type: Type.String(), amount: Type.Number(), currency: Type.String() }), { description: 'DE54 entries' }),
+      settlement: Type.Optional(Type.Number({ description: 'only when transactionCurrency is not the card\'s: DE6, what the network billed the card for the message, major units of settlementCurrency (requestedAmount)' })),
+      settlementCurrency: Type.Optional(Type.String({ description: 'only with settlement: the card\'s currency (DE51), the record\'s asset' })),
+      conversionRate: Type.Optional(
+        Type.Number({ description: 'only with settlement, and when transaction is not 0: settlement per unit of transactionCurrency (major units over major units), rounded half up to 6 decimals' }),
+      ),
     }),
     requestedAmount: Type.Number({ description: 'what the network asked for, major units of asset' }),
     heldAmount: Type.Number({ description: 'what the lifecycle\'s hold reserves after this message' }),
@@ -167,7 +210,7 @@ export const CardTransactionGroupSchema = Type.Object(
 export type CardTransactionGroupView = Static<typeof CardTransactionGroupSchema>;
 
 export function cardTransactionView(row: CardTransactionRow): CardTransactionView {
-  const currency = currencyOfNumeric(numericOfCurrency(row.transaction_currency) ?? row.transaction_currency);
+  const exponent = exponentOfStored(row.transaction_currency);
   return {
     id: row.id,
     cardTransactionId: row.id,
@@ -182,10 +225,11 @@ export function cardTransactionView(row: CardTransactionRow): CardTransactionVie
     amount: majorUnits(row.amount_minor),
     asset: row.asset,
     amounts: {
-      transaction: majorUnits(row.transaction_minor, currency.exponent),
+      transaction: majorUnits(row.transaction_minor, exponent),
       transactionCurrency: row.transaction_currency,
-      surcharge: row.surcharge_minor === null ? null : majorUnits(row.surcharge_minor, currency.exponent),
-      fees: row.fees.map((fee) => ({ type: fee.type, amount: majorUnits(fee.amountMinor, currencyOfNumeric(numericOfCurrency(fee.currency) ?? fee.currency).exponent), currency: fee.currency })),
+      surcharge: row.surcharge_minor === null ? null : majorUnits(row.surcharge_minor, exponent),
+      fees: row.fees.map((fee) => ({ type: fee.type, amount: majorUnits(fee.amountMinor, exponentOfStored(fee.currency)), currency: fee.currency })),
+      ...settlementOf(row, exponent),
     },
     requestedAmount: majorUnits(row.requested_minor),
     heldAmount: majorUnits(row.held_minor),
@@ -272,6 +316,8 @@ export function cardEventData(view: CardTransactionView): Record<string, unknown
       transactionCurrency: view.amounts.transactionCurrency,
       ...(view.amounts.surcharge === null ? {} : { surcharge: view.amounts.surcharge }),
       fees: view.amounts.fees,
+      ...(view.amounts.settlement === undefined ? {} : { settlement: view.amounts.settlement, settlementCurrency: view.amounts.settlementCurrency }),
+      ...(view.amounts.conversionRate === undefined ? {} : { conversionRate: view.amounts.conversionRate }),
     },
     retrievalReferenceNo: view.retrievalReferenceNo,
     ...(view.merchant === null ? {} : { merchant: view.merchant }),

@@ -8,7 +8,6 @@ import type { EventRecord, DecisionEndpoint } from '../../webhooks/index.js';
 import { redactForEvent, type IsoMessage } from '../network/index.js';
 import type { CoopAuthSettings } from '../program-settings.js';
 import type { CardProgramRow } from '../programs.js';
-import { currencyOfNumeric } from './card-transaction-views.js';
 import type { CoopPendingMark } from './card-transactions.tables.js';
 import type { MessageInfo } from './message-info.js';
 
@@ -64,7 +63,7 @@ export function coopEventData(input: CoopDataInput): Record<string, unknown> {
     timestamp: info.transmittedAt.toISOString(),
     amountMinor: Number(info.transactionMinor),
     billingAmountMinor: billing === undefined ? undefined : Number(BigInt(billing)),
-    currency: currency === undefined ? undefined : currencyOfNumeric(currency).alpha,
+    currency: currency === undefined ? undefined : info.transactionCurrency,
     processingCode: info.processingCode,
     mcc: field(18),
     posEntryMode: field(22),

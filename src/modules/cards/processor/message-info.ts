@@ -91,6 +91,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   }
   const amountMinor = transactionCurrencyNumeric === cardCurrencyNumeric ? transactionMinor : BigInt(billing ?? '0');
   const currency = currencyOfNumeric(transactionCurrencyNumeric);
+  if (currency === undefined) throw new Iso8583MalformedError(49, `"${transactionCurrencyNumeric}" is not an ISO 4217 currency code`);
 
   const surcharge = field(28);
   const surchargeMinor = surcharge === undefined ? null : (surcharge.startsWith('C') ? -1n : 1n) * BigInt(surcharge.slice(1));
@@ -98,11 +99,11 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   // DE54 blocks are fees, except the amount types with other meanings: 01/02 balances, 57 the original amount.
   const fees = additional
     .filter((entry) => !['01', '02', originalAmountType].includes(entry.amountType))
-    .map((entry) => ({
-      type: entry.amountType,
-      amountMinor: (entry.amountMinor < 0n ? -entry.amountMinor : entry.amountMinor).toString(),
-      currency: currencyOfNumeric(entry.currencyNumeric).alpha,
-    }));
+    .map((entry) => {
+      const feeCurrency = currencyOfNumeric(entry.currencyNumeric);
+      if (feeCurrency === undefined) throw new Iso8583MalformedError(54, `currency "${entry.currencyNumeric}" of amount type ${entry.amountType} is not an ISO 4217 currency code`);
+      return { type: entry.amountType, amountMinor: (entry.amountMinor < 0n ? -entry.amountMinor : entry.amountMinor).toString(), currency: feeCurrency.alpha };
+    });
 
   const de43 = field(43);
   const mcc = field(18) ?? null;
