@@ -49,6 +49,16 @@ export interface BuiltApp {
   markShuttingDown: () => void;
 }
 
+const absoluteFormPrefix = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/** The request target in origin form: the path and query of an absolute-form target (RFC 9112 §3.2.2), any other as it is. */
+function originFormOf(target: string): string {
+  const prefix = absoluteFormPrefix.exec(target);
+  if (prefix === null) return target;
+  const rest = target.slice(prefix[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
 /** Builds the HTTP application without listening; tests call inject() or listen on port 0. */
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<BuiltApp> {
   let shuttingDown = false;
@@ -61,6 +71,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       return typeof given === 'string' && traceIdPattern.test(given) ? given : crypto.randomUUID();
     },
     return503OnClosing: true,
+    // A request line in absolute form (`GET http://host/v1/…`, as a proxy sends it) is read as the
+    // path it names, before routing, so that what reads the path (the no-store header, the
+    // idempotency key's request, the 405 check) sees what the router sees; until 2026-12-04 the
+    // router took it but those rules read the whole URL (found by an audit).
+    rewriteUrl: (request) => originFormOf(request.url ?? '/'),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
     // What the router refuses before any route runs answers in the API's own error envelope: a
     // path parameter too long to be any id is a missing resource, a path that cannot be decoded

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from './harness.js';
@@ -61,6 +62,43 @@ describe('response headers', () => {
     expect(answers.map((response) => response.status)).toEqual([200, 201, 404, 401]);
     const document = await t.request({ url: '/openapi.json' });
     expect(document.headers['x-content-type-options']).toBe('nosniff');
+  });
+});
+
+/** One raw HTTP/1.1 exchange with the app listening on a port: status, headers (lower case) and body. */
+async function rawExchange(port: number, requestLine: string, headers: Record<string, string>, body = ''): Promise<{ status: number; headers: Record<string, string>; body: { data?: unknown } | null }> {
+  const socket = net.connect(port, '127.0.0.1');
+  const lines = [requestLine, 'Host: localhost', 'Connection: close', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  if (body !== '') lines.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`);
+  socket.write(`${lines.join('\r\n')}\r\n\r\n${body}`);
+  const chunks: Buffer[] = [];
+  for await (const chunk of socket) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  const [head = '', payload = ''] = text.split('\r\n\r\n');
+  const [statusLine = '', ...headerLines] = head.split('\r\n');
+  const parsed = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine.split(' ')[1]), headers: parsed, body: payload === '' ? null : JSON.parse(payload) };
+}
+
+describe('a request line in absolute form (GET http://host/v1/…, as a proxy sends it)', () => {
+  it('is read as the path it names: no-store, the same idempotency key replays across both forms, 405 with Allow for another method', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = Number(new URL(address).port);
+    const auth = { Authorization: t.clientA.key };
+    const read = await rawExchange(port, 'GET http://localhost/v1/assets HTTP/1.1', auth);
+    expect(read.status).toBe(200);
+    expect(read.headers['cache-control']).toBe('no-store');
+    const key = `absolute-${crypto.randomUUID()}`;
+    const first = await rawExchange(port, 'POST http://localhost:8080/v1/test/things HTTP/1.1', { ...auth, 'Idempotency-Key': key }, JSON.stringify(thing));
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.headers['cache-control']).toBe('no-store');
+    const again = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, idempotencyKey: key });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.data).toEqual(first.body?.data);
+    const wrongMethod = await rawExchange(port, 'GET http://localhost/v1/internal-transfer HTTP/1.1', auth);
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.allow).toBe('POST');
   });
 });
 
