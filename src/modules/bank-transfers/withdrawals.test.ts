@@ -242,6 +242,12 @@ describe('400', () => {
     await expectRefused({ routingNumber: '021000022' }, 'routingNumber', 'INVALID_ROUTING_NUMBER', /check digit/);
   });
 
+  it('an empty routingNumber or bicSwiftCode counts as given and malformed, as on counterparties (docs/bank-directory.md)', async () => {
+    await expectRefused({ routingNumber: '' }, 'routingNumber', 'INVALID_ROUTING_NUMBER');
+    await expectRefused({ transferNetwork: 'SWIFT', routingNumber: undefined, bicSwiftCode: '' }, 'bicSwiftCode', 'INVALID_SWIFT_CODE');
+    await expectRefused({ bicSwiftCode: '' }, 'bicSwiftCode', 'VALIDATION_ERROR', /is not allowed for/);
+  });
+
   it('a malformed SWIFT code', async () => {
     await expectRefused({ transferNetwork: 'SWIFT', routingNumber: undefined, bicSwiftCode: 'DEUT12FF' }, 'bicSwiftCode', 'INVALID_SWIFT_CODE');
   });

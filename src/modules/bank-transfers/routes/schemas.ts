@@ -131,8 +131,10 @@ export const WithdrawalBody = Type.Object(
     name: optionalNullableText(140, `beneficiary name (required without counterpartyId); ${nameOrAddressRule}`),
     transferNetwork: optionalNullable(TransferNetworkSchema, 'ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT (required without counterpartyId)'),
     personTypeCode: PersonTypeCodeSchema,
-    routingNumber: optionalNullableText(34, 'ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise'),
-    bicSwiftCode: optionalNullableText(34, 'SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise'),
+    // No minLength: an empty identifier is given and malformed, answered by the network's rule
+    // (INVALID_ROUTING_NUMBER, INVALID_SWIFT_CODE, not allowed) as on counterparties.
+    routingNumber: optionalNullable(Type.String({ maxLength: 34 }), 'ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise'),
+    bicSwiftCode: optionalNullable(Type.String({ maxLength: 34 }), 'SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise'),
     accountNumber: optionalNullableText(accountNumberLengthMax, 'account number or IBAN (an IBAN is kept in its electronic form: upper case, no spaces)'),
     street1: optionalNullableText(140, nameOrAddressRule),
     street2: optionalNullableText(140, nameOrAddressRule),
