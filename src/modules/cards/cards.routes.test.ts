@@ -66,6 +66,17 @@ describe('card programs', () => {
     expect(response.body.data).toMatchObject({ coopAuth, limits, holdExpiry: coop.holdExpiry, overCapture: coop.overCapture });
     expect((await t.request({ url: `/v1/cards/programs/${coop.id as string}`, key: client.key })).body.data.coopAuth).toEqual(coopAuth);
   });
+
+  it('PATCH takes back a STANDARD program\'s settings as GET shows them, coopAuth null included', async () => {
+    const client = await t.newClient();
+    const standard = (await cardPrograms(t, client))['Standard Debit'];
+    expect(standard.coopAuth).toBeNull();
+    const limits = { perTransactionMinor: 20_000, dailyMinor: 60_000, dailyCount: 9 };
+    const body = { coopAuth: standard.coopAuth, holdExpiry: standard.holdExpiry, overCapture: standard.overCapture, limits, revealPhysicalCards: standard.revealPhysicalCards };
+    const response = await t.request({ method: 'PATCH', url: `/v1/cards/programs/${standard.id as string}`, key: client.key, body });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.data).toMatchObject({ coopAuth: null, limits, holdExpiry: standard.holdExpiry, overCapture: standard.overCapture });
+  });
 });
 
 describe('card programs: refused changes', () => {
@@ -76,6 +87,8 @@ describe('card programs: refused changes', () => {
     ['an approving stand-in decline code', 'Cooperative Debit', { coopAuth: { timeoutMs: 1000, standIn: { mode: 'DECLINE', responseCode: '00', maxAmountMinor: null }, partialApprovalEnabled: true } }, 'coopAuth.standIn.responseCode'],
     ['extended hold days below the default', 'Standard Debit', { holdExpiry: { defaultDays: 10, extendedDays: 5, extendedMccs: [] } }, 'holdExpiry.extendedDays'],
     ['an MCC range backwards', 'Standard Debit', { holdExpiry: { defaultDays: 7, extendedDays: 31, extendedMccs: ['3999-3501'] } }, 'holdExpiry.extendedMccs'],
+    ['coopAuth null on a COOP_AUTH program', 'Cooperative Debit', { coopAuth: null }, 'coopAuth'],
+    ['an over-capture entry of no MCC', 'Standard Debit', { overCapture: { defaultPct: 0, byMcc: [{ mccs: [], pct: 10 }] } }, 'overCapture.byMcc[0].mccs'],
     ['a malformed MCC', 'Standard Debit', { overCapture: { defaultPct: 0, byMcc: [{ mccs: ['58'], pct: 20 }] } }, 'overCapture.byMcc[0].mccs[0]'],
     ['a daily limit below the per-transaction one', 'Standard Debit', { limits: { perTransactionMinor: 10_000, dailyMinor: 5_000, dailyCount: 5 } }, 'limits.dailyMinor'],
     ['an amount as a decimal string', 'Standard Debit', { limits: { perTransactionMinor: '100.00', dailyMinor: 5_000, dailyCount: 5 } }, 'limits.perTransactionMinor'],

@@ -52,7 +52,8 @@ export const OverCaptureSettingsSchema = Type.Object(
     byMcc: Type.Array(
       Type.Object(
         {
-          mccs: MccList,
+          // At least one: an entry of no MCC would match nothing (until 2026-12-04 it was taken; found by an audit).
+          mccs: Type.Array(MccList.items, { minItems: 1, maxItems: 100 }),
           pct: Type.Integer({ minimum: 0, maximum: 100 }),
           maxAmountMinor: Type.Optional(AmountMinor('a cap on the tolerated excess')),
         },

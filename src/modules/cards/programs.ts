@@ -69,7 +69,11 @@ export type CardProgramViewType = Static<typeof CardProgramView>;
 
 export const CardProgramPatchBody = Type.Object(
   {
-    coopAuth: Type.Optional(CoopAuthSettingsSchema),
+    coopAuth: Type.Optional(
+      Type.Union([CoopAuthSettingsSchema, Type.Null()], {
+        description: 'COOP_AUTH programs only. null, as GET shows it on the others, changes nothing there; a COOP_AUTH program keeps its settings (null is refused)',
+      }),
+    ),
     holdExpiry: Type.Optional(HoldExpirySettingsSchema),
     overCapture: Type.Optional(OverCaptureSettingsSchema),
     limits: Type.Optional(LimitSettingsSchema),
@@ -167,6 +171,11 @@ export async function updateCardProgram(tx: Tx, context: RequestContext, id: str
   if (!current) throw notFound('Card program');
   if (patch.coopAuth && current.card_transaction_handler !== 'COOP_AUTH') {
     throw validationError('coopAuth', `this program's handler is ${current.card_transaction_handler}: cooperative authorization settings apply to COOP_AUTH programs only`);
+  }
+  // A document sent back as GET shows it carries `coopAuth: null` on the other programs (until
+  // 2026-12-04 the schema refused it; found by an audit); a COOP_AUTH program cannot lose its settings.
+  if (patch.coopAuth === null && current.card_transaction_handler === 'COOP_AUTH') {
+    throw validationError('coopAuth', 'a COOP_AUTH program needs its cooperative authorization settings: send the whole document, or leave coopAuth out');
   }
   checkSettings(patch);
   const changes: {

@@ -1464,7 +1464,7 @@ export interface paths {
         put?: never;
         /**
          * Send a reversal (0420)
-         * @description Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 carrying what stays authorized (the hold is reduced, still PENDING); while a cooperative increment waits for its answer, the held amount is what the answered messages hold, without its reservation. On a completed single-message purchase (0200) it credits the purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes back its newest refund not yet taken back in full (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.
+         * @description Without amount, or with the whole held amount or more: a full reversal (hold released, CANCELLED; the record's amount is what was released). A smaller amount: a partial reversal, DE95 carrying what stays authorized (the hold is reduced, still PENDING); while a cooperative increment waits for its answer, the held amount is what the answered messages hold, without its reservation. On a completed single-message purchase (0200) it credits the purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes back its newest refund not yet taken back in full (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.
          */
         post: operations["sandbox.createCardReversal"];
         delete?: never;
@@ -12707,7 +12707,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    coopAuth?: components["schemas"]["CardProgramCoopAuth"];
+                    /** @description COOP_AUTH programs only. null, as GET shows it on the others, changes nothing there; a COOP_AUTH program keeps its settings (null is refused) */
+                    coopAuth?: components["schemas"]["CardProgramCoopAuth"] | null;
                     holdExpiry?: components["schemas"]["CardProgramHoldExpiry"];
                     overCapture?: components["schemas"]["CardProgramOverCapture"];
                     limits?: components["schemas"]["CardProgramLimits"];
@@ -13261,7 +13262,7 @@ export interface operations {
                     currency?: "USD" | "EUR" | "GBP" | "CAD";
                     /** @description written into DE43 and DE18; text DE43 cannot carry is refused, not rewritten */
                     merchant?: {
-                        /** @description printable ASCII (DE43 is ans); upper-cased in DE43 */
+                        /** @description printable ASCII (DE43 is ans), not only spaces; upper-cased in DE43 */
                         name: string;
                         mcc: string;
                         /** @description printable ASCII; upper-cased in DE43 */
@@ -13733,7 +13734,7 @@ export interface operations {
                     processingCode?: string;
                     /** @description written into DE43 and DE18; text DE43 cannot carry is refused, not rewritten */
                     merchant?: {
-                        /** @description printable ASCII (DE43 is ans); upper-cased in DE43 */
+                        /** @description printable ASCII (DE43 is ans), not only spaces; upper-cased in DE43 */
                         name: string;
                         mcc: string;
                         /** @description printable ASCII; upper-cased in DE43 */
@@ -13811,7 +13812,7 @@ export interface operations {
                     amount: number;
                     /** @description written into DE43 and DE18; text DE43 cannot carry is refused, not rewritten */
                     merchant?: {
-                        /** @description printable ASCII (DE43 is ans); upper-cased in DE43 */
+                        /** @description printable ASCII (DE43 is ans), not only spaces; upper-cased in DE43 */
                         name: string;
                         mcc: string;
                         /** @description printable ASCII; upper-cased in DE43 */

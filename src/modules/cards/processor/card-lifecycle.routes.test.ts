@@ -915,6 +915,7 @@ describe('400', () => {
     const card = await fundedCard(t, '10.00');
     for (const [merchant, field] of [
       [{ ...restaurant, name: 'Ünïcødé ☃' }, 'merchant.name'],
+      [{ ...restaurant, name: '   ' }, 'merchant.name'],
       [{ ...restaurant, city: 'C\nD' }, 'merchant.city'],
       [{ ...restaurant, state: 'ca' }, 'merchant.state'],
       [{ ...restaurant, country: 'us' }, 'merchant.country'],
@@ -932,6 +933,10 @@ describe('400', () => {
     const response = await t.request({ url: '/v1/cards/transactions?type=ONLINE_TRANSACTION' });
     expect(response.status).toBe(400);
     expect(response.body.message).toContain('PURCHASE');
+    // An unknown value: the values quoted, as every field with a list of values (docs/api-design.md).
+    const unknown = await t.request({ url: '/v1/cards/transactions?type=FOO' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.details).toEqual([{ field: 'type', message: expect.stringMatching(/^must be one of "PRE_AUTHORIZATION", "ACCOUNT_VERIFICATION", /) }]);
   });
 
   it('a malformed ISO 8583 message is 400 ISO8583_MALFORMED naming the field', async () => {

@@ -24,7 +24,7 @@ export function cardTransactionTypeFilter(value: string | undefined): CardTransa
   if (value === undefined) return undefined;
   const replacement = removedTypes[value];
   if (replacement !== undefined) throw validationError('type', `${value} was renamed ${replacement}; filter with type=${replacement}`);
-  if (!(cardTransactionTypes as readonly string[]).includes(value)) throw validationError('type', `must be one of ${cardTransactionTypes.join(', ')}`);
+  if (!(cardTransactionTypes as readonly string[]).includes(value)) throw validationError('type', `must be one of ${cardTransactionTypes.map((type) => JSON.stringify(type)).join(', ')}`);
   return value as CardTransactionType;
 }
 

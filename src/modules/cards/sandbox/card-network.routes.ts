@@ -36,7 +36,8 @@ const Amount = (description: string) =>
 
 const MerchantBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 23, pattern: '^[ -~]+$', description: 'printable ASCII (DE43 is ans); upper-cased in DE43' }),
+    // Not only spaces: DE43's name would be blank (until 2026-12-04 taken; found by an audit).
+    name: Type.String({ minLength: 1, maxLength: 23, pattern: '^[ -~]*[!-~][ -~]*$', description: 'printable ASCII (DE43 is ans), not only spaces; upper-cased in DE43' }),
     mcc: Type.String({ pattern: '^[0-9]{4}$', maxLength: 4 }),
     city: Type.String({ maxLength: 13, pattern: '^[ -~]*$', description: 'printable ASCII; upper-cased in DE43' }),
     state: Type.String({ maxLength: 2, pattern: '^([A-Z]{2})?$', description: 'two capital letters, or empty' }),
@@ -423,7 +424,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
     '/v1/sandbox/card-transactions/:parentId/reversals',
     'sandbox.createCardReversal',
     'Send a reversal (0420)',
-    'Without amount, or with the whole held amount: a full reversal (hold released, CANCELLED). A smaller amount: a partial reversal, DE95 ' +
+    'Without amount, or with the whole held amount or more: a full reversal (hold released, CANCELLED; the record\'s amount is what was released). A smaller amount: a partial reversal, DE95 ' +
       'carrying what stays authorized (the hold is reduced, still PENDING); while a cooperative increment waits for its answer, the held amount is what the answered messages hold, without its reservation. On a completed single-message purchase (0200) it credits the ' +
       'purchase back (what of it no reversal took back yet, or the amount given); on a lifecycle that nets a credit (refunds credited, nothing held) it takes back its newest ' +
       'refund not yet taken back in full (DE90 names it; forced, like any reversal); on a refund authorization whose refund has not cleared, it cancels the authorization.',
