@@ -80,10 +80,17 @@ async function rawExchange(port: number, requestLine: string, headers: Record<st
   return { status: Number(statusLine.split(' ')[1]), headers: parsed, body: payload === '' ? null : JSON.parse(payload) };
 }
 
+/** The port of the app listening on loopback (started on first use). */
+async function listeningPort(): Promise<number> {
+  if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = t.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the app is not listening on a port');
+  return address.port;
+}
+
 describe('a request line in absolute form (GET http://host/v1/…, as a proxy sends it)', () => {
   it('is read as the path it names: no-store, the same idempotency key replays across both forms, 405 with Allow for another method', async () => {
-    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = Number(new URL(address).port);
+    const port = await listeningPort();
     const auth = { Authorization: t.clientA.key };
     const read = await rawExchange(port, 'GET http://localhost/v1/assets HTTP/1.1', auth);
     expect(read.status).toBe(200);
@@ -298,6 +305,16 @@ describe('400', () => {
 });
 
 describe('401 and 403', () => {
+  it('two Authorization headers: 401 whichever keys they hold (a proxy may read the other one)', async () => {
+    const port = await listeningPort();
+    for (const second of [t.clientA.key, t.clientB.key]) {
+      const response = await rawExchange(port, 'GET /v1/assets HTTP/1.1', { Authorization: t.clientA.key, authorization: second });
+      expect(response.status).toBe(401);
+      expect(JSON.stringify(response.body)).toContain('more than one Authorization header');
+    }
+    expect((await rawExchange(port, 'GET /v1/assets HTTP/1.1', { Authorization: t.clientA.key })).status).toBe(200);
+  });
+
   it('accepts the raw key, Bearer, and odd spacing around them', async () => {
     for (const header of [t.clientA.key, `Bearer ${t.clientA.key}`, `bearer   ${t.clientA.key}`, `  ${t.clientA.key}\t`, `Bearer\t${t.clientA.key} `]) {
       const response = await t.request({ url: '/v1/assets', key: header });

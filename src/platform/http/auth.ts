@@ -77,6 +77,15 @@ function keyMatches(given: string, expected: string): boolean {
   return crypto.timingSafeEqual(a, b);
 }
 
+/** How many Authorization headers the request line's headers hold (rawHeaders: name, value, name, value, …). */
+function authorizationHeadersOf(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    if (rawHeaders[index]?.length === 13 && rawHeaders[index]?.toLowerCase() === 'authorization') count += 1;
+  }
+  return count;
+}
+
 /** onRequest hook: runs before the body is read, so an unauthenticated caller cannot make us parse 1 MiB. */
 export function authHook(options: AuthOptions) {
   const failures = new FailedAuthentications(options.failuresPerMinute);
@@ -94,6 +103,11 @@ export function authHook(options: AuthOptions) {
     if (retryAfter > 0) {
       reply.header('Retry-After', String(retryAfter));
       throw new AppError('RATE_LIMITED', `Too many failed authentications from your address: ${options.failuresPerMinute} per minute; retry in ${retryAfter} seconds.`);
+    }
+    // Node keeps the first of two Authorization headers; a proxy may read the other, so a request
+    // with two is nobody's (until 2026-12-04 the first was used; found by an audit).
+    if (authorizationHeadersOf(request.raw.rawHeaders) > 1) {
+      throw refuse(request, 'The request carries more than one Authorization header: send exactly one.');
     }
     const key = extractKey(request.headers.authorization);
     if (metricsToken !== undefined) {
