@@ -70,7 +70,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       const given = request.headers['x-trace-id'];
       return typeof given === 'string' && traceIdPattern.test(given) ? given : crypto.randomUUID();
     },
-    return503OnClosing: true,
+    // Requests that arrive on open connections while the server shuts down are answered by the
+    // onRequest hook below, 503 SERVICE_UNAVAILABLE in the API's envelope (Fastify's own 503 had
+    // no code or traceId; found by an audit, 2026-12-04).
+    return503OnClosing: false,
     // A request line in absolute form (`GET http://host/v1/…`, as a proxy sends it) is read as the
     // path it names, before routing, so that what reads the path (the no-store header, the
     // idempotency key's request, the 405 check) sees what the router sees; until 2026-12-04 the
@@ -129,6 +132,12 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Trace-Id', String(request.id));
+    if (shuttingDown && !request.url.startsWith('/health/')) {
+      // Not applied: the client retries it, on another process or once this one is back.
+      reply.header('Connection', 'close');
+      reply.header('Retry-After', '1');
+      throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down and did not apply this request; retry it.');
+    }
     // The API's answers carry account data, and some a secret shown once (a webhook secret, a new
     // API key): no cache keeps them, and no browser reads them as anything but what they are
     // (found by a security audit, 2026-12-02). A route that may be cached says so itself.

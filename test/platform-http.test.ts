@@ -1,6 +1,7 @@
 import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
 import { createTestApp, type TestContext } from './harness.js';
 import { registerTestRoutes } from './support/test-routes.js';
 
@@ -346,6 +347,25 @@ describe('401 and 403', () => {
     const write = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, key: t.clientA.readOnlyKey });
     expect(write.status).toBe(403);
     expect(write.body.code).toBe('FORBIDDEN');
+  });
+});
+
+describe('503 while the server shuts down', () => {
+  it('a request that arrives meanwhile is not applied: 503 SERVICE_UNAVAILABLE in the envelope, with its trace id, Retry-After and Connection: close; the health routes still answer', async () => {
+    const { app, markShuttingDown } = await buildApp(t.deps, { logger: false, extraRoutes: registerTestRoutes });
+    try {
+      markShuttingDown();
+      const before = await eventCount();
+      const response = await app.inject({ method: 'POST', url: '/v1/test/things', headers: { authorization: t.clientA.key, 'x-trace-id': 'closing-trace' }, payload: thing });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toEqual({ message: expect.stringContaining('shutting down'), code: 'SERVICE_UNAVAILABLE', traceId: 'closing-trace' });
+      expect(response.headers).toMatchObject({ 'x-trace-id': 'closing-trace', 'retry-after': '1', connection: 'close' });
+      expect(await eventCount()).toBe(before);
+      expect((await app.inject({ url: '/health/live' })).statusCode).toBe(200);
+      expect((await app.inject({ url: '/health/ready' })).statusCode).toBe(503);
+    } finally {
+      await app.close();
+    }
   });
 });
 
