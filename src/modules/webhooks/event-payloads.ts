@@ -35,6 +35,11 @@ const ltvPayload = (description: string) => payload(ltvFields, `${description} E
 const ltvLiquidatedPayload = payload(
   {
     ...ltvFields,
+    // Before the sale, unlike the warnings' figures after the change (the catalogue said "after"; found by an audit, 2026-12-04).
+    ltv: Type.Union([Type.String({ description: 'four decimals, rounded down' }), Type.Null()], { description: 'the LTV before the sale, the one that reached the liquidation threshold' }),
+    collateralAmount: Type.String({ description: 'collateral locked before the sale, in collateralAsset' }),
+    collateralValue: Type.String({ description: 'collateral value before the sale, in currency, rounded down' }),
+    outstanding: Type.String({ description: 'principal + interest + pending card holds before the sale, in currency' }),
     parentTransactionId: Type.String({ description: 'the liquidation\'s wallet transactions (COLLATERAL_LIQUIDATION, LIQUIDATION_FEE) are under it' }),
     price: Type.String({ description: 'the collateral price the collateral was sold at' }),
     collateralSold: Type.String({ description: 'collateral sold at the price, in collateralAsset' }),

@@ -6676,16 +6676,16 @@ export interface components {
                 customerId: string;
                 /** @description the credit line whose LTV crossed the threshold */
                 creditLineId: string;
-                /** @description the LTV after the change; null when something is owed and the collateral is worth nothing */
+                /** @description the LTV before the sale, the one that reached the liquidation threshold */
                 ltv: string | null;
                 /** @description the threshold crossed, four decimals */
                 thresholdLtv: string;
                 collateralAsset: string;
-                /** @description collateral locked, in collateralAsset */
+                /** @description collateral locked before the sale, in collateralAsset */
                 collateralAmount: string;
-                /** @description collateral value in currency, rounded down */
+                /** @description collateral value before the sale, in currency, rounded down */
                 collateralValue: string;
-                /** @description principal + interest + pending card holds, in currency */
+                /** @description principal + interest + pending card holds before the sale, in currency */
                 outstanding: string;
                 currency: string;
                 /** @description the liquidation's wallet transactions (COLLATERAL_LIQUIDATION, LIQUIDATION_FEE) are under it */
