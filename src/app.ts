@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import type { Deps } from './platform/deps.js';
 import type { App } from './platform/http/app-type.js';
 import { authHook } from './platform/http/auth.js';
+import { answerClientError } from './platform/http/client-errors.js';
 import { traceIdPattern } from './platform/http/context.js';
 import { AppError } from './platform/http/errors.js';
 import { errorHandler } from './platform/http/error-handler.js';
@@ -74,6 +75,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // onRequest hook below, 503 SERVICE_UNAVAILABLE in the API's envelope (Fastify's own 503 had
     // no code or traceId; found by an audit, 2026-12-04).
     return503OnClosing: false,
+    clientErrorHandler: answerClientError,
     // A request line in absolute form (`GET http://host/v1/…`, as a proxy sends it) is read as the
     // path it names, before routing, so that what reads the path (the no-store header, the
     // idempotency key's request, the 405 check) sees what the router sees; until 2026-12-04 the

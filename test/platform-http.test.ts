@@ -350,6 +350,20 @@ describe('401 and 403', () => {
   });
 });
 
+describe('what the HTTP parser refuses before there is a request', () => {
+  it.each([
+    ['an unknown method', 'FROB /v1/assets HTTP/1.1', {}, 400, 'BAD_REQUEST'],
+    ['a header line without a colon', 'GET /v1/assets HTTP/1.1', { 'X-Broken header': 'x' }, 400, 'BAD_REQUEST'],
+    ['headers over 16 KiB', 'GET /v1/assets HTTP/1.1', { 'X-Filler': 'a'.repeat(20_000) }, 431, 'REQUEST_HEADERS_TOO_LARGE'],
+  ])('%s: the API error envelope with a trace id, and the connection closed', async (_name, requestLine, headers, status, code) => {
+    const port = await listeningPort();
+    const response = await rawExchange(port, requestLine, { Authorization: t.clientA.key, ...headers });
+    expect(response.status).toBe(status);
+    expect(response.body).toEqual({ message: expect.any(String), code, traceId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(response.headers).toMatchObject({ 'x-trace-id': (response.body as { traceId: string }).traceId, connection: 'close', 'cache-control': 'no-store' });
+  });
+});
+
 describe('503 while the server shuts down', () => {
   it('a request that arrives meanwhile is not applied: 503 SERVICE_UNAVAILABLE in the envelope, with its trace id, Retry-After and Connection: close; the health routes still answer', async () => {
     const { app, markShuttingDown } = await buildApp(t.deps, { logger: false, extraRoutes: registerTestRoutes });

@@ -40,6 +40,8 @@ export const errorCodes = {
   ROUTE_NOT_FOUND: { status: 404, description: 'No such route.' },
   // 405
   METHOD_NOT_ALLOWED: { status: 405, description: 'The path exists but not with this method; the Allow header lists the methods it accepts. Answered before authentication, as 404 is.' },
+  // 408
+  REQUEST_TIMEOUT: { status: 408, description: 'The request did not arrive whole in time (its headers or body stopped coming); nothing was applied.' },
   // 409
   CONFLICT: { status: 409, description: 'The request conflicts with the current state of a resource.' },
   DUPLICATE_EMAIL: { status: 409, description: 'Another customer of this client already uses this email address (compared without regard to letter case).' },
@@ -88,6 +90,8 @@ export const errorCodes = {
   AMOUNT_BELOW_FEE: { status: 422, description: 'A crypto withdrawal with `grossAmount: true` whose amount does not exceed the network fee: the recipient would get nothing.' },
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for this key (or more than 10 vault reveals of one card in a minute); wait for the number of seconds in Retry-After.' },
+  // 431
+  REQUEST_HEADERS_TOO_LARGE: { status: 431, description: 'The request\'s headers are larger than the server reads (16 KiB in all); nothing was applied.' },
   // 500, 503
   INTERNAL_ERROR: { status: 500, description: 'A bug on our side. It is logged with the trace id; please report it.' },
   PRICE_FEED_UNAVAILABLE: { status: 503, description: 'No price feed is connected in this mode (production ships none), so trade quotes cannot be priced and credit lines cannot be opened; the sandbox prices them with its own feed.' },
