@@ -401,6 +401,14 @@ describe('404, 410, 413, 415', () => {
     expect(response.body.message).toContain(replacement);
   });
 
+  it('410 for a removed endpoint whatever body it is sent with (a form, plain text), not 415', async () => {
+    for (const contentType of ['application/x-www-form-urlencoded', 'text/plain']) {
+      const response = await t.request({ method: 'POST', url: '/v1/customers/abc/addresses', rawBody: 'street=1', contentType });
+      expect(response.status, contentType).toBe(410);
+      expect(response.body.code).toBe('ENDPOINT_REMOVED');
+    }
+  });
+
   it('413 for a 2 MiB JSON body', async () => {
     const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: JSON.stringify({ ...thing, name: 'x'.repeat(2 * 1024 * 1024) }) });
     expect(response.status).toBe(413);

@@ -10,14 +10,19 @@ export const removedEndpoints = [
 
 export function registerRemovedEndpoints(app: App): void {
   for (const endpoint of removedEndpoints) {
+    const removed = () => new AppError('ENDPOINT_REMOVED', `${endpoint.method} ${endpoint.url} has been removed. ${endpoint.replacement}`);
     app.route({
       method: endpoint.method,
       url: endpoint.url,
-      // Answered before authentication or body parsing: there is nothing to protect.
+      // Answered before authentication or body parsing: there is nothing to protect, and a body
+      // of any type gets the 410 (until 2026-12-04 a non-JSON one got 415 first; found by an audit).
       config: { public: true },
       schema: { hide: true },
+      onRequest: async () => {
+        throw removed();
+      },
       handler: async () => {
-        throw new AppError('ENDPOINT_REMOVED', `${endpoint.method} ${endpoint.url} has been removed. ${endpoint.replacement}`);
+        throw removed();
       },
     });
   }
