@@ -7748,12 +7748,12 @@ export interface components {
             parentTransactionId: string;
             walletId: string;
             /**
-             * @description business type of the parent, for example INTERNAL_TRANSFER
+             * @description the business type of the step this record belongs to, for example INTERNAL_TRANSFER; the records of one parent may differ (a card swipe's DEBIT_CARD_HOLD and DEBIT_CARD_CAPTURE, a liquidation's COLLATERAL_LIQUIDATION and LIQUIDATION_FEE)
              * @example INTERNAL_TRANSFER
              */
             type: string;
             /**
-             * @description what this record did to the wallet: TRANSFER, HOLD, HOLD_INCREMENT, CAPTURE, RELEASE, EXPIRY, PENDING_CREDIT, CLEARING or PENDING_FAILURE
+             * @description what this record did to the wallet: TRANSFER, HOLD, HOLD_INCREMENT, CAPTURE, RELEASE, EXPIRY, PENDING_CREDIT, CLEARING or PENDING_FAILURE; or, for a transfer posted under a purpose of its own, that purpose: USER_TRADE and TRADE_FEE_SETTLEMENT (trades), WITHDRAWAL_FEE_REVENUE (a crypto withdrawal's fee), WITHDRAWAL_RETURN (a settled bank withdrawal returned), CREDIT_LINE_PAYMENT, CREDIT_CARD_CAPTURE, CREDIT_CARD_REFUND, COLLATERAL_LIQUIDATION
              * @example TRANSFER
              */
             purpose: string;

@@ -21,10 +21,13 @@ export const WalletTransactionSchema = Type.Object(
     id: Type.String({ description: 'this child record' }),
     parentTransactionId: Type.String({ description: 'the parent that groups related records (both sides of an internal transfer, every step of a card swipe, …)' }),
     walletId: Type.String(),
-    type: Type.String({ description: 'business type of the parent, for example INTERNAL_TRANSFER', examples: ['INTERNAL_TRANSFER'] }),
+    type: Type.String({
+      description: 'the business type of the step this record belongs to, for example INTERNAL_TRANSFER; the records of one parent may differ (a card swipe\'s DEBIT_CARD_HOLD and DEBIT_CARD_CAPTURE, a liquidation\'s COLLATERAL_LIQUIDATION and LIQUIDATION_FEE)',
+      examples: ['INTERNAL_TRANSFER'],
+    }),
     purpose: Type.String({
       description:
-        'what this record did to the wallet: TRANSFER, HOLD, HOLD_INCREMENT, CAPTURE, RELEASE, EXPIRY, PENDING_CREDIT, CLEARING or PENDING_FAILURE',
+        'what this record did to the wallet: TRANSFER, HOLD, HOLD_INCREMENT, CAPTURE, RELEASE, EXPIRY, PENDING_CREDIT, CLEARING or PENDING_FAILURE; or, for a transfer posted under a purpose of its own, that purpose: USER_TRADE and TRADE_FEE_SETTLEMENT (trades), WITHDRAWAL_FEE_REVENUE (a crypto withdrawal\'s fee), WITHDRAWAL_RETURN (a settled bank withdrawal returned), CREDIT_LINE_PAYMENT, CREDIT_CARD_CAPTURE, CREDIT_CARD_REFUND, COLLATERAL_LIQUIDATION',
       examples: ['TRANSFER'],
     }),
     operation: Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')]),
