@@ -12,7 +12,12 @@ import { AppError } from './errors.js';
  * `{"error","message","statusCode"}` body (found by an audit).
  */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // Node leaves the socket to this handler: one that can no longer be written to is closed here.
+  if (!socket.writable) {
+    socket.destroy(error);
+    return;
+  }
   const refused =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? new AppError('REQUEST_HEADERS_TOO_LARGE', 'The request\'s headers are larger than the server reads (16 KiB in all).')
