@@ -3,7 +3,7 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { AppError } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { parseAmount } from '../../platform/money/amount.js';
-import { isCountryCode } from '../bank-directory/index.js';
+import { isCountryCode, validateSwiftCode } from '../bank-directory/index.js';
 import { findWallet } from '../customers/index.js';
 import { placeHold } from '../ledger/index.js';
 import { recordEvent } from '../webhooks/index.js';
@@ -135,7 +135,8 @@ function beneficiaryFromCounterparty(body: WithdrawalRequest, counterparty: Save
  *    and address fields of the body (no control or format characters, not blank), countryCode;
  *    an IBAN is then kept in its electronic form;
  * 5. the bank directory: the routing number or BIC is known (404 BANK_NOT_FOUND) and, for a
- *    routing number, takes the network's payments (400 ROUTING_NUMBER_NOT_ELIGIBLE);
+ *    routing number, takes the network's payments (400 ROUTING_NUMBER_NOT_ELIGIBLE); then the
+ *    intermediary bank's BIC is known (404 BANK_NOT_FOUND naming intermediaryBankBic);
  * 6. the wallet exists (404), the counterparty belongs to the wallet's portfolio (400), the wallet
  *    has a virtual account (400 WALLET_NOT_LINKED);
  * 7. enough AVAILABLE money (422 INSUFFICIENT_FUNDS).
@@ -175,6 +176,9 @@ export async function createWithdrawal(tx: Tx, context: RequestContext, body: Wi
   assertNoViolations(violations);
   beneficiary.accountNumber = normalizeAccountNumber(beneficiary.accountNumber);
   const bank = await resolveBank(tx, network, beneficiary);
+  // The intermediary bank is looked up in the directory as the beneficiary's bank is (until
+  // 2026-12-04 only its form was checked, so an unknown one went out; found by audits).
+  if (body.intermediaryBankBic) await validateSwiftCode(tx, body.intermediaryBankBic, 'intermediaryBankBic');
 
   const wallet = await findWallet(tx, context.clientId, body.walletId);
   if (!wallet) throw new AppError('NOT_FOUND', 'Wallet not found', { details: [{ field: 'walletId', message: 'no such wallet' }] });

@@ -453,6 +453,12 @@ describe('404', () => {
     const bic = await withdraw({ transferNetwork: 'SWIFT', ...bicBank, bicSwiftCode: 'ZZZZDEFF' });
     expect(bic.status).toBe(404);
     expect(bic.body.details[0].field).toBe('bicSwiftCode');
+    // The intermediary bank is looked up as the beneficiary's bank is (until 2026-12-04 only its form was checked).
+    const before = await bankTransferCount();
+    const intermediary = await withdraw({ transferNetwork: 'SWIFT', ...bicBank, intermediaryBankBic: 'ZZZZUS33' });
+    expect(intermediary.status).toBe(404);
+    expect(intermediary.body).toMatchObject({ code: 'BANK_NOT_FOUND', details: [{ field: 'intermediaryBankBic' }] });
+    expect(await bankTransferCount()).toBe(before);
   });
 
   it('an unknown or malformed counterpartyId', async () => {

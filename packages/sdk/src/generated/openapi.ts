@@ -12332,7 +12332,7 @@ export interface operations {
                     /** @description party identification */
                     identificationValue?: string | null;
                     remittanceMemo?: string | null;
-                    /** @description intermediary bank of a cross-border payment: at most 11 characters, a valid BIC */
+                    /** @description intermediary bank of a cross-border payment: at most 11 characters, a valid BIC of a bank the directory knows (404 BANK_NOT_FOUND otherwise) */
                     intermediaryBankBic?: string | null;
                 };
             };
@@ -12441,7 +12441,7 @@ export interface operations {
                     /** @description party identification */
                     identificationValue?: string | null;
                     remittanceMemo?: string | null;
-                    /** @description intermediary bank of a cross-border payment: at most 11 characters, a valid BIC */
+                    /** @description intermediary bank of a cross-border payment: at most 11 characters, a valid BIC of a bank the directory knows (404 BANK_NOT_FOUND otherwise) */
                     intermediaryBankBic?: string | null;
                 };
             };

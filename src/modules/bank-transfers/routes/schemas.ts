@@ -145,7 +145,7 @@ export const WithdrawalBody = Type.Object(
     identificationTypeCode: optionalNullableText(35, 'party identification type'),
     identificationValue: optionalNullableText(35, 'party identification'),
     remittanceMemo: Type.Optional(Type.Union([RemittanceMemoSchema, Type.Null()])),
-    intermediaryBankBic: optionalNullableText(20, 'intermediary bank of a cross-border payment: at most 11 characters, a valid BIC'),
+    intermediaryBankBic: optionalNullableText(20, 'intermediary bank of a cross-border payment: at most 11 characters, a valid BIC of a bank the directory knows (404 BANK_NOT_FOUND otherwise)'),
   },
   {
     additionalProperties: false,
