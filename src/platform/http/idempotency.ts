@@ -67,25 +67,25 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
  * of the snapshot routes) see `/v1/sandbox/%73napshots` as the snapshots route it is; until
  * 2026-12-04 the path was kept as written, found by an audit.
  */
-export function requestPath(request: FastifyRequest): string {
-  const written = decodedPath(request.url.split('?')[0] ?? '').replace(uuidAnyCase, (id) => id.toLowerCase());
-  const path = written.length > 1 && written.endsWith('/') ? written.slice(0, -1) : written;
-  return path;
+function requestPath(request: FastifyRequest): string {
+  const path = decodedPath(request.url.split('?')[0] ?? '').replace(uuidAnyCase, (id) => id.toLowerCase());
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
-/** The path as the key's record keeps it: requestPath, its first 2,000 characters. */
-export function storedRequestPath(request: FastifyRequest): string {
-  return requestPath(request).slice(0, 2000);
+/** What a key's record keeps of its request: the hash a retry is compared by, and the path (its first 2,000 characters). */
+export interface RequestIdentity {
+  hash: Buffer;
+  path: string;
 }
 
-export function requestHash(request: FastifyRequest): Buffer {
+/** The request's identity, its path worked out once for both. */
+export function requestIdentity(request: FastifyRequest): RequestIdentity {
+  const path = requestPath(request);
   // Bodies are compared as their fields, whatever their order: a retry that spells the same
-  // request differently replays.
-  return crypto
-    .createHash('sha256')
-    // No body, null and {} are one request: a write without a body counts as {} (docs/api-design.md).
-    .update(`${request.method} ${requestPath(request)}\n${canonicalJson(request.body ?? {})}`)
-    .digest();
+  // request differently replays. No body, null and {} are one request: a write without a body
+  // counts as {} (docs/api-design.md).
+  const hash = crypto.createHash('sha256').update(`${request.method} ${path}\n${canonicalJson(request.body ?? {})}`).digest();
+  return { hash, path: path.slice(0, 2000) };
 }
 
 const uuidAnyCase = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
@@ -152,7 +152,7 @@ export async function reusedIdempotencyKeyError(
   } catch {
     return undefined; // the database is unreachable: the validation error is still a true answer
   }
-  if (row === undefined || row.request_hash.equals(requestHash(request))) return undefined;
+  if (row === undefined || row.request_hash.equals(requestIdentity(request).hash)) return undefined;
   return new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
 }
 
@@ -274,7 +274,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
     return reply.code(result.statusCode ?? 200).send(envelopeOf(result, context));
   }
 
-  const hash = requestHash(request);
+  const { hash, path } = requestIdentity(request);
   const lockId = advisoryLockId(context.clientId, key);
   const stored = async (tx: Tx): Promise<StoredResponse | undefined> => {
     const locked = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${lockId}::bigint) AS locked`.execute(tx);
@@ -324,7 +324,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
     }
     await tx
       .insertInto('idempotency_keys')
-      .values({ client_id: context.clientId, key, request_hash: hash, method: request.method, path: storedRequestPath(request), ...values })
+      .values({ client_id: context.clientId, key, request_hash: hash, method: request.method, path, ...values })
       .execute();
   };
   const markInProgress = async (tx: Tx) => {
@@ -335,7 +335,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
         key,
         request_hash: hash,
         method: request.method,
-        path: storedRequestPath(request),
+        path,
         status_code: inProgressStatus,
         response_body: 'null',
         response_sealed: false,

@@ -15,8 +15,7 @@ import {
   envelopeOf,
   idempotencyKeyOf,
   requestContext,
-  requestHash,
-  storedRequestPath,
+  requestIdentity,
   storedBody,
   type StoredResponse,
   type WriteResult,
@@ -155,14 +154,16 @@ export class WriteBatcher<I, O, L> {
    */
   async submit(request: FastifyRequest, reply: FastifyReply, input: I, context: RequestContext = requestContext(request, this.deps)): Promise<unknown> {
     const key = idempotencyKeyOf(request);
+    // Only a keyed request keeps a record (its hash and path).
+    const identity = key === undefined ? undefined : requestIdentity(request);
     const settlement = await new Promise<Settlement>((settle) => {
       this.queue.push({
         context,
         input,
         key,
-        hash: key === undefined ? undefined : requestHash(request),
+        hash: identity?.hash,
         method: request.method,
-        path: storedRequestPath(request),
+        path: identity?.path ?? '',
         settle,
       });
       this.scheduleStart();
