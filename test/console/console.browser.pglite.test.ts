@@ -217,10 +217,13 @@ describe('the sandbox console in headless Chromium', () => {
     // Retry from the timeline; the receiver now answers, and the timeline shows the second attempt.
     receiver.mode = 'ok';
     await timeline.getByRole('button', { name: 'Retry delivery of BANK_DEPOSIT_TRANSACTION_PENDING' }).click();
-    await expect(page.getByRole('status').filter({ hasText: 'Retry queued' }).count()).resolves.toBe(1);
+    // The click returns when it is dispatched, not when the page has the answer: wait for the answer.
+    const retryQueued = page.getByRole('status').filter({ hasText: 'Retry queued' });
+    await retryQueued.waitFor();
+    await expect(retryQueued.count()).resolves.toBe(1);
     expect(await worker.deliverDue()).toBeGreaterThan(0);
     await timeline.locator('[data-kind="DELIVERY"]', { hasText: 'DELIVERED' }).first().waitFor({ timeout: 10_000 });
-    await expect(timeline.locator('[data-kind="DELIVERY_ATTEMPT"]', { hasText: 'succeeded' }).count()).resolves.toBeGreaterThan(0);
+    await timeline.locator('[data-kind="DELIVERY_ATTEMPT"]', { hasText: 'succeeded' }).first().waitFor();
     expect(await unnamedControls(page)).toEqual([]);
     await screenshot(page, 'trace');
 
