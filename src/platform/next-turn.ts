@@ -17,11 +17,10 @@ export function onceOnNextTurn(run: () => void): () => void {
 }
 
 /**
- * Resolves on the next turn of the event loop, after the pending I/O callbacks. A loop of database
- * work awaits it between its steps: on the embedded database a query answers without any I/O, so
- * a loop that only awaits queries never lets the event loop take a new connection or request
- * (an advance of a client's clock through hundreds of timers held every other client's requests
- * until it ended; found by an audit on 2026-12-04).
+ * Resolves on the next turn of the event loop, after the pending I/O callbacks. The embedded
+ * database's pool awaits it before each taking of its one connection (database.ts): there a query
+ * is answered without any I/O, so a loop that only awaits the database would never let the event
+ * loop take a new connection or request.
  */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));

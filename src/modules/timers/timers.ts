@@ -4,7 +4,6 @@ import type { Db } from '../../platform/db/database.js';
 import { isDatabaseAnswer, isRetryableDatabaseError, withTransaction, type Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { WriteStatement, type RowsKind } from '../../platform/db/write-statement.js';
-import { nextTurn } from '../../platform/next-turn.js';
 import './timers.tables.js';
 
 /**
@@ -221,7 +220,6 @@ export async function runDueTimers(db: Db, clock: Clock, kinds: readonly TimerKi
     }
     if (!claimed) break;
     ran.push(claimed);
-    await nextTurn();
   }
   if (failed.length > 0) {
     const list = failed.map((timer) => `${timer.kind} ${timer.subjectId}: ${timer.error}`).join('; ');
@@ -315,8 +313,6 @@ export async function runClientTimersUntil(
     }
     if (outcome === 'none') break;
     ran.push(outcome);
-    // Other requests, of this client and others, are answered between two timers.
-    await nextTurn();
   }
   return { ran, failed };
 }

@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from './schema.js';
 import { acquireDataFolderLock } from './lock-file.js';
 import { PreparingClient } from './prepared-statements.js';
+import { nextTurn } from '../next-turn.js';
 
 export type Db = Kysely<Database>;
 
@@ -111,6 +112,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     connectionTimeoutMillis: options.connectTimeoutMs,
   });
   pool.on('error', () => {});
+  yieldBeforeConnect(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
@@ -126,6 +128,27 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       }
     },
   };
+}
+
+/**
+ * The embedded database answers a query without any I/O (PGlite runs in this process), so a loop
+ * of transactions that only awaits the database (an advance of the clock through hundreds of
+ * timers, a reset, a restore) never lets the event loop read a socket: every other request, of
+ * every client, waited until the loop ended. Each taking of the one connection therefore waits
+ * for the next turn of the event loop first (setImmediate: after the pending I/O callbacks), so
+ * the requests that arrived meanwhile queue for the connection between two transactions. The
+ * pool takes its connection with a callback (pool.query) or a promise (Kysely): both wait.
+ */
+function yieldBeforeConnect(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as (callback?: (error: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void) => unknown;
+  const yielding = (callback?: (error: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void): unknown => {
+    if (callback) {
+      setImmediate(() => connect(callback));
+      return undefined;
+    }
+    return nextTurn().then(() => connect());
+  };
+  pool.connect = yielding as typeof pool.connect;
 }
 
 function requireDataDir(options: DatabaseOptions): string {
