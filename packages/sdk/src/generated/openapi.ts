@@ -4817,9 +4817,9 @@ export interface components {
                 /** @description retrieval reference number */
                 rrn?: string;
                 timestamp?: string;
-                /** @description amount in minor units */
+                /** @description amount in minor units of `currency` (DE4); a decision answer's approvedAmountMinor is in the same unit */
                 amountMinor?: number;
-                /** @description billing amount in minor units */
+                /** @description billing amount in minor units of the card's currency (DE6, foreign currencies) */
                 billingAmountMinor?: number;
                 /** @description currency acronym, not the numeric code */
                 currency?: string;
@@ -4856,7 +4856,7 @@ export interface components {
                 responseCode?: string;
                 authCode?: string;
                 message?: string;
-                /** @description approved amount in minor units */
+                /** @description advices: what OpenBaaS held, posted or reversed, in minor units of the card's currency */
                 approvedAmountMinor?: number;
                 /** @description OpenBaaS addition: the card */
                 cardId?: string;
@@ -4894,9 +4894,9 @@ export interface components {
                 /** @description retrieval reference number */
                 rrn?: string;
                 timestamp?: string;
-                /** @description amount in minor units */
+                /** @description amount in minor units of `currency` (DE4); a decision answer's approvedAmountMinor is in the same unit */
                 amountMinor?: number;
-                /** @description billing amount in minor units */
+                /** @description billing amount in minor units of the card's currency (DE6, foreign currencies) */
                 billingAmountMinor?: number;
                 /** @description currency acronym, not the numeric code */
                 currency?: string;
@@ -4933,7 +4933,7 @@ export interface components {
                 responseCode?: string;
                 authCode?: string;
                 message?: string;
-                /** @description approved amount in minor units */
+                /** @description advices: what OpenBaaS held, posted or reversed, in minor units of the card's currency */
                 approvedAmountMinor?: number;
                 /** @description OpenBaaS addition: the card */
                 cardId?: string;
@@ -4971,9 +4971,9 @@ export interface components {
                 /** @description retrieval reference number */
                 rrn?: string;
                 timestamp?: string;
-                /** @description amount in minor units */
+                /** @description amount in minor units of `currency` (DE4); a decision answer's approvedAmountMinor is in the same unit */
                 amountMinor?: number;
-                /** @description billing amount in minor units */
+                /** @description billing amount in minor units of the card's currency (DE6, foreign currencies) */
                 billingAmountMinor?: number;
                 /** @description currency acronym, not the numeric code */
                 currency?: string;
@@ -5010,7 +5010,7 @@ export interface components {
                 responseCode?: string;
                 authCode?: string;
                 message?: string;
-                /** @description approved amount in minor units */
+                /** @description advices: what OpenBaaS held, posted or reversed, in minor units of the card's currency */
                 approvedAmountMinor?: number;
                 /** @description OpenBaaS addition: the card */
                 cardId?: string;
@@ -5048,9 +5048,9 @@ export interface components {
                 /** @description retrieval reference number */
                 rrn?: string;
                 timestamp?: string;
-                /** @description amount in minor units */
+                /** @description amount in minor units of `currency` (DE4); a decision answer's approvedAmountMinor is in the same unit */
                 amountMinor?: number;
-                /** @description billing amount in minor units */
+                /** @description billing amount in minor units of the card's currency (DE6, foreign currencies) */
                 billingAmountMinor?: number;
                 /** @description currency acronym, not the numeric code */
                 currency?: string;
@@ -5087,7 +5087,7 @@ export interface components {
                 responseCode?: string;
                 authCode?: string;
                 message?: string;
-                /** @description approved amount in minor units */
+                /** @description advices: what OpenBaaS held, posted or reversed, in minor units of the card's currency */
                 approvedAmountMinor?: number;
                 /** @description OpenBaaS addition: the card */
                 cardId?: string;
@@ -5125,9 +5125,9 @@ export interface components {
                 /** @description retrieval reference number */
                 rrn?: string;
                 timestamp?: string;
-                /** @description amount in minor units */
+                /** @description amount in minor units of `currency` (DE4); a decision answer's approvedAmountMinor is in the same unit */
                 amountMinor?: number;
-                /** @description billing amount in minor units */
+                /** @description billing amount in minor units of the card's currency (DE6, foreign currencies) */
                 billingAmountMinor?: number;
                 /** @description currency acronym, not the numeric code */
                 currency?: string;
@@ -5164,7 +5164,7 @@ export interface components {
                 responseCode?: string;
                 authCode?: string;
                 message?: string;
-                /** @description approved amount in minor units */
+                /** @description advices: what OpenBaaS held, posted or reversed, in minor units of the card's currency */
                 approvedAmountMinor?: number;
                 /** @description OpenBaaS addition: the card */
                 cardId?: string;

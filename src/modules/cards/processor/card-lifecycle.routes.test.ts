@@ -88,6 +88,15 @@ describe('0100 authorization', () => {
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '42.10', RESERVED: '0.00' });
   });
 
+  it('a balance beyond the twelve digits of DE54 (forced postings are never refused) is answered as the most DE54 can say, with its sign, never a 500', async () => {
+    const card = await fundedCard(t, '10.00');
+    for (let index = 0; index < 2; index++) await send(t, `/v1/sandbox/cards/${card.cardId}/force-posts`, { amount: 9999999999.99 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '-19999999989.98' });
+    const inquiry = await authorize(t, card.cardId, { amount: 1, processingCode: '300000' });
+    expect(inquiry.record).toMatchObject({ type: 'BALANCE_INQUIRY', status: 'COMPLETED' });
+    expect(inquiry.iso.response.fields['54']).toBe('0002840D999999999999');
+  });
+
   it('declined for funds: 51, FAILED record and event, no hold', async () => {
     const card = await fundedCard(t, '10.00');
     const result = await authorize(t, card.cardId, { amount: 10.01 });
@@ -1187,6 +1196,18 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '55.00', RESERVED: '45.00' });
   });
 
+  it('a partial approval of a foreign-currency message answers the approved amount in DE4 and in DE6 (the billing amount), the original in DE54', async () => {
+    const card = await fundedCard(t, '300.00');
+    // EUR 990.10 (the sandbox's magic amount for a partial approval of half) billed USD 200.00, from a capable terminal.
+    const message = await messageOf(card.cardId, { '0': '0100', '4': '000000099010', '6': '000000020000', '49': '978', '51': '840', '11': '000800', '37': '600000000800', '63': reference('PARTIALEUROS0800') });
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.data.response).toMatchObject({ '39': '10', '4': '000000049505', '6': '000000010000', '54': '0057978C000000099010' });
+    const record = (await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}` })).body.data;
+    expect(record).toMatchObject({ responseCode: '10', heldAmount: 100 });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '200.00', RESERVED: '100.00' });
+  });
+
   it('a message in another currency reads DE4 with that currency\'s decimals (ISO 4217: BHD 3, JPY 0) and shows the settlement billed to the card and the rate, on the record and the event', async () => {
     const card = await fundedCard(t, '100.00');
     // 12.500 BHD billed 33.25 USD: rate 2.66.
@@ -1208,6 +1229,7 @@ describe('messages that must not take another lifecycle\'s place (found by an au
 
   it.each([
     ['DE49', { '49': '001', '6': '000000001000', '51': '840' }, '49'],
+    ['DE49 sent without DE6', { '49': '000' }, '49'],
     ['a DE54 fee', { '54': '0042001D000000000100' }, '54'],
   ])('a currency code ISO 4217 does not assign in %s: 400 ISO8583_MALFORMED naming the field, nothing held', async (_name, changes, field) => {
     const card = await fundedCard(t, '100.00');

@@ -163,6 +163,54 @@ describe('the client approves', () => {
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '88.00', RESERVED: '12.00' });
   });
 
+  it('in a foreign currency the answer is read in the request\'s currency (amountMinor, DE4) and converted at the message\'s rate; a partial 0110 carries the approved DE4 and DE6', async () => {
+    const card = await coopCard('300.00');
+    answerWith({ responseCode: '00' });
+    const template = await authorize(t, card.cardId, { amount: 1, partialApprovalCapable: true });
+    let sequence = 0;
+    /** A 0100 for EUR 100.00 billed USD 110.00 from a capable terminal, with a reference of its own. */
+    const euros = async (answer: unknown) => {
+      answerWith(answer);
+      sequence += 1;
+      const stan = String(880100 + sequence);
+      const message = {
+        ...template.iso.request.fields,
+        '0': '0100',
+        '2': await panOf(t, card.cardId),
+        '4': '000000010000',
+        '6': '000000011000',
+        '49': '978',
+        '51': '840',
+        '11': stan,
+        '37': `6000${stan}00`,
+        '63': `VIS00000${`EUROS${stan}`.padEnd(16, '0')}1`,
+      };
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      const record = (await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}` })).body.data;
+      return { fields: response.body.data.response as Record<string, string>, record };
+    };
+
+    // The whole of amountMinor: a full approval, the whole billing amount held.
+    const whole = await euros({ responseCode: '00', approvedAmountMinor: 10000 });
+    expect(whole.fields).toMatchObject({ '39': '00', '4': '000000010000', '6': '000000011000' });
+    expect(whole.record).toMatchObject({ responseCode: '00', heldAmount: 110, decisionSource: 'CLIENT' });
+    expect(receiver.requestsFor(whole.record.id).map((request) => request.parsed.data)).toEqual([expect.objectContaining({ amountMinor: 10000, billingAmountMinor: 11000, currency: 'EUR' })]);
+
+    // Half of it: EUR 50.00, which is USD 55.00 at the message's rate; DE6 says what was approved, DE54 the original.
+    const half = await euros({ responseCode: '00', approvedAmountMinor: 5000 });
+    expect(half.fields).toMatchObject({ '39': '10', '4': '000000005000', '6': '000000005500', '54': '0057978C000000010000' });
+    expect(half.record).toMatchObject({ responseCode: '10', heldAmount: 55, coopAuth: { clientResponseCode: '00' } });
+
+    // More than the request (though less than the billing amount): the stand-in decides, as for any amount above the request.
+    const above = await euros({ responseCode: '00', approvedAmountMinor: 10500 });
+    expect(above.fields['39']).toBe('91');
+    expect(above.record).toMatchObject({ decisionSource: 'STAND_IN', coopAuth: { standInReason: 'BAD_BODY' } });
+    expect(above.record.coopAuth.detail).toContain('above the 10000 requested');
+
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '134.00', RESERVED: '166.00' });
+  });
+
   it('a single-message purchase (0200) approved by the client is posted at once', async () => {
     answerWith({ responseCode: '00' });
     const card = await coopCard('50.00');

@@ -41,6 +41,8 @@ export interface MessageInfo {
   amountMinor: bigint;
   /** DE4 as sent, in the transaction currency. */
   transactionMinor: bigint;
+  /** DE6 as sent (cardholder billing, the card's currency); null without DE6. */
+  billingMinor: bigint | null;
   transactionCurrencyNumeric: string;
   transactionCurrency: string;
   surchargeMinor: bigint | null;
@@ -86,12 +88,13 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   if (field(51) !== undefined && field(51) !== cardCurrencyNumeric) {
     throw new Iso8583MalformedError(51, `the cardholder billing currency of a sandbox card is ${cardCurrencyNumeric} (USD)`);
   }
+  // The currency first: an unassigned DE49 is the fault, whether DE6 came with it or not.
+  const currency = currencyOfNumeric(transactionCurrencyNumeric);
+  if (currency === undefined) throw new Iso8583MalformedError(49, `"${transactionCurrencyNumeric}" is not an ISO 4217 currency code`);
   if (transactionCurrencyNumeric !== cardCurrencyNumeric && billing === undefined) {
     throw new Iso8583MalformedError(6, `is required when the transaction currency (DE49 ${transactionCurrencyNumeric}) is not the card's (${cardCurrencyNumeric})`);
   }
   const amountMinor = transactionCurrencyNumeric === cardCurrencyNumeric ? transactionMinor : BigInt(billing ?? '0');
-  const currency = currencyOfNumeric(transactionCurrencyNumeric);
-  if (currency === undefined) throw new Iso8583MalformedError(49, `"${transactionCurrencyNumeric}" is not an ISO 4217 currency code`);
 
   const surcharge = field(28);
   const surchargeMinor = surcharge === undefined ? null : (surcharge.startsWith('C') ? -1n : 1n) * BigInt(surcharge.slice(1));
@@ -121,6 +124,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
     processingCode: field(3) ?? '000000',
     amountMinor,
     transactionMinor,
+    billingMinor: billing === undefined ? null : BigInt(billing),
     transactionCurrencyNumeric,
     transactionCurrency: currency.alpha,
     surchargeMinor,
@@ -147,7 +151,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
  * taken as the card's whatever DE49 said, so a partial reversal of a foreign-currency message kept
  * the wrong part (found by an audit). A message of 0 has no rate: the amount is taken as it is.
  */
-function inCardCurrency(amountMinor: bigint, transactionMinor: bigint, cardMinor: bigint): bigint {
+export function inCardCurrency(amountMinor: bigint, transactionMinor: bigint, cardMinor: bigint): bigint {
   if (transactionMinor === cardMinor || transactionMinor === 0n) return amountMinor;
   return (amountMinor * cardMinor * 2n + transactionMinor) / (2n * transactionMinor);
 }

@@ -55,7 +55,7 @@ import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type C
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { cardTransactionInserts, swipeInserts, swipeUpdates } from './card-writes.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
-import { cardCurrencyNumeric, handledTransactionTypes, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
+import { cardCurrencyNumeric, handledTransactionTypes, inCardCurrency, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
 import { claimCard, claimCardBeforeLock, dayMs, de90NamesAcquirer, de90NamesRequest, lifecycleRecordByDe90, lifecycleRecordByStanAndDe7, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
@@ -119,6 +119,8 @@ interface Decision {
   source: DecisionSource;
   /** The client's DE38 for its approval (else one is drawn). */
   authCode?: string | null;
+  /** A cooperative partial approval: the amount the client approved, in the transaction currency (DE4 of the answer). */
+  approvedTransactionMinor?: bigint;
   /** Set by the system checks of a COOP_AUTH card that passed: the client decides (phase 2). */
   awaitingClient?: boolean;
   coop?: CoopDecisionRecord;
@@ -759,10 +761,26 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
 
 /** The decision a verdict makes (the stand-in rule when the client's answer cannot be used). */
 function decisionOfVerdict(run: Run, verdict: ClientVerdict, settings: CoopAuthSettings, record: CoopDecisionRecord): Decision {
-  const outcome = coopOutcome(verdict, settings, run.info.amountMinor, run.info.partialApprovalCapable);
+  const outcome = coopOutcome(inCardCurrencyOf(verdict, run.info), settings, run.info.amountMinor, run.info.partialApprovalCapable);
   if (outcome.partialNotAllowed) return { ...decline('PARTIAL_APPROVAL_NOT_ALLOWED'), source: outcome.source, coop: record };
   if (!isApproval(outcome.responseCode)) return { ...declineWithCode(outcome.responseCode), source: outcome.source, coop: record };
-  return { responseCode: outcome.responseCode, declineReason: null, approvedMinor: outcome.approvedMinor, source: outcome.source, authCode: outcome.authCode, coop: record };
+  const approvedTransactionMinor = verdict.kind === 'APPROVE' && outcome.responseCode === '10' ? { approvedTransactionMinor: verdict.approvedMinor } : {};
+  return { responseCode: outcome.responseCode, declineReason: null, approvedMinor: outcome.approvedMinor, source: outcome.source, authCode: outcome.authCode, coop: record, ...approvedTransactionMinor };
+}
+
+/**
+ * The client answers in the request's currency (`amountMinor` is DE4); holds are in the card's.
+ * A partial approval is converted at the message's own rate (DE6 over DE4), rounded half up and
+ * kept between one minor unit and the whole; one that comes to the whole is a full approval.
+ * Until 2026-12-04 the answer was read in the card's currency, so approving the whole of a
+ * foreign-currency request was a partial approval (found by an audit).
+ */
+function inCardCurrencyOf(verdict: ClientVerdict, info: MessageInfo): ClientVerdict {
+  if (verdict.kind !== 'APPROVE') return verdict;
+  if (!verdict.partial) return { ...verdict, approvedMinor: info.amountMinor };
+  const converted = inCardCurrency(verdict.approvedMinor, info.transactionMinor, info.amountMinor);
+  const approvedMinor = converted < 1n ? 1n : converted;
+  return approvedMinor >= info.amountMinor ? { ...verdict, approvedMinor: info.amountMinor, partial: false } : { ...verdict, approvedMinor };
 }
 
 /** What a finished decision request reports besides the answer to the network. */
@@ -801,7 +819,7 @@ export async function finishCoopDecision(
     ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was closed (reversed, completed or expired), decided by an advice, or the request reversed before the answer was applied' }
     : exchange === null
       ? { kind: 'STAND_IN', ...(notSent ?? { reason: 'NO_ENDPOINT', detail: `no active subscription lists ${pending.event.type}` }) }
-      : readClientAnswer(exchange, info.amountMinor);
+      : readClientAnswer(exchange, info.transactionMinor);
   const record: CoopDecisionRecord = {
     eventId: pending.event.id,
     subscriptionId: pending.endpoint?.subscriptionId ?? null,
@@ -853,7 +871,7 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
   const reserved = markReservedMinor < held ? markReservedMinor : held;
   const history = historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.hold);
   const approved = isApproval(decision.responseCode);
-  const partialExtras = decision.responseCode === '10' ? partialApprovalFields(run.info, decision.approvedMinor) : {};
+  const partialExtras = decision.responseCode === '10' ? partialApprovalFields(run.info, decision) : {};
   const approvedMinor = !approved ? 0n : decision.approvedMinor < reserved ? decision.approvedMinor : reserved;
   if (pending.step === 'FINANCIAL') {
     if (approved) await funding.captureHold(tx, swipe.hold_id, approvedMinor, historyOf(run.context, swipe.id, pending.childId, funding.historyTypes.capture));
@@ -909,11 +927,18 @@ function partialApprovalEnabled(program: CardProgramRow): boolean {
   return program.coop_auth?.partialApprovalEnabled ?? true;
 }
 
-/** DE4 and DE54 of a partial approval: the approved amount, and the original one as amount type 57. */
-function partialApprovalFields(info: MessageInfo, approvedMinor: bigint): Record<string, string> {
-  const approvedTransactionMinor = info.amountMinor === 0n ? 0n : (info.transactionMinor * approvedMinor) / info.amountMinor;
+/**
+ * DE4, DE6 and DE54 of a partial approval: the approved amount in the transaction currency (the
+ * client's own figure for a cooperative approval, else the approved card amount at the message's
+ * rate), the approved cardholder billing amount when the request carried DE6, and the original
+ * amount as amount type 57. Until 2026-12-04 DE6 kept the requested amount (found by an audit).
+ */
+function partialApprovalFields(info: MessageInfo, decision: Decision): Record<string, string> {
+  const approvedMinor = decision.approvedMinor;
+  const approvedTransactionMinor = decision.approvedTransactionMinor ?? (info.amountMinor === 0n ? 0n : (info.transactionMinor * approvedMinor) / info.amountMinor);
   return {
     '4': approvedTransactionMinor.toString().padStart(12, '0'),
+    ...(info.billingMinor === null ? {} : { '6': approvedMinor.toString().padStart(12, '0') }),
     '54': formatAdditionalAmounts([{ accountType: '00', amountType: originalAmountType, currencyNumeric: info.transactionCurrencyNumeric, amountMinor: info.transactionMinor }]),
   };
 }
@@ -1025,7 +1050,7 @@ async function authorize(run: Run): Promise<CardMessageStep> {
         heldMinor: decision.approvedMinor,
         expiresAt,
         holdId,
-        responseExtras: decision.responseCode === '10' ? partialApprovalFields(info, decision.approvedMinor) : {},
+        responseExtras: decision.responseCode === '10' ? partialApprovalFields(info, decision) : {},
       });
     } catch (error) {
       // Another card on the same wallet took the money between the check and the hold.
@@ -1066,7 +1091,7 @@ async function increment(run: Run, swipe: CardSwipeRow & { hold_id: string }): P
         amountMinor: decision.approvedMinor,
         heldMinor: newHeld,
         expiresAt,
-        responseExtras: decision.responseCode === '10' ? partialApprovalFields(run.info, decision.approvedMinor) : {},
+        responseExtras: decision.responseCode === '10' ? partialApprovalFields(run.info, decision) : {},
       });
     } catch (error) {
       if (!isInsufficientFunds(error)) throw error;
@@ -1166,12 +1191,19 @@ async function balanceInquiry(run: Run): Promise<CardMessageOutcome> {
   const extras: Record<string, string> = {};
   if (approved) {
     const available = await funding.available(run.tx);
-    extras['54'] = formatAdditionalAmounts([{ accountType: run.info.processingCode.slice(2, 4), amountType: '02', currencyNumeric: cardCurrencyNumeric, amountMinor: available }]);
+    extras['54'] = formatAdditionalAmounts([{ accountType: run.info.processingCode.slice(2, 4), amountType: '02', currencyNumeric: cardCurrencyNumeric, amountMinor: withinDe54(available) }]);
   }
   const status = approved ? 'COMPLETED' : 'FAILED';
   const childId = idAt(run.context.now);
   const swipe = insertSwipe(run, idAt(run.context.now), { status, heldMinor: 0n, postedMinor: 0n, holdId: null, expiresAt: null });
   return writeChild(run, swipe, childId, { type: 'BALANCE_INQUIRY', status, decision, amountMinor: 0n, heldMinor: 0n, responseExtras: extras });
+}
+
+/** DE54 says at most twelve digits: a balance beyond them (forced postings, refunds) is said as the most it can say, with its sign. */
+const de54Max = 10n ** 12n - 1n;
+function withinDe54(amountMinor: bigint): bigint {
+  if (amountMinor > de54Max) return de54Max;
+  return amountMinor < -de54Max ? -de54Max : amountMinor;
 }
 
 // ---- 0120 -----------------------------------------------------------------------------------
@@ -1277,7 +1309,7 @@ async function financial(run: Run): Promise<CardMessageStep> {
         decision,
         amountMinor: decision.approvedMinor,
         heldMinor: 0n,
-        responseExtras: decision.responseCode === '10' ? partialApprovalFields(run.info, decision.approvedMinor) : {},
+        responseExtras: decision.responseCode === '10' ? partialApprovalFields(run.info, decision) : {},
       });
     } catch (error) {
       if (!isInsufficientFunds(error)) throw error;
