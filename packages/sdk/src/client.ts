@@ -105,11 +105,42 @@ async function worthRetrying(response: Response): Promise<boolean> {
   return retriedConflictCodes.has((await codeOf(response)) ?? '');
 }
 
-/** One attempt's request: a copy (a body can be read once) that also gives up after `timeoutMs`. */
-function attemptOf(request: Request, copy: boolean, timeoutMs: number): Request {
-  const sent = copy ? request.clone() : request;
-  if (timeoutMs <= 0) return sent;
-  return new Request(sent, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(timeoutMs)]) });
+const nullBodyStatuses = new Set([101, 204, 205, 304]);
+
+/**
+ * One attempt: a copy of the request (a body can be read once) sent with a signal of its own, and
+ * its whole answer, body included, read within `timeoutMs` (0: no limit). The attempt's
+ * controller is held by its timer and by the caller's signal, and the attempt ends when that
+ * controller aborts, whatever fetch does with it: Node's fetch follows the signal of a copied
+ * Request through weak references, so after a garbage collection an `AbortSignal.any` of the
+ * caller's signal and a timeout could be lost, and neither the timeout nor the caller's abort
+ * ended the call (undici issue 4068; found by an audit, 2026-12-04). The body is read here, so a
+ * timeout while it arrives is retried and reported as any other (the answers are small JSON).
+ */
+async function sendAttempt(fetcher: (request: Request) => Promise<Response>, request: Request, copy: boolean, timeoutMs: number): Promise<Response> {
+  if (request.signal.aborted) throw request.signal.reason as Error;
+  const controller = new AbortController();
+  const forward = () => controller.abort(request.signal.reason);
+  request.signal.addEventListener('abort', forward, { once: true });
+  const timer = timeoutMs > 0 ? setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs) : undefined;
+  const stopped = new Promise<never>((_resolve, reject) => {
+    controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
+  });
+  const answered = (async () => {
+    const response = await fetcher(new Request(copy ? request.clone() : request, { signal: controller.signal }));
+    const body = await response.arrayBuffer();
+    const empty = body.byteLength === 0 && nullBodyStatuses.has(response.status);
+    return new Response(empty ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  })();
+  // Whichever loses the race settles later unobserved.
+  stopped.catch(() => {});
+  answered.catch(() => {});
+  try {
+    return await Promise.race([answered, stopped]);
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener('abort', forward);
+  }
 }
 
 /**
@@ -130,7 +161,7 @@ export function retryingFetch(
       const last = attempt >= options.maxRetries;
       let response: Response;
       try {
-        response = await options.fetch(attemptOf(request, !last, options.timeoutMs));
+        response = await sendAttempt(options.fetch, request, !last, options.timeoutMs);
       } catch (error) {
         if (request.signal.aborted) throw error;
         const what = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${options.timeoutMs} ms` : 'the connection failed';

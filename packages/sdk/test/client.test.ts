@@ -1,3 +1,7 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instantCustomer, recordingFetch, startSdkServer, type SdkServer } from './server.js';
 import { samplePdf } from '../../../test/compliance/files.js';
@@ -171,6 +175,84 @@ describe('retries of failed connections, timeouts, 5xx and busy 409s, with the s
     setTimeout(() => controller.abort(new Error('the caller gave up')), 50);
     expect(((await call) as Error).message).toBe('the caller gave up');
     expect(sent).toBe(1);
+  });
+});
+
+/** A server on 127.0.0.1 that answers every request with `answer` (slowly), over the real fetch. */
+async function slowServer(answer: (response: http.ServerResponse) => void): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const slow = http.createServer((_request, response) => answer(response));
+  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`,
+    close: () => {
+      slow.closeAllConnections();
+      return new Promise<void>((resolve) => slow.close(() => resolve()));
+    },
+  };
+}
+
+/** Runs `body` while the garbage collector runs every 20 ms (as it does in any busy application). */
+async function collectingGarbage<T>(body: () => Promise<T>): Promise<T> {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  const collector = setInterval(gc, 20);
+  try {
+    return await body();
+  } finally {
+    clearInterval(collector);
+  }
+}
+
+const assetsJson = JSON.stringify({ message: 'ok', data: [], traceId: 't' });
+
+describe('timeouts and aborts over the real fetch, with garbage collected while waiting (undici issue 4068: a copied Request\'s signal was lost)', () => {
+  it('an attempt with no answer ends at timeoutMs', async () => {
+    const slow = await slowServer((response) => setTimeout(() => response.end(assetsJson), 3000));
+    try {
+      const api = server.sdk({ baseUrl: slow.baseUrl, timeoutMs: 300, maxRetries: 0 });
+      const started = Date.now();
+      const error = await collectingGarbage(() => api.get('/v1/assets').catch((caught: unknown) => caught));
+      expect(error).toBeInstanceOf(OpenBaaSConnectionError);
+      expect((error as Error).message).toContain('no answer within 300 ms');
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('a call the caller aborts ends when it aborts, with the default timeout', async () => {
+    const slow = await slowServer((response) => setTimeout(() => response.end(assetsJson), 3000));
+    try {
+      const api = server.sdk({ baseUrl: slow.baseUrl });
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('the caller gave up')), 200);
+      const started = Date.now();
+      const error = await collectingGarbage(() => api.get('/v1/assets', { signal: controller.signal }).catch((caught: unknown) => caught));
+      expect((error as Error).message).toBe('the caller gave up');
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('an answer whose body does not arrive within timeoutMs is retried, and the last failure carries the write\'s key', async () => {
+    let sent = 0;
+    const slow = await slowServer((response) => {
+      sent += 1;
+      response.writeHead(201, { 'content-type': 'application/json' });
+      response.write(assetsJson.slice(0, 10));
+      setTimeout(() => response.end(assetsJson.slice(10)), 3000);
+    });
+    try {
+      const api = server.sdk({ baseUrl: slow.baseUrl, timeoutMs: 300, maxRetries: 1, maxRetryDelayMs: 10 });
+      const error = await api.post('/v1/customers/individual', { body: instantCustomer('Slow body') }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenBaaSConnectionError);
+      expect((error as Error).message).toContain('no answer within 300 ms, 2 time(s)');
+      expect((error as OpenBaaSConnectionError).idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+      expect(sent).toBe(2);
+    } finally {
+      await slow.close();
+    }
   });
 });
 
