@@ -35,3 +35,28 @@ export function describeError(error: unknown): string {
 export function isNotFound(error: unknown): boolean {
   return isOpenBaaSError(error) && error.status === 404;
 }
+
+/** One page of a newest-first list, as the API answers it. */
+export interface ListPage<T> {
+  data: T[];
+  pagination: { totalResults: number; hasMoreResults: boolean; nextStartAfterId: string | null };
+}
+
+/** The most one page holds (docs/api-design.md: `limit` 1 to 200). */
+const pageLimitMax = 200;
+
+/**
+ * The first `count` items of a list, fetched in pages of at most 200 by the list's keyset cursor
+ * (`startAfterId`), with the list's total and whether more remain: what a "Load more" shows.
+ */
+export async function firstItems<T>(count: number, page: (limit: number, startAfterId: string | undefined) => Promise<ListPage<T>>): Promise<{ items: T[]; total: number; hasMore: boolean }> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const answer = await page(Math.min(pageLimitMax, count - items.length), cursor);
+    items.push(...answer.data);
+    const more = answer.pagination.hasMoreResults && answer.pagination.nextStartAfterId !== null;
+    if (!more || items.length >= count) return { items, total: answer.pagination.totalResults, hasMore: more };
+    cursor = answer.pagination.nextStartAfterId ?? undefined;
+  }
+}

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryWorker } from '../../src/modules/webhooks/delivery-worker.js';
 import { createTestApp, type TestContext } from '../harness.js';
 import { WebhookReceiver } from '../webhook-receiver.js';
-import { balanceOf, fund, linkedWallet } from '../bank/fixtures.js';
+import { balanceOf, deposit, fund, linkedWallet } from '../bank/fixtures.js';
 import { authorize } from '../cards/card-network.js';
 import { issuedCard } from '../cards/fixtures.js';
 
@@ -260,8 +260,8 @@ describe('the sandbox console in headless Chromium', () => {
     await page.close();
   });
 
-  /** A fresh tab signed in with client A's key. */
-  async function signedIn(activeBrowser: Browser): Promise<{ page: Page; pageErrors: string[] }> {
+  /** A fresh tab signed in with client A's key (or the given one). */
+  async function signedIn(activeBrowser: Browser, key = t.clientA.key): Promise<{ page: Page; pageErrors: string[] }> {
     const page = await activeBrowser.newPage({ viewport: { width: 1280, height: 900 } });
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(String(error)));
@@ -269,11 +269,62 @@ describe('the sandbox console in headless Chromium', () => {
       if (message.type() === 'error') pageErrors.push(message.text());
     });
     await page.goto(`${baseUrl}/console`);
-    await page.getByLabel('API key').fill(t.clientA.key);
+    await page.getByLabel('API key').fill(key);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
     return { page, pageErrors };
   }
+
+  it('pages through more than 50 customers, skips to the content, tells settle from fail, and draws a held balance from zero (found by an audit, 2026-12-04)', async (context) => {
+    if (!browser) {
+      context.skip(skipReason);
+      return;
+    }
+    const client = await t.newClient('many customers');
+    const wallets = [];
+    for (let index = 0; index < 52; index++) wallets.push(await linkedWallet(t, client));
+    const { page, pageErrors } = await signedIn(browser, client.key);
+
+    // Fifty customers, then the rest on "Load more".
+    await page.getByRole('table', { name: 'Customers' }).locator('tbody tr').first().waitFor();
+    await page.getByText('50 of 52 customer(s) shown.').waitFor();
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await page.getByText('52 of 52 customer(s) shown.').waitFor();
+    await expect(page.getByRole('table', { name: 'Customers' }).locator('tbody tr').count()).resolves.toBe(52);
+    await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
+
+    // The skip link focuses the page's heading and leaves the route alone.
+    const route = new URL(page.url()).hash;
+    await page.getByRole('link', { name: 'Skip to content' }).focus();
+    await page.keyboard.press('Enter');
+    expect(await focused(page)).toMatchObject({ tag: 'H1', text: 'Customers' });
+    expect(new URL(page.url()).hash).toBe(route);
+
+    // Settle one pending deposit, fail another: each outcome is the last step's, with its own trace.
+    const [first, second] = wallets;
+    if (!first || !second) return expect.fail('no wallets');
+    await deposit(t, first.virtualAccountNumber, '10.00', {}, client);
+    await deposit(t, second.virtualAccountNumber, '20.00', {}, client);
+    await page.getByRole('link', { name: 'Bank transfers' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Bank transfers' }).waitFor();
+    await page.getByRole('button', { name: 'Settle deposit 10.00 USD' }).click();
+    const settled = page.getByRole('status').filter({ hasText: 'Settled.' });
+    await settled.waitFor();
+    const settledTrace = await settled.getByRole('link').getAttribute('href');
+    await page.getByRole('button', { name: 'Fail deposit 20.00 USD' }).click();
+    const failed = page.getByRole('status').filter({ hasText: 'Failed.' });
+    await failed.waitFor();
+    expect(await failed.getByRole('link').getAttribute('href')).not.toBe(settledTrace);
+    await expect(page.getByRole('status').filter({ hasText: 'Settled.' }).count()).resolves.toBe(0);
+
+    // A wallet with a card hold: the chart starts at zero and steps down by the hold.
+    const issued = await issuedCard(t, client, { wallet: first });
+    expect((await authorize(t, issued.cardId, { amount: 2.5 }, client)).responseCode).toBe('00');
+    await page.goto(`${baseUrl}/console#/wallets/${first.walletId}`);
+    await page.getByRole('img', { name: /USD available balance from 0\.00 .* to 7\.50 .*, 2 change\(s\)/ }).waitFor();
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
 
   it('lists a card issued through the API, opens it and shows a sandbox authorization as a tree', async (context) => {
     if (!browser) {
@@ -312,7 +363,7 @@ describe('the sandbox console in headless Chromium', () => {
     await tree.waitFor({ timeout: 10_000 });
     await expect(tree.textContent()).resolves.toContain('JOES DINER');
     const messages = tree.getByRole('table').first();
-    await expect(messages.textContent()).resolves.toMatch(/PRE_AUTHORIZATION[\s\S]*PENDING[\s\S]*25\.5 USD[\s\S]*00/);
+    await expect(messages.textContent()).resolves.toMatch(/PRE_AUTHORIZATION[\s\S]*PENDING[\s\S]*25\.50 USD[\s\S]*00/);
     // Each message links to the trace of the request that wrote it.
     expect(await messages.getByRole('link', { name: 'Trace of PRE_AUTHORIZATION 0100' }).getAttribute('href')).toMatch(/^#\/traces\/[0-9a-f-]{36}$/);
     expect(await unnamedControls(page)).toEqual([]);

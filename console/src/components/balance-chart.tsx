@@ -44,7 +44,7 @@ export function BalanceChart(props: { points: BalancePoint[]; scale: number; ass
     if (previous) steps.push(`${x(point.at)},${y(Number(previous.value))}`);
     steps.push(`${x(point.at)},${y(Number(point.value))}`);
   });
-  const description = `${asset} available balance from ${fromMinor(first.value, scale)} on ${new Date(first.at).toISOString()} to ${fromMinor(last.value, scale)} on ${new Date(last.at).toISOString()}, ${points.length} changes`;
+  const description = `${asset} available balance from ${fromMinor(first.value, scale)} on ${new Date(first.at).toISOString()} to ${fromMinor(last.value, scale)} on ${new Date(last.at).toISOString()}, ${points.length - 2} change(s)`;
   return (
     <figure class="chart">
       <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={description}>

@@ -241,9 +241,11 @@ export function Badge(props: { value: string | null | undefined }) {
 }
 
 export function Amount(props: { amount: string; asset: string; operation?: string }) {
-  const sign = props.operation === 'DEBIT' ? '−' : props.operation === 'CREDIT' ? '+' : '';
+  // Nothing moved (a declined card message): no sign, no colour.
+  const operation = /^-?0*(\.0*)?$/.test(props.amount) ? undefined : props.operation;
+  const sign = operation === 'DEBIT' ? '−' : operation === 'CREDIT' ? '+' : '';
   return (
-    <span class={`amount ${props.operation === 'DEBIT' ? 'debit' : props.operation === 'CREDIT' ? 'credit' : ''}`}>
+    <span class={`amount ${operation === 'DEBIT' ? 'debit' : operation === 'CREDIT' ? 'credit' : ''}`}>
       {sign}
       {props.amount} {props.asset}
     </span>

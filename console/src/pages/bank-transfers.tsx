@@ -7,29 +7,25 @@ export function BankTransfersPage() {
   const { api, sandbox } = useSession();
   const [applied, setApplied] = useState('');
   const list = useLoad(() => api.get('/v1/baas/transactions', { params: { query: { limit: 50, ...(applied ? { status: applied as 'PENDING' } : {}) } } }), [applied], 3000);
-  const settle = useAction(async (id: string) => {
-    const answer = await api.post('/v1/sandbox/bank-transactions/{id}/settle', { params: { path: { id } } });
+  // One action for both steps, so the outcome shown is always the last step's (until 2026-12-04
+  // each kept its own, and a settle's outcome hid every later failure's; found by an audit).
+  const step = useAction(async (id: string, action: 'settle' | 'fail') => {
+    const answer =
+      action === 'settle'
+        ? await api.post('/v1/sandbox/bank-transactions/{id}/settle', { params: { path: { id } } })
+        : await api.post('/v1/sandbox/bank-transactions/{id}/fail', { params: { path: { id } }, body: {} });
     list.reload();
-    return answer;
-  });
-  const fail = useAction(async (id: string) => {
-    const answer = await api.post('/v1/sandbox/bank-transactions/{id}/fail', { params: { path: { id } }, body: {} });
-    list.reload();
-    return answer;
+    return { action, traceId: answer.traceId };
   });
   const rows = list.data?.data ?? [];
   return (
     <Page title="Bank transfers">
       <SelectFilter formLabel="Filter bank transfers" label="Status" options={['PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']} onApply={setApplied} />
       <Status loading={list.loading && !list.data} error={list.error} empty={list.data !== undefined && rows.length === 0} emptyText="No deposits or withdrawals yet." />
-      <Outcome error={settle.error ?? fail.error}>
-        {settle.result ? (
+      <Outcome error={step.error}>
+        {step.result ? (
           <>
-            Settled. <TraceLink traceId={settle.result.traceId} />
-          </>
-        ) : fail.result ? (
-          <>
-            Failed. <TraceLink traceId={fail.result.traceId} />
+            {step.result.action === 'settle' ? 'Settled.' : 'Failed.'} <TraceLink traceId={step.result.traceId} />
           </>
         ) : null}
       </Outcome>
@@ -72,10 +68,10 @@ export function BankTransfersPage() {
                   <td>
                     {row.status === 'PENDING' ? (
                       <div class="actions">
-                        <button type="button" onClick={() => void settle.run(row.id)} disabled={settle.busy} aria-label={`Settle ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                        <button type="button" onClick={() => void step.run(row.id, 'settle')} disabled={step.busy} aria-label={`Settle ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
                           Settle
                         </button>
-                        <button type="button" class="secondary" onClick={() => void fail.run(row.id)} disabled={fail.busy} aria-label={`Fail ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                        <button type="button" class="secondary" onClick={() => void step.run(row.id, 'fail')} disabled={step.busy} aria-label={`Fail ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
                           Fail
                         </button>
                       </div>

@@ -4,6 +4,15 @@ import { useAction, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Amount, Badge, Facts, Id, isOneOf, Link, Outcome, Page, Panel, SelectFilter, Status, Table, Time, TraceLink, Tree } from '../components/ui.js';
 
+/**
+ * The card API gives amounts as JSON numbers in major units of the card's currency (USD, two
+ * decimals: contract §12.1); the rest of the console shows decimal strings with the asset's
+ * decimals, so 25.5 is shown 25.50 (found by an audit, 2026-12-04).
+ */
+function cardAmount(value: number): string {
+  return value.toFixed(2);
+}
+
 type Card = Schema<'Card'>;
 type CardTransactionGroup = Schema<'CardTransactionGroup'>;
 type CardStatus = Card['status'];
@@ -64,8 +73,8 @@ function CardTransactionTree(props: { groups: CardTransactionGroup[] }) {
       emptyText="No card transactions yet."
       summary={(group) => (
         <>
-          <span class="tree-type">{group.merchant?.name ?? 'Card transaction'}</span> <Badge value={group.status} /> held <Amount amount={String(group.heldAmount)} asset={group.asset} />, posted{' '}
-          <Amount amount={String(group.postedAmount)} asset={group.asset} />{' '}
+          <span class="tree-type">{group.merchant?.name ?? 'Card transaction'}</span> <Badge value={group.status} /> held <Amount amount={cardAmount(group.heldAmount)} asset={group.asset} />, posted{' '}
+          <Amount amount={cardAmount(group.postedAmount)} asset={group.asset} />{' '}
           <span class="muted">
             parent <Id value={group.parentCardTransactionId} />, {group.children.length} message(s), <Time value={group.createdAt} />
           </span>
@@ -85,8 +94,8 @@ function CardTransactionTree(props: { groups: CardTransactionGroup[] }) {
                 <Badge value={message.status} />
               </td>
               <td class="num">
-                <Amount amount={String(message.amount)} asset={message.asset} operation={message.operation} />
-                {message.requestedAmount !== message.amount ? <div class="muted">requested {message.requestedAmount}</div> : null}
+                <Amount amount={cardAmount(message.amount)} asset={message.asset} operation={message.operation} />
+                {message.requestedAmount !== message.amount ? <div class="muted">requested {cardAmount(message.requestedAmount)}</div> : null}
               </td>
               <td>{message.merchant ? `${message.merchant.name} (MCC ${message.merchant.mcc}, ${message.merchant.city} ${message.merchant.country})` : '—'}</td>
               <td>

@@ -1,9 +1,12 @@
 import { useState } from 'preact/hooks';
-import type { Schema } from '../api.js';
+import { firstItems, type Schema } from '../api.js';
 import { useAction, useLoad } from '../hooks.js';
 import { navigate, href } from '../router.js';
 import { useSession } from '../session.js';
-import { Badge, Facts, Field, Form, Id, Json, Link, Outcome, Page, Panel, Select, Status, Time, TraceLink, Table } from '../components/ui.js';
+import { Badge, Facts, Field, Form, Id, Json, Link, More, Outcome, Page, Panel, Select, Status, Time, TraceLink, Table } from '../components/ui.js';
+
+/** Rows a list page shows at first, and adds per "Load more". */
+const pageSize = 50;
 
 type Customer = Schema<'Customer'>;
 
@@ -18,23 +21,35 @@ export function CustomersPage() {
   const [email, setEmail] = useState('');
   const [type, setType] = useState('');
   const [search, setSearch] = useState<{ email: string; type: string }>({ email: '', type: '' });
+  // Fifty at first, fifty more per "Load more" (until 2026-12-04 the page stopped at 50; found by an audit).
+  const [shown, setShown] = useState(pageSize);
   const customers = useLoad(
     () =>
-      api.get('/v1/customers', {
-        params: { query: { limit: 50, ...(search.email ? { email: search.email } : {}), ...(search.type ? { type: search.type as 'PRIVATE' | 'LEGAL' } : {}) } },
-      }),
-    [search.email, search.type],
+      firstItems(shown, (limit, startAfterId) =>
+        api.get('/v1/customers', {
+          params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(search.email ? { email: search.email } : {}), ...(search.type ? { type: search.type as 'PRIVATE' | 'LEGAL' } : {}) } },
+        }),
+      ),
+    [search.email, search.type, shown],
     5000,
   );
-  const rows = customers.data?.data ?? [];
+  const rows = customers.data?.items ?? [];
+  const searching = search.email !== '' || search.type !== '';
   return (
     <Page title="Customers" actions={<a href="#/customers/new" class="button">New customer</a>}>
-      <Form label="Search customers" class="filters" onSubmit={() => setSearch({ email: email.trim(), type })}>
+      <Form
+        label="Search customers"
+        class="filters"
+        onSubmit={() => {
+          setShown(pageSize);
+          setSearch({ email: email.trim(), type });
+        }}
+      >
         <Field label="Email" value={email} onValue={setEmail} type="search" placeholder="ada@example.com" />
         <Select label="Type" value={type} onValue={setType} options={['', 'PRIVATE', 'LEGAL']} />
         <button type="submit">Search</button>
       </Form>
-      <Status loading={customers.loading && !customers.data} error={customers.error} empty={customers.data !== undefined && rows.length === 0} emptyText="No customers yet: create one." />
+      <Status loading={customers.loading && !customers.data} error={customers.error} empty={customers.data !== undefined && rows.length === 0} emptyText={searching ? 'No customer matches the search.' : 'No customers yet: create one.'} />
       {rows.length > 0 ? (
         <Table label="Customers" columns={['Name', 'Email', 'Type', 'Created', 'Id']}>
             {rows.map((customer) => (
@@ -54,7 +69,11 @@ export function CustomersPage() {
             ))}
           </Table>
       ) : null}
-      {customers.data ? <p class="muted">{customers.data.pagination.totalResults} customer(s) in all.</p> : null}
+      {customers.data ? (
+        <p class="muted">
+          {rows.length} of {customers.data.total} customer(s) shown. <More hasMore={customers.data.hasMore} onMore={() => setShown(shown + pageSize)} busy={customers.loading} />
+        </p>
+      ) : null}
     </Page>
   );
 }

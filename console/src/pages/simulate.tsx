@@ -61,23 +61,27 @@ function BankOutcome() {
   const { api } = useSession();
   const [id, setId] = useState('');
   const [returnCode, setReturnCode] = useState('R01');
-  const settle = useAction(async () => api.post('/v1/sandbox/bank-transactions/{id}/settle', { params: { path: { id: id.trim() } } }));
-  const fail = useAction(async () => api.post('/v1/sandbox/bank-transactions/{id}/fail', { params: { path: { id: id.trim() } }, body: { returnCode } }));
+  // One action for both, so the answer shown is the last one's, success or error alike.
+  const step = useAction(async (action: 'settle' | 'fail') =>
+    action === 'settle'
+      ? api.post('/v1/sandbox/bank-transactions/{id}/settle', { params: { path: { id: id.trim() } } })
+      : api.post('/v1/sandbox/bank-transactions/{id}/fail', { params: { path: { id: id.trim() } }, body: { returnCode } }),
+  );
   return (
     <Panel title="Settle or fail a bank transfer">
-      <Form label="Settle a bank transfer" onSubmit={() => void settle.run()}>
+      <Form label="Settle a bank transfer" onSubmit={() => void step.run('settle')}>
         <Field label="Bank transaction id" value={id} onValue={setId} required placeholder="the parent id of a PENDING deposit or withdrawal" />
         <Field label="Return code (for a failure)" value={returnCode} onValue={setReturnCode} maxLength={3} />
         <div class="actions">
-          <button type="submit" disabled={settle.busy}>
+          <button type="submit" disabled={step.busy}>
             Settle
           </button>
-          <button type="button" class="secondary" onClick={() => void fail.run()} disabled={fail.busy || id.trim() === ''}>
+          <button type="button" class="secondary" onClick={() => void step.run('fail')} disabled={step.busy || id.trim() === ''}>
             Fail
           </button>
         </div>
       </Form>
-      <Answer result={settle.result ?? fail.result} error={settle.error ?? fail.error} />
+      <Answer result={step.result} error={step.error} />
     </Panel>
   );
 }

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import type { OpenBaaS, Schema } from '../api.js';
+import { firstItems, type OpenBaaS, type Schema } from '../api.js';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { BalanceChart, toMinor, type BalancePoint } from '../components/balance-chart.js';
-import { Facts, Field, Form, Id, Link, Page, Panel, Status, Time, Table } from '../components/ui.js';
+import { Facts, Field, Form, Id, Link, More, Page, Panel, Status, Time, Table } from '../components/ui.js';
 import { TransactionTree } from './transactions.js';
 
 type Balance = Schema<'WalletBalance'>;
@@ -38,21 +38,32 @@ export function BalanceTable(props: { balance: Balance; label: string }) {
   );
 }
 
-async function walletsWithBalances(api: OpenBaaS, customerId: string | undefined) {
-  const page = await api.get('/v1/wallets', { params: { query: { limit: 50, ...(customerId ? { customerId } : {}) } } });
-  const balances = await Promise.all(page.data.map((wallet) => api.get('/v1/wallets/{id}/balance', { params: { path: { id: wallet.id } } })));
-  return { wallets: page.data.map((wallet, index) => ({ wallet, balance: balances[index]?.data })), total: page.pagination.totalResults };
+/** Rows the page shows at first, and adds per "Load more" (until 2026-12-04 it stopped at 50; found by an audit). */
+const pageSize = 50;
+
+async function walletsWithBalances(api: OpenBaaS, customerId: string | undefined, count: number) {
+  const page = await firstItems(count, (limit, startAfterId) => api.get('/v1/wallets', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(customerId ? { customerId } : {}) } } }));
+  const balances = await Promise.all(page.items.map((wallet) => api.get('/v1/wallets/{id}/balance', { params: { path: { id: wallet.id } } })));
+  return { wallets: page.items.map((wallet, index) => ({ wallet, balance: balances[index]?.data })), total: page.total, hasMore: page.hasMore };
 }
 
 export function WalletsPage(props: { customerId: string | undefined }) {
   const { api } = useSession();
   const [customerId, setCustomerId] = useState(props.customerId ?? '');
   const [filter, setFilter] = useState(props.customerId ?? '');
-  const loaded = useLoad(() => walletsWithBalances(api, filter || undefined), [filter], 5000);
+  const [shown, setShown] = useState(pageSize);
+  const loaded = useLoad(() => walletsWithBalances(api, filter || undefined, shown), [filter, shown], 5000);
   const rows = loaded.data?.wallets ?? [];
   return (
     <Page title="Wallets">
-      <Form label="Filter wallets" class="filters" onSubmit={() => setFilter(customerId.trim())}>
+      <Form
+        label="Filter wallets"
+        class="filters"
+        onSubmit={() => {
+          setShown(pageSize);
+          setFilter(customerId.trim());
+        }}
+      >
         <Field label="Customer id" value={customerId} onValue={setCustomerId} placeholder="all customers" />
         <button type="submit">Filter</button>
       </Form>
@@ -83,6 +94,11 @@ export function WalletsPage(props: { customerId: string | undefined }) {
             ))}
           </Table>
       ) : null}
+      {loaded.data && rows.length > 0 ? (
+        <p class="muted">
+          {rows.length} of {loaded.data.total} wallet(s) shown. <More hasMore={loaded.data.hasMore} onMore={() => setShown(shown + pageSize)} busy={loaded.loading} />
+        </p>
+      ) : null}
     </Page>
   );
 }
@@ -93,14 +109,29 @@ function scaleOf(assets: Schema<'Asset'>[] | undefined, asset: string): number {
 }
 
 /**
- * The AVAILABLE balance over time, walked back from today's balance through the wallet's history
- * records (each record is one effect on one of the wallet's balances: CREDIT adds, DEBIT takes).
+ * What one history record did to the AVAILABLE balance, in minor units (docs/ledger.md: a record's
+ * balance type is not always the balance its step moved). Records on AVAILABLE add or take as
+ * their operation says; a HOLD or HOLD_INCREMENT (DEBIT, RESERVED) took its amount from AVAILABLE
+ * and a RELEASE or EXPIRY (CREDIT, RESERVED) gave it back; the other RESERVED and PENDING records
+ * (captures out of a hold, pending credits and their failures) left AVAILABLE as it was. Until
+ * 2026-12-04 only the records on AVAILABLE counted, so a wallet with open holds drew a line that
+ * started below zero (found by an audit).
  */
+export function availableEffect(record: Pick<Schema<'WalletTransaction'>, 'balanceType' | 'operation' | 'purpose'>, minor: bigint): bigint {
+  if (record.balanceType === 'AVAILABLE') return record.operation === 'CREDIT' ? minor : -minor;
+  if (record.balanceType !== 'RESERVED') return 0n;
+  if (record.purpose === 'HOLD' || record.purpose === 'HOLD_INCREMENT') return -minor;
+  if (record.purpose === 'RELEASE' || record.purpose === 'EXPIRY') return minor;
+  return 0n;
+}
+
+/** The AVAILABLE balance over time, walked back from today's balance through the wallet's history records. */
 function availableHistory(records: Schema<'WalletTransaction'>[], current: string, asset: string, scale: number): BalancePoint[] {
   const effects = records
-    .filter((record) => record.asset === asset && record.balanceType === 'AVAILABLE')
+    .filter((record) => record.asset === asset)
     .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || a.id.localeCompare(b.id))
-    .map((record) => ({ at: Date.parse(record.createdAt), delta: (record.operation === 'CREDIT' ? 1n : -1n) * toMinor(record.amount, scale) }));
+    .map((record) => ({ at: Date.parse(record.createdAt), delta: availableEffect(record, toMinor(record.amount, scale)) }))
+    .filter((effect) => effect.delta !== 0n);
   const first = effects[0];
   const last = effects[effects.length - 1];
   if (!first || !last) return [];
