@@ -25,6 +25,14 @@ describe('readClientAnswer: answers used as they are', () => {
     expect(readClientAnswer(answered({ responseCode: '10', approvedAmountMinor: 999 }), 1000n)).toMatchObject({ kind: 'APPROVE', partial: true });
   });
 
+  it('an optional field sent as null is taken as absent (many JSON writers write every field of a type)', () => {
+    const nulls = { approvedAmountMinor: null, authCode: null, message: null, metadata: null };
+    expect(readClientAnswer(answered({ responseCode: '00', ...nulls }), 1000n)).toEqual({ kind: 'APPROVE', approvedMinor: 1000n, partial: false, authCode: null, message: null, metadata: null, responseCode: '00' });
+    expect(readClientAnswer(answered({ responseCode: '51', ...nulls }), 1000n)).toEqual({ kind: 'DECLINE', responseCode: '51', message: null, metadata: null });
+    // The code itself is not optional.
+    expect(readClientAnswer(answered({ responseCode: null }), 1000n)).toMatchObject({ kind: 'STAND_IN', reason: 'BAD_BODY' });
+  });
+
   it('any other two-character code declines with it; message, metadata and unknown extra fields are kept or ignored', () => {
     const verdict = readClientAnswer(answered({ responseCode: 'Z3', message: 'no', metadata: { a: 1 }, extra: true }), 1000n);
     expect(verdict).toEqual({ kind: 'DECLINE', responseCode: 'Z3', message: 'no', metadata: { a: 1 } });

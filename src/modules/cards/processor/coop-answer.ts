@@ -55,7 +55,11 @@ export function readClientAnswer(exchange: ClientExchange, amountMinor: bigint):
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return badBody('the body is not a JSON object');
   const answer = body as Record<string, unknown>;
-  const { responseCode, approvedAmountMinor, authCode, message, metadata } = answer;
+  // An optional field sent as null is taken as absent: many JSON writers write every field of a
+  // type (until 2026-12-04 a null made the answer unusable, so the stand-in declined; found by an audit).
+  const optional = (name: string): unknown => answer[name] ?? undefined;
+  const responseCode = answer.responseCode;
+  const [approvedAmountMinor, authCode, message, metadata] = [optional('approvedAmountMinor'), optional('authCode'), optional('message'), optional('metadata')];
   if (!isResponseCodeShape(responseCode)) return badBody('responseCode must be two characters, digits or capital letters');
   if (authCode !== undefined && (typeof authCode !== 'string' || !isAuthorizationCode(authCode))) return badBody('authCode must be six digits or capital letters, not 000000');
   if (message !== undefined && (typeof message !== 'string' || message.length > messageMaxChars)) return badBody(`message must be a string of at most ${messageMaxChars} characters`);

@@ -109,7 +109,7 @@ const ForcePostBody = Type.Object({ amount: Amount('the amount posted'), merchan
 const IsoBody = Type.Object(
   {
     format: Type.Union([Type.Literal('json'), Type.Literal('ascii')]),
-    message: Type.Union([Type.Object({}, { additionalProperties: true, description: 'json: field number → value, the MTI under "0"' }), Type.String({ maxLength: packedLengthMax, description: 'ascii: the packed message' })]),
+    message: Type.Union([Type.Object({}, { additionalProperties: true, description: 'json: field number → value, the MTI under "0"' }), Type.String({ description: `ascii: the packed message (at most ${packedLengthMax} characters: a longer one is 400 ISO8583_MALFORMED, as any other fault of the message)` })]),
   },
   {
     additionalProperties: false,
