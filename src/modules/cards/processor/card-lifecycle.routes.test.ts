@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../../test/harness.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { cardPrograms } from '../../../../test/cards/fixtures.js';
-import { authorize, balances, cardEventsOf, fundedCard, lifecycle, onParent, panOf, send, walletRecordsOf } from '../../../../test/cards/card-network.js';
+import { authorize, balances, cardEventsOf, cardOfMessage, fundedCard, lifecycle, onParent, panOf, send, walletRecordsOf } from '../../../../test/cards/card-network.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -1242,6 +1242,30 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(response.status, JSON.stringify(response.body)).toBe(400);
     expect(response.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field }] });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+  });
+
+  it('track 2 (DE35) must name the card DE2 names, with DE14\'s expiry: another card or expiry is 400 ISO8583_MALFORMED naming field 35, nothing held', async () => {
+    const card = await fundedCard(t, '100.00');
+    const other = await fundedCard(t, '100.00', t.clientB);
+    const { expiry: cardExpiry } = await cardOfMessage(t, card.cardId);
+    const expiry = `${String(cardExpiry.expiryYear % 100).padStart(2, '0')}${String(cardExpiry.expiryMonth).padStart(2, '0')}`;
+    const message = await messageOf(card.cardId, { '0': '0100', '4': '000000001000', '11': '000801', '37': '600000000801', '63': undefined, '14': expiry });
+    const pan = message['2'] ?? '';
+    const otherPan = await panOf(t, other.cardId);
+    const wrongExpiry = expiry === '3012' ? '3011' : '3012';
+    for (const track2 of [`${otherPan}=${expiry}1011234`, `${pan}D${wrongExpiry}101`, `=${expiry}`]) {
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...message, '35': track2 } } });
+      expect(response.status, track2).toBe(400);
+      expect(response.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field: '35' }] });
+      expect(JSON.stringify(response.body)).not.toContain(otherPan);
+    }
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    // The card's own track 2 (with or without the expiry) is fine.
+    const matching = await atMessageLevel({ ...message, '35': `${pan}D${expiry}1011234` });
+    expect(matching.code).toBe('00');
+    const bare = await atMessageLevel({ ...message, '11': '000802', '37': '600000000802', '35': `${pan}=` });
+    expect(bare.code).toBe('00');
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '20.00' });
   });
 
   it('an advice of 0 closing a lifecycle that has money posted leaves it COMPLETED', async () => {

@@ -116,6 +116,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   const expiryField = field(14);
   const expiry = expiryField === undefined ? null : expiryFromYyMm(expiryField);
   if (expiryField !== undefined && expiry === null) throw new Iso8583MalformedError(14, 'is not an expiry date YYMM');
+  checkTrack2(field(35), field(2) ?? '', expiryField);
   const networkData = field(63);
   const replacement = field(95) === undefined ? null : parseReplacementAmounts(field(95) ?? '');
   return {
@@ -143,6 +144,21 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
     replacement,
     replacementActualMinor: replacement === null ? null : inCardCurrency(replacement.actualTransactionMinor, transactionMinor, amountMinor),
   };
+}
+
+/**
+ * DE35 (track 2: the card number, a separator `=` or `D`, then the expiry YYMM and the rest) must
+ * name the card DE2 names, and the expiry DE14 gives when both carry one. Until 2026-12-04 it was
+ * not read at all, so a message whose track 2 held another card was approved on DE2's (found by
+ * an audit).
+ */
+function checkTrack2(track2: string | undefined, pan: string, expiry: string | undefined): void {
+  if (track2 === undefined) return;
+  const match = /^(\d{1,19})[=D](\d{4})?/.exec(track2);
+  if (match === null) throw new Iso8583MalformedError(35, 'must start with the card number, then "=" or "D"');
+  const [, trackPan = '', trackExpiry] = match;
+  if (trackPan !== pan) throw new Iso8583MalformedError(35, 'names another card number than DE2');
+  if (trackExpiry !== undefined && expiry !== undefined && trackExpiry !== expiry) throw new Iso8583MalformedError(35, 'holds another expiry than DE14');
 }
 
 /**
