@@ -316,6 +316,11 @@ describe('the sandbox console in headless Chromium', () => {
     await failed.waitFor();
     expect(await failed.getByRole('link').getAttribute('href')).not.toBe(settledTrace);
     await expect(page.getByRole('status').filter({ hasText: 'Settled.' }).count()).resolves.toBe(0);
+    // The failed deposit's summary shows no direction: nothing moved in the end.
+    await page.goto(`${baseUrl}/console#/wallets/${second.walletId}`);
+    const failedSummary = page.getByRole('list', { name: 'Transactions by parent' }).locator('summary', { hasText: 'FAILED' });
+    await failedSummary.waitFor();
+    await expect(failedSummary.textContent()).resolves.toMatch(/BANK_DEPOSIT\s*FAILED\s*20\.00 USD/);
 
     // A wallet with a card hold: the chart starts at zero and steps down by the hold.
     const issued = await issuedCard(t, client, { wallet: first });

@@ -195,10 +195,15 @@ export function isOneOf<T extends string>(values: readonly T[], value: string): 
 }
 
 /** A long id shown short (first and last characters), the whole id in its title and accessible name. */
+/** An id cut to its first 8 and last 4 characters (a UUIDv7's first 8 are its time, alike for ids made together). */
+export function shortId(value: string): string {
+  return value.length > 14 ? `${value.slice(0, 8)}…${value.slice(-4)}` : value;
+}
+
 export function Id(props: { value: string | null | undefined }) {
   if (!props.value) return <span class="muted">—</span>;
   const value = props.value;
-  const short = value.length > 14 ? `${value.slice(0, 8)}…${value.slice(-4)}` : value;
+  const short = shortId(value);
   return (
     <code class="id" title={value} aria-label={value}>
       {short}
@@ -293,4 +298,14 @@ export function TraceLink(props: { traceId: string | null | undefined; children?
       {props.children ?? 'Open trace'}
     </a>
   );
+}
+
+/**
+ * The action POST /v1/webhooks/deliveries/:id/retry takes on a delivery of this status
+ * (docs/webhooks.md): a waiting one is sent now, a delivered one replayed, a failed or cancelled
+ * one retried. The delivery log and the trace timeline offer it alike.
+ */
+export function retryActionOf(status: string): string {
+  if (status === 'PENDING') return 'Send now';
+  return status === 'DELIVERED' ? 'Replay' : 'Retry';
 }

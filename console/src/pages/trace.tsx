@@ -3,7 +3,7 @@ import type { ResponseBody } from '../../../packages/sdk/src/client.js';
 import { useAction, useLoad } from '../hooks.js';
 import { href, navigate } from '../router.js';
 import { useSession } from '../session.js';
-import { Badge, Field, Form, Id, Json, Link, Outcome, Page, Status, Time } from '../components/ui.js';
+import { Badge, Field, Form, Id, Json, Link, Outcome, Page, retryActionOf, Status, Time } from '../components/ui.js';
 
 type Trace = ResponseBody<'/v1/traces/{traceId}', 'get'>['data'];
 type TraceItem = Trace['items'][number];
@@ -74,11 +74,9 @@ function Summary(props: { item: TraceItem; onRetry: (deliveryId: string) => void
               , next <Time value={item.nextAttemptAt} />
             </>
           ) : null}
-          {item.status === 'FAILED' || item.status === 'CANCELLED' ? (
-            <button type="button" class="inline" onClick={() => props.onRetry(item.id)} disabled={props.retrying} aria-label={`Retry delivery of ${item.eventType}`}>
-              Retry
-            </button>
-          ) : null}
+          <button type="button" class="inline" onClick={() => props.onRetry(item.id)} disabled={props.retrying} aria-label={`${retryActionOf(item.status)} delivery of ${item.eventType}`}>
+            {retryActionOf(item.status)}
+          </button>
         </>
       );
     case 'DELIVERY_ATTEMPT':

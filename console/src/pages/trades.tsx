@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useAction, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Facts, Field, Form, Id, Link, Outcome, Page, Panel, Select, Status, Table, Time, TraceLink } from '../components/ui.js';
+import { Amount, Badge, Facts, Field, Form, Id, Link, Outcome, Page, Panel, Select, shortId, Status, Table, Time, TraceLink } from '../components/ui.js';
 import { customerName } from './customers.js';
 
 type Direction = 'direct' | 'reverse';
@@ -56,7 +56,7 @@ function QuoteAndExecute() {
   const quoted = quote.result?.data;
   const executed = execute.result?.data;
   const customerOptions = (customers.data?.data ?? []).map((customer) => ({ value: customer.id, label: `${customerName(customer)} (${customer.email})` }));
-  const walletOptions = (wallets.data ?? []).map((wallet) => ({ value: wallet.id, label: `${wallet.name} (${wallet.id.slice(0, 8)})` }));
+  const walletOptions = (wallets.data ?? []).map((wallet) => ({ value: wallet.id, label: `${wallet.name} (${shortId(wallet.id)})` }));
   return (
     <Panel title="Quote and execute">
       <Status error={customers.error ?? wallets.error} />

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Field, Form, Id, Page, Select, Status, Table, Time, Tree } from '../components/ui.js';
+import { Amount, Badge, Field, Form, Id, Page, Select, shortId, Status, Table, Time, Tree } from '../components/ui.js';
 
 type WalletTransaction = Schema<'WalletTransaction'>;
 
@@ -31,6 +31,16 @@ export function groupByParent(records: WalletTransaction[]): Group[] {
     .sort((a, b) => byTime(b.latest, a.latest));
 }
 
+/**
+ * The direction a parent's summary shows: its first record's (a deposit's pending credit, a
+ * withdrawal's hold), and none once it failed or was cancelled, when nothing moved in the end. Until
+ * 2026-12-04 it was the latest record's, so a failed deposit read as money taken (found by an audit).
+ */
+function summaryOperation(group: { records: WalletTransaction[]; latest: WalletTransaction }): string | undefined {
+  if (group.latest.status === 'FAILED' || group.latest.status === 'CANCELLED') return undefined;
+  return group.records[0]?.operation;
+}
+
 /** The unified history as parent/child trees: one disclosure per parent transaction, its records inside. */
 export function TransactionTree(props: { records: WalletTransaction[] }) {
   return (
@@ -41,7 +51,7 @@ export function TransactionTree(props: { records: WalletTransaction[] }) {
       emptyText="No transactions yet."
       summary={(group) => (
         <>
-          <span class="tree-type">{group.type}</span> <Badge value={group.latest.status} /> <Amount amount={group.latest.amount} asset={group.latest.asset} operation={group.latest.operation} />{' '}
+          <span class="tree-type">{group.type}</span> <Badge value={group.latest.status} /> <Amount amount={group.latest.amount} asset={group.latest.asset} operation={summaryOperation(group)} />{' '}
           <span class="muted">
             parent <Id value={group.parentTransactionId} />, {group.records.length} record(s), <Time value={group.latest.createdAt} />
           </span>
@@ -103,7 +113,7 @@ export function TransactionsPage(props: { walletId: string | undefined }) {
     [chosen, applied.status, applied.operation, applied.type],
     3000,
   );
-  const walletOptions = (wallets.data?.data ?? []).map((wallet) => ({ value: wallet.id, label: `${wallet.name} (${wallet.virtualAccount?.virtualAccountNumber ?? wallet.id.slice(0, 8)})` }));
+  const walletOptions = (wallets.data?.data ?? []).map((wallet) => ({ value: wallet.id, label: `${wallet.name} (${wallet.virtualAccount?.virtualAccountNumber ?? shortId(wallet.id)})` }));
   return (
     <Page title="Transactions">
       <Form label="Filter transactions" class="filters" onSubmit={() => setApplied({ status, operation, type: type.trim() })}>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useAction, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Badge, Facts, Field, Form, Id, Link, Outcome, Page, Panel, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
+import { Badge, Facts, Field, Form, Id, Link, Outcome, Page, Panel, retryActionOf, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
 
 export function WebhooksPage() {
   const { api } = useSession();
@@ -145,11 +145,9 @@ export function WebhookPage(props: { id: string }) {
                     </td>
                     <td>
                       <div class="actions">
-                        {delivery.status !== 'PENDING' ? (
-                          <button type="button" onClick={() => void retry.run(delivery.id)} disabled={retry.busy} aria-label={`Retry delivery of ${delivery.eventType}`}>
-                            Retry
-                          </button>
-                        ) : null}
+                        <button type="button" onClick={() => void retry.run(delivery.id)} disabled={retry.busy} aria-label={`${retryActionOf(delivery.status)} delivery of ${delivery.eventType}`}>
+                          {retryActionOf(delivery.status)}
+                        </button>
                         <EventTrace eventId={delivery.eventId} test={delivery.test} />
                       </div>
                     </td>
