@@ -117,6 +117,13 @@ describe('deposits: pending, confirmed by blocks, completed', () => {
     const [done] = await records(data.id);
     expect(done).toMatchObject({ id: data.parentCryptoTransactionId, status: 'COMPLETED', type: 'CRYPTO_DEPOSIT_SUCCESS', confirmations: 3 });
     expect(done.children.map((child: { type: string }) => child.type)).toEqual(['CRYPTO_DEPOSIT_INITIATED', 'CRYPTO_DEPOSIT_SUCCESS']);
+    // Each child as it was written: the first, at 0 confirmations, was in no block yet; the last in the transfer's.
+    expect(done.children.map((child: { confirmations: number; blockNumber: number | null }) => [child.confirmations, child.blockNumber])).toEqual([
+      [0, null],
+      [3, done.blockNumber],
+    ]);
+    const initiated = await t.request({ url: `/v1/digital/transactions/${data.id as string}` });
+    expect(initiated.body.data).toMatchObject({ confirmations: 0, blockNumber: null });
     const events = await cryptoEventsOf(t, data.parentCryptoTransactionId);
     expect(events.map((event) => event.type)).toEqual(['CRYPTO_DEPOSIT_TRANSACTION_PENDING', 'CRYPTO_DEPOSIT_TRANSACTION_COMPLETED']);
     expect(events[1].data).toMatchObject({ walletId, cryptoTransactionId: done.children[1].id, traceId: expect.any(String) });

@@ -103,6 +103,10 @@ export function cryptoTransactionView(transfer: CryptoTransferRow, child: Crypto
     type: child.type,
     status: child.status,
     confirmations: child.confirmations,
+    // The block is set at the first confirmation: a step written before it (0 confirmations) was in
+    // no block yet. Until 2026-12-04 every child showed the transfer's block, so an INITIATED record
+    // read "0 confirmations, block 2" once the transfer was included (found by an audit).
+    blockNumber: child.confirmations === 0 ? null : sharedFields(transfer).blockNumber,
     failureReason: child.failure_reason,
     createdAt: child.created_at.toISOString(),
     updatedAt: child.created_at.toISOString(),
