@@ -7,6 +7,7 @@ import { DeliveryWorker } from '../../src/modules/webhooks/delivery-worker.js';
 import { createTestApp, type TestContext } from '../harness.js';
 import { WebhookReceiver } from '../webhook-receiver.js';
 import { balanceOf, deposit, fund, linkedWallet } from '../bank/fixtures.js';
+import { createReadyIndividual, setOutcome, startKyc } from '../compliance/helpers.js';
 import { authorize } from '../cards/card-network.js';
 import { issuedCard } from '../cards/fixtures.js';
 
@@ -292,6 +293,21 @@ describe('the sandbox console in headless Chromium', () => {
     await page.getByText('52 of 52 customer(s) shown.').waitFor();
     await expect(page.getByRole('table', { name: 'Customers' }).locator('tbody tr').count()).resolves.toBe(52);
     await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
+
+    // KYC's start button follows the state: a re-run after a system error, none for an approved customer.
+    const erring = await createReadyIndividual(t, client);
+    const started = await startKyc(t, erring.id, client);
+    expect((await setOutcome(t, started.onboardingId, 'ERROR', client)).status).toBe(200);
+    await page.goto(`${baseUrl}/console#/customers/${erring.id}`);
+    const kyc = page.getByRole('region', { name: 'KYC' });
+    await kyc.getByText('RERUN_KYC').first().waitFor();
+    await kyc.getByRole('button', { name: 'Re-run KYC' }).click();
+    await kyc.getByRole('status').filter({ hasText: 'Started.' }).waitFor();
+    await page.goto(`${baseUrl}/console#/customers/${wallets[0]?.customerId ?? ''}`);
+    await page.getByRole('region', { name: 'KYC' }).getByText('APPROVED').first().waitFor();
+    await expect(page.getByRole('region', { name: 'KYC' }).getByRole('button', { name: /Start|Re-run/ }).count()).resolves.toBe(0);
+    await page.goto(`${baseUrl}/console#/customers`);
+    await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
 
     // The skip link focuses the page's heading and leaves the route alone.
     const route = new URL(page.url()).hash;

@@ -176,6 +176,19 @@ function CustomerDetail(props: { id: string }) {
 
 type ComplianceStatus = Schema<'ComplianceStatus'>;
 
+/**
+ * The start button the compliance state allows (docs/compliance.md): a first start, a new start once
+ * the next action asks for one (an expired onboarding), or a re-run after a system error; none while
+ * it runs or once it is decided.
+ */
+function startAction(data: { nextAction?: string | null } | null | undefined, business: boolean, onboardingId: string | null | undefined): string | null {
+  if (data === undefined) return null;
+  if (data === null) return business ? 'Start KYB' : 'Start KYC';
+  if (data.nextAction === 'START_KYC' || data.nextAction === 'START_KYB') return business ? 'Start KYB again' : 'Start KYC again';
+  if (data.nextAction === 'RERUN_KYC' && !business && onboardingId) return 'Re-run KYC';
+  return null;
+}
+
 function Compliance(props: { customer: Customer; sandbox: boolean; onChange: () => void }) {
   const { api } = useSession();
   const business = props.customer.type === 'LEGAL';
@@ -194,10 +207,14 @@ function Compliance(props: { customer: Customer; sandbox: boolean; onChange: () 
     [props.customer.id, props.customer.updatedAt],
     5000,
   );
-  const start = useAction(async () => {
-    const started = business
-      ? await api.post('/v1/compliance/kyb', { body: { customerId: props.customer.id } })
-      : await api.post('/v1/compliance/kyc', { body: { customerId: props.customer.id } });
+  const start = useAction(async (rerun: boolean) => {
+    const onboardingId = props.customer.onboardingId;
+    const started =
+      rerun && onboardingId
+        ? await api.post('/v1/compliance/kyc/{onboardingId}/rerun', { params: { path: { onboardingId } } })
+        : business
+          ? await api.post('/v1/compliance/kyb', { body: { customerId: props.customer.id } })
+          : await api.post('/v1/compliance/kyc', { body: { customerId: props.customer.id } });
     status.reload();
     props.onChange();
     return started;
@@ -242,11 +259,15 @@ function Compliance(props: { customer: Customer; sandbox: boolean; onChange: () 
             </Table>
         </>
       ) : null}
-      <div class="actions">
-        <button type="button" onClick={() => void start.run()} disabled={start.busy}>
-          {data ? 'Start again' : business ? 'Start KYB' : 'Start KYC'}
-        </button>
-      </div>
+      {/* Only what the API allows now (until 2026-12-04 a "Start again" showed whatever the state, and
+          answered 409 while KYC ran or once it was approved; found by an audit). */}
+      {startAction(data, business, props.customer.onboardingId) ? (
+        <div class="actions">
+          <button type="button" onClick={() => void start.run(data?.nextAction === 'RERUN_KYC')} disabled={start.busy}>
+            {startAction(data, business, props.customer.onboardingId)}
+          </button>
+        </div>
+      ) : null}
       <Outcome error={start.error}>{start.result ? <>Started. <TraceLink traceId={start.result.traceId} /></> : null}</Outcome>
       {props.sandbox && props.customer.onboardingId ? (
         <Form label="Simulate the verification outcome" class="filters" onSubmit={() => void decide.run()}>
