@@ -55,6 +55,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: num
 /** Runs an action (a write) and keeps its outcome for the page: busy while it runs, then the result or the error. */
 export function useAction<A extends unknown[], T>(action: (...args: A) => Promise<T>): {
   run: (...args: A) => Promise<T | undefined>;
+  /** Forgets the last outcome (an action whose outcome a newer one makes stale). */
+  reset: () => void;
   busy: boolean;
   error: string | undefined;
   result: T | undefined;
@@ -77,5 +79,9 @@ export function useAction<A extends unknown[], T>(action: (...args: A) => Promis
       setBusy(false);
     }
   };
-  return { run, busy, error, result };
+  const reset = () => {
+    setError(undefined);
+    setResult(undefined);
+  };
+  return { run, reset, busy, error, result };
 }

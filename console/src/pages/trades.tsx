@@ -47,12 +47,14 @@ function QuoteAndExecute() {
   const [side, setSide] = useState<Side>('buy');
   const [amount, setAmount] = useState('100.00');
   const [feeAsset, setFeeAsset] = useState('USD');
-  const quote = useAction(async () =>
-    api.post('/v1/trades/quotes', {
-      body: { customerId: chosenCustomer, fromAssetId: fromAsset.trim(), toAssetId: toAsset.trim(), fromAmount: amount.trim(), feeAssetId: feeAsset.trim(), direction, side },
-    }),
-  );
   const execute = useAction(async (quoteId: string) => api.post('/v1/trades/quotes/{quoteId}/execute', { params: { path: { quoteId } }, body: { walletId: chosenWallet } }));
+  const quote = useAction(async () => {
+    // A new quote makes the last execution's outcome stale (until 2026-12-04 it stayed under the new quote's error; found by an audit).
+    execute.reset();
+    return api.post('/v1/trades/quotes', {
+      body: { customerId: chosenCustomer, fromAssetId: fromAsset.trim(), toAssetId: toAsset.trim(), fromAmount: amount.trim(), feeAssetId: feeAsset.trim(), direction, side },
+    });
+  });
   const quoted = quote.result?.data;
   const executed = execute.result?.data;
   const customerOptions = (customers.data?.data ?? []).map((customer) => ({ value: customer.id, label: `${customerName(customer)} (${customer.email})` }));

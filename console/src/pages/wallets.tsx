@@ -166,7 +166,7 @@ export function WalletPage(props: { id: string }) {
   const data = loaded.data;
   const assets = data ? balanceRows(data.balance) : [];
   return (
-    <Page title={data ? `Wallet ${data.wallet.name}` : 'Wallet'} actions={sandbox ? <Link to={['simulate', undefined, { walletId: props.id }]} class="button">Simulate a deposit</Link> : null}>
+    <Page title={data ? `Wallet ${data.wallet.name}` : 'Wallet'} actions={sandbox && data ? <Link to={['simulate', undefined, { walletId: props.id }]} class="button">Simulate a deposit</Link> : null}>
       <Status loading={loaded.loading && !data} error={loaded.error} />
       {data ? (
         <>
