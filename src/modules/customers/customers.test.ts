@@ -294,6 +294,10 @@ describe('GET /v1/customers/:id', () => {
       expect(withVrn.body.data.bankingInfo).toEqual({ virtual_account_number: '709876543210', virtual_reference_number: '729876543210' });
       const wallet = await t.request({ url: `/v1/wallets/${walletId}` });
       expect(wallet.body.data.virtualAccount).toEqual({ virtualAccountNumber: '709876543210', dedicatedAccountNumber: null, vrn: '729876543210' });
+      // Only GET /v1/customers/:id carries it (specification): not the answer of a PATCH.
+      const patched = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { membershipProgram: 'Premium' } });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      expect(patched.body.data).not.toHaveProperty('bankingInfo');
     });
   });
 
