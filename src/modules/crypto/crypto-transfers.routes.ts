@@ -128,7 +128,7 @@ const WithdrawalBody = Type.Object(
     referenceNumber: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 100 }))),
     note: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: 500 }))),
   },
-  { additionalProperties: false, examples: [{ walletId: '0190f1f2-0000-7000-8000-000000000000', asset: 'USDC', network: 'TRON', amount: '25.00', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' }] },
+  { additionalProperties: false, examples: [{ walletId: '0190f1f2-0000-7000-8000-000000000000', asset: 'USDC', network: 'TRON', amount: '25.00', address: 'TLeUZDGLWnyiJVFcp3m3M1782uBsGWa8uf' }] },
 );
 
 const DepositBody = Type.Object(
