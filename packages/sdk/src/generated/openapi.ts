@@ -14554,7 +14554,7 @@ export interface operations {
                  *       "asset": "USDC",
                  *       "network": "TRON",
                  *       "amount": "25.00",
-                 *       "address": "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+                 *       "address": "TLeUZDGLWnyiJVFcp3m3M1782uBsGWa8uf"
                  *     }
                  */
                 "application/json": {
