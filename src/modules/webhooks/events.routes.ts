@@ -3,10 +3,10 @@ import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { authOf } from '../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
-import { notFound } from '../../platform/http/errors.js';
+import { notFound, validationError } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/ids.js';
 import { listQueryProperties, paginate } from '../../platform/http/pagination.js';
-import { eventTypes } from './event-types.js';
+import { eventTypes, renamedEventTypes } from './event-types.js';
 import { eventPayloadSchemas, testEventPayloadSchema, testEventType } from './event-payloads.js';
 import { eventsQuery } from './events.store.js';
 
@@ -56,6 +56,13 @@ export function registerEventRoutes(app: App, deps: Deps): void {
           { additionalProperties: false },
         ),
         response: { 200: ListEnvelope(EventSchema) },
+      },
+      // A legacy name points at its replacement, as a subscription's event types and the deliveries'
+      // filter do (until 2026-12-04 it got the list of every type; found by an audit).
+      preValidation: async (request) => {
+        const type = (request.query as { type?: unknown }).type;
+        const renamed = typeof type === 'string' ? renamedEventTypes[type] : undefined;
+        if (renamed !== undefined) throw validationError('type', `${String(type)} was renamed ${renamed}; filter by ${renamed}`);
       },
     },
     async (request) => {

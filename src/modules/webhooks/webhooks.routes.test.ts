@@ -216,6 +216,10 @@ describe('400', () => {
     expect(response.body.details).toHaveLength(1);
     expect(response.body.details[0].field).toBe('type');
     for (const type of eventTypes) expect(response.body.details[0].message).toContain(`"${type}"`);
+    // A legacy name is pointed at its replacement, as in a subscription's event types and the deliveries' filter.
+    const legacy = await t.request({ url: '/v1/events?type=VIRTUAL_INTERNAL_TRANSACTION_SUCCEEDED' });
+    expect(legacy.status).toBe(400);
+    expect(legacy.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'type', message: 'VIRTUAL_INTERNAL_TRANSACTION_SUCCEEDED was renamed INTERNAL_TRANSACTION_COMPLETED; filter by INTERNAL_TRANSACTION_COMPLETED' }] });
   });
 
   it('a refused URL or event type is the answer to its Idempotency-Key: replayed, and the key cannot create a webhook with another body', async () => {

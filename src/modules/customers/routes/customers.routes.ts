@@ -34,10 +34,11 @@ async function refuseTypeChange(request: FastifyRequest): Promise<void> {
 
 export function registerCustomerRoutes(app: App, deps: Deps, hooks: CustomersHooks = {}): void {
   const cipher = () => fieldCipherOf(deps);
-  /** After a PATCH, the running onboarding is looked at again (the edit may complete it); the answer shows the customer as it then is. */
-  // A PATCH answers the customer as the write left it (the compliance hook may have approved it),
-  // without `bankingInfo`: the specification gives that only on GET /v1/customers/:id (until
-  // 2026-12-04 every PATCH answered it; found by an audit).
+  /**
+   * After a PATCH, the running onboarding is looked at again (the edit may complete it); the answer
+   * shows the customer as it then is, without `bankingInfo`: the specification gives that only on
+   * GET /v1/customers/:id (until 2026-12-04 every PATCH answered it; found by an audit).
+   */
   const updated = async (tx: Tx, context: RequestContext, customer: customers.CustomerViewData): Promise<customers.CustomerViewData> => {
     if (hooks.customerChanged) await hooks.customerChanged(tx, context, customer.id);
     const { bankingInfo: _bankingInfo, ...answer } = hooks.customerChanged ? await customers.getCustomer(tx, context.clientId, cipher(), customer.id) : customer;
