@@ -187,6 +187,8 @@ describe('the sandbox console in headless Chromium', () => {
     expect(traceHref).toMatch(/^#\/traces\//);
     await page.getByRole('form', { name: 'Advance the clock' }).getByRole('button', { name: 'Advance' }).click();
     await expect(page.getByRole('region', { name: 'Advance the clock' }).getByRole('status').textContent()).resolves.toContain('1 timer(s) ran');
+    // The header's clock reads the new time at once, well before its next 5 s poll.
+    await page.locator('header .clock').getByText(/\(\+\d+ s\)/).waitFor({ timeout: 3000 });
 
     // The wallet shows the settled balance and the deposit's tree (pending credit, then clearing).
     await page.goto(`${baseUrl}/console${walletHref ?? ''}`);

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useAction, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Field, Form, Json, Outcome, Page, Panel, Select, TraceLink } from '../components/ui.js';
+import { clockMovedEvent } from './clock.js';
 
 /** What a simulation answered: its trace (the timeline of what it caused) and its body. */
 function Answer(props: { result: { message: string; traceId: string; data?: unknown } | undefined; error: string | undefined }) {
@@ -113,7 +114,9 @@ function AdvanceClock() {
   const advance = useAction(async () => {
     const value = Number(seconds);
     if (!Number.isInteger(value) || value <= 0) throw new Error('Seconds: a whole number above 0.');
-    return api.post('/v1/sandbox/clock/advance', { body: { seconds: value } });
+    const answer = await api.post('/v1/sandbox/clock/advance', { body: { seconds: value } });
+    window.dispatchEvent(new Event(clockMovedEvent));
+    return answer;
   });
   return (
     <Panel title="Advance the clock">
