@@ -1212,6 +1212,29 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '200.00', RESERVED: '100.00' });
   });
 
+  it('a magic amount is 990.NN in the currency\'s own major units: never in a currency of fewer than two decimals (¥99,051 is a purchase), BHD 990.510 is one and BHD 99.051 is not', async () => {
+    const card = await fundedCard(t, '100.00');
+    const send = async (changes: Record<string, string>, stan: string) => atMessageLevel(await messageOf(card.cardId, { '0': '0100', '51': '840', '11': stan, '37': `600000${stan}`, '63': undefined, ...changes }));
+    expect((await send({ '4': '000000099051', '6': '000000000700', '49': '392' }, '000811')).code).toBe('00');
+    expect((await send({ '4': '000000099051', '6': '000000000800', '49': '048' }, '000812')).code).toBe('00');
+    const magic = await send({ '4': '000000990510', '6': '000000000900', '49': '048' }, '000813');
+    expect(magic.code).toBe('51');
+    expect(magic.record).toMatchObject({ declineReason: 'INSUFFICIENT_FUNDS' });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '85.00', RESERVED: '15.00' });
+  });
+
+  it('without DE14 the card\'s expiry is checked against track 2\'s: a past one declines 54, one that is no date is 400 naming field 35', async () => {
+    const card = await fundedCard(t, '100.00');
+    const message = await messageOf(card.cardId, { '0': '0100', '4': '000000001000', '11': '000821', '37': '600000000821', '63': undefined, '14': undefined });
+    const pan = message['2'] ?? '';
+    const past = await atMessageLevel({ ...message, '35': `${pan}=2001101` });
+    expect(past.code).toBe('54');
+    const notADate = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...message, '11': '000822', '37': '600000000822', '35': `${pan}=3013101` } } });
+    expect(notADate.status).toBe(400);
+    expect(notADate.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field: '35' }] });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+  });
+
   it('a message in another currency reads DE4 with that currency\'s decimals (ISO 4217: BHD 3, JPY 0) and shows the settlement billed to the card and the rate, on the record and the event', async () => {
     const card = await fundedCard(t, '100.00');
     // 12.500 BHD billed 33.25 USD: rate 2.66.

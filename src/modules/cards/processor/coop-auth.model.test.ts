@@ -274,11 +274,32 @@ const property = fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 16, 
   expect(minor((await balances(t, card.walletId, client)).RESERVED)).toBe(0);
 });
 
+/**
+ * One sequence that meets every kind the tally below counts, run before the random ones: with 25
+ * random runs a kind (most often a full reversal's ceiling) was now and then never met, and the
+ * tally failed with no fault in the code (1 run in 6 on one machine).
+ */
+const byReference = { byRef: true, zeros: false };
+const everyKind: Step[] = [
+  { kind: 'request', mti: '0100', amountCents: 500 },
+  { kind: 'increment', pick: 0, amountCents: 100 },
+  { kind: 'reverse', pick: 0, naming: byReference, part: 50 },
+  { kind: 'advice', pick: 0, naming: byReference, amountCents: 300 },
+  { kind: 'complete', pick: 0, naming: byReference, amountCents: 200 },
+  { kind: 'repeat', pick: 0 },
+  { kind: 'expire' },
+  { kind: 'answer', pick: 0, decision: { kind: 'approve' } },
+  { kind: 'answer', pick: 0, decision: { kind: 'approve' } },
+  { kind: 'request', mti: '0100', amountCents: 400 },
+  { kind: 'answer', pick: 0, decision: { kind: 'approve' } },
+  { kind: 'reverse', pick: 2, naming: byReference, part: null },
+];
+
 describe('model', () => {
   it('random interleavings of requests waiting for the client with the network\'s messages keep every invariant of the money', async () => {
     await fc.assert(property, {
       ...modelRunOptions<[Step[]]>('coop model test', Number(process.env.COOP_MODEL_RUNS ?? 25)),
-      ...(process.env.COOP_EXAMPLE === undefined ? {} : { examples: [[JSON.parse(process.env.COOP_EXAMPLE) as Step[]]] }),
+      examples: process.env.COOP_EXAMPLE === undefined ? [[everyKind]] : [[JSON.parse(process.env.COOP_EXAMPLE) as Step[]]],
     });
     // COOP_EXAMPLE (a counterexample's steps, as JSON) runs it first: the tally is then not the point.
     if (process.env.COOP_EXAMPLE === undefined) for (const [kind, count] of Object.entries(exercised)) expect(count, kind).toBeGreaterThan(0);

@@ -209,6 +209,22 @@ describe('the client approves', () => {
     expect(above.record.coopAuth.detail).toContain('above the 10000 requested');
 
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '134.00', RESERVED: '166.00' });
+
+    // A partial approval that comes to the whole in the card's currency (EUR 99.99 of 100.00 billed
+    // USD 1.00 is 1.00) is a full approval, and the delivery log says APPROVED, not PARTIAL.
+    answerWith({ responseCode: '00', approvedAmountMinor: 9999 });
+    sequence += 1;
+    const stan = String(880100 + sequence);
+    const wholeByRounding = await t.request({
+      method: 'POST',
+      url: '/v1/sandbox/iso8583',
+      body: { format: 'json', message: { ...template.iso.request.fields, '0': '0100', '2': await panOf(t, card.cardId), '4': '000000010000', '6': '000000000100', '49': '978', '51': '840', '11': stan, '37': `6000${stan}00`, '63': `VIS00000${`EUROS${stan}`.padEnd(16, '0')}1` } },
+    });
+    expect(wholeByRounding.body.data.response).toMatchObject({ '39': '00', '4': '000000010000', '6': '000000000100' });
+    const requestEvent = receiver.requestsFor(wholeByRounding.body.data.cardTransactionId as string)[0];
+    if (!requestEvent) return expect.fail('the client was not asked');
+    const delivery = (await deliveriesOf()).find((candidate) => candidate.eventId === requestEvent.parsed.id);
+    expect(delivery.attempts[0].verdict).toBe('APPROVED');
   });
 
   it('a single-message purchase (0200) approved by the client is posted at once', async () => {

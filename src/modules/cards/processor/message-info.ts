@@ -45,6 +45,8 @@ export interface MessageInfo {
   billingMinor: bigint | null;
   transactionCurrencyNumeric: string;
   transactionCurrency: string;
+  /** Decimals of the transaction currency (ISO 4217: 2 for EUR, 0 for JPY, 3 for BHD). */
+  transactionExponent: number;
   surchargeMinor: bigint | null;
   fees: FeeRecord[];
   stan: string;
@@ -116,7 +118,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   const expiryField = field(14);
   const expiry = expiryField === undefined ? null : expiryFromYyMm(expiryField);
   if (expiryField !== undefined && expiry === null) throw new Iso8583MalformedError(14, 'is not an expiry date YYMM');
-  checkTrack2(field(35), field(2) ?? '', expiryField);
+  const trackExpiry = track2Expiry(field(35), field(2) ?? '', expiryField);
   const networkData = field(63);
   const replacement = field(95) === undefined ? null : parseReplacementAmounts(field(95) ?? '');
   return {
@@ -128,6 +130,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
     billingMinor: billing === undefined ? null : BigInt(billing),
     transactionCurrencyNumeric,
     transactionCurrency: currency.alpha,
+    transactionExponent: currency.exponent,
     surchargeMinor,
     fees,
     stan: field(11) ?? '',
@@ -139,7 +142,8 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
     merchant,
     mcc,
     partialApprovalCapable: networkData !== undefined && networkData.charAt(24) === '1',
-    expiry,
+    // Without DE14 the card's expiry is checked against track 2's, as a terminal reading the stripe sends it.
+    expiry: expiry ?? trackExpiry,
     original: field(90) === undefined ? null : parseOriginalDataElements(field(90) ?? ''),
     replacement,
     replacementActualMinor: replacement === null ? null : inCardCurrency(replacement.actualTransactionMinor, transactionMinor, amountMinor),
@@ -148,17 +152,22 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
 
 /**
  * DE35 (track 2: the card number, a separator `=` or `D`, then the expiry YYMM and the rest) must
- * name the card DE2 names, and the expiry DE14 gives when both carry one. Until 2026-12-04 it was
+ * name the card DE2 names, and the expiry DE14 gives when both carry one; its expiry (a date YYMM)
+ * is the one checked when DE14 is absent. Until 2026-12-04 it was
  * not read at all, so a message whose track 2 held another card was approved on DE2's (found by
  * an audit).
  */
-function checkTrack2(track2: string | undefined, pan: string, expiry: string | undefined): void {
-  if (track2 === undefined) return;
+function track2Expiry(track2: string | undefined, pan: string, expiry: string | undefined): CardExpiry | null {
+  if (track2 === undefined) return null;
   const match = /^(\d{1,19})[=D](\d{4})?/.exec(track2);
   if (match === null) throw new Iso8583MalformedError(35, 'must start with the card number, then "=" or "D"');
   const [, trackPan = '', trackExpiry] = match;
   if (trackPan !== pan) throw new Iso8583MalformedError(35, 'names another card number than DE2');
-  if (trackExpiry !== undefined && expiry !== undefined && trackExpiry !== expiry) throw new Iso8583MalformedError(35, 'holds another expiry than DE14');
+  if (trackExpiry === undefined) return null;
+  const parsed = expiryFromYyMm(trackExpiry);
+  if (parsed === null) throw new Iso8583MalformedError(35, 'holds an expiry that is not a date YYMM');
+  if (expiry !== undefined && trackExpiry !== expiry) throw new Iso8583MalformedError(35, 'holds another expiry than DE14');
+  return parsed;
 }
 
 /**
@@ -186,14 +195,21 @@ export function transactionTypeOf(info: MessageInfo): string {
 export const handledTransactionTypes: ReadonlySet<string> = new Set(['00', '01', '09', '20', '30', '31']);
 
 /**
- * Sandbox magic amounts (contract §12.5): DE4 of exactly 990.NN answers NN for these codes;
- * 990.10 is a partial approval of half. Null for any other amount.
+ * Sandbox magic amounts (contract §12.5): DE4 of exactly 990.NN in its currency's major units
+ * answers NN for these codes; 990.10 is a partial approval of half. Null for any other amount, and
+ * in a currency of fewer than two decimals (990.NN cannot be said in it). Until 2026-12-04 DE4 was
+ * read as minor units whatever the currency, so an ordinary ¥99,051 purchase was declined 51 and
+ * BHD 99.051 too (found by an audit).
  */
 export const magicResponseCodes = ['05', '10', '13', '14', '51', '54', '55', '57', '61', '62', '65', '91', '94', '96'] as const;
 
 export function magicResponseCodeOf(info: MessageInfo): string | null {
+  if (info.transactionExponent < 2) return null;
+  const scale = 10n ** BigInt(info.transactionExponent - 2);
+  if (info.transactionMinor % scale !== 0n) return null;
+  const cents = info.transactionMinor / scale;
   const magicBase = 99_000n;
-  if (info.transactionMinor < magicBase || info.transactionMinor > magicBase + 99n) return null;
-  const code = String(info.transactionMinor - magicBase).padStart(2, '0');
+  if (cents < magicBase || cents > magicBase + 99n) return null;
+  const code = String(cents - magicBase).padStart(2, '0');
   return (magicResponseCodes as readonly string[]).includes(code) ? code : null;
 }

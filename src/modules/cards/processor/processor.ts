@@ -783,6 +783,13 @@ function inCardCurrencyOf(verdict: ClientVerdict, info: MessageInfo): ClientVerd
   return approvedMinor >= info.amountMinor ? { ...verdict, approvedMinor: info.amountMinor, partial: false } : { ...verdict, approvedMinor };
 }
 
+/** The client's verdict as it was applied, its amount kept in the client's currency for the delivery log. */
+function appliedVerdict(verdict: ClientVerdict, info: MessageInfo): ClientVerdict {
+  if (verdict.kind !== 'APPROVE') return verdict;
+  const applied = inCardCurrencyOf(verdict, info);
+  return applied.kind === 'APPROVE' ? { ...verdict, partial: applied.partial } : verdict;
+}
+
 /** What a finished decision request reports besides the answer to the network. */
 export interface CoopDecisionResult {
   outcome: CardMessageOutcome;
@@ -842,7 +849,8 @@ export async function finishCoopDecision(
       now: context.now,
       outcome: exchange,
       accepted: verdict.kind !== 'STAND_IN',
-      verdict: verdictText(verdict, decision.responseCode),
+      // What was applied: a partial approval that came to the whole in the card's currency is APPROVED.
+      verdict: verdictText(appliedVerdict(verdict, info), decision.responseCode),
     });
   }
   // A withdrawn request's mark goes with its answer.
