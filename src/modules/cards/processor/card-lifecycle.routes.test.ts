@@ -1210,6 +1210,10 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     const record = (await t.request({ url: `/v1/cards/transactions/${response.body.data.cardTransactionId as string}` })).body.data;
     expect(record).toMatchObject({ responseCode: '10', heldAmount: 100 });
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '200.00', RESERVED: '100.00' });
+    // Billed 213.99: half is 106.99, which is EUR 495.026…, answered rounded half up (495.03) as every conversion here.
+    const odd = await messageOf(card.cardId, { '0': '0100', '4': '000000099010', '6': '000000021399', '49': '978', '51': '840', '11': '000803', '37': '600000000803', '63': reference('PARTIALEUROS0803') });
+    const oddResponse = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: odd } });
+    expect(oddResponse.body.data.response).toMatchObject({ '39': '10', '4': '000000049503', '6': '000000010699' });
   });
 
   it('a magic amount is 990.NN in the currency\'s own major units: never in a currency of fewer than two decimals (¥99,051 is a purchase), BHD 990.510 is one and BHD 99.051 is not', async () => {

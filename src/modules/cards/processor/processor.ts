@@ -943,7 +943,8 @@ function partialApprovalEnabled(program: CardProgramRow): boolean {
  */
 function partialApprovalFields(info: MessageInfo, decision: Decision): Record<string, string> {
   const approvedMinor = decision.approvedMinor;
-  const approvedTransactionMinor = decision.approvedTransactionMinor ?? (info.amountMinor === 0n ? 0n : (info.transactionMinor * approvedMinor) / info.amountMinor);
+  // Back into the transaction currency at the message's rate, rounded half up as every conversion here is.
+  const approvedTransactionMinor = decision.approvedTransactionMinor ?? (info.amountMinor === 0n ? 0n : (info.transactionMinor * approvedMinor * 2n + info.amountMinor) / (2n * info.amountMinor));
   return {
     '4': approvedTransactionMinor.toString().padStart(12, '0'),
     ...(info.billingMinor === null ? {} : { '6': approvedMinor.toString().padStart(12, '0') }),

@@ -19,6 +19,7 @@ import type { PendingCoopDecision } from '../processor/coop-auth.js';
 import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
 import { lockCardWithProgram, type LockedCard } from '../processor/processor-reads.js';
 import { amountMinorOf, buildSandboxMessage, newNetworkDataRef, sandboxCurrencies, type CardOfMessage, type MessageOptions } from './sandbox-messages.js';
+import { jsonBodyLimitBytes } from '../../../platform/http/validation.js';
 
 const tags = ['Sandbox'];
 
@@ -109,7 +110,11 @@ const ForcePostBody = Type.Object({ amount: Amount('the amount posted'), merchan
 const IsoBody = Type.Object(
   {
     format: Type.Union([Type.Literal('json'), Type.Literal('ascii')]),
-    message: Type.Union([Type.Object({}, { additionalProperties: true, description: 'json: field number → value, the MTI under "0"' }), Type.String({ description: `ascii: the packed message (at most ${packedLengthMax} characters: a longer one is 400 ISO8583_MALFORMED, as any other fault of the message)` })]),
+    message: Type.Union([Type.Object({}, { additionalProperties: true, description: 'json: field number → value, the MTI under "0"' }), Type.String({
+        // Bounded only by the body's own limit: a message over packedLengthMax reaches the codec, whose answer names field 0.
+        maxLength: jsonBodyLimitBytes,
+        description: `ascii: the packed message (at most ${packedLengthMax} characters: a longer one is 400 ISO8583_MALFORMED, as any other fault of the message; maxLength is only the body's bound)`,
+      })]),
   },
   {
     additionalProperties: false,
