@@ -129,8 +129,7 @@ async function sendAttempt(fetcher: (request: Request) => Promise<Response>, req
   const answered = (async () => {
     const response = await fetcher(new Request(copy ? request.clone() : request, { signal: controller.signal }));
     const body = await response.arrayBuffer();
-    const empty = body.byteLength === 0 && nullBodyStatuses.has(response.status);
-    return new Response(empty ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(nullBodyStatuses.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
   })();
   // Whichever loses the race settles later unobserved.
   stopped.catch(() => {});

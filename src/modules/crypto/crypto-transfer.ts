@@ -97,16 +97,17 @@ function sharedFields(transfer: CryptoTransferRow) {
 /** One child record: the step it records, with the confirmations the transfer had then. */
 export function cryptoTransactionView(transfer: CryptoTransferRow, child: CryptoTransactionRow): CryptoTransactionView {
   assert(child.crypto_transfer_id === transfer.id, `crypto transaction ${child.id} is not a child of ${transfer.id}`);
+  const shared = sharedFields(transfer);
   return {
     id: child.id,
-    ...sharedFields(transfer),
+    ...shared,
     type: child.type,
     status: child.status,
     confirmations: child.confirmations,
     // The block is set at the first confirmation: a step written before it (0 confirmations) was in
     // no block yet. Until 2026-12-04 every child showed the transfer's block, so an INITIATED record
     // read "0 confirmations, block 2" once the transfer was included (found by an audit).
-    blockNumber: child.confirmations === 0 ? null : sharedFields(transfer).blockNumber,
+    blockNumber: child.confirmations === 0 ? null : shared.blockNumber,
     failureReason: child.failure_reason,
     createdAt: child.created_at.toISOString(),
     updatedAt: child.created_at.toISOString(),

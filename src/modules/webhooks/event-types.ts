@@ -72,3 +72,9 @@ export const renamedEventTypes: Readonly<Record<string, EventType>> = {
   WITHDRAW_TRANSACTION_FAILED: 'BANK_WITHDRAWAL_TRANSACTION_FAILED',
   VIRTUAL_INTERNAL_TRANSACTION_SUCCEEDED: 'INTERNAL_TRANSACTION_COMPLETED',
 };
+
+/** For a filter given a legacy event name: the message that names its replacement (undefined for any other value). */
+export function renamedFilterMessage(type: unknown): string | undefined {
+  const renamed = typeof type === 'string' ? renamedEventTypes[type] : undefined;
+  return renamed === undefined ? undefined : `${String(type)} was renamed ${renamed}; filter by ${renamed}`;
+}

@@ -6,7 +6,7 @@ import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
 import { notFound, validationError } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/ids.js';
 import { listQueryProperties, paginate } from '../../platform/http/pagination.js';
-import { eventTypes, renamedEventTypes } from './event-types.js';
+import { eventTypes, renamedFilterMessage } from './event-types.js';
 import { eventPayloadSchemas, testEventPayloadSchema, testEventType } from './event-payloads.js';
 import { eventsQuery } from './events.store.js';
 
@@ -60,9 +60,8 @@ export function registerEventRoutes(app: App, deps: Deps): void {
       // A legacy name points at its replacement, as a subscription's event types and the deliveries'
       // filter do (until 2026-12-04 it got the list of every type; found by an audit).
       preValidation: async (request) => {
-        const type = (request.query as { type?: unknown }).type;
-        const renamed = typeof type === 'string' ? renamedEventTypes[type] : undefined;
-        if (renamed !== undefined) throw validationError('type', `${String(type)} was renamed ${renamed}; filter by ${renamed}`);
+        const renamed = renamedFilterMessage((request.query as { type?: unknown }).type);
+        if (renamed !== undefined) throw validationError('type', renamed);
       },
     },
     async (request) => {

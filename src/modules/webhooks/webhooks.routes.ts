@@ -7,7 +7,7 @@ import { notFound, validationError } from '../../platform/http/errors.js';
 import { answerRefusal, runPausableWrite, runWrite } from '../../platform/http/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { listQueryProperties, paginate, parseInstant } from '../../platform/http/pagination.js';
-import { eventTypes, renamedEventTypes } from './event-types.js';
+import { eventTypes, renamedFilterMessage } from './event-types.js';
 import { testEventType } from './event-payloads.js';
 import * as service from './webhooks.service.js';
 import * as store from './webhooks.store.js';
@@ -383,8 +383,8 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
         // A type that does not exist is a mistake to report, not a filter that matches nothing.
         if (eventType !== testEventType && !(eventTypes as readonly string[]).includes(eventType)) {
           // A legacy name points at its replacement, as a subscription's event types do.
-          const renamed = renamedEventTypes[eventType];
-          if (renamed !== undefined) throw validationError('eventType', `${eventType} was renamed ${renamed}; filter by ${renamed}`);
+          const renamed = renamedFilterMessage(eventType);
+          if (renamed !== undefined) throw validationError('eventType', renamed);
           throw validationError('eventType', `is not an event type; event types are ${eventTypes.join(', ')}, and ${testEventType}`);
         }
         query = query.where('event_type', '=', eventType);

@@ -139,9 +139,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
  * the requests that arrived meanwhile queue for the connection between two transactions. The
  * pool takes its connection with a callback (pool.query) or a promise (Kysely): both wait.
  */
+type ConnectCallback = (error: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void;
 function yieldBeforeConnect(pool: pg.Pool): void {
-  const connect = pool.connect.bind(pool) as (callback?: (error: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void) => unknown;
-  const yielding = (callback?: (error: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void): unknown => {
+  const connect = pool.connect.bind(pool) as (callback?: ConnectCallback) => unknown;
+  const yielding = (callback?: ConnectCallback): unknown => {
     if (callback) {
       setImmediate(() => connect(callback));
       return undefined;

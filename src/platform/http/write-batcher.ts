@@ -16,6 +16,7 @@ import {
   idempotencyKeyOf,
   requestContext,
   requestIdentity,
+  type RequestIdentity,
   storedBody,
   type StoredResponse,
   type WriteResult,
@@ -75,13 +76,17 @@ export interface WriteBatcherOptions<I, O, L> {
 
 type Settlement = { kind: 'response'; response: StoredResponse; replay: boolean } | { kind: 'error'; error: unknown };
 
+/** What a request with an Idempotency-Key brings to its record: the key, and the request's identity. */
+interface Keyed extends RequestIdentity {
+  key: string;
+  method: string;
+}
+
 interface Pending<I> {
   context: RequestContext;
   input: I;
-  key: string | undefined;
-  hash: Buffer | undefined;
-  method: string;
-  path: string;
+  /** Set for a request with an Idempotency-Key (only such a request keeps a record). */
+  keyed: Keyed | undefined;
   settle(settlement: Settlement): void;
 }
 
@@ -105,8 +110,8 @@ if (debugBatches) {
  */
 const settleAfterNextWrite = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-const keyOf = (item: { context: RequestContext; key: string | undefined }) =>
-  item.key === undefined ? undefined : `${item.context.clientId}\n${item.key}`;
+const keyOf = (item: { context: RequestContext; keyed: Keyed | undefined }) =>
+  item.keyed === undefined ? undefined : `${item.context.clientId}\n${item.keyed.key}`;
 
 /**
  * Writes concurrent requests of one route together: requests that arrive while earlier batches are
@@ -154,18 +159,9 @@ export class WriteBatcher<I, O, L> {
    */
   async submit(request: FastifyRequest, reply: FastifyReply, input: I, context: RequestContext = requestContext(request, this.deps)): Promise<unknown> {
     const key = idempotencyKeyOf(request);
-    // Only a keyed request keeps a record (its hash and path).
-    const identity = key === undefined ? undefined : requestIdentity(request);
+    const keyed = key === undefined ? undefined : { key, method: request.method, ...requestIdentity(request) };
     const settlement = await new Promise<Settlement>((settle) => {
-      this.queue.push({
-        context,
-        input,
-        key,
-        hash: identity?.hash,
-        method: request.method,
-        path: identity?.path ?? '',
-        settle,
-      });
+      this.queue.push({ context, input, keyed, settle });
       this.scheduleStart();
     });
     if (settlement.kind === 'error') throw settlement.error;
@@ -273,7 +269,7 @@ export class WriteBatcher<I, O, L> {
     // write and COMMIT (pipelined-transaction.ts).
     return withPipelinedTransaction(this.deps.database.pool, async (tx) => {
       const settlements: (Settlement | undefined)[] = batch.map(() => undefined);
-      const keyed = batch.map((item, index) => ({ item, index })).filter(({ item }) => item.key !== undefined);
+      const keyed = batch.flatMap((item, index) => (item.keyed === undefined ? [] : [{ item, keyed: item.keyed, index }]));
 
       // Try each key's advisory lock and read what is stored under it. A request that commits the
       // same key between this statement's snapshot and its lock attempt is caught by the primary
@@ -283,24 +279,24 @@ export class WriteBatcher<I, O, L> {
         keyed.length === 0
           ? undefined
           : lockAndLookupKeysStatement(
-              keyed.map(({ item }) => ({ lockId: advisoryLockId(item.context.clientId, item.key ?? ''), clientId: item.context.clientId, key: item.key ?? '' })),
+              keyed.map(({ item, keyed: { key } }) => ({ lockId: advisoryLockId(item.context.clientId, key), clientId: item.context.clientId, key })),
             ).execute(tx);
       lookup?.catch(() => {});
       const loaded = await this.options.load(tx, this.itemsOf(batch));
       for (const row of lookup ? (await lookup).rows : []) {
         const entry = keyed[row.position - 1];
         if (!entry) continue;
-        const { item, index } = entry;
+        const { item, keyed: request, index } = entry;
         if (!row.locked) {
           settlements[index] = {
             kind: 'error',
             error: new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.'),
           };
         } else if (row.request_hash !== null) {
-          if (!item.hash || !row.request_hash.equals(item.hash)) {
+          if (!row.request_hash.equals(request.hash)) {
             settlements[index] = { kind: 'error', error: new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.') };
           } else {
-            const body = storedBody(this.deps, item.context.clientId, item.key ?? '', { response_body: row.response_body, response_sealed: row.response_sealed ?? false });
+            const body = storedBody(this.deps, item.context.clientId, request.key, { response_body: row.response_body, response_sealed: row.response_sealed ?? false });
             settlements[index] = { kind: 'response', replay: true, response: { statusCode: row.status_code ?? 200, body } };
           }
         }
@@ -327,7 +323,7 @@ export class WriteBatcher<I, O, L> {
     const outcomes = fresh.length === 0 ? [] : await this.options.process(tx, loaded, fresh, write);
     if (outcomes.length !== fresh.length) throw new Error(`process answered ${outcomes.length} outcomes for ${fresh.length} items`);
 
-    const records: { item: Pending<I>; response: StoredResponse }[] = [];
+    const records: { item: Pending<I>; keyed: Keyed; response: StoredResponse }[] = [];
     fresh.forEach((index, position) => {
       const item = batch[index];
       const outcome = outcomes[position];
@@ -335,14 +331,14 @@ export class WriteBatcher<I, O, L> {
       if (outcome.ok) {
         const response = { statusCode: outcome.result.statusCode ?? 200, body: envelopeOf(outcome.result, item.context) };
         settlements[index] = { kind: 'response', replay: false, response };
-        if (item.key !== undefined) records.push({ item, response });
+        if (item.keyed !== undefined) records.push({ item, keyed: item.keyed, response });
       } else {
         settlements[index] = { kind: 'error', error: outcome.error };
         // A 5xx (a price feed that is down, say) is this item's answer only: it is not stored under
         // its Idempotency-Key, which stays free for a retry (as runWrite does), and the batch's other
         // items keep theirs (it used to fail the whole batch).
-        if (item.key !== undefined && outcome.error.statusCode < 500) {
-          records.push({ item, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
+        if (item.keyed !== undefined && outcome.error.statusCode < 500) {
+          records.push({ item, keyed: item.keyed, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
         }
       }
     });
@@ -350,12 +346,12 @@ export class WriteBatcher<I, O, L> {
       write.add(
         'idempotency_keys',
         idempotencyRecordsStatement(
-          records.map(({ item, response }) => ({
+          records.map(({ item, keyed: { key, hash, method, path }, response }) => ({
             clientId: item.context.clientId,
-            key: item.key ?? '',
-            hash: item.hash ?? Buffer.alloc(0),
-            method: item.method,
-            path: item.path,
+            key,
+            hash,
+            method,
+            path,
             response,
             createdAt: item.context.now,
           })),

@@ -21,6 +21,8 @@ export type ClientVerdict =
   | {
       kind: 'APPROVE';
       approvedMinor: bigint;
+      /** Set once approvedMinor is converted to the card's currency: the amount as the client answered it, in the request's. */
+      answeredMinor?: bigint;
       /** Less than the request approved: the network is answered "10" (coopOutcome), whichever code the client sent. */
       partial: boolean;
       authCode: string | null;
@@ -55,11 +57,13 @@ export function readClientAnswer(exchange: ClientExchange, amountMinor: bigint):
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return badBody('the body is not a JSON object');
   const answer = body as Record<string, unknown>;
+  const responseCode = answer.responseCode;
   // An optional field sent as null is taken as absent: many JSON writers write every field of a
   // type (until 2026-12-04 a null made the answer unusable, so the stand-in declined; found by an audit).
-  const optional = (name: string): unknown => answer[name] ?? undefined;
-  const responseCode = answer.responseCode;
-  const [approvedAmountMinor, authCode, message, metadata] = [optional('approvedAmountMinor'), optional('authCode'), optional('message'), optional('metadata')];
+  const approvedAmountMinor = answer.approvedAmountMinor ?? undefined;
+  const authCode = answer.authCode ?? undefined;
+  const message = answer.message ?? undefined;
+  const metadata = answer.metadata ?? undefined;
   if (!isResponseCodeShape(responseCode)) return badBody('responseCode must be two characters, digits or capital letters');
   if (authCode !== undefined && (typeof authCode !== 'string' || !isAuthorizationCode(authCode))) return badBody('authCode must be six digits or capital letters, not 000000');
   if (message !== undefined && (typeof message !== 'string' || message.length > messageMaxChars)) return badBody(`message must be a string of at most ${messageMaxChars} characters`);
@@ -131,8 +135,8 @@ export function coopOutcome(verdict: ClientVerdict, settings: CoopAuthSettings, 
 export function verdictText(verdict: ClientVerdict, answered: string): string {
   switch (verdict.kind) {
     case 'APPROVE':
-      if (!isApproval(answered)) return `PARTIAL ${verdict.approvedMinor} not allowed (program or terminal): declined ${answered}`;
-      return verdict.partial ? `PARTIAL ${verdict.approvedMinor}` : 'APPROVED';
+      if (!isApproval(answered)) return `PARTIAL ${verdict.answeredMinor ?? verdict.approvedMinor} not allowed (program or terminal): declined ${answered}`;
+      return verdict.partial ? `PARTIAL ${verdict.answeredMinor ?? verdict.approvedMinor}` : 'APPROVED';
     case 'DECLINE':
       return `DECLINED ${verdict.responseCode}`;
     case 'STAND_IN':

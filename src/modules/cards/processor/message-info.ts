@@ -146,7 +146,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
     expiry: expiry ?? trackExpiry,
     original: field(90) === undefined ? null : parseOriginalDataElements(field(90) ?? ''),
     replacement,
-    replacementActualMinor: replacement === null ? null : inCardCurrency(replacement.actualTransactionMinor, transactionMinor, amountMinor),
+    replacementActualMinor: replacement === null ? null : atRate(replacement.actualTransactionMinor, transactionMinor, amountMinor),
   };
 }
 
@@ -171,14 +171,15 @@ function track2Expiry(track2: string | undefined, pan: string, expiry: string | 
 }
 
 /**
- * An amount of the transaction currency in the card's, at the rate of the message that carries it
- * (`cardMinor` for `transactionMinor`), rounded half up. Until 2026-12-03 DE95's actual amount was
- * taken as the card's whatever DE49 said, so a partial reversal of a foreign-currency message kept
- * the wrong part (found by an audit). A message of 0 has no rate: the amount is taken as it is.
+ * An amount in another currency at the rate of the message that carries it (`toMinor` for
+ * `fromMinor`: DE6 for DE4 from the transaction currency to the card's, DE4 for DE6 the other
+ * way), rounded half up. Until 2026-12-03 DE95's actual amount was taken as the card's whatever
+ * DE49 said, so a partial reversal of a foreign-currency message kept the wrong part (found by an
+ * audit). A message of 0 has no rate: the amount is taken as it is.
  */
-export function inCardCurrency(amountMinor: bigint, transactionMinor: bigint, cardMinor: bigint): bigint {
-  if (transactionMinor === cardMinor || transactionMinor === 0n) return amountMinor;
-  return (amountMinor * cardMinor * 2n + transactionMinor) / (2n * transactionMinor);
+export function atRate(amountMinor: bigint, fromMinor: bigint, toMinor: bigint): bigint {
+  if (fromMinor === toMinor || fromMinor === 0n) return amountMinor;
+  return (amountMinor * toMinor * 2n + fromMinor) / (2n * fromMinor);
 }
 
 /** The two digits of the transaction type in DE3 (00 goods and services, 01 cash, 20 refund, 30/31 balance inquiry). */

@@ -55,7 +55,7 @@ import { coopOutcome, readClientAnswer, verdictText, type ClientExchange, type C
 import { coopEventData, type PendingCoopDecision } from './coop-auth.js';
 import { cardTransactionInserts, swipeInserts, swipeUpdates } from './card-writes.js';
 import { fundingSourceOf, isInsufficientFunds, type FundingSource } from './funding-source.js';
-import { cardCurrencyNumeric, handledTransactionTypes, inCardCurrency, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
+import { cardCurrencyNumeric, atRate, handledTransactionTypes, magicResponseCodeOf, readMessage, transactionTypeOf, type MessageInfo } from './message-info.js';
 import { claimCard, claimCardBeforeLock, dayMs, de90NamesAcquirer, de90NamesRequest, lifecycleRecordByDe90, lifecycleRecordByStanAndDe7, lockCardWithProgram, lookUpMessage, swipesOfCard, type LockedCard } from './processor-reads.js';
 import './card-transactions.tables.js';
 
@@ -120,7 +120,7 @@ interface Decision {
   /** The client's DE38 for its approval (else one is drawn). */
   authCode?: string | null;
   /** A cooperative partial approval: the amount the client approved, in the transaction currency (DE4 of the answer). */
-  approvedTransactionMinor?: bigint;
+  approvedTransactionMinor?: bigint | undefined;
   /** Set by the system checks of a COOP_AUTH card that passed: the client decides (phase 2). */
   awaitingClient?: boolean;
   coop?: CoopDecisionRecord;
@@ -761,11 +761,11 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
 
 /** The decision a verdict makes (the stand-in rule when the client's answer cannot be used). */
 function decisionOfVerdict(run: Run, verdict: ClientVerdict, settings: CoopAuthSettings, record: CoopDecisionRecord): Decision {
-  const outcome = coopOutcome(inCardCurrencyOf(verdict, run.info), settings, run.info.amountMinor, run.info.partialApprovalCapable);
+  const outcome = coopOutcome(verdict, settings, run.info.amountMinor, run.info.partialApprovalCapable);
   if (outcome.partialNotAllowed) return { ...decline('PARTIAL_APPROVAL_NOT_ALLOWED'), source: outcome.source, coop: record };
   if (!isApproval(outcome.responseCode)) return { ...declineWithCode(outcome.responseCode), source: outcome.source, coop: record };
-  const approvedTransactionMinor = verdict.kind === 'APPROVE' && outcome.responseCode === '10' ? { approvedTransactionMinor: verdict.approvedMinor } : {};
-  return { responseCode: outcome.responseCode, declineReason: null, approvedMinor: outcome.approvedMinor, source: outcome.source, authCode: outcome.authCode, coop: record, ...approvedTransactionMinor };
+  const approvedTransactionMinor = verdict.kind === 'APPROVE' && outcome.responseCode === '10' ? verdict.answeredMinor : undefined;
+  return { responseCode: outcome.responseCode, declineReason: null, approvedMinor: outcome.approvedMinor, source: outcome.source, authCode: outcome.authCode, coop: record, approvedTransactionMinor };
 }
 
 /**
@@ -777,17 +777,11 @@ function decisionOfVerdict(run: Run, verdict: ClientVerdict, settings: CoopAuthS
  */
 function inCardCurrencyOf(verdict: ClientVerdict, info: MessageInfo): ClientVerdict {
   if (verdict.kind !== 'APPROVE') return verdict;
-  if (!verdict.partial) return { ...verdict, approvedMinor: info.amountMinor };
-  const converted = inCardCurrency(verdict.approvedMinor, info.transactionMinor, info.amountMinor);
+  const answered = { ...verdict, answeredMinor: verdict.approvedMinor };
+  if (!verdict.partial) return { ...answered, approvedMinor: info.amountMinor };
+  const converted = atRate(verdict.approvedMinor, info.transactionMinor, info.amountMinor);
   const approvedMinor = converted < 1n ? 1n : converted;
-  return approvedMinor >= info.amountMinor ? { ...verdict, approvedMinor: info.amountMinor, partial: false } : { ...verdict, approvedMinor };
-}
-
-/** The client's verdict as it was applied, its amount kept in the client's currency for the delivery log. */
-function appliedVerdict(verdict: ClientVerdict, info: MessageInfo): ClientVerdict {
-  if (verdict.kind !== 'APPROVE') return verdict;
-  const applied = inCardCurrencyOf(verdict, info);
-  return applied.kind === 'APPROVE' ? { ...verdict, partial: applied.partial } : verdict;
+  return approvedMinor >= info.amountMinor ? { ...answered, approvedMinor: info.amountMinor, partial: false } : { ...answered, approvedMinor };
 }
 
 /** What a finished decision request reports besides the answer to the network. */
@@ -826,7 +820,7 @@ export async function finishCoopDecision(
     ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was closed (reversed, completed or expired), decided by an advice, or the request reversed before the answer was applied' }
     : exchange === null
       ? { kind: 'STAND_IN', ...(notSent ?? { reason: 'NO_ENDPOINT', detail: `no active subscription lists ${pending.event.type}` }) }
-      : readClientAnswer(exchange, info.transactionMinor);
+      : inCardCurrencyOf(readClientAnswer(exchange, info.transactionMinor), info);
   const record: CoopDecisionRecord = {
     eventId: pending.event.id,
     subscriptionId: pending.endpoint?.subscriptionId ?? null,
@@ -849,8 +843,8 @@ export async function finishCoopDecision(
       now: context.now,
       outcome: exchange,
       accepted: verdict.kind !== 'STAND_IN',
-      // What was applied: a partial approval that came to the whole in the card's currency is APPROVED.
-      verdict: verdictText(appliedVerdict(verdict, info), decision.responseCode),
+      // As applied (a partial approval that came to the whole in the card's currency is APPROVED), in the client's figures.
+      verdict: verdictText(verdict, decision.responseCode),
     });
   }
   // A withdrawn request's mark goes with its answer.
@@ -943,8 +937,8 @@ function partialApprovalEnabled(program: CardProgramRow): boolean {
  */
 function partialApprovalFields(info: MessageInfo, decision: Decision): Record<string, string> {
   const approvedMinor = decision.approvedMinor;
-  // Back into the transaction currency at the message's rate, rounded half up as every conversion here is.
-  const approvedTransactionMinor = decision.approvedTransactionMinor ?? (info.amountMinor === 0n ? 0n : (info.transactionMinor * approvedMinor * 2n + info.amountMinor) / (2n * info.amountMinor));
+  // Back into the transaction currency at the message's rate.
+  const approvedTransactionMinor = decision.approvedTransactionMinor ?? atRate(approvedMinor, info.amountMinor, info.transactionMinor);
   return {
     '4': approvedTransactionMinor.toString().padStart(12, '0'),
     ...(info.billingMinor === null ? {} : { '6': approvedMinor.toString().padStart(12, '0') }),

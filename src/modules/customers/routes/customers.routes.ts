@@ -39,9 +39,13 @@ export function registerCustomerRoutes(app: App, deps: Deps, hooks: CustomersHoo
    * shows the customer as it then is, without `bankingInfo`: the specification gives that only on
    * GET /v1/customers/:id (until 2026-12-04 every PATCH answered it; found by an audit).
    */
-  const updated = async (tx: Tx, context: RequestContext, customer: customers.CustomerViewData): Promise<customers.CustomerViewData> => {
-    if (hooks.customerChanged) await hooks.customerChanged(tx, context, customer.id);
-    const { bankingInfo: _bankingInfo, ...answer } = hooks.customerChanged ? await customers.getCustomer(tx, context.clientId, cipher(), customer.id) : customer;
+  const updated = async (tx: Tx, context: RequestContext, written: customers.CustomerViewData): Promise<customers.CustomerViewData> => {
+    let customer = written;
+    if (hooks.customerChanged) {
+      await hooks.customerChanged(tx, context, written.id);
+      customer = await customers.getCustomer(tx, context.clientId, cipher(), written.id);
+    }
+    const { bankingInfo: _bankingInfo, ...answer } = customer;
     return answer;
   };
 
