@@ -42,6 +42,12 @@ export interface ListPage<T> {
   pagination: { totalResults: number; hasMoreResults: boolean; nextStartAfterId: string | null };
 }
 
+/**
+ * Rows a list page shows at first, and adds per "Load more" (until 2026-12-04 the customers and
+ * wallets pages stopped at 50; found by an audit).
+ */
+export const listPageSize = 50;
+
 /** The most one page holds (docs/api-design.md: `limit` 1 to 200). */
 const pageLimitMax = 200;
 

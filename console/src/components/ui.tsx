@@ -194,12 +194,12 @@ export function isOneOf<T extends string>(values: readonly T[], value: string): 
   return (values as readonly string[]).includes(value);
 }
 
-/** A long id shown short (first and last characters), the whole id in its title and accessible name. */
 /** An id cut to its first 8 and last 4 characters (a UUIDv7's first 8 are its time, alike for ids made together). */
 export function shortId(value: string): string {
   return value.length > 14 ? `${value.slice(0, 8)}…${value.slice(-4)}` : value;
 }
 
+/** A long id shown short (first and last characters), the whole id in its title and accessible name. */
 export function Id(props: { value: string | null | undefined }) {
   if (!props.value) return <span class="muted">—</span>;
   const value = props.value;

@@ -1,12 +1,9 @@
 import { useState } from 'preact/hooks';
-import { firstItems, type Schema } from '../api.js';
+import { firstItems, listPageSize, type Schema } from '../api.js';
 import { useAction, useLoad } from '../hooks.js';
 import { navigate, href } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, Facts, Field, Form, Id, Json, Link, More, Outcome, Page, Panel, Select, Status, Time, TraceLink, Table } from '../components/ui.js';
-
-/** Rows a list page shows at first, and adds per "Load more". */
-const pageSize = 50;
 
 type Customer = Schema<'Customer'>;
 
@@ -21,8 +18,7 @@ export function CustomersPage() {
   const [email, setEmail] = useState('');
   const [type, setType] = useState('');
   const [search, setSearch] = useState<{ email: string; type: string }>({ email: '', type: '' });
-  // Fifty at first, fifty more per "Load more" (until 2026-12-04 the page stopped at 50; found by an audit).
-  const [shown, setShown] = useState(pageSize);
+  const [shown, setShown] = useState(listPageSize);
   const customers = useLoad(
     () =>
       firstItems(shown, (limit, startAfterId) =>
@@ -41,7 +37,7 @@ export function CustomersPage() {
         label="Search customers"
         class="filters"
         onSubmit={() => {
-          setShown(pageSize);
+          setShown(listPageSize);
           setSearch({ email: email.trim(), type });
         }}
       >
@@ -71,7 +67,7 @@ export function CustomersPage() {
       ) : null}
       {customers.data ? (
         <p class="muted">
-          {rows.length} of {customers.data.total} customer(s) shown. <More hasMore={customers.data.hasMore} onMore={() => setShown(shown + pageSize)} busy={customers.loading} />
+          {rows.length} of {customers.data.total} customer(s) shown. <More hasMore={customers.data.hasMore} onMore={() => setShown(shown + listPageSize)} busy={customers.loading} />
         </p>
       ) : null}
     </Page>
@@ -181,11 +177,11 @@ type ComplianceStatus = Schema<'ComplianceStatus'>;
  * the next action asks for one (an expired onboarding), or a re-run after a system error; none while
  * it runs or once it is decided.
  */
-function startAction(data: { nextAction?: string | null } | null | undefined, business: boolean, onboardingId: string | null | undefined): string | null {
+function startAction(data: { nextAction?: string | null } | null | undefined, business: boolean, onboardingId: string | null | undefined): { label: string; rerun: boolean } | null {
   if (data === undefined) return null;
-  if (data === null) return business ? 'Start KYB' : 'Start KYC';
-  if (data.nextAction === 'START_KYC' || data.nextAction === 'START_KYB') return business ? 'Start KYB again' : 'Start KYC again';
-  if (data.nextAction === 'RERUN_KYC' && !business && onboardingId) return 'Re-run KYC';
+  if (data === null) return { label: business ? 'Start KYB' : 'Start KYC', rerun: false };
+  if (data.nextAction === 'START_KYC' || data.nextAction === 'START_KYB') return { label: business ? 'Start KYB again' : 'Start KYC again', rerun: false };
+  if (data.nextAction === 'RERUN_KYC' && !business && onboardingId) return { label: 'Re-run KYC', rerun: true };
   return null;
 }
 
@@ -232,6 +228,7 @@ function Compliance(props: { customer: Customer; sandbox: boolean; onChange: () 
     return answer;
   });
   const data = status.data;
+  const action = startAction(data, business, props.customer.onboardingId);
   return (
     <Panel title={business ? 'KYB' : 'KYC'}>
       <Status loading={status.loading && status.data === undefined} error={status.error} />
@@ -261,10 +258,10 @@ function Compliance(props: { customer: Customer; sandbox: boolean; onChange: () 
       ) : null}
       {/* Only what the API allows now (until 2026-12-04 a "Start again" showed whatever the state, and
           answered 409 while KYC ran or once it was approved; found by an audit). */}
-      {startAction(data, business, props.customer.onboardingId) ? (
+      {action ? (
         <div class="actions">
-          <button type="button" onClick={() => void start.run(data?.nextAction === 'RERUN_KYC')} disabled={start.busy}>
-            {startAction(data, business, props.customer.onboardingId)}
+          <button type="button" onClick={() => void start.run(action.rerun)} disabled={start.busy}>
+            {action.label}
           </button>
         </div>
       ) : null}

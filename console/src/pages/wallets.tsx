@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { firstItems, type OpenBaaS, type Schema } from '../api.js';
+import { firstItems, listPageSize, type OpenBaaS, type Schema } from '../api.js';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { BalanceChart, toMinor, type BalancePoint } from '../components/balance-chart.js';
@@ -38,9 +38,6 @@ export function BalanceTable(props: { balance: Balance; label: string }) {
   );
 }
 
-/** Rows the page shows at first, and adds per "Load more" (until 2026-12-04 it stopped at 50; found by an audit). */
-const pageSize = 50;
-
 async function walletsWithBalances(api: OpenBaaS, customerId: string | undefined, count: number) {
   const page = await firstItems(count, (limit, startAfterId) => api.get('/v1/wallets', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(customerId ? { customerId } : {}) } } }));
   const balances = await Promise.all(page.items.map((wallet) => api.get('/v1/wallets/{id}/balance', { params: { path: { id: wallet.id } } })));
@@ -51,7 +48,7 @@ export function WalletsPage(props: { customerId: string | undefined }) {
   const { api } = useSession();
   const [customerId, setCustomerId] = useState(props.customerId ?? '');
   const [filter, setFilter] = useState(props.customerId ?? '');
-  const [shown, setShown] = useState(pageSize);
+  const [shown, setShown] = useState(listPageSize);
   const loaded = useLoad(() => walletsWithBalances(api, filter || undefined, shown), [filter, shown], 5000);
   const rows = loaded.data?.wallets ?? [];
   return (
@@ -60,7 +57,7 @@ export function WalletsPage(props: { customerId: string | undefined }) {
         label="Filter wallets"
         class="filters"
         onSubmit={() => {
-          setShown(pageSize);
+          setShown(listPageSize);
           setFilter(customerId.trim());
         }}
       >
@@ -96,7 +93,7 @@ export function WalletsPage(props: { customerId: string | undefined }) {
       ) : null}
       {loaded.data && rows.length > 0 ? (
         <p class="muted">
-          {rows.length} of {loaded.data.total} wallet(s) shown. <More hasMore={loaded.data.hasMore} onMore={() => setShown(shown + pageSize)} busy={loaded.loading} />
+          {rows.length} of {loaded.data.total} wallet(s) shown. <More hasMore={loaded.data.hasMore} onMore={() => setShown(shown + listPageSize)} busy={loaded.loading} />
         </p>
       ) : null}
     </Page>
@@ -117,7 +114,7 @@ function scaleOf(assets: Schema<'Asset'>[] | undefined, asset: string): number {
  * 2026-12-04 only the records on AVAILABLE counted, so a wallet with open holds drew a line that
  * started below zero (found by an audit).
  */
-export function availableEffect(record: Pick<Schema<'WalletTransaction'>, 'balanceType' | 'operation' | 'purpose'>, minor: bigint): bigint {
+function availableEffect(record: Pick<Schema<'WalletTransaction'>, 'balanceType' | 'operation' | 'purpose'>, minor: bigint): bigint {
   if (record.balanceType === 'AVAILABLE') return record.operation === 'CREDIT' ? minor : -minor;
   if (record.balanceType !== 'RESERVED') return 0n;
   if (record.purpose === 'HOLD' || record.purpose === 'HOLD_INCREMENT') return -minor;
