@@ -39,7 +39,7 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
   registerBankDirectoryRoutes(app, deps);
   const compliance = complianceRuntime(deps);
   // A customer PATCH or a related person written may complete the customer's running onboarding;
-  // identity data changed under a verification's verdict is refused or reviewed again.
+  // identity data changed under a verification's verdict is reviewed again.
   registerCustomersModuleRoutes(app, deps, {
     customerChanged: async (tx, context, customerId) => void (await reevaluateOnboarding(tx, context, compliance, customerId)),
     identityChanging,

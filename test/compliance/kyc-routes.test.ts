@@ -338,32 +338,52 @@ describe('illegal transitions over HTTP are refused with 409', () => {
 });
 
 describe('identity data under a verification verdict', () => {
-  it('409: an approved or manually reviewed verification refuses identity changes while documents are awaited; other fields still change', async () => {
+  it('200: identity data changes while PROCESSING (the specification allows it), status unchanged; an approved verification goes to MANUAL_REVIEW, one in review stays', async () => {
     for (const verdict of ['APPROVED', 'MANUAL_REVIEW'] as const) {
       const customer = await createReadyIndividual(t);
       const started = await startKyc(t, customer.id);
       await setOutcome(t, started.onboardingId, verdict);
-      for (const kyc of [{ lastName: 'Impostor' }, { birthDate: '1950-01-01' }, { documentSsn: '222-33-4444' }, { occupation: '13', firstName: 'Mallory' }]) {
-        const refused = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc } });
-        await expectCode(refused, 409, 'INVALID_STATE');
-        expect(refused.body.message).toContain(`/v1/compliance/kyc/${started.onboardingId}/rerun`);
-        expect(refused.body.details[0].field).toBe(`kyc.${Object.keys(kyc).find((field) => field !== 'occupation')}`);
+      for (const kyc of [{ lastName: 'Renamed' }, { birthDate: '1950-01-01' }, { documentSsn: '222-33-4444' }, { occupation: '13', firstName: 'Maria' }]) {
+        const changed = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc } });
+        expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+        const onboarding = (await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` })).body.data;
+        expect(onboarding).toMatchObject({ status: 'PROCESSING', verificationStatus: 'MANUAL_REVIEW' });
       }
-      const other = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { occupation: '13' } } });
-      expect(other.status, JSON.stringify(other.body)).toBe(200);
-      const stored = await t.request({ url: `/v1/customers/${customer.id}` });
-      expect(stored.body.data.kyc).toMatchObject({ firstName: customer.kyc.firstName, lastName: customer.kyc.lastName, birthDate: customer.kyc.birthDate });
+      const stored = (await t.request({ url: `/v1/customers/${customer.id}` })).body.data;
+      expect(stored.kyc).toMatchObject({ firstName: 'Maria', lastName: 'Renamed', birthDate: '1950-01-01' });
+      const status = await t.request({ url: `/v1/compliance/status/${customer.id}` });
+      expect(status.body.data.nextAction).toBe('WAIT');
     }
   });
 
-  it('200: the documents then approve the data the person was verified with', async () => {
+  it('200: other fields change without touching the verdict', async () => {
     const customer = await createReadyIndividual(t);
     const started = await startKyc(t, customer.id);
     await setOutcome(t, started.onboardingId, 'APPROVED');
-    await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { lastName: 'Impostor' } } });
+    const other = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { occupation: '13' }, email: 'other@example.com' } });
+    expect(other.status, JSON.stringify(other.body)).toBe(200);
+    expect((await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` })).body.data.verificationStatus).toBe('APPROVED');
+  });
+
+  it('the documents alone no longer approve changed data: the review decides, then the onboarding is APPROVED on the new data', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    await setOutcome(t, started.onboardingId, 'APPROVED');
+    expect((await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { lastName: 'Renamed' } } })).status).toBe(200);
     await upload(t, { customerId: customer.id, documentType: 'DOC_FATCA_W9' });
     await upload(t, { customerId: customer.id, documentType: 'DOC_SOURCE_OF_FUNDS' });
-    expect((await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` })).body.data.status).toBe('APPROVED');
+    expect((await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` })).body.data).toMatchObject({ status: 'PROCESSING', verificationStatus: 'MANUAL_REVIEW' });
+    expect((await setOutcome(t, started.onboardingId, 'APPROVED')).status).toBe(200);
+    expect((await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` })).body.data).toMatchObject({ status: 'APPROVED', verificationStatus: 'APPROVED' });
+    expect((await t.request({ url: `/v1/customers/${customer.id}` })).body.data.kyc.lastName).toBe('Renamed');
+  });
+
+  it('a PATCH refused for another field changes nothing: the verdict stays', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    await setOutcome(t, started.onboardingId, 'APPROVED');
+    await expectCode(await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { lastName: 'Renamed', nationality: 'XX' } } }), 400, 'VALIDATION_ERROR');
+    expect((await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` })).body.data.verificationStatus).toBe('APPROVED');
     expect((await t.request({ url: `/v1/customers/${customer.id}` })).body.data.kyc.lastName).toBe(customer.kyc.lastName);
   });
 

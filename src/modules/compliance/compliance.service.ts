@@ -495,34 +495,31 @@ export async function reevaluate(tx: Tx, context: RequestContext, runtime: Compl
 
 /**
  * A customer PATCH is about to change identity data that the onboarding status still allows to
- * change (customers' IdentityChanging hook). The data must stay what the identity provider's
- * verdict was given on:
- * - a KYC whose verification has a verdict on the data (APPROVED or MANUAL_REVIEW) refuses the
- *   change, 409 INVALID_STATE naming the field: the person verified other data. A re-run (a new
- *   verification session) makes the data editable again;
+ * change (customers' IdentityChanging hook). The specification lets KYC data change while the
+ * onboarding is PENDING or PROCESSING, its status unchanged; what the identity provider's verdict
+ * was given on must not then be approved as if it had seen the new data:
+ * - a KYC whose verification has a verdict (APPROVED or MANUAL_REVIEW) goes to MANUAL_REVIEW: the
+ *   person's documents were checked against other data, so a reviewer compares them with the new
+ *   data (the sandbox outcome control decides, as for any manual review). The documents alone no
+ *   longer approve it. Until 2026-12-05 the change was refused with 409 INVALID_STATE, which the
+ *   specification does not allow (found by audits);
  * - a KYB whose review has such a verdict is reviewed again: its verification goes back to
  *   PENDING, and the re-evaluation after the PATCH (customerChanged) runs the review on the new
  *   data, which decides it again (or leaves it PENDING until the related persons are approved).
  * No running onboarding, or a verification without a verdict (PENDING, ERROR, NOT_REQUIRED under
  * the EXTERNAL strategy): the change goes through as before.
  */
-export async function identityChanging(tx: Tx, context: RequestContext, customerId: string, field: string): Promise<void> {
+export async function identityChanging(tx: Tx, context: RequestContext, customerId: string): Promise<void> {
   const customer = await lockCustomer(tx, context.clientId, customerId);
   const kind: OnboardingKind = customer.type === 'LEGAL' ? 'KYB' : 'KYC';
   const current = await currentOnboarding(tx, customer, kind);
   if (!current || !isLive(current.status)) return;
   const onboarding = (await store.lockOnboarding(tx, context.clientId, current.id)) ?? current;
-  if (onboarding.verification_status !== 'APPROVED' && onboarding.verification_status !== 'MANUAL_REVIEW') return;
-  if (kind === 'KYB') {
+  if (onboarding.verification_status === 'APPROVED' && kind === 'KYC') {
+    await store.updateOnboarding(tx, onboarding, { verification_status: 'MANUAL_REVIEW', updated_at: context.now });
+  } else if ((onboarding.verification_status === 'APPROVED' || onboarding.verification_status === 'MANUAL_REVIEW') && kind === 'KYB') {
     await store.updateOnboarding(tx, onboarding, { verification_status: 'PENDING', updated_at: context.now });
-    return;
   }
-  const verdict = onboarding.verification_status;
-  throw new AppError(
-    'INVALID_STATE',
-    `Identity data cannot be changed after the identity verification's verdict (${verdict}) on onboarding ${onboarding.id}: the person was verified with the data on file. Re-run the KYC (POST /v1/compliance/kyc/${onboarding.id}/rerun), then change it.`,
-    { details: [{ field, message: `cannot be changed after the verification's verdict (${verdict}); re-run the KYC first` }] },
-  );
 }
 
 export interface OutcomeDetails {

@@ -12,11 +12,10 @@ export type CustomerChanged = (tx: Tx, context: RequestContext, customerId: stri
 /**
  * Called in a customer PATCH's transaction before it changes identity data (an individual's
  * verified kyc fields, a business's kyb block) that the onboarding status still allows to change
- * (no onboarding yet, or one PENDING or PROCESSING), with the first such field (`kyc.lastName`,
- * `kyb.legalName`). The compliance module plugs in what the identity provider's verdict needs: it
- * may refuse the change (409) or send the data back to review.
+ * (no onboarding yet, or one PENDING or PROCESSING). The compliance module plugs in what the
+ * identity provider's verdict needs: the data goes back to review.
  */
-export type IdentityChanging = (tx: Tx, context: RequestContext, customerId: string, field: string) => Promise<void>;
+export type IdentityChanging = (tx: Tx, context: RequestContext, customerId: string) => Promise<void>;
 
 export interface CustomersHooks {
   customerChanged?: CustomerChanged;

@@ -519,7 +519,7 @@ export async function updateIndividual(
   const lockedField = lockedKycFields.find((field) => kycInput[field] !== undefined);
   if (lockedField) {
     assertKycEditable(row.onboarding_status, `kyc.${lockedField}`);
-    await identityChanging?.(tx, context, row.id, `kyc.${lockedField}`);
+    await identityChanging?.(tx, context, row.id);
   }
   const phone = phoneChanges(input, row);
   const kyc = kycColumns(kycInput, context.now, cipher, row);
@@ -642,7 +642,7 @@ export async function updateBusiness(
     const first = Object.keys(kybInput)[0];
     if (first !== undefined) {
       assertKycEditable(row.onboarding_status, `kyb.${first}`);
-      await identityChanging?.(tx, context, row.id, `kyb.${first}`);
+      await identityChanging?.(tx, context, row.id);
     }
   }
   const phone = businessPhoneChanges(input, row);

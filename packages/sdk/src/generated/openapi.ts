@@ -6466,7 +6466,7 @@ export interface components {
              * @example Premium
              */
             membershipProgram?: string;
-            /** @description fields to change (at least one); null clears an optional field. Names, sex, birth date, nationality, documents and mainAddress can change only before onboarding or while it is PENDING or PROCESSING, and not once the identity verification has approved them or sent them to manual review (re-run first). */
+            /** @description fields to change (at least one); null clears an optional field. Names, sex, birth date, nationality, documents and mainAddress can change only before onboarding or while it is PENDING or PROCESSING; a change after the identity verification approved the person sends the verification to MANUAL_REVIEW. */
             kyc?: {
                 /**
                  * @description given name
