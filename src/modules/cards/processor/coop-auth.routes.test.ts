@@ -941,6 +941,32 @@ describe('repeats, advices and isolation', () => {
     });
   });
 
+  it('a snapshot taken while a keyed request waits for the client restores (its in-progress record is restored as it was)', async () => {
+    await withEndpoint(async (client, slow) => {
+      let answer: (given: { body: unknown }) => void = () => undefined;
+      const later = new Promise<{ body: unknown }>((resolve) => (answer = resolve));
+      const seen = new Promise<void>((resolve) => {
+        slow.answer = () => {
+          resolve();
+          return { body: null, later };
+        };
+      });
+      const card = await coopCard('100.00', client);
+      const first = t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, key: client.key, body: { amount: 4 }, idempotencyKey: 'snapshot-key' });
+      await seen;
+      const snapshot = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'decision waiting' } });
+      expect(snapshot.status, JSON.stringify(snapshot.body)).toBe(201);
+      answer({ body: { responseCode: '00' } });
+      expect((await first).status).toBe(201);
+      const restore = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id}/restore`, key: client.key, body: {} });
+      expect(restore.status, JSON.stringify(restore.body)).toBe(200);
+      const record = await sql<{ status_code: number; body: string }>`
+        SELECT status_code, response_body::text AS body FROM idempotency_keys WHERE client_id = ${client.id} AND key = 'snapshot-key'`.execute(t.deps.db);
+      expect(record.rows).toEqual([{ status_code: 102, body: 'null' }]);
+      await expectLedgerClean(t);
+    });
+  });
+
   it('an in-progress record left by a process that died between the two transactions runs anew after a minute', async () => {
     const card = await coopCard('100.00');
     answerWith({ responseCode: '00' });

@@ -47,6 +47,12 @@ export interface ClientTable {
   schema: string;
   /** The columns a row is written with: every column but dropped and generated ones, in table order. */
   columns: string[];
+  /**
+   * Its jsonb columns that are NOT NULL. A snapshot holds rows as to_jsonb(row), where a JSON null
+   * and an SQL NULL are both `null`, and restoring reads `null` back as SQL NULL: in these columns
+   * it was the JSON null (an in-progress idempotency record's body, for one).
+   */
+  jsonNotNull: string[];
 }
 
 /**
@@ -54,9 +60,10 @@ export interface ClientTable {
  * in this order, delete in the reverse one). Ties are broken by name, so the order is stable.
  */
 export async function clientTables(tx: Tx): Promise<ClientTable[]> {
-  const tables = await sql<{ schema: string; name: string; columns: string[] }>`
+  const tables = await sql<{ schema: string; name: string; columns: string[]; json_not_null: string[] }>`
     SELECT n.nspname AS schema, c.relname AS name,
-      array_agg(a.attname::text ORDER BY a.attnum) FILTER (WHERE a.attgenerated = '') AS columns
+      array_agg(a.attname::text ORDER BY a.attnum) FILTER (WHERE a.attgenerated = '') AS columns,
+      coalesce(array_agg(a.attname::text) FILTER (WHERE a.attgenerated = '' AND a.attnotnull AND a.atttypid = 'jsonb'::regtype), '{}') AS json_not_null
     FROM pg_class c
     JOIN pg_namespace n ON n.oid = c.relnamespace
     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -79,7 +86,7 @@ export async function clientTables(tx: Tx): Promise<ClientTable[]> {
   return order.map((name) => {
     const table = byName.get(name);
     if (!table) throw new Error(`table ${name} vanished`);
-    return { name, schema: table.schema, columns: table.columns };
+    return { name, schema: table.schema, columns: table.columns, jsonNotNull: table.json_not_null };
   });
 }
 

@@ -294,7 +294,9 @@ export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Dep
     // as the table's own rows did when it was added; a column dropped since is left out.
     const restoredColumns = table.columns.filter((column) => held.has(column));
     const columns = sql.join(restoredColumns.map((column) => sql.id(column)));
-    const values = sql.join(restoredColumns.map((column) => sql.id('r', column)));
+    const values = sql.join(
+      restoredColumns.map((column) => (table.jsonNotNull.includes(column) ? sql`coalesce(${sql.id('r', column)}, 'null'::jsonb)` : sql.id('r', column))),
+    );
     try {
       const result = await sql`
         INSERT INTO ${tableRef(table)} (${columns}) OVERRIDING SYSTEM VALUE
