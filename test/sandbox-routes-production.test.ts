@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../src/modules/tenants/tenants.service.js';
 import { createTestApp, type TestContext } from './harness.js';
 
 /**
@@ -26,5 +27,25 @@ describe('404 in production mode', () => {
       expect(response.body.code, `${route.method} ${route.url}`).toBe('ROUTE_NOT_FOUND');
     }
     expect(production.routes.filter((route) => route.url.startsWith('/v1/sandbox'))).toEqual([]);
+  });
+});
+
+describe('401: a key of the other mode', () => {
+  it('a sandbox key kept in a data folder now run in production, and a live key on a sandbox server, open nothing, and the answer says why', async () => {
+    // The keys a folder keeps from its sandbox days were made in sandbox mode.
+    const asSandbox = { ...production.deps, config: { ...production.deps.config, mode: 'sandbox' as const } };
+    const testKey = (await createApiKey(asSandbox, production.clientA.id)).key;
+    const asProduction = { ...sandbox.deps, config: { ...sandbox.deps.config, mode: 'production' as const } };
+    const liveKey = (await createApiKey(asProduction, sandbox.clientA.id)).key;
+    for (const [context, key, wanted] of [[production, testKey, 'sk_live_'], [sandbox, liveKey, 'sk_test_']] as const) {
+      for (const request of [{ url: '/v1/customers' }, { method: 'POST' as const, url: '/v1/customers/individual', body: {} }]) {
+        const response = await context.request({ ...request, key });
+        expect(response.status, key).toBe(401);
+        expect(response.body.code).toBe('UNAUTHENTICATED');
+        expect(response.body.message).toContain(`takes ${wanted} keys`);
+      }
+      // The client's own key of the server's mode still works.
+      expect((await context.request({ url: '/v1/customers' })).status).toBe(200);
+    }
   });
 });

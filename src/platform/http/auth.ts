@@ -6,7 +6,9 @@ import type { Authentication } from './context.js';
 export type KeyLookupResult =
   | { outcome: 'ok'; auth: Authentication; allowedCidrs: string[] }
   | { outcome: 'unknown' }
-  | { outcome: 'revoked' };
+  | { outcome: 'revoked' }
+  /** A well-formed key of the other mode: sk_test_ on a production server, sk_live_ on a sandbox one. */
+  | { outcome: 'otherMode'; keyMode: 'sandbox' | 'production'; serverMode: 'sandbox' | 'production' };
 
 export interface AuthOptions {
   resolveKey(key: string): Promise<KeyLookupResult>;
@@ -126,6 +128,10 @@ export function authHook(options: AuthOptions) {
     const lookup = await options.resolveKey(key);
     if (lookup.outcome === 'unknown') throw refuse(request, 'The API key is not valid.');
     if (lookup.outcome === 'revoked') throw new AppError('FORBIDDEN', 'The API key has been revoked.');
+    if (lookup.outcome === 'otherMode') {
+      const [given, wanted] = lookup.serverMode === 'production' ? ['sk_test_', 'sk_live_'] : ['sk_live_', 'sk_test_'];
+      throw refuse(request, `This server runs in ${lookup.serverMode} mode and takes ${wanted} keys; a ${given} key is for a ${lookup.keyMode} server.`);
+    }
     if (!options.ipAllowed(request.ip, lookup.allowedCidrs)) {
       throw new AppError('FORBIDDEN', 'Requests with this API key are not allowed from your IP address.');
     }
