@@ -139,6 +139,18 @@ describe('POST /v1/compliance/kyc/:onboardingId/rerun', () => {
     expect(expectPayloadsMatchSchemas(events)).toBe(3);
   });
 
+  it('201: the archived link\'s expiry is no longer pending: the clock counts the new link alone', async () => {
+    const client = await t.newClient();
+    const started = await startKyc(t, (await createReadyIndividual(t, client)).id, client);
+    const clock = async () => (await t.request({ url: '/v1/sandbox/clock', key: client.key })).body.data;
+    expect((await clock()).pendingTimers).toBe(1);
+    const rerun = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${started.onboardingId}/rerun`, key: client.key });
+    expect(rerun.status).toBe(201);
+    expect((await clock()).pendingTimers).toBe(1);
+    expect((await setOutcome(t, rerun.body.data.onboardingId, 'DENIED_COMPLIANCE', client)).status).toBe(200);
+    expect(await clock()).toMatchObject({ pendingTimers: 0, nextTimerDueAt: null });
+  });
+
   it('201: a PROCESSING onboarding can be re-run too', async () => {
     const customer = await createReadyIndividual(t);
     const started = await startKyc(t, customer.id);
@@ -265,6 +277,17 @@ describe('hosted page magic values and outcomes', () => {
     expect(page.body).toContain('ask for a new verification link');
     const rerun = await t.request({ method: 'POST', url: `/v1/compliance/kyc/${onboardingId}/rerun` });
     expect(rerun.status).toBe(201);
+  });
+
+  it('400: an errorMessage with control or formatting characters, or blank, is refused (it goes into CUSTOMER_KYC_ERROR); nothing changes', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    for (const errorMessage of ['a\u0007b', 'right\u202Eleft', '   ', '\u3164']) {
+      const refused = await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${started.onboardingId}/outcome`, body: { outcome: 'ERROR', errorMessage } });
+      await expectCode(refused, 400, 'VALIDATION_ERROR');
+      expect(refused.body.details[0].field).toBe('errorMessage');
+    }
+    expect((await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` })).body.data).toMatchObject({ verificationStatus: 'PENDING', errorMessage: null });
   });
 
   it('a later verdict clears the error: an onboarding under review or approved shows no system error', async () => {

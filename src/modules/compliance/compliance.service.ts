@@ -382,6 +382,9 @@ export async function rerunKyc(tx: Tx, context: RequestContext, runtime: Complia
   // The new session is created before the old one is archived, so a missing provider changes nothing.
   const { row, sdk } = await newOnboardingRow(runtime, context, customer, 'KYC', strategy, previous.id);
   await store.updateOnboarding(tx, previous, { status: 'ARCHIVED', archived_at: context.now, updated_at: context.now });
+  // Its link dies with it: the expiry timer has nothing left to do (until 2026-12-05 it stayed, and the
+  // sandbox clock counted and ran it; found by an audit).
+  if (previous.status === 'PENDING') await cancelTimer(tx, context.clientId, store.linkExpiryTimerKind, previous.id);
   await store.insertOnboarding(tx, row);
   await store.setCustomerOnboarding(tx, context.clientId, customer.id, row.id, row.status, context.now);
   await onboardingEvent(tx, context, 'CUSTOMER_KYC_RESTARTED', row, { previousOnboardingId: previous.id });

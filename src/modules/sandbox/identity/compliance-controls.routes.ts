@@ -4,6 +4,7 @@ import type { Deps } from '../../../platform/deps.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { runWrite } from '../../../platform/http/idempotency.js';
 import { validationError } from '../../../platform/http/errors.js';
+import { assertPlainText } from '../../../platform/text.js';
 import {
   BusinessStatusSchema,
   ForceCheckBody,
@@ -52,6 +53,8 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
         }
         // As completeRequirements goes with APPROVED only, errorMessage goes with ERROR only: silently dropped, it would look applied.
         if (request.body.errorMessage !== undefined && request.body.outcome !== 'ERROR') throw validationError('errorMessage', 'goes with the outcome ERROR only');
+        // The message goes into CUSTOMER_KYC_ERROR: the text rule of every free text (until 2026-12-05 control characters and blanks went through; found by an audit).
+        assertPlainText(request.body.errorMessage, 'errorMessage', { notBlank: true });
         const details = request.body.errorMessage === undefined ? {} : { errorMessage: request.body.errorMessage };
         const onboarding = await applyVerificationOutcome(tx, context, runtime, request.params.onboardingId, request.body.outcome, details);
         return { message: `Outcome ${request.body.outcome} recorded`, data: onboardingView(onboarding) };
