@@ -125,6 +125,12 @@ describe('what is not read', () => {
     expect(basic.body.message).toMatch(/^The Authorization header holds no API key/);
     const none = await t.request({ url: '/v1/assets', key: null });
     expect(none.body.message).toMatch(/^Missing API key/);
+    // The Bearer scheme without its key holds no key either (it was looked up as the key "Bearer").
+    for (const authorization of ['Bearer', 'bearer  ', 'Bearer \t']) {
+      const bare = await t.request({ url: '/v1/assets', key: null, headers: { authorization } });
+      expect(bare.status).toBe(401);
+      expect(bare.body.message, JSON.stringify(authorization)).toMatch(/^The Authorization header holds no API key/);
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import { buildApp } from '../src/app.js';
 import { bootstrapSandbox, createApiKey } from '../src/modules/tenants/tenants.service.js';
 import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { createTestApp, type TestContext } from './harness.js';
+import { appWithLogCapture } from './support/log-capture.js';
 
 const adminKey = 'admin-key-0123456789abcdef';
 const fixedKey = `sk_test_${'F1xed'.repeat(6)}`;
@@ -45,6 +46,27 @@ describe('admin routes', () => {
     expect((await t.request({ method: 'DELETE', url: `/v1/admin/keys/${prefix}`, key: adminKey })).status).toBe(404);
   });
 
+  it('the whole key pasted for its prefix revokes that key, and the log keeps its prefix only; a whole key that is not the stored one revokes nothing', async () => {
+    const created = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Pasted' } });
+    const { key, prefix } = created.body.data.apiKey as { key: string; prefix: string };
+    // Same prefix, another secret: not this key.
+    const forged = `${prefix}${'Z'.repeat(key.length - prefix.length)}`;
+    const wrong = await t.request({ method: 'DELETE', url: `/v1/admin/keys/${forged}`, key: adminKey });
+    expect([wrong.status, wrong.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect((await t.request({ url: '/v1/assets', key })).status).toBe(200);
+    const capture = await appWithLogCapture(t);
+    try {
+      const revoked = await capture.app.inject({ method: 'DELETE', url: `/v1/admin/keys/${key}`, headers: { authorization: adminKey } });
+      expect(revoked.statusCode, revoked.body).toBe(200);
+      expect(JSON.parse(revoked.body).data.prefix).toBe(prefix);
+      expect(capture.logged()).toContain(`"url":"/v1/admin/keys/${prefix}[REDACTED]"`);
+      expect(capture.logged()).not.toContain(key);
+      expect((await capture.app.inject({ url: '/v1/assets', headers: { authorization: key } })).statusCode).toBe(403);
+    } finally {
+      await capture.close();
+    }
+  });
+
   it('never stores a key in clear', async () => {
     const created = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Hashed' } });
     const rows = await t.deps.db.selectFrom('api_keys').selectAll().where('client_id', '=', created.body.data.client.id).execute();
@@ -66,7 +88,8 @@ describe('admin routes', () => {
     expect(cidr.status).toBe(400);
     expect(cidr.body.details[0].field).toBe('allowedCidrs[1]');
     // A CIDR has one slash: a third part was dropped silently (enforced as /8, stored as written).
-    for (const written of ['127.0.0.1/32/99', '10.0.0.0/8/16', '::1/128/7']) {
+    // An IPv6 zone names the sender's interface, and a prefix length is written without leading zeros.
+    for (const written of ['127.0.0.1/32/99', '10.0.0.0/8/16', '::1/128/7', 'fe80::1%eth0/64', 'fe80::1%25eth0', '10.0.0.1/08', '::1/0128']) {
       const extra = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Z', allowedCidrs: [written] } });
       expect(extra.status, written).toBe(400);
       expect(extra.body.details[0].field).toBe('allowedCidrs[0]');

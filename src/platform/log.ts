@@ -1,3 +1,5 @@
+import { apiKeyPrefixLength } from './http/auth.js';
+
 /**
  * Log redaction: API keys, secrets, card numbers and SSNs never reach the logs. Fastify logs
  * only method, URL and status of requests by default; these paths cover anything that logs a
@@ -36,6 +38,9 @@ const credentialPathPrefixes: readonly string[] = ['/hosted/kyc/'];
  */
 const queryHiddenPaths: readonly string[] = ['/vault/frame'];
 
+/** DELETE /v1/admin/keys/:keyPrefix. */
+const adminKeysPath = '/v1/admin/keys/';
+
 /**
  * The URL as logged: a credential segment (credentialPathPrefixes) becomes [REDACTED], and so does
  * the query string of a queryHiddenPaths page.
@@ -43,6 +48,11 @@ const queryHiddenPaths: readonly string[] = ['/vault/frame'];
 export function loggedUrl(url: string): string {
   for (const prefix of credentialPathPrefixes) {
     if (url.startsWith(prefix)) return `${prefix}[REDACTED]${url.slice(prefix.length).replace(/^[^/?#]*/, '')}`;
+  }
+  // A key revoked by the whole key rather than its prefix: the prefix alone is logged.
+  if (url.startsWith(adminKeysPath)) {
+    const segment = /^[^/?#]*/.exec(url.slice(adminKeysPath.length))?.[0] ?? '';
+    if (segment.length > apiKeyPrefixLength) return `${adminKeysPath}${segment.slice(0, apiKeyPrefixLength)}[REDACTED]${url.slice(adminKeysPath.length + segment.length)}`;
   }
   const query = url.indexOf('?');
   if (query >= 0 && queryHiddenPaths.includes(url.slice(0, query).replace(/\/+$/, ''))) return `${url.slice(0, query)}?[REDACTED]`;

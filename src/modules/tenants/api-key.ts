@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
+import { apiKeyPrefixLength } from '../../platform/http/auth.js';
 
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const apiKeySecretLength = 32;
-/** sk_test_ or sk_live_ plus the first 8 random characters: enough to find the key, too little to use it. */
-export const apiKeyPrefixLength = 16;
+export { apiKeyPrefixLength };
 export const apiKeyPattern = /^sk_(test|live)_[A-Za-z0-9]{16,96}$/;
 
 export function generateApiKey(live: boolean): string {
@@ -34,13 +34,15 @@ export function hashesMatch(a: Buffer, b: Buffer): boolean {
 /** Parses "10.0.0.0/8", "2001:db8::/32" or a single address into a BlockList entry. */
 export function parseCidr(value: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
   const [address, prefixText, ...rest] = value.split('/');
-  if (!address || rest.length > 0) return undefined;
+  // An IPv6 zone (fe80::1%eth0) names an interface of the sender's machine, not an address the
+  // server can match (until 2026-12-05 it was stored as sent; found by an audit).
+  if (!address || rest.length > 0 || address.includes('%')) return undefined;
   const version = net.isIP(address);
   if (version === 0) return undefined;
   const family = version === 4 ? 'ipv4' : 'ipv6';
   const prefixMax = version === 4 ? 32 : 128;
   const prefix = prefixText === undefined ? prefixMax : Number(prefixText);
-  if (!Number.isInteger(prefix) || prefix < 0 || prefix > prefixMax || (prefixText !== undefined && !/^\d+$/.test(prefixText))) {
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > prefixMax || (prefixText !== undefined && !/^(?:0|[1-9]\d*)$/.test(prefixText))) {
     return undefined;
   }
   return { address, prefix, family };

@@ -4,7 +4,7 @@ import { withTransaction, type Tx } from '../../platform/db/transaction.js';
 import { isUuid, newId } from '../../platform/ids.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { assertPlainText, isBlank } from '../../platform/text.js';
-import { apiKeyPattern, apiKeyPrefix, generateApiKey, hashApiKey, parseCidr } from './api-key.js';
+import { apiKeyPattern, apiKeyPrefix, generateApiKey, hashApiKey, hashesMatch, parseCidr } from './api-key.js';
 import * as store from './tenants.store.js';
 
 export interface ClientView {
@@ -119,7 +119,15 @@ export async function createApiKey(deps: Deps, clientId: string, options: Create
   return withTransaction(deps.db, (tx) => createApiKeyInTx(tx, deps, clientId, options));
 }
 
-export async function revokeApiKey(deps: Deps, prefix: string): Promise<{ prefix: string; clientId: string; revokedAt: string }> {
+export async function revokeApiKey(deps: Deps, keyOrPrefix: string): Promise<{ prefix: string; clientId: string; revokedAt: string }> {
+  // The whole key pasted for its prefix revokes that key, when it is that key (until 2026-12-05 it
+  // answered "Active API key not found" and the key stayed live; found by an audit).
+  let prefix = keyOrPrefix;
+  if (apiKeyPattern.test(keyOrPrefix)) {
+    prefix = apiKeyPrefix(keyOrPrefix);
+    const found = await store.findApiKeyByPrefix(deps.db, prefix);
+    if (!found || !hashesMatch(found.secret_hash, hashApiKey(keyOrPrefix))) throw notFound('Active API key');
+  }
   const row = await store.revokeApiKey(deps.db, prefix, deps.clock.now());
   if (!row?.revoked_at) throw notFound('Active API key');
   return { prefix: row.prefix, clientId: row.client_id, revokedAt: row.revoked_at.toISOString() };

@@ -3,6 +3,9 @@ import crypto from 'node:crypto';
 import { AppError } from './errors.js';
 import type { Authentication } from './context.js';
 
+/** sk_test_ or sk_live_ plus the first 8 random characters: enough to find the key, too little to use it. */
+export const apiKeyPrefixLength = 16;
+
 export type KeyLookupResult =
   | { outcome: 'ok'; auth: Authentication; allowedCidrs: string[] }
   | { outcome: 'unknown' }
@@ -69,7 +72,9 @@ const authorizationPattern = /^[ \t]*(?:bearer[ \t]+)?(\S+)[ \t]*$/i;
 export function extractKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   const match = authorizationPattern.exec(header);
-  return match?.[1];
+  // "Bearer" alone is the scheme without its key, not a key (until 2026-12-05 it was looked up as one).
+  if (match?.[1] === undefined || /^bearer$/i.test(match[1])) return undefined;
+  return match[1];
 }
 
 /** Compares a key given with the expected one in constant time (the admin key, the metrics token). */
