@@ -85,6 +85,7 @@ export function registerAdminRoutes(app: App, deps: Deps, resolver: ApiKeyResolv
         operationId: 'admin.revokeApiKey',
         tags: ['Admin'],
         summary: 'Revoke an API key by its prefix',
+        description: 'keyPrefix is the first 16 characters of the key (sk_test_Ab12Cd34); the whole key revokes that key too.',
         security,
         params: Type.Object({ keyPrefix: Text.short() }),
         response: {
