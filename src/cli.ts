@@ -42,26 +42,41 @@ async function withDeps<T>(work: (deps: Awaited<ReturnType<typeof openDeps>>) =>
   }
 }
 
+/** A mistake in the command line (an unknown option, an option without its value): one line and the usage. */
+class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+const options = {
+  memory: { type: 'boolean' },
+  port: { type: 'string' },
+  'no-workers': { type: 'boolean' },
+  name: { type: 'string' },
+  client: { type: 'string' },
+  'read-only': { type: 'boolean' },
+  'allow-ip': { type: 'string', multiple: true },
+  json: { type: 'boolean' },
+  fedach: { type: 'string' },
+  fedwire: { type: 'string' },
+  bic: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, options });
+  } catch (error) {
+    // parseArgs throws a TypeError whose code starts with ERR_PARSE_ARGS_ for an unknown option,
+    // an option missing its value or a value given to a flag; its message names the option.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) throw new UsageError((error as Error).message);
+    throw error;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, subcommand] = argv;
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      memory: { type: 'boolean' },
-      port: { type: 'string' },
-      'no-workers': { type: 'boolean' },
-      name: { type: 'string' },
-      client: { type: 'string' },
-      'read-only': { type: 'boolean' },
-      'allow-ip': { type: 'string', multiple: true },
-      json: { type: 'boolean' },
-      fedach: { type: 'string' },
-      fedwire: { type: 'string' },
-      bic: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parseCommandLine(argv);
   const json = values.json ?? false;
   if (values.help || !command) {
     process.stdout.write(`${usage}\n`);
@@ -127,8 +142,8 @@ async function main(argv: string[]): Promise<number> {
         const sources = await withDeps((deps) => directorySources(deps.db));
         const lines = sources.map(
           (source) =>
-            `${source.kind.padEnd(15)} ${source.origin.padEnd(9)} ${String(source.record_count).padStart(7)} records  ` +
-            `${source.file_name ?? 'built-in'}  ${source.loaded_at.toISOString()}`,
+            `${source.kind.padEnd(15)} ${source.origin.padEnd(9)} ${String(source.recordCount).padStart(7)} records  ` +
+            `${source.fileName ?? 'built-in'}  ${source.loadedAt.toISOString()}`,
         );
         print(json, sources, lines.join('\n') || 'The bank directory is empty; the server loads the built-in directory when it starts.');
         return 0;
@@ -152,7 +167,9 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const expected = error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof AppError;
-    if (expected || error instanceof DirectoryFileError) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`openbaas: ${error.message}\n\n${usage}\n`);
+    } else if (expected || error instanceof DirectoryFileError) {
       process.stderr.write(`openbaas: ${error.message}\n`);
     } else {
       process.stderr.write(`openbaas: ${(error as Error).stack ?? String(error)}\n`);

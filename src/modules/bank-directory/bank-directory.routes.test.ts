@@ -20,7 +20,7 @@ const iban = (value: string) => t.request({ url: `/v1/payments/validate/iban/${v
 describe('built-in directory loading', () => {
   it('is loaded at start, one source row per kind, marked BUILT_IN with the built-in version', async () => {
     const sources = await directorySources(t.deps.db);
-    expect(sources.map((source) => [source.kind, source.origin, source.version, source.record_count])).toEqual(
+    expect(sources.map((source) => [source.kind, source.origin, source.version, source.recordCount])).toEqual(
       (['BIC', 'FEDACH', 'FEDWIRE', 'IBAN_BANK_CODE'] as const).map((kind) => [
         kind,
         'BUILT_IN',

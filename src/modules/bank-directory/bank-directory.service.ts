@@ -214,6 +214,25 @@ export async function importDirectoryFiles(db: Db, files: DirectoryImportFiles, 
   return batches.map((batch) => ({ kind: batch.kind, fileName: batch.fileName ?? '', recordCount: batch.records.length }));
 }
 
-export async function directorySources(db: Db): Promise<BankDirectorySourcesTable[]> {
-  return store.readSources(db);
+/** Where one kind of the directory came from, as `openbaas directory status` shows it. */
+export interface DirectorySource {
+  kind: DirectoryKind;
+  origin: BankDirectorySourcesTable['origin'];
+  /** The built-in data's version, or the SHA-256 of the imported file. */
+  version: string;
+  /** The imported file's name; null for built-in data. */
+  fileName: string | null;
+  recordCount: number;
+  loadedAt: Date;
+}
+
+export async function directorySources(db: Db): Promise<DirectorySource[]> {
+  return (await store.readSources(db)).map((source) => ({
+    kind: source.kind,
+    origin: source.origin,
+    version: source.version,
+    fileName: source.file_name,
+    recordCount: source.record_count,
+    loadedAt: source.loaded_at,
+  }));
 }

@@ -31,7 +31,7 @@ function runCli(args: string[], env: Record<string, string>): Promise<CliResult>
 }
 
 describe('openbaas directory', () => {
-  it('imports a BIC list, reports where each kind came from, and refuses bad input with a plain message', async () => {
+  it('imports a BIC list, reports where each kind came from, and refuses bad input or a file with no records with a plain message', async () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-directory-command-'));
     const env = { DATA_DIR: path.join(folder, 'data') };
     const bicFile = path.join(folder, 'bics.csv');
@@ -48,12 +48,34 @@ describe('openbaas directory', () => {
 
       const status = await runCli(['directory', 'status', '--json'], env);
       expect(status.code).toBe(0);
-      expect(JSON.parse(status.stdout)).toEqual([expect.objectContaining({ kind: 'BIC', origin: 'IMPORT', file_name: 'bics.csv', record_count: 2 })]);
+      // camelCase, as the import prints it (until 2026-12-05 file_name, record_count, loaded_at).
+      expect(JSON.parse(status.stdout)).toEqual([
+        { kind: 'BIC', origin: 'IMPORT', version: expect.stringMatching(/^[0-9a-f]{64}$/), fileName: 'bics.csv', recordCount: 2, loadedAt: expect.any(String) },
+      ]);
+      const statusText = await runCli(['directory', 'status'], env);
+      expect(statusText.stdout).toMatch(/^BIC\s+IMPORT\s+2 records {2}bics\.csv {2}\d{4}-\d\d-\d\dT/);
 
       const wrongFile = await runCli(['directory', 'import', '--fedach', bicFile], env);
       expect(wrongFile.code).toBe(1);
       expect(wrongFile.stderr).toMatch(/^openbaas: bics\.csv: line 1: a FedACH directory line is 155 characters long/);
       expect(wrongFile.stderr).not.toMatch(/\n\s+at /);
+
+      // A file with no records is refused like a bad one: it would empty the kind for good.
+      const headerOnly = path.join(folder, 'header-only.csv');
+      fs.writeFileSync(headerOnly, 'SWIFT CODE,NAME,TOWN NAME\n');
+      const emptyFedwire = path.join(folder, 'fpddir.txt');
+      fs.writeFileSync(emptyFedwire, '');
+      for (const [args, message] of [
+        [['--bic', headerOnly], 'header-only.csv: the file holds no records, only a header row'],
+        [['--fedwire', emptyFedwire], 'fpddir.txt: the file holds no records'],
+      ] as const) {
+        const refused = await runCli(['directory', 'import', ...args], env);
+        expect(refused.stdout).toBe('');
+        expect(refused.stderr).toBe(`openbaas: ${message}\n`);
+        expect(refused.code).toBe(1);
+      }
+      const unchanged = await runCli(['directory', 'status', '--json'], env);
+      expect(JSON.parse(unchanged.stdout)).toEqual(JSON.parse(status.stdout));
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }

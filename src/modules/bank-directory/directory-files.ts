@@ -7,7 +7,9 @@ import type { AchRecord, BicRecord, FedwireRecord } from './directory-records.js
 /**
  * Parsers of the official directory files. Each reads a whole file and either returns every
  * record or throws a DirectoryFileError naming the first bad line, so an import never loads half
- * a file. The fixed-width layouts are the Federal Reserve's:
+ * a file. A file with no records is refused too: imported, it would leave its kind of the
+ * directory empty (every identifier unknown) and marked imported, so the built-in data would not
+ * come back at the next start. The fixed-width layouts are the Federal Reserve's:
  *
  * FedACHdir.txt, 155 characters a line: routing number 1–9, office code 10, servicing FRB 11–19,
  * record type 20, change date 21–26, new routing number 27–35, customer name 36–71, address
@@ -46,6 +48,7 @@ function lines(content: string): { line: string; lineNumber: number }[] {
   content.split(/\r?\n/).forEach((line, index) => {
     if (line.trim() !== '') result.push({ line, lineNumber: index + 1 });
   });
+  if (result.length === 0) throw new DirectoryFileError('the file holds no records');
   if (result.length > directoryFileRecordsMax) throw new DirectoryFileError(`more than ${directoryFileRecordsMax} lines`);
   return result;
 }
@@ -196,6 +199,7 @@ export function parseBicList(content: string): BicRecord[] {
       `the header row needs a SWIFT code column (${bicColumns.bic.join(', ')}) and a name column (${bicColumns.bankName.join(', ')})`,
     );
   }
+  if (body.length === 0) throw new DirectoryFileError('the file holds no records, only a header row');
   const cell = (record: string[], column: number) => (column < 0 ? '' : (record[column] ?? ''));
   const seen = new Map<string, number>();
   return body.map(({ record, info }) => {

@@ -85,6 +85,10 @@ describe('FedACH directory parser', () => {
     expect(parseError(() => parseFedAchDirectory(`${fedAchLine()}\n${fedAchLine()}`))).toBe('line 2: routing number 021000021 already appears on line 1');
   });
 
+  it('refuses a file with no records: empty, or only blank lines', () => {
+    for (const content of ['', '\n', ' \r\n\t\n']) expect(parseError(() => parseFedAchDirectory(content))).toBe('the file holds no records');
+  });
+
   it('leaves out a phone number of zeros', () => {
     expect(parseFedAchDirectory(fedAchLine({ phone: '0000000000' }))[0]?.phoneNumber).toBeNull();
   });
@@ -120,6 +124,10 @@ describe('Fedwire directory parser', () => {
     expect(parseError(() => parseFedwireDirectory(fedwireLine({ date: '2020-1-1' })))).toMatch(/YYYYMMDD/);
     expect(parseError(() => parseFedwireDirectory(fedAchLine()))).toMatch(/line 1: a Fedwire directory line is 101 characters long, this one has 155/);
   });
+
+  it('refuses a file with no records: empty, or only blank lines', () => {
+    for (const content of ['', '\n', ' \r\n\t\n']) expect(parseError(() => parseFedwireDirectory(content))).toBe('the file holds no records');
+  });
 });
 
 describe('BIC list parser', () => {
@@ -147,6 +155,53 @@ describe('BIC list parser', () => {
     expect(parseError(() => parseBicList(''))).toMatch(/empty/);
     expect(parseError(() => parseBicList(`BIC,NAME\nDEUTDEFF,${'X'.repeat(201)}\n`))).toMatch(/line 2: the name of DEUTDEFFXXX is longer than 200/);
     expect(parseError(() => parseBicList('BIC,NAME\n"DEUTDEFF,X\n'))).toMatch(/not a readable CSV/);
+  });
+
+  it('refuses a file with no records: empty, blank, or only its header row', () => {
+    for (const content of ['', '\uFEFF', ' \n\n']) expect(parseError(() => parseBicList(content))).toBe('the file is empty');
+    for (const content of [`${header}\n`, 'SWIFT CODE,NAME', 'BIC,NAME\r\n\r\n  \r\n']) {
+      expect(parseError(() => parseBicList(content))).toBe('the file holds no records, only a header row');
+    }
+  });
+});
+
+describe('import of a file with no records', () => {
+  let t: TestContext;
+  let folder: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    folder = fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-directory-empty-'));
+  });
+  afterAll(async () => {
+    await t.close();
+    fs.rmSync(folder, { recursive: true, force: true });
+  });
+
+  // Imported, such a file emptied its kind and marked it imported, so the built-in data did not
+  // come back at the next start and every routing number or BIC answered 404 BANK_NOT_FOUND.
+  it('is refused and changes nothing, even beside a good file', async () => {
+    const file = (name: string, content: string) => {
+      fs.writeFileSync(path.join(folder, name), content);
+      return path.join(folder, name);
+    };
+    const goodFedAch = file('FedACHdir.txt', `${fedAchLine({ routingNumber: '026009593' })}\n`);
+    const before = await directorySources(t.deps.db);
+    const refused: [Parameters<typeof importDirectoryFiles>[1], string][] = [
+      [{ fedach: goodFedAch, fedwire: file('fpddir.txt', '') }, 'fpddir.txt: the file holds no records'],
+      [{ fedach: file('blank-FedACHdir.txt', '\r\n  \r\n') }, 'blank-FedACHdir.txt: the file holds no records'],
+      [{ bic: file('bics.csv', 'SWIFT CODE,NAME,TOWN NAME\n') }, 'bics.csv: the file holds no records, only a header row'],
+      [{ bic: file('empty.csv', '') }, 'empty.csv: the file is empty'],
+    ];
+    for (const [files, message] of refused) {
+      await expect(importDirectoryFiles(t.deps.db, files, t.clock.now())).rejects.toThrow(new DirectoryFileError(message));
+    }
+    expect(await directorySources(t.deps.db)).toEqual(before);
+    expect(before.every((source) => source.origin === 'BUILT_IN')).toBe(true);
+    // A server start has nothing to load again, and the built-in data still answers.
+    expect(await ensureBuiltInDirectory(t.deps.db, t.clock.now())).toEqual([]);
+    expect((await t.request({ url: '/v1/payments/validate/routing/021000021' })).body.data).toMatchObject({ bankName: 'JPMorgan Chase Bank, N.A.', supportsFedwire: true });
+    expect((await t.request({ url: '/v1/payments/validate/swift/DEUTDEFF' })).status).toBe(200);
   });
 });
 
@@ -196,9 +251,9 @@ describe.skipIf(!samplesPresent)('import of the official sample files (skipped: 
     expect(imported[0]?.recordCount).toBeGreaterThan(15_000);
 
     const sources = Object.fromEntries((await directorySources(t.deps.db)).map((source) => [source.kind, source]));
-    expect(sources.FEDACH).toMatchObject({ origin: 'IMPORT', file_name: 'FedACHdir.txt', version: fileVersion(fs.readFileSync(samples.fedach)) });
-    expect(sources.FEDWIRE).toMatchObject({ origin: 'IMPORT', file_name: 'fpddir.txt', loaded_at: t.clock.now() });
-    expect(sources.BIC).toMatchObject({ origin: 'IMPORT', record_count: imported[2]?.recordCount });
+    expect(sources.FEDACH).toMatchObject({ origin: 'IMPORT', fileName: 'FedACHdir.txt', version: fileVersion(fs.readFileSync(samples.fedach)) });
+    expect(sources.FEDWIRE).toMatchObject({ origin: 'IMPORT', fileName: 'fpddir.txt', loadedAt: t.clock.now() });
+    expect(sources.BIC).toMatchObject({ origin: 'IMPORT', recordCount: imported[2]?.recordCount });
     // No file replaces the national bank codes: they stay built-in.
     expect(sources.IBAN_BANK_CODE).toMatchObject({ origin: 'BUILT_IN', version: builtInDirectory.IBAN_BANK_CODE.version });
 

@@ -10,6 +10,7 @@ export {
   validateSwiftCode,
   type DirectoryImportFiles,
   type DirectoryImportResult,
+  type DirectorySource,
   type IbanInfo,
   type RoutingNumberInfo,
   type SwiftCodeInfo,

@@ -25,7 +25,8 @@ export interface IdentifierFields {
  * FEDWIRE_DOMESTIC, the BIC on FEDWIRE_CROSSBORDER and SWIFT. An unknown identifier answers 404
  * BANK_NOT_FOUND, as the validation endpoints do. A known routing number must also take the
  * network's payments: ACH entries on ACH networks, Fedwire funds transfers on FEDWIRE_DOMESTIC
- * (400 ROUTING_NUMBER_NOT_ELIGIBLE).
+ * (400 ROUTING_NUMBER_NOT_ELIGIBLE; the message suggests the other network only when the bank
+ * takes it).
  */
 export async function resolveBank(
   db: Db | Tx,
@@ -40,11 +41,20 @@ export async function resolveBank(
   const routingNumber = identifiers.routingNumber ?? '';
   const bank = await validateRoutingNumber(db, routingNumber, fields.routingNumber);
   const rail = railOf[network];
+  const bankOf = `${bank.bankName} (${routingNumber})`;
+  // The message names the other network only when the bank takes it: a bank in neither
+  // directory's eligible set (a settlement-only Fedwire participant, say) was sent back and forth.
+  if (!bank.supportsAch && !bank.supportsFedwire) {
+    throw notEligible(
+      fields.routingNumber,
+      `${bankOf} takes neither ACH entries nor Fedwire funds transfers (it is not in the FedACH directory, and the Fedwire directory lists it as settlement-only or not eligible for funds transfers); check the routing number with the beneficiary`,
+    );
+  }
   if (rail === 'ACH' && !bank.supportsAch) {
-    throw notEligible(fields.routingNumber, `${bank.bankName} (${routingNumber}) does not take ACH entries (it is not in the FedACH directory); send the payment by FEDWIRE_DOMESTIC`);
+    throw notEligible(fields.routingNumber, `${bankOf} does not take ACH entries (it is not in the FedACH directory); send the payment by FEDWIRE_DOMESTIC`);
   }
   if (rail === 'FEDWIRE' && !bank.supportsFedwire) {
-    throw notEligible(fields.routingNumber, `${bank.bankName} (${routingNumber}) cannot receive Fedwire funds transfers; send the payment by ACH_DOMESTIC`);
+    throw notEligible(fields.routingNumber, `${bankOf} cannot receive Fedwire funds transfers; send the payment by ACH_DOMESTIC`);
   }
   return { bankName: bank.bankName, bankAddress: bank.address, bankCity: bank.city, bankState: bank.state, bankCountry: 'US' };
 }

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { createIndividual } from '../../../test/customers/fixtures.js';
@@ -10,6 +13,7 @@ import {
   withdrawalBody,
   type LinkedWallet,
 } from '../../../test/bank/fixtures.js';
+import { importDirectoryFiles } from '../bank-directory/index.js';
 
 let t: TestContext;
 let wallet: LinkedWallet;
@@ -416,9 +420,52 @@ describe('400', () => {
 
   it('ROUTING_NUMBER_NOT_ELIGIBLE when the bank does not take the network', async () => {
     // TD Bank 031101266 takes Fedwire but not ACH; Bank of America 011000138 takes ACH but not Fedwire.
-    await expectRefused({ routingNumber: '031101266' }, 'routingNumber', 'ROUTING_NUMBER_NOT_ELIGIBLE', /does not take ACH entries/);
-    await expectRefused({ transferNetwork: 'FEDWIRE_DOMESTIC', routingNumber: '011000138' }, 'routingNumber', 'ROUTING_NUMBER_NOT_ELIGIBLE', /cannot receive Fedwire/);
+    await expectRefused({ routingNumber: '031101266' }, 'routingNumber', 'ROUTING_NUMBER_NOT_ELIGIBLE', /does not take ACH entries .*; send the payment by FEDWIRE_DOMESTIC$/);
+    await expectRefused({ transferNetwork: 'FEDWIRE_DOMESTIC', routingNumber: '011000138' }, 'routingNumber', 'ROUTING_NUMBER_NOT_ELIGIBLE', /cannot receive Fedwire.*; send the payment by ACH_DOMESTIC$/);
     expect((await withdraw({ transferNetwork: 'FEDWIRE_DOMESTIC', routingNumber: '031101266' })).status).toBe(201);
+  });
+
+  describe('ROUTING_NUMBER_NOT_ELIGIBLE at a bank that takes neither network', () => {
+    // Its own database: the Fedwire directory is replaced by a file listing a settlement-only
+    // participant, which is in neither FedACH nor the Fedwire funds-transfer set.
+    let own: TestContext;
+    let ownWallet: LinkedWallet;
+    const settlementOnly = '021053968';
+
+    beforeAll(async () => {
+      own = await createTestApp();
+      const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-withdrawal-fedwire-'));
+      const fpddir = path.join(folder, 'fpddir.txt');
+      const line = (routingNumber: string, name: string, status: string) =>
+        `${routingNumber}${name.slice(0, 18).padEnd(18)}${name.padEnd(36)}NY${'NEW YORK'.padEnd(25)}${status}20240102`;
+      fs.writeFileSync(fpddir, `${line('021000021', 'JPMORGAN CHASE BANK, NA', 'Y Y')}\n${line(settlementOnly, 'RTPS PREFUNDED ACCOUNT', 'YSN')}\n`);
+      try {
+        await importDirectoryFiles(own.deps.db, { fedwire: fpddir }, own.clock.now());
+      } finally {
+        fs.rmSync(folder, { recursive: true, force: true });
+      }
+      ownWallet = await linkedWallet(own);
+      await fund(own, ownWallet, '100.00');
+    });
+    afterAll(async () => {
+      await own?.close();
+    });
+
+    // Until 2026-12-05 each message sent the payment to the other network, which refused it too.
+    it.each(['ACH_DOMESTIC', 'ACH_CROSSBORDER', 'FEDWIRE_DOMESTIC'])('%s: says the bank takes neither, and suggests no other network', async (transferNetwork) => {
+      const response = await own.request({ method: 'POST', url, body: withdrawalBody(ownWallet.walletId, { transferNetwork, routingNumber: settlementOnly }) });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.code).toBe('ROUTING_NUMBER_NOT_ELIGIBLE');
+      expect(response.body.details).toEqual([
+        {
+          field: 'routingNumber',
+          message: `RTPS PREFUNDED ACCOUNT (${settlementOnly}) takes neither ACH entries nor Fedwire funds transfers (it is not in the FedACH directory, and the Fedwire directory lists it as settlement-only or not eligible for funds transfers); check the routing number with the beneficiary`,
+        },
+      ]);
+      expect(response.body.message).toBe(`routingNumber: ${response.body.details[0].message}.`);
+      expect(response.body.message).not.toMatch(/send the payment by/);
+      await expectLedgerClean(own);
+    });
   });
 
   it('a counterparty of another portfolio than the wallet', async () => {
