@@ -1,18 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../src/paths.js';
+import { runCli } from './support/run-cli.js';
 
 // Mistakes in the `openbaas` command line. They are refused before any database is opened, so
 // one database is enough (the data folder is a throwaway one, in case a command did open it).
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let folder: string;
 
@@ -23,21 +17,6 @@ afterAll(() => {
   fs.rmSync(folder, { recursive: true, force: true });
 });
 
-function runCli(args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-      cwd: packageRoot,
-      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: '', DATA_DIR: path.join(folder, 'data') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
-    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('openbaas command-line mistakes', () => {
   // Until 2026-12-05 each printed "openbaas: TypeError [ERR_PARSE_ARGS_…]" and a stack trace.
@@ -46,7 +25,7 @@ describe('openbaas command-line mistakes', () => {
     [['directory', 'import', '--fedach'], "Option '--fedach <value>' argument missing"],
     [['keys', 'create', '--client', 'X', '--read-only=yes'], "Option '--read-only' does not take an argument"],
   ])('%j: one line naming the problem, then the usage; exit 1', async (args, problem) => {
-    const result = await runCli(args);
+    const result = await runCli(args, { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     const [first, blank, ...rest] = result.stderr.split('\n');
@@ -59,7 +38,7 @@ describe('openbaas command-line mistakes', () => {
   });
 
   it('an unknown command still prints its message and the usage', async () => {
-    const result = await runCli(['nonsense']);
+    const result = await runCli(['nonsense'], { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^Unknown command: nonsense\n\nUsage: openbaas/);
   });

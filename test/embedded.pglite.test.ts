@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/platform/db/database.js';
 import { DataFolderLockedError } from '../src/platform/db/lock-file.js';
 import { migrate } from '../src/platform/db/migrate.js';
+import { runCli } from './support/run-cli.js';
 
 // Behaviour of the embedded PGlite database and of the command on it; PostgreSQL has neither a
 // data folder nor a lock file, so this file runs only in the pglite project.
@@ -34,26 +35,7 @@ describe('embedded database folder', () => {
   });
 });
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
-    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('openbaas command (embedded database)', () => {
   it('administers clients and keys, and refuses a data folder in use', async () => {

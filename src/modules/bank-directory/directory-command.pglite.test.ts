@@ -1,34 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { packageRoot } from '../../paths.js';
+import { runCli } from '../../../test/support/run-cli.js';
 
 // The `openbaas directory` command on an embedded database folder (PGlite only: PostgreSQL has
 // no data folder). The import itself is tested on both databases in directory-import.test.ts.
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-      cwd: packageRoot,
-      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
-    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('openbaas directory', () => {
   it('imports a BIC list, reports where each kind came from, and refuses bad input or a file with no records with a plain message', async () => {

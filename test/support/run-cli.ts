@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process';
+import { packageRoot } from '../../src/paths.js';
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the `openbaas` command from the sources (tsx) in a child process, from the package root, on
+ * the embedded database unless `env` says otherwise; resolves with its exit code and output.
+ */
+export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: packageRoot,
+      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
