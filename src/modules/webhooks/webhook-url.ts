@@ -3,6 +3,7 @@ import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Mode } from '../../platform/config.js';
 import { AppError, validationError } from '../../platform/http/errors.js';
+import { assertPlainText } from '../../platform/text.js';
 
 /**
  * Where webhooks may be sent. Any mode: an absolute http or https URL without credentials. In
@@ -112,6 +113,9 @@ export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> 
   if (typed !== parsed.url.host && typed !== `${parsed.url.hostname}:${defaultPort}`) {
     throw validationError('url', `must write its host as it is called: ${parsed.url.host} (the URL parser reads ${JSON.stringify(authority)} so)`);
   }
+  // Its path and query follow the text rule: an invisible or direction-changing character (U+200B,
+  // U+202E) made the URL shown read otherwise than the one called (until 2026-12-05; found by an audit).
+  assertPlainText(raw, 'url');
   if (mode === 'production' && ipLiteralOf(parsed.url) === undefined) {
     const addresses = await resolveAll(parsed.url.hostname);
     const refused = addresses?.find((entry) => !isPublicAddress(entry.address));

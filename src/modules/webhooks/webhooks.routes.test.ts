@@ -287,6 +287,9 @@ describe('400', () => {
     ['http://\uff11\uff12\uff17.0.0.1:4190/fw', 'must write its host as it is called: 127.0.0.1:4190 (the URL parser reads "\uff11\uff12\uff17.0.0.1:4190" so)'],
     ['http://%31%32%37.0.0.1:4190/pct', 'must write its host as it is called: 127.0.0.1:4190 (the URL parser reads "%31%32%37.0.0.1:4190" so)'],
     ['http://127.1:4190/', 'must write its host as it is called: 127.0.0.1:4190 (the URL parser reads "127.1:4190" so)'],
+    // Invisible or direction-changing characters in the path or query: the URL shown would read otherwise than the one called.
+    ['http://127.0.0.1:4190/hooks\u202Ekcab', 'contains characters that are not allowed (U+202E); control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B) are refused'],
+    ['http://127.0.0.1:4190/a?b=\u200Bc', 'contains characters that are not allowed (U+200B); control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B) are refused'],
   ])('url %s is refused', async (url, message) => {
     const response = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'x', url, subscribedEventTypes: ['CUSTOMER_CREATED'] } });
     expect(response.status).toBe(400);
