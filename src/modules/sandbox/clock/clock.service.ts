@@ -69,7 +69,10 @@ type LeaseOutcome =
 /**
  * Moves the client's clock forward and takes its advance lease, in one transaction. Refused while
  * another advance of the client holds an unexpired lease. With an Idempotency-Key whose response
- * is already stored nothing changes (the caller replays it).
+ * is already stored nothing changes (the caller replays it). An expired lease still naming the
+ * request's key was left by the same request in a process that died after moving the clock: the
+ * retry takes the lease without moving the clock again and runs what is left (until 2026-12-05
+ * it moved the clock a second time; found by an audit).
  */
 async function takeLease(deps: Deps, request: AdvanceRequest): Promise<LeaseOutcome> {
   return withTransaction(deps.db, async (tx) => {
@@ -77,14 +80,20 @@ async function takeLease(deps: Deps, request: AdvanceRequest): Promise<LeaseOutc
       return { taken: false, replay: true } as const;
     }
     const wall = deps.clock.now();
+    const lease = await sql<{ key: string | null; lease_until: Date | null }>`
+      SELECT clock_advance_key AS key, clock_advance_lease_until AS lease_until FROM clients WHERE id = ${request.clientId} FOR UPDATE`.execute(tx);
+    const held = lease.rows[0];
+    const resumed =
+      request.idempotencyKey !== undefined && held?.key === request.idempotencyKey && held.lease_until !== null && held.lease_until.getTime() < wall.getTime();
+    const moveMs = resumed ? 0 : request.seconds * 1000;
     const result = await sql<{ offset: string }>`
       UPDATE clients
-      SET clock_offset_ms = clock_offset_ms + ${request.seconds * 1000},
+      SET clock_offset_ms = clock_offset_ms + ${moveMs},
           clock_advance_lease_until = ${new Date(wall.getTime() + advanceLeaseMs)},
           clock_advance_key = ${request.idempotencyKey ?? null}
       WHERE id = ${request.clientId}
         AND (clock_advance_lease_until IS NULL OR clock_advance_lease_until < ${wall})
-        AND clock_offset_ms + ${request.seconds * 1000} <= ${clockOffsetMaxSeconds * 1000}
+        AND clock_offset_ms + ${moveMs} <= ${clockOffsetMaxSeconds * 1000}
       RETURNING clock_offset_ms::text AS offset`.execute(tx);
     const row = result.rows[0];
     if (row) {

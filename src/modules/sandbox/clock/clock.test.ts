@@ -141,6 +141,25 @@ describe('200 POST /v1/sandbox/clock/advance: the due timers run', () => {
     expect((await readClock(client)).offsetSeconds).toBe(60);
   });
 
+  it('a repeat of an advance whose process died after moving the clock: 409 while its lease lasts, then it finishes without moving the clock again', async () => {
+    const client = await t.newClient('crashed advance');
+    const key = `advance-${crypto.randomUUID()}`;
+    // What a process leaves when it dies after taking the lease (the clock moved, the key on the lease) and before answering.
+    const leaseUntil = new Date(t.clock.now().getTime() + 60_000);
+    await sql`UPDATE clients SET clock_offset_ms = 3600000, clock_advance_lease_until = ${leaseUntil}, clock_advance_key = ${key} WHERE id = ${client.id}`.execute(t.deps.db);
+    const during = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 3600 }, idempotencyKey: key });
+    expect([during.status, during.body.code]).toEqual([409, 'IDEMPOTENCY_REQUEST_IN_PROGRESS']);
+    // The lease runs out (a minute later).
+    await sql`UPDATE clients SET clock_advance_lease_until = ${new Date(t.clock.now().getTime() - 1)} WHERE id = ${client.id}`.execute(t.deps.db);
+    const finished = await advance(3600, client, key);
+    expect(finished.offsetSeconds).toBe(3600);
+    expect((await readClock(client)).offsetSeconds).toBe(3600);
+    const replay = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds: 3600 }, idempotencyKey: key });
+    expect([replay.status, replay.headers['idempotent-replayed']]).toEqual([200, 'true']);
+    // Another advance moves it as usual.
+    expect((await advance(60, client)).offsetSeconds).toBe(3660);
+  });
+
   it('answers the time after the advance, and records its key at that time, however long the timers ran', async () => {
     // No API-key cache: the offset this process noted when the advance began is not kept past the
     // request's own start, as when the timers of a long advance outlast AUTH_CACHE_TTL_MS.
