@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db/lock-file.js';
 import { migrate, readMigrationFiles } from '../src/platform/db/migrate.js';
 import { withTransaction } from '../src/platform/db/transaction.js';
@@ -94,9 +95,31 @@ describe('embedded database folder', () => {
     fs.writeFileSync(path.join(folder, 'openbaas.lock'), '999999999');
     const again = acquireDataFolderLock(folder);
     again();
-    // A lock held by another live process (our parent) is refused with its pid.
+    // A lock held by another live process (our parent) is refused with its pid and, on Linux, its command.
     fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(process.ppid));
     expect(() => acquireDataFolderLock(folder)).toThrow(new RegExp(`pid ${process.ppid}`));
+    if (process.platform === 'linux') {
+      const command = fs.readFileSync(`/proc/${process.ppid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+      expect(() => acquireDataFolderLock(folder)).toThrow(command);
+      expect(() => acquireDataFolderLock(folder)).toThrow('openbaas.lock');
+    }
+  });
+
+  it.runIf(process.platform === 'linux')('takes over a lock whose owner was killed and is not reaped yet (a zombie)', async () => {
+    // The shell starts a child that exits at once, then becomes `sleep`, which never reaps it: the
+    // child stays a zombie, as a server killed with kill -9 does until its parent reaps it.
+    const holder = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const pid = await new Promise<number>((resolve) => holder.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
+      await vi.waitFor(() => expect(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')).toMatch(/\) Z /), { timeout: 5_000, interval: 10 });
+      const folder = temporaryFolder();
+      fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(pid));
+      const release = acquireDataFolderLock(folder);
+      expect(fs.readFileSync(path.join(folder, 'openbaas.lock'), 'utf8')).toBe(String(process.pid));
+      release();
+    } finally {
+      holder.kill();
+    }
   });
 
   it('is private: a new folder is 0700, an existing one loses group write and all access of others', () => {

@@ -8,11 +8,29 @@ export class DataFolderLockedError extends Error {
 function processIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM means the process exists but belongs to someone else.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  // A process killed but not yet reaped by its parent (a zombie, state Z) still answers signal 0,
+  // for as long as its parent takes: it holds nothing (until 2026-12-05 a restart right after a
+  // kill -9 was refused; found by an audit). Linux only; elsewhere it counts as alive.
+  return procField(pid, 'stat')?.replace(/^.*\) /s, '').startsWith('Z') !== true;
+}
+
+/** /proc/<pid>/<name> on Linux; undefined where there is none or it cannot be read. */
+function procField(pid: number, name: string): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/${name}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The owner's command line as Linux shows it, for the refusal's message ("" where unknown). */
+function commandOf(pid: number): string {
+  const command = procField(pid, 'cmdline')?.split('\0').filter((part) => part !== '').join(' ');
+  return command ? `: ${command.length > 200 ? `${command.slice(0, 200)}…` : command}` : '';
 }
 
 /**
@@ -55,8 +73,9 @@ export function acquireDataFolderLock(dataDir: string): () => void {
       const ownerPid = Number.parseInt(fs.readFileSync(lockPath, 'utf8').trim(), 10);
       if (Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && processIsAlive(ownerPid)) {
         throw new DataFolderLockedError(
-          `The data folder ${dataDir} is in use by another OpenBaaS process (pid ${ownerPid}). ` +
-            'Stop that process first, or use another DATA_DIR (or DATABASE_URL for PostgreSQL, which several processes can share).',
+          `The data folder ${dataDir} is in use by another OpenBaaS process (pid ${ownerPid}${commandOf(ownerPid)}). ` +
+            'Stop that process first, or use another DATA_DIR (or DATABASE_URL for PostgreSQL, which several processes can share). ' +
+            `If that pid is not OpenBaaS (the one that locked the folder died and its pid was reused), delete ${path.join(dataDir, 'openbaas.lock')}.`,
         );
       }
       if (ownerPid === process.pid) {
