@@ -1271,6 +1271,21 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
   });
 
+  it('in the card\'s own currency DE6 must equal DE4: another billing amount is 400 ISO8583_MALFORMED naming field 6, nothing held; an equal one is taken', async () => {
+    const card = await fundedCard(t, '100.00');
+    for (const changes of [{ '6': '000000001000', '51': '840' }, { '6': '000000001000', '49': '840' }]) {
+      const message = await messageOf(card.cardId, { '0': '0100', '4': '000000000800', '11': '000798', '37': '600000000798', '63': undefined, ...changes });
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field: '6' }] });
+    }
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    const equal = await messageOf(card.cardId, { '0': '0100', '4': '000000000800', '6': '000000000800', '51': '840', '11': '000797', '37': '600000000797', '63': undefined });
+    const approved = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: equal } });
+    expect(approved.body.data.response).toMatchObject({ '39': '00', '4': '000000000800', '6': '000000000800' });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '92.00', RESERVED: '8.00' });
+  });
+
   it('track 2 (DE35) must name the card DE2 names, with DE14\'s expiry: another card or expiry is 400 ISO8583_MALFORMED naming field 35, nothing held', async () => {
     const card = await fundedCard(t, '100.00');
     const other = await fundedCard(t, '100.00', t.clientB);

@@ -96,6 +96,12 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   if (transactionCurrencyNumeric !== cardCurrencyNumeric && billing === undefined) {
     throw new Iso8583MalformedError(6, `is required when the transaction currency (DE49 ${transactionCurrencyNumeric}) is not the card's (${cardCurrencyNumeric})`);
   }
+  // In the card's own currency the billing amount is the transaction amount: a DE6 that says
+  // otherwise cannot be both billed and held (until 2026-12-05 it was ignored for the hold and
+  // echoed in the answer as if billed; found by an audit).
+  if (transactionCurrencyNumeric === cardCurrencyNumeric && billing !== undefined && BigInt(billing) !== transactionMinor) {
+    throw new Iso8583MalformedError(6, `must equal DE4 (${transactionMinor}) when the transaction is in the card's currency (DE49 ${transactionCurrencyNumeric}); it is ${BigInt(billing)}`);
+  }
   const amountMinor = transactionCurrencyNumeric === cardCurrencyNumeric ? transactionMinor : BigInt(billing ?? '0');
 
   const surcharge = field(28);
