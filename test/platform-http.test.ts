@@ -1,8 +1,8 @@
-import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { createTestApp, type TestContext } from './harness.js';
+import { listeningPort, rawExchange } from './support/raw-http.js';
 import { registerTestRoutes } from './support/test-routes.js';
 
 let t: TestContext;
@@ -66,32 +66,9 @@ describe('response headers', () => {
   });
 });
 
-/** One raw HTTP/1.1 exchange with the app listening on a port: status, headers (lower case) and body. */
-async function rawExchange(port: number, requestLine: string, headers: Record<string, string>, body = ''): Promise<{ status: number; headers: Record<string, string>; body: { data?: unknown } | null }> {
-  const socket = net.connect(port, '127.0.0.1');
-  const lines = [requestLine, 'Host: localhost', 'Connection: close', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
-  if (body !== '') lines.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`);
-  socket.write(`${lines.join('\r\n')}\r\n\r\n${body}`);
-  const chunks: Buffer[] = [];
-  for await (const chunk of socket) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  const [head = '', payload = ''] = text.split('\r\n\r\n');
-  const [statusLine = '', ...headerLines] = head.split('\r\n');
-  const parsed = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-  return { status: Number(statusLine.split(' ')[1]), headers: parsed, body: payload === '' ? null : JSON.parse(payload) };
-}
-
-/** The port of the app listening on loopback (started on first use). */
-async function listeningPort(): Promise<number> {
-  if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = t.app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('the app is not listening on a port');
-  return address.port;
-}
-
 describe('a request line in absolute form (GET http://host/v1/…, as a proxy sends it)', () => {
   it('is read as the path it names: no-store, the same idempotency key replays across both forms, 405 with Allow for another method', async () => {
-    const port = await listeningPort();
+    const port = await listeningPort(t.app);
     const auth = { Authorization: t.clientA.key };
     const read = await rawExchange(port, 'GET http://localhost/v1/assets HTTP/1.1', auth);
     expect(read.status).toBe(200);
@@ -313,7 +290,7 @@ describe('400', () => {
 
 describe('401 and 403', () => {
   it('two Authorization headers: 401 whichever keys they hold (a proxy may read the other one)', async () => {
-    const port = await listeningPort();
+    const port = await listeningPort(t.app);
     for (const second of [t.clientA.key, t.clientB.key]) {
       const response = await rawExchange(port, 'GET /v1/assets HTTP/1.1', { Authorization: t.clientA.key, authorization: second });
       expect(response.status).toBe(401);
@@ -362,7 +339,7 @@ describe('what the HTTP parser refuses before there is a request', () => {
     ['a header line without a colon', 'GET /v1/assets HTTP/1.1', { 'X-Broken header': 'x' }, 400, 'BAD_REQUEST'],
     ['headers over 16 KiB', 'GET /v1/assets HTTP/1.1', { 'X-Filler': 'a'.repeat(20_000) }, 431, 'REQUEST_HEADERS_TOO_LARGE'],
   ])('%s: the API error envelope with a trace id, and the connection closed', async (_name, requestLine, headers, status, code) => {
-    const port = await listeningPort();
+    const port = await listeningPort(t.app);
     const response = await rawExchange(port, requestLine, { Authorization: t.clientA.key, ...headers });
     expect(response.status).toBe(status);
     expect(response.body).toEqual({ message: expect.any(String), code, traceId: expect.stringMatching(/^[0-9a-f-]{36}$/) });

@@ -43,19 +43,29 @@ const adminKeysPath = '/v1/admin/keys/';
 
 /**
  * The URL as logged: a credential segment (credentialPathPrefixes) becomes [REDACTED], and so does
- * the query string of a queryHiddenPaths page.
+ * the query string of a queryHiddenPaths page. The rules read the path as the router does, percent-
+ * decoded: `/vault/fram%65?token=…` is the frame too (until 2026-12-05 its query was logged; found
+ * by an audit). A URL a rule applies to is logged with its path decoded.
  */
 export function loggedUrl(url: string): string {
+  const queryAt = url.indexOf('?');
+  const rawPath = queryAt >= 0 ? url.slice(0, queryAt) : url;
+  const query = queryAt >= 0 ? url.slice(queryAt) : '';
+  let path = rawPath;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    // Not valid percent-encoding: the router refuses it (400), and it is logged as sent.
+  }
   for (const prefix of credentialPathPrefixes) {
-    if (url.startsWith(prefix)) return `${prefix}[REDACTED]${url.slice(prefix.length).replace(/^[^/?#]*/, '')}`;
+    if (path.startsWith(prefix)) return `${prefix}[REDACTED]${path.slice(prefix.length).replace(/^[^/]*/, '')}${query}`;
   }
   // A key revoked by the whole key rather than its prefix: the prefix alone is logged.
-  if (url.startsWith(adminKeysPath)) {
-    const segment = /^[^/?#]*/.exec(url.slice(adminKeysPath.length))?.[0] ?? '';
-    if (segment.length > apiKeyPrefixLength) return `${adminKeysPath}${segment.slice(0, apiKeyPrefixLength)}[REDACTED]${url.slice(adminKeysPath.length + segment.length)}`;
+  if (path.startsWith(adminKeysPath)) {
+    const segment = /^[^/]*/.exec(path.slice(adminKeysPath.length))?.[0] ?? '';
+    if (segment.length > apiKeyPrefixLength) return `${adminKeysPath}${segment.slice(0, apiKeyPrefixLength)}[REDACTED]${path.slice(adminKeysPath.length + segment.length)}${query}`;
   }
-  const query = url.indexOf('?');
-  if (query >= 0 && queryHiddenPaths.includes(url.slice(0, query).replace(/\/+$/, ''))) return `${url.slice(0, query)}?[REDACTED]`;
+  if (query !== '' && queryHiddenPaths.includes(path.replace(/\/+$/, ''))) return `${path}?[REDACTED]`;
   return url;
 }
 

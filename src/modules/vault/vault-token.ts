@@ -120,17 +120,17 @@ export async function signVaultToken(
   return { token, tokenId, expiresAt };
 }
 
-function invalid(reason: string): AppError {
+export function invalidVaultToken(reason: string): AppError {
   return new AppError('VAULT_TOKEN_INVALID', `The vault token is not valid: ${reason}.`);
 }
 
 /** The token of `Authorization: Bearer <token>`; an API key or anything else is refused. */
 export function bearerToken(authorization: string | undefined): string {
-  if (!authorization) throw invalid('send it as Authorization: Bearer <token> (from POST /v1/vault/token)');
+  if (!authorization) throw invalidVaultToken('send it as Authorization: Bearer <token> (from POST /v1/vault/token)');
   // The scheme name is case-insensitive (RFC 9110 §11.1), as for API keys.
   const match = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i.exec(authorization.trim());
   if (!match?.[1]) {
-    throw invalid(
+    throw invalidVaultToken(
       authorization.startsWith('sk_') || authorization.includes(' sk_')
         ? 'these endpoints take a vault token (Authorization: Bearer <token>), never an API key'
         : 'send it as Authorization: Bearer <token> (from POST /v1/vault/token)',
@@ -157,18 +157,18 @@ export async function verifyVaultToken(
   let unverifiedClientId: unknown;
   try {
     const header = decodeProtectedHeader(token);
-    if (header.alg !== 'HS256') throw invalid(`the algorithm must be HS256, not ${String(header.alg)}`);
+    if (header.alg !== 'HS256') throw invalidVaultToken(`the algorithm must be HS256, not ${String(header.alg)}`);
     kid = header.kid;
     unverifiedClientId = decodeJwt(token).cid;
   } catch (error) {
     if (error instanceof AppError) throw error;
-    throw invalid('it is not a well-formed JWT');
+    throw invalidVaultToken('it is not a well-formed JWT');
   }
   const version = /^v([0-9]{1,9})$/.exec(kid ?? '')?.[1];
-  if (typeof unverifiedClientId !== 'string' || !isUuid(unverifiedClientId) || version === undefined) throw invalid('it was not issued by OpenBaaS');
+  if (typeof unverifiedClientId !== 'string' || !isUuid(unverifiedClientId) || version === undefined) throw invalidVaultToken('it was not issued by OpenBaaS');
   const settings = await db.selectFrom('vault_settings').selectAll().where('client_id', '=', unverifiedClientId).executeTakeFirst();
   // Worded as a bad signature, so a token relabelled with a made-up client id tells nothing of which ids exist.
-  if (!settings) throw invalid(signatureFails);
+  if (!settings) throw invalidVaultToken(signatureFails);
   const now = await nowOf(settings.client_id);
   const versionNumber = Number(version);
   const previousExpired = settings.previous_secret_expires_at !== null && settings.previous_secret_expires_at <= now;
@@ -176,7 +176,7 @@ export async function verifyVaultToken(
   // The same words for a key id the client has no secret of (rotated away, or never made): a
   // distinct message told, of any client id, that it exists and which secret version it is at
   // (found by an audit, 2026-12-02).
-  if (!secret) throw invalid(signatureFails);
+  if (!secret) throw invalidVaultToken(signatureFails);
   try {
     const { payload } = await jwtVerify(token, secret, {
       algorithms: ['HS256'],
@@ -185,12 +185,12 @@ export async function verifyVaultToken(
       currentDate: now,
       requiredClaims: ['sub', 'exp', 'iat', 'jti', 'cid'],
     });
-    if (payload.cid !== settings.client_id || typeof payload.sub !== 'string' || !isUuid(payload.sub)) throw invalid('its claims do not match');
+    if (payload.cid !== settings.client_id || typeof payload.sub !== 'string' || !isUuid(payload.sub)) throw invalidVaultToken('its claims do not match');
     // Issued after the client's now: a sandbox restore moved the clock back since. Judged by
     // `exp` alone it would live the rewound time plus 6 minutes; it lives 6 minutes from `iat`
     // by a clock that has reached `iat`. A little leeway for servers whose clocks differ.
     if ((payload.iat ?? 0) > now.getTime() / 1000 + vaultTokenIssuedAtLeewaySeconds) {
-      throw invalid('it was issued after the current time of your clock (a sandbox restore moved the clock back): ask your server for a new one');
+      throw invalidVaultToken('it was issued after the current time of your clock (a sandbox restore moved the clock back): ask your server for a new one');
     }
     const scopes = (typeof payload.scope === 'string' ? payload.scope.split(' ') : []).filter((scope): scope is VaultScope =>
       (vaultScopes as readonly string[]).includes(scope),
@@ -208,9 +208,9 @@ export async function verifyVaultToken(
     if (error instanceof joseErrors.JWTExpired) {
       throw new AppError('VAULT_TOKEN_EXPIRED', 'The vault token has expired (they live 6 minutes): ask your server for a new one.');
     }
-    if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw invalid(signatureFails);
-    if (error instanceof joseErrors.JWTClaimValidationFailed) throw invalid(`its ${error.claim} claim is wrong`);
-    throw invalid('it could not be verified');
+    if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw invalidVaultToken(signatureFails);
+    if (error instanceof joseErrors.JWTClaimValidationFailed) throw invalidVaultToken(`its ${error.claim} claim is wrong`);
+    throw invalidVaultToken('it could not be verified');
   }
 }
 

@@ -5,12 +5,13 @@ import type { Deps } from '../../platform/deps.js';
 import { clientNow, readClockOffset } from '../../platform/client-clock.js';
 import { fieldCipherOf } from '../../platform/crypto/field-cipher.js';
 import { withTransaction } from '../../platform/db/transaction.js';
+import { authorizationHeadersOf } from '../../platform/http/auth.js';
 import { authOf } from '../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
 import { runWrite, requestContext } from '../../platform/http/idempotency.js';
 import { listQueryProperties } from '../../platform/http/pagination.js';
 import { framePage, frameContentSecurityPolicy, frameNonce } from './frame.js';
-import { bearerToken, rotateVaultSecret, vaultScopes, verifyVaultToken, type VaultTokenClaims } from './vault-token.js';
+import { bearerToken, invalidVaultToken, rotateVaultSecret, vaultScopes, verifyVaultToken, type VaultTokenClaims } from './vault-token.js';
 import * as vault from './vault.service.js';
 import { assert } from '../../platform/assert.js';
 
@@ -112,6 +113,9 @@ function vaultTokenHook(deps: Deps) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     allowOrigin(deps, request, reply);
     reply.header('cache-control', 'no-store');
+    // As for API keys: a proxy may read the other of two headers, so a request with two is nobody's
+    // (until 2026-12-05 the vault routes used the first; found by an audit).
+    if (authorizationHeadersOf(request.raw.rawHeaders) > 1) throw invalidVaultToken('the request carries more than one Authorization header: send exactly one');
     let now: Date | undefined;
     const claims = await verifyVaultToken(deps.db, fieldCipherOf(deps), bearerToken(request.headers.authorization), async (clientId) => {
       now = clientNow(deps.clock, await readClockOffset(deps.db, clientId));

@@ -2,6 +2,7 @@ import { decodeJwt, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fieldCipherOf } from '../../platform/crypto/field-cipher.js';
 import { appWithLogCapture } from '../../../test/support/log-capture.js';
+import { listeningPort, rawExchange } from '../../../test/support/raw-http.js';
 import { createTestApp, type TestClient, type TestContext } from '../../../test/harness.js';
 import { issuedCard } from '../../../test/cards/fixtures.js';
 import { cardVaultOf } from '../cards/index.js';
@@ -188,6 +189,32 @@ describe('reveals refused', () => {
       const response = await revealRequest(null, { cardId, fields: ['pan'] }, authorization ? { authorization } : {});
       expect(response.status, String(authorization)).toBe(401);
       expect(response.body.code).toBe('VAULT_TOKEN_INVALID');
+    }
+  });
+
+  it('two Authorization headers, even with a good token first: 401 VAULT_TOKEN_INVALID (a proxy may read the other one)', async () => {
+    const { cardId, wallet } = await issuedCard(t);
+    const token = await tokenFor(wallet.customerId);
+    const port = await listeningPort(t.app);
+    const body = JSON.stringify({ cardId, fields: ['pan'] });
+    const twice = await rawExchange(port, 'POST /v1/vault/reveal HTTP/1.1', { Authorization: `Bearer ${token}`, authorization: 'Bearer x.y.z' }, body);
+    expect(twice.status).toBe(401);
+    expect(twice.body).toMatchObject({ code: 'VAULT_TOKEN_INVALID', message: expect.stringContaining('more than one Authorization header') });
+    expect((await rawExchange(port, 'POST /v1/vault/reveal HTTP/1.1', { Authorization: `Bearer ${token}` }, body)).status).toBe(200);
+  });
+
+  it('400 names only what is wrong in the shape the body was meant for (a card reveal is not told its cardId is unknown to the aliases shape)', async () => {
+    const { cardId, wallet } = await issuedCard(t);
+    const token = await tokenFor(wallet.customerId);
+    const cases: [unknown, { field: string; message: string }[]][] = [
+      [{ cardId, fields: ['pan'], x: 1 }, [{ field: 'x', message: 'is not a known field' }]],
+      [{ cardId, fields: [] }, [{ field: 'fields', message: 'must NOT have fewer than 1 items' }]],
+      [{ cardId }, [{ field: 'fields', message: 'is required' }]],
+    ];
+    for (const [body, details] of cases) {
+      const response = await revealRequest(token, body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.details, JSON.stringify(body)).toEqual(details);
     }
   });
 
@@ -391,10 +418,14 @@ describe('values never reach the logs', () => {
     try {
       const { wallet } = await issuedCard(t);
       const token = await tokenFor(wallet.customerId);
-      for (const url of [`/vault/frame?token=${token}`, `/vault/frame/?lang=en&token=${token}`]) expect((await capture.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
+      // The path as the router reads it, percent-decoded: an encoded spelling is the frame too.
+      for (const url of [`/vault/frame?token=${token}`, `/vault/frame/?lang=en&token=${token}`, `/vault/fram%65?token=${token}`, `/v%61ult/frame?token=${token}`]) {
+        expect((await capture.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
+      }
       const logged = capture.logged();
       expect(logged).toContain('"url":"/vault/frame?[REDACTED]"');
       expect(logged).toContain('"url":"/vault/frame/?[REDACTED]"');
+      expect(logged.split('"url":"/vault/frame?[REDACTED]"')).toHaveLength(4);
       expect(logged).not.toContain(token);
       expect(logged).not.toContain(token.split('.')[2] as string);
     } finally {

@@ -85,7 +85,7 @@ function keyMatches(given: string, expected: string): boolean {
 }
 
 /** How many Authorization headers the request line's headers hold (rawHeaders: name, value, name, value, …). */
-function authorizationHeadersOf(rawHeaders: readonly string[]): number {
+export function authorizationHeadersOf(rawHeaders: readonly string[]): number {
   let count = 0;
   for (let index = 0; index < rawHeaders.length; index += 2) {
     if (rawHeaders[index]?.length === 13 && rawHeaders[index]?.toLowerCase() === 'authorization') count += 1;

@@ -103,7 +103,8 @@ function joinPath(base: string, child: string): string {
 }
 
 /** Turns Ajv errors into `details` entries that name each field by its path. */
-export function detailsFromAjvErrors(errors: readonly ErrorObject[], context: string): ErrorDetail[] {
+export function detailsFromAjvErrors(allErrors: readonly ErrorObject[], context: string): ErrorDetail[] {
+  const errors = closestUnionBranches(allErrors);
   const rootName = context === 'body' ? 'body' : context;
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
@@ -138,7 +139,7 @@ export function detailsFromAjvErrors(errors: readonly ErrorObject[], context: st
       message = `must be one of ${values.map((value) => JSON.stringify(value)).join(', ')}`;
     } else if (error.keyword === 'anyOf' || error.keyword === 'oneOf') {
       // The branch errors carry the useful text; this summary adds nothing.
-      if (errors.some((other) => other !== error && other.instancePath === error.instancePath)) continue;
+      if (errors.some((other) => other !== error && (other.instancePath === error.instancePath || other.schemaPath.startsWith(`${error.schemaPath}/`)))) continue;
       message = 'does not match any allowed form';
     }
     if (!field) field = rootName;
@@ -150,6 +151,35 @@ export function detailsFromAjvErrors(errors: readonly ErrorObject[], context: st
   }
   // Several branch errors of one union on the same field read best as one line.
   return mergeUnionDetails(details);
+}
+
+/**
+ * A union of object shapes (anyOf of objects: a vault reveal by card, by aliases or of documents)
+ * fails once per branch, and the branches the body was not meant for call its good fields unknown.
+ * Only the branches that came closest (fewest errors) are kept: a card reveal with one unknown field
+ * is told about that field, not that `cardId` is not a known field of the aliases shape (until
+ * 2026-12-05 every branch's errors were listed; found by an audit). Unions of constants and
+ * nullable objects keep their own handling (detailsFromAjvErrors), so a branch that failed on a
+ * constant or on "must be null" leaves the union as it is.
+ */
+function closestUnionBranches(errors: readonly ErrorObject[]): readonly ErrorObject[] {
+  const dropped = new Set<ErrorObject>();
+  for (const union of errors) {
+    if (union.keyword !== 'anyOf' && union.keyword !== 'oneOf') continue;
+    const prefix = `${union.schemaPath}/`;
+    const branches = new Map<string, ErrorObject[]>();
+    for (const error of errors) {
+      if (!error.schemaPath.startsWith(prefix)) continue;
+      const branch = error.schemaPath.slice(prefix.length).split('/')[0] ?? '';
+      branches.set(branch, [...(branches.get(branch) ?? []), error]);
+    }
+    if (branches.size < 2) continue;
+    const special = (error: ErrorObject) => error.keyword === 'const' || error.keyword === 'enum' || (error.keyword === 'type' && (error.params as { type?: unknown }).type === 'null');
+    if ([...branches.values()].some((branchErrors) => branchErrors.every(special))) continue;
+    const fewest = Math.min(...[...branches.values()].map((branchErrors) => branchErrors.length));
+    for (const branchErrors of branches.values()) if (branchErrors.length > fewest) for (const error of branchErrors) dropped.add(error);
+  }
+  return dropped.size === 0 ? errors : errors.filter((error) => !dropped.has(error));
 }
 
 function mergeUnionDetails(details: ErrorDetail[]): ErrorDetail[] {
