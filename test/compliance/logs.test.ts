@@ -28,6 +28,9 @@ describe('logs of the hosted KYC page', () => {
       expect(submitted.statusCode).toBe(303);
       const unknown = await capture.app.inject({ method: 'GET', url: '/hosted/kyc/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' });
       expect(unknown.statusCode).toBe(404);
+      // The path as the router reads it, percent-decoded: an encoded spelling is the page too.
+      const encoded = await capture.app.inject({ method: 'GET', url: path.replace('/hosted/kyc/', '/hosted/%6Byc/') });
+      expect(encoded.statusCode).toBe(200);
       const logged = capture.logged();
       expect(logged).toContain('"url":"/hosted/kyc/[REDACTED]?lang=en"');
       expect(logged).toContain('"url":"/hosted/kyc/[REDACTED]"');
