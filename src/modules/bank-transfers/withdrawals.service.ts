@@ -170,6 +170,14 @@ export async function createWithdrawal(tx: Tx, context: RequestContext, body: Wi
   if (!counterparty) violations.push(...checkNamesAndAddresses(beneficiary, nameAndAddressFields));
   // The party identification always comes from the body, with or without a counterparty.
   violations.push(...checkNamesAndAddresses(body, ['identificationTypeCode', 'identificationValue']));
+  // An identification is a type and its value: one without the other identifies nobody (until
+  // 2026-12-05 either was taken alone; found by an audit).
+  const hasType = body.identificationTypeCode !== undefined && body.identificationTypeCode !== null;
+  const hasValue = body.identificationValue !== undefined && body.identificationValue !== null;
+  if (hasType !== hasValue) {
+    const missing = hasType ? 'identificationValue' : 'identificationTypeCode';
+    violations.push(violation(missing, `is required with ${hasType ? 'identificationTypeCode' : 'identificationValue'} (send both or neither)`));
+  }
   if (!isCountryCode(beneficiary.countryCode)) {
     violations.push(violation('countryCode', `must be an ISO 3166-1 alpha-2 country code in capitals, such as US; got ${JSON.stringify(beneficiary.countryCode)}`));
   }

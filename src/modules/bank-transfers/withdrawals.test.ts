@@ -309,6 +309,11 @@ describe('400', () => {
       await expectRefused({ identificationTypeCode: 'SSN', identificationValue: '123456789', [field]: '  ' }, field, 'VALIDATION_ERROR', /must not be empty or only white space/);
     });
 
+    it('an identification type without its value, or a value without its type: 400 naming the missing one, nothing written', async () => {
+      await expectRefused({ identificationTypeCode: 'SSN' }, 'identificationValue', 'VALIDATION_ERROR', /send both or neither/);
+      await expectRefused({ identificationValue: '123456789', identificationTypeCode: null }, 'identificationTypeCode', 'VALIDATION_ERROR', /send both or neither/);
+    });
+
     it.each(textFields)('%s that is only white space', async (field) => {
       await expectRefused({ [field]: '   ' }, field, 'VALIDATION_ERROR', /must not be empty or only white space/);
       await expectRefused({ [field]: '\u00a0\u3000' }, field, 'VALIDATION_ERROR', /must not be empty or only white space/);
