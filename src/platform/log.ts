@@ -24,11 +24,15 @@ export const logRedactPaths = [
 ];
 
 /**
- * Paths whose next segment is itself a credential: the sandbox's hosted KYC page is reached by a
- * link whose token is the page's only authentication (its SHA-256 alone is stored), so the token
- * must not be written to the logs either.
+ * Paths whose next segment is, or may be, a credential; `kept` is how many of its characters are
+ * logged. The sandbox's hosted KYC page is reached by a link whose token is the page's only
+ * authentication (its SHA-256 alone is stored). An API key is revoked by its prefix, and a whole key
+ * pasted instead is logged by its prefix alone.
  */
-const credentialPathPrefixes: readonly string[] = ['/hosted/kyc/'];
+const credentialSegments: ReadonlyArray<{ prefix: string; kept: number }> = [
+  { prefix: '/hosted/kyc/', kept: 0 },
+  { prefix: '/v1/admin/keys/', kept: apiKeyPrefixLength },
+];
 
 /**
  * Pages whose query string is not logged at all: the vault's hosted frame takes its token in the
@@ -38,32 +42,30 @@ const credentialPathPrefixes: readonly string[] = ['/hosted/kyc/'];
  */
 const queryHiddenPaths: readonly string[] = ['/vault/frame'];
 
-/** DELETE /v1/admin/keys/:keyPrefix. */
-const adminKeysPath = '/v1/admin/keys/';
-
 /**
- * The URL as logged: a credential segment (credentialPathPrefixes) becomes [REDACTED], and so does
- * the query string of a queryHiddenPaths page. The rules read the path as the router does, percent-
- * decoded: `/vault/fram%65?token=…` is the frame too (until 2026-12-05 its query was logged; found
- * by an audit). A URL a rule applies to is logged with its path decoded.
+ * The URL as logged: a credential segment (credentialSegments) becomes [REDACTED] past the
+ * characters it keeps, and so does the query string of a queryHiddenPaths page. The rules read the
+ * path as the router does, percent-decoded: `/vault/fram%65?token=…` is the frame too (until
+ * 2026-12-05 its query was logged; found by an audit). A URL a rule applies to is logged with its
+ * path decoded.
  */
 export function loggedUrl(url: string): string {
   const queryAt = url.indexOf('?');
   const rawPath = queryAt >= 0 ? url.slice(0, queryAt) : url;
   const query = queryAt >= 0 ? url.slice(queryAt) : '';
   let path = rawPath;
-  try {
-    path = decodeURIComponent(rawPath);
-  } catch {
-    // Not valid percent-encoding: the router refuses it (400), and it is logged as sent.
+  if (rawPath.includes('%')) {
+    try {
+      path = decodeURIComponent(rawPath);
+    } catch {
+      // Not valid percent-encoding: the router refuses it (400), and it is logged as sent.
+    }
   }
-  for (const prefix of credentialPathPrefixes) {
-    if (path.startsWith(prefix)) return `${prefix}[REDACTED]${path.slice(prefix.length).replace(/^[^/]*/, '')}${query}`;
-  }
-  // A key revoked by the whole key rather than its prefix: the prefix alone is logged.
-  if (path.startsWith(adminKeysPath)) {
-    const segment = /^[^/]*/.exec(path.slice(adminKeysPath.length))?.[0] ?? '';
-    if (segment.length > apiKeyPrefixLength) return `${adminKeysPath}${segment.slice(0, apiKeyPrefixLength)}[REDACTED]${path.slice(adminKeysPath.length + segment.length)}${query}`;
+  for (const { prefix, kept } of credentialSegments) {
+    if (!path.startsWith(prefix)) continue;
+    const rest = path.slice(prefix.length);
+    const segment = /^[^/]*/.exec(rest)?.[0] ?? '';
+    if (segment.length > kept) return `${prefix}${segment.slice(0, kept)}[REDACTED]${rest.slice(segment.length)}${query}`;
   }
   if (query !== '' && queryHiddenPaths.includes(path.replace(/\/+$/, ''))) return `${path}?[REDACTED]`;
   return url;

@@ -518,9 +518,10 @@ export async function identityChanging(tx: Tx, context: RequestContext, customer
   const current = await currentOnboarding(tx, customer, kind);
   if (!current || !isLive(current.status)) return;
   const onboarding = (await store.lockOnboarding(tx, context.clientId, current.id)) ?? current;
-  if (onboarding.verification_status === 'APPROVED' && kind === 'KYC') {
-    await store.updateOnboarding(tx, onboarding, { verification_status: 'MANUAL_REVIEW', updated_at: context.now });
-  } else if ((onboarding.verification_status === 'APPROVED' || onboarding.verification_status === 'MANUAL_REVIEW') && kind === 'KYB') {
+  const verdict = onboarding.verification_status;
+  if (kind === 'KYC') {
+    if (verdict === 'APPROVED') await store.updateOnboarding(tx, onboarding, { verification_status: 'MANUAL_REVIEW', updated_at: context.now });
+  } else if (verdict === 'APPROVED' || verdict === 'MANUAL_REVIEW') {
     await store.updateOnboarding(tx, onboarding, { verification_status: 'PENDING', updated_at: context.now });
   }
 }

@@ -34,8 +34,7 @@ export class ApiKeyResolver {
     // A data folder run in sandbox mode, then in production, keeps its sk_test_ keys: they name the
     // mode they were made for and do not open a server of the other (until 2026-12-05 they did;
     // found by an audit).
-    const keyMode = shape[1] === 'live' ? 'production' : 'sandbox';
-    if (keyMode !== this.deps.config.mode) return { outcome: 'otherMode', keyMode, serverMode: this.deps.config.mode };
+    if ((shape[1] === 'live') !== (this.deps.config.mode === 'production')) return { outcome: 'otherMode', serverMode: this.deps.config.mode };
     const hash = hashApiKey(key);
     const cacheKey = hash.toString('base64');
     const cached = this.cache.get(cacheKey);

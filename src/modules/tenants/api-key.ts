@@ -4,7 +4,6 @@ import { apiKeyPrefixLength } from '../../platform/http/auth.js';
 
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const apiKeySecretLength = 32;
-export { apiKeyPrefixLength };
 export const apiKeyPattern = /^sk_(test|live)_[A-Za-z0-9]{16,96}$/;
 
 export function generateApiKey(live: boolean): string {

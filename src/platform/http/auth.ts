@@ -11,7 +11,7 @@ export type KeyLookupResult =
   | { outcome: 'unknown' }
   | { outcome: 'revoked' }
   /** A well-formed key of the other mode: sk_test_ on a production server, sk_live_ on a sandbox one. */
-  | { outcome: 'otherMode'; keyMode: 'sandbox' | 'production'; serverMode: 'sandbox' | 'production' };
+  | { outcome: 'otherMode'; serverMode: 'sandbox' | 'production' };
 
 export interface AuthOptions {
   resolveKey(key: string): Promise<KeyLookupResult>;
@@ -134,8 +134,8 @@ export function authHook(options: AuthOptions) {
     if (lookup.outcome === 'unknown') throw refuse(request, 'The API key is not valid.');
     if (lookup.outcome === 'revoked') throw new AppError('FORBIDDEN', 'The API key has been revoked.');
     if (lookup.outcome === 'otherMode') {
-      const [given, wanted] = lookup.serverMode === 'production' ? ['sk_test_', 'sk_live_'] : ['sk_live_', 'sk_test_'];
-      throw refuse(request, `This server runs in ${lookup.serverMode} mode and takes ${wanted} keys; a ${given} key is for a ${lookup.keyMode} server.`);
+      const [given, wanted, keyMode] = lookup.serverMode === 'production' ? ['sk_test_', 'sk_live_', 'sandbox'] : ['sk_live_', 'sk_test_', 'production'];
+      throw refuse(request, `This server runs in ${lookup.serverMode} mode and takes ${wanted} keys; a ${given} key is for a ${keyMode} server.`);
     }
     if (!options.ipAllowed(request.ip, lookup.allowedCidrs)) {
       throw new AppError('FORBIDDEN', 'Requests with this API key are not allowed from your IP address.');

@@ -171,7 +171,9 @@ function closestUnionBranches(errors: readonly ErrorObject[]): readonly ErrorObj
     for (const error of errors) {
       if (!error.schemaPath.startsWith(prefix)) continue;
       const branch = error.schemaPath.slice(prefix.length).split('/')[0] ?? '';
-      branches.set(branch, [...(branches.get(branch) ?? []), error]);
+      const branchErrors = branches.get(branch);
+      if (branchErrors) branchErrors.push(error);
+      else branches.set(branch, [error]);
     }
     if (branches.size < 2) continue;
     const special = (error: ErrorObject) => error.keyword === 'const' || error.keyword === 'enum' || (error.keyword === 'type' && (error.params as { type?: unknown }).type === 'null');

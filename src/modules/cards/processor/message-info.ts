@@ -87,22 +87,23 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   const transactionMinor = BigInt(field(4) ?? '0');
   const transactionCurrencyNumeric = field(49) ?? cardCurrencyNumeric;
   const billing = field(6);
+  const billingMinor = billing === undefined ? null : BigInt(billing);
   if (field(51) !== undefined && field(51) !== cardCurrencyNumeric) {
     throw new Iso8583MalformedError(51, `the cardholder billing currency of a sandbox card is ${cardCurrencyNumeric} (USD)`);
   }
   // The currency first: an unassigned DE49 is the fault, whether DE6 came with it or not.
   const currency = currencyOfNumeric(transactionCurrencyNumeric);
   if (currency === undefined) throw new Iso8583MalformedError(49, `"${transactionCurrencyNumeric}" is not an ISO 4217 currency code`);
-  if (transactionCurrencyNumeric !== cardCurrencyNumeric && billing === undefined) {
+  if (transactionCurrencyNumeric !== cardCurrencyNumeric && billingMinor === null) {
     throw new Iso8583MalformedError(6, `is required when the transaction currency (DE49 ${transactionCurrencyNumeric}) is not the card's (${cardCurrencyNumeric})`);
   }
   // In the card's own currency the billing amount is the transaction amount: a DE6 that says
   // otherwise cannot be both billed and held (until 2026-12-05 it was ignored for the hold and
   // echoed in the answer as if billed; found by an audit).
-  if (transactionCurrencyNumeric === cardCurrencyNumeric && billing !== undefined && BigInt(billing) !== transactionMinor) {
-    throw new Iso8583MalformedError(6, `must equal DE4 (${transactionMinor}) when the transaction is in the card's currency (DE49 ${transactionCurrencyNumeric}); it is ${BigInt(billing)}`);
+  if (transactionCurrencyNumeric === cardCurrencyNumeric && billingMinor !== null && billingMinor !== transactionMinor) {
+    throw new Iso8583MalformedError(6, `must equal DE4 (${transactionMinor}) when the transaction is in the card's currency (DE49 ${transactionCurrencyNumeric}); it is ${billingMinor}`);
   }
-  const amountMinor = transactionCurrencyNumeric === cardCurrencyNumeric ? transactionMinor : BigInt(billing ?? '0');
+  const amountMinor = transactionCurrencyNumeric === cardCurrencyNumeric ? transactionMinor : (billingMinor ?? 0n);
 
   const surcharge = field(28);
   const surchargeMinor = surcharge === undefined ? null : (surcharge.startsWith('C') ? -1n : 1n) * BigInt(surcharge.slice(1));
@@ -133,7 +134,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
     processingCode: field(3) ?? '000000',
     amountMinor,
     transactionMinor,
-    billingMinor: billing === undefined ? null : BigInt(billing),
+    billingMinor,
     transactionCurrencyNumeric,
     transactionCurrency: currency.alpha,
     transactionExponent: currency.exponent,
