@@ -1,7 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.j
 import { packageRoot } from '../src/paths.js';
 import { testDatabase } from './harness.js';
 import { freePort } from './support/free-port.js';
+import { temporaryFolder } from './support/temp-folder.js';
 
 // No image can be built here (no registry to pull node:20-slim from), so the container files are
 // tested against the program itself (issue 26, item 6): the image's command, run with the image's
@@ -74,13 +74,11 @@ function npmStartNodeFlags(): string[] {
 }
 
 const knownVariables = new Set(environmentVariables.map(([name]) => name));
-const folders: string[] = [];
 const children = new Set<ChildProcess>();
 
 /** Replaces the image's /app with the package folder and its /app/data volume with a temporary folder. */
 function onThisMachine(env: Record<string, string>): Record<string, string> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-image-data-'));
-  folders.push(dataDir);
+  const dataDir = temporaryFolder('image-data');
   return { ...env, ...(env.DATA_DIR === '/app/data' ? { DATA_DIR: dataDir } : {}) };
 }
 
@@ -141,7 +139,6 @@ afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
   if (admin && schema) await admin.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await admin?.close();
-  for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true });
 });
 
 describe('the image, as written in the Dockerfile', () => {

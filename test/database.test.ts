@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
@@ -8,6 +7,7 @@ import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db
 import { migrate, readMigrationFiles } from '../src/platform/db/migrate.js';
 import { withTransaction } from '../src/platform/db/transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
+import { temporaryFolder } from './support/temp-folder.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -17,9 +17,6 @@ afterAll(async () => {
   await t.close();
 });
 
-function temporaryFolder(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-test-'));
-}
 
 describe('migrations', () => {
   it('are all applied, once, and running them again changes nothing', async () => {
@@ -87,7 +84,7 @@ describe('withTransaction', () => {
 
 describe('embedded database folder', () => {
   it('refuses a second owner while the first is alive, and takes over a stale lock', () => {
-    const folder = temporaryFolder();
+    const folder = temporaryFolder('database');
     const release = acquireDataFolderLock(folder);
     expect(() => acquireDataFolderLock(folder)).toThrow(DataFolderLockedError);
     release();
@@ -112,7 +109,7 @@ describe('embedded database folder', () => {
     try {
       const pid = await new Promise<number>((resolve) => holder.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
       await vi.waitFor(() => expect(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')).toMatch(/\) Z /), { timeout: 5_000, interval: 10 });
-      const folder = temporaryFolder();
+      const folder = temporaryFolder('database');
       fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(pid));
       const release = acquireDataFolderLock(folder);
       expect(fs.readFileSync(path.join(folder, 'openbaas.lock'), 'utf8')).toBe(String(process.pid));
@@ -123,7 +120,7 @@ describe('embedded database folder', () => {
   });
 
   it('is private: a new folder is 0700, an existing one loses group write and all access of others', () => {
-    const parent = temporaryFolder();
+    const parent = temporaryFolder('database');
     const fresh = path.join(parent, 'data');
     acquireDataFolderLock(fresh)();
     expect(fs.statSync(fresh).mode & 0o777).toBe(0o700);
@@ -137,6 +134,5 @@ describe('embedded database folder', () => {
     fs.chmodSync(group, 0o750);
     acquireDataFolderLock(group)();
     expect(fs.statSync(group).mode & 0o777).toBe(0o750);
-    fs.rmSync(parent, { recursive: true, force: true });
   });
 });

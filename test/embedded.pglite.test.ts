@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
@@ -8,17 +7,15 @@ import { openDatabase } from '../src/platform/db/database.js';
 import { DataFolderLockedError } from '../src/platform/db/lock-file.js';
 import { migrate } from '../src/platform/db/migrate.js';
 import { runCli } from './support/run-cli.js';
+import { temporaryFolder } from './support/temp-folder.js';
 
 // Behaviour of the embedded PGlite database and of the command on it; PostgreSQL has neither a
 // data folder nor a lock file, so this file runs only in the pglite project.
 
-function temporaryFolder(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-test-'));
-}
 
 describe('embedded database folder', () => {
   it('keeps data across close and reopen, and holds the lock while open', async () => {
-    const folder = temporaryFolder();
+    const folder = temporaryFolder('embedded');
     const first = await openDatabase({ dataDir: folder, poolMax: 1, connectTimeoutMs: 30_000 });
     await migrate(first.pool);
     await sql`INSERT INTO clients (id, name, created_at) VALUES (gen_random_uuid(), 'persisted', now())`.execute(first.db);
@@ -39,7 +36,7 @@ describe('embedded database folder', () => {
 
 describe('openbaas command (embedded database)', () => {
   it('administers clients and keys, and refuses a data folder in use', async () => {
-    const env = { DATA_DIR: temporaryFolder() };
+    const env = { DATA_DIR: temporaryFolder('embedded') };
     const created = await runCli(['clients', 'create', '--name', 'Cli Co', '--json'], env);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
@@ -113,7 +110,7 @@ describe('openbaas serve (embedded database)', () => {
   it('prints a working key on first start, keeps data and key across a graceful restart, and refuses a second server', async () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
     const baseUrl = `http://127.0.0.1:${port}`;
-    const env = { DATA_DIR: temporaryFolder(), PORT: String(port) };
+    const env = { DATA_DIR: temporaryFolder('embedded'), PORT: String(port) };
 
     const first = startServer(env);
     await waitForReady(baseUrl, first);

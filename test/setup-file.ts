@@ -1,5 +1,7 @@
+import { afterAll } from 'vitest';
 import { forgetPreparedStatementNames } from '../src/platform/db/prepared-statements.js';
 import { resetIdSequence } from '../src/platform/ids.js';
+import { removeTemporaryFolders } from './support/temp-folder.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
 // Runs before each test file. Files share their worker process and its modules (vitest.config.ts,
@@ -10,3 +12,6 @@ resetIdSequence();
 // (one that counts statements would otherwise count a DEALLOCATE now and then).
 forgetPreparedStatementNames();
 WebhookReceiver.started.length = 0;
+// Folders made by temporaryFolder (test/support/temp-folder.ts) go when the file ends; a file's own
+// afterAll hooks (stopping what still runs in them) run before this one.
+afterAll(removeTemporaryFolders);

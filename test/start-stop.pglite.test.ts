@@ -1,10 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../src/paths.js';
 import { freePort } from './support/free-port.js';
+import { temporaryFolder } from './support/temp-folder.js';
 
 // `npm start` behaves like a service (issue 26, item 5): the server is the very process npm waits
 // on, so a SIGTERM or SIGINT sent to npm (by a process manager, `kill`, a terminal) stops the
@@ -12,16 +12,9 @@ import { freePort } from './support/free-port.js';
 // how long it took. It runs on the embedded database, the one `npm start` uses without
 // DATABASE_URL; test/container-files.test.ts starts the built server on both databases.
 
-const folders: string[] = [];
-function temporaryFolder(): string {
-  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-start-'));
-  folders.push(folder);
-  return folder;
-}
 const leftovers: number[] = [];
 afterAll(() => {
   for (const pid of leftovers) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-  for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true });
 });
 
 function isAlive(pid: number): boolean {
@@ -86,7 +79,7 @@ async function stopThroughNpm(started: Started, signal: NodeJS.Signals, dataDir:
 }
 
 describe('npm start', () => {
-  const dataDir = temporaryFolder();
+  const dataDir = temporaryFolder('start');
 
   it('a first start prints its progress and its time to ready; SIGTERM to npm stops the server', async () => {
     const started = await npmStart(dataDir);
@@ -140,7 +133,7 @@ describe('the build check of npm start', () => {
 
   /** A package-shaped folder whose files get the given modification times (in seconds). */
   function tree() {
-    const root = temporaryFolder();
+    const root = temporaryFolder('start');
     const touch = (file: string, seconds: number) => {
       const full = path.join(root, file);
       fs.mkdirSync(path.dirname(full), { recursive: true });

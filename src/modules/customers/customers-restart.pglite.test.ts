@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
@@ -8,12 +7,13 @@ import { loadConfig } from '../../platform/config.js';
 import { encryptionKeyFileName } from '../../platform/crypto/field-cipher.js';
 import { createClientWithKey } from '../tenants/tenants.service.js';
 import { individualBody } from '../../../test/customers/fixtures.js';
+import { temporaryFolder } from '../../../test/support/temp-folder.js';
 
 // The embedded database without OPENBAAS_ENCRYPTION_KEY: the generated key lives in the data
 // folder, so encrypted fields still read after the program restarts.
 describe('embedded database encryption key', () => {
   it('keeps encrypted document numbers readable across a restart', async () => {
-    const config = loadConfig({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-customers-')), LOG_LEVEL: 'silent' });
+    const config = loadConfig({ DATA_DIR: temporaryFolder('customers'), LOG_LEVEL: 'silent' });
     const first = await openDeps(config);
     const { customerId, key } = await (async (deps) => {
       try {

@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../config.js';
 import { encryptionKeyFileName, FieldCipher, fieldCipherOf, loadOrCreateKeyFile, parseEncryptionKey } from './field-cipher.js';
+import { temporaryFolder } from '../../../test/support/temp-folder.js';
 
 const key = crypto.randomBytes(32);
 
@@ -57,7 +57,7 @@ describe('key configuration', () => {
   });
 
   it('generates the embedded key file once, readable by its owner only, and reuses it', () => {
-    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-key-'));
+    const folder = temporaryFolder('key');
     const first = loadOrCreateKeyFile(folder);
     const second = loadOrCreateKeyFile(folder);
     expect(first.equals(second)).toBe(true);
@@ -65,7 +65,7 @@ describe('key configuration', () => {
   });
 
   it('picks the configured key, the data folder key, or a throwaway key for an in-memory database', () => {
-    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'openbaas-key-'));
+    const folder = temporaryFolder('key');
     const configured = fieldCipherOf({ config: loadConfig({ OPENBAAS_ENCRYPTION_KEY: key.toString('hex') }), database: { kind: 'pglite' } });
     expect(configured.keyId).toBe(new FieldCipher(key).keyId);
     const onDisk = fieldCipherOf({ config: loadConfig({ DATA_DIR: folder }), database: { kind: 'pglite' } });
