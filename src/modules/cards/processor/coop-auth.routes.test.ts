@@ -5,10 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { cardPrograms } from '../../../../test/cards/fixtures.js';
-import { authorize, balances, cardEventsOf, fundedCard, lifecycle, onParent, panOf, send, type FundedCard } from '../../../../test/cards/card-network.js';
+import { authorize, balances, cardEventsOf, cardOfMessage, fundedCard, lifecycle, onParent, panOf, send, type FundedCard } from '../../../../test/cards/card-network.js';
 import { CoopReceiver } from '../../../../test/cards/coop-receiver.js';
 import { verifyWebhook } from '../../../../test/webhook-receiver.js';
 import { appWithLogCapture } from '../../../../test/support/log-capture.js';
+import { withTransaction } from '../../../platform/db/transaction.js';
+import type { RequestContext } from '../../../platform/http/context.js';
+import { buildSandboxMessage, newNetworkDataRef } from '../sandbox/sandbox-messages.js';
+import { finishCoopDecision, isCoopDecisionStep, processCardMessage } from './processor.js';
 
 /**
  * Cooperative authorization (issue 19, contract §12.4): a COOP_AUTH card's 0100/0200 that passed
@@ -831,32 +835,112 @@ describe('repeats, advices and isolation', () => {
     });
   });
 
-  it('a repeat whose first sending never got its answer (the process died) waits, then is declined by the stand-in without asking', async () => {
-    await withEndpoint(async (client, endpoint) => {
-      await patchCoopProgram(client, { timeoutMs: 250 });
-      const card = await coopCard('100.00', client);
-      const built = await authorize(t, card.cardId, { amount: 3 }, client);
-      const asked = endpoint.requests.length;
-      // What a crash between the two transactions leaves: a lifecycle still marked as waiting for the client.
-      const stan = '424242';
-      const rrn = '633300424242';
-      await sql`
-        INSERT INTO card_swipes (client_id, id, card_id, wallet_id, credit_line_id, card_type, status, asset, network_data_ref, first_mti, stan,
-          transmission_date_time, acquirer_id, rrn, held_minor, posted_minor, hold_id, merchant, mcc, expires_at, expired_at, created_at, updated_at, coop_pending)
-        SELECT client_id, gen_random_uuid(), card_id, wallet_id, NULL, card_type, 'PENDING', asset, NULL, '0100', ${stan}, transmission_date_time,
-          acquirer_id, ${rrn}, 0, 0, NULL, NULL, NULL, NULL, NULL, created_at, updated_at,
-          jsonb_build_object('childId', gen_random_uuid(), 'eventId', gen_random_uuid(), 'step', 'AUTHORIZATION', 'reservedMinor', '0')
-        FROM card_swipes WHERE client_id = ${client.id} AND id = ${built.parentCardTransactionId}
-      `.execute(t.deps.db);
-      const message = { ...built.iso.request.fields, '0': '0101', '2': await panOf(t, card.cardId), '11': stan, '37': rrn, '63': undefined };
-      delete message['63'];
-      const repeat = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message } });
-      expect(repeat.status).toBe(200);
-      expect(repeat.body.data.response['39']).toBe('91');
-      const record = await t.request({ url: `/v1/cards/transactions/${repeat.body.data.cardTransactionId as string}`, key: client.key });
-      expect(record.body.data).toMatchObject({ decisionSource: 'STAND_IN', responseCode: '91', coopAuth: { standInReason: 'TIMEOUT' } });
-      expect(endpoint.requests.length).toBe(asked);
-      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
+  /**
+   * What a crash between the two transactions leaves (docs/cards.md): the first transaction ran
+   * (the amount reserved, the lifecycle marked as waiting, the request recorded) and nothing else.
+   */
+  async function firstTransactionOnly(client: TestClient, cardId: string, amountMinor: bigint, networkDataRef: string | null) {
+    const context: RequestContext = { clientId: client.id, traceId: `crash-${crypto.randomUUID()}`, now: t.clock.now() };
+    const message = buildSandboxMessage(await cardOfMessage(t, cardId), context.now, { mti: '0100', processingCode: '000000', amountMinor, networkDataRef: networkDataRef ?? newNetworkDataRef() });
+    if (networkDataRef === null) delete message.fields['63'];
+    const step = await withTransaction(t.deps.db, (tx) => processCardMessage(tx, context, t.deps, message));
+    if (!isCoopDecisionStep(step)) throw new Error('expected a decision request');
+    return { message, pending: step.pendingDecision, context };
+  }
+
+  describe.each([
+    ['with DE63', true],
+    ['without DE63', false],
+  ])('a repeat whose first sending never got its answer (the process died), %s', (_name, withDe63) => {
+    it('waits, then the stand-in decides the first sending on its own lifecycle and reservation, and the repeat gets that answer, without asking', async () => {
+      // Until 2026-12-05 the repeat was decided as a request of its own: with DE63 declined 57 (an
+      // increment while a reservation waits), without it approved on a second lifecycle that held the
+      // amount again beside the first reservation (found by an audit).
+      await withEndpoint(async (client, endpoint) => {
+        await patchCoopProgram(client, { timeoutMs: 250, standIn: { mode: 'APPROVE', responseCode: '91', maxAmountMinor: null } });
+        const card = await coopCard('100.00', client);
+        const crashed = await firstTransactionOnly(client, card.cardId, 300n, withDe63 ? newNetworkDataRef() : null);
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
+        const repeat = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message: { ...crashed.message.fields, '0': '0101' } } });
+        expect(repeat.status, JSON.stringify(repeat.body)).toBe(200);
+        expect(repeat.body.data.response['39']).toBe('00');
+        const record = await t.request({ url: `/v1/cards/transactions/${repeat.body.data.cardTransactionId as string}`, key: client.key });
+        expect(record.body.data).toMatchObject({
+          mti: '0101',
+          parentCardTransactionId: crashed.pending.swipeId,
+          repeatOfCardTransactionId: crashed.pending.childId,
+          decisionSource: 'STAND_IN',
+          coopAuth: { standInReason: 'TIMEOUT' },
+        });
+        const first = await t.request({ url: `/v1/cards/transactions/${crashed.pending.childId}`, key: client.key });
+        expect(first.body.data).toMatchObject({ mti: '0100', status: 'PENDING', heldAmount: 3, decisionSource: 'STAND_IN', coopAuth: { standInReason: 'TIMEOUT' } });
+        expect(endpoint.requests).toHaveLength(0);
+        // One lifecycle, one hold.
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
+        const lifecycles = await t.request({ url: `/v1/cards/transactions?cardId=${card.cardId}`, key: client.key });
+        expect((lifecycles.body.data as any[]).map((group) => group.parentCardTransactionId)).toEqual([crashed.pending.swipeId]);
+
+        // The first process's second transaction, should it come after all (slow, not dead): the answer
+        // given stands, nothing moves, nothing fails.
+        const late = await withTransaction(t.deps.db, (tx) =>
+          finishCoopDecision(tx, { ...crashed.context, now: t.clock.now() }, t.deps, crashed.pending, { ok: true, httpStatus: 200, latencyMs: 5, responseBody: JSON.stringify({ responseCode: '05' }), error: null }, t.clock.now()),
+        );
+        expect(late.outcome).toMatchObject({ responseCode: '00', replayed: true });
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
+      });
+    });
+
+    it('the stand-in declining releases the first sending\'s reservation', async () => {
+      await withEndpoint(async (client, endpoint) => {
+        await patchCoopProgram(client, { timeoutMs: 250 });
+        const card = await coopCard('100.00', client);
+        const crashed = await firstTransactionOnly(client, card.cardId, 300n, withDe63 ? newNetworkDataRef() : null);
+        const repeat = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message: { ...crashed.message.fields, '0': '0101' } } });
+        expect(repeat.status).toBe(200);
+        expect(repeat.body.data.response['39']).toBe('91');
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+        const parent = await t.request({ url: `/v1/cards/transactions/${crashed.pending.swipeId}`, key: client.key });
+        expect(parent.body.data.status).toBe('FAILED');
+        expect(endpoint.requests).toHaveLength(0);
+      });
+    });
+  });
+
+  it("an advice's original{} is the message DE90 and its match name (for a reversal, the one it undid), none for one that opened its own lifecycle; an 0120's approvedAmountMinor is what it held", async () => {
+    // Until 2026-12-05 original{} was always the lifecycle's first message (the message itself when
+    // it opened a lifecycle of its own), and an 0120 gave the advised amount (found by an audit).
+    await withEndpoint(async (client) => {
+      const card = await coopCard('40.00', client);
+      const { formatOriginalDataElements } = await import('../network/index.js');
+      const send = async (message: Record<string, string>) => {
+        const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message } });
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+        return response.body.data as { response: Record<string, string>; cardTransactionId: string };
+      };
+      const first = await authorize(t, card.cardId, { amount: 10 }, client);
+      const base: Record<string, string> = { ...first.iso.request.fields, '0': '0100', '2': await panOf(t, card.cardId) };
+      const de90 = (stan: string) => formatOriginalDataElements({ mti: '0100', stan, transmissionDateTime: base['7'] ?? '', acquirerId: base['32'] ?? '' });
+      const reference = (name: string) => `VIS00000${name.padEnd(16, '0')}1`;
+      const increment = await send({ ...base, '4': '000000000500', '11': '005101', '37': '600000005101' });
+      expect(increment.response['39']).toBe('00');
+      const ofIncrement = await send({ ...base, '0': '0420', '4': '000000000500', '11': '005102', '37': '600000005102', '90': de90('005101') });
+      const orphan = await send({ ...base, '0': '0420', '11': '005103', '37': '600000005103', '63': reference('ORPHAN51'), '90': de90('005199') });
+      const forced = await send({ ...base, '0': '0220', '4': '000000000100', '11': '005104', '37': '600000005104', '63': reference('FORCED51') });
+      const advice = await send({ ...base, '0': '0120', '4': '000000005000', '11': '005105', '37': '600000005105', '63': reference('ADVICE51') });
+      const completion = await onParent(t, first.parentCardTransactionId, 'completions', { amount: 10 }, client);
+
+      const eventOf = async (type: string, cardTransactionId: string) => {
+        const found = (await eventsOfType(type, client)).find((event) => event.data.cardTransactionId === cardTransactionId);
+        if (!found) return expect.fail(`no ${type} for ${cardTransactionId}`);
+        return found.data;
+      };
+      expect((await eventOf('COOP_AUTH_0420', ofIncrement.cardTransactionId)).original).toEqual({ mti: '0100', stan: '005101', rrn: '600000005101' });
+      expect((await eventOf('COOP_AUTH_0420', orphan.cardTransactionId)).original).toEqual({ mti: '0100', stan: '005199' });
+      expect((await eventOf('COOP_AUTH_0220', forced.cardTransactionId)).original).toBeUndefined();
+      expect((await eventOf('COOP_AUTH_0220', completion.cardTransactionId)).original).toEqual({ mti: '0100', stan: first.stan, rrn: first.rrn });
+      // 40.00 less the first hold (10.00) and the force post (1.00): 29.00 of the 50.00 advised could be held.
+      expect(await eventOf('COOP_AUTH_0120', advice.cardTransactionId)).toMatchObject({ amountMinor: 5000, approvedAmountMinor: 2900, responseCode: '00' });
+      expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '0.00', RESERVED: '29.00' });
     });
   });
 

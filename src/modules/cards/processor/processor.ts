@@ -247,6 +247,59 @@ async function firstSendingWaiting(tx: Tx, context: RequestContext, card: CardRo
   return { awaitFirst: { childId: waiting.coop_pending.childId, waitMs: (program.coop_auth ?? defaultCoopAuth).timeoutMs + repeatWaitMarginMs } };
 }
 
+/**
+ * A repeat that waited in vain (AwaitFirstStep) for its first sending's answer, which never came
+ * (the process that asked the client stopped between the two transactions): the stand-in decides
+ * the first sending now (TIMEOUT), on its own lifecycle and reservation and under its own record
+ * id, and the repeat gets that answer as a record of its own under the same lifecycle, as any
+ * repeat does (recordRepeat). Undefined when the first sending is not waiting any more: the caller
+ * then runs the repeat as usual. Until 2026-12-05 the repeat was decided as a request of its own:
+ * with DE63 declined 57 (an increment while a reservation waits), without DE63 approved on a second
+ * lifecycle that held the amount again beside the first reservation, left until its expiry (found
+ * by an audit).
+ */
+export async function answerRepeatOfUnanswered(tx: Tx, context: RequestContext, deps: Processor, repeat: IsoMessage, childId: string): Promise<CardMessageOutcome | undefined> {
+  const info = readMessage(repeat, context.now);
+  const locked = await lockCardWithProgram(tx, context.clientId, { fingerprint: cardVaultOf(deps).fingerprint(repeat.fields['2'] ?? '') });
+  if (!locked?.program) return undefined;
+  const { card, program } = locked;
+  const swipe = await swipesOfCard(tx, context.clientId, card.id)
+    .select(['id', 'coop_pending'])
+    .where('stan', '=', info.stan)
+    .where('rrn', '=', info.rrn)
+    .where(sql<string>`coop_pending->>'childId'`, '=', childId)
+    .executeTakeFirst();
+  const mark = swipe?.coop_pending;
+  if (!swipe || !mark || mark.step === 'INCREMENT') return undefined;
+  // The first sending as its repeat carries it (a repeat is the same message sent again), with its
+  // own MTI and transmission date and time, as its mark keeps them.
+  const firstMti = mark.request?.mti ?? firstSendingOf(repeat.isoMti);
+  const type = coopAuthEventTypeOf(firstMti);
+  assert(type === 'COOP_AUTH_0100' || type === 'COOP_AUTH_0200', `no decision request for ${firstMti}`);
+  const pending: PendingCoopDecision = {
+    clientId: context.clientId,
+    cardId: card.id,
+    swipeId: swipe.id,
+    childId,
+    step: mark.step,
+    message: { isoMti: firstMti, fields: { ...repeat.fields, ...(mark.request ? { '7': mark.request.transmissionDateTime } : {}) } },
+    // Only its id is read (the decision's record names it): without an exchange no delivery is logged.
+    event: { id: mark.eventId, type, createdAt: context.now.toISOString(), data: { traceId: context.traceId } },
+    endpoint: null,
+    settings: program.coop_auth ?? defaultCoopAuth,
+    program,
+  };
+  const { outcome } = await finishCoopDecision(tx, context, deps, pending, null, context.now, {
+    reason: 'TIMEOUT',
+    detail: 'the first sending was never answered (the process that asked stopped before applying the answer); decided when its repeat came',
+  });
+  // Its record is not readable yet (a transaction group sends the writes at its end): taken as written.
+  const first = writtenRows.get(outcome);
+  assert(first, `the record of ${childId} was not written`);
+  const run: Run = { tx, deps, context, card, program, info, message: repeat, duplicate: false, write: new WriteStatement(), locked: {} };
+  return recordRepeat(run, first);
+}
+
 // ---- the answer -----------------------------------------------------------------------------
 
 function buildResponse(message: IsoMessage, responseCode: string, extras: Record<string, string> = {}): IsoMessage {
@@ -451,8 +504,8 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
     // As the jsonb column gives it back (its objects' keys reordered), so the record's view needs no read.
     coop_decision: draft.decision.coop ? asStoredJsonb(draft.decision.coop) : null,
   };
-  const view = await insertChild(run, row, [coopAdviceEvent(run, swipe, childId, draft.decision.responseCode, authCode, approved ? draft.amountMinor : 0n)]);
-  return {
+  const view = await insertChild(run, row, [await coopAdviceEvent(run, swipe, childId, draft, authCode)]);
+  const outcome: CardMessageOutcome = {
     request,
     response,
     packedResponse: packIsoMessage(response),
@@ -463,7 +516,12 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
     decisionSource: draft.decision.source,
     replayed: false,
   };
+  writtenRows.set(outcome, row);
+  return outcome;
 }
+
+/** The record each outcome of writeChild wrote, as written (answerRepeatOfUnanswered copies it before it can be read). */
+const writtenRows = new WeakMap<CardMessageOutcome, CardTransactionRow>();
 
 /**
  * A record on a lifecycle that stays as it was (a decline on it, an acknowledgement that moves
@@ -814,6 +872,12 @@ export async function finishCoopDecision(
   const run: Run = { tx, deps, context, card, program, info, message: pending.message, duplicate: false, write: new WriteStatement(), locked: {} };
   assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
   const mark = swipe.coop_pending?.childId === pending.childId ? swipe.coop_pending : null;
+  if (mark === null) {
+    // Decided already, by the stand-in when a repeat of it waited in vain (standInForUnansweredFirst):
+    // that answer stands, this one is ignored as a late one is.
+    const decided = (await recordByIdStatement(context.clientId, pending.childId).execute(tx)).rows[0];
+    if (decided) return { outcome: replay(pending.message, decided), verdict: { kind: 'STAND_IN', reason: 'TIMEOUT', detail: 'decided by the stand-in when a repeat of the request waited in vain' } };
+  }
   // Open: the request still waits for this answer (not closed, decided by an advice, or withdrawn by a reversal).
   const open = mark !== null && mark.withdrawn !== true && hasOpenHold(swipe);
   const verdict: ClientVerdict = !open
@@ -905,11 +969,16 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
 }
 
 /** COOP_AUTH_0120/0220/0420: the advices a COOP_AUTH card's client hears of, as ordinary events (at least once, retried); null for other messages. */
-function coopAdviceEvent(run: Run, swipe: CardSwipeRow, childId: string, responseCode: string, authCode: string | null, approvedMinor: bigint): EventToRecord | null {
+async function coopAdviceEvent(run: Run, swipe: CardSwipeRow, childId: string, draft: ChildDraft, authCode: string | null): Promise<EventToRecord | null> {
   if (run.card.card_transaction_handler !== 'COOP_AUTH') return null;
   const type = coopAuthEventTypeOf(run.message.isoMti);
   if (type !== 'COOP_AUTH_0120' && type !== 'COOP_AUTH_0220' && type !== 'COOP_AUTH_0420') return null;
-  const original = { mti: swipe.first_mti, stan: swipe.stan, rrn: swipe.rrn };
+  const responseCode = draft.decision.responseCode;
+  // What was held (an advice of a purchase: the hold it left, which AVAILABLE may have kept below
+  // the advised amount), posted or reversed. Until 2026-12-05 an advice's event gave the advised
+  // amount (found by an audit).
+  const heldByAdvice = type === 'COOP_AUTH_0120' && transactionTypeOf(run.info) !== '20';
+  const approvedMinor = !isApproval(responseCode) ? 0n : heldByAdvice ? draft.heldMinor : draft.amountMinor;
   const data = coopEventData({
     message: run.message,
     info: run.info,
@@ -918,10 +987,46 @@ function coopAdviceEvent(run: Run, swipe: CardSwipeRow, childId: string, respons
     cardTransactionId: childId,
     parentCardTransactionId: swipe.id,
     availableMinor: null,
-    original,
+    original: await adviceOriginal(run, swipe, draft),
     answer: { responseCode, authCode, approvedAmountMinor: approvedMinor },
   });
   return { context: run.context, type, data };
+}
+
+/**
+ * An advice's `original` (contract §12.4: from DE90 and the record it matched): the record a
+ * reversal undid; else the lifecycle's message DE90 names (its first, or another of its records
+ * with DE90's STAN, DE7 and MTI class), or DE90's own MTI and STAN when the lifecycle has no such
+ * record; without DE90, the lifecycle's first message. None for a message that opened its own
+ * lifecycle without DE90 (a force post, an unmatched reversal or advice). Until 2026-12-05 it was
+ * always the lifecycle's first message, the message itself when it opened the lifecycle (found by
+ * an audit).
+ */
+async function adviceOriginal(run: Run, swipe: CardSwipeRow, draft: ChildDraft): Promise<{ mti: string; stan: string; rrn?: string } | null> {
+  const { tx, context, info } = run;
+  if (draft.reversesId !== undefined) {
+    const named = await recordById(tx, context.clientId, draft.reversesId);
+    return { mti: named.mti, stan: named.stan, rrn: named.rrn };
+  }
+  const first = { mti: swipe.first_mti, stan: swipe.stan, rrn: swipe.rrn };
+  const opened = swipe.first_mti === info.receivedMti && swipe.stan === info.stan && swipe.rrn === info.rrn && swipe.transmission_date_time === info.transmissionDateTime;
+  const de90 = info.original;
+  if (de90 === null) return opened ? null : first;
+  const mtis = sendingsOf(firstSendingOf(de90.mti));
+  if (!opened && mtis.length > 0) {
+    if (de90.stan === swipe.stan && de90.transmissionDateTime === swipe.transmission_date_time && mtis.includes(swipe.first_mti)) return first;
+    const named = await recordsOfLifecycle(tx, context.clientId, swipe)
+      .select(['mti', 'stan', 'rrn'])
+      .where('stan', '=', de90.stan)
+      .where('transmission_date_time', '=', de90.transmissionDateTime)
+      .where('mti', 'in', mtis)
+      .where('repeat_of', 'is', null)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+    if (named) return named;
+  }
+  return { mti: de90.mti, stan: de90.stan };
 }
 
 /** STANDARD programs partially approve whenever the terminal can; COOP_AUTH programs per their setting. */

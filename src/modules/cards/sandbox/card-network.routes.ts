@@ -14,7 +14,7 @@ import { GroupsInFlight, TransactionGroups } from '../../../platform/db/transact
 import { cardVaultOf } from '../card-vault.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, numericOfCurrency, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
-import { decidedHeld, expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, firstPostingLeft, refundTakenBack, type CardMessageOutcome } from '../processor/processor.js';
+import { decidedHeld, expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, firstPostingLeft, answerRepeatOfUnanswered, refundTakenBack, type CardMessageOutcome } from '../processor/processor.js';
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
 import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
 import { lockCardWithProgram, type LockedCard } from '../processor/processor-reads.js';
@@ -292,8 +292,14 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       },
       finish: async (tx, context, paused, waited) => {
         if ('repeat' in paused) {
-          // The first sending has its answer now (replayed), or never got one: then this repeat is decided
-          // as a new request whose client call is not made (the network's window is over), by the stand-in.
+          // The first sending has its answer now (replayed), or never got one (the process that asked the
+          // client stopped): then the stand-in decides it now, without asking (the network's window is
+          // over), and this repeat gets that answer.
+          const unanswered = await answerRepeatOfUnanswered(tx, context, deps, paused.repeat.message, paused.repeat.childId);
+          if (unanswered) {
+            metrics.coopDecision(null, 'TIMEOUT');
+            return { ...answer, data: view(unanswered) };
+          }
           const step = await processCardMessage(tx, context, deps, paused.repeat.message, { awaitFirst: false });
           if (isAwaitFirstStep(step)) throw new Error('a repeat waited for its first sending twice');
           if (!isCoopDecisionStep(step)) return { ...answer, data: view(step) };
