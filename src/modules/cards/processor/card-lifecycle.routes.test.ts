@@ -2090,3 +2090,30 @@ describe('a reversal\'s DE90 naming a message exactly, without DE63, is chosen a
     await expectLedgerClean(t);
   });
 });
+
+describe('the sandbox acquirer never reuses a STAN and RRN of the card (found by an audit, 2026-12-05)', () => {
+  // STANs are drawn at random and an RRN keeps only the hour: until 2026-12-05 two messages of a
+  // card within the hour could share both, and the second was answered as a repeat of the first
+  // (a completion as an earlier lifecycle's, its own hold left open).
+  it('a drawn STAN that the card used with the same RRN is drawn again, the RRN made from it again; one of another RRN is kept', async () => {
+    const { withTransaction } = await import('../../../platform/db/transaction.js');
+    const { retrievalReferenceNumber } = await import('../network/index.js');
+    const { withUnusedStan } = await import('../sandbox/sandbox-stan.js');
+    const card = await fundedCard(t, '100.00');
+    const first = await authorize(t, card.cardId, { amount: 1 });
+    const context = { clientId: t.clientA.id, traceId: 'stan-check', now: t.clock.now() };
+    expect(first.rrn).toBe(retrievalReferenceNumber(context.now, first.stan));
+    const drawn = await withTransaction(t.deps.db, (tx) => withUnusedStan(tx, context, card.cardId, { isoMti: '0220', fields: { '11': first.stan, '37': first.rrn } }));
+    expect(drawn.fields['11']).not.toBe(first.stan);
+    expect(drawn.fields['37']).toBe(retrievalReferenceNumber(context.now, drawn.fields['11'] ?? ''));
+    // A completion keeping the lifecycle's RRN: only the STAN is drawn again.
+    const kept = await withTransaction(t.deps.db, (tx) => withUnusedStan(tx, context, card.cardId, { isoMti: '0220', fields: { '11': first.stan, '37': first.rrn.replace(/.$/, (digit: string) => String((Number(digit) + 1) % 10)) } }));
+    expect(kept.fields['11']).toBe(first.stan);
+    const sameRrn = { isoMti: '0420', fields: { '11': first.stan, '37': first.rrn, '90': 'kept as it is' } };
+    expect(first.rrn).not.toBe(retrievalReferenceNumber(new Date(context.now.getTime() + 3_600_000), first.stan));
+    const later = { ...context, now: new Date(context.now.getTime() + 3_600_000) };
+    const redrawn = await withTransaction(t.deps.db, (tx) => withUnusedStan(tx, later, card.cardId, sameRrn));
+    expect(redrawn.fields['11']).not.toBe(first.stan);
+    expect(redrawn.fields).toMatchObject({ '37': first.rrn, '90': 'kept as it is' });
+  });
+});

@@ -18,6 +18,7 @@ import { decidedHeld, expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopD
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
 import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
 import { lockCardWithProgram, type LockedCard } from '../processor/processor-reads.js';
+import { withUnusedStan } from './sandbox-stan.js';
 import { amountMinorOf, buildSandboxMessage, newNetworkDataRef, sandboxCurrencies, type CardOfMessage, type MessageOptions } from './sandbox-messages.js';
 import { jsonBodyLimitBytes } from '../../../platform/http/validation.js';
 
@@ -317,7 +318,16 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
       },
     });
   const sendMessage = (request: FastifyRequest, reply: FastifyReply, build: (tx: Tx, context: RequestContext) => Promise<BuiltMessage>) =>
-    runCardMessage(request, reply, { statusCode: 201, message: 'Card network message processed' }, build, resultOf);
+    runCardMessage(
+      request,
+      reply,
+      { statusCode: 201, message: 'Card network message processed' },
+      async (tx, context) => {
+        const built = await build(tx, context);
+        return built.card === undefined ? built : { ...built, message: await withUnusedStan(tx, context, built.card.card.id, built.message) };
+      },
+      resultOf,
+    );
 
   const onParent = (
     path: string,
