@@ -821,7 +821,7 @@ export interface paths {
         /**
          * Alias of POST /v1/internal-transfer
          * @deprecated
-         * @description Debits the source wallet and credits the destination wallet in one ledger transfer, writes one wallet transaction record per side under one parentTransactionId, and records two INTERNAL_TRANSACTION_COMPLETED events (one per wallet). Rules, first failing wins: destination given once (400), known asset (400 UNKNOWN_ASSET), amount within the asset scale (400 INVALID_AMOUNT), two different wallets (400), source wallet exists (404), destination wallet exists (404), enough AVAILABLE money in the source wallet (422 INSUFFICIENT_FUNDS). Honours Idempotency-Key.
+         * @description Debits the source wallet and credits the destination wallet in one ledger transfer, writes one wallet transaction record per side under one parentTransactionId, and records two INTERNAL_TRANSACTION_COMPLETED events (one per wallet). Rules, first failing wins: destination given once (400), known asset (400 UNKNOWN_ASSET), amount within the asset scale (400 INVALID_AMOUNT), two different wallets (400), a note without control or invisible characters and not blank (400), source wallet exists (404), destination wallet exists (404), enough AVAILABLE money in the source wallet (422 INSUFFICIENT_FUNDS). Honours Idempotency-Key.
          */
         post: operations["internalTransfers.createUnversioned"];
         delete?: never;
@@ -841,7 +841,7 @@ export interface paths {
         put?: never;
         /**
          * Move money between two wallets of the client
-         * @description Debits the source wallet and credits the destination wallet in one ledger transfer, writes one wallet transaction record per side under one parentTransactionId, and records two INTERNAL_TRANSACTION_COMPLETED events (one per wallet). Rules, first failing wins: destination given once (400), known asset (400 UNKNOWN_ASSET), amount within the asset scale (400 INVALID_AMOUNT), two different wallets (400), source wallet exists (404), destination wallet exists (404), enough AVAILABLE money in the source wallet (422 INSUFFICIENT_FUNDS). Honours Idempotency-Key.
+         * @description Debits the source wallet and credits the destination wallet in one ledger transfer, writes one wallet transaction record per side under one parentTransactionId, and records two INTERNAL_TRANSACTION_COMPLETED events (one per wallet). Rules, first failing wins: destination given once (400), known asset (400 UNKNOWN_ASSET), amount within the asset scale (400 INVALID_AMOUNT), two different wallets (400), a note without control or invisible characters and not blank (400), source wallet exists (404), destination wallet exists (404), enough AVAILABLE money in the source wallet (422 INSUFFICIENT_FUNDS). Honours Idempotency-Key.
          */
         post: operations["internalTransfers.create"];
         delete?: never;
@@ -862,7 +862,7 @@ export interface paths {
         /**
          * Alias of POST /v1/internal-transfer
          * @deprecated
-         * @description Debits the source wallet and credits the destination wallet in one ledger transfer, writes one wallet transaction record per side under one parentTransactionId, and records two INTERNAL_TRANSACTION_COMPLETED events (one per wallet). Rules, first failing wins: destination given once (400), known asset (400 UNKNOWN_ASSET), amount within the asset scale (400 INVALID_AMOUNT), two different wallets (400), source wallet exists (404), destination wallet exists (404), enough AVAILABLE money in the source wallet (422 INSUFFICIENT_FUNDS). Honours Idempotency-Key.
+         * @description Debits the source wallet and credits the destination wallet in one ledger transfer, writes one wallet transaction record per side under one parentTransactionId, and records two INTERNAL_TRANSACTION_COMPLETED events (one per wallet). Rules, first failing wins: destination given once (400), known asset (400 UNKNOWN_ASSET), amount within the asset scale (400 INVALID_AMOUNT), two different wallets (400), a note without control or invisible characters and not blank (400), source wallet exists (404), destination wallet exists (404), enough AVAILABLE money in the source wallet (422 INSUFFICIENT_FUNDS). Honours Idempotency-Key.
          */
         post: operations["baas.internalTransfers.create"];
         delete?: never;

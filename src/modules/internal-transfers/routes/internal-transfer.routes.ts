@@ -85,7 +85,7 @@ export function registerInternalTransferRoutes(app: App, deps: Deps, walletsExis
             'Debits the source wallet and credits the destination wallet in one ledger transfer, writes one wallet transaction ' +
             'record per side under one parentTransactionId, and records two INTERNAL_TRANSACTION_COMPLETED events (one per wallet). ' +
             'Rules, first failing wins: destination given once (400), known asset (400 UNKNOWN_ASSET), amount within the asset scale ' +
-            '(400 INVALID_AMOUNT), two different wallets (400), source wallet exists (404), destination wallet exists (404), ' +
+            '(400 INVALID_AMOUNT), two different wallets (400), a note without control or invisible characters and not blank (400), source wallet exists (404), destination wallet exists (404), ' +
             'enough AVAILABLE money in the source wallet (422 INSUFFICIENT_FUNDS). Honours Idempotency-Key.',
           body: InternalTransferBody,
           response: { 201: Envelope(InternalTransferSchema) },
