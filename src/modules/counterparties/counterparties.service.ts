@@ -125,8 +125,15 @@ function accountNumberOrNull(value: string | null): string | null {
   return value === null ? null : normalizeAccountNumber(value);
 }
 
+/**
+ * The BIC in capitals, ASCII letters only: Unicode case mapping turns some other characters into
+ * ASCII letters (the ligature U+FB00 into FF, the dotless i into I, ß into SS), so a code sent with
+ * them would pass the check as one the client never sent and be stored so; kept as sent, checkBic
+ * refuses them (400 INVALID_SWIFT_CODE). Until 2026-12-05 counterparties upper-cased first (found
+ * by an audit; the validation endpoint and withdrawals were fixed on 2026-12-02).
+ */
 function upperOrNull(value: string | null | undefined): string | null {
-  return value === undefined || value === null ? null : value.toUpperCase();
+  return value === undefined || value === null ? null : value.replace(/[a-z]+/g, (letters) => letters.toUpperCase());
 }
 
 async function requireCounterparty(db: Queryable, clientId: string, customerId: string, portfolioId: string, counterpartyId: string, lock: Tx | undefined) {

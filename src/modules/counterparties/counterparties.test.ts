@@ -139,6 +139,25 @@ describe('400', () => {
     expect(response.body.message).toMatch(replacement);
   });
 
+  it.each([
+    ['the long s', 'CHA\u017fUS33'],
+    ['the ligature ff (7 characters)', 'DEUTDE\ufb00'],
+    ['the dotless i', 'C\u0131T\u0131US33'],
+    ['the sharp s', 'DEUTDE\u00df'],
+  ])('a BIC with %s, which case mapping turns into ASCII letters, is refused as sent on create and on PATCH (400 INVALID_SWIFT_CODE), not stored as another bank\'s code', async (_name, bic) => {
+    // Until 2026-12-05 counterparties upper-cased the code before checking it: CHAſUS33 was stored
+    // as CHASUS33, and DEUTDEß looked up as DEUTDESS (found by an audit).
+    const created = await create({ transferNetwork: 'SWIFT', accountHolderName: 'X', bicSwiftCode: bic });
+    expect(created.status, JSON.stringify(created.body)).toBe(400);
+    expect(created.body).toMatchObject({ code: 'INVALID_SWIFT_CODE', details: [{ field: 'bicSwiftCode' }] });
+    const good = await create({ transferNetwork: 'SWIFT', accountHolderName: 'X', bicSwiftCode: 'DEUTDEFF' });
+    expect(good.status).toBe(201);
+    const patched = await t.request({ method: 'PATCH', url: `${base}/${good.body.data.id as string}`, body: { bicSwiftCode: bic } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.code).toBe('INVALID_SWIFT_CODE');
+    expect((await t.request({ url: `${base}/${good.body.data.id as string}` })).body.data.bicSwiftCode).toBe('DEUTDEFF');
+  });
+
   it('a bad routing checksum, a malformed BIC, a bad IBAN, a bad country code, an old network name', async () => {
     expect((await create(achBody({ routingNumber: '021000022' }))).body.code).toBe('INVALID_ROUTING_NUMBER');
     expect((await create({ transferNetwork: 'SWIFT', accountHolderName: 'x', bicSwiftCode: 'DE' })).body.code).toBe('INVALID_SWIFT_CODE');
