@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db/lock-file.js';
-import { migrate, readMigrationFiles } from '../src/platform/db/migrate.js';
+import { DatabaseNewerError, migrate, readMigrationFiles } from '../src/platform/db/migrate.js';
 import { withTransaction } from '../src/platform/db/transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
 import { temporaryFolder } from './support/temp-folder.js';
@@ -24,6 +24,21 @@ describe('migrations', () => {
     expect(await migrate(t.database.pool)).toEqual([]);
     const applied = await t.deps.db.selectFrom('schema_migrations').select('version').orderBy('version').execute();
     expect(applied.map((row) => row.version)).toEqual(expected);
+  });
+
+  it('refuse a database a newer build migrated (a migration this build does not know), and change nothing', async () => {
+    // Until 2026-12-05 an older build ran on it as if current (found by an audit: its card reversals
+    // lacked migration 0044's link, and a second reversal then credited a purchase back again).
+    const newest = readMigrationFiles().at(-1);
+    await sql`INSERT INTO schema_migrations (version, name) VALUES ('9999', 'from_a_newer_build')`.execute(t.deps.db);
+    try {
+      const refused = migrate(t.database.pool);
+      await expect(refused).rejects.toThrow(DatabaseNewerError);
+      await expect(migrate(t.database.pool)).rejects.toThrow(`migrated by a newer OpenBaaS: it holds migration 9999_from_a_newer_build, which this build does not know (its newest is ${newest?.version}_${newest?.name})`);
+    } finally {
+      await sql`DELETE FROM schema_migrations WHERE version = '9999'`.execute(t.deps.db);
+    }
+    expect(await migrate(t.database.pool)).toEqual([]);
   });
 
   it('enforce the database-level rules: an event without traceId is refused', async () => {

@@ -34,6 +34,26 @@ describe('embedded database folder', () => {
 
 
 
+describe('a data folder a newer build migrated', () => {
+  it('is refused by `openbaas migrate` and `serve` with a message that says why and what to do', async () => {
+    const folder = temporaryFolder('embedded');
+    const database = await openDatabase({ dataDir: folder, poolMax: 1, connectTimeoutMs: 30_000 });
+    try {
+      await migrate(database.pool);
+      await sql`INSERT INTO schema_migrations (version, name) VALUES ('9999', 'from_a_newer_build')`.execute(database.db);
+    } finally {
+      await database.close();
+    }
+    for (const args of [['migrate'], ['serve', '--port', '0']]) {
+      const result = await runCli(args, { DATA_DIR: folder });
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stderr).toMatch(/^openbaas: this database was migrated by a newer OpenBaaS: it holds migration 9999_from_a_newer_build/);
+      expect(result.stderr).toContain('Start the newer build');
+      expect(result.stderr).not.toContain('    at ');
+    }
+  });
+});
+
 describe('openbaas command (embedded database)', () => {
   it('administers clients and keys, and refuses a data folder in use', async () => {
     const env = { DATA_DIR: temporaryFolder('embedded') };

@@ -25,6 +25,23 @@ export function readMigrationFiles(folder = migrationsDir): MigrationFile[] {
   });
 }
 
+/**
+ * The database holds migrations this build does not have: a newer OpenBaaS migrated it. Running on
+ * it would apply this build's rules to data written under later ones (an older build's card
+ * reversals, without the link migration 0044 added, let a second reversal credit a purchase back
+ * again; found by an audit, 2026-12-05), so the build refuses to start or migrate.
+ */
+export class DatabaseNewerError extends Error {
+  constructor(unknown: readonly string[], newestKnown: string | undefined) {
+    super(
+      `this database was migrated by a newer OpenBaaS: it holds migration${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}, ` +
+        `which this build does not know (its newest is ${newestKnown ?? 'none'}). Start the newer build (or a later one) on it; ` +
+        'an older build cannot run on data written under later rules. To go back, restore a backup taken before the upgrade.',
+    );
+    this.name = 'DatabaseNewerError';
+  }
+}
+
 export interface MigrateOptions {
   /** Told before each pending migration is applied: its place among the pending ones (from 1). */
   onMigration?: (progress: { position: number; total: number; migration: string }) => void;
@@ -45,9 +62,17 @@ export async function migrate(pool: pg.Pool, folder = migrationsDir, options: Mi
         name text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`);
-      const applied = new Set(
-        (await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version),
-      );
+      const recorded = (await client.query<{ version: string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version')).rows;
+      const known = new Set(migrations.map((migration) => migration.version));
+      const unknown = recorded.filter((row) => !known.has(row.version));
+      if (unknown.length > 0) {
+        const newest = migrations.at(-1);
+        throw new DatabaseNewerError(
+          unknown.map((row) => `${row.version}_${row.name}`),
+          newest === undefined ? undefined : `${newest.version}_${newest.name}`,
+        );
+      }
+      const applied = new Set(recorded.map((row) => row.version));
       const newlyApplied: string[] = [];
       const pending = migrations.filter((migration) => !applied.has(migration.version));
       for (const [index, migration] of pending.entries()) {
