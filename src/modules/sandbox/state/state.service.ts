@@ -29,6 +29,35 @@ function schemaVersion(): string {
   return shippedSchemaVersion;
 }
 
+/**
+ * The migrations that changed records (a statement at the top level that updates, inserts or
+ * deletes rows, as 0044 linking card reversals to what they reversed and 0045 computing credit
+ * lines' excess paid out), by version: a snapshot taken before one of them holds records it never
+ * saw, which the code now reads as if it had (a restored reversal without its link let a second
+ * reversal credit a purchase back again; found by an audit, 2026-12-05). Read once from the files.
+ */
+let dataMigrations: readonly { version: string; name: string }[] | undefined;
+function recordChangingMigrations(): readonly { version: string; name: string }[] {
+  dataMigrations ??= readMigrationFiles()
+    .filter((migration) => /^(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s/im.test(migration.sql))
+    .map(({ version, name }) => ({ version, name }));
+  return dataMigrations;
+}
+
+/** 422 SANDBOX_SNAPSHOT_INCOMPATIBLE for a snapshot taken before a migration that changed records (recordChangingMigrations). */
+function refuseSnapshotBeforeDataMigration(snapshot: SnapshotRow): void {
+  const taken = snapshot.schema_version;
+  const missed = recordChangingMigrations().filter((migration) => taken === null || migration.version > taken);
+  const last = missed.at(-1);
+  if (last === undefined) return;
+  throw new AppError(
+    'SANDBOX_SNAPSHOT_INCOMPATIBLE',
+    `This snapshot was taken with an older database schema (${taken ?? '0031 or older'}; now ${schemaVersion()}), before migration ` +
+      `${last.version}_${last.name}, which completed the records it found: restored, its records would lack what that migration ` +
+      'gave them, and money could move twice. Take a new snapshot.',
+  );
+}
+
 /** How many snapshots a client may keep; one more is refused with 422 SANDBOX_SNAPSHOT_LIMIT_REACHED. */
 export const snapshotsPerClientMax = 20;
 /** The confirmation POST /v1/sandbox/reset needs in `confirm`. */
@@ -278,6 +307,7 @@ export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Dep
   const { clientId } = context;
   const previousOffsetMs = await lockClientState(tx, deps, clientId);
   const snapshot = await findSnapshot(tx, clientId, snapshotId);
+  refuseSnapshotBeforeDataMigration(snapshot);
   await allowStateRewrite(tx);
   const tables = await clientTables(tx);
   const deleted = await deleteClientRows(tx, clientId, tables);

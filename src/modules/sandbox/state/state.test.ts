@@ -539,8 +539,9 @@ describe('snapshots and restore', () => {
     const saved = await snapshot(client);
     const current = await sql<{ version: string }>`SELECT schema_version AS version FROM sandbox_snapshots WHERE id = ${saved.id}`.execute(t.deps.db);
     expect(current.rows[0]?.version).toMatch(/^\d{4}$/);
-    // idempotency_keys.response_sealed came with migration 0013 (NOT NULL DEFAULT false).
-    await ageSnapshot(saved.id, '0012', 'idempotency_keys', 'response_sealed');
+    // As if idempotency_keys.response_sealed (NOT NULL DEFAULT false) had come after the snapshot,
+    // taken after the last migration that changed records (0045).
+    await ageSnapshot(saved.id, '0045', 'idempotency_keys', 'response_sealed');
     await reset(client);
     const restored = await restore(client, saved.id);
     expect(restored.restored.idempotency_keys).toBe(1);
@@ -557,16 +558,36 @@ describe('snapshots and restore', () => {
     await createIndividual(t, client);
     const saved = await snapshot(client);
     // customers.email is NOT NULL without a default: rows without it cannot go back.
-    await ageSnapshot(saved.id, null, 'customers', 'email');
+    await ageSnapshot(saved.id, '0045', 'customers', 'email');
     const later = await createIndividual(t, client);
     const before = await dumpClient(client.id);
     const refused = await post(`/v1/sandbox/snapshots/${saved.id as string}/restore`, {}, client);
     expect(refused.status, JSON.stringify(refused.body)).toBe(422);
     expect(refused.body.code).toBe('SANDBOX_SNAPSHOT_INCOMPATIBLE');
-    expect(refused.body.message).toContain('0031 or older');
+    expect(refused.body.message).toContain('(0045; now ');
     expect(refused.body.message).toContain('customers (column email)');
     expect(await dumpClient(client.id)).toEqual(before);
     expect((await t.request({ url: `/v1/customers/${later.id as string}`, key: client.key })).status).toBe(200);
+  });
+
+  it('422 SANDBOX_SNAPSHOT_INCOMPATIBLE for a snapshot taken before a migration that changed records, naming the newest; nothing changes', async () => {
+    // Until 2026-12-05 it restored: a card reversal saved before migration 0044 came back without the
+    // link 0044 gave the others, and a second reversal of the purchase credited it again (found by an audit).
+    const client = await t.newClient('snapshot before a data migration');
+    await createIndividual(t, client);
+    const saved = await snapshot(client);
+    for (const version of ['0043', '0044', null]) {
+      await sql`UPDATE sandbox_snapshots SET schema_version = ${version} WHERE id = ${saved.id}`.execute(t.deps.db);
+      const before = await dumpClient(client.id);
+      const refused = await post(`/v1/sandbox/snapshots/${saved.id as string}/restore`, {}, client);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+      expect(refused.body.code).toBe('SANDBOX_SNAPSHOT_INCOMPATIBLE');
+      expect(refused.body.message).toContain(`(${version ?? '0031 or older'}; now `);
+      expect(refused.body.message).toContain('before migration 0045_credit_line_excess_paid_out');
+      expect(await dumpClient(client.id)).toEqual(before);
+    }
+    await sql`UPDATE sandbox_snapshots SET schema_version = '0045' WHERE id = ${saved.id}`.execute(t.deps.db);
+    expect((await post(`/v1/sandbox/snapshots/${saved.id as string}/restore`, {}, client)).status).toBe(200);
   });
 
   it('restores without a body, and 400 for bad bodies', async () => {
