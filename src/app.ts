@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Fastify, { LogController, type FastifyError, type FastifySchema, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest, type FastifySchema, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import rateLimit from '@fastify/rate-limit';
 import { Type } from 'typebox';
@@ -92,8 +92,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
           : error.code === 'FST_ERR_BAD_URL'
             ? new AppError('BAD_REQUEST', 'The path is not a valid URL: a percent sign must start a valid escape (%XX).')
             : error;
-      // Answered before the onRequest hooks run, so the trace header is set here.
+      // Answered before the onRequest hooks run, so the trace header and the headers of every
+      // answer are set here (until 2026-12-05 those two lacked the latter; found by an audit).
       reply.header('X-Trace-Id', String(request.id));
+      answerHeaders(request, reply);
       errorHandler(known, request, reply);
     },
     // Response serializers compiled on first use (src/platform/http/serialization.ts).
@@ -140,11 +142,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       reply.header('Retry-After', '1');
       throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down and did not apply this request; retry it.');
     }
-    // The API's answers carry account data, and some a secret shown once (a webhook secret, a new
-    // API key): no cache keeps them, and no browser reads them as anything but what they are
-    // (found by a security audit, 2026-12-02). A route that may be cached says so itself.
-    reply.header('X-Content-Type-Options', 'nosniff');
-    if (request.url.startsWith('/v1/')) reply.header('Cache-Control', 'no-store');
+    answerHeaders(request, reply);
   });
   const resolver = new ApiKeyResolver(deps);
   app.addHook(
@@ -239,4 +237,14 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       shuttingDown = true;
     },
   };
+}
+
+/**
+ * The headers of every answer: the API's answers carry account data, and some a secret shown once
+ * (a webhook secret, a new API key), so no cache keeps them, and no browser reads them as anything
+ * but what they are (found by a security audit, 2026-12-02). A route that may be cached says so itself.
+ */
+function answerHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Content-Type-Options', 'nosniff');
+  if (request.url.startsWith('/v1/')) reply.header('Cache-Control', 'no-store');
 }

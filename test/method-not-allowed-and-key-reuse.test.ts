@@ -73,6 +73,8 @@ describe('404 and 410 stay', () => {
     // The trace id in the header as well, as on every answer.
     expect(undecodable.headers['x-trace-id']).toBe('my.trace.1');
     expect(long.headers['x-trace-id']).toBe(long.body.traceId);
+    // And the headers of every answer (until 2026-12-05 these two lacked them; found by an audit).
+    for (const answer of [long, undecodable]) expect(answer.headers).toMatchObject({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
   });
 
   it('a removed endpoint answers 410, and its old method is not offered in Allow', async () => {

@@ -132,7 +132,7 @@ export const environmentVariables = [
   ['OPENBAAS_CONSOLE', 'on (sandbox), off (production)', '`on` or `off`: serve the browser console at `/console`'],
   ['OPENBAAS_REQUEST_LOG', 'on', '`on` or `off`: keep each authenticated API request for the trace timeline (`/v1/traces/:traceId`)'],
   ['OPENBAAS_ADMIN_KEY', '(unset)', 'enables the `/v1/admin` routes, authenticated by this value (16+ characters, no white space)'],
-  ['OPENBAAS_METRICS_TOKEN', '(unset)', '`GET /metrics` then answers only `Authorization: Bearer <token>` (16+ characters, no white space); unset, `/metrics` is public'],
+  ['OPENBAAS_METRICS_TOKEN', '(unset)', '`GET /metrics` then answers only this token in `Authorization` (`Bearer <token>` or the token alone; 16+ characters, no white space); unset, `/metrics` is public'],
   ['LOG_LEVEL', 'info', 'pino log level (`fatal` … `trace`, or `silent`)'],
   ['RATE_LIMIT_PER_MINUTE', '6000 (sandbox), 1200 (production)', 'requests per minute per API key, and failed authentications per minute per client address'],
   ['SHUTDOWN_TIMEOUT_MS', '10000', 'how long shutdown waits for in-flight requests'],
