@@ -108,6 +108,51 @@ describe('delivery-time address check (production)', () => {
     expect(error?.code).toBe('EADDRNOTALLOWED');
   });
 
+  it('a kept-alive connection the receiver resets as it is reused is tried once more on a new one, within the timeout; a reset on a new connection is not', async () => {
+    // Until 2026-12-05 it was a failed attempt, retried 5 s later (a soak test by an audit saw 9 in 44,187).
+    const { default: net } = await import('node:net');
+    let connections = 0;
+    const requestsSeen: string[] = [];
+    let resetEveryFirstRequest = false;
+    const server = net.createServer((socket) => {
+      connections += 1;
+      let served = 0;
+      socket.on('data', (chunk) => {
+        requestsSeen.push(String(chunk).split('\r\n')[0] ?? '');
+        // Each connection answers its first request and resets on the next, as a receiver whose
+        // idle timeout closes the connection just as it is reused.
+        if (served > 0 || resetEveryFirstRequest) {
+          socket.resetAndDestroy();
+          return;
+        }
+        served += 1;
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`;
+    const client = new WebhookHttpClient('sandbox');
+    try {
+      expect(await client.post(url, {}, '{"n":1}', { timeoutMs: 2000 })).toMatchObject({ ok: true, httpStatus: 200 });
+      expect(await client.post(url, {}, '{"n":2}', { timeoutMs: 2000 })).toMatchObject({ ok: true, httpStatus: 200, responseBody: 'ok', error: null });
+      expect(connections).toBe(2);
+      expect(requestsSeen).toHaveLength(3);
+      // A new connection reset before any answer is a failure as before: the receiver read the request.
+      resetEveryFirstRequest = true;
+      const fresh = new WebhookHttpClient('sandbox');
+      try {
+        expect(await fresh.post(url, {}, '{"n":3}', { timeoutMs: 2000 })).toMatchObject({ ok: false, httpStatus: null, error: 'connection reset by the receiver' });
+      } finally {
+        fresh.close();
+      }
+      expect(connections).toBe(3);
+    } finally {
+      client.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it('the sandbox client reaches a loopback receiver', async () => {
     const client = new WebhookHttpClient('sandbox');
     try {
