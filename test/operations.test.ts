@@ -173,6 +173,24 @@ describe('OpenAPI for code generators', () => {
     expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
   });
 
+  it('declares a JSON body that may be left out (its schema takes {}) as not required, and every other body as required', async () => {
+    // Until 2026-12-05 every body was required, and the SDK asked for body: {} on a reversal (found by an audit).
+    const document = (await t.request({ url: '/openapi.json', key: null })).body;
+    const optional = operationsOf(document)
+      .filter(([, operation]) => operation.requestBody?.required === false)
+      .map(([where]) => where);
+    expect(optional).toEqual(
+      expect.arrayContaining(['POST /v1/sandbox/card-transactions/{parentId}/completions', 'POST /v1/sandbox/card-transactions/{parentId}/reversals', 'POST /v1/sandbox/bank-transactions/{id}/fail']),
+    );
+    for (const [where, operation] of operationsOf(document)) {
+      if (operation.requestBody === undefined || optional.includes(where)) continue;
+      expect(operation.requestBody.required, where).toBe(true);
+    }
+    expect(optional).not.toContain('POST /v1/customers/individual');
+    // A PATCH whose schema asks for one field at least stays required.
+    expect(optional).not.toContain('PATCH /v1/cards/programs/{id}');
+  });
+
   it('gives every request body an example', async () => {
     const document = (await t.request({ url: '/openapi.json', key: null })).body;
     const without: string[] = [];

@@ -21,6 +21,10 @@ describe('the types of the SDK', () => {
       api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', destinationWalletId: 'b', amount: 30, asset: 'USD' } }),
       // @ts-expect-error a single customer is not a list
       api.list('/v1/customers/{id}', { params: { path: { id: 'x' } } }),
+      // A body without required fields may be left out, as the server takes the call without one.
+      api.post('/v1/sandbox/card-transactions/{parentId}/reversals', { params: { path: { parentId: 'x' } } }),
+      // Headers the document does not declare go in the call's own headers.
+      api.get('/v1/assets', { headers: { 'X-Trace-Id': 'order-42' } }),
     ];
     expect(typeof calls).toBe('function');
   });

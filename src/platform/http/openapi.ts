@@ -87,6 +87,32 @@ function typeSubscribedEventTypes(node: unknown): void {
  * error body with every code as an enum, the Idempotency-Key header on every write, the event
  * catalogue as schemas and as the 3.1 `webhooks` section, and the tags listed once.
  */
+/**
+ * A JSON body whose schema takes {} (an object without required fields or a minimum of them) may be
+ * left out: the server reads a write sent without a body as {} (src/app.ts). Declared so
+ * (`requestBody.required: false`), a generated client lets the caller leave it out too; until
+ * 2026-12-05 every body was required, and the SDK asked for `body: {}` on a settle or a reversal
+ * (found by an audit).
+ */
+function markOptionalBodies(paths: Record<string, Record<string, Json>>, schemas: Record<string, Json>): void {
+  const resolved = (schema: unknown): Json | undefined => {
+    if (!isObject(schema)) return undefined;
+    const target = typeof schema.$ref === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(schema.$ref)?.[1] : undefined;
+    return target === undefined ? schema : schemas[target];
+  };
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      if (!isObject(operation) || !isObject(operation.requestBody)) continue;
+      const content = operation.requestBody.content;
+      if (!isObject(content) || Object.keys(content).join() !== 'application/json') continue;
+      const schema = resolved((content['application/json'] as Json | undefined)?.schema);
+      if (!schema || schema.type !== 'object' || schema.anyOf !== undefined || schema.oneOf !== undefined || schema.allOf !== undefined) continue;
+      const required = Array.isArray(schema.required) ? schema.required.length : 0;
+      if (required === 0 && !(typeof schema.minProperties === 'number' && schema.minProperties > 0)) operation.requestBody = { ...operation.requestBody, required: false };
+    }
+  }
+}
+
 export function refineOpenApi(document: Json, extras: OpenApiExtras): Json {
   const components = isObject(document.components) ? { ...document.components } : {};
   const schemas: Record<string, Json> = { ...(isObject(components.schemas) ? (components.schemas as Record<string, Json>) : {}), ...extras.schemas };
@@ -116,6 +142,7 @@ export function refineOpenApi(document: Json, extras: OpenApiExtras): Json {
   for (const entry of Object.values(extras.webhooks)) {
     for (const operation of Object.values(entry)) if (isObject(operation)) for (const tag of (operation.tags as string[] | undefined) ?? []) tags.add(tag);
   }
+  markOptionalBodies(paths, schemas);
   typeSubscribedEventTypes(paths);
   typeSubscribedEventTypes(schemas);
 
