@@ -65,13 +65,20 @@ export function isBlank(text: string): boolean {
 }
 
 /**
+ * What a text that shows nothing but is not white space is told (combining marks with nothing to
+ * combine with, fillers): until 2026-12-05 it was told it was empty or white space (found by an audit).
+ */
+const invisibleMessage = 'must show something: it holds only characters that show nothing (combining marks, fillers)';
+
+/**
  * The rule's message for a text, or undefined when it passes: refused characters, then, with
  * `notBlank`, a text that shows nothing (isBlank).
  */
 export function plainTextProblem(text: string, options: { notBlank?: boolean } = {}): string | undefined {
   const problem = refusedCharactersProblem(text);
   if (problem !== undefined) return problem;
-  return options.notBlank === true && isBlank(text) ? 'must not be empty or only white space' : undefined;
+  if (options.notBlank !== true || !isBlank(text)) return undefined;
+  return /^\s*$/u.test(text) ? 'must not be empty or only white space' : invisibleMessage;
 }
 
 /** 400 VALIDATION_ERROR naming `field` when `text` fails plainTextProblem; nothing for an absent or null text. */

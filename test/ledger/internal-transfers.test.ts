@@ -179,15 +179,17 @@ describe('400', () => {
   });
 
   it.each([
-    ['empty', ''],
-    ['only spaces', '   '],
-    ['a Hangul filler that shows nothing', '\u3164'],
-  ])('for a note that is %s: 400 naming note (leave it out or send null for none), and nothing moves', async (_name, note) => {
+    ['empty', '', 'must not be empty or only white space'],
+    ['only spaces', '   ', 'must not be empty or only white space'],
+    // Until 2026-12-05 these were told they were empty or white space (found by an audit).
+    ['a Hangul filler that shows nothing', '\u3164', 'must show something: it holds only characters that show nothing (combining marks, fillers)'],
+    ['combining marks alone', '\u0301\u0301', 'must show something: it holds only characters that show nothing (combining marks, fillers)'],
+  ])('for a note that is %s: 400 naming note (leave it out or send null for none), and nothing moves', async (_name, note, message) => {
     const source = await funded(1_000n);
     const destination = await newWallet(t);
     const response = await transfer({ sourceWalletId: source, destinationWalletId: destination, amount: '1.00', asset: 'USD', note });
     expect(response.status).toBe(400);
-    expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'note', message: 'must not be empty or only white space' }] });
+    expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'note', message }] });
     expect(await availableOf(t, source)).toBe('10.00');
   });
 
