@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db/lock-file.js';
-import { DatabaseNewerError, migrate, readMigrationFiles } from '../src/platform/db/migrate.js';
+import { checksumOf, DatabaseNewerError, MigrationChangedError, migrate, readMigrationFiles } from '../src/platform/db/migrate.js';
 import { withTransaction } from '../src/platform/db/transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
 import { temporaryFolder } from './support/temp-folder.js';
@@ -39,6 +39,26 @@ describe('migrations', () => {
       await sql`DELETE FROM schema_migrations WHERE version = '9999'`.execute(t.deps.db);
     }
     expect(await migrate(t.database.pool)).toEqual([]);
+  });
+
+  it('refuse a database whose applied migration has another text in this build (edited since), and record the text of every migration', async () => {
+    const [first] = readMigrationFiles();
+    if (!first) throw new Error('no migrations');
+    const stored = async () => (await sql<{ checksum: string | null }>`SELECT checksum FROM schema_migrations WHERE version = ${first.version}`.execute(t.deps.db)).rows[0]?.checksum;
+    expect(await stored()).toBe(checksumOf(first.sql));
+    // A row of before the checksums: it takes this build's text.
+    await sql`UPDATE schema_migrations SET checksum = NULL WHERE version = ${first.version}`.execute(t.deps.db);
+    expect(await migrate(t.database.pool)).toEqual([]);
+    expect(await stored()).toBe(checksumOf(first.sql));
+    await sql`UPDATE schema_migrations SET checksum = ${checksumOf('-- another text')} WHERE version = ${first.version}`.execute(t.deps.db);
+    try {
+      await expect(migrate(t.database.pool)).rejects.toThrow(MigrationChangedError);
+      await expect(migrate(t.database.pool)).rejects.toThrow(`migration ${first.version}_${first.name} of this build differs from the text this database applied`);
+    } finally {
+      await sql`UPDATE schema_migrations SET checksum = ${checksumOf(first.sql)} WHERE version = ${first.version}`.execute(t.deps.db);
+    }
+    // Line endings and surrounding white space are not a change.
+    expect(checksumOf(`${first.sql.replace(/\n/g, '\r\n')}\n\n`)).toBe(checksumOf(first.sql));
   });
 
   it('enforce the database-level rules: an event without traceId is refused', async () => {

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
@@ -42,6 +43,27 @@ export class DatabaseNewerError extends Error {
   }
 }
 
+/**
+ * A migration this database applied has another text in this build: it was edited after it was
+ * applied, so the database does not hold what the build's migrations describe (an audit found five
+ * migrations edited after they were first committed, 2026-12-05). Refused, naming them: a developer
+ * starts from a new data folder; an operator asks what changed.
+ */
+export class MigrationChangedError extends Error {
+  constructor(changed: readonly string[]) {
+    super(
+      `migration${changed.length === 1 ? '' : 's'} ${changed.join(', ')} of this build differ${changed.length === 1 ? 's' : ''} from the text this database applied ` +
+        '(edited after it was applied). Start from a new data folder or database, or run the build this database was migrated with.',
+    );
+    this.name = 'MigrationChangedError';
+  }
+}
+
+/** A migration's text, line endings and surrounding white space aside (a Windows checkout is the same migration), as SHA-256 in hex. */
+export function checksumOf(text: string): string {
+  return crypto.createHash('sha256').update(text.replace(/\r\n?/g, '\n').trim()).digest('hex');
+}
+
 export interface MigrateOptions {
   /** Told before each pending migration is applied: its place among the pending ones (from 1). */
   onMigration?: (progress: { position: number; total: number; migration: string }) => void;
@@ -62,15 +84,23 @@ export async function migrate(pool: pg.Pool, folder = migrationsDir, options: Mi
         name text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`);
-      const recorded = (await client.query<{ version: string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version')).rows;
-      const known = new Set(migrations.map((migration) => migration.version));
-      const unknown = recorded.filter((row) => !known.has(row.version));
+      // The text each migration had when it was applied (since 2026-12-05; rows of before take the
+      // text this build has, the best that can be known of them).
+      await client.query('ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS checksum text');
+      const recorded = (await client.query<{ version: string; name: string; checksum: string | null }>('SELECT version, name, checksum FROM schema_migrations ORDER BY version')).rows;
+      const byVersion = new Map(migrations.map((migration) => [migration.version, migration]));
+      const unknown = recorded.filter((row) => !byVersion.has(row.version));
       if (unknown.length > 0) {
         const newest = migrations.at(-1);
         throw new DatabaseNewerError(
           unknown.map((row) => `${row.version}_${row.name}`),
           newest === undefined ? undefined : `${newest.version}_${newest.name}`,
         );
+      }
+      const changed = recorded.filter((row) => row.checksum !== null && row.checksum !== checksumOf(byVersion.get(row.version)?.sql ?? ''));
+      if (changed.length > 0) throw new MigrationChangedError(changed.map((row) => `${row.version}_${row.name}`));
+      for (const row of recorded) {
+        if (row.checksum === null) await client.query('UPDATE schema_migrations SET checksum = $2 WHERE version = $1', [row.version, checksumOf(byVersion.get(row.version)?.sql ?? '')]);
       }
       const applied = new Set(recorded.map((row) => row.version));
       const newlyApplied: string[] = [];
@@ -80,7 +110,7 @@ export async function migrate(pool: pg.Pool, folder = migrationsDir, options: Mi
         await client.query('BEGIN');
         try {
           await client.query(migration.sql);
-          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [migration.version, migration.name, checksumOf(migration.sql)]);
           await client.query('COMMIT');
         } catch (error) {
           await client.query('ROLLBACK');
