@@ -817,6 +817,52 @@ describe('repeats, advices and isolation', () => {
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '95.00', RESERVED: '5.00' });
   });
 
+  it.each([
+    ['an 0100 with DE63', '0100', true],
+    ['an 0100 without DE63', '0100', false],
+    ['an 0200 without DE63', '0200', false],
+  ])('%s sent again while the first sending waits: declined 57 on its lifecycle without asking; a repeat sent after it still gets the first sending\'s answer', async (_name, mti, withDe63) => {
+    // Until 2026-12-05 a duplicate without DE63 was decided as a new request (the client asked again,
+    // the amount held or posted twice), and a repeat after a duplicate's 57 got that 57 (found by an audit).
+    await withEndpoint(async (client, slow) => {
+      const card = await coopCard('100.00', client);
+      const template = await authorize(t, card.cardId, { amount: 0 }, client);
+      const send = async (message: Record<string, string>) => {
+        const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message } });
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+        return response.body.data as { response: Record<string, string>; cardTransactionId: string };
+      };
+      const { '63': _reference, ...base } = template.iso.request.fields as Record<string, string>;
+      const fields: Record<string, string> = {
+        ...base,
+        '0': mti,
+        '2': await panOf(t, card.cardId),
+        '3': '000000',
+        '4': '000000001200',
+        '11': '005301',
+        '37': '600000005301',
+        ...(withDe63 ? { '63': `VIS00000${'DUPLICATE53'.padEnd(16, '0')}1` } : {}),
+      };
+      const requestSeen = slow.holdAnswers({ responseCode: '00', authCode: 'F1RST0' }, 600);
+      const first = send(fields);
+      await requestSeen;
+      const duplicate = await send(fields);
+      expect(duplicate.response['39']).toBe('57');
+      const repeat = send({ ...fields, '0': mti === '0200' ? '0201' : '0101' });
+      const [firstAnswer, repeatAnswer] = await Promise.all([first, repeat]);
+      expect(firstAnswer.response).toMatchObject({ '39': '00', '38': 'F1RST0' });
+      expect(repeatAnswer.response).toMatchObject({ '39': '00', '38': 'F1RST0' });
+      expect(slow.requests).toHaveLength(1);
+      const recordOf = async (id: string) => (await t.request({ url: `/v1/cards/transactions/${id}`, key: client.key })).body.data;
+      const parent = (await recordOf(firstAnswer.cardTransactionId)).parentCardTransactionId as string;
+      expect(await recordOf(duplicate.cardTransactionId)).toMatchObject({ parentCardTransactionId: parent, status: 'FAILED', responseCode: '57' });
+      expect(await recordOf(repeatAnswer.cardTransactionId)).toMatchObject({ parentCardTransactionId: parent, repeatOfCardTransactionId: firstAnswer.cardTransactionId });
+      const lifecycles = await t.request({ url: `/v1/cards/transactions?cardId=${card.cardId}`, key: client.key });
+      expect((lifecycles.body.data as any[]).map((group) => group.parentCardTransactionId).sort()).toEqual([parent, template.parentCardTransactionId].sort());
+      expect(await balances(t, card.walletId, client)).toMatchObject(mti === '0200' ? { AVAILABLE: '88.00', RESERVED: '0.00' } : { AVAILABLE: '88.00', RESERVED: '12.00' });
+    });
+  });
+
   it('a repeat (0101) that arrives while the first sending waits for the client gets the same answer once it is known, without a second question', async () => {
     await withEndpoint(async (client, slow) => {
       const requestSeen = slow.holdAnswers({ responseCode: '00', authCode: 'R3P3AT' }, 300);

@@ -100,6 +100,12 @@ export interface LookupWants {
    * read (LoadOptions.locked), two round trips fewer.
    */
   account?: { asset: string };
+  /**
+   * A cooperative first sending (0100 or 0200, not an increment) of the card with the message's
+   * STAN and RRN still waiting for the client's answer (its lifecycle's mark): a repeat waits for
+   * its answer, a duplicate is declined.
+   */
+  waiting?: boolean;
 }
 
 export interface MessageLookups {
@@ -111,6 +117,8 @@ export interface MessageLookups {
   today: { count: number; sumMinor: bigint } | undefined;
   /** The account asked for, locked (asked for `account`); undefined when it does not exist (yet). */
   account: AccountRow | undefined;
+  /** The waiting first sending's lifecycle and record id (asked for `waiting`); undefined when none waits. */
+  waiting: { swipeId: string; childId: string } | undefined;
 }
 
 /** A row of a left join's nullable side. */
@@ -127,9 +135,10 @@ export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardR
   const result = await lookupStatement(context, card, info, wants).execute(tx);
   const row = result.rows[0];
   if (!row) throw new Error('the lookup statement returned no row');
-  const { earlier_id: earlierId, today_count: count, today_sum: sum, account, ...swipe } = row;
+  const { earlier_id: earlierId, today_count: count, today_sum: sum, account, waiting, ...swipe } = row;
   return {
     earlierId,
+    waiting: waiting ?? undefined,
     // A left join without a match leaves every column of the lifecycle null; its id is never null otherwise.
     correlated: swipe.id === null ? undefined : (swipe as CardSwipeRow),
     today: count === null || sum === null ? undefined : { count: Number(count), sumMinor: BigInt(sum) },
@@ -163,7 +172,12 @@ export function lookupStatement(context: RequestContext, card: CardRow, info: Me
     // The account, locked by the ledger's own query, as one JSON column (its amounts are text in it).
     const account = wants.account ? 'to_jsonb(account)' : 'NULL::jsonb';
     const accountJoin = wants.account ? `LEFT JOIN LATERAL (${lockWalletAccountText(parameters, context.clientId, card.wallet_id, wants.account.asset)}) AS account ON true` : '';
-    return `SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, ${account} AS account, correlated.*
+    const waiting = wants.waiting
+      ? `(SELECT jsonb_build_object('swipeId', id, 'childId', coop_pending->>'childId') FROM card_swipes
+          WHERE ${ofCard} AND stan = ${parameters.add(info.stan)} AND rrn = ${parameters.add(info.rrn)} AND coop_pending IS NOT NULL AND coop_pending->>'step' <> 'INCREMENT'
+          LIMIT 1)`
+      : 'NULL::jsonb';
+    return `SELECT ${earlier} AS earlier_id, today.count AS today_count, today.sum AS today_sum, ${account} AS account, ${waiting} AS waiting, correlated.*
       FROM ${today} AS today
       LEFT JOIN ${correlated} AS correlated ON true
       ${accountJoin}`;
@@ -176,6 +190,7 @@ interface LookupColumns {
   today_count: string | null;
   today_sum: string | null;
   account: AccountRow | null;
+  waiting: { swipeId: string; childId: string } | null;
 }
 
 /** The card's lifecycles, found through the card's index entries. */

@@ -200,22 +200,32 @@ export async function processCardMessage(
   // the limits, and the wallet account a DEBIT card's purchase, authorization or completion moves.
   const correlation = correlationOf(info);
   const movesFunds = card.card_type === 'DEBIT' && mayMoveFunds(info);
+  const mayWait = card.card_transaction_handler === 'COOP_AUTH' && (info.mti === '0100' || info.mti === '0200');
   const found = await lookUpMessage(tx, context, card, info, {
     earlier: { since: new Date(context.now.getTime() - duplicateWindowMs) },
     ...(correlation === undefined ? {} : { correlate: correlation }),
     approvals: reachesLimits(run),
     ...(movesFunds ? { account: { asset: program.currency } } : {}),
+    ...(mayWait ? { waiting: true } : {}),
   });
   if (correlation !== undefined) run.correlated = { byRrn: correlation.byRrn, swipe: found.correlated };
   if (found.today !== undefined) run.today = found.today;
   if (found.account !== undefined) run.locked.account = found.account;
 
+  if (found.waiting !== undefined && options.awaitFirst !== false) {
+    // The first sending with this STAN and RRN still waits for the client's answer (it has no record
+    // yet): a repeat (0101, 0201) waits for that answer; the same message sent again is declined 57
+    // on its lifecycle, which stays as it was. Until 2026-12-05 both were looked for only by DE63 or
+    // among the records: without DE63 a duplicate was decided as a new request (the client asked
+    // again, the amount held or posted twice), and a repeat after a duplicate's 57 got that 57
+    // (found by an audit).
+    if (info.receivedMti !== info.mti) return { awaitFirst: { childId: found.waiting.childId, waitMs: (program.coop_auth ?? defaultCoopAuth).timeoutMs + repeatWaitMarginMs } };
+    const swipe = await lockSwipe(tx, context.clientId, found.waiting.swipeId);
+    assert(swipe, `lifecycle ${found.waiting.swipeId} is missing`);
+    return recordOnUnchanged(run, swipe, { type: info.mti === '0200' ? 'PURCHASE' : 'PRE_AUTHORIZATION', status: 'FAILED', decision: decline('TRANSACTION_NOT_PERMITTED'), amountMinor: 0n });
+  }
   const earlier = found.earlierId === null ? undefined : await earlierMessage(tx, context, found.earlierId, info, message);
   if (earlier?.sameContent) return info.receivedMti === earlier.row.mti ? replay(message, earlier.row) : recordRepeat(run, earlier.row);
-  if (earlier === undefined && options.awaitFirst !== false && info.receivedMti !== info.mti) {
-    const waiting = await firstSendingWaiting(tx, context, card, program, info);
-    if (waiting) return waiting;
-  }
   run.duplicate = earlier !== undefined;
   // A reversal acts on the lifecycle it names, whatever its type; any other message of a type not
   // handled moves nothing, and money back (processing code 20) has handlers of its own.
@@ -233,18 +243,6 @@ export async function processCardMessage(
     case '0220':
       return moneyBack ? refund(run) : completeOrForcePost(run);
   }
-}
-
-/** A repeat whose first sending is still with the cooperative client: it gets the same answer, once known. */
-async function firstSendingWaiting(tx: Tx, context: RequestContext, card: CardRow, program: CardProgramRow, info: MessageInfo): Promise<AwaitFirstStep | undefined> {
-  const waiting = await swipesOfCard(tx, context.clientId, card.id)
-    .select('coop_pending')
-    .where('stan', '=', info.stan)
-    .where('rrn', '=', info.rrn)
-    .where('coop_pending', 'is not', null)
-    .executeTakeFirst();
-  if (!waiting?.coop_pending) return undefined;
-  return { awaitFirst: { childId: waiting.coop_pending.childId, waitMs: (program.coop_auth ?? defaultCoopAuth).timeoutMs + repeatWaitMarginMs } };
 }
 
 /**
