@@ -702,6 +702,33 @@ describe('batched writes (trade-batches.ts)', () => {
     expect((await balances(walletId)).USD).toBe('90.00');
   });
 
+  it('one execution sent to two processes at once with one Idempotency-Key executes once; the other answers the replay or 409 in progress, never 500', async () => {
+    // Until 2026-12-05 the process whose transaction recorded the key second answered 500 now and
+    // then (the key's primary key refused it, and a request alone was not run again; found by an
+    // audit on PostgreSQL, in 5 of 20 tries). The embedded database runs one transaction at a time,
+    // where the two cannot meet.
+    const { customerId, walletId } = await holder(t.clientA, { USD: 10_000n });
+    const { app: other } = await buildApp(t.deps, { logger: false });
+    try {
+      for (let round = 0; round < 20; round += 1) {
+        const given = await quoted(quoteBody(customerId, { fromAssetId: 'USD', toAssetId: 'BTC', fromAmount: '1.00', side: 'buy', direction: 'reverse' }));
+        const idempotencyKey = crypto.randomUUID();
+        const [here, there] = await Promise.all([
+          execute(given.quoteId, walletId, { idempotencyKey }),
+          other.inject({ method: 'POST', url: `/v1/trades/quotes/${given.quoteId as string}/execute`, headers: { authorization: t.clientA.key, 'idempotency-key': idempotencyKey }, payload: { walletId } }),
+        ]);
+        const statuses = [here.status, there.statusCode].sort();
+        expect([['201', '201'], ['201', '409']].map((pair) => pair.join())).toContain(statuses.join());
+        if (there.statusCode === 409) expect(JSON.parse(there.body).code).toBe('IDEMPOTENCY_REQUEST_IN_PROGRESS');
+        if (here.status === 409) expect(here.body.code).toBe('IDEMPOTENCY_REQUEST_IN_PROGRESS');
+      }
+    } finally {
+      await other.close();
+    }
+    // Twenty executions of 1.00 each, once each.
+    expect((await balances(walletId)).USD).toBe('80.00');
+  });
+
   it('quotes at once with an unknown customer among them: 404 for it (and its Idempotency-Key replays the 404), 201 for the others', async () => {
     const holders = await Promise.all(Array.from({ length: 4 }, () => holder()));
     const missingKey = crypto.randomUUID();

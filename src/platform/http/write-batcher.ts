@@ -222,11 +222,16 @@ export class WriteBatcher<I, O, L> {
    * batch has committed, `end` lets the next batch start before this one's responses are sent:
    * see `settleAfterNextWrite`.
    */
-  private async runIsolated(batch: Pending<I>[], end: () => void = () => {}): Promise<void> {
+  private async runIsolated(batch: Pending<I>[], end: () => void = () => {}, rerunAfterKeyClash = true): Promise<void> {
     let settlements: Settlement[];
     try {
       settlements = await this.runBatch(batch);
     } catch (error) {
+      // A request alone whose key another process recorded between this transaction's lookup and
+      // its own record of the key: nothing committed; run once more, it finds the key and replays
+      // (or answers 409 in progress). Until 2026-12-05 it answered 500 (found by an audit: one trade
+      // execution sent to two servers at once with one key).
+      if (batch.length === 1 && rerunAfterKeyClash && isIdempotencyKeyClash(error)) return this.runIsolated(batch, () => {}, false);
       // Run alone, one bad request cannot fail its neighbours; but a batch whose COMMIT may have
       // landed (a lost connection) is not run again: that could move the money twice.
       if (batch.length === 1 || isCommitOutcomeUnknown(error)) {
@@ -411,4 +416,10 @@ export function idempotencyRecordsStatement(records: readonly IdempotencyRecord[
       ${jsonArray(column((record) => record.response.body))},
       ${column((record) => record.createdAt)}::timestamptz[]
     ) AS r (client_id, key, request_hash, method, path, status_code, response_body, created_at)`;
+}
+
+/** PostgreSQL refused a second record of one Idempotency-Key (its primary key): nothing of the transaction committed. */
+function isIdempotencyKeyClash(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'idempotency_keys_pkey';
 }
