@@ -133,7 +133,8 @@ export async function serve(config: Config): Promise<void> {
 export async function runWorkersOnly(config: Config): Promise<void> {
   const deps = await openDeps(config, systemClock, startupReporter(config));
   const logger = {
-    error: (object: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 'error', msg: message, ...object })}\n`),
+    // An Error as its name, message, code and stack (JSON.stringify wrote it as {}, the cause lost; found by an audit).
+    error: (object: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 'error', msg: message, ...object }, errorsAsObjects)}\n`),
   };
   const workers = new WorkerRunner(workerTasks(deps, logger), logger);
   workers.start();
@@ -145,4 +146,11 @@ export async function runWorkersOnly(config: Config): Promise<void> {
     2 * config.shutdownTimeoutMs,
     logger.error,
   );
+}
+
+/** A JSON.stringify replacer that writes an Error as its fields (its own properties are not enumerable). */
+export function errorsAsObjects(_key: string, value: unknown): unknown {
+  if (!(value instanceof Error)) return value;
+  const code = (value as { code?: unknown }).code;
+  return { type: value.name, message: value.message, ...(code === undefined ? {} : { code }), stack: value.stack };
 }

@@ -236,11 +236,13 @@ export class DeliveryWorker {
     const { rows, faults } = await this.holdBack(claimed);
     for (const row of rows) {
       const execution = this.deliver(row, faults.get(row.client_id)).catch((error: unknown) => {
-        // The outcome could not be written (database unavailable): the lease expires and the
-        // delivery is attempted again, which is what at-least-once asks for.
+        // The attempt failed before its outcome was written (the database unavailable, a secret
+        // this process cannot open): the lease expires and the delivery is attempted again, which
+        // is what at-least-once asks for. `err` says which (until 2026-12-05 the message blamed the
+        // database whatever the cause; found by an audit).
         this.logger?.error(
           { err: error, clientId: row.client_id, deliveryId: row.id, attempt: row.attempt_count },
-          'webhook delivery: the outcome of an attempt could not be written; the delivery is attempted again when its claim expires',
+          'webhook delivery: an attempt failed before its outcome was written (see err); the delivery is attempted again when its claim expires',
         );
       });
       const tracked = execution.finally(() => {
