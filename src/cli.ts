@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { DataFolderLockedError } from './platform/db/lock-file.js';
 import { DatabaseNewerError, MigrationChangedError } from './platform/db/migrate.js';
+import { EncryptionKeyMismatchError } from './platform/crypto/key-check.js';
 import { AppError } from './platform/http/errors.js';
 import { openDeps, runWorkersOnly, serve } from './main.js';
 import * as tenants from './modules/tenants/tenants.service.js';
@@ -167,7 +168,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    const expected = error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof DatabaseNewerError || error instanceof MigrationChangedError || error instanceof AppError;
+    const expected = error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof DatabaseNewerError || error instanceof MigrationChangedError || error instanceof EncryptionKeyMismatchError || error instanceof AppError;
     if (error instanceof UsageError) {
       process.stderr.write(`openbaas: ${error.message}\n\n${usage}\n`);
     } else if (expected || error instanceof DirectoryFileError) {

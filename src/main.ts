@@ -10,6 +10,8 @@ import { clientSeeders } from './modules/routes.js';
 import { workerTasks } from './modules/worker-tasks.js';
 import { sealPlaintextWebhookSecrets } from './modules/webhooks/index.js';
 import { seedMissingCardPrograms } from './modules/cards/index.js';
+import { checkEncryptionKey } from './platform/crypto/key-check.js';
+import { fieldCipherOf } from './platform/crypto/field-cipher.js';
 
 /** Start-up progress for a person watching the terminal ("applying migrations 3/41 (0003_ledger)…"). */
 export type ProgressReporter = (message: string) => void;
@@ -29,6 +31,8 @@ export async function openDeps(config: Config, clock: Clock = systemClock, onPro
     await migrate(database.pool, undefined, {
       onMigration: ({ position, total, migration }) => onProgress?.(`applying migrations ${position}/${total} (${migration})…`),
     });
+    // Before anything is encrypted: a process with another key than the database's is refused.
+    await checkEncryptionKey(deps.db, fieldCipherOf(deps).keyId);
     // Webhook secrets written in plain text before migration 0012 are encrypted now.
     await sealPlaintextWebhookSecrets(deps);
     // Clients created before card programs existed (migration 0024) get the default programs.

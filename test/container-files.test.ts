@@ -120,6 +120,8 @@ async function waitUntilHealthy(env: Record<string, string>, started: ReturnType
 let admin: DatabaseHandle | undefined;
 let schema: string | undefined;
 let databaseUrl: string | undefined;
+// One key for every server of this file's schema: a process with another key than the database's is refused at start.
+const encryptionKey = crypto.randomBytes(32).toString('hex');
 
 beforeAll(async () => {
   // The image runs dist/, built from the sources: build it now if it is missing or older.
@@ -177,7 +179,7 @@ describe('the image command, run with the image environment', () => {
     const port = String(await freePort());
     // On PostgreSQL the container is given DATABASE_URL and the encryption key, as compose does.
     const extra: Record<string, string> =
-      testDatabase === 'postgres' && databaseUrl ? { DATABASE_URL: databaseUrl, OPENBAAS_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex') } : {};
+      testDatabase === 'postgres' && databaseUrl ? { DATABASE_URL: databaseUrl, OPENBAAS_ENCRYPTION_KEY: encryptionKey } : {};
     const env = onThisMachine({ ...imageEnv, PORT: port, ...extra });
     expect(healthcheck(env)).toBe(1); // nothing listens yet
     const server = run(imageCommand, env);
@@ -228,7 +230,7 @@ describe('compose.yaml', () => {
         ...imageEnv,
         PORT: port,
         DATABASE_URL: databaseUrl ?? '',
-        OPENBAAS_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'),
+        OPENBAAS_ENCRYPTION_KEY: encryptionKey,
         OPENBAAS_MODE: 'sandbox',
         LOG_LEVEL: 'info',
       });

@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db/lock-file.js';
+import { checkEncryptionKey, EncryptionKeyMismatchError } from '../src/platform/crypto/key-check.js';
+import { fieldCipherOf } from '../src/platform/crypto/field-cipher.js';
 import { checksumOf, DatabaseNewerError, MigrationChangedError, migrate, readMigrationFiles } from '../src/platform/db/migrate.js';
 import { withTransaction } from '../src/platform/db/transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
@@ -59,6 +61,24 @@ describe('migrations', () => {
     }
     // Line endings and surrounding white space are not a change.
     expect(checksumOf(`${first.sql.replace(/\n/g, '\r\n')}\n\n`)).toBe(checksumOf(first.sql));
+  });
+
+  it('refuse a process whose encryption key is not the database\'s, recorded at first start or taken from the fields encrypted before', async () => {
+    // Until 2026-12-05 such a process started, and wrote secrets the others could not open (found by an audit).
+    const own = fieldCipherOf(t.deps).keyId;
+    await sql`DELETE FROM encryption_key_check`.execute(t.deps.db);
+    // A database of before the check, with a field encrypted under another key: that key is the database's.
+    const created = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'key check', url: 'https://example.com/hooks', subscribedEventTypes: ['CUSTOMER_CREATED'] } });
+    expect(created.status).toBe(201);
+    await sql`UPDATE webhook_subscriptions SET secret = regexp_replace(secret, '^v1\.[0-9a-f]{8}\.', 'v1.0badc0de.') WHERE id = ${created.body.data.id}`.execute(t.deps.db);
+    await expect(checkEncryptionKey(t.deps.db, own)).rejects.toThrow(EncryptionKeyMismatchError);
+    await expect(checkEncryptionKey(t.deps.db, own)).rejects.toThrow(`the encryption key of this process (key id ${own}) is not the key this database's fields are encrypted with (key id 0badc0de)`);
+    await expect(checkEncryptionKey(t.deps.db, '0badc0de')).resolves.toBeUndefined();
+    // Recorded: the field no longer decides.
+    await sql`DELETE FROM webhook_subscriptions WHERE id = ${created.body.data.id}`.execute(t.deps.db);
+    await expect(checkEncryptionKey(t.deps.db, own)).rejects.toThrow(EncryptionKeyMismatchError);
+    await sql`DELETE FROM encryption_key_check`.execute(t.deps.db);
+    await checkEncryptionKey(t.deps.db, own);
   });
 
   it('enforce the database-level rules: an event without traceId is refused', async () => {

@@ -54,6 +54,22 @@ describe('a data folder a newer build migrated', () => {
   });
 });
 
+describe('a data folder whose key file was replaced', () => {
+  it('is refused at start with a message that names both keys and the file to restore', async () => {
+    const folder = temporaryFolder('embedded');
+    expect((await runCli(['migrate'], { DATA_DIR: folder })).code).toBe(0);
+    const keyFile = path.join(folder, 'encryption.key');
+    const original = fs.readFileSync(keyFile);
+    fs.writeFileSync(keyFile, `${'ab'.repeat(32)}\n`, { mode: 0o600 });
+    const refused = await runCli(['migrate'], { DATA_DIR: folder });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^openbaas: the encryption key of this process \(key id [0-9a-f]{8}\) is not the key this database's fields are encrypted with \(key id [0-9a-f]{8}\)/);
+    expect(refused.stderr).toContain('restore that file');
+    fs.writeFileSync(keyFile, original, { mode: 0o600 });
+    expect((await runCli(['migrate'], { DATA_DIR: folder })).code).toBe(0);
+  });
+});
+
 describe('openbaas command (embedded database)', () => {
   it('administers clients and keys, and refuses a data folder in use', async () => {
     const env = { DATA_DIR: temporaryFolder('embedded') };
