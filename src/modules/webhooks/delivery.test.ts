@@ -484,7 +484,7 @@ describe('claims and concurrency', () => {
     expect(logged).toEqual([
       {
         object: expect.objectContaining({ clientId: client.id, deliveryId: delivery?.id, attempt: 1, err: expect.objectContaining({ message: expect.stringContaining('attempt log unavailable') }) }),
-        message: expect.stringContaining('could not be written'),
+        message: expect.stringContaining('an attempt failed before its outcome was written'),
       },
     ]);
     expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
