@@ -871,7 +871,7 @@ export async function finishCoopDecision(
   assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
   const mark = swipe.coop_pending?.childId === pending.childId ? swipe.coop_pending : null;
   if (mark === null) {
-    // Decided already, by the stand-in when a repeat of it waited in vain (standInForUnansweredFirst):
+    // Decided already, by the stand-in when a repeat of it waited in vain (answerRepeatOfUnanswered):
     // that answer stands, this one is ignored as a late one is.
     const decided = (await recordByIdStatement(context.clientId, pending.childId).execute(tx)).rows[0];
     if (decided) return { outcome: replay(pending.message, decided), verdict: { kind: 'STAND_IN', reason: 'TIMEOUT', detail: 'decided by the stand-in when a repeat of the request waited in vain' } };
