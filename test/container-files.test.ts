@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { environmentVariables } from '../src/platform/config.js';
 import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
 import { packageRoot } from '../src/paths.js';
@@ -240,6 +240,8 @@ describe('compose.yaml', () => {
       await waitUntilHealthy(env, serve);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(worker.child.exitCode, worker.output()).toBeNull();
+      // The worker says when it runs, as the server says it is ready.
+      await vi.waitFor(() => expect(worker.output()).toMatch(/openbaas: workers running in \d+\.\d s/), { timeout: 20_000, interval: 100 });
 
       worker.child.kill('SIGTERM');
       serve.child.kill('SIGTERM');
