@@ -101,7 +101,7 @@ export function loggedUrl(url: string): string {
     if (segment.length > kept) return `${prefix}${segment.slice(0, kept)}[REDACTED]${rest.slice(segment.length)}${query}`;
   }
   if (query !== '' && queryHiddenPaths.includes(path.replace(/\/+$/, ''))) return `${path}?[REDACTED]`;
-  return `${rawPath}${query}`;
+  return queryAt >= 0 && query !== url.slice(queryAt) ? `${rawPath}${query}` : url;
 }
 
 interface LoggedRequest {

@@ -97,10 +97,11 @@ export async function migrate(pool: pg.Pool, folder = migrationsDir, options: Mi
           newest === undefined ? undefined : `${newest.version}_${newest.name}`,
         );
       }
-      const changed = recorded.filter((row) => row.checksum !== null && row.checksum !== checksumOf(byVersion.get(row.version)?.sql ?? ''));
+      const checksums = new Map(migrations.map((migration) => [migration.version, checksumOf(migration.sql)]));
+      const changed = recorded.filter((row) => row.checksum !== null && row.checksum !== checksums.get(row.version));
       if (changed.length > 0) throw new MigrationChangedError(changed.map((row) => `${row.version}_${row.name}`));
       for (const row of recorded) {
-        if (row.checksum === null) await client.query('UPDATE schema_migrations SET checksum = $2 WHERE version = $1', [row.version, checksumOf(byVersion.get(row.version)?.sql ?? '')]);
+        if (row.checksum === null) await client.query('UPDATE schema_migrations SET checksum = $2 WHERE version = $1', [row.version, checksums.get(row.version)]);
       }
       const applied = new Set(recorded.map((row) => row.version));
       const newlyApplied: string[] = [];
@@ -110,7 +111,7 @@ export async function migrate(pool: pg.Pool, folder = migrationsDir, options: Mi
         await client.query('BEGIN');
         try {
           await client.query(migration.sql);
-          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [migration.version, migration.name, checksumOf(migration.sql)]);
+          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [migration.version, migration.name, checksums.get(migration.version)]);
           await client.query('COMMIT');
         } catch (error) {
           await client.query('ROLLBACK');

@@ -162,6 +162,8 @@ interface Run {
   write: WriteStatement;
   /** The DEBIT card's wallet account, locked by the lookup and unchanged since; its funding source clears it once it moves money. */
   locked: { account?: AccountRow | undefined };
+  /** The record writeChild wrote, as written (a transaction group sends it at its end: answerRepeatOfUnanswered copies it unread). */
+  written?: CardTransactionRow;
 }
 
 /** What writes a lifecycle, its timer and its record: a message's run, or a hold expiry. */
@@ -287,15 +289,14 @@ export async function answerRepeatOfUnanswered(tx: Tx, context: RequestContext, 
     settings: program.coop_auth ?? defaultCoopAuth,
     program,
   };
-  const { outcome } = await finishCoopDecision(tx, context, deps, pending, null, context.now, {
+  const { written } = await finishCoopDecision(tx, context, deps, pending, null, context.now, {
     reason: 'TIMEOUT',
     detail: 'the first sending was never answered (the process that asked stopped before applying the answer); decided when its repeat came',
   });
   // Its record is not readable yet (a transaction group sends the writes at its end): taken as written.
-  const first = writtenRows.get(outcome);
-  assert(first, `the record of ${childId} was not written`);
+  assert(written, `the record of ${childId} was not written`);
   const run: Run = { tx, deps, context, card, program, info, message: repeat, duplicate: false, write: new WriteStatement(), locked: {} };
-  return recordRepeat(run, first);
+  return recordRepeat(run, written);
 }
 
 // ---- the answer -----------------------------------------------------------------------------
@@ -502,7 +503,8 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
     // As the jsonb column gives it back (its objects' keys reordered), so the record's view needs no read.
     coop_decision: draft.decision.coop ? asStoredJsonb(draft.decision.coop) : null,
   };
-  const view = await insertChild(run, row, [await coopAdviceEvent(run, swipe, childId, draft, authCode)]);
+  const advice = card.card_transaction_handler === 'COOP_AUTH' ? await coopAdviceEvent(run, swipe, childId, draft, authCode) : null;
+  const view = await insertChild(run, row, [advice]);
   const outcome: CardMessageOutcome = {
     request,
     response,
@@ -514,12 +516,9 @@ async function writeChild(run: Run, swipe: CardSwipeRow, childId: string, draft:
     decisionSource: draft.decision.source,
     replayed: false,
   };
-  writtenRows.set(outcome, row);
+  run.written = row;
   return outcome;
 }
-
-/** The record each outcome of writeChild wrote, as written (answerRepeatOfUnanswered copies it before it can be read). */
-const writtenRows = new WeakMap<CardMessageOutcome, CardTransactionRow>();
 
 /**
  * A record on a lifecycle that stays as it was (a decline on it, an acknowledgement that moves
@@ -844,6 +843,8 @@ function inCardCurrencyOf(verdict: ClientVerdict, info: MessageInfo): ClientVerd
 export interface CoopDecisionResult {
   outcome: CardMessageOutcome;
   verdict: ClientVerdict;
+  /** The decision's record as written (undefined when it was decided before: the record stands). */
+  written?: CardTransactionRow | undefined;
 }
 
 /**
@@ -912,7 +913,7 @@ export async function finishCoopDecision(
   // A withdrawn request's mark goes with its answer.
   const answered = mark !== null && !open ? updateSwipe(run, swipe, { coopPending: null }) : swipe;
   const outcome = open ? await applyCoopDecision(run, swipe, pending, decision, toBigInt(mark.reservedMinor)) : await writeChild(run, answered, pending.childId, closedDraft(pending, decision, answered));
-  return { outcome, verdict };
+  return { outcome, verdict, written: run.written };
 }
 
 function closedDraft(pending: PendingCoopDecision, decision: Decision, swipe: CardSwipeRow): ChildDraft {
@@ -966,9 +967,8 @@ async function applyCoopDecision(run: Run, swipe: CardSwipeRow & { hold_id: stri
   });
 }
 
-/** COOP_AUTH_0120/0220/0420: the advices a COOP_AUTH card's client hears of, as ordinary events (at least once, retried); null for other messages. */
+/** COOP_AUTH_0120/0220/0420 (call for a COOP_AUTH card): the advices its client hears of, as ordinary events (at least once, retried); null for other messages. */
 async function coopAdviceEvent(run: Run, swipe: CardSwipeRow, childId: string, draft: ChildDraft, authCode: string | null): Promise<EventToRecord | null> {
-  if (run.card.card_transaction_handler !== 'COOP_AUTH') return null;
   const type = coopAuthEventTypeOf(run.message.isoMti);
   if (type !== 'COOP_AUTH_0120' && type !== 'COOP_AUTH_0220' && type !== 'COOP_AUTH_0420') return null;
   const responseCode = draft.decision.responseCode;
@@ -1007,12 +1007,13 @@ async function adviceOriginal(run: Run, swipe: CardSwipeRow, draft: ChildDraft):
     return { mti: named.mti, stan: named.stan, rrn: named.rrn };
   }
   const first = { mti: swipe.first_mti, stan: swipe.stan, rrn: swipe.rrn };
-  const opened = swipe.first_mti === info.receivedMti && swipe.stan === info.stan && swipe.rrn === info.rrn && swipe.transmission_date_time === info.transmissionDateTime;
+  const opened = swipe.rrn === info.rrn && isFirstOf(swipe, { mti: info.receivedMti, stan: info.stan, transmission_date_time: info.transmissionDateTime, acquirer_id: info.acquirerId });
   const de90 = info.original;
-  if (de90 === null) return opened ? null : first;
+  const de90Field = run.message.fields['90'];
+  if (de90 === null || de90Field === undefined) return opened ? null : first;
   const mtis = sendingsOf(firstSendingOf(de90.mti));
   if (!opened && mtis.length > 0) {
-    if (de90.stan === swipe.stan && de90.transmissionDateTime === swipe.transmission_date_time && mtis.includes(swipe.first_mti)) return first;
+    if (de90Names(de90Field, { mti: swipe.first_mti, stan: swipe.stan, transmission_date_time: swipe.transmission_date_time, acquirer_id: swipe.acquirer_id })) return first;
     const named = await recordsOfLifecycle(tx, context.clientId, swipe)
       .select(['mti', 'stan', 'rrn'])
       .where('stan', '=', de90.stan)

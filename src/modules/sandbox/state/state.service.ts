@@ -22,11 +22,16 @@ import { rebaseSecretOverlap } from '../../vault/index.js';
 
 type SnapshotRow = Selectable<SandboxSnapshotsTable>;
 
-let shippedSchemaVersion: string | undefined;
-/** The version of the last migration this program ships: the schema it runs on (read once). */
+let shipped: ReturnType<typeof readMigrationFiles> | undefined;
+/** The migrations this program ships (read once). */
+function shippedMigrations(): ReturnType<typeof readMigrationFiles> {
+  shipped ??= readMigrationFiles();
+  return shipped;
+}
+
+/** The version of the last migration this program ships: the schema it runs on. */
 function schemaVersion(): string {
-  shippedSchemaVersion ??= readMigrationFiles().at(-1)?.version ?? '0000';
-  return shippedSchemaVersion;
+  return shippedMigrations().at(-1)?.version ?? '0000';
 }
 
 /**
@@ -34,14 +39,10 @@ function schemaVersion(): string {
  * deletes rows, as 0044 linking card reversals to what they reversed and 0045 computing credit
  * lines' excess paid out), by version: a snapshot taken before one of them holds records it never
  * saw, which the code now reads as if it had (a restored reversal without its link let a second
- * reversal credit a purchase back again; found by an audit, 2026-12-05). Read once from the files.
+ * reversal credit a purchase back again; found by an audit, 2026-12-05).
  */
-let dataMigrations: readonly { version: string; name: string }[] | undefined;
-function recordChangingMigrations(): readonly { version: string; name: string }[] {
-  dataMigrations ??= readMigrationFiles()
-    .filter((migration) => /^(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s/im.test(migration.sql))
-    .map(({ version, name }) => ({ version, name }));
-  return dataMigrations;
+function recordChangingMigrations(): ReturnType<typeof readMigrationFiles> {
+  return shippedMigrations().filter((migration) => /^(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s/im.test(migration.sql));
 }
 
 /** 422 SANDBOX_SNAPSHOT_INCOMPATIBLE for a snapshot taken before a migration that changed records (recordChangingMigrations). */
