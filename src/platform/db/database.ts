@@ -8,6 +8,7 @@ import type { Database } from './schema.js';
 import { acquireDataFolderLock } from './lock-file.js';
 import { PreparingClient } from './prepared-statements.js';
 import { nextTurn } from '../next-turn.js';
+import { defaultEmbeddedCheckpoints, embeddedWalStartParams, startEmbeddedCheckpoints, type EmbeddedCheckpointOptions } from './embedded-checkpoints.js';
 
 export type Db = Kysely<Database>;
 
@@ -45,6 +46,8 @@ export interface DatabaseOptions {
   searchPath?: string | undefined;
   /** Told when a slow step starts (creating a new embedded database), for the start-up output. */
   onProgress?: ((message: string) => void) | undefined;
+  /** Embedded database only: when it checkpoints (embedded-checkpoints.ts); tests make it sooner. */
+  checkpoints?: EmbeddedCheckpointOptions | undefined;
 }
 
 const numericArrayOid = 1231;
@@ -94,9 +97,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
   let lite: PGlite;
   try {
+    const startParams = [...PGlite.defaultStartParams, ...embeddedWalStartParams];
     lite = options.memory
-      ? await PGlite.create({ dataDir: 'memory://', ...(options.memoryDataDump ? { loadDataDir: options.memoryDataDump } : {}) })
-      : await PGlite.create(requireDataDir(options));
+      ? await PGlite.create({ dataDir: 'memory://', startParams, ...(options.memoryDataDump ? { loadDataDir: options.memoryDataDump } : {}) })
+      : await PGlite.create(requireDataDir(options), { startParams });
   } catch (error) {
     releaseLock();
     throw error;
@@ -113,6 +117,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   });
   pool.on('error', () => {});
   yieldBeforeConnect(pool);
+  const checkpoints = startEmbeddedCheckpoints(pool, options.checkpoints ?? defaultEmbeddedCheckpoints);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
@@ -121,6 +126,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     dumpDataDir: () => lite.dumpDataDir('none'),
     close: async () => {
       try {
+        await checkpoints.stop();
         await db.destroy();
         await lite.close();
       } finally {
