@@ -210,6 +210,11 @@ describe('reveals refused', () => {
       [{ cardId, fields: ['pan'], x: 1 }, [{ field: 'x', message: 'is not a known field' }]],
       [{ cardId, fields: [] }, [{ field: 'fields', message: 'must NOT have fewer than 1 items' }]],
       [{ cardId }, [{ field: 'fields', message: 'is required' }]],
+      // A value wrong inside a form whose fields are all there is told about that value, however
+      // many alternatives it failed (it was told that `aliases` is required).
+      [{ documents: ['passport'] }, [{ field: 'documents[0]', message: 'must be one of "ssn", "documentIdCard", "documentLicense", "documentPassport"' }]],
+      [{ cardId, fields: ['pin'] }, [{ field: 'fields[0]', message: 'must be one of "pan", "cvv", "expiry"' }]],
+      [{ documents: ['ssn', 'ssn'] }, [{ field: 'documents', message: 'must not repeat an item (items 0 and 1 are the same)' }]],
     ];
     for (const [body, details] of cases) {
       const response = await revealRequest(token, body);
