@@ -135,7 +135,12 @@ const DepositBody = Type.Object(
   {
     address: Type.String({ minLength: 1, maxLength: addressLengthMax, description: 'one of your deposit addresses' }),
     asset: assetField,
-    network: networkField,
+    network: Type.Optional(
+      nullable(
+        Type.String({ minLength: 1, maxLength: 20, examples: ['TRON'] }),
+        "the address's network when absent; when sent it must be the address's (400 naming network otherwise)",
+      ),
+    ),
     amount: Text.amount(),
     fromAddress: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: addressLengthMax }), 'the sender, checked in the network\'s format')),
     txHash: Type.Optional(nullable(Type.String({ minLength: 1, maxLength: txHashLengthMax }), 'generated in the network\'s format when absent')),

@@ -14963,7 +14963,7 @@ export interface operations {
                     address: string;
                     /** @example USDC */
                     asset: string;
-                    /** @description the asset's default network when absent */
+                    /** @description the address's network when absent; when sent it must be the address's (400 naming network otherwise) */
                     network?: string | null;
                     /** @description decimal string, for example "10.50" */
                     amount: string;
