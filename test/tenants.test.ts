@@ -67,6 +67,45 @@ describe('admin routes', () => {
     }
   });
 
+  it('list the clients and a client\'s keys (revoked ones too, by prefix, never the key), newest first and paged', async () => {
+    const first = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Listed one' } });
+    const second = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Listed two' } });
+    const clientId = second.body.data.client.id as string;
+    const extra = await t.request({ method: 'POST', url: `/v1/admin/clients/${clientId}/keys`, key: adminKey, body: { readOnly: true, allowedCidrs: ['10.0.0.0/8'] } });
+    expect((await t.request({ method: 'DELETE', url: `/v1/admin/keys/${second.body.data.apiKey.prefix}`, key: adminKey })).status).toBe(200);
+
+    const clients = await t.request({ url: '/v1/admin/clients?limit=2', key: adminKey });
+    expect(clients.status).toBe(200);
+    expect(clients.body.data).toEqual([second.body.data.client, first.body.data.client]);
+    expect(clients.body.pagination).toMatchObject({ hasMoreResults: true, nextStartAfterId: first.body.data.client.id });
+    const total = (await t.deps.db.selectFrom('clients').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow()).count;
+    expect(clients.body.pagination.totalResults).toBe(Number(total));
+    const next = await t.request({ url: `/v1/admin/clients?limit=200&startAfterId=${first.body.data.client.id}`, key: adminKey });
+    expect(next.body.data.map((client: { id: string }) => client.id)).not.toContain(first.body.data.client.id);
+
+    const keys = await t.request({ url: `/v1/admin/clients/${clientId.toUpperCase()}/keys`, key: adminKey });
+    expect(keys.status).toBe(200);
+    expect(keys.body.data).toEqual([
+      { prefix: extra.body.data.apiKey.prefix, clientId, readOnly: true, allowedCidrs: ['10.0.0.0/8'], createdAt: extra.body.data.apiKey.createdAt, revokedAt: null },
+      { prefix: second.body.data.apiKey.prefix, clientId, readOnly: false, allowedCidrs: [], createdAt: second.body.data.apiKey.createdAt, revokedAt: expect.any(String) },
+    ]);
+    expect(keys.body.pagination).toEqual({ totalResults: 2, hasMoreResults: false, nextStartAfterId: null });
+    expect(JSON.stringify(keys.body)).not.toContain(extra.body.data.apiKey.key.slice(16));
+  });
+
+  it('the lists: 401 with a client key or no key, 404 for an unknown or malformed client, 400 for an unknown parameter', async () => {
+    for (const url of ['/v1/admin/clients', `/v1/admin/clients/${t.clientA.id}/keys`]) {
+      expect((await t.request({ url })).status, url).toBe(401);
+      expect((await t.request({ url, key: null })).status, url).toBe(401);
+      const unknown = await t.request({ url: `${url}?sort=name`, key: adminKey });
+      expect([unknown.status, unknown.body.details?.[0]?.field], url).toEqual([400, 'sort']);
+    }
+    for (const clientId of ['01900000-0000-7000-8000-000000000000', 'not-an-id']) {
+      const missing = await t.request({ url: `/v1/admin/clients/${clientId}/keys`, key: adminKey });
+      expect([missing.status, missing.body.code], clientId).toEqual([404, 'NOT_FOUND']);
+    }
+  });
+
   it('never stores a key in clear', async () => {
     const created = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Hashed' } });
     const rows = await t.deps.db.selectFrom('api_keys').selectAll().where('client_id', '=', created.body.data.client.id).execute();

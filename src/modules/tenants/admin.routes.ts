@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
-import { Envelope, Text } from '../../platform/http/envelope.js';
+import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
+import { listQueryProperties } from '../../platform/http/pagination.js';
 import type { ApiKeyResolver } from './api-key-resolver.js';
 import * as tenants from './tenants.service.js';
 
@@ -16,6 +17,17 @@ const ApiKeySchema = Type.Object(
     createdAt: Type.String(),
   },
   { title: 'ApiKey' },
+);
+const AdminApiKeySummarySchema = Type.Object(
+  {
+    prefix: Type.String({ description: 'the first 16 characters of the key (what DELETE /v1/admin/keys/:keyPrefix takes)' }),
+    clientId: Type.String(),
+    readOnly: Type.Boolean(),
+    allowedCidrs: Type.Array(Type.String(), { description: 'the addresses the key is accepted from; empty means any' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when the key was revoked; null while it works' }),
+  },
+  { title: 'AdminApiKeySummary' },
 );
 const KeyOptionsSchema = Type.Object(
   {
@@ -54,6 +66,47 @@ export function registerAdminRoutes(app: App, deps: Deps, resolver: ApiKeyResolv
       const { name, ...keyOptions } = request.body;
       const result = await tenants.createClientWithKey(deps, name, keyOptions);
       return reply.code(201).send({ message: 'Client created', data: result, traceId: String(request.id) });
+    },
+  );
+
+  app.get(
+    '/v1/admin/clients',
+    {
+      config,
+      schema: {
+        operationId: 'admin.listClients',
+        tags: ['Admin'],
+        summary: 'List the clients (tenants), newest first',
+        description: 'As `openbaas clients list`, for a running server whose embedded database the CLI cannot open.',
+        security,
+        querystring: Type.Object(listQueryProperties, { additionalProperties: false }),
+        response: { 200: ListEnvelope(ClientSchema) },
+      },
+    },
+    async (request) => {
+      const { clients, pagination } = await tenants.listClientsPage(deps, request.query);
+      return { message: 'Clients retrieved', data: clients, pagination, traceId: String(request.id) };
+    },
+  );
+
+  app.get(
+    '/v1/admin/clients/:clientId/keys',
+    {
+      config,
+      schema: {
+        operationId: 'admin.listApiKeys',
+        tags: ['Admin'],
+        summary: "List a client's API keys, newest first (revoked ones too)",
+        description: 'Each key by its prefix, never the key itself nor its hash (the key is shown once, when created). 404 for an unknown client.',
+        security,
+        params: Type.Object({ clientId: Text.id() }),
+        querystring: Type.Object(listQueryProperties, { additionalProperties: false }),
+        response: { 200: ListEnvelope(AdminApiKeySummarySchema) },
+      },
+    },
+    async (request) => {
+      const { keys, pagination } = await tenants.listClientKeysPage(deps, request.params.clientId, request.query);
+      return { message: 'API keys retrieved', data: keys, pagination, traceId: String(request.id) };
     },
   );
 

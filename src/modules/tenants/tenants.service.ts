@@ -3,6 +3,7 @@ import type { Deps } from '../../platform/deps.js';
 import { withTransaction, type Tx } from '../../platform/db/transaction.js';
 import { isUuid, newId } from '../../platform/ids.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
+import { paginate, type ListQuery, type Pagination } from '../../platform/http/pagination.js';
 import { assertPlainText, isBlank } from '../../platform/text.js';
 import { apiKeyPattern, apiKeyPrefix, generateApiKey, hashApiKey, hashesMatch, parseCidr } from './api-key.js';
 import * as store from './tenants.store.js';
@@ -43,6 +44,21 @@ export function apiKeySummaryView(row: store.ApiKeySummaryRow, currentKeyId: str
     revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
     current: row.id === currentKeyId,
   };
+}
+
+/** A key as the admin API lists it: whose it is and its state, never the key itself nor its hash. */
+export interface AdminApiKeyView {
+  prefix: string;
+  clientId: string;
+  readOnly: boolean;
+  allowedCidrs: string[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export function adminApiKeyView(row: store.ApiKeySummaryRow, clientId: string): AdminApiKeyView {
+  const { current: _current, ...view } = apiKeySummaryView(row, '');
+  return { ...view, clientId };
 }
 
 export interface CreateKeyOptions {
@@ -135,6 +151,21 @@ export async function revokeApiKey(deps: Deps, keyOrPrefix: string): Promise<{ p
 
 export async function listClients(deps: Deps): Promise<ClientView[]> {
   return (await store.listClients(deps.db)).map(clientView);
+}
+
+/** One page of clients, newest first (the admin API). */
+export async function listClientsPage(deps: Deps, query: ListQuery): Promise<{ clients: ClientView[]; pagination: Pagination }> {
+  const { rows, pagination } = await paginate(store.clientsQuery(deps.db), query, { id: 'id', createdAt: 'created_at' });
+  return { clients: rows.map(clientView), pagination };
+}
+
+/** One page of a client's keys, newest first, revoked ones too (the admin API); 404 for an unknown client. */
+export async function listClientKeysPage(deps: Deps, clientId: string, query: ListQuery): Promise<{ keys: AdminApiKeyView[]; pagination: Pagination }> {
+  if (!isUuid(clientId)) throw notFound('Client');
+  const client = await store.findClient(deps.db, clientId);
+  if (!client) throw notFound('Client');
+  const { rows, pagination } = await paginate(store.apiKeysQuery(deps.db, client.id), query, { id: 'id', createdAt: 'created_at' });
+  return { keys: rows.map((row) => adminApiKeyView(row, client.id)), pagination };
 }
 
 /**

@@ -41,6 +41,11 @@ export async function findClient(db: Tx | Db, clientId: string): Promise<ClientR
   return db.selectFrom('clients').select(['id', 'name', 'created_at']).where('id', '=', clientId).executeTakeFirst();
 }
 
+/** Every client, for listing (the admin API pages it). */
+export function clientsQuery(db: Tx | Db) {
+  return db.selectFrom('clients').select(['id', 'name', 'created_at']);
+}
+
 export async function listClients(db: Tx | Db): Promise<ClientRow[]> {
   return db.selectFrom('clients').select(['id', 'name', 'created_at']).orderBy('id').execute();
 }
