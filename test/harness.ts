@@ -66,6 +66,13 @@ function pgliteTemplate(): Blob {
   return template;
 }
 
+/** The pglite project only: a migrated in-memory embedded database of its own, with this connection timeout. */
+export async function openEmbeddedTestDatabase(connectTimeoutMs: number): Promise<DatabaseHandle> {
+  const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs, memoryDataDump: pgliteTemplate() });
+  await migrate(database.pool);
+  return database;
+}
+
 async function openTestDatabase(routeUrl: (url: string) => string = (url) => url): Promise<{ database: DatabaseHandle; dispose: () => Promise<void> }> {
   if (testDatabase === 'pglite') {
     const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs: 30_000, memoryDataDump: pgliteTemplate() });

@@ -17,7 +17,8 @@ import './traces.tables.js';
  * as `bufferedRowsMax` are waiting, through the pool and never inside a request's transaction: a
  * request costs no database round trip of its own. Rows still buffered when the process dies are
  * lost, which is accepted: the request log is diagnostic, not a record of money. A write that
- * fails is logged and its rows dropped, for the same reason. The app's onClose hook writes what
+ * fails is logged (with the trace ids of its first rows) and its rows dropped, for the same
+ * reason; a write that found no free connection waits again first (insertWaitingForConnection). The app's onClose hook writes what
  * is left, and the trace route calls flush() before reading, so a trace read right after the
  * request that made it is complete.
  *
@@ -30,6 +31,12 @@ import './traces.tables.js';
 export const bufferedRowsMax = 500;
 /** The longest a row waits in memory before it is written. */
 export const flushIntervalMs = 100;
+/** How many times a write waits for the pool's connection (DB_CONNECT_TIMEOUT_MS each) before its rows are dropped. */
+export const connectAttemptsMax = 6;
+/** The pool's answer when no connection came within its connection timeout (node-postgres's pg-pool). */
+function isConnectTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'timeout exceeded when trying to connect';
+}
 /** The longest path kept (the column's limit). */
 const pathLengthMax = 2048;
 /** Error bodies longer than this are not parsed for their code. */
@@ -91,18 +98,36 @@ export class RequestLog {
     for (let start = 0; start < rows.length; start += bufferedRowsMax) {
       const chunk = rows.slice(start, start + bufferedRowsMax);
       try {
-        await insertApiRequestsStatement(chunk).execute(this.db);
+        await this.insertWaitingForConnection(chunk);
       } catch (error) {
         // The rows of many clients go together: one row the database refuses (a data or integrity
         // error: SQLSTATE class 22 or 23) must not cost the others theirs, so such a write is tried
         // again row by row. Any other failure (the database unreachable, say) drops the rows.
         const state = sqlStateOf(error) ?? '';
         if (chunk.length === 1 || !(state.startsWith('22') || state.startsWith('23'))) {
-          this.log.error({ err: error, rows: chunk.length }, 'request log: a write failed; its rows are dropped');
+          this.log.error({ err: error, rows: chunk.length, traceIds: chunk.slice(0, 20).map((row) => row.traceId) }, 'request log: a write failed; its rows are dropped');
           continue;
         }
         this.log.warn({ err: error, rows: chunk.length }, 'request log: a write failed; writing its rows one by one');
         await this.writeEach(chunk);
+      }
+    }
+  }
+
+  /**
+   * One INSERT, waiting for a connection as long as one request may hold it: on the embedded
+   * database (one connection) a request that held it past DB_CONNECT_TIMEOUT_MS made the pool give
+   * up on the write, and the rows of every request answered meanwhile were dropped (until
+   * 2026-12-06; found by an audit). A connection timeout is therefore tried again, up to
+   * `connectAttemptsMax` times in all; any other failure is thrown at once.
+   */
+  private async insertWaitingForConnection(rows: readonly ApiRequestRow[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await insertApiRequestsStatement(rows).execute(this.db);
+        return;
+      } catch (error) {
+        if (attempt >= connectAttemptsMax || !isConnectTimeout(error)) throw error;
       }
     }
   }
