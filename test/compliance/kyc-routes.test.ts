@@ -110,6 +110,41 @@ describe('POST /v1/compliance/kyc', () => {
       // Any identity document will do, which the detail says: a passport alone lets KYC start.
       expect(response.body.details[0].message).toContain('documentPassport');
     });
+
+    it('names each check a sandbox override forces to fail as an override, beside what is really missing; a field on file is never said to be required', async () => {
+      const customer = await createReadyIndividual(t);
+      const force = async (name: string) => expect((await t.request({ method: 'POST', url: `/v1/sandbox/customers/${customer.id}/compliance-checks`, body: { name, passed: false } })).status).toBe(200);
+      const start = async () => {
+        const response = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: customer.id } });
+        await expectCode(response, 422, 'COMPLIANCE_PROFILE_INCOMPLETE');
+        return response.body;
+      };
+      const override = (field: string, check: string) => ({ field, message: expect.stringMatching(new RegExp(`^was marked failing by a sandbox check override \\(${check}\\)`)) });
+
+      await force('KYC_DATA_PRESENT');
+      expect((await start()).details).toEqual([override('kyc', 'KYC_DATA_PRESENT')]);
+      // The address is on file: the forced REGISTRATION_ADDRESS is an override, not "is required".
+      await force('REGISTRATION_ADDRESS');
+      const forcedBoth = await start();
+      expect(forcedBoth.details).toEqual([override('kyc', 'KYC_DATA_PRESENT'), override('kyc.mainAddress', 'REGISTRATION_ADDRESS')]);
+      expect(forcedBoth.message).toContain('sandbox check override');
+      // Fields really missing are named beside the overrides, which stay named.
+      const emptied = await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { documentSsn: null, taxIdCountry: null } } });
+      expect(emptied.status, JSON.stringify(emptied.body)).toBe(200);
+      expect((await start()).details).toEqual([
+        { field: 'kyc.documentSsn', message: expect.stringContaining('an identity document is required before KYC') },
+        override('kyc', 'KYC_DATA_PRESENT'),
+        override('kyc.mainAddress', 'REGISTRATION_ADDRESS'),
+        { field: 'kyc.taxIdCountry', message: 'is required before KYC' },
+      ]);
+      // A field both missing and forced to fail is named for each.
+      expect((await t.request({ method: 'PATCH', url: `/v1/customers/${customer.id}`, body: { kyc: { mainAddress: null } } })).status).toBe(200);
+      expect((await start()).details.filter((detail: { field: string }) => detail.field === 'kyc.mainAddress')).toEqual([
+        { field: 'kyc.mainAddress', message: 'is required before KYC' },
+        override('kyc.mainAddress', 'REGISTRATION_ADDRESS'),
+      ]);
+      expect((await complianceStatus(t, customer.id)).onboardingId).toBeNull();
+    });
   });
 });
 
@@ -317,6 +352,79 @@ describe('hosted page magic values and outcomes', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.headers['content-type']).toContain('text/html');
     expect((await t.request({ url: '/hosted/kyc/short', key: null })).status).toBe(404);
+  });
+});
+
+describe('hosted page submissions the form does not send', () => {
+  const form = 'application/x-www-form-urlencoded';
+
+  /** A person named Deny, whose AUTO outcome is a final denial, with the link open. */
+  async function openLink() {
+    const customer = await createReadyIndividual(t, t.clientA, { lastName: 'Deny' });
+    const started = await startKyc(t, customer.id);
+    const before = { status: await complianceStatus(t, customer.id), events: (await eventsOf(t, customer.id)).length };
+    const unchanged = async () => {
+      expect(await complianceStatus(t, customer.id)).toEqual(before.status);
+      expect((await eventsOf(t, customer.id)).length).toBe(before.events);
+    };
+    return { customerId: customer.id as string, path: pathOf(started.sdk.link), unchanged };
+  }
+
+  function expectRefusalPage(response: { status: number; body: unknown; headers: Record<string, unknown> }, status: number) {
+    expect(response.status, String(response.body)).toBe(status);
+    expect(response.headers).toMatchObject({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+    });
+    expect(response.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(response.headers.location).toBeUndefined();
+    const body = String(response.body);
+    expect(body).toContain('Nothing was changed');
+    for (const value of ['AUTO', 'APPROVED', 'DENIED_COMPLIANCE', 'DENIED_IDENTITY_THEFT', 'MANUAL_REVIEW', 'ERROR']) expect(body).toContain(`<code>${value}</code>`);
+    return body;
+  }
+
+  it('400: a missing, repeated or unknown outcome gets a page saying what the form sends; nothing changes (a person named Deny is not denied)', async () => {
+    const { path, customerId, unchanged } = await openLink();
+    const cases: Array<[string, string]> = [
+      ['', 'no outcome field'],
+      ['foo=1', 'no outcome field'],
+      ['outcome=AUTO&outcome=AUTO', 'outcome field 2 times'],
+      ['outcome=APPROVED&outcome=DENIED_COMPLIANCE', 'outcome field 2 times'],
+      ['outcome=APPROVE', '&quot;APPROVE&quot; is not one the page knows'],
+      ['outcome=approved', '&quot;approved&quot; is not one the page knows'],
+      ['outcome=', '&quot;&quot; is not one the page knows'],
+      ['outcome=%3Cb%3E', '&quot;&lt;b&gt;&quot; is not one the page knows'],
+    ];
+    for (const [rawBody, problem] of cases) {
+      const response = await t.request({ method: 'POST', url: path, key: null, rawBody, contentType: form });
+      expect(expectRefusalPage(response, 400), rawBody).toContain(problem);
+    }
+    // No body and no Content-Type at all: no outcome either.
+    expect(expectRefusalPage(await t.request({ method: 'POST', url: path, key: null }), 400)).toContain('no outcome field');
+    await unchanged();
+    // The link still takes a proper submission (a charset parameter is fine).
+    const submitted = await t.request({ method: 'POST', url: path, key: null, rawBody: 'outcome=MANUAL_REVIEW', contentType: `${form}; charset=UTF-8` });
+    expect(submitted.status).toBe(303);
+    expect((await complianceStatus(t, customerId)).verificationStatus).toBe('MANUAL_REVIEW');
+  });
+
+  it('415: a body that is not a form (JSON included) gets a page; nothing changes', async () => {
+    const { path, unchanged } = await openLink();
+    const bodies: Array<[string, string]> = [
+      ['{"outcome":"APPROVED"}', 'application/json'],
+      ['{"outcome":"AUTO"}', 'application/json'],
+      ['outcome=APPROVED', 'text/plain'],
+      ['outcome=APPROVED', 'multipart/form-data; boundary=x'],
+    ];
+    for (const [rawBody, contentType] of bodies) {
+      const response = await t.request({ method: 'POST', url: path, key: null, rawBody, contentType });
+      expect(expectRefusalPage(response, 415), contentType).toContain('not a form');
+    }
+    await unchanged();
   });
 });
 

@@ -29,6 +29,7 @@ describe('200 POST /v1/sandbox/onboardings/:onboardingId/outcome with completeRe
     const response = await outcome(started.onboardingId, { outcome: 'APPROVED', completeRequirements: true });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     expect(response.body.data.status).toBe('APPROVED');
+    expect(response.body.message).toBe('Onboarding completed: APPROVED');
 
     expect(typesOf(await eventsOf(t, customer.id))).toEqual(typesOf(await eventsOf(t, longPath.id)));
     expect(typesOf(await eventsOf(t, customer.id))).toEqual(
@@ -44,6 +45,21 @@ describe('200 POST /v1/sandbox/onboardings/:onboardingId/outcome with completeRe
     }
     const wallet = await t.request({ url: `/v1/wallets/${customer.portfolios[0].wallets[0]}` });
     expect(wallet.body.data.virtualAccount.virtualAccountNumber).toMatch(/^70\d{10}$/);
+  });
+
+  it('a check forced to fail stops it: the message says the outcome was recorded and the onboarding is still PROCESSING, not completed', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    const forced = await t.request({ method: 'POST', url: `/v1/sandbox/customers/${customer.id}/compliance-checks`, body: { name: 'DOC_FATCA', passed: false } });
+    expect(forced.status).toBe(200);
+    const response = await outcome(started.onboardingId, { outcome: 'APPROVED', completeRequirements: true });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.data).toMatchObject({ status: 'PROCESSING', verificationStatus: 'APPROVED' });
+    expect(response.body.message).not.toContain('completed');
+    expect(response.body.message).toBe(
+      'Outcome APPROVED recorded and any missing required documents put on file; the onboarding is still PROCESSING, waiting for DOC_FATCA (next action UPLOAD_DOCUMENT)',
+    );
+    expect(await complianceStatus(t, customer.id)).toMatchObject({ onboardingStatus: 'PROCESSING', nextAction: 'UPLOAD_DOCUMENT' });
   });
 });
 

@@ -109,6 +109,23 @@ describe('POST /v1/compliance/kyb', () => {
     expect((await businessStatus(t, business.id)).nextAction).toBe('UPDATE_BUSINESS_DATA');
   });
 
+  it('422 names each check a sandbox override forces to fail as an override, not as missing data', async () => {
+    const business = await createBusinessWith(t);
+    await relate(t, business.id, (await createReadyIndividual(t)).id, 'SHAREHOLDER');
+    await relate(t, business.id, (await createReadyIndividual(t)).id, 'REPRESENTATIVE');
+    for (const name of ['KYB_DATA_PRESENT', 'BUSINESS_ADDRESS', 'RELATED_PERSONS']) {
+      expect((await t.request({ method: 'POST', url: `/v1/sandbox/customers/${business.id}/compliance-checks`, body: { name, passed: false } })).status).toBe(200);
+    }
+    const response = await t.request({ method: 'POST', url: '/v1/compliance/kyb', body: { customerId: business.id } });
+    await expectCode(response, 422, 'COMPLIANCE_PROFILE_INCOMPLETE');
+    const override = (check: string) => expect.stringMatching(new RegExp(`^was marked failing by a sandbox check override \\(${check}\\)`));
+    expect(response.body.details).toEqual([
+      { field: 'kyb', message: override('KYB_DATA_PRESENT') },
+      { field: 'kyb.mainAddress', message: override('BUSINESS_ADDRESS') },
+      { field: 'relatedPersons', message: override('RELATED_PERSONS') },
+    ]);
+  });
+
   it('409 after a decision: a denied business cannot start again', async () => {
     const business = await createBusinessWith(t, t.clientA, { legalName: 'Deny Trading Co' });
     const person = await createReadyIndividual(t);

@@ -265,11 +265,46 @@ function assertCanStart(latest: OnboardingRow | undefined, kind: OnboardingKind)
   if (isDenial(latest.status)) throw new AppError('INVALID_STATE', `The customer's ${word} was ${latest.status}; contact support.`);
 }
 
+/** How a detail says that a sandbox override forces a check to fail (not that data is missing). */
+const overrideMessagePrefix = 'was marked failing by a sandbox check override';
+
 function profileIncomplete(details: ErrorDetail[], kind: OnboardingKind): AppError {
   const what = kind === 'KYC' ? 'KYC' : 'KYB';
-  return new AppError('COMPLIANCE_PROFILE_INCOMPLETE', `${what} cannot start until the customer's data is complete: ${details.map((detail) => detail.field).join(', ')}.`, {
-    details,
-  });
+  const fields = [...new Set(details.map((detail) => detail.field))].join(', ');
+  const forced = details.some((detail) => detail.message.startsWith(overrideMessagePrefix)) ? '; a sandbox check override forces some of these to fail (see details)' : '';
+  return new AppError('COMPLIANCE_PROFILE_INCOMPLETE', `${what} cannot start until the customer's data is complete: ${fields}${forced}.`, { details });
+}
+
+/** A required profile check a start reads, the field it stands for and the details of what is really missing. */
+interface ProfileCheck {
+  name: string;
+  field: string;
+  missing: () => ErrorDetail[];
+}
+
+/**
+ * Why a KYC or KYB cannot start: for each required profile check that fails, the fields really
+ * missing and, when a sandbox override forces the check to fail, a detail on the field the check
+ * stands for saying so. A field on file is never said to be required (until 2026-12-06 a forced
+ * REGISTRATION_ADDRESS said an address on file "is required", and a forced KYC_DATA_PRESENT went
+ * unsaid beside a missing field; found by an audit).
+ */
+function startRefusalDetails(
+  checks: readonly ProfileCheck[],
+  withOverrides: { checks: ReadonlyArray<{ name: string; passed: boolean; required: boolean }> },
+  withoutOverrides: { checks: ReadonlyArray<{ name: string; passed: boolean; required: boolean }> },
+  overrides: ReadonlyMap<string, boolean>,
+): ErrorDetail[] {
+  const failing = (evaluation: typeof withOverrides, name: string) => evaluation.checks.some((check) => check.name === name && check.required && !check.passed);
+  const details: ErrorDetail[] = [];
+  for (const check of checks) {
+    if (!failing(withOverrides, check.name)) continue;
+    if (failing(withoutOverrides, check.name)) details.push(...check.missing());
+    if (overrides.get(check.name) === false) {
+      details.push({ field: check.field, message: `${overrideMessagePrefix} (${check.name}); force that check to pass to lift it` });
+    }
+  }
+  return details;
 }
 
 async function newOnboardingRow(
@@ -321,18 +356,19 @@ async function newOnboardingRow(
  * only if its check is required (it never is: the specification makes it optional).
  */
 async function assertKycProfileComplete(tx: Tx, customer: CustomerRow): Promise<void> {
-  const evaluation = evaluateIndividual(await individualFacts(tx, customer, undefined));
-  const missing: ErrorDetail[] = [];
-  const failed = (name: string) => evaluation.checks.some((check) => check.name === name && check.required && !check.passed);
+  const facts = await individualFacts(tx, customer, undefined);
   // Any one identity document will do: the detail names the SSN field and says so (a passport alone is enough).
   const requiredMessage = (field: string) =>
     field === 'kyc.documentSsn' ? 'an identity document is required before KYC: documentSsn, documentPassport, documentIdCard or documentLicense' : 'is required before KYC';
-  if (failed('KYC_DATA_PRESENT')) missing.push(...missingKycFields(customer).map((field) => ({ field, message: requiredMessage(field) })));
-  if (failed('REGISTRATION_ADDRESS')) missing.push({ field: 'kyc.mainAddress', message: 'is required before KYC' });
-  if (failed('TAX_COUNTRY')) missing.push({ field: 'kyc.taxIdCountry', message: 'is required before KYC' });
-  if (failed('OCCUPATION')) missing.push({ field: 'kyc.occupation', message: 'is required before KYC' });
-  if (failed('KYC_DATA_PRESENT') && missing.length === 0) missing.push({ field: 'kyc', message: 'was marked incomplete by a sandbox check override' });
-  if (missing.length > 0) throw profileIncomplete(missing, 'KYC');
+  const required = (field: string) => [{ field, message: requiredMessage(field) }];
+  const checks: ProfileCheck[] = [
+    { name: 'KYC_DATA_PRESENT', field: 'kyc', missing: () => missingKycFields(customer).flatMap(required) },
+    { name: 'REGISTRATION_ADDRESS', field: 'kyc.mainAddress', missing: () => required('kyc.mainAddress') },
+    { name: 'TAX_COUNTRY', field: 'kyc.taxIdCountry', missing: () => required('kyc.taxIdCountry') },
+    { name: 'OCCUPATION', field: 'kyc.occupation', missing: () => required('kyc.occupation') },
+  ];
+  const details = startRefusalDetails(checks, evaluateIndividual(facts), evaluateIndividual({ ...facts, overrides: new Map() }), facts.overrides);
+  if (details.length > 0) throw profileIncomplete(details, 'KYC');
 }
 
 /**
@@ -406,18 +442,19 @@ export async function startKyb(tx: Tx, context: RequestContext, runtime: Complia
   if (customer.type !== 'LEGAL') throw wrongType('LEGAL', 'POST /v1/compliance/kyc');
   assertCanStart(await store.latestOnboarding(tx, context.clientId, customer.id, 'KYB'), 'KYB');
   const strategy = await strategyOf(tx, context.clientId);
-  const evaluation = evaluateBusiness(await businessFacts(tx, customer, undefined));
-  const failed = (name: string) => evaluation.checks.some((check) => check.name === name && check.required && !check.passed);
-  const missing: ErrorDetail[] = [];
-  if (failed('KYB_DATA_PRESENT')) {
-    const fields = missingKybFields(customer);
-    missing.push(...(fields.length > 0 ? fields : ['kyb']).map((field) => ({ field, message: 'is required before KYB' })));
-  }
-  if (failed('BUSINESS_ADDRESS')) missing.push({ field: 'kyb.mainAddress', message: 'is required before KYB' });
-  if (failed('RELATED_PERSONS')) {
-    missing.push({ field: 'relatedPersons', message: 'at least one SHAREHOLDER and one REPRESENTATIVE must be related to the business' });
-  }
-  if (missing.length > 0) throw profileIncomplete(missing, 'KYB');
+  const facts = await businessFacts(tx, customer, undefined);
+  const required = (field: string) => ({ field, message: 'is required before KYB' });
+  const checks: ProfileCheck[] = [
+    { name: 'KYB_DATA_PRESENT', field: 'kyb', missing: () => missingKybFields(customer).map(required) },
+    { name: 'BUSINESS_ADDRESS', field: 'kyb.mainAddress', missing: () => [required('kyb.mainAddress')] },
+    {
+      name: 'RELATED_PERSONS',
+      field: 'relatedPersons',
+      missing: () => [{ field: 'relatedPersons', message: 'at least one SHAREHOLDER and one REPRESENTATIVE must be related to the business' }],
+    },
+  ];
+  const details = startRefusalDetails(checks, evaluateBusiness(facts), evaluateBusiness({ ...facts, overrides: new Map() }), facts.overrides);
+  if (details.length > 0) throw profileIncomplete(details, 'KYB');
 
   const { row } = await newOnboardingRow(runtime, context, customer, 'KYB', strategy, null);
   await store.insertOnboarding(tx, row);

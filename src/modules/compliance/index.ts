@@ -25,6 +25,7 @@ export {
   expireOnboarding,
   findByTokenHash,
   forceCheck,
+  individualStatus,
   reevaluate as reevaluateOnboarding,
   identityChanging,
   onboardingView,

@@ -15,6 +15,7 @@ import {
   completeKycInSandbox,
   expireOnboarding,
   forceCheck,
+  individualStatus,
   onboardingView,
   type ComplianceRuntime,
 } from '../../compliance/index.js';
@@ -49,7 +50,18 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
         if (request.body.completeRequirements === true) {
           if (request.body.outcome !== 'APPROVED') throw validationError('completeRequirements', 'goes with the outcome APPROVED only');
           const completed = await completeKycInSandbox(tx, context, runtime, request.params.onboardingId, { asOutcome: true });
-          return { message: `Onboarding completed: ${completed.status}`, data: onboardingView(completed) };
+          if (completed.status === 'APPROVED') return { message: 'Onboarding completed: APPROVED', data: onboardingView(completed) };
+          // A check still failing (one forced to fail, or data removed meanwhile) stops it: the
+          // message says so rather than "completed" (until 2026-12-06 it said "Onboarding completed:
+          // PROCESSING"; found by an audit).
+          const status = await individualStatus(tx, context.clientId, completed.customer_id);
+          const waitingFor = status.summary.requiredFailed.filter((name) => name !== 'KYC_STATUS');
+          const waiting = waitingFor.length > 0 ? `, waiting for ${waitingFor.join(', ')}` : '';
+          const next = status.nextAction === null ? '' : ` (next action ${status.nextAction})`;
+          return {
+            message: `Outcome APPROVED recorded and any missing required documents put on file; the onboarding is still ${completed.status}${waiting}${next}`,
+            data: onboardingView(completed),
+          };
         }
         // As completeRequirements goes with APPROVED only, errorMessage goes with ERROR only: silently dropped, it would look applied.
         if (request.body.errorMessage !== undefined && request.body.outcome !== 'ERROR') throw validationError('errorMessage', 'goes with the outcome ERROR only');

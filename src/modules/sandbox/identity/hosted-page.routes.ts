@@ -13,6 +13,26 @@ import { hashSdkToken, hostedKycPathPrefix, sandboxOutcomeFor, sdkTokenPattern }
 /** The form posts one short field; anything bigger is not ours. */
 const formBodyLimitBytes = 4096;
 
+/** The body of a request that is not a form: the POST answers it with a 415 page. */
+const notAForm = Symbol('not a form');
+
+/** The values the form's `outcome` field takes: AUTO (the magic last names decide) or an outcome. */
+const formOutcomes: readonly string[] = ['AUTO', ...verificationOutcomes];
+
+/**
+ * The outcome a form asks for, or what is wrong with it. Exactly one `outcome` field with a known
+ * value: until 2026-12-06 a missing or repeated field was taken as AUTO (for a person named Deny, a
+ * final denial) and an unknown value was silently ignored (found by an audit).
+ */
+function outcomeOf(form: URLSearchParams): { chosen: string } | { problem: string } {
+  const values = form.getAll('outcome');
+  if (values.length === 0) return { problem: 'The form has no outcome field.' };
+  if (values.length > 1) return { problem: `The form has the outcome field ${values.length} times; send it once.` };
+  const chosen = values[0] ?? '';
+  if (!formOutcomes.includes(chosen)) return { problem: `The outcome ${JSON.stringify(chosen.slice(0, 40))} is not one the page knows (values are case-sensitive).` };
+  return { chosen };
+}
+
 /** Headers of every hosted page: never cached, never framed, no referrer (the token is in the URL), no script. */
 function sendPage(reply: FastifyReply, statusCode: number, view: HostedPageView): FastifyReply {
   return reply
@@ -41,9 +61,14 @@ export function registerHostedPageRoutes(app: App, deps: Deps, runtime: Complian
 
   void app.register(async (plainScope) => {
     const scope = plainScope.withTypeProvider<TypeBoxTypeProvider>();
+    // The page posts a form and nothing else: any other body (JSON included, which the app parses
+    // elsewhere) reaches the POST as notAForm and is refused with a 415 page.
+    scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: formBodyLimitBytes }, (_request, body, done) => {
-      const text = typeof body === 'string' ? body : body.toString('utf8');
-      done(null, Object.fromEntries(new URLSearchParams(text)));
+      done(null, new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8')));
+    });
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: formBodyLimitBytes }, (_request, _body, done) => {
+      done(null, notAForm);
     });
 
     scope.get(
@@ -76,10 +101,13 @@ export function registerHostedPageRoutes(app: App, deps: Deps, runtime: Complian
         const token = request.params.token;
         const found = sdkTokenPattern.test(token) ? await findByTokenHash(deps.db, hashSdkToken(token)) : undefined;
         if (!found) return sendPage(reply, 404, { kind: 'not-found' });
-        const body = (request.body ?? {}) as Record<string, unknown>;
-        const chosen = typeof body.outcome === 'string' ? body.outcome : 'AUTO';
-        const outcome: VerificationOutcome | undefined =
-          chosen === 'AUTO' ? sandboxOutcomeFor(found) : (verificationOutcomes as readonly string[]).includes(chosen) ? (chosen as VerificationOutcome) : undefined;
+        // A request the page does not understand changes nothing, whatever the link's state.
+        if (request.body === notAForm) {
+          return sendPage(reply, 415, { kind: 'refused', token, problem: 'The submission is not a form (application/x-www-form-urlencoded).' });
+        }
+        const asked = outcomeOf(request.body instanceof URLSearchParams ? request.body : new URLSearchParams());
+        if ('problem' in asked) return sendPage(reply, 400, { kind: 'refused', token, problem: asked.problem });
+        const outcome: VerificationOutcome = asked.chosen === 'AUTO' ? sandboxOutcomeFor(found) : (asked.chosen as VerificationOutcome);
         const now = await readClientNow(deps, deps.db, found.onboarding.client_id);
         const context: RequestContext = { clientId: found.onboarding.client_id, traceId: String(request.id), now };
         const name = fullName(found);
@@ -88,7 +116,7 @@ export function registerHostedPageRoutes(app: App, deps: Deps, runtime: Complian
           const onboarding = (await findByTokenHash(tx, hashSdkToken(token)))?.onboarding;
           if (!onboarding || onboarding.status === 'EXPIRED' || onboarding.status === 'ARCHIVED') return 'expired' as const;
           // Only an unfinished flow takes a result; a second submission just shows the result.
-          if (!outcome || onboarding.status !== 'PENDING' || onboarding.verification_status !== 'PENDING') return 'done' as const;
+          if (onboarding.status !== 'PENDING' || onboarding.verification_status !== 'PENDING') return 'done' as const;
           await applyVerificationOutcome(tx, context, runtime, onboarding.id, outcome);
           return 'done' as const;
         });

@@ -10,6 +10,7 @@ export type HostedPageView =
   | { kind: 'open'; token: string; fullName: string; expiresAt: Date; magicOutcome: VerificationOutcome }
   | { kind: 'done'; fullName: string; onboardingStatus: string; verificationStatus: string }
   | { kind: 'expired'; fullName: string | null }
+  | { kind: 'refused'; token: string; problem: string }
   | { kind: 'not-found' };
 
 export const outcomeLabels: Record<VerificationOutcome, string> = {
@@ -108,6 +109,17 @@ ${outcomeButtons}
         `<h1>This link has expired</h1>
 <p>${view.fullName ? `${escapeHtml(view.fullName)}, this` : 'This'} verification link is no longer valid. Please ask for a new one.</p>`,
       );
+    case 'refused': {
+      // A submission the page does not understand (nothing was changed): say what the form sends.
+      const accepted = ['AUTO', ...Object.keys(outcomeLabels)].map((value) => `<code>${escapeHtml(value)}</code>`).join(', ');
+      return layout(
+        'Submission not accepted',
+        `<h1>This submission was not accepted</h1>
+<p id="problem">${escapeHtml(view.problem)}</p>
+<p>The form is sent as <code>application/x-www-form-urlencoded</code> with one field <code>outcome</code>, whose value is one of ${accepted}. Nothing was changed.</p>
+<p><a href="${escapeHtml(`/hosted/kyc/${encodeURIComponent(view.token)}`)}">Back to the verification page</a></p>`,
+      );
+    }
     case 'not-found':
       return layout('Link not found', '<h1>Link not found</h1>\n<p>This verification link is not valid. Check that you copied all of it.</p>');
   }

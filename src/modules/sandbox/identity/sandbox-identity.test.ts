@@ -54,9 +54,12 @@ describe('hosted page HTML', () => {
     }
   });
 
-  it('shows the result, the expiry and the unknown link pages', () => {
+  it('shows the result, the expiry, the refused submission and the unknown link pages', () => {
     expect(renderHostedPage({ kind: 'done', fullName: 'Ada <b>', onboardingStatus: 'PROCESSING', verificationStatus: 'MANUAL_REVIEW' })).toContain('Ada &lt;b&gt;');
     expect(renderHostedPage({ kind: 'expired', fullName: 'Ada' })).toContain('has expired');
     expect(renderHostedPage({ kind: 'not-found' })).toContain('Link not found');
+    const refused = renderHostedPage({ kind: 'refused', token: 'tok', problem: 'The outcome "<b>" is not one the page knows.' });
+    expect(refused).toContain('&quot;&lt;b&gt;&quot;');
+    expect(refused).toContain('href="/hosted/kyc/tok"');
   });
 });
