@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import type { Deps } from './platform/deps.js';
 import type { App } from './platform/http/app-type.js';
 import { authHook } from './platform/http/auth.js';
+import { advanceWaitMs, waitForClientAdvance } from './platform/client-clock.js';
 import { answerClientError } from './platform/http/client-errors.js';
 import { traceIdPattern } from './platform/http/context.js';
 import { AppError } from './platform/http/errors.js';
@@ -183,6 +184,22 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       throw new AppError('FIELD_REMOVED', details.map((detail) => `${detail.field} ${detail.message}`).join(' '), { details });
     }
   });
+
+  // Sandbox: a client's writes wait while this process advances that client's clock, so none acts at
+  // the new time on a state whose earlier timers have not run yet (platform/client-clock.ts). Reads
+  // answer at once (and may show the advance half done).
+  if (deps.config.mode === 'sandbox') {
+    app.addHook('preHandler', async (request) => {
+      const clientId = request.auth?.clientId;
+      if (clientId === undefined || request.method === 'GET' || request.method === 'HEAD') return;
+      if (!(await waitForClientAdvance(deps, clientId, advanceWaitMs))) {
+        throw new AppError(
+          'SANDBOX_CLOCK_BUSY',
+          `An advance of this client's clock was still running its timers after ${advanceWaitMs / 1000} s; this request was not applied: retry it when the advance has answered.`,
+        );
+      }
+    });
+  }
 
   // Every API route refuses unknown query parameters (an empty strict schema when it declares
   // none) and documents the error body; the docs UI routes are public.

@@ -59,3 +59,59 @@ export async function readClockOffset(db: Db | Tx, clientId: string): Promise<nu
 export async function readClientNow(deps: Pick<Deps, 'clock'>, db: Db | Tx, clientId: string): Promise<Date> {
   return clientNow(deps.clock, await readClockOffset(db, clientId));
 }
+
+/**
+ * How long a write of a client waits for an advance of that client's clock running in this process
+ * (and a second advance for the first) before it is refused with 409 SANDBOX_CLOCK_BUSY.
+ */
+export const advanceWaitMs = 30_000;
+
+const runningAdvances = new WeakMap<object, Map<string, Promise<void>>>();
+
+function advancesOf(deps: Pick<Deps, 'database'>): Map<string, Promise<void>> {
+  let advances = runningAdvances.get(deps.database);
+  if (!advances) {
+    advances = new Map();
+    runningAdvances.set(deps.database, advances);
+  }
+  return advances;
+}
+
+/**
+ * Marks an advance of the client's clock as running in this process, until the returned function
+ * is called. An advance moves the clock first and then runs the timers that came due, one
+ * transaction each; a write of the same client answered in between would act at the new time on a
+ * state where earlier timers had not run yet (a credit line repaid during a 30-day advance owed
+ * none of the interest of those days; found by an audit). The client's writes therefore wait for
+ * the advance (`waitForClientAdvance`, a hook of the app in sandbox mode).
+ */
+export function advanceStarted(deps: Pick<Deps, 'database'>, clientId: string): () => void {
+  const advances = advancesOf(deps);
+  let finish: () => void = () => undefined;
+  const running = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  advances.set(clientId, running);
+  return () => {
+    if (advances.get(clientId) === running) advances.delete(clientId);
+    finish();
+  };
+}
+
+/** Resolves true once no advance of the client's clock runs in this process, false if one still runs after `maxWaitMs`. */
+export async function waitForClientAdvance(deps: Pick<Deps, 'database'>, clientId: string, maxWaitMs: number): Promise<boolean> {
+  const deadline = performance.now() + maxWaitMs;
+  for (;;) {
+    const running = runningAdvances.get(deps.database)?.get(clientId);
+    if (!running) return true;
+    const remainingMs = deadline - performance.now();
+    if (remainingMs <= 0) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timed out'>((resolve) => {
+      timer = setTimeout(() => resolve('timed out'), remainingMs);
+    });
+    const outcome = await Promise.race([running.then(() => 'ended' as const), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timed out') return false;
+  }
+}

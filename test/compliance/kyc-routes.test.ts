@@ -256,6 +256,20 @@ describe('SDK link expiry by the injected clock', () => {
     expect(submitted.body).toContain('has expired');
     expect((await complianceStatus(t, customer.id)).onboardingStatus).toBe('EXPIRED');
   });
+
+  it('the outcome control after the deadline expires the link instead of deciding it: 409 INVALID_STATE, no approval', async () => {
+    // The timer had not run yet (no worker, or an advance still on its way to it): the control
+    // approved a KYC whose link had expired by the client's clock (found by an audit).
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    t.clock.advance(31 * 60_000);
+    const decided = await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${started.onboardingId}/outcome`, body: { outcome: 'APPROVED', completeRequirements: true } });
+    expect([decided.status, decided.body.code], JSON.stringify(decided.body)).toEqual([409, 'INVALID_STATE']);
+    expect(await complianceStatus(t, customer.id)).toMatchObject({ onboardingStatus: 'EXPIRED', verificationStatus: 'EXPIRED', nextAction: 'START_KYC' });
+    const types = (await eventsOf(t, customer.id)).map((event) => event.type);
+    expect(types.filter((type) => type === 'CUSTOMER_KYC_SDK_EXPIRED')).toHaveLength(1);
+    expect(types).not.toContain('CUSTOMER_KYC_FINISHED');
+  });
 });
 
 describe('hosted page magic values and outcomes', () => {

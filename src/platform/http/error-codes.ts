@@ -57,7 +57,7 @@ export const errorCodes = {
   BANK_TRANSFER_NOT_PENDING: { status: 409, description: 'The bank deposit or withdrawal already settled or failed; only a PENDING one can settle or fail.' },
   CRYPTO_TRANSACTION_NOT_PENDING: { status: 409, description: 'A sandbox confirm or fail call names a crypto deposit or withdrawal that already COMPLETED or FAILED; only a PENDING one can change.' },
   SANDBOX_CLOCK_LIMIT: { status: 422, description: 'The advance would move the sandbox clock more than 100 years ahead of the wall clock, the furthest it may run (the clock never moves back; restoring an earlier snapshot puts back its time).' },
-  SANDBOX_CLOCK_BUSY: { status: 409, description: 'Another advance of this client\'s sandbox clock is still running its timers after 30 s of waiting; retry when it has answered.' },
+  SANDBOX_CLOCK_BUSY: { status: 409, description: 'An advance of this client\'s sandbox clock was still running its timers after 30 s of waiting (a second advance waits for the first, and every other write of the client waits for an advance running in the same process); nothing was applied: retry when the advance has answered.' },
   SANDBOX_STATE_BUSY: { status: 409, description: 'A sandbox reset, snapshot or restore was refused because an advance of the client\'s clock is still running its timers; retry when it has answered.' },
   COOP_AUTH_ENDPOINT_EXISTS: { status: 409, description: 'Another active webhook subscription already lists COOP_AUTH_0100 or COOP_AUTH_0200: a cooperative decision request has exactly one endpoint. Remove the type from that subscription, or pause it, first.' },
   COOP_AUTH_ENDPOINT_MISSING: { status: 409, description: 'POST /v1/sandbox/coop-auth/echo found no active webhook subscription that lists COOP_AUTH_0100 (a `*` subscription is not asked to decide): create one first.' },
@@ -72,7 +72,7 @@ export const errorCodes = {
   // 422
   CARD_EXPIRY_OUT_OF_RANGE: { status: 422, description: 'A card issued now would expire after 2099, which the two-digit expiry year of a card (DE14, YYMM) cannot carry: only when the sandbox clock has been moved past 2095.' },
   CARD_PROGRAM_MISMATCH: { status: 422, description: 'The card program is of the other card type for this route (a CREDIT program for a debit card, or the reverse), or, for the cooperative echo tool, not a COOP_AUTH program.' },
-  COMPLIANCE_PROFILE_INCOMPLETE: { status: 422, description: 'KYC or KYB cannot start until the customer\'s data is complete; `details` names each missing field.' },
+  COMPLIANCE_PROFILE_INCOMPLETE: { status: 422, description: 'KYC or KYB cannot start until the customer\'s data is complete; `details` names each missing field, and in the sandbox each field a check forced to fail stands for (its message names the override).' },
   RESOURCE_LIMIT_REACHED: { status: 422, description: 'A documented per-record limit is reached (for example portfolios per customer or wallets per portfolio).' },
   WEBHOOK_LIMIT_REACHED: { status: 422, description: 'The client already has the maximum number of webhook subscriptions (100, deleted ones not counted).' },
   SANDBOX_SNAPSHOT_INCOMPATIBLE: { status: 422, description: 'The sandbox snapshot was taken with an older database schema and its records no longer fit the current tables; take a new snapshot.' },

@@ -74,7 +74,8 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
           'in due-time order, each in its own transaction and with its events: pending bank deposits and withdrawals settle or come back, KYC links expire, ' +
           'and so on. Each runs at its due time (or at the client\'s time before the advance, when it was already overdue). `ran` lists them. ' +
           'With the sandbox block worker on (OPENBAAS_SANDBOX_BLOCK_SECONDS), the blocks the advance covers are mined before it answers too, each dated at its own time. ' +
-          'Other clients\' clocks do not move. A second advance of the same client waits for the first (409 SANDBOX_CLOCK_BUSY after 30 s).',
+          'Other clients\' clocks do not move. A second advance of the same client waits for the first, and so does every other write of the client sent to the same process ' +
+          '(it then acts at the new time, after the timers; 409 SANDBOX_CLOCK_BUSY after 30 s); reads answer at once.',
         body: AdvanceBody,
         response: { 200: Envelope(AdvanceSchema) },
       },

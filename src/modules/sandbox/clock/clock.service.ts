@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { clientNow, noteClockOffset, readClockOffset } from '../../../platform/client-clock.js';
+import { advanceStarted, advanceWaitMs, clientNow, noteClockOffset, readClockOffset } from '../../../platform/client-clock.js';
 import type { Deps } from '../../../platform/deps.js';
 import { withTransaction, type Tx } from '../../../platform/db/transaction.js';
 import { AppError } from '../../../platform/http/errors.js';
@@ -18,8 +18,6 @@ export const advanceSecondsMax = 400 * 86_400;
 export const clockOffsetMaxSeconds = 36_525 * 86_400;
 /** How long an advance's claim on the client's timers lasts without renewal (it renews after every timer). */
 export const advanceLeaseMs = 60_000;
-/** How long an advance waits for another advance of the same client before answering 409. */
-export const advanceWaitMs = 30_000;
 
 export interface ClockView {
   now: string;
@@ -166,6 +164,7 @@ export async function advanceClock(deps: Deps, kinds: readonly TimerKind[], requ
   }
   if (!lease.taken) return { replay: true };
   noteClockOffset(deps, request.clientId, lease.offsetMs);
+  const advanceEnded = advanceStarted(deps, request.clientId);
   try {
     const { ran, failed } = await runClientTimersUntil(deps.db, kinds, {
       clientId: request.clientId,
@@ -181,5 +180,7 @@ export async function advanceClock(deps: Deps, kinds: readonly TimerKind[], requ
     // The clock stays where it moved; the timers not run yet are the worker's once the lease is gone.
     await releaseLease(deps.db, request.clientId).catch(() => undefined);
     throw error;
+  } finally {
+    advanceEnded();
   }
 }

@@ -335,6 +335,45 @@ describe('concurrency', () => {
   });
 });
 
+describe('writes of the client while its clock advances', () => {
+  // The advance moves the clock first, then runs its timers one transaction at a time, letting
+  // other requests in between. A write of the same client answered in between acted at the new
+  // time on a state whose earlier timers had not run (a credit line repaid during a 30-day
+  // advance escaped that month's interest; found by an audit): it now waits for the advance.
+  it('wait until every timer of the advance ran, then act at the new time; another client\'s do not wait', async () => {
+    const client = await t.newClient('waiting writes');
+    const bystander = await t.newClient('bystander writes');
+    let timersRun = 0;
+    const seenBy: Record<string, number> = {};
+    let sent: Promise<unknown>[] = [];
+    const send = (name: string, who: TestClient) =>
+      createIndividual(t, who).then((customer) => {
+        seenBy[name] = timersRun;
+        return customer;
+      });
+    const counting: TimerKind = {
+      kind: 'test.counting',
+      run: async (tx) => {
+        await sql`SELECT 1`.execute(tx);
+        timersRun += 1;
+        // A write of the client, and one of another client, arrive while the advance runs.
+        if (timersRun === 1) sent = [send('client', client), send('bystander', bystander)];
+      },
+    };
+    for (let index = 0; index < 30; index++) {
+      await withTransaction(t.deps.db, (tx) =>
+        scheduleTimer(tx, { clientId: client.id, kind: counting.kind, subjectId: crypto.randomUUID(), dueAt: new Date(t.clock.now().getTime() + 1000 + index), now: t.clock.now() }),
+      );
+    }
+    const outcome = await advanceClock(t.deps, [counting], { clientId: client.id, traceId: 'test', seconds: 3600, idempotencyKey: undefined });
+    expect(outcome).toMatchObject({ replay: false, failed: [] });
+    const [created] = (await Promise.all(sent)) as [any, any];
+    expect(seenBy.client).toBe(30);
+    expect(seenBy.bystander).toBeLessThan(30);
+    expect(new Date(created.createdAt).getTime()).toBeGreaterThanOrEqual(t.clock.now().getTime() + 3600 * 1000);
+  });
+});
+
 describe('webhook deliveries follow the client\'s clock', () => {
   it('delivers the events of an advance at once, and an advance brings a failed delivery\'s retry forward', async () => {
     const receiver = await WebhookReceiver.start();

@@ -2,7 +2,9 @@ import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
-import { runWrite } from '../../../platform/http/idempotency.js';
+import { requestContext, runWrite } from '../../../platform/http/idempotency.js';
+import { withTransaction } from '../../../platform/db/transaction.js';
+import { isUuid } from '../../../platform/ids.js';
 import { validationError } from '../../../platform/http/errors.js';
 import { assertPlainText } from '../../../platform/text.js';
 import {
@@ -13,6 +15,7 @@ import {
   OutcomeBody,
   applyVerificationOutcome,
   completeKycInSandbox,
+  expireIfDue,
   expireOnboarding,
   forceCheck,
   individualStatus,
@@ -45,8 +48,16 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
         response: { 200: Envelope(OnboardingSchema) },
       },
     },
-    async (request, reply) =>
-      runWrite(request, reply, deps, async (tx, context) => {
+    async (request, reply) => {
+      // A link past its deadline by the client's clock expires first, in a transaction of its own
+      // (as its timer would: the worker may not have reached it yet, or an advance is on its way to
+      // it), so the outcome then meets an EXPIRED onboarding: 409 INVALID_STATE. Until 2026-12-06 the
+      // control approved a KYC whose link had expired (found by an audit).
+      if (isUuid(request.params.onboardingId)) {
+        const context = requestContext(request, deps);
+        await withTransaction(deps.db, (tx) => expireIfDue(tx, context, request.params.onboardingId));
+      }
+      return runWrite(request, reply, deps, async (tx, context) => {
         if (request.body.completeRequirements === true) {
           if (request.body.outcome !== 'APPROVED') throw validationError('completeRequirements', 'goes with the outcome APPROVED only');
           const completed = await completeKycInSandbox(tx, context, runtime, request.params.onboardingId, { asOutcome: true });
@@ -70,7 +81,8 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
         const details = request.body.errorMessage === undefined ? {} : { errorMessage: request.body.errorMessage };
         const onboarding = await applyVerificationOutcome(tx, context, runtime, request.params.onboardingId, request.body.outcome, details);
         return { message: `Outcome ${request.body.outcome} recorded`, data: onboardingView(onboarding) };
-      }),
+      });
+    },
   );
 
   app.post(
