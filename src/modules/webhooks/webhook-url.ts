@@ -113,6 +113,10 @@ export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> 
   if (typed !== parsed.url.host && typed !== `${parsed.url.hostname}:${defaultPort}`) {
     throw validationError('url', `must write its host as it is called: ${parsed.url.host} (the URL parser reads ${JSON.stringify(authority)} so)`);
   }
+  if (ipLiteralOf(parsed.url) === undefined) {
+    const problem = hostNameProblem(parsed.url.hostname);
+    if (problem !== undefined) throw validationError('url', problem);
+  }
   // Its path and query follow the text rule: an invisible or direction-changing character (U+200B,
   // U+202E) made the URL shown read otherwise than the one called (until 2026-12-05; found by an audit).
   assertPlainText(raw, 'url');
@@ -122,6 +126,24 @@ export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> 
     if (refused) throw notAllowed(`url must not point to a non-public address: ${parsed.url.hostname} resolves to ${refused.address}.`);
   }
   return raw;
+}
+
+/**
+ * What makes a host name one no DNS lookup can answer (RFC 1035 and RFC 1123: labels of 1 to 63
+ * characters, not starting or ending with a hyphen; 253 characters in all), which the URL parser
+ * lets through; until 2026-12-06 such a subscription was created and only its deliveries failed
+ * (found by an audit). An underscore is left alone: private resolvers (Docker's, for one) answer
+ * names that have one. A final dot (an absolute name) is allowed.
+ */
+function hostNameProblem(hostname: string): string | undefined {
+  const name = hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;
+  if (name.length > 253) return `has a host name of ${name.length} characters; a DNS name has at most 253`;
+  for (const label of name.split('.')) {
+    if (label === '') return `has an empty label in its host name ${hostname} (two dots in a row, or a leading dot)`;
+    if (label.length > 63) return `has a label of ${label.length} characters in its host name; a DNS label has at most 63`;
+    if (label.startsWith('-') || label.endsWith('-')) return `has a label that starts or ends with a hyphen in its host name (${label}); no DNS name does`;
+  }
+  return undefined;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;

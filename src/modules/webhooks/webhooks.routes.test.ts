@@ -163,6 +163,21 @@ describe('200', () => {
     expect(events.status).toBe(404);
   });
 
+  it('test dates its delivery finished when its attempt ended, not when it began', async () => {
+    const created = await createWebhook();
+    receiver.delayMs = 300;
+    try {
+      const response = await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/test` });
+      const delivery = response.body.data;
+      const attempt = delivery.attempts[0];
+      expect(attempt.latencyMs).toBeGreaterThanOrEqual(300);
+      const ended = new Date(attempt.attemptedAt).getTime() + attempt.latencyMs;
+      expect([delivery.completedAt, delivery.updatedAt]).toEqual([new Date(ended).toISOString(), new Date(ended).toISOString()]);
+    } finally {
+      receiver.delayMs = 0;
+    }
+  });
+
   it('test reports a receiver that cannot be reached', async () => {
     const created = await createWebhook({ url: await closedPortUrl() });
     const response = await t.request({ method: 'POST', url: `/v1/webhooks/${created.id}/test` });
@@ -287,6 +302,12 @@ describe('400', () => {
     ['http://\uff11\uff12\uff17.0.0.1:4190/fw', 'must write its host as it is called: 127.0.0.1:4190 (the URL parser reads "\uff11\uff12\uff17.0.0.1:4190" so)'],
     ['http://%31%32%37.0.0.1:4190/pct', 'must write its host as it is called: 127.0.0.1:4190 (the URL parser reads "%31%32%37.0.0.1:4190" so)'],
     ['http://127.1:4190/', 'must write its host as it is called: 127.0.0.1:4190 (the URL parser reads "127.1:4190" so)'],
+    // Host names no DNS lookup can answer (the URL parser takes them).
+    ['http://a..b.com/x', 'has an empty label in its host name a..b.com (two dots in a row, or a leading dot)'],
+    ['http://-a.com/x', 'has a label that starts or ends with a hyphen in its host name (-a); no DNS name does'],
+    ['http://a-.example.com/x', 'has a label that starts or ends with a hyphen in its host name (a-); no DNS name does'],
+    [`http://${'a'.repeat(64)}.com/x`, 'has a label of 64 characters in its host name; a DNS label has at most 63'],
+    [`http://${Array.from({ length: 5 }, () => 'b'.repeat(60)).join('.')}.com/x`, 'has a host name of 308 characters; a DNS name has at most 253'],
     // Invisible or direction-changing characters in the path or query: the URL shown would read otherwise than the one called.
     ['http://127.0.0.1:4190/hooks\u202Ekcab', 'contains characters that are not allowed (U+202E); control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B) are refused'],
     ['http://127.0.0.1:4190/a?b=\u200Bc', 'contains characters that are not allowed (U+200B); control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B) are refused'],
@@ -297,7 +318,7 @@ describe('400', () => {
     expect(response.body.details).toEqual([{ field: 'url', message }]);
   });
 
-  it.each(['https://Example.COM/hooks', 'https://example.com:443/hooks', 'http://127.0.0.1:80/x', 'https://example.com:8443/hooks?x=1', 'http://[::1]:4190/x'])(
+  it.each(['https://Example.COM/hooks', 'https://example.com:443/hooks', 'http://127.0.0.1:80/x', 'https://example.com:8443/hooks?x=1', 'http://[::1]:4190/x', 'http://my_receiver:8080/hooks', 'https://example.com./hooks', `https://${'a'.repeat(63)}.com/x`])(
     'url %s, whose host is written as it is called, is taken as typed',
     async (url) => {
       const response = await t.request({ method: 'POST', url: '/v1/webhooks', body: { name: 'x', url, subscribedEventTypes: ['CUSTOMER_CREATED'], active: false } });

@@ -576,7 +576,9 @@ export async function sendTestEvent(deps: Deps, context: RequestContext, id: str
 export async function recordTestDelivery(tx: Tx, context: RequestContext, sent: TestSend): Promise<DeliveryView> {
   const subscription = await loadSubscription(tx, context.clientId, sent.subscription.id);
   refuseDeleted(subscription, 'tested');
-  const now = context.now;
+  // Finished when its one attempt ended, as a worker's delivery is (until 2026-12-06 the request's
+  // start: a test that timed out after 10 s showed completedAt equal to attemptedAt; found by an audit).
+  const now = new Date(sent.attemptedAt.getTime() + sent.outcome.latencyMs);
   const row: DeliveryRow = {
     client_id: context.clientId,
     id: sent.deliveryId,
