@@ -88,6 +88,16 @@ describe('the paging parameters are checked whatever the filters match', () => {
     expect(response.body.details[0].field).toBe(field);
   });
 
+  it.each([
+    ['/v1/events?type=CUSTOMER_CREATED&type=CUSTOMER_CREATED', 'type', 2],
+    ['/v1/transactions?limit=5&limit=6&limit=7', 'limit', 3],
+    ['/v1/customers?email=a%40example.com&email=b%40example.com', 'email', 2],
+  ])('%s: 400 naming %s, sent more than once (it was told "must be string; or must be one of …")', async (url, field, times) => {
+    const response = await t.request({ url });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.details).toEqual([{ field, message: `must be sent once (it was sent ${times} times)` }]);
+  });
+
   it('a malformed linking filter with good paging still answers an empty page', async () => {
     const response = await t.request({ url: '/v1/transactions?parentTransactionId=abc&limit=5' });
     expect(response.status).toBe(200);
