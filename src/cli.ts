@@ -159,8 +159,20 @@ async function main(argv: string[]): Promise<number> {
     default:
       break;
   }
+  if (json) throw new UsageError(`Unknown command: ${argv.join(' ')}`);
   process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${usage}\n`);
   return 1;
+}
+
+/**
+ * A failure under `--json`: one JSON line on stderr, `{ "error": { "name", "code"?, "message" } }`
+ * (and the stack of an unexpected one), so a script reading the command's JSON can read its
+ * failure too (until 2026-12-06 it was plain text; found by an audit). Exit status 1 as always.
+ */
+function jsonFailure(error: unknown, expected: boolean): string {
+  const failure = error instanceof Error ? error : new Error(String(error));
+  const code = error instanceof AppError ? error.code : undefined;
+  return `${JSON.stringify({ error: { name: failure.name, ...(code === undefined ? {} : { code }), message: failure.message, ...(expected ? {} : { stack: failure.stack }) } })}\n`;
 }
 
 main(process.argv.slice(2)).then(
@@ -169,7 +181,9 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const expected = error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof DatabaseNewerError || error instanceof MigrationChangedError || error instanceof EncryptionKeyMismatchError || error instanceof AppError;
-    if (error instanceof UsageError) {
+    if (process.argv.slice(2).includes('--json')) {
+      process.stderr.write(jsonFailure(error, expected || error instanceof UsageError || error instanceof DirectoryFileError));
+    } else if (error instanceof UsageError) {
       process.stderr.write(`openbaas: ${error.message}\n\n${usage}\n`);
     } else if (expected || error instanceof DirectoryFileError) {
       process.stderr.write(`openbaas: ${error.message}\n`);

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/run-cli.js';
+import { temporaryFolder } from './support/temp-folder.js';
 
 // Mistakes in the `openbaas` command line. They are refused before any database is opened, so
 // one database is enough (the data folder is a throwaway one, in case a command did open it).
@@ -35,6 +36,28 @@ describe('openbaas command-line mistakes', () => {
     expect(result.stderr).not.toMatch(/TypeError|ERR_PARSE_ARGS|\n\s+at /);
     // Refused before anything was opened.
     expect(fs.existsSync(path.join(folder, 'data'))).toBe(false);
+  });
+
+  it.each([
+    [['clients', 'list', '--foo', '--json'], "Unknown option '--foo'"],
+    [['nonsense', '--json'], 'Unknown command: nonsense --json'],
+  ])('%j under --json: one JSON line on stderr naming the problem, no usage; exit 1', async (args, problem) => {
+    const result = await runCli(args, { DATA_DIR: path.join(folder, 'data') });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    const parsed = JSON.parse(lines[0] ?? '') as { error: { name: string; message: string } };
+    expect(parsed.error.name).toBe('UsageError');
+    expect(parsed.error.message.startsWith(problem)).toBe(true);
+    expect(fs.existsSync(path.join(folder, 'data'))).toBe(false);
+  });
+
+  it('a command that fails under --json says so in JSON, with the error code', async () => {
+    const data = temporaryFolder('cli-json');
+    const result = await runCli(['keys', 'revoke', 'sk_test_Nope0000Nope', '--json'], { DATA_DIR: data });
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stderr)).toEqual({ error: { name: 'AppError', code: 'NOT_FOUND', message: 'Active API key not found' } });
   });
 
   it('an unknown command still prints its message and the usage', async () => {
