@@ -356,6 +356,19 @@ describe('account number per network', () => {
     expect(checkWithdrawalInput({ ...ach, transferNetwork: 'ACH_CROSSBORDER', accountNumber: 'DE89370400440532013000' })).toEqual([]);
     expect(checkWithdrawalInput({ ...ach, transferNetwork: 'FEDWIRE_DOMESTIC', accountNumber: '1'.repeat(34) })).toEqual([]);
   });
+
+  it('FEDWIRE_DOMESTIC takes no IBAN (a US bank has none); FEDWIRE_CROSSBORDER and SWIFT do', () => {
+    const wire = { personTypeCode: 'P', routingNumber: validRoutingNumber, transferNetwork: 'FEDWIRE_DOMESTIC' as const };
+    for (const iban of ['DE89370400440532013000', 'de89370400440532013000', 'NO9386011117947']) {
+      expect(checkWithdrawalInput({ ...wire, accountNumber: iban }), iban).toEqual([
+        { code: 'VALIDATION_ERROR', field: 'accountNumber', message: 'is not a US account number but an IBAN: an account abroad goes by SWIFT or FEDWIRE_CROSSBORDER' },
+      ]);
+      expect(checkCounterpartyInput({ transferNetwork: 'FEDWIRE_DOMESTIC', routingNumber: validRoutingNumber, accountNumberValue: iban })[0]?.field, iban).toBe('accountNumberValue');
+    }
+    expect(checkWithdrawalInput({ personTypeCode: 'P', bicSwiftCode: validBic, transferNetwork: 'FEDWIRE_CROSSBORDER', accountNumber: 'DE89370400440532013000' })).toEqual([]);
+    expect(checkWithdrawalInput({ personTypeCode: 'P', bicSwiftCode: validBic, transferNetwork: 'SWIFT', accountNumber: 'DE89370400440532013000' })).toEqual([]);
+    expect(checkWithdrawalInput({ ...wire, accountNumber: '000123456789' })).toEqual([]);
+  });
 });
 
 describe('counterparty input', () => {

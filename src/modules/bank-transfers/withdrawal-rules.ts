@@ -261,6 +261,11 @@ export const achAccountNumberLengthMax = 17;
  * went out by it (both found by audits). Only for an account number checkAccountNumber accepted.
  */
 function checkAccountNumberOnNetwork(network: TransferNetwork, value: string, field: string): RuleViolation[] {
+  // A domestic wire goes to a US bank by its routing number, and US banks have no IBANs (until
+  // 2026-12-06 an IBAN was taken on FEDWIRE_DOMESTIC; found by an audit).
+  if (network === 'FEDWIRE_DOMESTIC' && looksLikeIban(value)) {
+    return [{ code: 'VALIDATION_ERROR', field, message: 'is not a US account number but an IBAN: an account abroad goes by SWIFT or FEDWIRE_CROSSBORDER' }];
+  }
   if (network !== 'ACH_DOMESTIC') return [];
   if (looksLikeIban(value)) return [{ code: 'VALIDATION_ERROR', field, message: 'is not an ACH account number but an IBAN: an account abroad goes by SWIFT or ACH_CROSSBORDER' }];
   if (value.length <= achAccountNumberLengthMax) return [];
