@@ -171,3 +171,43 @@ describe('business KYB journey', () => {
     expect((await businessStatus(t, business.id)).verificationStatus).toBe('APPROVED');
   });
 });
+
+describe('a representative counts while its representingRange covers the day', () => {
+  it('a business whose only representative stopped representing it (or has not started) cannot start KYB; a current range, or none, lets it', async () => {
+    // Until 2026-12-06 the range was never read: a representative whose range ended in 2011 was
+    // enough for the KYB (found by an audit).
+    const business = await createBusinessWith(t);
+    const owner = await createReadyIndividual(t);
+    const director = await createReadyIndividual(t);
+    await relate(t, business.id, owner.id, 'SHAREHOLDER');
+    const today = t.clock.now().toISOString().slice(0, 10);
+    const related = await t.request({
+      method: 'POST',
+      url: `/v1/customers/business/${business.id}/related-persons`,
+      body: { userId: director.id, role: 'REPRESENTATIVE', representingRange: { startDate: '2001-01-01', endDate: '2011-06-30' } },
+    });
+    expect(related.status, JSON.stringify(related.body)).toBe(201);
+    const refused = async () => {
+      const status = await businessStatus(t, business.id);
+      expect(status.nextAction).toBe('ADD_PERSON_RELATIONS');
+      const start = await t.request({ method: 'POST', url: '/v1/compliance/kyb', body: { customerId: business.id } });
+      expect([start.status, start.body.code]).toEqual([422, 'COMPLIANCE_PROFILE_INCOMPLETE']);
+      expect(start.body.details).toEqual([
+        { field: 'relatedPersons', message: `at least one SHAREHOLDER and one REPRESENTATIVE must be related to the business; the representatives related to it do not represent it on ${today} (their representingRange does not cover the day)` },
+      ]);
+    };
+    await refused();
+    const patch = (representingRange: unknown) =>
+      t.request({ method: 'PATCH', url: `/v1/customers/business/${business.id}/related-persons`, body: { userId: director.id, role: 'REPRESENTATIVE', representingRange } });
+    // Not started yet.
+    expect((await patch({ startDate: '2999-01-01', endDate: null })).status).toBe(200);
+    await refused();
+    // Ending today still covers today.
+    expect((await patch({ startDate: '2020-01-01', endDate: today })).status).toBe(200);
+    expect((await businessStatus(t, business.id)).nextAction).toBe('START_KYB');
+    expect((await patch(null)).status).toBe(200);
+    expect((await businessStatus(t, business.id)).nextAction).toBe('START_KYB');
+    const started = await t.request({ method: 'POST', url: '/v1/compliance/kyb', body: { customerId: business.id } });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+  });
+});

@@ -42,6 +42,7 @@ function business(overrides: Partial<BusinessFacts> = {}): BusinessFacts {
     hasBusinessAddress: true,
     shareholderCount: 1,
     representativeCount: 1,
+    outOfRangeRepresentativeCount: 0,
     relatedPersonStatuses: ['APPROVED', 'APPROVED'],
     documentTypes: new Set(['DOC_BUSINESS_REGISTRATION', 'DOC_SOURCE_OF_FUNDS', 'DOC_OWNERSHIP_STRUCTURE', 'DOC_PROOF_OF_ADDRESS']),
     ...overrides,

@@ -292,7 +292,10 @@ export interface BusinessFacts extends FactsBase {
   missingKybFields: readonly string[];
   hasBusinessAddress: boolean;
   shareholderCount: number;
+  /** Representatives whose representingRange covers the client's day (or who have none). */
   representativeCount: number;
+  /** Representatives related to the business whose representingRange does not cover that day. */
+  outOfRangeRepresentativeCount: number;
   /** The onboarding status of each related person (null: no KYC started), one entry per person. */
   relatedPersonStatuses: ReadonlyArray<string | null>;
   documentTypes: ReadonlySet<string>;
@@ -354,7 +357,7 @@ export const businessCheckRules: readonly BusinessRule[] = [
     name: 'RELATED_PERSONS',
     category: 'profile',
     required: both,
-    passesWhen: 'at least one SHAREHOLDER and one REPRESENTATIVE are related to the business',
+    passesWhen: 'at least one SHAREHOLDER and one REPRESENTATIVE are related to the business, the representative representing it today (a representingRange, when set, covers the day by the client\'s clock)',
     passed: relatedPersonsValid,
     suggestedAction: () => 'ADD_PERSON_RELATIONS',
     forceable: true,

@@ -130,9 +130,22 @@ async function individualFacts(db: Queryable, customer: CustomerRow, onboarding:
   };
 }
 
-async function businessFacts(db: Queryable, customer: CustomerRow, onboarding: OnboardingRow | undefined): Promise<BusinessFacts> {
+/**
+ * Whether a relation represents the business on `day` (`YYYY-MM-DD`): no representingRange, or one
+ * that has begun and not ended by then (its end day included). Until 2026-12-06 the range was
+ * never read, so a business whose only representative's range ended in 2011 was approved (found by
+ * an audit).
+ */
+function representsOn(relation: store.RelatedPerson, day: string): boolean {
+  if (relation.representingStart === null) return true;
+  return relation.representingStart <= day && (relation.representingEnd === null || relation.representingEnd >= day);
+}
+
+async function businessFacts(db: Queryable, customer: CustomerRow, onboarding: OnboardingRow | undefined, now: Date): Promise<BusinessFacts> {
   const relations = await store.relatedPersonsOf(db, customer.client_id, customer.id);
   const statusByPerson = new Map(relations.map((relation) => [relation.personId, relation.onboardingStatus]));
+  const day = now.toISOString().slice(0, 10);
+  const representatives = relations.filter((relation) => relation.role === 'REPRESENTATIVE');
   return {
     strategy: onboarding?.strategy ?? (await strategyOf(db, customer.client_id)),
     onboarding: onboarding ? { status: onboarding.status, verificationStatus: onboarding.verification_status } : null,
@@ -140,7 +153,8 @@ async function businessFacts(db: Queryable, customer: CustomerRow, onboarding: O
     missingKybFields: missingKybFields(customer),
     hasBusinessAddress: customer.main_address !== null,
     shareholderCount: relations.filter((relation) => relation.role === 'SHAREHOLDER').length,
-    representativeCount: relations.filter((relation) => relation.role === 'REPRESENTATIVE').length,
+    representativeCount: representatives.filter((relation) => representsOn(relation, day)).length,
+    outOfRangeRepresentativeCount: representatives.filter((relation) => !representsOn(relation, day)).length,
     relatedPersonStatuses: [...statusByPerson.values()],
     documentTypes: await store.documentTypesOf(db, customer.client_id, customer.id),
   };
@@ -199,11 +213,11 @@ export async function individualStatus(db: Queryable, clientId: string, customer
   };
 }
 
-export async function businessStatus(db: Queryable, clientId: string, customerId: string): Promise<BusinessStatusView> {
+export async function businessStatus(db: Queryable, clientId: string, customerId: string, now: Date): Promise<BusinessStatusView> {
   const customer = await requireCustomer(db, clientId, customerId);
   if (customer.type !== 'LEGAL') throw wrongType('LEGAL', 'GET /v1/compliance/status/:customerId');
   const onboarding = await currentOnboarding(db, customer, 'KYB');
-  const facts = await businessFacts(db, customer, onboarding);
+  const facts = await businessFacts(db, customer, onboarding, now);
   return {
     customerId: customer.id,
     businessOnboardingId: onboarding?.id ?? null,
@@ -442,15 +456,19 @@ export async function startKyb(tx: Tx, context: RequestContext, runtime: Complia
   if (customer.type !== 'LEGAL') throw wrongType('LEGAL', 'POST /v1/compliance/kyc');
   assertCanStart(await store.latestOnboarding(tx, context.clientId, customer.id, 'KYB'), 'KYB');
   const strategy = await strategyOf(tx, context.clientId);
-  const facts = await businessFacts(tx, customer, undefined);
+  const facts = await businessFacts(tx, customer, undefined, context.now);
   const required = (field: string) => ({ field, message: 'is required before KYB' });
+  const notRepresenting =
+    facts.representativeCount === 0 && facts.outOfRangeRepresentativeCount > 0
+      ? `; the representatives related to it do not represent it on ${context.now.toISOString().slice(0, 10)} (their representingRange does not cover the day)`
+      : '';
   const checks: ProfileCheck[] = [
     { name: 'KYB_DATA_PRESENT', field: 'kyb', missing: () => missingKybFields(customer).map(required) },
     { name: 'BUSINESS_ADDRESS', field: 'kyb.mainAddress', missing: () => [required('kyb.mainAddress')] },
     {
       name: 'RELATED_PERSONS',
       field: 'relatedPersons',
-      missing: () => [{ field: 'relatedPersons', message: 'at least one SHAREHOLDER and one REPRESENTATIVE must be related to the business' }],
+      missing: () => [{ field: 'relatedPersons', message: `at least one SHAREHOLDER and one REPRESENTATIVE must be related to the business${notRepresenting}` }],
     },
   ];
   const details = startRefusalDetails(checks, evaluateBusiness(facts), evaluateBusiness({ ...facts, overrides: new Map() }), facts.overrides);
@@ -511,13 +529,13 @@ export async function reevaluate(tx: Tx, context: RequestContext, runtime: Compl
   onboarding = (await store.lockOnboarding(tx, context.clientId, onboarding.id)) ?? onboarding;
 
   if (kind === 'KYB') {
-    let facts = await businessFacts(tx, customer, onboarding);
+    let facts = await businessFacts(tx, customer, onboarding, context.now);
     if (onboarding.strategy === 'STANDARD' && runtime.provider) {
       const decision = runtime.provider.reviewBusiness({ legalName: customer.kyb?.legalName ?? null, relatedPersonStatuses: facts.relatedPersonStatuses });
       if (decision === 'DENIED_COMPLIANCE') return finish(tx, context, runtime, onboarding, 'DENIED_COMPLIANCE', 'DENIED_COMPLIANCE');
       if (onboarding.verification_status === 'PENDING' && decision !== 'PENDING') {
         onboarding = await store.updateOnboarding(tx, onboarding, { verification_status: decision, updated_at: context.now });
-        facts = await businessFacts(tx, customer, onboarding);
+        facts = await businessFacts(tx, customer, onboarding, context.now);
       }
     }
     if (onboarding.status === 'PROCESSING' && readyForApproval(evaluateBusiness(facts), 'KYB_STATUS')) {
@@ -896,7 +914,7 @@ export async function forceCheck(tx: Tx, context: RequestContext, runtime: Compl
   }
   await store.saveOverride(tx, context.clientId, customer.id, name, passed, context.now);
   await reevaluate(tx, context, runtime, customer.id);
-  return kind === 'KYB' ? businessStatus(tx, context.clientId, customer.id) : individualStatus(tx, context.clientId, customer.id);
+  return kind === 'KYB' ? businessStatus(tx, context.clientId, customer.id, context.now) : individualStatus(tx, context.clientId, customer.id);
 }
 
 // ---------------------------------------------------------------------------------------------

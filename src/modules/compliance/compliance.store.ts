@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { ComplianceDocumentsTable, OnboardingsTable } from './compliance.tables.js';
@@ -148,6 +148,9 @@ export interface RelatedPerson {
   personId: string;
   role: 'SHAREHOLDER' | 'REPRESENTATIVE';
   onboardingStatus: string | null;
+  /** The relation's representingRange (`YYYY-MM-DD`), when it has one. */
+  representingStart: string | null;
+  representingEnd: string | null;
 }
 
 export function relatedPersonsOf(db: Queryable, clientId: string, businessId: string): Promise<RelatedPerson[]> {
@@ -156,7 +159,14 @@ export function relatedPersonsOf(db: Queryable, clientId: string, businessId: st
     .innerJoin('customers as person', (join) =>
       join.onRef('person.client_id', '=', 'relation.client_id').onRef('person.id', '=', 'relation.person_customer_id'),
     )
-    .select(['relation.person_customer_id as personId', 'relation.role as role', 'person.onboarding_status as onboardingStatus'])
+    .select([
+      'relation.person_customer_id as personId',
+      'relation.role as role',
+      'person.onboarding_status as onboardingStatus',
+      // A date column comes back as a JavaScript Date (midnight where the process runs); as text it is the day itself.
+      sql<string | null>`to_char(relation.representing_start, 'YYYY-MM-DD')`.as('representingStart'),
+      sql<string | null>`to_char(relation.representing_end, 'YYYY-MM-DD')`.as('representingEnd'),
+    ])
     .where('relation.client_id', '=', clientId)
     .where('relation.business_customer_id', '=', businessId)
     .orderBy('relation.id')

@@ -2,7 +2,7 @@ import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
 import { authOf } from '../../../platform/http/context.js';
 import { Envelope } from '../../../platform/http/envelope.js';
-import { runWrite } from '../../../platform/http/idempotency.js';
+import { requestContext, runWrite } from '../../../platform/http/idempotency.js';
 import * as compliance from '../compliance.service.js';
 import { normaliseSources } from '../source-of-funds.js';
 import {
@@ -207,7 +207,7 @@ export function registerComplianceRoutes(app: App, deps: Deps, runtime: complian
     },
     async (request) => ({
       message: 'Business compliance status retrieved',
-      data: await compliance.businessStatus(deps.db, authOf(request).clientId, request.params.customerId),
+      data: await compliance.businessStatus(deps.db, authOf(request).clientId, request.params.customerId, requestContext(request, deps).now),
       traceId: String(request.id),
     }),
   );
