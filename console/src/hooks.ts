@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from './api.js';
+import { describeError, firstItems, listPageSize, type ListPage } from './api.js';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -50,6 +50,26 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: num
   }, deps);
 
   return { data, error, loading, reload: run };
+}
+
+export interface PagedList<T> extends Loaded<{ items: T[]; total: number; hasMore: boolean }> {
+  /** Shows `listPageSize` more rows. */
+  more: () => void;
+}
+
+/**
+ * A newest-first list shown `listPageSize` rows at a time ("Load more" asks for the next ones), read
+ * again every `pollMs` like `useLoad`. `page` fetches one page of the API's list; a change of `deps`
+ * (a filter) starts again from the first rows. Until 2026-12-04 the cards, bank transfers, credit
+ * lines, webhooks and API keys pages showed the first 50 or 100 rows and said nothing of the rest
+ * (found by an audit).
+ */
+export function usePagedList<T>(page: (limit: number, startAfterId: string | undefined) => Promise<ListPage<T>>, deps: unknown[], pollMs: number): PagedList<T> {
+  const depsKey = JSON.stringify(deps);
+  const [shown, setShown] = useState({ depsKey, count: listPageSize });
+  const count = shown.depsKey === depsKey ? shown.count : listPageSize;
+  const loaded = useLoad(() => firstItems(count, page), [depsKey, count], pollMs);
+  return { ...loaded, more: () => setShown({ depsKey, count: count + listPageSize }) };
 }
 
 /** Runs an action (a write) and keeps its outcome for the page: busy while it runs, then the result or the error. */

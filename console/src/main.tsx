@@ -115,7 +115,7 @@ function CurrentPage() {
     case 'api-keys':
       return <ApiKeysPage />;
     case 'simulate':
-      return <SimulatePage walletId={query.get('walletId') ?? undefined} />;
+      return <SimulatePage walletId={query.get('walletId') ?? undefined} cardId={query.get('cardId') ?? undefined} />;
     default:
       return (
         <section class="page">

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryWorker } from '../../src/modules/webhooks/delivery-worker.js';
 import { createTestApp, type TestContext } from '../harness.js';
@@ -10,6 +10,7 @@ import { balanceOf, deposit, fund, linkedWallet } from '../bank/fixtures.js';
 import { createReadyIndividual, setOutcome, startKyc } from '../compliance/helpers.js';
 import { authorize } from '../cards/card-network.js';
 import { issuedCard } from '../cards/fixtures.js';
+import { signedIn as signedInWith, skipReason, startBrowser, unnamedControls } from './browser-support.js';
 
 /**
  * The sandbox console walked by a real browser: Debian's Chromium driven by playwright-core
@@ -22,9 +23,6 @@ import { issuedCard } from '../cards/fixtures.js';
  * README's pictures (`CONSOLE_SCREENSHOTS=docs/images npx vitest run test/console`).
  */
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = fs.existsSync(chromiumPath);
-const skipReason = `Chromium not found at ${chromiumPath}: install Debian's chromium package (apt-get install -y chromium) to run the browser test`;
 const screenshotDir = process.env.CONSOLE_SCREENSHOTS ? path.resolve(process.env.CONSOLE_SCREENSHOTS) : path.join(os.tmpdir(), 'openbaas-screenshots');
 
 let t: TestContext;
@@ -38,19 +36,9 @@ beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_RETRY_SCHEDULE: 'none', WEBHOOK_TIMEOUT_MS: '2000' } });
   receiver = await WebhookReceiver.start();
   worker = new DeliveryWorker(t.deps);
-  if (!hasChromium) {
-    console.warn(`console browser test skipped: ${skipReason}`);
-    return;
-  }
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = t.app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
-  baseUrl = `http://127.0.0.1:${address.port}`;
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const started = await startBrowser(t);
+  if (!started) return;
+  ({ baseUrl, browser } = started);
 });
 
 afterAll(async () => {
@@ -67,17 +55,6 @@ async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 // The page-side snippets are strings: this project's type check has no DOM types (Node only).
-
-/** Every form control on the page has an accessible name (a label, aria-label or its text). */
-async function unnamedControls(page: Page): Promise<string[]> {
-  return page.evaluate<string[]>(`[...document.querySelectorAll('input, select, textarea, button')]
-    .filter((element) => {
-      const labelled = (element.labels?.length ?? 0) > 0 || element.getAttribute('aria-label') || element.getAttribute('aria-labelledby');
-      const text = element.tagName === 'BUTTON' ? (element.textContent ?? '').trim() : '';
-      return !labelled && text === '';
-    })
-    .map((element) => element.outerHTML.slice(0, 120))`);
-}
 
 /** The focused element: its tag, its text and the text of its label. */
 async function focused(page: Page): Promise<{ tag: string; text: string; label: string }> {
@@ -264,18 +241,8 @@ describe('the sandbox console in headless Chromium', () => {
   });
 
   /** A fresh tab signed in with client A's key (or the given one). */
-  async function signedIn(activeBrowser: Browser, key = t.clientA.key): Promise<{ page: Page; pageErrors: string[] }> {
-    const page = await activeBrowser.newPage({ viewport: { width: 1280, height: 900 } });
-    const pageErrors: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(String(error)));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(message.text());
-    });
-    await page.goto(`${baseUrl}/console`);
-    await page.getByLabel('API key').fill(key);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
-    return { page, pageErrors };
+  function signedIn(activeBrowser: Browser, key = t.clientA.key): Promise<{ page: Page; pageErrors: string[] }> {
+    return signedInWith(activeBrowser, baseUrl, key);
   }
 
   it('pages through more than 50 customers, skips to the content, tells settle from fail, and draws a held balance from zero (found by an audit, 2026-12-04)', async (context) => {

@@ -46,8 +46,11 @@ export function Status(props: { loading?: boolean; error?: string | undefined; e
   return null;
 }
 
-/** The result of an action: an error (role alert) or a confirmation (role status). */
-export function Outcome(props: { error: string | undefined; children?: ComponentChildren }) {
+/**
+ * The result of an action: an error (role alert) or its answer (role status), green unless `tone`
+ * is `declined` (the request worked but what it asked for was refused, as a declined card swipe).
+ */
+export function Outcome(props: { error: string | undefined; children?: ComponentChildren; tone?: 'declined' }) {
   if (props.error) {
     return (
       <p class="error" role="alert">
@@ -56,7 +59,7 @@ export function Outcome(props: { error: string | undefined; children?: Component
     );
   }
   return props.children ? (
-    <div class="success" role="status">
+    <div class={props.tone === 'declined' ? 'declined' : 'success'} role="status">
       {props.children}
     </div>
   ) : null;
@@ -144,21 +147,26 @@ export function Link(props: { to: [section: string, id?: string, query?: Record<
   );
 }
 
-/** A table with a name and column headers; its rows are the children (the body). */
+/**
+ * A table with a name and column headers; its rows are the children (the body). It sits in its own
+ * scrolling box, so a table wider than a narrow screen scrolls there instead of widening the page.
+ */
 export function Table(props: { label: string; columns: readonly string[]; class?: string; children: ComponentChildren }) {
   return (
-    <table aria-label={props.label} class={props.class}>
-      <thead>
-        <tr>
-          {props.columns.map((column) => (
-            <th key={column} scope="col">
-              {column}
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>{props.children}</tbody>
-    </table>
+    <div class="table-scroll">
+      <table aria-label={props.label} class={props.class}>
+        <thead>
+          <tr>
+            {props.columns.map((column) => (
+              <th key={column} scope="col">
+                {column}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
   );
 }
 
@@ -277,6 +285,26 @@ export function Facts(props: { items: [string, ComponentChildren][] }) {
         </div>
       ))}
     </dl>
+  );
+}
+
+/** How many rows of how many a paged list shows, and its "Load more". */
+export function Shown(props: { list: { items: unknown[]; total: number; hasMore: boolean } | undefined; noun: string; onMore: () => void; busy: boolean }) {
+  if (!props.list || props.list.items.length === 0) return null;
+  return (
+    <p class="muted">
+      {props.list.items.length} of {props.list.total} {props.noun} shown. <More hasMore={props.list.hasMore} onMore={props.onMore} busy={props.busy} />
+    </p>
+  );
+}
+
+/** Under a list cut to its newest rows (a history, a log): how many of how many it shows, when not all. */
+export function NewestShown(props: { shown: number; total: number; noun: string }) {
+  if (props.total <= props.shown) return null;
+  return (
+    <p class="muted">
+      The newest {props.shown} of {props.total} {props.noun} are shown.
+    </p>
   );
 }
 

@@ -1,12 +1,12 @@
-import { useLoad } from '../hooks.js';
+import { usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Page, Status, Time, Table } from '../components/ui.js';
+import { Page, Shown, Status, Time, Table } from '../components/ui.js';
 
 /** The client's API keys, read only: keys are made and revoked with `openbaas keys` or the admin API. */
 export function ApiKeysPage() {
   const { api } = useSession();
-  const keys = useLoad(() => api.get('/v1/api-keys', { params: { query: { limit: 100 } } }), []);
-  const rows = keys.data?.data ?? [];
+  const keys = usePagedList((limit, startAfterId) => api.get('/v1/api-keys', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}) } } }), [], 5000);
+  const rows = keys.data?.items ?? [];
   return (
     <Page title="API keys">
       <p class="muted">
@@ -32,6 +32,7 @@ export function ApiKeysPage() {
             ))}
           </Table>
       ) : null}
+      <Shown list={keys.data} noun="key(s)" onMore={keys.more} busy={keys.loading} />
     </Page>
   );
 }

@@ -1,12 +1,33 @@
 import { useState } from 'preact/hooks';
-import { useAction, useLoad } from '../hooks.js';
+import type { Schema } from '../api.js';
+import { useAction, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Id, Link, Outcome, Page, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
+import { Amount, Badge, Id, Link, Outcome, Page, SelectFilter, Shown, Status, Time, TraceLink, Table } from '../components/ui.js';
+
+type Transfer = Schema<'BankTransactionGroup'> | Schema<'CryptoTransferGroup'>;
+
+/**
+ * The other side of a transfer: a deposit's sender, a withdrawal's beneficiary (until 2026-12-04
+ * a withdrawal showed "—": the API puts its destination in `beneficiary`; found by an audit).
+ */
+function counterpartyOf(row: Transfer): string {
+  if (!('bankNetwork' in row)) return '—';
+  return (row.direction === 'WITHDRAWAL' ? row.beneficiary?.name : row.counterparty?.name) ?? '—';
+}
+
+/** The sign an amount shows: the transfer's direction, and none once it failed (nothing moved in the end), as the transaction trees do. */
+function movedOperation(row: Transfer): string | undefined {
+  return row.status === 'FAILED' ? undefined : row.operation;
+}
 
 export function BankTransfersPage() {
   const { api, sandbox } = useSession();
   const [applied, setApplied] = useState('');
-  const list = useLoad(() => api.get('/v1/baas/transactions', { params: { query: { limit: 50, ...(applied ? { status: applied as 'PENDING' } : {}) } } }), [applied], 3000);
+  const list = usePagedList(
+    (limit, startAfterId) => api.get('/v1/baas/transactions', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(applied ? { status: applied as 'PENDING' } : {}) } } }),
+    [applied],
+    3000,
+  );
   // One action for both steps, so the outcome shown is always the last step's (until 2026-12-04
   // each kept its own, and a settle's outcome hid every later failure's; found by an audit).
   const step = useAction(async (id: string, action: 'settle' | 'fail') => {
@@ -17,7 +38,7 @@ export function BankTransfersPage() {
     list.reload();
     return { action, traceId: answer.traceId };
   });
-  const rows = list.data?.data ?? [];
+  const rows = list.data?.items ?? [];
   return (
     <Page title="Bank transfers">
       <SelectFilter formLabel="Filter bank transfers" label="Status" options={['PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']} onApply={setApplied} />
@@ -30,7 +51,7 @@ export function BankTransfersPage() {
         ) : null}
       </Outcome>
       {rows.length > 0 ? (
-        <Table label="Bank transfers" columns={['When', 'Direction', 'Network', 'Status', 'Amount', 'Counterparty', 'Wallet', 'Steps', ...(sandbox ? ['Sandbox'] : [])]}>
+        <Table label="Bank transfers" columns={['When', 'Direction', 'Network', 'Status', 'Amount', 'Sender or beneficiary', 'Wallet', 'Steps', ...(sandbox ? ['Sandbox'] : [])]}>
             {rows.map((row) => (
               <tr key={row.id}>
                 <td>
@@ -43,9 +64,9 @@ export function BankTransfersPage() {
                   {row.failureReason ? <div class="muted">{row.failureReason}</div> : null}
                 </td>
                 <td class="num">
-                  <Amount amount={row.amount} asset={row.asset} operation={row.operation} />
+                  <Amount amount={row.amount} asset={row.asset} operation={movedOperation(row)} />
                 </td>
-                <td>{'counterparty' in row ? (row.counterparty?.name ?? '—') : '—'}</td>
+                <td>{counterpartyOf(row)}</td>
                 <td>
                   {row.walletId ? (
                     <Link to={['wallets', row.walletId]}>
@@ -82,6 +103,7 @@ export function BankTransfersPage() {
             ))}
           </Table>
       ) : null}
+      <Shown list={list.data} noun="transfer(s)" onMore={list.more} busy={list.loading} />
     </Page>
   );
 }

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
-import { useAction, useLoad } from '../hooks.js';
+import { useAction, useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Facts, Id, isOneOf, Link, Outcome, Page, Panel, SelectFilter, Status, Table, Time, TraceLink, Tree } from '../components/ui.js';
+import { Amount, Badge, Facts, Id, isOneOf, Link, NewestShown, Outcome, Page, Panel, SelectFilter, Shown, Status, Table, Time, TraceLink, Tree } from '../components/ui.js';
 
 /**
  * The card API gives amounts as JSON numbers in major units of the card's currency (USD, two
@@ -26,10 +26,14 @@ function cardLabel(card: Card): string {
 export function CardsPage() {
   const { api } = useSession();
   const [applied, setApplied] = useState('');
-  const list = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100, ...(isOneOf(cardStatuses, applied) ? { status: applied } : {}) } } }), [applied], 4000);
+  const list = usePagedList(
+    (limit, startAfterId) => api.get('/v1/cards', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(isOneOf(cardStatuses, applied) ? { status: applied } : {}) } } }),
+    [applied],
+    4000,
+  );
   const programs = useLoad(() => api.get('/v1/cards/programs', {}), []);
   const programName = new Map((programs.data?.data ?? []).map((program) => [program.id, program.name]));
-  const rows = list.data?.data ?? [];
+  const rows = list.data?.items ?? [];
   return (
     <Page title="Cards">
       <SelectFilter formLabel="Filter cards" label="Status" options={cardStatuses} onApply={setApplied} />
@@ -59,6 +63,7 @@ export function CardsPage() {
           ))}
         </Table>
       ) : null}
+      <Shown list={list.data} noun="card(s)" onMore={list.more} busy={list.loading} />
     </Page>
   );
 }
@@ -116,10 +121,10 @@ function CardTransactionTree(props: { groups: CardTransactionGroup[] }) {
 }
 
 export function CardPage(props: { id: string }) {
-  const { api } = useSession();
+  const { api, sandbox } = useSession();
   const card = useLoad(async () => (await api.get('/v1/cards/{cardId}', { params: { path: { cardId: props.id } } })).data, [props.id], 4000);
   const programs = useLoad(() => api.get('/v1/cards/programs', {}), []);
-  const history = useLoad(async () => (await api.get('/v1/cards/transactions', { params: { query: { cardId: props.id, limit: 100 } } })).data, [props.id], 3000);
+  const history = useLoad(() => api.get('/v1/cards/transactions', { params: { query: { cardId: props.id, limit: 100 } } }), [props.id], 3000);
   const activate = useAction(async () => {
     const answer = await api.post('/v1/cards/{cardId}/activate', { params: { path: { cardId: props.id } } });
     card.reload();
@@ -130,13 +135,34 @@ export function CardPage(props: { id: string }) {
     card.reload();
     return answer;
   });
+  // One outcome shown, the last action's (until 2026-12-04 an activation's outcome hid a later block's).
+  const runActivate = () => {
+    change.reset();
+    void activate.run();
+  };
+  const runChange = (status: 'ACTIVE' | 'SUSPENDED' | 'CANCELLED') => {
+    activate.reset();
+    void change.run(status);
+  };
   // Cancelling cannot be undone: the button asks first, in the page rather than in a dialog box.
   const [confirmingCancel, setConfirmingCancel] = useState(false);
   const data = card.data;
   const busy = activate.busy || change.busy;
   const done = change.result ?? activate.result;
   return (
-    <Page title={data ? `Card ${cardLabel(data)}` : 'Card'} actions={<Link to={['cards']}>All cards</Link>}>
+    <Page
+      title={data ? `Card ${cardLabel(data)}` : 'Card'}
+      actions={
+        <>
+          {sandbox && data ? (
+            <Link to={['simulate', undefined, { cardId: props.id }]} class="button">
+              Simulate a swipe
+            </Link>
+          ) : null}
+          <Link to={['cards']}>All cards</Link>
+        </>
+      }
+    >
       <Status loading={card.loading && !data} error={card.error} />
       {data ? (
         <>
@@ -159,17 +185,17 @@ export function CardPage(props: { id: string }) {
           />
           <div class="actions">
             {data.status === 'BLOCKED' ? (
-              <button type="button" onClick={() => void activate.run()} disabled={busy}>
+              <button type="button" onClick={runActivate} disabled={busy}>
                 Activate
               </button>
             ) : null}
             {data.status === 'ACTIVE' ? (
-              <button type="button" class="secondary" onClick={() => void change.run('SUSPENDED')} disabled={busy}>
+              <button type="button" class="secondary" onClick={() => runChange('SUSPENDED')} disabled={busy}>
                 Block (suspend)
               </button>
             ) : null}
             {data.status === 'SUSPENDED' ? (
-              <button type="button" onClick={() => void change.run('ACTIVE')} disabled={busy}>
+              <button type="button" onClick={() => runChange('ACTIVE')} disabled={busy}>
                 Unblock
               </button>
             ) : null}
@@ -186,7 +212,7 @@ export function CardPage(props: { id: string }) {
                 type="button"
                 onClick={() => {
                   setConfirmingCancel(false);
-                  void change.run('CANCELLED');
+                  runChange('CANCELLED');
                 }}
                 disabled={busy}
               >
@@ -208,7 +234,12 @@ export function CardPage(props: { id: string }) {
       ) : null}
       <Panel title="Card transactions">
         <Status loading={history.loading && !history.data} error={history.error} />
-        {history.data ? <CardTransactionTree groups={history.data} /> : null}
+        {history.data ? (
+          <>
+            <CardTransactionTree groups={history.data.data} />
+            <NewestShown shown={history.data.data.length} total={history.data.pagination.totalResults} noun="card transaction(s)" />
+          </>
+        ) : null}
       </Panel>
     </Page>
   );

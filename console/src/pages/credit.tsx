@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
-import { useLoad } from '../hooks.js';
+import { useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Id, isOneOf, Link, Page, SelectFilter, Status, Table, Time } from '../components/ui.js';
+import { Amount, Badge, Id, isOneOf, Link, Page, SelectFilter, Shown, Status, Table, Time } from '../components/ui.js';
 
 type CreditLineStatus = Schema<'CreditLine'>['status'];
 const creditStatuses: readonly CreditLineStatus[] = ['PENDING_COLLATERAL', 'ACTIVE', 'RESTRICTED', 'LIQUIDATING', 'CLOSED'];
@@ -10,10 +10,21 @@ const creditStatuses: readonly CreditLineStatus[] = ['PENDING_COLLATERAL', 'ACTI
 export function CreditPage() {
   const { api } = useSession();
   const [applied, setApplied] = useState('');
-  const list = useLoad(() => api.get('/v1/credit-lines', { params: { query: { limit: 100, ...(isOneOf(creditStatuses, applied) ? { status: applied } : {}) } } }), [applied], 5000);
-  const cards = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100, cardType: 'CREDIT' } } }), [], 5000);
-  const cardOf = new Map((cards.data?.data ?? []).filter((card) => card.creditLineId).map((card) => [card.creditLineId ?? '', card]));
-  const rows = list.data?.data ?? [];
+  const list = usePagedList(
+    (limit, startAfterId) => api.get('/v1/credit-lines', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(isOneOf(creditStatuses, applied) ? { status: applied } : {}) } } }),
+    [applied],
+    5000,
+  );
+  const rows = list.data?.items ?? [];
+  // The card of each line shown, among its customer's credit cards (until 2026-12-04 among the
+  // client's newest 100 credit cards, so an older line showed no card).
+  const customers = [...new Set(rows.map((line) => line.customerId))].sort();
+  const cards = useLoad(
+    async () => (await Promise.all(customers.map(async (customerId) => (await api.get('/v1/cards', { params: { query: { limit: 200, cardType: 'CREDIT', customerId } } })).data))).flat(),
+    [customers.join(',')],
+    5000,
+  );
+  const cardOf = new Map((cards.data ?? []).filter((card) => card.creditLineId).map((card) => [card.creditLineId ?? '', card]));
   return (
     <Page title="Credit lines">
       <SelectFilter formLabel="Filter credit lines" label="Status" options={creditStatuses} onApply={setApplied} />
@@ -64,6 +75,7 @@ export function CreditPage() {
           })}
         </Table>
       ) : null}
+      <Shown list={list.data} noun="credit line(s)" onMore={list.more} busy={list.loading} />
     </Page>
   );
 }

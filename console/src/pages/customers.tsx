@@ -175,11 +175,14 @@ type ComplianceStatus = Schema<'ComplianceStatus'>;
 /**
  * The start button the compliance state allows (docs/compliance.md): a first start, a new start once
  * the next action asks for one (an expired onboarding), or a re-run after a system error; none while
- * it runs or once it is decided.
+ * it runs or once it is decided. The status of a customer who never started answers 200 with no
+ * onboarding and the next action START_KYC: a first start, not "again" (until 2026-12-04 it read
+ * "Start KYC again"; found by an audit).
  */
-function startAction(data: { nextAction?: string | null } | null | undefined, business: boolean, onboardingId: string | null | undefined): { label: string; rerun: boolean } | null {
+function startAction(data: ComplianceStatus | Schema<'BusinessComplianceStatus'> | null | undefined, business: boolean, onboardingId: string | null | undefined): { label: string; rerun: boolean } | null {
   if (data === undefined) return null;
-  if (data === null) return { label: business ? 'Start KYB' : 'Start KYC', rerun: false };
+  const started = data !== null && ('businessOnboardingId' in data ? data.businessOnboardingId : data.onboardingId) !== null;
+  if (data === null || ((data.nextAction === 'START_KYC' || data.nextAction === 'START_KYB') && !started)) return { label: business ? 'Start KYB' : 'Start KYC', rerun: false };
   if (data.nextAction === 'START_KYC' || data.nextAction === 'START_KYB') return { label: business ? 'Start KYB again' : 'Start KYC again', rerun: false };
   if (data.nextAction === 'RERUN_KYC' && !business && onboardingId) return { label: 'Re-run KYC', rerun: true };
   return null;
@@ -260,14 +263,28 @@ function Compliance(props: { customer: Customer; sandbox: boolean; onChange: () 
           answered 409 while KYC ran or once it was approved; found by an audit). */}
       {action ? (
         <div class="actions">
-          <button type="button" onClick={() => void start.run(action.rerun)} disabled={start.busy}>
+          <button
+            type="button"
+            onClick={() => {
+              decide.reset();
+              void start.run(action.rerun);
+            }}
+            disabled={start.busy}
+          >
             {action.label}
           </button>
         </div>
       ) : null}
       <Outcome error={start.error}>{start.result ? <>Started. <TraceLink traceId={start.result.traceId} /></> : null}</Outcome>
       {props.sandbox && props.customer.onboardingId ? (
-        <Form label="Simulate the verification outcome" class="filters" onSubmit={() => void decide.run()}>
+        <Form
+          label="Simulate the verification outcome"
+          class="filters"
+          onSubmit={() => {
+            start.reset();
+            void decide.run();
+          }}
+        >
           <Select label="Outcome" value={outcome} onValue={setOutcome} options={['APPROVED', 'DENIED_COMPLIANCE', 'DENIED_IDENTITY_THEFT', 'MANUAL_REVIEW', 'ERROR']} />
           <button type="submit" disabled={decide.busy}>
             Apply outcome

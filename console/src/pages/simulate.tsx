@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { useAction, useLoad } from '../hooks.js';
+import type { Schema } from '../api.js';
+import { useAction, useLoad, type Loaded } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Field, Form, Json, Outcome, Page, Panel, Select, TraceLink } from '../components/ui.js';
+import { Field, Form, Json, Outcome, Page, Panel, Select, shortId, Status, TraceLink } from '../components/ui.js';
 import { clockMovedEvent } from './clock.js';
 
 /** What a simulation answered: its trace (the timeline of what it caused) and its body. */
@@ -20,18 +21,90 @@ function Answer(props: { result: { message: string; traceId: string; data?: unkn
   );
 }
 
+/** What a select of wallets or cards offers, which item it means, and why none when none. */
+interface Choice<T> {
+  value: string;
+  options: { value: string; label: string }[];
+  onValue: (value: string) => void;
+  chosen: T | undefined;
+  /** Why the item the link names cannot be used (shown as an alert, and the answer to a submit). */
+  problem: string | undefined;
+}
+
+/**
+ * The choice of a select fed by a list (the newest 100, read again every few seconds) and by the
+ * item the link names (`?walletId=`, `?cardId=`), which is read by its id so that one outside the
+ * list is still the one used. Until that item is read, or when it cannot be used, nothing is
+ * chosen: never another item. Until 2026-12-04 the first item of the list was taken instead, so a
+ * deposit from an old wallet's page went to the newest wallet (found by an audit).
+ */
+function useChoice<T extends { id: string }>(
+  list: Loaded<T[]>,
+  named: Loaded<T | null>,
+  namedId: string | undefined,
+  describe: { noun: string; label: (item: T) => string; unusable: (item: T) => string | undefined; empty: string },
+): Choice<T> {
+  const [picked, setPicked] = useState(namedId ?? '');
+  const items = list.data ?? [];
+  const namedItem = named.data && named.data.id === namedId ? named.data : undefined;
+  const all = namedItem && !describe.unusable(namedItem) && !items.some((item) => item.id === namedItem.id) ? [namedItem, ...items] : items;
+  const chosen = picked === '' ? all[0] : all.find((item) => item.id === picked);
+  let problem: string | undefined;
+  if (!chosen && picked !== '' && picked === namedId && !list.error) {
+    if (named.error) problem = `The ${describe.noun} in the link (${namedId}) cannot be read: ${named.error}`;
+    else if (namedItem) problem = describe.unusable(namedItem);
+  }
+  const options = all.map((item) => ({ value: item.id, label: describe.label(item) }));
+  if (picked !== '' && !chosen) {
+    const reading = named.loading && !named.error && !namedItem;
+    options.unshift({ value: picked, label: reading ? `Reading the ${describe.noun} in the link…` : `The ${describe.noun} in the link (${shortId(picked)}) cannot be used` });
+  }
+  if (options.length === 0) {
+    options.push({ value: '', label: list.error ? `The ${describe.noun}s could not be read` : list.data ? describe.empty : `Loading ${describe.noun}s…` });
+  }
+  return { value: picked !== '' ? picked : (chosen?.id ?? ''), options, onValue: setPicked, chosen, problem };
+}
+
+/** Why no item is chosen, as the answer to a submit. */
+function noChoice(choice: Choice<unknown>, list: Loaded<unknown>, otherwise: string): Error {
+  if (choice.problem) return new Error(choice.problem);
+  if (list.error) return new Error(`The list could not be read (${list.error}): try again once it loads.`);
+  return new Error(otherwise);
+}
+
+/** The list's error (role alert, as on every page) and the reason the named item cannot be used. */
+function ChoiceStatus(props: { list: Loaded<unknown>; choice: Choice<unknown> }) {
+  return (
+    <>
+      <Status error={props.list.error} />
+      {props.choice.problem ? (
+        <p class="error" role="alert">
+          {props.choice.problem}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+type Wallet = Schema<'Wallet'>;
+
 function BankDeposit(props: { walletId: string | undefined }) {
   const { api } = useSession();
-  const wallets = useLoad(() => api.get('/v1/wallets', { params: { query: { limit: 100 } } }), []);
-  const withAccount = (wallets.data?.data ?? []).filter((wallet) => wallet.virtualAccount?.virtualAccountNumber);
-  const [walletId, setWalletId] = useState(props.walletId ?? '');
+  const wallets = useLoad(async () => (await api.get('/v1/wallets', { params: { query: { limit: 100 } } })).data.filter((wallet) => wallet.virtualAccount?.virtualAccountNumber), [], 5000);
+  const named = useLoad(async () => (props.walletId ? (await api.get('/v1/wallets/{id}', { params: { path: { id: props.walletId } } })).data : null), [props.walletId], 5000);
+  const choice = useChoice<Wallet>(wallets, named, props.walletId, {
+    noun: 'wallet',
+    label: (wallet) => `${wallet.name}, account ${wallet.virtualAccount?.virtualAccountNumber ?? ''}`,
+    unusable: (wallet) =>
+      wallet.virtualAccount?.virtualAccountNumber ? undefined : `The wallet in the link (${wallet.name}, ${wallet.id}) has no virtual account number, so no bank deposit can reach it.`,
+    empty: 'No wallet with an account yet',
+  });
   const [amount, setAmount] = useState('100.00');
   const [network, setNetwork] = useState('ACH');
   const [name, setName] = useState('Charles Babbage');
-  const chosen = withAccount.find((wallet) => wallet.id === walletId) ?? withAccount[0];
   const deposit = useAction(async () => {
-    const accountNumber = chosen?.virtualAccount?.virtualAccountNumber;
-    if (!accountNumber) throw new Error('Choose a wallet with a virtual account number (a KYC approval gives the first wallet one).');
+    const accountNumber = choice.chosen?.virtualAccount?.virtualAccountNumber;
+    if (!accountNumber) throw noChoice(choice, wallets, 'Choose a wallet with a virtual account number (a KYC approval gives the first wallet one).');
     return api.post('/v1/sandbox/bank-deposits', {
       body: { accountNumber, amount, asset: 'USD', network: network as 'ACH', counterparty: { name, accountNumber: '987654321', routingNumber: '021000021' } },
     });
@@ -39,13 +112,9 @@ function BankDeposit(props: { walletId: string | undefined }) {
   return (
     <Panel title="Bank deposit">
       <p class="muted">Money arrives on a wallet's virtual account; it is PENDING until the sandbox rail settles it (advance the clock, or settle it on the Bank transfers page).</p>
+      <ChoiceStatus list={wallets} choice={choice} />
       <Form label="Bank deposit" onSubmit={() => void deposit.run()}>
-        <Select
-          label="Wallet"
-          value={chosen?.id ?? ''}
-          onValue={setWalletId}
-          options={withAccount.length > 0 ? withAccount.map((wallet) => ({ value: wallet.id, label: `${wallet.name}, account ${wallet.virtualAccount?.virtualAccountNumber ?? ''}` })) : [{ value: '', label: 'No wallet with an account yet' }]}
-        />
+        <Select label="Wallet" value={choice.value} onValue={choice.onValue} options={choice.options} />
         <Field label="Amount (USD)" value={amount} onValue={setAmount} inputMode="decimal" pattern="[0-9]+(\.[0-9]{1,2})?" required />
         <Select label="Network" value={network} onValue={setNetwork} options={['ACH', 'FEDWIRE']} />
         <Field label="Sender name" value={name} onValue={setName} required maxLength={100} />
@@ -132,16 +201,54 @@ function AdvanceClock() {
   );
 }
 
-function CardSwipe() {
+type Card = Schema<'Card'>;
+type CardMessage = Schema<'SandboxCardMessageResult'>;
+
+/**
+ * The network's answer to a swipe in words: approved or declined, with the DE39 response code and,
+ * for a decline, the name the card transaction record gives it. Until 2026-12-04 every answer read
+ * "Card network message processed" in green, a decline too (found by an audit).
+ */
+function swipeVerdict(answer: CardMessage): { approved: boolean; text: string } {
+  const code = answer.responseCode;
+  const asset = answer.record?.asset ?? '';
+  if (code === '00') return { approved: true, text: `Approved: response code 00, ${answer.approvedAmount.toFixed(2)} ${asset} approved.` };
+  if (code === '10') return { approved: true, text: `Partially approved: response code 10, ${answer.approvedAmount.toFixed(2)} ${asset} approved.` };
+  const reason = answer.record?.declineReason;
+  return { approved: false, text: `Declined: response code ${code}${reason ? ` (${reason})` : ''}.` };
+}
+
+function SwipeAnswer(props: { result: { traceId: string; data: CardMessage } | undefined; error: string | undefined }) {
+  const verdict = props.result ? swipeVerdict(props.result.data) : undefined;
+  return (
+    <Outcome error={props.error} tone={verdict && !verdict.approved ? 'declined' : undefined}>
+      {props.result && verdict ? (
+        <>
+          <p>
+            {verdict.text} <TraceLink traceId={props.result.traceId} />
+          </p>
+          <Json value={props.result.data} label="Show the answer" />
+        </>
+      ) : null}
+    </Outcome>
+  );
+}
+
+function cardLabel(card: Card): string {
+  return `${card.cardType} •••• ${card.last4}${card.status === 'ACTIVE' ? '' : ` (${card.status})`}`;
+}
+
+function CardSwipe(props: { cardId: string | undefined }) {
   const { api } = useSession();
-  const cards = useLoad(() => api.get('/v1/cards', { params: { query: { limit: 100 } } }), []);
-  const usable = (cards.data?.data ?? []).filter((card) => card.status === 'ACTIVE');
-  const [cardId, setCardId] = useState('');
+  const cards = useLoad(async () => (await api.get('/v1/cards', { params: { query: { limit: 100, status: 'ACTIVE' } } })).data, [], 5000);
+  const named = useLoad(async () => (props.cardId ? (await api.get('/v1/cards/{cardId}', { params: { path: { cardId: props.cardId } } })).data : null), [props.cardId], 5000);
+  // A card the link names is swiped whatever its status: the network answers a blocked card too.
+  const choice = useChoice<Card>(cards, named, props.cardId, { noun: 'card', label: cardLabel, unusable: () => undefined, empty: 'No active card yet' });
   const [amount, setAmount] = useState('25.50');
   const [merchant, setMerchant] = useState('Corner Coffee');
-  const chosen = usable.find((card) => card.id === cardId) ?? usable[0];
   const swipe = useAction(async () => {
-    if (!chosen) throw new Error('No active card: create one with POST /v1/cards/debit and activate it.');
+    const chosen = choice.chosen;
+    if (!chosen) throw noChoice(choice, cards, 'No active card: create one with POST /v1/cards/debit and activate it.');
     const value = Number(amount);
     if (!/^\d+(\.\d{1,2})?$/.test(amount) || !Number.isFinite(value)) throw new Error('Amount: a number with at most 2 decimals.');
     return api.post('/v1/sandbox/cards/{cardId}/authorizations', {
@@ -151,20 +258,16 @@ function CardSwipe() {
   });
   return (
     <Panel title="Card swipe">
+      <ChoiceStatus list={cards} choice={choice} />
       <Form label="Card swipe" onSubmit={() => void swipe.run()}>
-        <Select
-          label="Card"
-          value={chosen?.id ?? ''}
-          onValue={setCardId}
-          options={usable.length > 0 ? usable.map((card) => ({ value: card.id, label: `${card.cardType} •••• ${card.last4}` })) : [{ value: '', label: 'No active card yet' }]}
-        />
+        <Select label="Card" value={choice.value} onValue={choice.onValue} options={choice.options} />
         <Field label="Amount" value={amount} onValue={setAmount} inputMode="decimal" required />
         <Field label="Merchant" value={merchant} onValue={setMerchant} maxLength={23} required />
         <button type="submit" disabled={swipe.busy}>
           Authorize
         </button>
       </Form>
-      <Answer result={swipe.result} error={swipe.error} />
+      <SwipeAnswer result={swipe.result} error={swipe.error} />
     </Panel>
   );
 }
@@ -190,16 +293,17 @@ function CryptoDeposit() {
   );
 }
 
-export function SimulatePage(props: { walletId: string | undefined }) {
+export function SimulatePage(props: { walletId: string | undefined; cardId: string | undefined }) {
   return (
     <Page title="Simulate">
       <p>What the outside world would do: money arriving, rails settling, a person finishing KYC, time passing, a card swiped at a shop, coins arriving on chain.</p>
       <div class="grid">
-        <BankDeposit walletId={props.walletId} />
+        {/* Keyed by the link's ids, so a link to another wallet or card starts the panel afresh. */}
+        <BankDeposit key={props.walletId ?? ''} walletId={props.walletId} />
         <AdvanceClock />
         <BankOutcome />
         <KycOutcome />
-        <CardSwipe />
+        <CardSwipe key={props.cardId ?? ''} cardId={props.cardId} />
         <CryptoDeposit />
       </div>
     </Page>

@@ -35,10 +35,11 @@ function AssetPairs() {
 
 function QuoteAndExecute() {
   const { api } = useSession();
-  const customers = useLoad(() => api.get('/v1/customers', { params: { query: { limit: 100 } } }), []);
+  // Read again every few seconds like every list of the console (a customer made with curl appears).
+  const customers = useLoad(() => api.get('/v1/customers', { params: { query: { limit: 100 } } }), [], 5000);
   const [customerId, setCustomerId] = useState('');
   const chosenCustomer = customerId || customers.data?.data[0]?.id || '';
-  const wallets = useLoad(async () => (chosenCustomer ? (await api.get('/v1/wallets', { params: { query: { limit: 100, customerId: chosenCustomer } } })).data : []), [chosenCustomer]);
+  const wallets = useLoad(async () => (chosenCustomer ? (await api.get('/v1/wallets', { params: { query: { limit: 100, customerId: chosenCustomer } } })).data : []), [chosenCustomer], 5000);
   const [walletId, setWalletId] = useState('');
   const chosenWallet = walletId || wallets.data?.[0]?.id || '';
   const [fromAsset, setFromAsset] = useState('USD');

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Field, Form, Id, Page, Select, shortId, Status, Table, Time, Tree } from '../components/ui.js';
+import { Amount, Badge, Field, Form, Id, NewestShown, Page, Select, shortId, Status, Table, Time, Tree } from '../components/ui.js';
 
 type WalletTransaction = Schema<'WalletTransaction'>;
 
@@ -84,9 +84,15 @@ export function TransactionTree(props: { records: WalletTransaction[] }) {
   );
 }
 
+/** Records the page shows for one wallet (the API's most per page). */
+const historyLimit = 200;
+
 export function TransactionsPage(props: { walletId: string | undefined }) {
   const { api } = useSession();
-  const wallets = useLoad(() => api.get('/v1/wallets', { params: { query: { limit: 100 } } }), []);
+  const wallets = useLoad(() => api.get('/v1/wallets', { params: { query: { limit: 100 } } }), [], 5000);
+  // The wallet the link names is read by its id: the select lists the newest 100 wallets, and until
+  // 2026-12-04 an older one named by the link showed another wallet in the select (found by an audit).
+  const named = useLoad(async () => (props.walletId ? (await api.get('/v1/wallets/{id}', { params: { path: { id: props.walletId } } })).data : null), [props.walletId], 5000);
   const [walletId, setWalletId] = useState(props.walletId ?? '');
   const [status, setStatus] = useState('');
   const [operation, setOperation] = useState('');
@@ -96,35 +102,40 @@ export function TransactionsPage(props: { walletId: string | undefined }) {
   const history = useLoad(
     async () =>
       chosen
-        ? (
-            await api.get('/v1/transactions', {
-              params: {
-                query: {
-                  walletId: chosen,
-                  limit: 200,
-                  ...(applied.status ? { status: applied.status as 'COMPLETED' } : {}),
-                  ...(applied.operation ? { operation: applied.operation as 'CREDIT' } : {}),
-                  ...(applied.type ? { type: applied.type } : {}),
-                },
+        ? await api.get('/v1/transactions', {
+            params: {
+              query: {
+                walletId: chosen,
+                limit: historyLimit,
+                ...(applied.status ? { status: applied.status as 'COMPLETED' } : {}),
+                ...(applied.operation ? { operation: applied.operation as 'CREDIT' } : {}),
+                ...(applied.type ? { type: applied.type } : {}),
               },
-            })
-          ).data
-        : [],
+            },
+          })
+        : undefined,
     [chosen, applied.status, applied.operation, applied.type],
     3000,
   );
-  const walletOptions = (wallets.data?.data ?? []).map((wallet) => ({ value: wallet.id, label: `${wallet.name} (${wallet.virtualAccount?.virtualAccountNumber ?? shortId(wallet.id)})` }));
+  const listed = wallets.data?.data ?? [];
+  const namedWallet = named.data && named.data.id === chosen && !listed.some((wallet) => wallet.id === chosen) ? [named.data] : [];
+  const walletOptions = [...namedWallet, ...listed].map((wallet) => ({ value: wallet.id, label: `${wallet.name} (${wallet.virtualAccount?.virtualAccountNumber ?? shortId(wallet.id)})` }));
+  if (chosen && !walletOptions.some((option) => option.value === chosen)) {
+    walletOptions.unshift({ value: chosen, label: named.error ? `The wallet in the link (${shortId(chosen)}) cannot be read` : `Wallet ${shortId(chosen)}` });
+  }
+  const records = history.data?.data;
   return (
     <Page title="Transactions">
       <Form label="Filter transactions" class="filters" onSubmit={() => setApplied({ status, operation, type: type.trim() })}>
-        <Select label="Wallet" value={chosen} onValue={setWalletId} options={walletOptions.length > 0 ? walletOptions : [{ value: '', label: 'No wallet yet' }]} />
+        <Select label="Wallet" value={chosen} onValue={setWalletId} options={walletOptions.length > 0 ? walletOptions : [{ value: '', label: wallets.error ? 'The wallets could not be read' : wallets.data ? 'No wallet yet' : 'Loading wallets…' }]} />
         <Select label="Status" value={status} onValue={setStatus} options={['', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']} />
         <Select label="Operation" value={operation} onValue={setOperation} options={['', 'CREDIT', 'DEBIT']} />
         <Field label="Type" value={type} onValue={setType} placeholder="BANK_DEPOSIT" maxLength={64} />
         <button type="submit">Apply</button>
       </Form>
       <Status loading={(history.loading || wallets.loading) && !history.data} error={wallets.error ?? history.error} />
-      {history.data ? <TransactionTree records={history.data} /> : null}
+      {history.data ? <TransactionTree records={records ?? []} /> : chosen === '' && wallets.data ? <p class="muted">No transactions yet.</p> : null}
+      {history.data ? <NewestShown shown={history.data.data.length} total={history.data.pagination.totalResults} noun="record(s)" /> : null}
     </Page>
   );
 }

@@ -3,7 +3,7 @@ import { firstItems, listPageSize, type OpenBaaS, type Schema } from '../api.js'
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { BalanceChart, toMinor, type BalancePoint } from '../components/balance-chart.js';
-import { Facts, Field, Form, Id, Link, More, Page, Panel, Status, Time, Table } from '../components/ui.js';
+import { Facts, Field, Form, Id, Link, More, NewestShown, Page, Panel, Status, Time, Table } from '../components/ui.js';
 import { TransactionTree } from './transactions.js';
 
 type Balance = Schema<'WalletBalance'>;
@@ -155,7 +155,7 @@ export function WalletPage(props: { id: string }) {
         api.get('/v1/transactions', { params: { query: { walletId: props.id, limit: 200 } } }),
         api.get('/v1/assets'),
       ]);
-      return { wallet: wallet.data, balance: balance.data, records: history.data, assets: assets.data };
+      return { wallet: wallet.data, balance: balance.data, records: history.data, recordsTotal: history.pagination.totalResults, assets: assets.data };
     },
     [props.id],
     3000,
@@ -188,6 +188,7 @@ export function WalletPage(props: { id: string }) {
           </Panel>
           <Panel title="Transactions">
             <TransactionTree records={data.records} />
+            <NewestShown shown={data.records.length} total={data.recordsTotal} noun="record(s)" />
           </Panel>
         </>
       ) : null}

@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
-import { useAction, useLoad } from '../hooks.js';
+import { useAction, useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Badge, Facts, Field, Form, Id, Link, Outcome, Page, Panel, retryActionOf, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
+import { Badge, Facts, Field, Form, Id, Link, NewestShown, Outcome, Page, Panel, retryActionOf, SelectFilter, Shown, Status, Time, TraceLink, Table } from '../components/ui.js';
 
 export function WebhooksPage() {
   const { api } = useSession();
-  const list = useLoad(() => api.get('/v1/webhooks', { params: { query: { limit: 100 } } }), [], 5000);
+  const list = usePagedList((limit, startAfterId) => api.get('/v1/webhooks', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}) } } }), [], 5000);
   const [name, setName] = useState('my receiver');
   const [url, setUrl] = useState('http://127.0.0.1:9000/hooks');
   const [types, setTypes] = useState('*');
@@ -16,7 +16,7 @@ export function WebhooksPage() {
     list.reload();
     return answer.data;
   });
-  const rows = list.data?.data ?? [];
+  const rows = list.data?.items ?? [];
   return (
     <Page title="Webhooks">
       <Status loading={list.loading && !list.data} error={list.error} empty={list.data !== undefined && rows.length === 0} emptyText="No subscriptions yet." />
@@ -41,6 +41,7 @@ export function WebhooksPage() {
             ))}
           </Table>
       ) : null}
+      <Shown list={list.data} noun="subscription(s)" onMore={list.more} busy={list.loading} />
       <Panel title="New subscription">
         <Form label="New subscription" onSubmit={() => void create.run()}>
           <Field label="Name" value={name} onValue={setName} required maxLength={100} />
@@ -81,6 +82,16 @@ export function WebhookPage(props: { id: string }) {
     deliveries.reload();
     return answer;
   });
+  // Only the last action's outcome is shown (until 2026-12-04 "Test event queued." stayed beside a
+  // later retry's outcome; found by an audit).
+  const sendTest = () => {
+    retry.reset();
+    void test.run();
+  };
+  const runRetry = (deliveryId: string) => {
+    test.reset();
+    void retry.run(deliveryId);
+  };
   const data = webhook.data?.data;
   const rows = deliveries.data?.data ?? [];
   return (
@@ -98,7 +109,7 @@ export function WebhookPage(props: { id: string }) {
               ['Failing since', <Time value={data.failingSince} />],
             ]}
           />
-          <button type="button" class="secondary" onClick={() => void test.run()} disabled={test.busy}>
+          <button type="button" class="secondary" onClick={sendTest} disabled={test.busy}>
             Send a test event
           </button>
           <Outcome error={test.error}>{test.result ? 'Test event queued.' : null}</Outcome>
@@ -145,7 +156,7 @@ export function WebhookPage(props: { id: string }) {
                     </td>
                     <td>
                       <div class="actions">
-                        <button type="button" onClick={() => void retry.run(delivery.id)} disabled={retry.busy} aria-label={`${retryActionOf(delivery.status)} delivery of ${delivery.eventType}`}>
+                        <button type="button" onClick={() => runRetry(delivery.id)} disabled={retry.busy} aria-label={`${retryActionOf(delivery.status)} delivery of ${delivery.eventType}`}>
                           {retryActionOf(delivery.status)}
                         </button>
                         <EventTrace eventId={delivery.eventId} test={delivery.test} />
@@ -156,6 +167,7 @@ export function WebhookPage(props: { id: string }) {
               })}
             </Table>
         ) : null}
+        {deliveries.data ? <NewestShown shown={rows.length} total={deliveries.data.pagination.totalResults} noun="deliveries" /> : null}
       </Panel>
     </Page>
   );

@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { TestContext } from '../harness.js';
+
+/**
+ * What the console's browser tests share: Debian's Chromium driven by playwright-core, the app
+ * listening on loopback, a tab signed in with a key, and the checks they make on every page.
+ */
+
+export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const hasChromium = fs.existsSync(chromiumPath);
+export const skipReason = `Chromium not found at ${chromiumPath}: install Debian's chromium package (apt-get install -y chromium) to run the browser test`;
+
+/** Makes the test app listen on a free loopback port; answers its base URL. */
+export async function listen(t: TestContext): Promise<string> {
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = t.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
+  return `http://127.0.0.1:${address.port}`;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/**
+ * The app listening and Chromium started, or, where Chromium is not installed, a warning and
+ * nothing (each test then skips itself with `skipReason`).
+ */
+export async function startBrowser(t: TestContext): Promise<{ baseUrl: string; browser: Browser } | undefined> {
+  if (!hasChromium) {
+    console.warn(`console browser test skipped: ${skipReason}`);
+    return undefined;
+  }
+  const baseUrl = await listen(t);
+  return { baseUrl, browser: await launchChromium() };
+}
+
+// The page-side snippets are strings: this project's type check has no DOM types (Node only).
+
+/** Every form control on the page has an accessible name (a label, aria-label or its text). */
+export async function unnamedControls(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`[...document.querySelectorAll('input, select, textarea, button')]
+    .filter((element) => {
+      const labelled = (element.labels?.length ?? 0) > 0 || element.getAttribute('aria-label') || element.getAttribute('aria-labelledby');
+      const text = element.tagName === 'BUTTON' ? (element.textContent ?? '').trim() : '';
+      return !labelled && text === '';
+    })
+    .map((element) => element.outerHTML.slice(0, 120))`);
+}
+
+/** A fresh tab signed in with `key`, collecting the page's errors (uncaught ones and console errors). */
+export async function signedIn(browser: Browser, baseUrl: string, key: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; pageErrors: string[] }> {
+  const page = await browser.newPage({ viewport });
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
+  });
+  await page.goto(`${baseUrl}/console`);
+  await page.getByLabel('API key').fill(key);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
+  return { page, pageErrors };
+}

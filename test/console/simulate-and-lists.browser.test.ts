@@ -1,0 +1,351 @@
+import type { AddressInfo } from 'node:net';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/modules/tenants/tenants.service.js';
+import { createTestApp, type TestClient, type TestContext } from '../harness.js';
+import { balanceOf, deposit, fund, linkedWallet, withdrawalBody } from '../bank/fixtures.js';
+import { createReadyIndividual } from '../compliance/helpers.js';
+import { issuedCard } from '../cards/fixtures.js';
+import { signedIn, skipReason, startBrowser, unnamedControls } from './browser-support.js';
+
+/**
+ * The console in Chromium against the real app, on both databases: the Simulate page uses the
+ * wallet or card its link names (never another), shows a list it cannot read as an error and
+ * recovers, says whether a swipe was approved or declined; the KYC button of a customer who never
+ * started; lists that say how many rows of how many they show; a narrow screen. Each was found by
+ * an audit of the console (2026-12-04).
+ */
+
+let t: TestContext;
+let baseUrl: string;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const started = await startBrowser(t);
+  if (!started) return;
+  ({ baseUrl, browser } = started);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t.close();
+});
+
+/** Waits until `read()` answers `expected` (a select's value, a count), or fails with the last answer. */
+async function eventually<T>(read: () => Promise<T>, expected: T, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await read();
+  while (last !== expected && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    last = await read();
+  }
+  expect(last).toBe(expected);
+}
+
+/** `count` approved customers with a primary wallet and its account number, made in one call (oldest first). */
+async function seed(client: TestClient, count: number): Promise<{ customerId: string; walletId: string; virtualAccountNumber: string }[]> {
+  const response = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count } });
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+  return response.body.data.customers;
+}
+
+async function openSimulate(page: Page, query: string): Promise<void> {
+  await page.goto(`${baseUrl}/console#/simulate${query}`);
+  await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
+}
+
+/** The text of the option a select shows. */
+function shownOption(select: Locator): Promise<string | null> {
+  return select.locator('option:checked').textContent();
+}
+
+describe('the Simulate and Transactions pages use the wallet or card the link names, never another one', () => {
+  it('deposits into a wallet older than the newest 100 from its page, and lists its transactions under it', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('more than 100 wallets');
+    const [oldest] = await seed(client, 1);
+    const rest = await seed(client, 100);
+    const newest = rest[rest.length - 1];
+    if (!oldest || !newest) return expect.fail('no wallets seeded');
+    // The oldest wallet is not among the newest 100 the page's select lists.
+    const listed = await t.request({ url: '/v1/wallets?limit=100', key: client.key });
+    expect((listed.body.data as { id: string }[]).map((wallet) => wallet.id)).not.toContain(oldest.walletId);
+    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+
+    await page.goto(`${baseUrl}/console#/wallets/${oldest.walletId}`);
+    await page.getByRole('link', { name: 'Simulate a deposit' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
+    const form = page.getByRole('form', { name: 'Bank deposit' });
+    const select = form.getByLabel('Wallet');
+    await eventually(() => select.inputValue(), oldest.walletId);
+    await expect(shownOption(select)).resolves.toContain(oldest.virtualAccountNumber);
+    await form.getByLabel('Amount (USD)').fill('12.34');
+    await form.getByRole('button', { name: 'Send deposit' }).click();
+    await page.getByRole('region', { name: 'Bank deposit' }).getByRole('status').filter({ hasText: 'Deposit received' }).waitFor();
+    expect(await balanceOf(t, oldest.walletId, 'USD', client)).toMatchObject({ PENDING: '12.34' });
+    expect(await balanceOf(t, newest.walletId, 'USD', client)).toMatchObject({ PENDING: '0.00' });
+
+    // The Transactions page names the same wallet in its select and shows its deposit.
+    await page.goto(`${baseUrl}/console#/transactions?walletId=${oldest.walletId}`);
+    const walletSelect = page.getByRole('form', { name: 'Filter transactions' }).getByLabel('Wallet');
+    await eventually(() => walletSelect.inputValue(), oldest.walletId);
+    await eventually(async () => (await shownOption(walletSelect))?.includes(oldest.virtualAccountNumber), true);
+    await page.getByRole('list', { name: 'Transactions by parent' }).getByText('12.34 USD').first().waitFor();
+    expect(await unnamedControls(page)).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('says a wallet in the link that does not exist cannot be read, and deposits nowhere', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('a wallet link to nowhere');
+    const [only] = await seed(client, 1);
+    if (!only) return expect.fail('no wallet seeded');
+    const { page } = await signedIn(browser, baseUrl, client.key);
+    const missing = '0190f0f0-0000-7000-8000-000000000000';
+
+    await openSimulate(page, `?walletId=${missing}`);
+    const region = page.getByRole('region', { name: 'Bank deposit' });
+    await region.getByRole('alert').filter({ hasText: `The wallet in the link (${missing}) cannot be read` }).waitFor();
+    const select = region.getByLabel('Wallet');
+    await expect(select.inputValue()).resolves.toBe(missing);
+    await expect(shownOption(select)).resolves.toContain('cannot be used');
+    await region.getByRole('button', { name: 'Send deposit' }).click();
+    await region.getByRole('alert').filter({ hasText: 'cannot be read' }).nth(1).waitFor();
+    expect(await region.getByRole('status').count()).toBe(0);
+    const transfers = await t.request({ url: '/v1/baas/transactions?limit=1', key: client.key });
+    expect(transfers.body.pagination.totalResults).toBe(0);
+    expect(await balanceOf(t, only.walletId, 'USD', client)).toMatchObject({ PENDING: '0.00' });
+    await page.close();
+  });
+
+  it("swipes the card its page links to, even a blocked one, and the network's decline is shown", async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const issued = await issuedCard(t);
+    expect((await t.request({ method: 'PATCH', url: `/v1/cards/${issued.cardId}`, body: { status: 'SUSPENDED' } })).status).toBe(200);
+    // A newer active card, which the select would list first.
+    await issuedCard(t, t.clientA, { wallet: issued.wallet });
+    const { page, pageErrors } = await signedIn(browser, baseUrl, t.clientA.key);
+
+    await page.goto(`${baseUrl}/console#/cards/${issued.cardId}`);
+    await page.getByRole('link', { name: 'Simulate a swipe' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
+    const form = page.getByRole('form', { name: 'Card swipe' });
+    await eventually(() => form.getByLabel('Card').inputValue(), issued.cardId);
+    await expect(shownOption(form.getByLabel('Card'))).resolves.toContain('(SUSPENDED)');
+    await form.getByRole('button', { name: 'Authorize' }).click();
+    await page.getByRole('region', { name: 'Card swipe' }).getByRole('status').filter({ hasText: 'Declined: response code 57 (CARD_NOT_ACTIVE).' }).waitFor();
+    const history = await t.request({ url: `/v1/cards/transactions?cardId=${issued.cardId}` });
+    expect(history.body.data).toHaveLength(1);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the Simulate page shows a list it cannot read as an error, and recovers when the server is back', () => {
+  /** Closes the app's listening socket and every open connection, as a server that went away; answers its port. */
+  async function stopListening(): Promise<number> {
+    const { port } = t.app.server.address() as AddressInfo;
+    await new Promise<void>((resolve) => {
+      t.app.server.close(() => resolve());
+      t.app.server.closeAllConnections();
+    });
+    return port;
+  }
+
+  async function listenAgain(port: number): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      t.app.server.once('error', reject);
+      t.app.server.listen(port, '127.0.0.1', () => {
+        t.app.server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  it('says the wallets and cards could not be read while the server is down, and lists them again once it answers', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('server goes away');
+    const issued = await issuedCard(t, client);
+    const { page } = await signedIn(browser, baseUrl, client.key);
+
+    const port = await stopListening();
+    try {
+      await page.getByRole('link', { name: 'Simulate' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
+      const depositRegion = page.getByRole('region', { name: 'Bank deposit' });
+      const swipeRegion = page.getByRole('region', { name: 'Card swipe' });
+      await depositRegion.getByRole('alert').filter({ hasText: 'GET /v1/wallets' }).waitFor();
+      await swipeRegion.getByRole('alert').filter({ hasText: 'GET /v1/cards' }).waitFor();
+      await expect(shownOption(depositRegion.getByLabel('Wallet'))).resolves.toBe('The wallets could not be read');
+      await expect(shownOption(swipeRegion.getByLabel('Card', { exact: true }))).resolves.toBe('The cards could not be read');
+      // Sending says why nothing was sent, rather than asking for a wallet to be made.
+      await depositRegion.getByRole('button', { name: 'Send deposit' }).click();
+      await depositRegion.getByRole('alert').filter({ hasText: 'The list could not be read' }).waitFor();
+    } finally {
+      await listenAgain(port);
+    }
+
+    // The lists are read again every few seconds: the wallet and the card come back, the alerts go.
+    const depositRegion = page.getByRole('region', { name: 'Bank deposit' });
+    const swipeRegion = page.getByRole('region', { name: 'Card swipe' });
+    await eventually(() => depositRegion.getByLabel('Wallet').inputValue(), issued.wallet.walletId);
+    await eventually(() => swipeRegion.getByLabel('Card', { exact: true }).inputValue(), issued.cardId);
+    await eventually(() => swipeRegion.getByRole('alert').count(), 0);
+    await depositRegion.getByRole('button', { name: 'Send deposit' }).click();
+    await depositRegion.getByRole('status').filter({ hasText: 'Deposit received' }).waitFor();
+    expect(await depositRegion.getByRole('alert').count()).toBe(0);
+    expect(await balanceOf(t, issued.wallet.walletId, 'USD', client)).toMatchObject({ PENDING: '100.00' });
+    await page.close();
+  });
+});
+
+describe("a card swipe's outcome says approved or declined, with the response code", () => {
+  it('reads "Approved" for an authorization the funds cover and "Declined" with 51 and its name for one they do not', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const issued = await issuedCard(t);
+    await fund(t, issued.wallet, '100.00');
+    const { page, pageErrors } = await signedIn(browser, baseUrl, t.clientA.key);
+    await openSimulate(page, `?cardId=${issued.cardId}`);
+    const region = page.getByRole('region', { name: 'Card swipe' });
+    const form = page.getByRole('form', { name: 'Card swipe' });
+    await eventually(() => form.getByLabel('Card').inputValue(), issued.cardId);
+
+    await form.getByLabel('Amount').fill('25.50');
+    await form.getByRole('button', { name: 'Authorize' }).click();
+    const approved = region.getByRole('status').filter({ hasText: 'Approved: response code 00, 25.50 USD approved.' });
+    await approved.waitFor();
+    expect(await approved.getByRole('link', { name: 'Open trace' }).getAttribute('href')).toMatch(/^#\/traces\//);
+    expect(await approved.getAttribute('class')).toBe('success');
+
+    await form.getByLabel('Amount').fill('5000');
+    await form.getByRole('button', { name: 'Authorize' }).click();
+    const declined = region.getByRole('status').filter({ hasText: 'Declined: response code 51 (INSUFFICIENT_FUNDS).' });
+    await declined.waitFor();
+    expect(await declined.getAttribute('class')).toBe('declined');
+    expect(await region.getByRole('status').count()).toBe(1);
+    expect(await balanceOf(t, issued.wallet.walletId)).toMatchObject({ AVAILABLE: '74.50', RESERVED: '25.50' });
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe("the KYC start button follows the customer's state", () => {
+  it('offers "Start KYC" (not "again") to a customer who never started, and shows only the latest outcome', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const customer = await createReadyIndividual(t);
+    const status = await t.request({ url: `/v1/compliance/status/${customer.id}` });
+    expect(status.body.data).toMatchObject({ onboardingId: null, nextAction: 'START_KYC' });
+    const { page, pageErrors } = await signedIn(browser, baseUrl, t.clientA.key);
+
+    await page.goto(`${baseUrl}/console#/customers/${customer.id}`);
+    const kyc = page.getByRole('region', { name: 'KYC' });
+    await kyc.getByRole('definition').filter({ hasText: 'START_KYC' }).waitFor();
+    await kyc.getByRole('button', { name: 'Start KYC', exact: true }).click();
+    await kyc.getByRole('status').filter({ hasText: 'Started.' }).waitFor();
+    expect((await t.request({ url: `/v1/compliance/status/${customer.id}` })).body.data.onboardingId).not.toBeNull();
+
+    // Applying an outcome replaces "Started.": one outcome, the last action's.
+    const outcome = kyc.getByRole('form', { name: 'Simulate the verification outcome' });
+    await outcome.getByLabel('Outcome').selectOption('APPROVED');
+    await outcome.getByRole('button', { name: 'Apply outcome' }).click();
+    await kyc.getByRole('status').filter({ hasText: 'Outcome applied.' }).waitFor();
+    expect(await kyc.getByRole('status').filter({ hasText: 'Started.' }).count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('lists say how many rows of how many they show, and page the rest', () => {
+  it("pages the bank transfers, names a withdrawal's beneficiary and shows no sign on a failed one", async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('many transfers');
+    const wallet = await linkedWallet(t, client);
+    await fund(t, wallet, '1000.00', 'USD', client);
+    for (let index = 0; index < 49; index++) await deposit(t, wallet.virtualAccountNumber, '1.00', {}, client);
+    const sent = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', key: client.key, body: withdrawalBody(wallet.walletId, { amount: '30.00' }) });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+    const failing = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', key: client.key, body: withdrawalBody(wallet.walletId, { amount: '40.00', name: 'Alan Turing' }) });
+    expect(failing.status, JSON.stringify(failing.body)).toBe(201);
+    const failed = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${failing.body.data.parentBankTransactionId}/fail`, key: client.key, body: {} });
+    expect(failed.status, JSON.stringify(failed.body)).toBe(200);
+    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+
+    await page.getByRole('link', { name: 'Bank transfers' }).click();
+    const table = page.getByRole('table', { name: 'Bank transfers' });
+    await page.getByText('50 of 52 transfer(s) shown.').waitFor();
+    await expect(table.locator('tbody > tr').count()).resolves.toBe(50);
+    const pending = table.locator('tbody > tr', { hasText: 'Grace Hopper' });
+    await expect(pending.textContent()).resolves.toMatch(/WITHDRAWAL[\s\S]*PENDING[\s\S]*−30\.00 USD[\s\S]*Grace Hopper/);
+    const failedRow = table.locator('tbody > tr', { hasText: 'Alan Turing' });
+    await expect(failedRow.textContent()).resolves.toMatch(/WITHDRAWAL[\s\S]*FAILED/);
+    await expect(failedRow.locator('.amount').textContent()).resolves.toBe('40.00 USD');
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await page.getByText('52 of 52 transfer(s) shown.').waitFor();
+    await expect(table.locator('tbody > tr').count()).resolves.toBe(52);
+    await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('pages the cards past 50 and says how many of how many are shown', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('many cards');
+    const wallet = await linkedWallet(t, client);
+    for (let index = 0; index < 51; index++) await issuedCard(t, client, { wallet });
+    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+
+    await page.getByRole('link', { name: 'Cards' }).click();
+    await page.getByText('50 of 51 card(s) shown.').waitFor();
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await page.getByText('51 of 51 card(s) shown.').waitFor();
+    await expect(page.getByRole('table', { name: 'Cards' }).locator('tbody > tr').count()).resolves.toBe(51);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('reads the API keys again every few seconds, as every other list', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('a new key');
+    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    // The client's key and its read-only key (test/harness.ts makes both).
+    await page.getByText('2 of 2 key(s) shown.').waitFor();
+    await createApiKey(t.deps, client.id);
+    await page.getByText('3 of 3 key(s) shown.').waitFor({ timeout: 15_000 });
+    await expect(page.getByRole('table', { name: 'API keys' }).locator('tbody > tr').count()).resolves.toBe(3);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('on a narrow screen the page keeps to the screen', () => {
+  it('puts the navigation above the page and scrolls a wide table inside its own box', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('a phone');
+    const wallet = await linkedWallet(t, client);
+    await deposit(t, wallet.virtualAccountNumber, '5.00', {}, client);
+    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key, { width: 375, height: 740 });
+
+    await page.getByRole('link', { name: 'Bank transfers' }).click();
+    const table = page.getByRole('table', { name: 'Bank transfers' });
+    await table.locator('tbody > tr').first().waitFor();
+    const widths = await page.evaluate<{ page: number; box: number; table: number }>(`({
+      page: document.documentElement.scrollWidth,
+      box: document.querySelector('.table-scroll').clientWidth,
+      table: document.querySelector('.table-scroll table').scrollWidth,
+    })`);
+    expect(widths.page).toBeLessThanOrEqual(375);
+    expect(widths.table).toBeGreaterThan(widths.box);
+    // The navigation sits above the page rather than beside it.
+    const navigation = await page.getByRole('navigation', { name: 'Main' }).boundingBox();
+    const heading = await page.getByRole('heading', { level: 1, name: 'Bank transfers' }).boundingBox();
+    expect(navigation && heading && navigation.y + navigation.height <= heading.y).toBe(true);
+    // The Settle button is reachable by scrolling the table's box, not the page.
+    await page.getByRole('button', { name: 'Settle deposit 5.00 USD' }).click();
+    await page.getByRole('status').filter({ hasText: 'Settled.' }).waitFor();
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+});
