@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { Deps } from './platform/deps.js';
 import type { App } from './platform/http/app-type.js';
 import { authHook } from './platform/http/auth.js';
-import { advanceWaitMs, waitForClientAdvance } from './platform/client-clock.js';
+import { advanceWaitMs, noteClockOffset, readClockOffset, waitForClientAdvance } from './platform/client-clock.js';
 import { answerClientError } from './platform/http/client-errors.js';
 import { traceIdPattern } from './platform/http/context.js';
 import { AppError } from './platform/http/errors.js';
@@ -192,11 +192,21 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     app.addHook('preHandler', async (request) => {
       const clientId = request.auth?.clientId;
       if (clientId === undefined || request.method === 'GET' || request.method === 'HEAD') return;
-      if (!(await waitForClientAdvance(deps, clientId, advanceWaitMs))) {
+      const waited = await waitForClientAdvance(deps, clientId, advanceWaitMs);
+      if (waited === 'timed out') {
         throw new AppError(
           'SANDBOX_CLOCK_BUSY',
           `An advance of this client's clock was still running its timers after ${advanceWaitMs / 1000} s; this request was not applied: retry it when the advance has answered.`,
         );
+      }
+      if (waited === 'ended' && request.auth) {
+        // The offset the request arrived with may be from before the advance (its key looked up
+        // earlier, within AUTH_CACHE_TTL_MS), and the one noted when the advance began lasts only
+        // that long: read the clock as the advance left it (until 2026-12-06 a write that waited
+        // more than 2 s acted at the time before the advance; found by an audit).
+        const offsetMs = await readClockOffset(deps.db, clientId);
+        noteClockOffset(deps, clientId, offsetMs);
+        request.auth = { ...request.auth, clockOffsetMs: offsetMs };
       }
     });
   }

@@ -98,20 +98,25 @@ export function advanceStarted(deps: Pick<Deps, 'database'>, clientId: string): 
   };
 }
 
-/** Resolves true once no advance of the client's clock runs in this process, false if one still runs after `maxWaitMs`. */
-export async function waitForClientAdvance(deps: Pick<Deps, 'database'>, clientId: string, maxWaitMs: number): Promise<boolean> {
+/**
+ * Waits while an advance of the client's clock runs in this process: 'none' when none was running,
+ * 'ended' once the advances it met have ended, 'timed out' if one still runs after `maxWaitMs`.
+ */
+export async function waitForClientAdvance(deps: Pick<Deps, 'database'>, clientId: string, maxWaitMs: number): Promise<'none' | 'ended' | 'timed out'> {
   const deadline = performance.now() + maxWaitMs;
+  let waited = false;
   for (;;) {
     const running = runningAdvances.get(deps.database)?.get(clientId);
-    if (!running) return true;
+    if (!running) return waited ? 'ended' : 'none';
+    waited = true;
     const remainingMs = deadline - performance.now();
-    if (remainingMs <= 0) return false;
+    if (remainingMs <= 0) return 'timed out';
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timed out'>((resolve) => {
       timer = setTimeout(() => resolve('timed out'), remainingMs);
     });
     const outcome = await Promise.race([running.then(() => 'ended' as const), timedOut]);
     clearTimeout(timer);
-    if (outcome === 'timed out') return false;
+    if (outcome === 'timed out') return 'timed out';
   }
 }

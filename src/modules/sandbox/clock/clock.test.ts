@@ -374,6 +374,36 @@ describe('writes of the client while its clock advances', () => {
   });
 });
 
+describe('a write that waited for an advance longer than the key cache lasts', () => {
+  it('acts at the time the advance left, not at the offset its API key was looked up with before the advance', async () => {
+    const short = await createTestApp({ env: { AUTH_CACHE_TTL_MS: '300' } });
+    try {
+      // The key is looked up (and kept for 300 ms) with the clock before the advance.
+      expect((await short.request({ url: '/v1/sandbox/clock' })).status).toBe(200);
+      let sent: Promise<any> | undefined;
+      const slow: TimerKind = {
+        kind: 'test.slow',
+        run: async (tx) => {
+          await sql`SELECT 1`.execute(tx);
+          sent ??= createIndividual(short, short.clientA);
+          await new Promise((resolve) => setTimeout(resolve, 80));
+        },
+      };
+      for (let index = 0; index < 8; index++) {
+        await withTransaction(short.deps.db, (tx) =>
+          scheduleTimer(tx, { clientId: short.clientA.id, kind: slow.kind, subjectId: crypto.randomUUID(), dueAt: new Date(short.clock.now().getTime() + 1000 + index), now: short.clock.now() }),
+        );
+      }
+      const outcome = await advanceClock(short.deps, [slow], { clientId: short.clientA.id, traceId: 'test', seconds: 3600, idempotencyKey: undefined });
+      expect(outcome).toMatchObject({ replay: false, failed: [] });
+      const created = await sent;
+      expect(created.createdAt).toBe(new Date(short.clock.now().getTime() + 3600 * 1000).toISOString());
+    } finally {
+      await short.close();
+    }
+  });
+});
+
 describe('webhook deliveries follow the client\'s clock', () => {
   it('delivers the events of an advance at once, and an advance brings a failed delivery\'s retry forward', async () => {
     const receiver = await WebhookReceiver.start();
