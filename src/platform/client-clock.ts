@@ -66,9 +66,9 @@ export async function readClientNow(deps: Pick<Deps, 'clock'>, db: Db | Tx, clie
  */
 export const advanceWaitMs = 30_000;
 
-const runningAdvances = new WeakMap<object, Map<string, Promise<void>>>();
+const runningAdvances = new WeakMap<object, Map<string, Set<Promise<void>>>>();
 
-function advancesOf(deps: Pick<Deps, 'database'>): Map<string, Promise<void>> {
+function advancesOf(deps: Pick<Deps, 'database'>): Map<string, Set<Promise<void>>> {
   let advances = runningAdvances.get(deps.database);
   if (!advances) {
     advances = new Map();
@@ -83,7 +83,8 @@ function advancesOf(deps: Pick<Deps, 'database'>): Map<string, Promise<void>> {
  * transaction each; a write of the same client answered in between would act at the new time on a
  * state where earlier timers had not run yet (a credit line repaid during a 30-day advance owed
  * none of the interest of those days; found by an audit). The client's writes therefore wait for
- * the advance (`waitForClientAdvance`, a hook of the app in sandbox mode).
+ * the advance (`waitForClientAdvance`, a hook of the app in sandbox mode). Marks may nest: the
+ * advance route keeps its own until it has released the clock's lease, around the service's.
  */
 export function advanceStarted(deps: Pick<Deps, 'database'>, clientId: string): () => void {
   const advances = advancesOf(deps);
@@ -91,9 +92,12 @@ export function advanceStarted(deps: Pick<Deps, 'database'>, clientId: string): 
   const running = new Promise<void>((resolve) => {
     finish = resolve;
   });
-  advances.set(clientId, running);
+  const marks = advances.get(clientId) ?? new Set<Promise<void>>();
+  marks.add(running);
+  advances.set(clientId, marks);
   return () => {
-    if (advances.get(clientId) === running) advances.delete(clientId);
+    marks.delete(running);
+    if (marks.size === 0 && advances.get(clientId) === marks) advances.delete(clientId);
     finish();
   };
 }
@@ -106,8 +110,8 @@ export async function waitForClientAdvance(deps: Pick<Deps, 'database'>, clientI
   const deadline = performance.now() + maxWaitMs;
   let waited = false;
   for (;;) {
-    const running = runningAdvances.get(deps.database)?.get(clientId);
-    if (!running) return waited ? 'ended' : 'none';
+    const marks = runningAdvances.get(deps.database)?.get(clientId);
+    if (!marks || marks.size === 0) return waited ? 'ended' : 'none';
     waited = true;
     const remainingMs = deadline - performance.now();
     if (remainingMs <= 0) return 'timed out';
@@ -115,7 +119,7 @@ export async function waitForClientAdvance(deps: Pick<Deps, 'database'>, clientI
     const timedOut = new Promise<'timed out'>((resolve) => {
       timer = setTimeout(() => resolve('timed out'), remainingMs);
     });
-    const outcome = await Promise.race([running.then(() => 'ended' as const), timedOut]);
+    const outcome = await Promise.race([Promise.all(marks).then(() => 'ended' as const), timedOut]);
     clearTimeout(timer);
     if (outcome === 'timed out') return 'timed out';
   }

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
+import { advanceStarted } from '../../../platform/client-clock.js';
 import { authOf } from '../../../platform/http/context.js';
 import { Envelope } from '../../../platform/http/envelope.js';
 import { answerRefusal, idempotencyKeyOf, runWrite } from '../../../platform/http/idempotency.js';
@@ -82,34 +83,42 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
     },
     async (request, reply) => {
       const auth = authOf(request);
-      let outcome: Awaited<ReturnType<typeof advanceClock>>;
+      // The client's writes wait until the lease is given back below, not only until the timers
+      // ran: a reset or restore let in between would find the lease still held (409
+      // SANDBOX_STATE_BUSY). The service keeps its own mark for callers without this route.
+      const advanceEnded = advanceStarted(deps, auth.clientId);
       try {
-        outcome = await advanceClock(deps, kinds, {
-          clientId: auth.clientId,
-          traceId: String(request.id),
-          seconds: request.body.seconds,
-          idempotencyKey: idempotencyKeyOf(request),
-        }, followers);
-      } catch (error) {
-        // A refusal of the request itself is the answer to its key, as on every write (a retry
-        // replays it; another body under the key is 422); a busy clock is not (retry later).
-        if (error instanceof AppError && error.code === 'SANDBOX_CLOCK_LIMIT') return answerRefusal(request, reply, deps, error);
-        throw error;
-      }
-      // runWrite replays a stored answer, or records this one with the lease's release in one transaction.
-      try {
-        return await runWrite(request, reply, deps, async (tx, context) => {
-          if (outcome.replay) throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.');
-          await releaseLease(tx, context.clientId);
-          const data = { now: context.now.toISOString(), offsetSeconds: outcome.offsetMs / 1000, ran: outcome.ran, failed: outcome.failed };
-          return { message: `Clock moved forward ${request.body.seconds} s; ${outcome.ran.length} timer(s) ran`, data };
-          // The clock as this advance left it: the offset the request arrived with is the old one,
-          // and the one this process noted when it took the lease lasts only AUTH_CACHE_TTL_MS
-          // (until 2026-12-02 an advance whose timers ran longer answered the time before it).
-        }, outcome.replay ? {} : { clockOffsetMs: outcome.offsetMs });
-      } catch (error) {
-        if (!outcome.replay) await releaseLease(deps.db, auth.clientId).catch(() => undefined);
-        throw error;
+        let outcome: Awaited<ReturnType<typeof advanceClock>>;
+        try {
+          outcome = await advanceClock(deps, kinds, {
+            clientId: auth.clientId,
+            traceId: String(request.id),
+            seconds: request.body.seconds,
+            idempotencyKey: idempotencyKeyOf(request),
+          }, followers);
+        } catch (error) {
+          // A refusal of the request itself is the answer to its key, as on every write (a retry
+          // replays it; another body under the key is 422); a busy clock is not (retry later).
+          if (error instanceof AppError && error.code === 'SANDBOX_CLOCK_LIMIT') return await answerRefusal(request, reply, deps, error);
+          throw error;
+        }
+        // runWrite replays a stored answer, or records this one with the lease's release in one transaction.
+        try {
+          return await runWrite(request, reply, deps, async (tx, context) => {
+            if (outcome.replay) throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.');
+            await releaseLease(tx, context.clientId);
+            const data = { now: context.now.toISOString(), offsetSeconds: outcome.offsetMs / 1000, ran: outcome.ran, failed: outcome.failed };
+            return { message: `Clock moved forward ${request.body.seconds} s; ${outcome.ran.length} timer(s) ran`, data };
+            // The clock as this advance left it: the offset the request arrived with is the old one,
+            // and the one this process noted when it took the lease lasts only AUTH_CACHE_TTL_MS
+            // (until 2026-12-02 an advance whose timers ran longer answered the time before it).
+          }, outcome.replay ? {} : { clockOffsetMs: outcome.offsetMs });
+        } catch (error) {
+          if (!outcome.replay) await releaseLease(deps.db, auth.clientId).catch(() => undefined);
+          throw error;
+        }
+      } finally {
+        advanceEnded();
       }
     },
   );
