@@ -215,6 +215,8 @@ describe('reveals refused', () => {
       [{ documents: ['passport'] }, [{ field: 'documents[0]', message: 'must be one of "ssn", "documentIdCard", "documentLicense", "documentPassport"' }]],
       [{ cardId, fields: ['pin'] }, [{ field: 'fields[0]', message: 'must be one of "pan", "cvv", "expiry"' }]],
       [{ documents: ['ssn', 'ssn'] }, [{ field: 'documents', message: 'must not repeat an item (items 0 and 1 are the same)' }]],
+      // Failing that, the form missing the fewest of its fields: a card reveal without its cardId.
+      [{ fields: ['pin'] }, [{ field: 'cardId', message: 'is required' }, { field: 'fields[0]', message: 'must be one of "pan", "cvv", "expiry"' }]],
     ];
     for (const [body, details] of cases) {
       const response = await revealRequest(token, body);

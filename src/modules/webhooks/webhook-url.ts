@@ -130,7 +130,7 @@ export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> 
 
 /**
  * What makes a host name one no DNS lookup can answer (RFC 1035 and RFC 1123: labels of 1 to 63
- * characters, not starting or ending with a hyphen; 253 characters in all), which the URL parser
+ * letters, digits and hyphens, not starting or ending with a hyphen; 253 characters in all), which the URL parser
  * lets through; until 2026-12-06 such a subscription was created and only its deliveries failed
  * (found by an audit). An underscore is left alone: private resolvers (Docker's, for one) answer
  * names that have one. A final dot (an absolute name) is allowed.
@@ -142,6 +142,7 @@ function hostNameProblem(hostname: string): string | undefined {
     if (label === '') return `has an empty label in its host name ${hostname} (two dots in a row, or a leading dot)`;
     if (label.length > 63) return `has a label of ${label.length} characters in its host name; a DNS label has at most 63`;
     if (label.startsWith('-') || label.endsWith('-')) return `has a label that starts or ends with a hyphen in its host name (${label}); no DNS name does`;
+    if (!/^[a-z0-9_-]+$/i.test(label)) return `has a character other than a letter, digit, hyphen or underscore in its host name (${label}); no DNS name does`;
   }
   return undefined;
 }

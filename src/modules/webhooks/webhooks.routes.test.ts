@@ -307,6 +307,8 @@ describe('400', () => {
     ['http://-a.com/x', 'has a label that starts or ends with a hyphen in its host name (-a); no DNS name does'],
     ['http://a-.example.com/x', 'has a label that starts or ends with a hyphen in its host name (a-); no DNS name does'],
     [`http://${'a'.repeat(64)}.com/x`, 'has a label of 64 characters in its host name; a DNS label has at most 63'],
+    ["http://a!b.example.com/x", 'has a character other than a letter, digit, hyphen or underscore in its host name (a!b); no DNS name does'],
+    ['http://ex~ample.com/x', 'has a character other than a letter, digit, hyphen or underscore in its host name (ex~ample); no DNS name does'],
     [`http://${Array.from({ length: 5 }, () => 'b'.repeat(60)).join('.')}.com/x`, 'has a host name of 308 characters; a DNS name has at most 253'],
     // Invisible or direction-changing characters in the path or query: the URL shown would read otherwise than the one called.
     ['http://127.0.0.1:4190/hooks\u202Ekcab', 'contains characters that are not allowed (U+202E); control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B) are refused'],

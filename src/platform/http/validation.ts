@@ -215,9 +215,12 @@ function closestUnionBranches(errors: readonly ErrorObject[]): readonly ErrorObj
     // however many errors its values have: `{ "documents": ["passport"] }` is told about
     // documents[0], not that `aliases` is required (until 2026-12-06 the other shapes, with fewer
     // errors, won; found by an audit).
+    // Failing that, the forms missing or refusing the fewest of its fields (`{ "fields": ["pin"] }`
+    // is a card reveal without its cardId, not an aliases reveal).
     const wrongShape = (error: ErrorObject) => error.instancePath === union.instancePath && (error.keyword === 'required' || error.keyword === 'additionalProperties');
-    const shaped = [...branches.values()].filter((branchErrors) => !branchErrors.some(wrongShape));
-    const candidates = shaped.length > 0 ? shaped : [...branches.values()];
+    const shapeErrors = (branchErrors: ErrorObject[]) => branchErrors.filter(wrongShape).length;
+    const fewestShapeErrors = Math.min(...[...branches.values()].map(shapeErrors));
+    const candidates = [...branches.values()].filter((branchErrors) => shapeErrors(branchErrors) === fewestShapeErrors);
     const fewest = Math.min(...candidates.map((branchErrors) => branchErrors.length));
     for (const branchErrors of branches.values()) {
       if (!candidates.includes(branchErrors) || branchErrors.length > fewest) for (const error of branchErrors) dropped.add(error);
