@@ -105,3 +105,25 @@ export function useAction<A extends unknown[], T>(action: (...args: A) => Promis
   };
   return { run, reset, busy, error, result };
 }
+
+/**
+ * A picker's selection: the id picked, else the first item of the list as it first loaded, which is
+ * then kept (as if picked) while polling puts newer items first. Until 2026-12-06 an unpicked select
+ * followed the newest item, so a customer created elsewhere changed the Trades page's customer
+ * under a quote made for another (found by an audit). `reset` names what, when it changes, clears
+ * the pick (the Trades wallet follows its customer).
+ */
+export function usePinnedChoice(firstId: string | undefined, initial = '', reset: unknown = undefined): [string, (id: string) => void] {
+  const [picked, setPicked] = useState(initial);
+  const lastReset = useRef(reset);
+  useEffect(() => {
+    if (lastReset.current !== reset) {
+      lastReset.current = reset;
+      setPicked('');
+    }
+  }, [reset]);
+  useEffect(() => {
+    if (picked === '' && firstId !== undefined && firstId !== '') setPicked(firstId);
+  }, [picked, firstId]);
+  return [picked || firstId || '', setPicked];
+}

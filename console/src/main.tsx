@@ -97,7 +97,7 @@ function CurrentPage() {
     case 'wallets':
       return id ? <WalletPage id={id} /> : <WalletsPage customerId={query.get('customerId') ?? undefined} />;
     case 'transactions':
-      return <TransactionsPage walletId={query.get('walletId') ?? undefined} />;
+      return <TransactionsPage key={query.get('walletId') ?? ''} walletId={query.get('walletId') ?? undefined} />;
     case 'bank-transfers':
       return <BankTransfersPage />;
     case 'cards':

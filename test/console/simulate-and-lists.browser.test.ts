@@ -320,6 +320,36 @@ describe('lists say how many rows of how many they show, and page the rest', () 
   });
 });
 
+describe('pickers keep what they show while their lists are read again', () => {
+  // Until 2026-12-06 an unpicked select followed the newest item: a customer created elsewhere
+  // changed the Trades page's customer under a quote made for another (found by an audit).
+  it('the Trades customer and the Transactions wallet stay as first shown when a newer one appears', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('pinned pickers');
+    const [first] = await seed(client, 1);
+    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    await page.goto(`${baseUrl}/console#/trades`);
+    await page.getByRole('heading', { level: 1, name: 'Trades' }).waitFor();
+    const customer = page.getByLabel('Customer');
+    await eventually(() => customer.inputValue(), first?.customerId ?? '');
+    const [second] = await seed(client, 1);
+    // The list is read every 5 s: the newer customer is listed, not chosen.
+    await page.locator(`option[value="${second?.customerId ?? ''}"]`).waitFor({ state: 'attached', timeout: 15_000 });
+    expect(await customer.inputValue()).toBe(first?.customerId);
+
+    await page.goto(`${baseUrl}/console#/transactions`);
+    await page.getByRole('heading', { level: 1, name: 'Transactions' }).waitFor();
+    const wallet = page.getByLabel('Wallet');
+    // Newest first: the second customer's wallet is the one first shown.
+    await eventually(() => wallet.inputValue(), second?.walletId ?? '');
+    const [third] = await seed(client, 1);
+    await page.locator(`option[value="${third?.walletId ?? ''}"]`).waitFor({ state: 'attached', timeout: 15_000 });
+    expect(await wallet.inputValue()).toBe(second?.walletId);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+});
+
 describe('on a narrow screen the page keeps to the screen', () => {
   it('puts the navigation above the page and scrolls a wide table inside its own box', async (context) => {
     if (!browser) return context.skip(skipReason);

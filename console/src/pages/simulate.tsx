@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useAction, useLoad, type Loaded } from '../hooks.js';
 import { useSession } from '../session.js';
@@ -49,6 +49,12 @@ function useChoice<T extends { id: string }>(
   const namedItem = named.data && named.data.id === namedId ? named.data : undefined;
   const all = namedItem && !describe.unusable(namedItem) && !items.some((item) => item.id === namedItem.id) ? [namedItem, ...items] : items;
   const chosen = picked === '' ? all[0] : all.find((item) => item.id === picked);
+  // The first item shown is kept once the list has loaded, so polling that puts a newer item
+  // first does not change the selection (usePinnedChoice in hooks.ts says why).
+  const firstId = all[0]?.id;
+  useEffect(() => {
+    if (picked === '' && firstId !== undefined) setPicked(firstId);
+  }, [picked, firstId]);
   let problem: string | undefined;
   if (!chosen && picked !== '' && picked === namedId && !list.error) {
     if (named.error) problem = `The ${describe.noun} in the link (${namedId}) cannot be read: ${named.error}`;

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { useAction, useLoad } from '../hooks.js';
+import { useAction, useLoad, usePinnedChoice } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Amount, Badge, Facts, Field, Form, Id, Link, Outcome, Page, Panel, Select, shortId, Status, Table, Time, TraceLink } from '../components/ui.js';
 import { customerName } from './customers.js';
@@ -37,11 +37,9 @@ function QuoteAndExecute() {
   const { api } = useSession();
   // Read again every few seconds like every list of the console (a customer made with curl appears).
   const customers = useLoad(() => api.get('/v1/customers', { params: { query: { limit: 100 } } }), [], 5000);
-  const [customerId, setCustomerId] = useState('');
-  const chosenCustomer = customerId || customers.data?.data[0]?.id || '';
+  const [chosenCustomer, setCustomerId] = usePinnedChoice(customers.data?.data[0]?.id);
   const wallets = useLoad(async () => (chosenCustomer ? (await api.get('/v1/wallets', { params: { query: { limit: 100, customerId: chosenCustomer } } })).data : []), [chosenCustomer], 5000);
-  const [walletId, setWalletId] = useState('');
-  const chosenWallet = walletId || wallets.data?.[0]?.id || '';
+  const [chosenWallet, setWalletId] = usePinnedChoice(wallets.data?.[0]?.id, '', chosenCustomer);
   const [fromAsset, setFromAsset] = useState('USD');
   const [toAsset, setToAsset] = useState('BTC');
   const [direction, setDirection] = useState<Direction>('reverse');

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
-import { useLoad } from '../hooks.js';
+import { useLoad, usePinnedChoice } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Amount, Badge, Field, Form, Id, NewestShown, Page, Select, shortId, Status, Table, Time, Tree } from '../components/ui.js';
 
@@ -93,12 +93,11 @@ export function TransactionsPage(props: { walletId: string | undefined }) {
   // The wallet the link names is read by its id: the select lists the newest 100 wallets, and until
   // 2026-12-04 an older one named by the link showed another wallet in the select (found by an audit).
   const named = useLoad(async () => (props.walletId ? (await api.get('/v1/wallets/{id}', { params: { path: { id: props.walletId } } })).data : null), [props.walletId], 5000);
-  const [walletId, setWalletId] = useState(props.walletId ?? '');
+  const [chosen, setWalletId] = usePinnedChoice(wallets.data?.data[0]?.id, props.walletId ?? '');
   const [status, setStatus] = useState('');
   const [operation, setOperation] = useState('');
   const [type, setType] = useState('');
   const [applied, setApplied] = useState({ status: '', operation: '', type: '' });
-  const chosen = walletId || wallets.data?.data[0]?.id || '';
   const history = useLoad(
     async () =>
       chosen
