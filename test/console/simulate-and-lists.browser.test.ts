@@ -79,7 +79,8 @@ describe('the Simulate and Transactions pages use the wallet or card the link na
     const form = page.getByRole('form', { name: 'Bank deposit' });
     const select = form.getByLabel('Wallet');
     await eventually(() => select.inputValue(), oldest.walletId);
-    await expect(shownOption(select)).resolves.toContain(oldest.virtualAccountNumber);
+    // The select names the wallet once its own read has answered ("Reading the wallet in the link…" until then).
+    await eventually(async () => (await shownOption(select))?.includes(oldest.virtualAccountNumber) ?? false, true);
     await form.getByLabel('Amount (USD)').fill('12.34');
     await form.getByRole('button', { name: 'Send deposit' }).click();
     await page.getByRole('region', { name: 'Bank deposit' }).getByRole('status').filter({ hasText: 'Deposit received' }).waitFor();
@@ -133,7 +134,8 @@ describe('the Simulate and Transactions pages use the wallet or card the link na
     await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
     const form = page.getByRole('form', { name: 'Card swipe' });
     await eventually(() => form.getByLabel('Card').inputValue(), issued.cardId);
-    await expect(shownOption(form.getByLabel('Card'))).resolves.toContain('(SUSPENDED)');
+    // The select names the card once its own read has answered ("Reading the card in the link…" until then).
+    await eventually(async () => (await shownOption(form.getByLabel('Card')))?.includes('(SUSPENDED)') ?? false, true);
     await form.getByRole('button', { name: 'Authorize' }).click();
     await page.getByRole('region', { name: 'Card swipe' }).getByRole('status').filter({ hasText: 'Declined: response code 57 (CARD_NOT_ACTIVE).' }).waitFor();
     const history = await t.request({ url: `/v1/cards/transactions?cardId=${issued.cardId}` });
