@@ -60,7 +60,7 @@ api "$BASE/v1/wallets/$WALLET/balance" | get data.AVAILABLE.0.amount            
 # 7. The signed webhook of the withdrawal, received and verified by the receiver.
 for _ in $(seq 1 50); do grep -q 'verified BANK_WITHDRAWAL_TRANSACTION_COMPLETED' "$WEBHOOKS" && break; sleep 0.2; done
 grep 'verified BANK_WITHDRAWAL_TRANSACTION_COMPLETED' "$WEBHOOKS"
-kill $RECEIVER
+kill $RECEIVER; rm -f "$WEBHOOKS"
 # The subscription goes too: left behind, it would send the next receiver on this port every event.
 api -X DELETE "$BASE/v1/webhooks/$(echo "$SUBSCRIPTION" | get data.id)" > /dev/null
 # quickstart:end
