@@ -102,6 +102,11 @@ export function advanceStarted(deps: Pick<Deps, 'database'>, clientId: string): 
   };
 }
 
+/** Whether an advance of the client's clock runs in this process (the writes' check, without a promise). */
+export function clientAdvanceRunning(deps: Pick<Deps, 'database'>, clientId: string): boolean {
+  return (runningAdvances.get(deps.database)?.get(clientId)?.size ?? 0) > 0;
+}
+
 /**
  * Waits while an advance of the client's clock runs in this process: 'none' when none was running,
  * 'ended' once the advances it met have ended, 'timed out' if one still runs after `maxWaitMs`.

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import { clientNow, requestClockOffset } from '../../platform/client-clock.js';
-import type { Db } from '../../platform/db/database.js';
+import { isPoolConnectTimeout, type Db } from '../../platform/db/database.js';
 import { sqlStateOf } from '../../platform/db/transaction.js';
 import type { Deps } from '../../platform/deps.js';
 import type { App } from '../../platform/http/app-type.js';
@@ -33,10 +33,6 @@ export const bufferedRowsMax = 500;
 export const flushIntervalMs = 100;
 /** How many times a write waits for the pool's connection (DB_CONNECT_TIMEOUT_MS each) before its rows are dropped. */
 export const connectAttemptsMax = 6;
-/** The pool's answer when no connection came within its connection timeout (node-postgres's pg-pool). */
-function isConnectTimeout(error: unknown): boolean {
-  return error instanceof Error && error.message === 'timeout exceeded when trying to connect';
-}
 /** The longest path kept (the column's limit). */
 const pathLengthMax = 2048;
 /** Error bodies longer than this are not parsed for their code. */
@@ -127,7 +123,7 @@ export class RequestLog {
         await insertApiRequestsStatement(rows).execute(this.db);
         return;
       } catch (error) {
-        if (attempt >= connectAttemptsMax || !isConnectTimeout(error)) throw error;
+        if (attempt >= connectAttemptsMax || !isPoolConnectTimeout(error)) throw error;
       }
     }
   }

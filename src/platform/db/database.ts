@@ -12,6 +12,13 @@ import { defaultEmbeddedCheckpoints, embeddedWalStartParams, startEmbeddedCheckp
 
 export type Db = Kysely<Database>;
 
+/** The pool's answer when no connection came within its connection timeout (node-postgres's pg-pool). */
+export const poolConnectTimeoutMessage = 'timeout exceeded when trying to connect';
+
+export function isPoolConnectTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === poolConnectTimeoutMessage;
+}
+
 export interface DatabaseHandle {
   db: Db;
   pool: pg.Pool;

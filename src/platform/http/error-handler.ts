@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isPoolConnectTimeout } from '../db/database.js';
 import { AppError } from './errors.js';
 import { detailsFromAjvErrors } from './validation.js';
 
@@ -44,7 +45,8 @@ function isDatabaseUnavailable(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
   const code = (error as { code?: unknown } | null)?.code;
   return (
-    (typeof message === 'string' && /timeout exceeded when trying to connect|Connection terminated|ECONNREFUSED/.test(message)) ||
+    isPoolConnectTimeout(error) ||
+    (typeof message === 'string' && /Connection terminated|ECONNREFUSED/.test(message)) ||
     code === '57P01' ||
     code === '57P03' ||
     code === 'ECONNREFUSED'
