@@ -11,15 +11,18 @@ export interface Loaded<T> {
 /**
  * Loads `load()` when the component appears and whenever `deps` change; with `pollMs`, again
  * every so often while the tab is visible, so a page follows what curl, the SDK or the clock do.
- * An answer that arrives after a newer request started is dropped.
+ * An answer that arrives after a newer request started is dropped. What was loaded is cleared when
+ * `clearKey` changes (by default, whenever `deps` do): a list asked for more rows keeps the rows it
+ * shows until the longer list arrives, or fails.
  */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: number): Loaded<T> {
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: number, clearKey?: string): Loaded<T> {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const [loading, setLoading] = useState(true);
   const generation = useRef(0);
   const loadRef = useRef(load);
   loadRef.current = load;
+  const lastClearKey = useRef<string | undefined>(undefined);
 
   const run = useCallback(() => {
     const mine = ++generation.current;
@@ -40,7 +43,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: num
   }, []);
 
   useEffect(() => {
-    setData(undefined);
+    if (clearKey === undefined || clearKey !== lastClearKey.current) setData(undefined);
+    lastClearKey.current = clearKey;
     run();
     if (!pollMs) return undefined;
     const timer = setInterval(() => {
@@ -55,6 +59,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: num
 export interface PagedList<T> extends Loaded<{ items: T[]; total: number; hasMore: boolean }> {
   /** Shows `listPageSize` more rows. */
   more: () => void;
+  /** More rows were asked for and have not arrived yet (a poll alone is not this). */
+  loadingMore: boolean;
 }
 
 /**
@@ -68,8 +74,23 @@ export function usePagedList<T>(page: (limit: number, startAfterId: string | und
   const depsKey = JSON.stringify(deps);
   const [shown, setShown] = useState({ depsKey, count: listPageSize });
   const count = shown.depsKey === depsKey ? shown.count : listPageSize;
-  const loaded = useLoad(() => firstItems(count, page), [depsKey, count], pollMs);
-  return { ...loaded, more: () => setShown({ depsKey, count: count + listPageSize }) };
+  // "Load more" keeps the rows shown while the longer list loads (until 2026-12-07 the table
+  // emptied, losing the keyboard focus, and a failed load left it empty; found by an audit).
+  const loaded = useLoad(() => firstItems(count, page), [depsKey, count], pollMs, depsKey);
+  const loadingMore = moreRowsPending(loaded, count);
+  return {
+    ...loaded,
+    loadingMore,
+    more: () => {
+      // Once per shown page: a second press while the next rows load asks for nothing more.
+      if (!loadingMore) setShown({ depsKey, count: count + listPageSize });
+    },
+  };
+}
+
+/** A list asked for `count` rows is still loading the ones it lacks (it shows fewer and has more). */
+export function moreRowsPending(loaded: Loaded<{ items: unknown[]; hasMore: boolean }>, count: number): boolean {
+  return loaded.loading && loaded.data !== undefined && loaded.data.hasMore && loaded.data.items.length < count;
 }
 
 /** Runs an action (a write) and keeps its outcome for the page: busy while it runs, then the result or the error. */

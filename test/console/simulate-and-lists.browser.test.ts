@@ -6,6 +6,7 @@ import { createTestApp, type TestClient, type TestContext } from '../harness.js'
 import { balanceOf, deposit, fund, linkedWallet, withdrawalBody } from '../bank/fixtures.js';
 import { createReadyIndividual } from '../compliance/helpers.js';
 import { issuedCard } from '../cards/fixtures.js';
+import { creditCard, openLine } from '../credit/fixtures.js';
 import { signedIn, skipReason, startBrowser, unnamedControls } from './browser-support.js';
 
 /**
@@ -303,6 +304,100 @@ describe('lists say how many rows of how many they show, and page the rest', () 
     await page.getByRole('button', { name: 'Load more' }).click();
     await page.getByText('51 of 51 card(s) shown.').waitFor();
     await expect(page.getByRole('table', { name: 'Cards' }).locator('tbody > tr').count()).resolves.toBe(51);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  // Until 2026-12-07 "Load more" emptied the table while the longer list loaded (the keyboard focus
+  // went with the button), and a failed load left it empty (found by an audit).
+  it('keeps the rows and the focus while "Load more" reads the longer list, and keeps them when it fails', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('load more keeps rows');
+    const wallet = await linkedWallet(t, client);
+    for (let index = 0; index < 51; index++) await issuedCard(t, client, { wallet });
+    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    await page.getByRole('link', { name: 'Cards' }).click();
+    await page.getByText('50 of 51 card(s) shown.').waitFor();
+    const rows = page.getByRole('table', { name: 'Cards' }).locator('tbody > tr');
+
+    // The longer list's read (limit=100) is held until released, then answered by the server.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let longerReads = 0;
+    await page.route(
+      (url) => url.pathname === '/v1/cards' && url.searchParams.get('limit') === '100',
+      async (route) => {
+        longerReads++;
+        await held;
+        await route.continue();
+      },
+    );
+    const more = page.getByRole('button', { name: 'Load more' });
+    await more.focus();
+    await page.keyboard.press('Enter');
+    await eventually(async () => longerReads, 1);
+    await expect(more.getAttribute('aria-disabled')).resolves.toBe('true');
+    // A second press while it loads asks for nothing more.
+    await page.keyboard.press('Enter');
+    await expect(rows.count()).resolves.toBe(50);
+    await expect(page.evaluate('document.activeElement?.textContent')).resolves.toBe('Load more');
+    release();
+    await page.getByText('51 of 51 card(s) shown.').waitFor();
+    await expect(rows.count()).resolves.toBe(51);
+    await page.unroute(() => true);
+
+    // A failed "Load more" keeps what was shown and says why; the next read recovers.
+    const seeded = await seed(client, 51);
+    expect(seeded).toHaveLength(51);
+    let failures = 0;
+    await page.route(
+      (url) => url.pathname === '/v1/customers' && url.searchParams.get('limit') === '100',
+      (route) => {
+        failures++;
+        if (failures > 1) return route.continue();
+        return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ code: 'SERVICE_UNAVAILABLE', message: 'Try again.', details: [] }) });
+      },
+    );
+    await page.getByRole('link', { name: 'Customers' }).click();
+    await page.getByText('50 of 52 customer(s) shown.').waitFor();
+    const customerRows = page.getByRole('table', { name: 'Customers' }).locator('tbody > tr');
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Try again.' }).waitFor();
+    await expect(customerRows.count()).resolves.toBe(50);
+    await page.getByText('52 of 52 customer(s) shown.').waitFor({ timeout: 15_000 });
+    await expect(customerRows.count()).resolves.toBe(52);
+    // The browser logs the failed read it was given; nothing else went wrong.
+    expect(pageErrors).toEqual(['Failed to load resource: the server responded with a status of 503 (Service Unavailable)']);
+    await page.close();
+  });
+
+  // Until 2026-12-07 the Credit lines page read each shown customer's cards every 5 s, one request
+  // per customer: about 1,250 requests a minute with 102 lines, past the API's rate limit (found
+  // by an audit).
+  it('reads the credit cards of the lines shown in one request, not one per customer', async (context) => {
+    if (!browser) return context.skip(skipReason);
+    const client = await t.newClient('credit lines page');
+    const lines = [];
+    for (let index = 0; index < 3; index++) lines.push(await openLine(t, { client }));
+    const cardIds = [];
+    for (const line of lines.slice(0, 2)) cardIds.push(await creditCard(t, line, client));
+    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    const cardReads: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/v1/cards') cardReads.push(request.url());
+    });
+    await page.getByRole('link', { name: 'Credit lines' }).click();
+    const table = page.getByRole('table', { name: 'Credit lines' });
+    await page.getByText('3 of 3 credit line(s) shown.').waitFor();
+    for (const [index, cardId] of cardIds.entries()) {
+      const card = await t.request({ url: `/v1/cards/${cardId}`, key: client.key });
+      const row = table.locator('tbody > tr', { has: page.locator(`[title="${lines[index]?.lineId ?? ''}"]`) });
+      await row.getByRole('link', { name: `•••• ${card.body.data.last4 as string}` }).waitFor();
+    }
+    // The third line has no card; two polls of the lines (every 5 s) later, still one read of the cards.
+    await expect(table.locator('tbody > tr', { has: page.locator(`[title="${lines[2]?.lineId ?? ''}"]`) }).getByRole('link').count()).resolves.toBe(0);
+    await page.waitForTimeout(11_000);
+    expect(cardReads).toHaveLength(1);
     expect(pageErrors).toEqual([]);
     await page.close();
   });

@@ -308,11 +308,22 @@ export function NewestShown(props: { shown: number; total: number; noun: string 
   );
 }
 
-/** "Load more" for cursor pagination. */
+/**
+ * "Load more" for cursor pagination. While a load runs it says so with `aria-disabled` and ignores
+ * presses, but stays focusable: a disabled button loses the keyboard focus, and the lists poll every
+ * few seconds (until 2026-12-07 each poll took the focus away).
+ */
 export function More(props: { hasMore: boolean; onMore: () => void; busy?: boolean }) {
   if (!props.hasMore) return null;
   return (
-    <button type="button" class="secondary" onClick={props.onMore} disabled={props.busy}>
+    <button
+      type="button"
+      class="secondary"
+      aria-disabled={props.busy ? 'true' : undefined}
+      onClick={() => {
+        if (!props.busy) props.onMore();
+      }}
+    >
       Load more
     </button>
   );

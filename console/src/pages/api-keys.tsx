@@ -32,7 +32,7 @@ export function ApiKeysPage() {
             ))}
           </Table>
       ) : null}
-      <Shown list={keys.data} noun="key(s)" onMore={keys.more} busy={keys.loading} />
+      <Shown list={keys.data} noun="key(s)" onMore={keys.more} busy={keys.loadingMore} />
     </Page>
   );
 }

@@ -103,7 +103,7 @@ export function BankTransfersPage() {
             ))}
           </Table>
       ) : null}
-      <Shown list={list.data} noun="transfer(s)" onMore={list.more} busy={list.loading} />
+      <Shown list={list.data} noun="transfer(s)" onMore={list.more} busy={list.loadingMore} />
     </Page>
   );
 }

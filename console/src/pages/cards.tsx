@@ -63,7 +63,7 @@ export function CardsPage() {
           ))}
         </Table>
       ) : null}
-      <Shown list={list.data} noun="card(s)" onMore={list.more} busy={list.loading} />
+      <Shown list={list.data} noun="card(s)" onMore={list.more} busy={list.loadingMore} />
     </Page>
   );
 }

@@ -1,11 +1,29 @@
 import { useState } from 'preact/hooks';
-import type { Schema } from '../api.js';
+import type { OpenBaaS, Schema } from '../api.js';
 import { useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Amount, Badge, Id, isOneOf, Link, Page, SelectFilter, Shown, Status, Table, Time } from '../components/ui.js';
 
 type CreditLineStatus = Schema<'CreditLine'>['status'];
 const creditStatuses: readonly CreditLineStatus[] = ['PENDING_COLLATERAL', 'ACTIVE', 'RESTRICTED', 'LIQUIDATING', 'CLOSED'];
+
+type CreditCard = Schema<'Card'>;
+
+/** The newest credit card of each of `lineIds`, read in pages of 200 until all are found or the list ends. */
+async function cardsOfLines(api: OpenBaaS, lineIds: readonly string[]): Promise<Map<string, CreditCard>> {
+  const wanted = new Set(lineIds);
+  const found = new Map<string, CreditCard>();
+  let startAfterId: string | undefined;
+  while (found.size < wanted.size) {
+    const page = await api.get('/v1/cards', { params: { query: { limit: 200, cardType: 'CREDIT', ...(startAfterId ? { startAfterId } : {}) } } });
+    for (const card of page.data) {
+      if (card.creditLineId && wanted.has(card.creditLineId) && !found.has(card.creditLineId)) found.set(card.creditLineId, card);
+    }
+    if (!page.pagination.hasMoreResults || page.pagination.nextStartAfterId === null) break;
+    startAfterId = page.pagination.nextStartAfterId;
+  }
+  return found;
+}
 
 export function CreditPage() {
   const { api } = useSession();
@@ -16,15 +34,14 @@ export function CreditPage() {
     5000,
   );
   const rows = list.data?.items ?? [];
-  // The card of each line shown, among its customer's credit cards (until 2026-12-04 among the
-  // client's newest 100 credit cards, so an older line showed no card).
-  const customers = [...new Set(rows.map((line) => line.customerId))].sort();
-  const cards = useLoad(
-    async () => (await Promise.all(customers.map(async (customerId) => (await api.get('/v1/cards', { params: { query: { limit: 200, cardType: 'CREDIT', customerId } } })).data))).flat(),
-    [customers.join(',')],
-    5000,
-  );
-  const cardOf = new Map((cards.data ?? []).filter((card) => card.creditLineId).map((card) => [card.creditLineId ?? '', card]));
+  // The card of each line shown: the client's credit cards, newest first, page by page until every
+  // line shown has its card or none remain. Until 2026-12-04 only the newest 100 were read, so an
+  // older line showed no card; then each shown customer's cards were read every 5 s, one request
+  // per customer, which at 100 lines passed the API's rate limit (found by an audit). Cards change
+  // rarely, so they are read again every 30 s, and at once when the lines shown change.
+  const lineIds = rows.map((line) => line.id);
+  const cards = useLoad(() => cardsOfLines(api, lineIds), [lineIds.join(',')], 30_000);
+  const cardOf = cards.data ?? new Map<string, CreditCard>();
   return (
     <Page title="Credit lines">
       <SelectFilter formLabel="Filter credit lines" label="Status" options={creditStatuses} onApply={setApplied} />
@@ -75,7 +92,7 @@ export function CreditPage() {
           })}
         </Table>
       ) : null}
-      <Shown list={list.data} noun="credit line(s)" onMore={list.more} busy={list.loading} />
+      <Shown list={list.data} noun="credit line(s)" onMore={list.more} busy={list.loadingMore} />
     </Page>
   );
 }

@@ -28,6 +28,8 @@ export function CustomersPage() {
       ),
     [search.email, search.type, shown],
     5000,
+    // Cleared when the search changes, kept while "Load more" reads the longer list.
+    JSON.stringify(search),
   );
   const rows = customers.data?.items ?? [];
   const searching = search.email !== '' || search.type !== '';
@@ -67,7 +69,7 @@ export function CustomersPage() {
       ) : null}
       {customers.data ? (
         <p class="muted">
-          {rows.length} of {customers.data.total} customer(s) shown. <More hasMore={customers.data.hasMore} onMore={() => setShown(shown + listPageSize)} busy={customers.loading} />
+          {rows.length} of {customers.data.total} customer(s) shown. <More hasMore={customers.data.hasMore} onMore={() => setShown(shown + listPageSize)} busy={customers.loading && customers.data.hasMore && rows.length < shown} />
         </p>
       ) : null}
     </Page>

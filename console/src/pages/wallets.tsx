@@ -49,7 +49,8 @@ export function WalletsPage(props: { customerId: string | undefined }) {
   const [customerId, setCustomerId] = useState(props.customerId ?? '');
   const [filter, setFilter] = useState(props.customerId ?? '');
   const [shown, setShown] = useState(listPageSize);
-  const loaded = useLoad(() => walletsWithBalances(api, filter || undefined, shown), [filter, shown], 5000);
+  // Cleared when the filter changes, kept while "Load more" reads the longer list.
+  const loaded = useLoad(() => walletsWithBalances(api, filter || undefined, shown), [filter, shown], 5000, filter);
   const rows = loaded.data?.wallets ?? [];
   return (
     <Page title="Wallets">
@@ -93,7 +94,7 @@ export function WalletsPage(props: { customerId: string | undefined }) {
       ) : null}
       {loaded.data && rows.length > 0 ? (
         <p class="muted">
-          {rows.length} of {loaded.data.total} wallet(s) shown. <More hasMore={loaded.data.hasMore} onMore={() => setShown(shown + listPageSize)} busy={loaded.loading} />
+          {rows.length} of {loaded.data.total} wallet(s) shown. <More hasMore={loaded.data.hasMore} onMore={() => setShown(shown + listPageSize)} busy={loaded.loading && loaded.data.hasMore && rows.length < shown} />
         </p>
       ) : null}
     </Page>

@@ -41,7 +41,7 @@ export function WebhooksPage() {
             ))}
           </Table>
       ) : null}
-      <Shown list={list.data} noun="subscription(s)" onMore={list.more} busy={list.loading} />
+      <Shown list={list.data} noun="subscription(s)" onMore={list.more} busy={list.loadingMore} />
       <Panel title="New subscription">
         <Form label="New subscription" onSubmit={() => void create.run()}>
           <Field label="Name" value={name} onValue={setName} required maxLength={100} />
