@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import { clientNow, requestClockOffset } from '../../platform/client-clock.js';
@@ -221,14 +221,7 @@ export function registerRequestLog(app: App, deps: Pick<Deps, 'db' | 'database' 
     const startedAt = clientNow(deps.clock, requestClockOffset(deps, auth.clientId, auth.clockOffsetMs));
     noted.set(request, { clientId: auth.clientId, startedAt, errorCode: null });
   });
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode >= 400) {
-      const note = noted.get(request);
-      if (note) note.errorCode = errorCodeOf(payload);
-    }
-    return payload;
-  });
-  app.addHook('onResponse', async (request, reply) => {
+  const logAnswered = (request: FastifyRequest, reply: FastifyReply): void => {
     const note = noted.get(request);
     if (!note) return;
     noted.delete(request);
@@ -246,6 +239,24 @@ export function registerRequestLog(app: App, deps: Pick<Deps, 'db' | 'database' 
       errorCode: reply.statusCode >= 400 ? note.errorCode : null,
       createdAt: note.startedAt,
     });
+  };
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode >= 400) {
+      const note = noted.get(request);
+      if (note) note.errorCode = errorCodeOf(payload);
+    }
+    // A client that closed the connection before the answer (it gave up waiting) never sees the
+    // response finish, and Fastify runs onResponse only when it does: the request, which did take
+    // effect, is logged here instead, with the status it was answered. Until 2026-12-07 it was in
+    // neither the request log nor its trace, nor in the server's log (found by an audit).
+    if (reply.raw.destroyed || request.raw.socket?.destroyed === true) {
+      logAnswered(request, reply);
+      request.log.info({ statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'request answered after the client closed the connection');
+    }
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    logAnswered(request, reply);
   });
   app.addHook('onClose', async () => {
     await requestLog.flush();

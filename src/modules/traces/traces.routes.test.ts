@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import crypto from 'node:crypto';
+import net from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext, type TestResponse } from '../../../test/harness.js';
@@ -8,8 +9,10 @@ import { fundWallet, newWallet } from '../../../test/ledger/fixtures.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { runDueSettlements } from '../bank-transfers/index.js';
 import { DeliveryWorker } from '../webhooks/index.js';
-import { purgeOldApiRequests } from './index.js';
+import { flushRequestLog, purgeOldApiRequests } from './index.js';
 import { RequestLog } from './request-log.js';
+import { registerTestRoutes } from '../../../test/support/test-routes.js';
+import { listeningPort } from '../../../test/support/raw-http.js';
 
 const settlementDelayMs = 60_000;
 
@@ -303,6 +306,49 @@ describe('the request log', () => {
       const rows = await own.deps.db.selectFrom('api_requests').selectAll().where('trace_id', '=', traceId).execute();
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ client_id: own.clientA.id, method: 'GET', path: '/v1/assets', status_code: 200, error_code: null });
+    } finally {
+      await own.close();
+    }
+  });
+
+  // Until 2026-12-07 a request whose client closed the connection before the answer took effect but
+  // was in neither the request log nor its trace (Fastify runs onResponse only when the response
+  // finishes; found by an audit).
+  it('logs a request whose client closed the connection before it was answered, with the status it was answered', async () => {
+    const own = await createTestApp({ extraRoutes: registerTestRoutes });
+    try {
+      const port = await listeningPort(own.app);
+      const traceId = newTraceId('gave-up');
+      const body = JSON.stringify({ name: 'slow', amount: '1.00', asset: 'USD' });
+      const socket = net.connect(port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(
+        [
+          'POST /v1/test/things HTTP/1.1',
+          'Host: localhost',
+          `Authorization: ${own.clientA.key}`,
+          `X-Trace-Id: ${traceId}`,
+          'Content-Type: application/json',
+          `Content-Length: ${Buffer.byteLength(body)}`,
+          '',
+          body,
+        ].join('\r\n'),
+      );
+      // The route takes 300 ms; the client leaves after 50.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      // The write takes effect all the same: its event is there once the route has answered.
+      const deadline = Date.now() + 5000;
+      let rows: { status_code: number; path: string }[] = [];
+      while (rows.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await flushRequestLog(own.app);
+        rows = await own.deps.db.selectFrom('api_requests').select(['status_code', 'path']).where('trace_id', '=', traceId).execute();
+      }
+      expect(rows).toEqual([{ status_code: 201, path: '/v1/test/things' }]);
+      const trace = await own.request({ url: `/v1/traces/${traceId}` });
+      expect(trace.status).toBe(200);
+      expect(trace.body.data.items.map((item: any) => item.kind)).toEqual(expect.arrayContaining(['REQUEST', 'EVENT']));
     } finally {
       await own.close();
     }
