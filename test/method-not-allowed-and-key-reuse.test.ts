@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from './harness.js';
 import { registerTestRoutes } from './support/test-routes.js';
+import { balanceOf, fund, linkedWallet } from './bank/fixtures.js';
 
 // Issue 26, item 7: a wrong method on a known path, and a reused Idempotency-Key whose new body is
 // itself invalid.
@@ -110,6 +111,41 @@ describe('422 IDEMPOTENCY_KEY_REUSED with an invalid body', () => {
     const response = await t.request({ method: 'POST', url: '/v1/test/things', body: { name: 'conflict' }, idempotencyKey: 'reuse-invalid-4' });
     expect(response.status).toBe(422);
     expect(response.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+});
+
+// Until 2026-12-07 a VALIDATION_ERROR found by a route's own code (not the schema) was stored under
+// the key, so the corrected request answered 422 IDEMPOTENCY_KEY_REUSED (found by an audit).
+describe("a route's own VALIDATION_ERROR is not stored: the corrected request runs under the same key", () => {
+  it('an internal transfer to its own source wallet, then to another wallet (a batched write)', async () => {
+    const source = await linkedWallet(t);
+    const destination = await linkedWallet(t);
+    await fund(t, source, '10.00');
+    const body = { sourceWalletId: source.walletId, destinationWalletId: source.walletId, amount: '1.00', asset: 'USD' };
+    const refused = await t.request({ method: 'POST', url: '/v1/internal-transfer', body, idempotencyKey: 'own-refusal-transfer' });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.code).toBe('VALIDATION_ERROR');
+    expect(refused.body.details.map((detail: { field: string }) => detail.field)).toEqual(['destinationWalletId']);
+    const again = await t.request({ method: 'POST', url: '/v1/internal-transfer', body, idempotencyKey: 'own-refusal-transfer' });
+    expect(again.status).toBe(400);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    const corrected = await t.request({ method: 'POST', url: '/v1/internal-transfer', body: { ...body, destinationWalletId: destination.walletId }, idempotencyKey: 'own-refusal-transfer' });
+    expect(corrected.status, JSON.stringify(corrected.body)).toBe(201);
+    expect(await balanceOf(t, destination.walletId)).toMatchObject({ AVAILABLE: '1.00' });
+    const replayed = await t.request({ method: 'POST', url: '/v1/internal-transfer', body: { ...body, destinationWalletId: destination.walletId }, idempotencyKey: 'own-refusal-transfer' });
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(await balanceOf(t, destination.walletId)).toMatchObject({ AVAILABLE: '1.00' });
+  });
+
+  it('a webhook URL with a space, then a good one (a write of one transaction)', async () => {
+    const body = { name: 'own refusal', url: 'https://hooks.example.com/a b', subscribedEventTypes: ['*'] };
+    const refused = await t.request({ method: 'POST', url: '/v1/webhooks', body, idempotencyKey: 'own-refusal-webhook' });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.code).toBe('VALIDATION_ERROR');
+    expect(refused.body.details.map((detail: { field: string }) => detail.field)).toEqual(['url']);
+    const corrected = await t.request({ method: 'POST', url: '/v1/webhooks', body: { ...body, url: 'https://hooks.example.com/ab' }, idempotencyKey: 'own-refusal-webhook' });
+    expect(corrected.status, JSON.stringify(corrected.body)).toBe(201);
   });
 });
 

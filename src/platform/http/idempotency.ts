@@ -379,7 +379,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
         if (!previous) throw error;
         return { replay: true, response: previous };
       });
-    } else if (error instanceof AppError && error.statusCode < 500 && !isNotStoredUnderKey(error)) {
+    } else if (error instanceof AppError && error.statusCode < 500 && !isNotStoredUnderKey(error) && !(isRequestRefusal(error) && !pausedCommitted)) {
       const response = { statusCode: error.statusCode, body: errorBody(error, context.traceId) };
       outcome = await withTransaction(deps.db, async (tx) => {
         // A paused write's own in-progress record is replaced, not taken for another request's.
@@ -423,6 +423,18 @@ export async function idempotencyRecordExists(db: Tx, clientId: string, key: str
  */
 export function isNotStoredUnderKey(error: AppError): boolean {
   return ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REQUEST_IN_PROGRESS', 'SANDBOX_STATE_BUSY', 'SANDBOX_CLOCK_BUSY'].includes(error.code);
+}
+
+/**
+ * A 400 VALIDATION_ERROR refuses the request's own fields (a transfer to its source wallet, a blank
+ * note, a webhook URL with a space), whether the schema found it or the route's code did, and its
+ * transaction wrote nothing: like the schema's refusals it is not stored under the key, so the
+ * corrected request can be sent with it. Until 2026-12-07 the route's own were stored, and the
+ * corrected request answered 422 IDEMPOTENCY_KEY_REUSED (found by an audit). A write in two
+ * transactions that refuses in its second keeps the refusal as its answer: its first has committed.
+ */
+export function isRequestRefusal(error: AppError): boolean {
+  return error.code === 'VALIDATION_ERROR';
 }
 
 export function envelopeOf<T>(result: WriteResult<T>, context: RequestContext) {

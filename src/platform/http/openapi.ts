@@ -37,8 +37,11 @@ const idempotencyKeyParameter: Json = {
   in: 'header',
   required: false,
   description:
-    'Makes the write safe to retry: a repeat with the same key and body replays the first answer (201/200 and body); the same key with ' +
-    'another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Keys are kept 24 hours, per client.',
+    'Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) ' +
+    'with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is ' +
+    'still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other ' +
+    'refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours ' +
+    '(IDEMPOTENCY_RETENTION_HOURS).',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
   example: '3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10',
 };
