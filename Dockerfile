@@ -38,7 +38,8 @@ RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 VOLUME ["/app/data"]
 EXPOSE 8080
-# The slim image has no curl: Node.js's own fetch asks /health/ready (503 while starting or stopping).
+# The slim image has no curl: Node.js's own fetch asks /health/ready (503 while the database is not
+# ready, and on SIGTERM for SHUTDOWN_DRAIN_MS; refused once the listener closes).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/health/ready').then((response) => process.exit(response.ok ? 0 : 1), () => process.exit(1))"]
 # What `npm start` runs once dist/ is built, minus the build check: the server is PID 1 and

@@ -49,6 +49,8 @@ export interface BuiltApp {
   routes: RouteInfo[];
   /** Set when shutdown starts: /health/ready then answers 503. */
   markShuttingDown: () => void;
+  /** /health/ready answers 503 from now on; every other route still answers as before. */
+  markDraining: () => void;
 }
 
 const absoluteFormPrefix = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
@@ -64,6 +66,8 @@ function originFormOf(target: string): string {
 /** Builds the HTTP application without listening; tests call inject() or listen on port 0. */
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<BuiltApp> {
   let shuttingDown = false;
+  // Before shutting down (SHUTDOWN_DRAIN_MS): /health/ready answers 503 while requests are still served.
+  let draining = false;
   const app: App = Fastify({
     logger: options.logger ?? { level: deps.config.logLevel, redact: { paths: logRedactPaths, censor: '[REDACTED]' }, serializers: logSerializers },
     bodyLimit: jsonBodyLimitBytes,
@@ -258,7 +262,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   const metrics = createMetrics(deps.database.pool);
   app.addHook('onResponse', async (request, reply) => metrics.observe(request, reply));
 
-  registerOperationRoutes(app, deps, metrics.registry, () => shuttingDown);
+  registerOperationRoutes(app, deps, metrics.registry, () => (draining ? 'draining' : shuttingDown ? 'shutting down' : undefined));
   registerRemovedEndpoints(app);
   registerAdminRoutes(app, deps, resolver);
   registerModuleRoutes(app, deps, metrics);
@@ -270,6 +274,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     routes,
     markShuttingDown: () => {
       shuttingDown = true;
+    },
+    markDraining: () => {
+      draining = true;
     },
   };
 }

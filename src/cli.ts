@@ -94,10 +94,17 @@ async function main(argv: string[]): Promise<number> {
     case 'worker':
       await runWorkersOnly(loadConfig(process.env));
       return -1;
-    case 'migrate':
-      await withDeps(async () => undefined);
-      print(json, { migrated: true }, 'Migrations are up to date.');
+    case 'migrate': {
+      // Says what it applied (until 2026-12-07 it printed "up to date" also after applying all of them; found by an audit).
+      let applied: readonly string[] = [];
+      const deps = await openDeps(loadConfig(process.env, { runWorkers: false }), undefined, undefined, (versions) => (applied = versions));
+      await deps.database.close();
+      const first = applied[0];
+      const last = applied.at(-1);
+      const text = first === undefined ? 'Migrations are up to date: none to apply.' : `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'} (${first === last ? first : `${first} to ${last ?? ''}`}); migrations are up to date.`;
+      print(json, { migrated: true, applied }, text);
       return 0;
+    }
     case 'clients':
       if (subcommand === 'create') {
         if (!values.name) throw new ConfigError('clients create needs --name');

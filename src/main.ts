@@ -16,7 +16,7 @@ import { fieldCipherOf } from './platform/crypto/field-cipher.js';
 /** Start-up progress for a person watching the terminal ("applying migrations 3/41 (0003_ledger)…"). */
 export type ProgressReporter = (message: string) => void;
 
-export async function openDeps(config: Config, clock: Clock = systemClock, onProgress?: ProgressReporter): Promise<Deps> {
+export async function openDeps(config: Config, clock: Clock = systemClock, onProgress?: ProgressReporter, onMigrated?: (applied: readonly string[]) => void): Promise<Deps> {
   const database: DatabaseHandle = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -28,9 +28,10 @@ export async function openDeps(config: Config, clock: Clock = systemClock, onPro
   });
   const deps: Deps = { config, database, db: database.db, clock, clientSeeders };
   try {
-    await migrate(database.pool, undefined, {
+    const applied = await migrate(database.pool, undefined, {
       onMigration: ({ position, total, migration }) => onProgress?.(`applying migrations ${position}/${total} (${migration})…`),
     });
+    onMigrated?.(applied);
     // Before anything is encrypted: a process with another key than the database's is refused.
     await checkEncryptionKey(deps.db, fieldCipherOf(deps).keyId);
     // Webhook secrets written in plain text before migration 0012 are encrypted now.
@@ -94,12 +95,20 @@ export async function serve(config: Config): Promise<void> {
   const progress = startupReporter(config);
   const deps = await openDeps(config, systemClock, progress);
   const bootstrap = await bootstrapSandbox(deps, progress);
-  const { app, markShuttingDown } = await buildApp(deps);
+  const { app, markShuttingDown, markDraining } = await buildApp(deps);
   const workers = new WorkerRunner(config.runWorkers ? workerTasks(deps, app.log) : [], app.log);
 
   let closing: Promise<void> | undefined;
   const shutdown = (signal: string) => {
     closing ??= (async () => {
+      if (config.shutdownDrainMs > 0) {
+        // A load balancer that polls /health/ready stops sending traffic before the listener
+        // closes (until 2026-12-07 the listener closed at once, so the probe was refused rather
+        // than answered 503; found by an audit).
+        app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /health/ready answers 503, requests are still served');
+        markDraining();
+        await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+      }
       app.log.info({ signal }, 'shutting down');
       markShuttingDown();
       const forceClose = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeoutMs);
@@ -115,7 +124,7 @@ export async function serve(config: Config): Promise<void> {
     })();
     return closing;
   };
-  exitOnSignal(shutdown, 2 * config.shutdownTimeoutMs, (object, message) => app.log.error(object, message));
+  exitOnSignal(shutdown, config.shutdownDrainMs + 2 * config.shutdownTimeoutMs, (object, message) => app.log.error(object, message));
 
   try {
     await app.listen({ host: config.host, port: config.port });
@@ -146,9 +155,12 @@ export async function runWorkersOnly(config: Config): Promise<void> {
   // As `serve` says it is ready (until 2026-12-05 the worker said nothing once started; found by an audit).
   progress?.(`workers running in ${(performance.now() / 1000).toFixed(1)} s (timers, webhook deliveries and the other background tasks)`);
   exitOnSignal(
-    async () => {
+    async (signal) => {
+      // As `serve` logs its shutdown (until 2026-12-07 the worker stopped without a word; found by an audit).
+      progress?.(`${signal}: stopping the workers (waiting for the tasks they are running)…`);
       await workers.stop();
       await deps.database.close();
+      progress?.('stopped');
     },
     2 * config.shutdownTimeoutMs,
     logger.error,

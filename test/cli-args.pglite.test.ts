@@ -2,10 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../src/paths.js';
 import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
-// Mistakes in the `openbaas` command line. They are refused before any database is opened, so
+// Mistakes in the `openbaas` command line, and what `openbaas migrate` says. The mistakes are refused before any database is opened, so
 // one database is enough (the data folder is a throwaway one, in case a command did open it).
 
 
@@ -64,5 +65,23 @@ describe('openbaas command-line mistakes', () => {
     const result = await runCli(['nonsense'], { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^Unknown command: nonsense\n\nUsage: openbaas/);
+  });
+});
+
+// Until 2026-12-07 `openbaas migrate` printed "Migrations are up to date." also when it had just
+// applied every migration (found by an audit).
+describe('openbaas migrate', () => {
+  it('says how many migrations it applied, from which to which, then that none was pending', async () => {
+    const data = temporaryFolder('cli-migrate');
+    const files = fs.readdirSync(path.join(packageRoot, 'migrations')).filter((file) => file.endsWith('.sql')).sort();
+    const names = files.map((file) => file.replace(/\.sql$/, ''));
+    const first = await runCli(['migrate'], { DATA_DIR: data });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe(`Applied ${names.length} migrations (${names[0] ?? ''} to ${names.at(-1) ?? ''}); migrations are up to date.\n`);
+    const again = await runCli(['migrate', '--json'], { DATA_DIR: data });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ migrated: true, applied: [] });
+    const text = await runCli(['migrate'], { DATA_DIR: data });
+    expect(text.stdout).toBe('Migrations are up to date: none to apply.\n');
   });
 });

@@ -197,6 +197,30 @@ describe('the image command, run with the image environment', () => {
     expect(server.output()).not.toContain('DeprecationWarning');
     expect(healthcheck(env)).toBe(1);
   }, 150_000);
+
+  // Until 2026-12-07 the listener closed on SIGTERM at once, so a load balancer's probe was refused
+  // rather than told 503 (found by an audit); SHUTDOWN_DRAIN_MS gives it that window.
+  it('with SHUTDOWN_DRAIN_MS, on SIGTERM /health/ready answers 503 for that long while requests are still served, then the server stops', async () => {
+    const port = String(await freePort());
+    const extra: Record<string, string> =
+      testDatabase === 'postgres' && databaseUrl ? { DATABASE_URL: databaseUrl, OPENBAAS_ENCRYPTION_KEY: encryptionKey } : {};
+    const env = onThisMachine({ ...imageEnv, PORT: port, SHUTDOWN_DRAIN_MS: '3000', OPENBAAS_API_KEY: 'sk_test_drainingKey00000001', LOG_LEVEL: 'info', ...extra });
+    const server = run(imageCommand, env);
+    await waitUntilHealthy(env, server);
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    await vi.waitFor(() => expect(server.output()).toContain('"msg":"draining: /health/ready answers 503, requests are still served"'), { timeout: 2000, interval: 20 });
+    const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { message: string }).message).toBe('Not ready: draining');
+    expect(healthcheck(env)).toBe(1);
+    const served = await fetch(`http://127.0.0.1:${port}/v1/assets`, { headers: { authorization: 'sk_test_drainingKey00000001' } });
+    expect(served.status).toBe(200);
+    expect(Date.now() - signalled).toBeLessThan(3000);
+    expect(await server.exited, server.output()).toBe(0);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(3000);
+    expect(server.output()).toContain('"msg":"stopped"');
+  }, 150_000);
 });
 
 describe('compose.yaml', () => {
@@ -247,6 +271,8 @@ describe('compose.yaml', () => {
       serve.child.kill('SIGTERM');
       expect(await worker.exited, worker.output()).toBe(0);
       expect(await serve.exited, serve.output()).toBe(0);
+      // The worker says it stops, and when it has (as serve logs "shutting down" and "stopped").
+      expect(worker.output()).toContain('openbaas: SIGTERM: stopping the workers (waiting for the tasks they are running)…\nopenbaas: stopped\n');
     },
     150_000,
   );

@@ -366,6 +366,26 @@ describe('503 while the server shuts down', () => {
   });
 });
 
+describe('503 from /health/ready while the server drains (SHUTDOWN_DRAIN_MS)', () => {
+  it('the readiness probe answers 503 "draining" while every other request is still served and applied', async () => {
+    const { app, markDraining } = await buildApp(t.deps, { logger: false, extraRoutes: registerTestRoutes });
+    try {
+      expect((await app.inject({ url: '/health/ready' })).statusCode).toBe(200);
+      markDraining();
+      const ready = await app.inject({ url: '/health/ready' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json()).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'Not ready: draining' });
+      const before = await eventCount();
+      const response = await app.inject({ method: 'POST', url: '/v1/test/things', headers: { authorization: t.clientA.key }, payload: thing });
+      expect(response.statusCode).toBe(201);
+      expect(await eventCount()).toBe(before + 1);
+      expect((await app.inject({ url: '/health/live' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('404, 410, 413, 415', () => {
   it('answers an unknown route with a JSON 404', async () => {
     const response = await t.request({ url: '/v1/nothing-here' });

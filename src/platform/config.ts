@@ -30,6 +30,7 @@ export interface Config {
   logLevel: string;
   rateLimitPerMinute: number;
   shutdownTimeoutMs: number;
+  shutdownDrainMs: number;
   idempotencyRetentionHours: number;
   eventRetentionDays: number;
   publicBaseUrl: string;
@@ -136,6 +137,7 @@ export const environmentVariables = [
   ['LOG_LEVEL', 'info', 'pino log level (`fatal` … `trace`, or `silent`)'],
   ['RATE_LIMIT_PER_MINUTE', '6000 (sandbox), 1200 (production)', 'requests per minute per API key, and failed authentications per minute per client address'],
   ['SHUTDOWN_TIMEOUT_MS', '10000', 'how long shutdown waits for in-flight requests'],
+  ['SHUTDOWN_DRAIN_MS', '0', 'on SIGTERM, how long /health/ready answers 503 while requests are still served, before the shutdown starts (for a load balancer to stop sending traffic; up to 60000)'],
   ['IDEMPOTENCY_RETENTION_HOURS', '24', 'how long idempotency keys are kept'],
   ['EVENT_RETENTION_DAYS', '30', 'days the webhook delivery log and the request log are kept (30 at least); events stay readable through /v1/events at least as long (they are not deleted today)'],
   ['PUBLIC_BASE_URL', 'http://localhost:$PORT', 'address this server is reached at (links it hands out)'],
@@ -365,6 +367,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', mode === 'sandbox' ? 6000 : 1200, 1, 10_000_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 0, 0, 60_000),
     idempotencyRetentionHours: integer(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 24, 24 * 365),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 30, 3650),
     publicBaseUrl,

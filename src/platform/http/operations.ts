@@ -5,7 +5,8 @@ import { AppError } from './errors.js';
 import type { Registry } from 'prom-client';
 
 /** Health, metrics and the OpenAPI document: public (the metrics unless OPENBAAS_METRICS_TOKEN is set), not rate limited, hidden from the reference. */
-export function registerOperationRoutes(app: App, deps: Deps, registry: Registry, isShuttingDown: () => boolean): void {
+/** `notReadyBecause` names why the process takes no new traffic ('draining', 'shutting down'), or is undefined. */
+export function registerOperationRoutes(app: App, deps: Deps, registry: Registry, notReadyBecause: () => string | undefined): void {
   const config = { public: true, rateLimit: false } as const;
   let migrationsChecked = false;
 
@@ -13,7 +14,8 @@ export function registerOperationRoutes(app: App, deps: Deps, registry: Registry
 
   app.get('/health/ready', { config, schema: { hide: true } }, async (_request, reply) => {
     try {
-      if (isShuttingDown()) throw new Error('shutting down');
+      const stopping = notReadyBecause();
+      if (stopping !== undefined) throw new Error(stopping);
       await deps.database.pool.query('SELECT 1');
       if (!migrationsChecked) migrationsChecked = await migrationsAreCurrent(deps.database.pool);
       if (!migrationsChecked) throw new Error('migrations pending');
