@@ -8,7 +8,9 @@ import { eventTypes } from '../src/modules/webhooks/event-types.js';
 let t: TestContext;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // With an admin key, so the document holds the admin operations too and their operationIds are
+  // pinned with the rest (until 2026-12-07 they were not: renaming one failed no test; found by an audit).
+  t = await createTestApp({ env: { OPENBAAS_ADMIN_KEY: 'adm_test_operations_0123456789' } });
 });
 afterAll(async () => {
   await t.close();
