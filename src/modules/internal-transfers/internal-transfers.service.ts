@@ -55,7 +55,7 @@ export function validateInternalTransfer(body: InternalTransferRequest, mode: Mo
     throw validationError('referenceWalletId', 'is another name for destinationWalletId; send one of them');
   }
   const destination = body.destinationWalletId ?? body.referenceWalletId;
-  if (destination === undefined) throw validationError('destinationWalletId', 'is required');
+  if (destination === undefined) throw validationError('destinationWalletId', 'is required (or referenceWalletId)');
   const asset = requireAsset(body.asset, mode);
   const amountMinor = parseAmount(body.amount, asset);
   const sourceWalletId = body.sourceWalletId.toLowerCase();

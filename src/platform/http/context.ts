@@ -23,6 +23,12 @@ declare module 'fastify' {
     metrics?: boolean;
     /** Body fields that were removed from the API, each with the text naming its replacement. */
     removedFields?: Record<string, string>;
+    /**
+     * Groups of body fields of which one is required, the first being the one to name (the schema
+     * marks them all optional): a body the schema refuses names the group's first field too when
+     * it has none of them, so one answer lists every missing field.
+     */
+    oneOfRequired?: readonly (readonly [string, ...string[]])[];
   }
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isPoolConnectTimeout } from '../db/database.js';
 import { AppError } from './errors.js';
+import type { ErrorDetail } from './errors.js';
 import { detailsFromAjvErrors } from './validation.js';
 
 export function errorBody(error: AppError, traceId: string) {
@@ -21,11 +22,26 @@ const fastifyCodes: Record<string, (error: FastifyError) => AppError> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('BAD_REQUEST', 'The Content-Length header does not match the body.'),
 };
 
-function toAppError(error: FastifyError & { validationContext?: string }): AppError | undefined {
+/**
+ * The route's `oneOfRequired` groups the body has none of, as details: the schema cannot say "one
+ * of these" without a union that would blur its other messages, so the route checks it after the
+ * schema, and a body the schema refuses is told here too. Until 2026-12-07 `{}` sent to an
+ * internal transfer named three missing fields and not the destination (found by an audit).
+ */
+function missingOneOf(request: FastifyRequest, body: unknown): ErrorDetail[] {
+  const groups = request.routeOptions.config.oneOfRequired;
+  if (!groups || typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  return groups
+    .filter((group) => group.every((field) => (body as Record<string, unknown>)[field] === undefined))
+    .map(([first, ...others]) => ({ field: first, message: others.length === 0 ? 'is required' : `is required (or ${others.join(' or ')})` }));
+}
+
+function toAppError(error: FastifyError & { validationContext?: string }, request: FastifyRequest): AppError | undefined {
   if (error instanceof AppError) return error;
   if (error.validation) {
     const context = error.validationContext ?? 'body';
     const details = detailsFromAjvErrors(error.validation, context);
+    if (context === 'body') for (const detail of missingOneOf(request, request.body)) if (!details.some((known) => known.field === detail.field)) details.push(detail);
     const summary = details.map((detail) => `${detail.field} ${detail.message}`).join('; ');
     const where = context === 'querystring' ? 'query parameters' : context === 'params' ? 'path parameters' : 'request body';
     return new AppError('VALIDATION_ERROR', `Invalid ${where}: ${summary}`, { details });
@@ -56,7 +72,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
 /** Expected outcomes become their 4xx; anything else is a bug: a 500, logged with its stack. */
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const traceId = String(request.id);
-  let appError = toAppError(error);
+  let appError = toAppError(error, request);
   if (!appError) {
     if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');

@@ -75,6 +75,7 @@ export function registerInternalTransferRoutes(app: App, deps: Deps, walletsExis
     app.post(
       path,
       {
+        config: { oneOfRequired: [['destinationWalletId', 'referenceWalletId']] },
         schema: {
           operationId: internalTransferOperationIds[path],
           tags: ['Internal transfers'],
