@@ -51,7 +51,14 @@ export async function resolveBank(
     );
   }
   if (rail === 'ACH' && !bank.supportsAch) {
-    throw notEligible(fields.routingNumber, `${bankOf} does not take ACH entries (it is not in the FedACH directory); send the payment by FEDWIRE_DOMESTIC`);
+    // Cross-border, FEDWIRE_DOMESTIC is no way out (it refuses an account abroad): the networks
+    // for one name the bank by its BIC (until 2026-12-07 FEDWIRE_DOMESTIC was suggested there too,
+    // which refused the same payment; found by an audit).
+    const instead =
+      network === 'ACH_CROSSBORDER'
+        ? 'send the payment by SWIFT or FEDWIRE_CROSSBORDER, which name the bank by its BIC'
+        : 'send the payment by FEDWIRE_DOMESTIC';
+    throw notEligible(fields.routingNumber, `${bankOf} does not take ACH entries (it is not in the FedACH directory); ${instead}`);
   }
   if (rail === 'FEDWIRE' && !bank.supportsFedwire) {
     throw notEligible(fields.routingNumber, `${bankOf} cannot receive Fedwire funds transfers; send the payment by ACH_DOMESTIC`);

@@ -427,6 +427,13 @@ describe('400', () => {
     // TD Bank 031101266 takes Fedwire but not ACH; Bank of America 011000138 takes ACH but not Fedwire.
     await expectRefused({ routingNumber: '031101266' }, 'routingNumber', 'ROUTING_NUMBER_NOT_ELIGIBLE', /does not take ACH entries .*; send the payment by FEDWIRE_DOMESTIC$/);
     await expectRefused({ transferNetwork: 'FEDWIRE_DOMESTIC', routingNumber: '011000138' }, 'routingNumber', 'ROUTING_NUMBER_NOT_ELIGIBLE', /cannot receive Fedwire.*; send the payment by ACH_DOMESTIC$/);
+    // Cross-border, the suggestion is a cross-border network (FEDWIRE_DOMESTIC refuses an account abroad).
+    await expectRefused(
+      { transferNetwork: 'ACH_CROSSBORDER', routingNumber: '031101266', accountNumber: 'GB82WEST12345698765432', countryCode: 'GB' },
+      'routingNumber',
+      'ROUTING_NUMBER_NOT_ELIGIBLE',
+      /does not take ACH entries .*; send the payment by SWIFT or FEDWIRE_CROSSBORDER, which name the bank by its BIC$/,
+    );
     expect((await withdraw({ transferNetwork: 'FEDWIRE_DOMESTIC', routingNumber: '031101266' })).status).toBe(201);
   });
 
