@@ -217,6 +217,8 @@ describe('reveals refused', () => {
       [{ documents: ['ssn', 'ssn'] }, [{ field: 'documents', message: 'must not repeat an item (items 0 and 1 are the same)' }]],
       // Failing that, the form missing the fewest of its fields: a card reveal without its cardId.
       [{ fields: ['pin'] }, [{ field: 'cardId', message: 'is required' }, { field: 'fields[0]', message: 'must be one of "pan", "cvv", "expiry"' }]],
+      // A body with no field of any form is told every form (until 2026-12-07 the card form was left out).
+      [{}, [{ field: 'body', message: 'must have the fields of one of its forms: { aliases }, or { cardId, fields }, or { documents }' }]],
     ];
     for (const [body, details] of cases) {
       const response = await revealRequest(token, body);

@@ -134,9 +134,9 @@ function joinPath(base: string, child: string): string {
 
 /** Turns Ajv errors into `details` entries that name each field by its path. */
 export function detailsFromAjvErrors(allErrors: readonly ErrorObject[], context: string): ErrorDetail[] {
-  const errors = closestUnionBranches(allErrors);
   const rootName = context === 'body' ? 'body' : context;
-  const details: ErrorDetail[] = [];
+  const { errors: unformed, details } = formsNotStarted(allErrors, rootName);
+  const errors = closestUnionBranches(unformed);
   const seen = new Set<string>();
   // A union of constants (anyOf of literals: an event type, say) fails once per branch: one detail
   // names them all. Until 2026-12-03 each branch was a detail of its own, cut at
@@ -184,6 +184,37 @@ export function detailsFromAjvErrors(allErrors: readonly ErrorObject[], context:
   }
   // Several branch errors of one union on the same field read best as one line.
   return mergeUnionDetails(details);
+}
+
+/**
+ * A union of object shapes given an object that has no field of any of them (`{}` sent to the vault
+ * reveal): every branch fails only for its required fields, and no branch is closer than another.
+ * One detail names the forms, each by its required fields, in place of the branches' "is required"
+ * lines (until 2026-12-07 the forms missing the fewest fields were named, so `{}` was told
+ * "aliases is required; documents is required", without the card form; found by an audit).
+ */
+function formsNotStarted(errors: readonly ErrorObject[], rootName: string): { errors: readonly ErrorObject[]; details: ErrorDetail[] } {
+  const details: ErrorDetail[] = [];
+  const dropped = new Set<ErrorObject>();
+  for (const union of errors) {
+    if (union.keyword !== 'anyOf' && union.keyword !== 'oneOf') continue;
+    const prefix = `${union.schemaPath}/`;
+    const branches = new Map<string, string[]>();
+    const inside = errors.filter((error) => error.schemaPath.startsWith(prefix));
+    const onlyRequired = inside.every((error) => error.keyword === 'required' && error.instancePath === union.instancePath);
+    if (inside.length === 0 || !onlyRequired) continue;
+    for (const error of inside) {
+      const branch = error.schemaPath.slice(prefix.length).split('/')[0] ?? '';
+      const fields = branches.get(branch) ?? [];
+      fields.push(String((error.params as { missingProperty: string }).missingProperty));
+      branches.set(branch, fields);
+    }
+    if (branches.size < 2) continue;
+    for (const error of [union, ...inside]) dropped.add(error);
+    const forms = [...branches.values()].map((fields) => `{ ${fields.join(', ')} }`);
+    details.push({ field: jsonPointerToPath(union.instancePath) || rootName, message: `must have the fields of one of its forms: ${forms.join(', or ')}` });
+  }
+  return { errors: dropped.size === 0 ? errors : errors.filter((error) => !dropped.has(error)), details };
 }
 
 /**
