@@ -7,7 +7,7 @@ import { findAsset, requireAsset } from '../../platform/money/assets.js';
 import * as ledger from './index.js';
 import { planForWholeLedger, verifyChecks } from './ledger-verify.js';
 import { newWallet } from '../../../test/ledger/fixtures.js';
-import { authorize, onParent } from '../../../test/cards/card-network.js';
+import { authorize, fundedCard, onParent, send } from '../../../test/cards/card-network.js';
 import { creditCard, openLine } from '../../../test/credit/fixtures.js';
 
 let t: TestContext;
@@ -61,6 +61,32 @@ describe('ledger verify', () => {
     const code = await ledger.ledgerVerifyCommand(t.deps.db, (text) => (output += text), false);
     expect(code).toBe(0);
     expect(output).toContain('Ledger verified');
+  });
+
+  // CONTRACT §12.3: ledger verify lists overdrawn wallets apart (until 2026-12-07 it did not; found by an audit).
+  it('lists the wallets a forced card posting overdrew, apart from the checks, deepest first, and still passes', async () => {
+    let output = '';
+    expect(await ledger.ledgerVerifyCommand(t.deps.db, (text) => (output += text), false)).toBe(0);
+    expect(output).toContain('Overdrawn wallets: none.');
+    const shallow = await fundedCard(t, '2.00');
+    const deep = await fundedCard(t, '0');
+    await send(t, `/v1/sandbox/cards/${shallow.cardId}/force-posts`, { amount: 5 });
+    await send(t, `/v1/sandbox/cards/${deep.cardId}/force-posts`, { amount: 7 });
+    const report = await ledger.verifyLedger(t.deps.db);
+    expect(report.ok).toBe(true);
+    expect(report.overdrawn).toEqual({
+      count: 2,
+      wallets: [
+        { clientId: t.clientA.id, walletId: deep.walletId, asset: 'USD', available: '-700', overdrawn: '700' },
+        { clientId: t.clientA.id, walletId: shallow.walletId, asset: 'USD', available: '-300', overdrawn: '300' },
+      ],
+    });
+    output = '';
+    expect(await ledger.ledgerVerifyCommand(t.deps.db, (text) => (output += text), false)).toBe(0);
+    expect(output).toContain('Overdrawn wallets (AVAILABLE below zero by a forced card posting, which the rules allow): 2, in minor units, deepest first:');
+    expect(output).toContain(`wallet ${deep.walletId} USD: available -700, overdrawn 700`);
+    expect(output.indexOf(deep.walletId)).toBeLessThan(output.indexOf(shallow.walletId));
+    expect(output.trimEnd().endsWith('Ledger verified: every invariant holds.')).toBe(true);
   });
 
   it('catches a balance changed by hand, names the account, and the command exits 1', async () => {

@@ -15,9 +15,22 @@ export interface VerifyCheck {
   violations: Record<string, unknown>[];
 }
 
+/**
+ * Wallet accounts whose AVAILABLE is below zero: allowed only by a forced card posting's recorded
+ * shortfall (the `wallet_balances_not_negative` check), and listed apart, as CONTRACT §12.3 says,
+ * so an operator sees who owes money (until 2026-12-07 they were not listed; found by an audit).
+ */
+export interface OverdrawnWallets {
+  /** How many wallet accounts are overdrawn. */
+  count: number;
+  /** The first of them (at most verifyRowsPerCheckMax), deepest first. */
+  wallets: { clientId: string; walletId: string; asset: string; available: string; overdrawn: string }[];
+}
+
 export interface VerifyReport {
   ok: boolean;
   checks: VerifyCheck[];
+  overdrawn: OverdrawnWallets;
   totals: { accounts: number; transfers: number; entries: number; holds: number; pendingCredits: number; walletTransactions: number };
 }
 
@@ -250,9 +263,23 @@ export async function verifyLedger(db: Db): Promise<VerifyReport> {
                (SELECT count(*) FROM ledger_pending_credits)::text AS pending_credits,
                (SELECT count(*) FROM wallet_transactions)::text AS wallet_transactions`.execute(tx);
       const row = totals.rows[0] ?? {};
+      const overdrawn = await sql<{ client_id: string; wallet_id: string; asset: string; available: string; overdrawn: string; count: string }>`
+        SELECT a.client_id, a.wallet_id, a.asset, a.available::text AS available, a.overdrawn::text AS overdrawn, count(*) OVER ()::text AS count
+        FROM ledger_accounts a WHERE a.kind = 'WALLET' AND a.available < 0
+        ORDER BY a.available, a.client_id, a.wallet_id, a.asset LIMIT ${verifyRowsPerCheckMax}`.execute(tx);
       return {
         ok: results.every((check) => check.violationCount === 0),
         checks: results,
+        overdrawn: {
+          count: Number(overdrawn.rows[0]?.count ?? 0),
+          wallets: overdrawn.rows.map((wallet) => ({
+            clientId: wallet.client_id,
+            walletId: wallet.wallet_id,
+            asset: wallet.asset,
+            available: wallet.available,
+            overdrawn: wallet.overdrawn,
+          })),
+        },
         totals: {
           accounts: Number(row.accounts ?? 0),
           transfers: Number(row.transfers ?? 0),
@@ -276,6 +303,14 @@ export function formatVerifyReport(report: VerifyReport): string {
     for (const violation of check.violations) lines.push(`       ${JSON.stringify(violation)}`);
     if (check.violationCount > check.violations.length) lines.push(`       … and ${check.violationCount - check.violations.length} more`);
   }
+  const { overdrawn } = report;
+  lines.push(
+    overdrawn.count === 0
+      ? 'Overdrawn wallets: none.'
+      : `Overdrawn wallets (AVAILABLE below zero by a forced card posting, which the rules allow): ${overdrawn.count}, in minor units, deepest first:`,
+  );
+  for (const wallet of overdrawn.wallets) lines.push(`       client ${wallet.clientId} wallet ${wallet.walletId} ${wallet.asset}: available ${wallet.available}, overdrawn ${wallet.overdrawn}`);
+  if (overdrawn.count > overdrawn.wallets.length) lines.push(`       … and ${overdrawn.count - overdrawn.wallets.length} more`);
   lines.push(report.ok ? 'Ledger verified: every invariant holds.' : 'Ledger verification FAILED.');
   return lines.join('\n');
 }
