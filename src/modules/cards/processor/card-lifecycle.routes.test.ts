@@ -979,6 +979,40 @@ describe('message level', () => {
   });
 });
 
+// Until 2026-12-07 a request's DE38 and DE54 were echoed: a decline came back with an authorization
+// code, an approval with the request's DE54 as the available balance (found by an audit).
+describe('a response carries the issuer\'s DE38 and DE54 only, never the request\'s', () => {
+  it('a declined 0100 with DE38 has no DE38; an approved one has its own DE38 and no DE54; an unknown card\'s answer neither', async () => {
+    const card = await fundedCard(t, '100.00');
+    const send = async (changes: Record<string, string>) => {
+      const message = await messageOf(card.cardId, { '4': '000000000100', '63': undefined, ...changes });
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      return response.body.data.response as Record<string, string>;
+    };
+    const declined = await send({ '4': '000000099005', '11': '000951', '37': '600000000951', '38': 'ABC123' });
+    expect(declined['39']).toBe('05');
+    expect(declined['38']).toBeUndefined();
+    const approved = await send({ '11': '000952', '37': '600000000952', '38': 'ABC123', '54': '0002840C999999999999' });
+    expect(approved['39']).toBe('00');
+    expect(approved['38']).toMatch(/^[0-9A-Z]{6}$/);
+    expect(approved['38']).not.toBe('ABC123');
+    expect(approved['54']).toBeUndefined();
+    const unknown = await send({ '2': '4242420000000000000'.slice(0, 16), '11': '000953', '37': '600000000953', '38': 'ABC123' });
+    expect(unknown['39']).toBe('14');
+    expect(unknown['38']).toBeUndefined();
+  });
+
+  it('a balance inquiry answers the issuer\'s balance in DE54, not the request\'s', async () => {
+    const card = await fundedCard(t, '100.00');
+    const message = await messageOf(card.cardId, { '3': '300000', '4': '000000000000', '11': '000954', '37': '600000000954', '54': '0002840C999999999999', '63': undefined });
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(response.body.data.response['39']).toBe('00');
+    expect(response.body.data.response['54']).not.toContain('999999999999');
+    expect(response.body.data.response['54']).toContain('000000010000');
+  });
+});
+
 describe('messages that must not take another lifecycle\'s place (found by an audit, 2026-12-02)', () => {
   it('a balance inquiry or a 0200 purchase under the networkDataRef of an open lifecycle: 57 on it, nothing opened, its completion still captures its hold', async () => {
     const card = await fundedCard(t, '500.00');

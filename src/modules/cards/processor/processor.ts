@@ -301,11 +301,22 @@ export async function answerRepeatOfUnanswered(tx: Tx, context: RequestContext, 
 
 // ---- the answer -----------------------------------------------------------------------------
 
+/**
+ * Fields only the issuer fills in a response: its authorization code (DE38) and its amounts (DE54:
+ * a partial approval's original amount, a balance). A request's own are not echoed: a decline came
+ * back with the request's DE38 as if authorized, and an approval with the request's DE54 as the
+ * available balance (until 2026-12-07; found by an audit). The processor's own are set as extras.
+ */
+const issuerAnswerFields = ['38', '54'];
+
 function buildResponse(message: IsoMessage, responseCode: string, extras: Record<string, string> = {}): IsoMessage {
   const isoMti = responseMtiOf(message.isoMti);
   assert(isoMti !== null, `no response MTI for ${message.isoMti}`);
   const fields: Record<string, string> = {};
-  for (const [key, value] of Object.entries({ ...message.fields, ...extras, '39': responseCode })) {
+  for (const [key, value] of Object.entries(message.fields)) {
+    if (!fieldsNotEchoed.includes(key) && !issuerAnswerFields.includes(key)) fields[key] = value;
+  }
+  for (const [key, value] of Object.entries({ ...extras, '39': responseCode })) {
     if (!fieldsNotEchoed.includes(key)) fields[key] = value;
   }
   const ordered = Object.fromEntries(Object.entries(fields).sort(([left], [right]) => Number(left) - Number(right)));
