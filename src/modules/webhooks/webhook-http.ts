@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Mode } from '../../platform/config.js';
-import { guardedLookup, guardedLookupWith, parseWebhookUrl, type ResolveAll } from './webhook-url.js';
+import { guardedLookup, guardedLookupFor, guardedLookupWith, parseWebhookUrl, type ResolveAll } from './webhook-url.js';
 
 /**
  * The outgoing HTTP client of webhooks: keep-alive connections, one overall timeout per request
@@ -71,7 +71,7 @@ function describeError(error: unknown, timeoutMs: number): string {
 export class WebhookHttpClient {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
-  /** The production address check, given to the agents and to a connection opened outside them. */
+  /** The address check of the mode, given to the agents and to a connection opened outside them. */
   private readonly guard: { lookup?: typeof guardedLookup };
 
   /** `resolve` replaces the system resolver of the production address check (tests use it to play DNS). */
@@ -81,8 +81,9 @@ export class WebhookHttpClient {
   ) {
     // Sockets are reused across deliveries (keep-alive); the number in use is bounded by the
     // callers (per-subscription concurrency), not by the agent.
-    const lookup = options.resolve ? guardedLookupWith(options.resolve) : guardedLookup;
-    const guard = mode === 'production' ? { lookup } : {};
+    // Every mode checks the address the connection uses (the sandbox refuses fewer ranges).
+    const lookup = options.resolve ? guardedLookupWith(options.resolve, mode) : guardedLookupFor(mode);
+    const guard = { lookup };
     this.guard = guard;
     const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.httpAgent = new http.Agent({ ...agentOptions, ...guard });

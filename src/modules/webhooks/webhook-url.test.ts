@@ -50,6 +50,28 @@ describe('webhook URL rules', () => {
     expect(await refusal('http://localhost:3000/hooks', 'sandbox')).toBeUndefined();
   });
 
+  // Until 2026-12-07 the sandbox took any address: a shared sandbox server could be made to POST to
+  // its cloud's metadata service and show the answer in the delivery log (found by an audit).
+  it.each([
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[fe80::1]:3000/hooks',
+    'http://0.0.0.0:4109/x',
+    'http://[::]:4109/x',
+    'http://224.0.0.1/hooks',
+    'http://255.255.255.255/hooks',
+    'http://[::ffff:169.254.169.254]/hooks',
+  ])('the sandbox refuses %s (link-local, unspecified, multicast, broadcast)', async (url) => {
+    const refused = await refusal(url, 'sandbox');
+    expect(refused?.code).toBe('WEBHOOK_URL_NOT_ALLOWED');
+    expect(refused?.details).toEqual([{ field: 'url', message: expect.stringMatching(/^url must not point to a link-local, unspecified, multicast or broadcast address/) }]);
+  });
+
+  it('the sandbox accepts private addresses, for receivers on the developer\'s network', async () => {
+    for (const url of ['http://10.0.0.1/x', 'http://192.168.1.20:8080/x', 'http://172.17.0.1:3000/hooks', 'http://[::1]:3000/x', 'http://[fd12:3456::1]/x']) {
+      expect(await refusal(url, 'sandbox'), url).toBeUndefined();
+    }
+  });
+
   it('a port outside 1 to 65535 is refused, naming the port', async () => {
     for (const [url, port] of [['http://127.0.0.1:0/hooks', '0'], ['http://127.0.0.1:99999/hooks', '99999'], ['https://example.com:65536', '65536']] as const) {
       const refused = await refusal(url, 'sandbox');
@@ -150,6 +172,21 @@ describe('delivery-time address check (production)', () => {
     } finally {
       client.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('the sandbox client refuses a name that resolves to a link-local address, before connecting', async () => {
+    const client = new WebhookHttpClient('sandbox', {
+      resolve: (_hostname, _options, callback) => callback(null, [{ address: '169.254.169.254', family: 4 }]),
+    });
+    try {
+      const outcome = await client.post('http://metadata.example.com/latest/meta-data/', {}, '{}', { timeoutMs: 2000 });
+      expect(outcome).toMatchObject({ ok: false, httpStatus: null });
+      expect(outcome.error).toBe('address not allowed: metadata.example.com resolves to 169.254.169.254, which is link-local, unspecified, multicast or broadcast');
+      const literal = await client.post('http://169.254.169.254/latest/meta-data/', {}, '{}', { timeoutMs: 2000 });
+      expect(literal.error).toMatch(/^url must not point to a link-local/);
+    } finally {
+      client.close();
     }
   });
 

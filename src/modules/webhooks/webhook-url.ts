@@ -6,7 +6,8 @@ import { AppError, validationError } from '../../platform/http/errors.js';
 import { assertPlainText } from '../../platform/text.js';
 
 /**
- * Where webhooks may be sent. Any mode: an absolute http or https URL without credentials. In
+ * Where webhooks may be sent. Any mode: an absolute http or https URL without credentials, never
+ * to a link-local, unspecified, multicast or broadcast address (isAllowedAddress). In
  * production: https only, and never to an address that is not plain public unicast (loopback,
  * private, link-local, unique-local, carrier-grade NAT, multicast, reserved, IPv4 embedded in
  * IPv6, ...). Host names are resolved and checked at creation, and again by the delivery
@@ -33,6 +34,23 @@ export function isPublicAddress(address: string): boolean {
   const parsed = ipaddr.process(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return false;
   return parsed.range() === 'unicast';
+}
+
+/**
+ * The ranges no webhook receiver lives in, refused in the sandbox too: link-local (169.254.0.0/16,
+ * where clouds serve their instance metadata, and fe80::/10), the unspecified address (0.0.0.0, ::),
+ * multicast and broadcast. Loopback and private addresses stay allowed there, for receivers on the
+ * developer's machine or network. Until 2026-12-07 the sandbox took any address, so a shared
+ * sandbox server could be made to POST to its cloud's metadata service and show the answer in the
+ * delivery log (found by an audit).
+ */
+const sandboxRefusedRanges = new Set(['linkLocal', 'unspecified', 'multicast', 'broadcast']);
+
+/** Whether a webhook may be sent to `address` in `mode`: public unicast only in production. */
+export function isAllowedAddress(address: string, mode: Mode): boolean {
+  if (mode === 'production') return isPublicAddress(address);
+  if (!ipaddr.isValid(address)) return false;
+  return !sandboxRefusedRanges.has(ipaddr.process(address).range());
 }
 
 /** The URL's host as a bare IP address when it is one (IPv6 comes in brackets), else undefined. */
@@ -74,6 +92,11 @@ export function parseWebhookUrl(raw: string, mode: Mode): { url: URL } | { probl
       return { problem: `must not point to a loopback, private, link-local or otherwise non-public address (${literal})`, notAllowed: true };
     }
     if (isLocalhostName(url.hostname)) return { problem: 'must not point to localhost', notAllowed: true };
+  } else {
+    const literal = ipLiteralOf(url);
+    if (literal !== undefined && !isAllowedAddress(literal, mode)) {
+      return { problem: `must not point to a link-local, unspecified, multicast or broadcast address (${literal}); in the sandbox, loopback and private addresses are fine`, notAllowed: true };
+    }
   }
   return { url };
 }
@@ -120,10 +143,13 @@ export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> 
   // Its path and query follow the text rule: an invisible or direction-changing character (U+200B,
   // U+202E) made the URL shown read otherwise than the one called (until 2026-12-05; found by an audit).
   assertPlainText(raw, 'url');
-  if (mode === 'production' && ipLiteralOf(parsed.url) === undefined) {
+  if (ipLiteralOf(parsed.url) === undefined && !isLocalhostName(parsed.url.hostname)) {
     const addresses = await resolveAll(parsed.url.hostname);
-    const refused = addresses?.find((entry) => !isPublicAddress(entry.address));
-    if (refused) throw notAllowed(`url must not point to a non-public address: ${parsed.url.hostname} resolves to ${refused.address}.`);
+    const refused = addresses?.find((entry) => !isAllowedAddress(entry.address, mode));
+    if (refused) {
+      const what = mode === 'production' ? 'a non-public address' : 'a link-local, unspecified, multicast or broadcast address';
+      throw notAllowed(`url must not point to ${what}: ${parsed.url.hostname} resolves to ${refused.address}.`);
+    }
   }
   return raw;
 }
@@ -160,17 +186,18 @@ const systemResolveAll: ResolveAll = (hostname, options, callback) => {
  * exactly the address checked here, which closes the gap a separate check-then-connect leaves
  * (DNS rebinding). A name with any non-public address is refused as a whole.
  */
-export function guardedLookupWith(resolve: ResolveAll) {
+export function guardedLookupWith(resolve: ResolveAll, mode: Mode = 'production') {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
     resolve(hostname, options, (error, addresses) => {
       if (error) {
         callback(error, []);
         return;
       }
-      const refused = addresses.find((entry) => !isPublicAddress(entry.address));
+      const refused = addresses.find((entry) => !isAllowedAddress(entry.address, mode));
       const first = addresses[0];
       if (refused || !first) {
-        callback(new AddressNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is not a public address`), []);
+        const what = mode === 'production' ? 'not a public address' : 'link-local, unspecified, multicast or broadcast';
+        callback(new AddressNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is ${what}`), []);
         return;
       }
       if (options.all) callback(null, addresses);
@@ -180,3 +207,8 @@ export function guardedLookupWith(resolve: ResolveAll) {
 }
 
 export const guardedLookup = guardedLookupWith(systemResolveAll);
+
+/** The address check of outgoing webhook connections in `mode`, on the system resolver. */
+export function guardedLookupFor(mode: Mode): typeof guardedLookup {
+  return mode === 'production' ? guardedLookup : guardedLookupWith(systemResolveAll, mode);
+}
