@@ -650,7 +650,10 @@ describe('a sandbox reset during a delivery', () => {
       await subscribe(kept, holding.url('/kept'), ['CUSTOMER_CREATED']);
       await record(gone, 'CUSTOMER_CREATED');
       await record(kept, 'CUSTOMER_CREATED');
-      const holder = new DeliveryWorker(t.deps, { logger: { error: (object, message) => logged.push({ object, message }) } });
+      // The attempts wait for the reset: a timeout of their own, so a slow reset (a busy machine, the
+      // file's 300 ms being short) does not turn the kept client's attempt into a timed-out one.
+      const patient = { ...t.deps, config: { ...t.deps.config, webhookTimeoutMs: 10_000, webhookLeaseMs: Math.max(t.deps.config.webhookLeaseMs, 20_000) } };
+      const holder = new DeliveryWorker(patient, { logger: { error: (object, message) => logged.push({ object, message }) } });
       const running = holder.deliverDue();
       await vi.waitFor(() => expect(holding.openNow).toBe(2), { timeout: 10_000, interval: 5 });
       const reset = await t.request({ method: 'POST', url: '/v1/sandbox/reset', key: gone.key, body: { confirm: 'RESET' } });
