@@ -34,6 +34,7 @@ export {
   parseAdditionalAmounts,
   parseMerchantNameLocation,
   parseOriginalDataElements,
+  checkLocalDateTimeFields,
   parseReplacementAmounts,
   parseTransmissionDateTime,
   transmissionDateTime,

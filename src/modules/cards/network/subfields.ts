@@ -44,6 +44,34 @@ export function parseTransmissionDateTime(value: string, now: Date): Date {
   return best;
 }
 
+/** Whether MMDD is a day of some year (02-29 is: a leap year's). */
+function isMonthDay(value: string): boolean {
+  const month = Number(value.slice(0, 2));
+  const day = Number(value.slice(2, 4));
+  if (month < 1 || month > 12 || day < 1) return false;
+  return day <= new Date(Date.UTC(2000, month, 0)).getUTCDate();
+}
+
+/** Whether hhmmss is a time of day. */
+function isTimeOfDay(value: string): boolean {
+  return Number(value.slice(0, 2)) <= 23 && Number(value.slice(2, 4)) <= 59 && Number(value.slice(4, 6)) <= 59;
+}
+
+/**
+ * DE12 (local time hhmmss), DE13 (local date MMDD) and DE15 (settlement date MMDD), when sent, must
+ * be a time of day and days of the year: the codec checks only that they are digits. Until
+ * 2026-12-07 `256199` and `1399` were taken (found by an audit); the processor does not otherwise
+ * read them.
+ */
+export function checkLocalDateTimeFields(field: (number: number) => string | undefined): void {
+  const time = field(12);
+  if (time !== undefined && !isTimeOfDay(time)) throw new Iso8583MalformedError(12, `"${time}" is not a time of day hhmmss`);
+  for (const number of [13, 15]) {
+    const date = field(number);
+    if (date !== undefined && !isMonthDay(date)) throw new Iso8583MalformedError(number, `"${date}" is not a date MMDD`);
+  }
+}
+
 // ---- DE43: card acceptor name/location, 40 characters ----
 
 export interface MerchantNameLocation {
@@ -159,6 +187,12 @@ export function parseOriginalDataElements(value: string): OriginalDataElements {
   if (!/^\d{42}$/.test(value)) throw new Iso8583MalformedError(90, 'must be 42 digits');
   const mti = value.slice(0, 4);
   if (mti.charAt(0) !== '0' || mti === '0000') throw new Iso8583MalformedError(90, `the original MTI "${mti}" is not an ISO 8583:1987 MTI`);
+  // The original's DE7, or zeros when the acquirer does not have it (until 2026-12-07 any ten
+  // digits were taken, 9999999999 too; found by an audit).
+  const sent = value.slice(10, 20);
+  if (sent !== '0000000000' && (!isMonthDay(sent.slice(0, 4)) || !isTimeOfDay(sent.slice(4)))) {
+    throw new Iso8583MalformedError(90, `the original transmission date and time "${sent}" is not a date and time MMDDhhmmss (or zeros)`);
+  }
   return {
     mti,
     stan: value.slice(4, 10),

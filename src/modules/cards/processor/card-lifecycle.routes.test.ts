@@ -961,6 +961,29 @@ describe('400', () => {
     expect(long.status).toBe(400);
     expect(long.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field: '0', message: expect.stringContaining('longer than 8192 characters') }] });
   });
+
+  // Until 2026-12-07 the codec checked only that these were digits (found by an audit).
+  it('a local time, local date, settlement date or DE90 date and time that is no date or time is 400 naming its field; DE90 may carry zeros', async () => {
+    const card = await fundedCard(t, '100.00');
+    const base = await messageOf(card.cardId, { '4': '000000000100', '63': undefined });
+    const cases: [Record<string, string>, string, RegExp][] = [
+      [{ '12': '256199' }, '12', /is not a time of day hhmmss/],
+      [{ '13': '1399' }, '13', /is not a date MMDD/],
+      [{ '13': '0230' }, '13', /is not a date MMDD/],
+      [{ '15': '0000' }, '15', /is not a date MMDD/],
+      [{ '0': '0420', '90': `0100000123${'9999999999'}${'0'.repeat(22)}` }, '90', /is not a date and time MMDDhhmmss \(or zeros\)/],
+    ];
+    for (const [changes, field, message] of cases) {
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...base, ...changes } } });
+      expect(response.status, JSON.stringify(changes)).toBe(400);
+      expect(response.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field, message: expect.stringMatching(message) }] });
+    }
+    const leapDay = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...base, '11': '000961', '37': '600000000961', '12': '235959', '13': '0229', '15': '1231' } } });
+    expect(leapDay.status, JSON.stringify(leapDay.body)).toBe(200);
+    expect(leapDay.body.data.response['39']).toBe('00');
+    const zeros = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: { ...base, '0': '0420', '11': '000962', '37': '600000000962', '90': `0100000961${'0'.repeat(32)}` } } });
+    expect(zeros.status, JSON.stringify(zeros.body)).toBe(200);
+  });
 });
 
 describe('message level', () => {

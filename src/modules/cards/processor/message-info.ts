@@ -9,6 +9,7 @@ import {
   parseOriginalDataElements,
   parseReplacementAmounts,
   parseTransmissionDateTime,
+  checkLocalDateTimeFields,
   type CardExpiry,
   type IsoMessage,
   type OriginalDataElements,
@@ -122,6 +123,7 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   const parsedMerchant = de43 === undefined ? null : parseMerchantNameLocation(de43);
   const merchant = parsedMerchant === null && mcc === null ? null : { name: '', city: '', state: '', country: '', ...parsedMerchant, mcc: mcc ?? '' };
 
+  checkLocalDateTimeFields(field);
   const expiryField = field(14);
   const expiry = expiryField === undefined ? null : expiryFromYyMm(expiryField);
   if (expiryField !== undefined && expiry === null) throw new Iso8583MalformedError(14, 'is not an expiry date YYMM');
