@@ -3,7 +3,7 @@ import type { KyselyPlugin } from 'kysely';
 import type { DatabaseHandle } from './database.js';
 import { onceOnNextTurn } from '../next-turn.js';
 import { isCommitOutcomeUnknown, withPipelinedTransaction } from './pipelined-transaction.js';
-import { sqlStateOf, withTransaction, type Tx } from './transaction.js';
+import { isRetryableDatabaseError, sqlStateOf, withTransaction, type Tx } from './transaction.js';
 import { WriteStatement } from './write-statement.js';
 
 /**
@@ -184,6 +184,11 @@ export class TransactionGroups {
         attempts.push(group);
         const outcomes = await Promise.allSettled(members.map((member) => member.work(memberHandle(tx, group, member))));
         const failed = failedMember(members, outcomes);
+        // A deadlock or a serialization failure aborted the whole transaction, not one member's
+        // work: thrown as it is, it runs the whole group again, as withTransaction runs a
+        // transaction again (until 2026-12-07 it was wrapped without its SQLSTATE, so a group of
+        // one answered the deadlock as its error, a 500; found by a money audit).
+        if (failed && isRetryableDatabaseError(failed.reason)) throw failed.reason;
         if (failed) throw new GroupFailed(failed.reason, failed.member);
         // A member that left a write and then left the group (a claim after writing) would lose it.
         const leftAfterWriting = group.deferred.find(({ member }) => outcomes[members.indexOf(member)]?.status !== 'fulfilled');
