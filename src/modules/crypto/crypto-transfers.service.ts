@@ -9,7 +9,7 @@ import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import type { Mode } from '../../platform/config.js';
 import { assert } from '../../platform/assert.js';
 import { findWallet } from '../customers/index.js';
-import { captureHold, failPendingCredit, runLedgerOperations, placeHold, postTransfer, recordPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
+import { captureHold, failPendingCredit, lockWalletAccounts, runLedgerOperations, placeHold, postTransfer, recordPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
 import { recordEvent, recordEvents } from '../webhooks/index.js';
 import { deriveSandboxAddress } from './address-derivation.js';
 import { checkSenderAddress, requireValidWithdrawalDestination } from './address-validation.js';
@@ -659,6 +659,17 @@ export async function mineBlocks(
     confirmations: Math.min(transfer.confirmations + count, 1_000_000_000),
     block_number: transfer.block_number ?? String(before + 1),
   });
+  // The wallet accounts this call moves money on (transfers that complete or fail), locked first and
+  // in the ledger's lock order: completed one by one in transfer order, withdrawals of two wallets
+  // locked their accounts in another order than a ledger batch moving money between the same
+  // wallets, and each waited for the other (a deadlock, run again up to eight times and then a
+  // 500; until 2026-12-07, found by a money audit on PostgreSQL).
+  const moving = stillPending.filter((transfer) => transfer.planned_failure !== null || confirmedBy(transfer).confirmations >= transfer.confirmations_required);
+  await lockWalletAccounts(
+    tx,
+    context.clientId,
+    moving.map((transfer) => ({ walletId: transfer.wallet_id, asset: transfer.asset })),
+  );
   // The common case in bulk: deposits that reach their requirement, and transfers that only count up.
   const depositsCompleting: CryptoTransferRow[] = [];
   const countingUp: CryptoTransferRow[] = [];

@@ -25,6 +25,7 @@ export {
   systemAccountBalance,
   findHold,
   lockWalletAccount,
+  lockWalletAccounts,
   findExpiredHolds,
   findPendingCredit,
   type HoldView,

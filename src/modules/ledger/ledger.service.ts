@@ -4,7 +4,7 @@ import { compiledOnce, compileOnly, preparedTextStatement } from '../../platform
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { LedgerBatch, type LoadOptions } from './ledger-batch.js';
-import { holdFromRow, lockWalletAccountText, type AccountRow } from './ledger.store.js';
+import { holdFromRow, lockAccounts, lockWalletAccountText, type AccountRow } from './ledger.store.js';
 import type {
   CaptureHoldOperation,
   ForcePostOperation,
@@ -19,7 +19,7 @@ import type {
   ResultOf,
   TransferOperation,
 } from './ledger-operations.js';
-import type { HoldStatus, PendingCreditStatus, SystemAccountKind, WalletBalance } from './ledger.js';
+import { walletAccountId, type HoldStatus, type PendingCreditStatus, type SystemAccountKind, type WalletBalance } from './ledger.js';
 import { assert } from '../../platform/assert.js';
 import './ledger.tables.js';
 
@@ -151,6 +151,20 @@ export interface HoldView {
 export async function lockWalletAccount(tx: Tx, clientId: string, walletId: string, asset: string): Promise<AccountRow | undefined> {
   const { rows } = await preparedTextStatement<AccountRow>((parameters) => lockWalletAccountText(parameters, clientId, walletId, asset)).execute(tx);
   return rows[0];
+}
+
+/**
+ * Locks the wallet accounts of several (wallet, asset) pairs of one client at once, in the ledger's
+ * lock order (by account id, as every ledger batch locks), for a transaction that then moves money
+ * on them one operation at a time: taken one by one in another order, two such transactions, or
+ * one and a batch, could each hold what the other waits for (a deadlock). Accounts that do not
+ * exist yet are skipped.
+ */
+export async function lockWalletAccounts(tx: Tx, clientId: string, wallets: readonly { walletId: string; asset: string }[]): Promise<void> {
+  await lockAccounts(
+    tx,
+    wallets.map(({ walletId, asset }) => ({ clientId, id: walletAccountId(clientId, walletId, asset) })),
+  );
 }
 
 export async function findHold(db: Db | Tx, clientId: string, holdId: string): Promise<HoldView | undefined> {
