@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from './harness.js';
 import { registerTestRoutes } from './support/test-routes.js';
-import { balanceOf, fund, linkedWallet } from './bank/fixtures.js';
+import { balanceOf, fund, linkedWallet, withdrawalBody } from './bank/fixtures.js';
 
 // Issue 26, item 7: a wrong method on a known path, and a reused Idempotency-Key whose new body is
 // itself invalid.
@@ -136,6 +136,17 @@ describe("a route's own VALIDATION_ERROR is not stored: the corrected request ru
     expect(replayed.status).toBe(201);
     expect(replayed.headers['idempotent-replayed']).toBe('true');
     expect(await balanceOf(t, destination.walletId)).toMatchObject({ AVAILABLE: '1.00' });
+  });
+
+  it('a withdrawal to a routing number whose check digit is wrong (INVALID_ROUTING_NUMBER), then to a good one', async () => {
+    const wallet = await linkedWallet(t);
+    await fund(t, wallet, '10.00');
+    const refused = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '1.00', routingNumber: '021000022' }), idempotencyKey: 'own-refusal-routing' });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.code).toBe('INVALID_ROUTING_NUMBER');
+    const corrected = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '1.00' }), idempotencyKey: 'own-refusal-routing' });
+    expect(corrected.status, JSON.stringify(corrected.body)).toBe(201);
+    expect(await balanceOf(t, wallet.walletId)).toMatchObject({ AVAILABLE: '9.00' });
   });
 
   it('a webhook URL with a space, then a good one (a write of one transaction)', async () => {

@@ -426,19 +426,18 @@ export function isNotStoredUnderKey(error: AppError): boolean {
 }
 
 /**
- * The 400s that refuse the request's own fields by fixed rules (a transfer to its source wallet, a
- * blank note, a webhook URL with a space, an amount past the asset's scale, an asset or event type
- * that does not exist, a malformed ISO 8583 message), whether the schema found them or the route's
- * code did; their transaction wrote nothing. Like the schema's refusals they are not stored under
- * the key, so the corrected request can be sent with it (as Stripe saves no result for a request
- * whose parameters fail validation). Until 2026-12-07 the route's own were stored, and the
- * corrected request answered 422 IDEMPOTENCY_KEY_REUSED (found by an audit). A write in two
- * transactions that refuses in its second keeps the refusal as its answer: its first has committed.
+ * A 400 refuses the request itself (a transfer to its own source wallet, a blank note, a routing
+ * number whose check digit is wrong, an address of another network, an amount past the asset's
+ * scale, an unknown event type, a malformed ISO 8583 message…), whether the schema found it or the
+ * route's code did, and its transaction wrote nothing: like the schema's refusals it is not stored
+ * under the key, so the corrected request can be sent with it (as Stripe saves no result for a
+ * request whose parameters fail validation). The other 4xx (404, 409, 422 …) are the key's answer.
+ * Until 2026-12-07 the route's own 400s were stored, and the corrected request answered 422
+ * IDEMPOTENCY_KEY_REUSED (found by audits). A write in two transactions that refuses in its second
+ * keeps the refusal as its answer: its first has committed.
  */
-const requestRefusalCodes: readonly string[] = ['VALIDATION_ERROR', 'INVALID_AMOUNT', 'UNKNOWN_ASSET', 'UNKNOWN_EVENT_TYPE', 'ISO8583_MALFORMED'];
-
 export function isRequestRefusal(error: AppError): boolean {
-  return requestRefusalCodes.includes(error.code);
+  return error.statusCode === 400;
 }
 
 export function envelopeOf<T>(result: WriteResult<T>, context: RequestContext) {

@@ -39,8 +39,8 @@ const idempotencyKeyParameter: Json = {
   description:
     'Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) ' +
     'with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is ' +
-    'still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other ' +
-    'refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours ' +
+    'still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request ' +
+    'itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours ' +
     '(IDEMPOTENCY_RETENTION_HOURS).',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
   example: '3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10',

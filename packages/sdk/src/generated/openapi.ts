@@ -8049,7 +8049,7 @@ export interface components {
     responses: never;
     parameters: {
         /**
-         * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+         * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
          * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
          */
         IdempotencyKey: string;
@@ -8530,7 +8530,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8657,7 +8657,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8707,7 +8707,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8778,7 +8778,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8828,7 +8828,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8878,7 +8878,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9011,7 +9011,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9205,7 +9205,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9343,7 +9343,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9421,7 +9421,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9590,7 +9590,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9653,7 +9653,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9762,7 +9762,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9828,7 +9828,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9893,7 +9893,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10023,7 +10023,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10130,7 +10130,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10340,7 +10340,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10403,7 +10403,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10463,7 +10463,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10601,7 +10601,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10676,7 +10676,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10780,7 +10780,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10855,7 +10855,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10915,7 +10915,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10975,7 +10975,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11036,7 +11036,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11086,7 +11086,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11150,7 +11150,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11211,7 +11211,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11272,7 +11272,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11544,7 +11544,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11617,7 +11617,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11740,7 +11740,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11813,7 +11813,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11998,7 +11998,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12132,7 +12132,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12184,7 +12184,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12267,7 +12267,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12376,7 +12376,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12684,7 +12684,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12756,7 +12756,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12827,7 +12827,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13007,7 +13007,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13070,7 +13070,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13227,7 +13227,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13322,7 +13322,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13388,7 +13388,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13454,7 +13454,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13523,7 +13523,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13589,7 +13589,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13655,7 +13655,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13706,7 +13706,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13786,7 +13786,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13864,7 +13864,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13935,7 +13935,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14044,7 +14044,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14109,7 +14109,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14460,7 +14460,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14538,7 +14538,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14724,7 +14724,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14823,7 +14823,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14874,7 +14874,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14940,7 +14940,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15015,7 +15015,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15077,7 +15077,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15139,7 +15139,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15254,7 +15254,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15346,7 +15346,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15423,7 +15423,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15540,7 +15540,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15644,7 +15644,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15694,7 +15694,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15801,7 +15801,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15876,7 +15876,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15984,7 +15984,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16091,7 +16091,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16151,7 +16151,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16211,7 +16211,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16314,7 +16314,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16422,7 +16422,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16530,7 +16530,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16632,7 +16632,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16692,7 +16692,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16761,7 +16761,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, 400 VALIDATION_ERROR and the other refusals of the request itself, and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
