@@ -1026,6 +1026,14 @@ describe('a response carries the issuer\'s DE38 and DE54 only, never the request
     expect(unknown['38']).toBeUndefined();
   });
 
+  it('an advice\'s response acknowledges it and echoes its DE38 (the stand-in\'s code), as a reversal\'s does', async () => {
+    const card = await fundedCard(t, '100.00');
+    const message = await messageOf(card.cardId, { '0': '0120', '4': '000000000500', '11': '000955', '37': '600000000955', '38': 'STD123', '39': '00', '63': undefined });
+    const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.data.response).toMatchObject({ '0': '0130', '38': 'STD123', '39': '00' });
+  });
+
   it('a balance inquiry answers the issuer\'s balance in DE54, not the request\'s', async () => {
     const card = await fundedCard(t, '100.00');
     const message = await messageOf(card.cardId, { '3': '300000', '4': '000000000000', '11': '000954', '37': '600000000954', '54': '0002840C999999999999', '63': undefined });

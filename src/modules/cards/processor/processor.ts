@@ -302,19 +302,23 @@ export async function answerRepeatOfUnanswered(tx: Tx, context: RequestContext, 
 // ---- the answer -----------------------------------------------------------------------------
 
 /**
- * Fields only the issuer fills in a response: its authorization code (DE38) and its amounts (DE54:
- * a partial approval's original amount, a balance). A request's own are not echoed: a decline came
- * back with the request's DE38 as if authorized, and an approval with the request's DE54 as the
- * available balance (until 2026-12-07; found by an audit). The processor's own are set as extras.
+ * Fields only the issuer fills in the response to a request for a decision (0100, 0200 and their
+ * repeats): its authorization code (DE38) and its amounts (DE54: a partial approval's original
+ * amount, a balance). Such a request's own are not echoed: a decline came back with the request's
+ * DE38 as if authorized, and an approval with the request's DE54 as the available balance (until
+ * 2026-12-07; found by an audit). The processor's own are set as extras. An advice or a reversal
+ * (0120, 0220, 0400, 0420) reports a decision already taken: its response acknowledges it and
+ * echoes its DE38 and DE54 as the other fields.
  */
 const issuerAnswerFields = ['38', '54'];
+const decisionRequests = ['0100', '0101', '0200', '0201'];
 
 function buildResponse(message: IsoMessage, responseCode: string, extras: Record<string, string> = {}): IsoMessage {
   const isoMti = responseMtiOf(message.isoMti);
   assert(isoMti !== null, `no response MTI for ${message.isoMti}`);
   const fields: Record<string, string> = {};
   for (const [key, value] of Object.entries(message.fields)) {
-    if (!fieldsNotEchoed.includes(key) && !issuerAnswerFields.includes(key)) fields[key] = value;
+    if (!fieldsNotEchoed.includes(key) && !(decisionRequests.includes(message.isoMti) && issuerAnswerFields.includes(key))) fields[key] = value;
   }
   for (const [key, value] of Object.entries({ ...extras, '39': responseCode })) {
     if (!fieldsNotEchoed.includes(key)) fields[key] = value;
