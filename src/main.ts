@@ -101,13 +101,26 @@ export async function serve(config: Config): Promise<void> {
   let closing: Promise<void> | undefined;
   const shutdown = (signal: string) => {
     closing ??= (async () => {
-      if (config.shutdownDrainMs > 0) {
+      // Only a SIGTERM drains (a process manager or a load balancer's orchestrator sends it):
+      // Ctrl-C (SIGINT) is a person at a terminal, who wants the server stopped now.
+      if (config.shutdownDrainMs > 0 && signal === 'SIGTERM') {
         // A load balancer that polls /health/ready stops sending traffic before the listener
         // closes (until 2026-12-07 the listener closed at once, so the probe was refused rather
-        // than answered 503; found by an audit).
+        // than answered 503; found by an audit). A second SIGTERM or a SIGINT ends the drain early.
         app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /health/ready answers 503, requests are still served');
+        progress?.(`SIGTERM: draining for ${config.shutdownDrainMs} ms (/health/ready answers 503) before stopping; send SIGTERM or SIGINT again to stop now`);
         markDraining();
-        await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            process.off('SIGTERM', done);
+            process.off('SIGINT', done);
+            resolve();
+          };
+          const timer = setTimeout(done, config.shutdownDrainMs);
+          process.on('SIGTERM', done);
+          process.on('SIGINT', done);
+        });
       }
       app.log.info({ signal }, 'shutting down');
       markShuttingDown();

@@ -221,6 +221,28 @@ describe('the image command, run with the image environment', () => {
     expect(Date.now() - signalled).toBeGreaterThanOrEqual(3000);
     expect(server.output()).toContain('"msg":"stopped"');
   }, 150_000);
+
+  it('a second SIGTERM ends the drain at once, and SIGINT (Ctrl-C) does not drain', async () => {
+    const extra: Record<string, string> =
+      testDatabase === 'postgres' && databaseUrl ? { DATABASE_URL: databaseUrl, OPENBAAS_ENCRYPTION_KEY: encryptionKey } : {};
+    for (const signals of [['SIGTERM', 'SIGTERM'], ['SIGINT']] as const) {
+      const port = String(await freePort());
+      const env = onThisMachine({ ...imageEnv, PORT: port, SHUTDOWN_DRAIN_MS: '60000', LOG_LEVEL: 'info', ...extra });
+      const server = run(imageCommand, env);
+      await waitUntilHealthy(env, server);
+      const signalled = Date.now();
+      server.child.kill(signals[0]);
+      if (signals.length === 2) {
+        await vi.waitFor(() => expect(server.output()).toContain('"msg":"draining: /health/ready answers 503, requests are still served"'), { timeout: 2000, interval: 20 });
+        server.child.kill(signals[1]);
+      }
+      expect(await server.exited, server.output()).toBe(0);
+      // Far less than the 60 s drain.
+      expect(Date.now() - signalled, signals.join(' ')).toBeLessThan(20_000);
+      if (signals.length === 1) expect(server.output()).not.toContain('draining');
+      expect(server.output()).toContain('"msg":"stopped"');
+    }
+  }, 150_000);
 });
 
 describe('compose.yaml', () => {
