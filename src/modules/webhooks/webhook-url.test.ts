@@ -60,14 +60,20 @@ describe('webhook URL rules', () => {
     'http://224.0.0.1/hooks',
     'http://255.255.255.255/hooks',
     'http://[::ffff:169.254.169.254]/hooks',
-  ])('the sandbox refuses %s (link-local, unspecified, multicast, broadcast)', async (url) => {
+    // Metadata services outside link-local, and IPv6 forms embedding an IPv4 address (found by the re-audit).
+    'http://[fd00:ec2::254]/latest/meta-data/',
+    'http://100.100.100.200/latest/meta-data/',
+    'http://192.0.0.192/opc/v2/instance/',
+    'http://[64:ff9b::a9fe:a9fe]/',
+    'http://[2002:a9fe:a9fe::1]/',
+  ])('the sandbox refuses %s (link-local, unspecified, multicast, broadcast, metadata services, embedded IPv4)', async (url) => {
     const refused = await refusal(url, 'sandbox');
     expect(refused?.code).toBe('WEBHOOK_URL_NOT_ALLOWED');
-    expect(refused?.details).toEqual([{ field: 'url', message: expect.stringMatching(/^url must not point to a link-local, unspecified, multicast or broadcast address/) }]);
+    expect(refused?.details).toEqual([{ field: 'url', message: expect.stringMatching(/^url must not point to a link-local, unspecified, multicast or broadcast address, a cloud metadata service/) }]);
   });
 
   it('the sandbox accepts private addresses, for receivers on the developer\'s network', async () => {
-    for (const url of ['http://10.0.0.1/x', 'http://192.168.1.20:8080/x', 'http://172.17.0.1:3000/hooks', 'http://[::1]:3000/x', 'http://[fd12:3456::1]/x']) {
+    for (const url of ['http://10.0.0.1/x', 'http://192.168.1.20:8080/x', 'http://172.17.0.1:3000/hooks', 'http://[::1]:3000/x', 'http://[fd12:3456::1]/x', 'http://100.101.102.103:8080/x']) {
       expect(await refusal(url, 'sandbox'), url).toBeUndefined();
     }
   });
@@ -182,7 +188,7 @@ describe('delivery-time address check (production)', () => {
     try {
       const outcome = await client.post('http://metadata.example.com/latest/meta-data/', {}, '{}', { timeoutMs: 2000 });
       expect(outcome).toMatchObject({ ok: false, httpStatus: null });
-      expect(outcome.error).toBe('address not allowed: metadata.example.com resolves to 169.254.169.254, which is link-local, unspecified, multicast or broadcast');
+      expect(outcome.error).toBe('address not allowed: metadata.example.com resolves to 169.254.169.254, which is link-local, unspecified, multicast or broadcast, a cloud metadata service or an IPv6 form of an IPv4 address');
       const literal = await client.post('http://169.254.169.254/latest/meta-data/', {}, '{}', { timeoutMs: 2000 });
       expect(literal.error).toMatch(/^url must not point to a link-local/);
     } finally {

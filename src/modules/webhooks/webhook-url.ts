@@ -44,13 +44,22 @@ export function isPublicAddress(address: string): boolean {
  * sandbox server could be made to POST to its cloud's metadata service and show the answer in the
  * delivery log (found by an audit).
  */
-const sandboxRefusedRanges = new Set(['linkLocal', 'unspecified', 'multicast', 'broadcast']);
+const sandboxRefusedRanges = new Set(['linkLocal', 'unspecified', 'multicast', 'broadcast', 'rfc6052', '6to4', 'teredo']);
+
+/**
+ * Cloud instance metadata services outside the link-local range, refused in the sandbox by
+ * address (their ranges hold ordinary private addresses): AWS's over IPv6, Alibaba Cloud's (in the
+ * carrier-grade NAT range, which Tailscale also uses), Oracle Cloud's. IPv6 forms that embed an
+ * IPv4 address (NAT64, 6to4, Teredo) are refused whole (sandboxRefusedRanges), as in production.
+ */
+const sandboxRefusedAddresses = new Set(['fd00:ec2::254', '100.100.100.200', '192.0.0.192'].map((address) => ipaddr.process(address).toNormalizedString()));
 
 /** Whether a webhook may be sent to `address` in `mode`: public unicast only in production. */
 export function isAllowedAddress(address: string, mode: Mode): boolean {
   if (mode === 'production') return isPublicAddress(address);
   if (!ipaddr.isValid(address)) return false;
-  return !sandboxRefusedRanges.has(ipaddr.process(address).range());
+  const parsed = ipaddr.process(address);
+  return !sandboxRefusedRanges.has(parsed.range()) && !sandboxRefusedAddresses.has(parsed.toNormalizedString());
 }
 
 /** The URL's host as a bare IP address when it is one (IPv6 comes in brackets), else undefined. */
@@ -95,7 +104,7 @@ export function parseWebhookUrl(raw: string, mode: Mode): { url: URL } | { probl
   } else {
     const literal = ipLiteralOf(url);
     if (literal !== undefined && !isAllowedAddress(literal, mode)) {
-      return { problem: `must not point to a link-local, unspecified, multicast or broadcast address (${literal}); in the sandbox, loopback and private addresses are fine`, notAllowed: true };
+      return { problem: `must not point to a link-local, unspecified, multicast or broadcast address, a cloud metadata service or an IPv6 form of an IPv4 address (${literal}); in the sandbox, loopback and private addresses are fine`, notAllowed: true };
     }
   }
   return { url };
@@ -147,7 +156,7 @@ export async function checkWebhookUrl(raw: string, mode: Mode): Promise<string> 
     const addresses = await resolveAll(parsed.url.hostname);
     const refused = addresses?.find((entry) => !isAllowedAddress(entry.address, mode));
     if (refused) {
-      const what = mode === 'production' ? 'a non-public address' : 'a link-local, unspecified, multicast or broadcast address';
+      const what = mode === 'production' ? 'a non-public address' : 'a link-local, unspecified, multicast or broadcast address, a cloud metadata service or an IPv6 form of an IPv4 address';
       throw notAllowed(`url must not point to ${what}: ${parsed.url.hostname} resolves to ${refused.address}.`);
     }
   }
@@ -196,7 +205,7 @@ export function guardedLookupWith(resolve: ResolveAll, mode: Mode = 'production'
       const refused = addresses.find((entry) => !isAllowedAddress(entry.address, mode));
       const first = addresses[0];
       if (refused || !first) {
-        const what = mode === 'production' ? 'not a public address' : 'link-local, unspecified, multicast or broadcast';
+        const what = mode === 'production' ? 'not a public address' : 'link-local, unspecified, multicast or broadcast, a cloud metadata service or an IPv6 form of an IPv4 address';
         callback(new AddressNotAllowedError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, which is ${what}`), []);
         return;
       }
