@@ -219,6 +219,14 @@ describe('reveals refused', () => {
       [{ fields: ['pin'] }, [{ field: 'cardId', message: 'is required' }, { field: 'fields[0]', message: 'must be one of "pan", "cvv", "expiry"' }]],
       // A body with no field of any form is told every form (until 2026-12-07 the card form was left out).
       [{}, [{ field: 'body', message: 'must have the fields of one of its forms: { aliases }, or { cardId, fields }, or { documents }' }]],
+      // …and a field no form knows is named as well (found by the re-audit: the card form was left out again).
+      [
+        { foo: 1 },
+        [
+          { field: 'body', message: 'must have the fields of one of its forms: { aliases }, or { cardId, fields }, or { documents }' },
+          { field: 'foo', message: 'is not a known field' },
+        ],
+      ],
     ];
     for (const [body, details] of cases) {
       const response = await revealRequest(token, body);

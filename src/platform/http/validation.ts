@@ -187,8 +187,9 @@ export function detailsFromAjvErrors(allErrors: readonly ErrorObject[], context:
 }
 
 /**
- * A union of object shapes given an object that has no field of any of them (`{}` sent to the vault
- * reveal): every branch fails only for its required fields, and no branch is closer than another.
+ * A union of object shapes given an object that has no field of any of them (`{}` or `{"foo": 1}`
+ * sent to the vault reveal): every branch fails only for its required fields (and for the fields
+ * none of them knows), and no branch is closer than another.
  * One detail names the forms, each by its required fields, in place of the branches' "is required"
  * lines (until 2026-12-07 the forms missing the fewest fields were named, so `{}` was told
  * "aliases is required; documents is required", without the card form; found by an audit).
@@ -199,20 +200,26 @@ function formsNotStarted(errors: readonly ErrorObject[], rootName: string): { er
   for (const union of errors) {
     if (union.keyword !== 'anyOf' && union.keyword !== 'oneOf') continue;
     const prefix = `${union.schemaPath}/`;
-    const branches = new Map<string, string[]>();
+    const branches = new Map<string, { missing: string[]; unknown: string[] }>();
     const inside = errors.filter((error) => error.schemaPath.startsWith(prefix));
-    const onlyRequired = inside.every((error) => error.keyword === 'required' && error.instancePath === union.instancePath);
-    if (inside.length === 0 || !onlyRequired) continue;
+    // Only missing fields, and fields no form knows (`{"foo": 1}`: foo is unknown to every form).
+    const shapeOnly = inside.every((error) => (error.keyword === 'required' || error.keyword === 'additionalProperties') && error.instancePath === union.instancePath);
+    if (inside.length === 0 || !shapeOnly) continue;
     for (const error of inside) {
       const branch = error.schemaPath.slice(prefix.length).split('/')[0] ?? '';
-      const fields = branches.get(branch) ?? [];
-      fields.push(String((error.params as { missingProperty: string }).missingProperty));
-      branches.set(branch, fields);
+      const entry = branches.get(branch) ?? { missing: [], unknown: [] };
+      if (error.keyword === 'required') entry.missing.push(String((error.params as { missingProperty: string }).missingProperty));
+      else entry.unknown.push(String((error.params as { additionalProperty: string }).additionalProperty));
+      branches.set(branch, entry);
     }
-    if (branches.size < 2) continue;
+    const entries = [...branches.values()];
+    const unknownToAll = entries[0]?.unknown.slice().sort().join('\u0000') ?? '';
+    if (branches.size < 2 || entries.some((entry) => entry.missing.length === 0 || entry.unknown.slice().sort().join('\u0000') !== unknownToAll)) continue;
     for (const error of [union, ...inside]) dropped.add(error);
-    const forms = [...branches.values()].map((fields) => `{ ${fields.join(', ')} }`);
-    details.push({ field: jsonPointerToPath(union.instancePath) || rootName, message: `must have the fields of one of its forms: ${forms.join(', or ')}` });
+    const forms = entries.map((entry) => `{ ${entry.missing.join(', ')} }`);
+    const at = jsonPointerToPath(union.instancePath);
+    details.push({ field: at || rootName, message: `must have the fields of one of its forms: ${forms.join(', or ')}` });
+    for (const field of entries[0]?.unknown ?? []) details.push({ field: joinPath(at, field), message: rootName === 'body' ? 'is not a known field' : 'is not a known query parameter' });
   }
   return { errors: dropped.size === 0 ? errors : errors.filter((error) => !dropped.has(error)), details };
 }
