@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { firstItems, listPageSize, type Schema } from '../api.js';
-import { useAction, useLoad } from '../hooks.js';
+import { moreRowsPending, useAction, useLoad } from '../hooks.js';
 import { navigate, href } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, Facts, Field, Form, Id, Json, Link, More, Outcome, Page, Panel, Select, Status, Time, TraceLink, Table } from '../components/ui.js';
@@ -69,7 +69,7 @@ export function CustomersPage() {
       ) : null}
       {customers.data ? (
         <p class="muted">
-          {rows.length} of {customers.data.total} customer(s) shown. <More hasMore={customers.data.hasMore} onMore={() => setShown(shown + listPageSize)} busy={customers.loading && customers.data.hasMore && rows.length < shown} />
+          {rows.length} of {customers.data.total} customer(s) shown. <More hasMore={customers.data.hasMore} onMore={() => setShown(shown + listPageSize)} busy={moreRowsPending(customers, shown)} />
         </p>
       ) : null}
     </Page>

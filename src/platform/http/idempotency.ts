@@ -379,7 +379,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
         if (!previous) throw error;
         return { replay: true, response: previous };
       });
-    } else if (error instanceof AppError && error.statusCode < 500 && !isNotStoredUnderKey(error) && !(isRequestRefusal(error) && !pausedCommitted)) {
+    } else if (error instanceof AppError && isStoredUnderKey(error, pausedCommitted)) {
       const response = { statusCode: error.statusCode, body: errorBody(error, context.traceId) };
       outcome = await withTransaction(deps.db, async (tx) => {
         // A paused write's own in-progress record is replaced, not taken for another request's.
@@ -438,6 +438,15 @@ export function isNotStoredUnderKey(error: AppError): boolean {
  */
 export function isRequestRefusal(error: AppError): boolean {
   return error.statusCode === 400;
+}
+
+/**
+ * Whether a refusal is the answer its Idempotency-Key replays: a 4xx, except the key's own errors
+ * and the retry-later conflicts (isNotStoredUnderKey) and, while nothing has committed, a 400
+ * (isRequestRefusal). The one rule of runWrite, runPausableWrite and the write batcher.
+ */
+export function isStoredUnderKey(error: AppError, somethingCommitted = false): boolean {
+  return error.statusCode < 500 && !isNotStoredUnderKey(error) && (somethingCommitted || !isRequestRefusal(error));
 }
 
 export function envelopeOf<T>(result: WriteResult<T>, context: RequestContext) {

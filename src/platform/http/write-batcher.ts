@@ -14,8 +14,7 @@ import {
   advisoryLockId,
   envelopeOf,
   idempotencyKeyOf,
-  isNotStoredUnderKey,
-  isRequestRefusal,
+  isStoredUnderKey,
   requestContext,
   requestIdentity,
   type RequestIdentity,
@@ -344,8 +343,7 @@ export class WriteBatcher<I, O, L> {
         // A 5xx (a price feed that is down, say) is this item's answer only: it is not stored under
         // its Idempotency-Key, which stays free for a retry (as runWrite does), and the batch's other
         // items keep theirs (it used to fail the whole batch).
-        // A refusal of the request's own fields is not stored either (isRequestRefusal).
-        if (item.keyed !== undefined && outcome.error.statusCode < 500 && !isRequestRefusal(outcome.error) && !isNotStoredUnderKey(outcome.error)) {
+        if (item.keyed !== undefined && isStoredUnderKey(outcome.error)) {
           records.push({ item, keyed: item.keyed, response: { statusCode: outcome.error.statusCode, body: errorBody(outcome.error, item.context.traceId) } });
         }
       }
