@@ -828,11 +828,9 @@ export class LedgerBatch {
         // Even an account whose changes cancel out is checked: it must have held enough on the way.
         assert(account.deltaReserved === 0n && account.deltaPending === 0n && !account.forced, `account ${account.id} changed more than AVAILABLE`);
         if (!account.touched) continue;
-        if (this.openCredited && account.lowest >= 0n) {
-          upserts.push({ clientId: account.clientId, id: account.id, kind: 'WALLET', walletId: account.walletId, shard: 0, asset: account.asset, available: account.deltaAvailable, reserved: 0n, pending: 0n, createdAt: this.now });
-        } else {
-          uncheckedDeltas.push({ clientId: account.clientId, id: account.id, available: account.deltaAvailable, lowest: account.lowest });
-        }
+        // One part for every wallet account, opened or not, so they are taken in one id-ordered pass.
+        const opening = this.openCredited && account.lowest >= 0n ? { walletId: account.walletId, asset: account.asset, createdAt: this.now } : undefined;
+        uncheckedDeltas.push({ clientId: account.clientId, id: account.id, available: account.deltaAvailable, lowest: account.lowest, ...(opening ? { opening } : {}) });
         continue;
       }
       const changed = account.deltaAvailable !== 0n || account.deltaReserved !== 0n || account.deltaPending !== 0n;

@@ -22,7 +22,7 @@ afterAll(async () => {
 type Move = [from: string, to: string, amount: bigint];
 
 /** Runs the moves, in order, as one unchecked batch of transfers of client A; answers the error or undefined. */
-async function uncheckedBatch(moves: Move[]): Promise<unknown> {
+async function uncheckedBatch(moves: Move[], options: { openCredited?: boolean } = {}): Promise<unknown> {
   try {
     await withTransaction(t.deps.db, async (tx) => {
       const batch = new ledger.LedgerBatch(tx, t.clock.now());
@@ -37,7 +37,7 @@ async function uncheckedBatch(moves: Move[]): Promise<unknown> {
         }),
       );
       for (const operation of operations) batch.declare(operation);
-      batch.assumeLoaded();
+      batch.assumeLoaded(options);
       for (const operation of operations) batch.apply(operation);
       await batch.flush();
     });
@@ -129,6 +129,43 @@ describe('refuses as a whole, and nothing moves', () => {
     } finally {
       await setB('0', '0');
     }
+  });
+});
+
+describe('opening the accounts it only credits (openCredited, as trades do)', () => {
+  it('opens a wallet account that does not exist yet, and still debits the others by the rule', async () => {
+    const [a] = await walletsHolding(1_000n);
+    const fresh = await newWallet(t);
+    expect(await uncheckedBatch([[a, fresh, 100n]], { openCredited: true })).toBeUndefined();
+    expect([await available(a), await available(fresh)]).toEqual([900n, 100n]);
+    expectRefusedByTheDatabase(await uncheckedBatch([[a, fresh, 901n]], { openCredited: true }));
+    expect([await available(a), await available(fresh)]).toEqual([900n, 100n]);
+    expect((await ledger.verifyLedger(t.deps.db)).ok).toBe(true);
+  });
+
+  it('credits an existing account, even an overdrawn one, and shrinks its overdraft', async () => {
+    const [a, b, c] = await walletsHolding(1_000n, 0n, 0n);
+    expect(await uncheckedBatch([[a, c, 10n]], { openCredited: true })).toBeUndefined();
+    const setB = (available: string, overdrawn: string) =>
+      t.deps.db.updateTable('ledger_accounts').set({ available, overdrawn }).where('client_id', '=', t.clientA.id).where('wallet_id', '=', b).execute();
+    await setB('-5', '5');
+    try {
+      expect(await uncheckedBatch([[a, b, 3n]], { openCredited: true })).toBeUndefined();
+      const row = await t.deps.db.selectFrom('ledger_accounts').select(['available', 'overdrawn']).where('client_id', '=', t.clientA.id).where('wallet_id', '=', b).executeTakeFirstOrThrow();
+      expect(row).toEqual({ available: '-2', overdrawn: '2' });
+      expect([await available(a), await available(c)]).toEqual([987n, 10n]);
+    } finally {
+      await setB('0', '0');
+    }
+  });
+
+  it('refuses a wallet that does not exist or is another client\'s, even to credit it', async () => {
+    const [a] = await walletsHolding(1_000n);
+    const theirs = await newWallet(t, t.clientB);
+    expectRefusedByTheDatabase(await uncheckedBatch([[a, crypto.randomUUID(), 100n]], { openCredited: true }));
+    expectRefusedByTheDatabase(await uncheckedBatch([[a, theirs, 100n]], { openCredited: true }));
+    expect(await available(a)).toBe(1_000n);
+    expect(await ledger.walletBalances(t.deps.db, t.clientB.id, theirs)).toEqual([]);
   });
 });
 

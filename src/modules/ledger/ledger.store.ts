@@ -135,6 +135,12 @@ export interface UncheckedWalletAccountDelta {
    * batch's operations in order (zero or negative). The account must hold at least its opposite.
    */
   lowest: bigint;
+  /**
+   * Only credited (`lowest` is zero) and opened by this write if it does not exist yet
+   * (`assumeLoaded({ openCredited: true })`); its balance is then not checked, and `opening` says
+   * what the new row holds.
+   */
+  opening?: { walletId: string; asset: string; createdAt: Date };
 }
 
 /**
@@ -144,26 +150,59 @@ export interface UncheckedWalletAccountDelta {
  * enough for every operation of the batch in order (`AVAILABLE + lowest >= 0`, evaluated on the
  * latest version of the row once it is locked). An account that is missing or short (an overdrawn
  * one has AVAILABLE below zero, so it is short) is not updated; the caller's row count check then
- * fails the statement, and nothing commits.
- * Returns one row per account updated.
+ * fails the statement, and nothing commits. An account to open if missing (`opening`) is updated
+ * whatever it holds (a credit can only shrink an overdraft), in the same pass and the same order as
+ * the others, so that the batch takes every existing account it changes in one id-ordered pass;
+ * until the thirty-fourth session those were written by a later part (the upsert below), so a trade batch could
+ * hold an account it debits while waiting for one it credits with a lower id, and deadlock with a
+ * transfer batch taking the two in id order.
+ * Returns one row per account updated, with whether it was one to open.
  */
 export function updateUncheckedWalletAccountsStatement(deltas: readonly UncheckedWalletAccountDelta[]): RawBuilder<unknown> {
   return sql`
-    UPDATE ledger_accounts a SET available = a.available + d.available
+    UPDATE ledger_accounts a SET
+      available = a.available + d.available,
+      overdrawn = CASE WHEN d.open THEN LEAST(a.overdrawn, GREATEST(0, -(a.available + d.available))) ELSE a.overdrawn END
     FROM (
-      SELECT l.client_id, l.id, c.available, c.lowest
+      SELECT l.client_id, l.id, c.available, c.lowest, c.open
       FROM ledger_accounts l
       JOIN unnest(
         ${deltas.map((delta) => delta.clientId)}::uuid[],
         ${deltas.map((delta) => delta.id)}::uuid[],
         ${deltas.map((delta) => delta.available.toString())}::numeric[],
-        ${deltas.map((delta) => delta.lowest.toString())}::numeric[]
-      ) AS c (client_id, id, available, lowest) ON l.client_id = c.client_id AND l.id = c.id
+        ${deltas.map((delta) => delta.lowest.toString())}::numeric[],
+        ${deltas.map((delta) => delta.opening !== undefined)}::boolean[]
+      ) AS c (client_id, id, available, lowest, open) ON l.client_id = c.client_id AND l.id = c.id
       ORDER BY l.id
       FOR NO KEY UPDATE OF l
     ) d
-    WHERE a.client_id = d.client_id AND a.id = d.id AND a.available + d.lowest >= 0
-    RETURNING 1`;
+    WHERE a.client_id = d.client_id AND a.id = d.id AND (d.open OR a.available + d.lowest >= 0)
+    RETURNING a.id, d.open`;
+}
+
+/**
+ * Opens the accounts to open (`opening`) that the update above did not find (it is named `updated`
+ * here): each credited from zero, or, if another transaction opened it since this statement's
+ * snapshot, added to (ON CONFLICT). Returns nothing the caller counts.
+ */
+function openUncheckedWalletAccountsStatement(deltas: readonly UncheckedWalletAccountDelta[], updated: string): RawBuilder<unknown> {
+  const opened = deltas.filter((delta) => delta.opening !== undefined);
+  return sql`
+    INSERT INTO ledger_accounts AS a (client_id, id, kind, wallet_id, shard, asset, available, reserved, pending, overdrawn, created_at)
+    SELECT n.client_id, n.id, 'WALLET', n.wallet_id, 0, n.asset, n.available, 0, 0, 0, n.created_at
+    FROM unnest(
+      ${opened.map((delta) => delta.clientId)}::uuid[],
+      ${opened.map((delta) => delta.id)}::uuid[],
+      ${opened.map((delta) => delta.opening?.walletId)}::uuid[],
+      ${opened.map((delta) => delta.opening?.asset)}::text[],
+      ${opened.map((delta) => delta.available.toString())}::numeric[],
+      ${opened.map((delta) => delta.opening?.createdAt)}::timestamptz[]
+    ) AS n (client_id, id, wallet_id, asset, available, created_at)
+    WHERE NOT EXISTS (SELECT 1 FROM ${sql.raw(updated)} u WHERE u.id = n.id)
+    ORDER BY n.id
+    ON CONFLICT (client_id, id) DO UPDATE SET
+      available = a.available + EXCLUDED.available,
+      overdrawn = LEAST(a.overdrawn, GREATEST(0, -(a.available + EXCLUDED.available)))`;
 }
 
 export interface AccountUpsert {
@@ -509,7 +548,17 @@ export const walletAccountDeltas: RowsKind<WalletAccountDelta> = {
 /** Changes to wallet accounts read by nobody first (`LedgerBatch.assumeLoaded`): each updated exactly once, or the statement fails. */
 export const uncheckedWalletAccountDeltas: RowsKind<UncheckedWalletAccountDelta> = {
   name: 'ledger_unchecked_wallet_accounts',
-  parts: (rows) => [{ name: 'ledger_unchecked_wallet_accounts', statement: updateUncheckedWalletAccountsStatement(rows), expectRows: rows.length }],
+  parts: (rows) => {
+    const update = { name: 'ledger_unchecked_wallet_accounts', statement: updateUncheckedWalletAccountsStatement(rows) };
+    const toOpen = rows.filter((row) => row.opening !== undefined).length;
+    if (toOpen === 0) return [{ ...update, expectRows: rows.length }];
+    return [
+      update,
+      // Every account not to open must have been updated (it exists and held enough).
+      { name: 'ledger_unchecked_checked', statement: sql`SELECT 1 FROM ledger_unchecked_wallet_accounts WHERE NOT open`, expectRows: rows.length - toOpen },
+      { name: 'ledger_unchecked_opened', statement: openUncheckedWalletAccountsStatement(rows, 'ledger_unchecked_wallet_accounts') },
+    ];
+  },
 };
 
 /** Additions to accounts not locked first (system account shards, accounts opened); one row per account, summed when merged. */
