@@ -260,6 +260,20 @@ describe("the KYC start button follows the customer's state", () => {
   });
 });
 
+// Until the thirty-fourth session a customer without a phone showed "+null null" (found by an audit).
+it('shows a dash for the phone of a customer who has none', async (context) => {
+  if (!browser) return context.skip(skipReason);
+  const created = await t.request({ method: 'POST', url: '/v1/customers/business', body: { email: 'no-phone@example.com' } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  expect(created.body.data).toMatchObject({ phoneNumber: null, phoneCountryCode: null });
+  const { page, pageErrors } = await signedIn(browser, baseUrl, t.clientA.key);
+  await page.goto(`${baseUrl}/console#/customers/${created.body.data.id}`);
+  const phone = page.getByRole('region', { name: 'Profile' }).locator('dl > div').filter({ has: page.locator('dt', { hasText: /^Phone$/ }) }).locator('dd');
+  await expect(phone.textContent()).resolves.toBe('—');
+  expect(pageErrors).toEqual([]);
+  await page.close();
+});
+
 describe('lists say how many rows of how many they show, and page the rest', () => {
   it("pages the bank transfers, names a withdrawal's beneficiary and shows no sign on a failed one", async (context) => {
     if (!browser) return context.skip(skipReason);
@@ -344,6 +358,9 @@ describe('lists say how many rows of how many they show, and page the rest', () 
     release();
     await page.getByText('51 of 51 card(s) shown.').waitFor();
     await expect(rows.count()).resolves.toBe(51);
+    // The button has gone with the last page: the focus is on the sentence saying all are shown,
+    // not lost to the page's body (found by an audit).
+    await eventually(async () => page.evaluate('document.activeElement?.textContent?.trim()'), '51 of 51 card(s) shown.');
     await page.unroute(() => true);
 
     // A failed "Load more" keeps what was shown and says why; the next read recovers.

@@ -1,5 +1,5 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useId, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { href } from '../router.js';
 
 export function Page(props: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
@@ -314,13 +314,27 @@ export function NewestShown(props: { shown: number; total: number; noun: string 
  * few seconds (until 2026-12-07 each poll took the focus away).
  */
 export function More(props: { hasMore: boolean; onMore: () => void; busy?: boolean }) {
-  if (!props.hasMore) return null;
+  // Pressed with the keyboard focus on it: when the last page has come and the button goes, the
+  // focus goes to the sentence that says how many are shown, not to the page's body (until the
+  // thirty-fourth session it was lost; found by an audit).
+  const pressedWithFocus = useRef(false);
+  const end = useRef<HTMLSpanElement>(null);
+  useEffect(() => {
+    if (props.hasMore || !pressedWithFocus.current) return;
+    pressedWithFocus.current = false;
+    const sentence = end.current?.parentElement;
+    if (!sentence || (document.activeElement !== null && document.activeElement !== document.body)) return;
+    sentence.setAttribute('tabindex', '-1');
+    sentence.focus();
+  }, [props.hasMore]);
+  if (!props.hasMore) return <span ref={end} />;
   return (
     <button
       type="button"
       class="secondary"
       aria-disabled={props.busy ? 'true' : undefined}
-      onClick={() => {
+      onClick={(event) => {
+        pressedWithFocus.current = document.activeElement === event.currentTarget;
         if (!props.busy) props.onMore();
       }}
     >

@@ -141,7 +141,7 @@ function CustomerDetail(props: { id: string }) {
                 ['Id', <Id value={data.id} />],
                 ['Type', data.type],
                 ['Email', data.email],
-                ['Phone', `+${data.phoneCountryCode} ${data.phoneNumber}`],
+                ['Phone', data.phoneNumber === null ? null : `+${data.phoneCountryCode} ${data.phoneNumber}`],
                 ['Onboarding', <Id value={data.onboardingId} />],
                 ['Created', <Time value={data.createdAt} />],
               ]}
