@@ -320,6 +320,13 @@ function checkMemo(network: CryptoNetworkName, memo: string | null | undefined):
   return { ok: true, memo };
 }
 
+/** The Bitcoin network (mainnet or testnet) of an address of ours on `network`; undefined on the other chains. */
+export function bitcoinNetworkOfAddress(network: CryptoNetworkName, address: string): BitcoinNetwork | undefined {
+  if (network !== 'BITCOIN') return undefined;
+  const decoded = decodeBitcoinAddress(address);
+  return decoded.ok ? decoded.value.bitcoinNetwork : undefined;
+}
+
 /** Checks a deposit's sender address for the network, as a destination's address is, with a sender's advice. */
 export function checkSenderAddress(network: CryptoNetworkName, address: string, bitcoinNetwork: BitcoinNetwork): AddressCheck {
   return checkAddress(network, address, bitcoinNetwork, 'sender');

@@ -353,6 +353,26 @@ describe('deposits: refused', () => {
   });
 });
 
+// A server restarted with another OPENBAAS_BITCOIN_NETWORK keeps crediting the addresses it made
+// before (docs/crypto.md): their senders are checked against the address's network, not the
+// server's current one (until the thirty-fourth session it was the server's; found by an audit).
+describe('deposits: an address made on the other Bitcoin network', () => {
+  it('takes a sender of its network and refuses one of the server\'s current network', async () => {
+    const walletId = await newWallet(t);
+    const made = await addressOf(t, walletId, 'BTC');
+    expect(made).toMatch(/^tb1/);
+    // The address a mainnet server made (BIP-173's P2WPKH vector), on a server now on testnet.
+    const mainnetAddress = 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4';
+    await t.deps.db.updateTable('crypto_addresses').set({ address: mainnetAddress }).where('client_id', '=', t.clientA.id).where('wallet_id', '=', walletId).execute();
+    const accepted = await cryptoDeposit(t, { address: mainnetAddress, asset: 'BTC', amount: '0.1', fromAddress: '1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH' });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    const refused = await cryptoDeposit(t, { address: mainnetAddress, asset: 'BTC', amount: '0.1', fromAddress: 'mrCDrCybB6J1vRfbwM5hemdJz73FwDBC8r' });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'ADDRESS_WRONG_NETWORK', details: [{ field: 'fromAddress' }] });
+    expect(await balanceOf(t, walletId, 'BTC')).toMatchObject({ PENDING: '0.10000000' });
+  });
+});
+
 describe('sandbox chain controls: refused', () => {
   it.each([
     ['/v1/sandbox/chains/DOGE/blocks', { count: 1 }, 'network'],

@@ -12,7 +12,7 @@ import { findWallet } from '../customers/index.js';
 import { captureHold, failPendingCredit, lockWalletAccounts, runLedgerOperations, placeHold, postTransfer, recordPendingCredit, releaseHold, type HistoryInput } from '../ledger/index.js';
 import { recordEvent, recordEvents } from '../webhooks/index.js';
 import { deriveSandboxAddress } from './address-derivation.js';
-import { checkSenderAddress, requireValidWithdrawalDestination } from './address-validation.js';
+import { bitcoinNetworkOfAddress, checkSenderAddress, requireValidWithdrawalDestination } from './address-validation.js';
 import {
   cryptoAssetOf,
   cryptoEventData,
@@ -309,7 +309,11 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
   let fromAddress: string | null = null;
   if (body.fromAddress != null && mismatched) fromAddress = asSent(body.fromAddress, 'fromAddress');
   else if (body.fromAddress != null) {
-    const check = checkSenderAddress(address.network, body.fromAddress, settings.bitcoinNetwork);
+    // A sender is on the Bitcoin network of the address it pays, which is the server's at the time
+    // the address was made: a server restarted with another OPENBAAS_BITCOIN_NETWORK keeps crediting
+    // its earlier addresses, from senders of their network (until the thirty-fourth session the
+    // server's current network was asked; found by an audit).
+    const check = checkSenderAddress(address.network, body.fromAddress, bitcoinNetworkOfAddress(address.network, address.address) ?? settings.bitcoinNetwork);
     if (!check.ok && check.code !== 'ADDRESS_NOT_ALLOWED') throw new AppError(check.code, `fromAddress: ${check.reason}`, { details: [{ field: 'fromAddress', message: check.reason }] });
     fromAddress = check.ok ? check.address : body.fromAddress;
   }
