@@ -55,7 +55,8 @@ export const beneficiaryFields = [
 ] as const;
 
 /** Required in the body when there is no counterpartyId. */
-const requiredWithoutCounterparty = ['name', 'transferNetwork', 'accountNumber', 'street1', 'cityCounty', 'stateRegion', 'zip', 'countryCode'] as const;
+/** The beneficiary fields a withdrawal without `counterpartyId` must give. */
+export const requiredWithoutCounterparty = ['name', 'transferNetwork', 'accountNumber', 'street1', 'cityCounty', 'stateRegion', 'zip', 'countryCode'] as const;
 
 interface Beneficiary {
   name: string;
@@ -78,7 +79,7 @@ function violation(field: string, message: string): RuleViolation {
 }
 
 function beneficiaryFromBody(body: WithdrawalRequest): Beneficiary {
-  const missing = requiredWithoutCounterparty.filter((field) => !given(body[field])).map((field) => violation(field, 'is required (or send counterpartyId)'));
+  const missing = requiredWithoutCounterparty.filter((field) => !given(body[field])).map((field) => violation(field, 'is required (or counterpartyId)'));
   assertNoViolations(missing);
   return {
     name: body.name ?? '',
