@@ -90,6 +90,15 @@ describe('POST /v1/customers/business', () => {
       [{ legalName: undefined }, 'kyb.legalName'],
       [{ website: 'javascript:alert(1)' }, 'kyb.website'],
       [{ website: 'ftp://engines.example.com' }, 'kyb.website'],
+      [{ website: 'https://:::' }, 'kyb.website'],
+      [{ website: 'https://@' }, 'kyb.website'],
+      [{ website: 'https://engines.example.com:99999' }, 'kyb.website'],
+      [{ website: 'https://engines.example.com:0' }, 'kyb.website'],
+      [{ website: 'https://user:secret@engines.example.com' }, 'kyb.website'],
+      [{ website: 'https://localhost' }, 'kyb.website'],
+      [{ website: 'https://192.0.2.10' }, 'kyb.website'],
+      [{ website: 'https://-engines.example.com' }, 'kyb.website'],
+      [{ website: 'https://engines.example.com.' }, 'kyb.website'],
       [{ legalName: '\u200b' }, 'kyb.legalName'],
       [{ taxInformation: { taxId: '12\n34', taxIdCountry: 'US' } }, 'kyb.taxInformation.taxId'],
     ])('refuses the KYB data %j', async (kyb, field) => {
@@ -114,6 +123,17 @@ describe('POST /v1/customers/business', () => {
 
 describe('PATCH /v1/customers/business/:id', () => {
   describe('200', () => {
+    it('takes a website with a port, a path and an internationalised domain as given, and refuses one that is no URL of a domain', async () => {
+      const business = await createBusiness(t);
+      const website = 'https://xn--bcher-kva.example.com:8443/About?lang=de';
+      const response = await t.request({ method: 'PATCH', url: `/v1/customers/business/${business.id}`, body: { kyb: { website } } });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body.data.kyb.website).toBe(website);
+      const refused = await t.request({ method: 'PATCH', url: `/v1/customers/business/${business.id}`, body: { kyb: { website: 'https://a:99999' } } });
+      expect(refused.status).toBe(400);
+      expect(refused.body.details).toEqual([{ field: 'kyb.website', message: 'must be an absolute http or https URL' }]);
+    });
+
     it('changes only the KYB fields sent and keeps the rest', async () => {
       const business = await createBusiness(t);
       const response = await t.request({

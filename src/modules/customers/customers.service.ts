@@ -23,6 +23,7 @@ import {
   requireIpAddress,
   requireNaicsCode,
   requireText,
+  requireWebsite,
   nameLengthMax,
   type AddressInput,
   type CustomerType,
@@ -547,7 +548,7 @@ function kybFields(input: KybInput): Partial<StoredKyb> {
   if (input.incorporationCountry !== undefined) {
     fields.incorporationCountry = input.incorporationCountry === null ? null : requireCountry(input.incorporationCountry, 'kyb.incorporationCountry');
   }
-  if (input.website !== undefined) fields.website = input.website;
+  if (input.website !== undefined) fields.website = input.website === null ? null : requireWebsite(input.website, 'kyb.website');
   if (input.taxInformation !== undefined) {
     fields.taxInformation =
       input.taxInformation === null

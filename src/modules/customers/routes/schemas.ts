@@ -199,7 +199,7 @@ const kybProperties = {
   incorporationDate: Type.Optional(nullable(CalendarDate('date of incorporation', '2019-04-01'))),
   incorporationCountry: Type.Optional(nullable(Country('country of incorporation'))),
   // http or https only: a script URL (javascript:) is a URI too, and a UI may render this as a link.
-  website: Type.Optional(nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/]', maxLength: 200, description: 'an http or https URL', examples: ['https://engines.example.com'] }))),
+  website: Type.Optional(nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/]', maxLength: 200, description: 'an http or https URL of a domain name, without a user name or password', examples: ['https://engines.example.com'] }))),
   taxInformation: Type.Optional(nullable(TaxInformation)),
   identification: Type.Optional(nullable(Identification)),
   mainAddress: Type.Optional(nullable(AddressInput)),
