@@ -5,7 +5,7 @@ import type { Metrics } from '../platform/http/metrics.js';
 import { derivedKey, encryptionKeyOf } from '../platform/crypto/field-cipher.js';
 import { registerAssetRoutes } from './assets/index.js';
 import { registerApiKeyRoutes } from './tenants/index.js';
-import { registerBankAccountRoutes } from './bank-accounts/index.js';
+import { registerBankAccountRoutes, type AccountNumberSerialKeys } from './bank-accounts/index.js';
 import { registerBankTransferRoutes, unconnectedBankRail, type BankTransferRuntime } from './bank-transfers/index.js';
 import { findSavedCounterparty, registerCounterpartyRoutes } from './counterparties/index.js';
 import { SandboxBankRail, registerSandboxBankRoutes } from './sandbox/bank/index.js';
@@ -45,14 +45,14 @@ export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): vo
     identityChanging,
   });
   registerComplianceModuleRoutes(app, deps, compliance);
-  registerVirtualAccountRoutes(app, deps);
+  registerVirtualAccountRoutes(app, deps, compliance.virtualAccountSerialKey);
   if (deps.config.mode === 'sandbox') registerSandboxIdentityRoutes(app, deps, compliance);
   registerInternalTransferRoutes(app, deps, walletsExist, metrics);
   registerWalletBalanceRoutes(app, deps, walletExists);
   registerTransactionRoutes(app, deps, walletExists);
   registerTraceRoutes(app, deps);
   const bankTransfers = bankTransferRuntime(deps);
-  registerBankAccountRoutes(app, deps);
+  registerBankAccountRoutes(app, deps, accountNumberSerialKeys(deps));
   registerCounterpartyRoutes(app, deps);
   registerBankTransferRoutes(app, deps, bankTransfers);
   registerCardsModuleRoutes(app, deps, metrics);
@@ -91,13 +91,37 @@ export function bankTransferRuntime(deps: Deps): BankTransferRuntime {
   };
 }
 
-/** The identity vendor: the sandbox one in sandbox mode; production ships none (EXTERNAL strategy only). */
+/**
+ * The identity vendor: the sandbox one in sandbox mode; production ships none (EXTERNAL strategy
+ * only). And the key of virtual account serials, for the number an approval gives.
+ */
 export function complianceRuntime(deps: Deps): ComplianceRuntime {
   return {
     provider:
       deps.config.mode === 'sandbox'
         ? new SandboxIdentityProvider({ publicBaseUrl: deps.config.publicBaseUrl, linkTtlMs: deps.config.kycLinkTtlMs })
         : undefined,
+    virtualAccountSerialKey: virtualAccountSerialKey(deps),
+  };
+}
+
+/**
+ * The keys of the permutations that hide the shared sequences behind wallet account numbers
+ * (virtual account numbers, dedicated account numbers and VRNs), derived from the encryption key.
+ * One key per kind: with a single key, numbers drawn at the same position of their sequences
+ * would share their nine middle digits (a new installation's first wallet would get 70x…, 71x…
+ * and 72x… alike), telling a client how far the sequences stand from each other; separate keys
+ * cost nothing.
+ */
+export function virtualAccountSerialKey(deps: Deps): Buffer {
+  return derivedKey(encryptionKeyOf(deps), 'account-number-serial/VIRTUAL');
+}
+
+/** The keys of dedicated account number and VRN serials (see virtualAccountSerialKey). */
+export function accountNumberSerialKeys(deps: Deps): AccountNumberSerialKeys {
+  return {
+    DEDICATED: derivedKey(encryptionKeyOf(deps), 'account-number-serial/DEDICATED'),
+    VRN: derivedKey(encryptionKeyOf(deps), 'account-number-serial/VRN'),
   };
 }
 

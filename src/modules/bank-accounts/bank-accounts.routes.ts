@@ -6,6 +6,7 @@ import { authOf } from '../../platform/http/context.js';
 import { Envelope, Text } from '../../platform/http/envelope.js';
 import { runWrite } from '../../platform/http/idempotency.js';
 import { checkBic, checkRoutingNumber } from '../bank-directory/index.js';
+import type { AccountNumberSerialKeys } from './account-numbers.js';
 import { assignDedicatedAccountNumber, assignVrn, bankingDetails } from './bank-accounts.service.js';
 
 const walletIdExample = '019ca945-0a00-74c1-8797-3bfde107f365';
@@ -16,7 +17,7 @@ const DedicatedAccountNumberSchema = Type.Object(
     virtualAccountNumber: Type.String({ examples: ['700000000017'] }),
     dedicatedAccountNumber: Type.String({
       pattern: '^71[0-9]{10}$',
-      description: '12 digits: "71", a 9-digit serial and a Luhn check digit; unique across the platform and never reused',
+      description: '12 digits: "71", a 9-digit serial (scrambled: numbers are not handed out in order) and a Luhn check digit; unique across the platform and never reused',
       examples: ['710000000014'],
     }),
   },
@@ -28,7 +29,7 @@ const VrnSchema = Type.Object(
     walletId: Type.String({ format: 'uuid' }),
     vrnNumber: Type.String({
       pattern: '^72[0-9]{10}$',
-      description: 'the VRN: 12 digits, "72", a 9-digit serial and a Luhn check digit; unique across the platform and never reused',
+      description: 'the VRN: 12 digits, "72", a 9-digit serial (scrambled: VRNs are not handed out in order) and a Luhn check digit; unique across the platform and never reused',
       examples: ['720000000011'],
     }),
     virtualAccountNumber: Type.String({ examples: ['700000000017'] }),
@@ -85,7 +86,8 @@ export function checkOperatingBank(bank: OperatingBankConfig): void {
   }
 }
 
-export function registerBankAccountRoutes(app: App, deps: Deps): void {
+/** `serialKeys` key the permutations of the serials of new numbers (accountNumberSerialKeys in modules/routes.ts). */
+export function registerBankAccountRoutes(app: App, deps: Deps, serialKeys: AccountNumberSerialKeys): void {
   checkOperatingBank(deps.config.operatingBank);
   const tags = ['Virtual accounts'];
 
@@ -111,7 +113,7 @@ export function registerBankAccountRoutes(app: App, deps: Deps): void {
       },
       async (request, reply) =>
         runWrite(request, reply, deps, async (tx, context) => {
-          const result = await assignDedicatedAccountNumber(tx, context, request.body.walletId);
+          const result = await assignDedicatedAccountNumber(tx, context, request.body.walletId, serialKeys);
           return {
             statusCode: result.created ? 201 : 200,
             message: result.created ? 'Dedicated account number assigned' : 'The wallet already has a dedicated account number',
@@ -143,7 +145,7 @@ export function registerBankAccountRoutes(app: App, deps: Deps): void {
       },
       async (request, reply) =>
         runWrite(request, reply, deps, async (tx, context) => {
-          const result = await assignVrn(tx, context, request.body);
+          const result = await assignVrn(tx, context, request.body, serialKeys);
           return {
             statusCode: result.created ? 201 : 200,
             message: result.created ? 'VRN assigned' : 'The wallet already has a VRN',

@@ -5,7 +5,7 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/ids.js';
 import { findCustomer, findWallet, type Address, type CustomerRow, type WalletRow } from '../customers/index.js';
-import { accountNumberKinds, type AccountNumberKind } from './account-numbers.js';
+import { accountNumberKinds, type AccountNumberKind, type AccountNumberSerialKeys } from './account-numbers.js';
 import * as store from './bank-accounts.store.js';
 
 type Queryable = Db | Tx;
@@ -37,12 +37,13 @@ function virtualAccountRequired(walletId: string): AppError {
 /**
  * Gives the wallet a number of the kind unless it has one. Two requests at once both take a
  * serial, but only the first update lands (the WHERE … IS NULL); the other's serial is simply
- * never used, and it answers with the number that was set.
+ * never used, and it answers with the number that was set. `serialKeys` key the permutations of
+ * the serials (account-numbers.ts).
  */
-async function assign(tx: Tx, clientId: string, wallet: WalletRow, kind: AccountNumberKind): Promise<{ created: boolean; wallet: WalletRow }> {
+async function assign(tx: Tx, clientId: string, wallet: WalletRow, kind: AccountNumberKind, serialKeys: AccountNumberSerialKeys): Promise<{ created: boolean; wallet: WalletRow }> {
   const current = kind === 'DEDICATED' ? wallet.dedicated_account_number : wallet.vrn;
   if (current !== null) return { created: false, wallet };
-  const number = await store.nextAccountNumber(tx, kind);
+  const number = await store.nextAccountNumber(tx, kind, serialKeys[kind]);
   const created = await store.setAccountNumberIfUnset(tx, clientId, wallet.id, kind, number);
   const reread = await findWallet(tx, clientId, wallet.id);
   if (!reread) throw notFound('Wallet');
@@ -54,11 +55,16 @@ async function assign(tx: Tx, clientId: string, wallet: WalletRow, kind: Account
  * wallet exists for this client (404), it has a virtual account (409 VIRTUAL_ACCOUNT_REQUIRED).
  * A wallet that already has a dedicated number keeps it and gets it back.
  */
-export async function assignDedicatedAccountNumber(tx: Tx, context: RequestContext, walletId: string): Promise<Assigned<DedicatedAccountNumberView>> {
+export async function assignDedicatedAccountNumber(
+  tx: Tx,
+  context: RequestContext,
+  walletId: string,
+  serialKeys: AccountNumberSerialKeys,
+): Promise<Assigned<DedicatedAccountNumberView>> {
   const wallet = await findWallet(tx, context.clientId, walletId);
   if (!wallet) throw notFound('Wallet');
   if (wallet.virtual_account_number === null) throw virtualAccountRequired(wallet.id);
-  const result = await assign(tx, context.clientId, wallet, 'DEDICATED');
+  const result = await assign(tx, context.clientId, wallet, 'DEDICATED', serialKeys);
   const { virtual_account_number: virtualAccountNumber, dedicated_account_number: dedicatedAccountNumber } = result.wallet;
   if (virtualAccountNumber === null || dedicatedAccountNumber === null) throw new Error('a dedicated account number was assigned but cannot be read back');
   return { created: result.created, data: { walletId: wallet.id, virtualAccountNumber, dedicatedAccountNumber } };
@@ -69,7 +75,12 @@ export async function assignDedicatedAccountNumber(tx: Tx, context: RequestConte
  * virtual account number. An unknown customer, or a number that is not one of that customer's
  * wallets (including a malformed one), answers 404. A wallet that already has a VRN keeps it.
  */
-export async function assignVrn(tx: Tx, context: RequestContext, input: { userId: string; virtualAccountNumber: string }): Promise<Assigned<VrnView>> {
+export async function assignVrn(
+  tx: Tx,
+  context: RequestContext,
+  input: { userId: string; virtualAccountNumber: string },
+  serialKeys: AccountNumberSerialKeys,
+): Promise<Assigned<VrnView>> {
   const customer = await findCustomer(tx, context.clientId, input.userId);
   if (!customer) throw notFound('Customer');
   const wallet = /^[0-9]{1,34}$/.test(input.virtualAccountNumber)
@@ -78,7 +89,7 @@ export async function assignVrn(tx: Tx, context: RequestContext, input: { userId
   if (!wallet || wallet.customer_id !== customer.id) {
     throw new AppError('NOT_FOUND', 'Virtual account not found', { details: [{ field: 'virtualAccountNumber', message: 'is not a virtual account of this customer' }] });
   }
-  const result = await assign(tx, context.clientId, wallet, 'VRN');
+  const result = await assign(tx, context.clientId, wallet, 'VRN', serialKeys);
   const { virtual_account_number: virtualAccountNumber, vrn } = result.wallet;
   if (virtualAccountNumber === null || vrn === null) throw new Error('a VRN was assigned but cannot be read back');
   return { created: result.created, data: { walletId: wallet.id, vrnNumber: vrn, virtualAccountNumber } };

@@ -2,23 +2,38 @@ import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { WalletRow } from '../customers/index.js';
-import { accountNumberKinds, formatAccountNumber, type AccountNumberKind } from './account-numbers.js';
+import { accountNumberKinds, accountSerialFor, formatAccountNumber, type AccountNumberKind } from './account-numbers.js';
 
 /**
  * The bank numbers of wallets. They live in the customers module's wallets table
  * (virtual_account_number is written by the virtual-accounts module; dedicated_account_number
- * and vrn by this one), and every query here is scoped by client_id.
+ * and vrn by this one), and every query here is scoped by client_id but nextAccountNumber's
+ * check that a number is free, which must look at every client's wallets.
  */
 
 type Queryable = Db | Tx;
 
 const columns: Record<AccountNumberKind, 'dedicated_account_number' | 'vrn'> = { DEDICATED: 'dedicated_account_number', VRN: 'vrn' };
 
-export async function nextAccountNumber(tx: Tx, kind: AccountNumberKind): Promise<string> {
-  const result = await sql<{ serial: string }>`SELECT nextval(${accountNumberKinds[kind].sequence}::regclass)::text AS serial`.execute(tx);
-  const serial = result.rows[0]?.serial;
-  if (serial === undefined) throw new Error(`the ${kind} sequence returned no value`);
-  return formatAccountNumber(kind, BigInt(serial));
+/**
+ * The next number of the kind: the next value of its shared sequence (outside the transaction's
+ * rollback: never reused), through the kind's keyed permutation (account-numbers.ts). Permuted
+ * numbers never repeat each other, but one may equal a number given before serials were permuted
+ * (the bare sequence value), so a number some wallet of any client already holds is passed over
+ * for the next value (a lookup on the unique index wallets_dedicated_account_number_key or
+ * wallets_vrn_key). A number passed over is never shown, so looking across clients tells the
+ * caller nothing about the others.
+ */
+export async function nextAccountNumber(tx: Tx, kind: AccountNumberKind, serialKey: Buffer): Promise<string> {
+  const column = columns[kind];
+  for (;;) {
+    const result = await sql<{ serial: string }>`SELECT nextval(${accountNumberKinds[kind].sequence}::regclass)::text AS serial`.execute(tx);
+    const serial = result.rows[0]?.serial;
+    if (serial === undefined) throw new Error(`the ${kind} sequence returned no value`);
+    const number = formatAccountNumber(kind, accountSerialFor(BigInt(serial), serialKey));
+    const holder = await tx.selectFrom('wallets').select('id').where(column, '=', number).executeTakeFirst();
+    if (!holder) return number;
+  }
 }
 
 /** Sets the number when the wallet has none yet; false when another request set one first. */

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { businessBody, createIndividual } from '../../../test/customers/fixtures.js';
@@ -5,8 +6,9 @@ import { assignDedicated, assignVrn, linkedWallet, type LinkedWallet } from '../
 import { sandboxOperatingBank } from '../../platform/config.js';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { findWallet } from '../customers/index.js';
+import { accountNumberSerialKeys, virtualAccountSerialKey } from '../routes.js';
 import { assignVirtualAccount } from '../virtual-accounts/index.js';
-import { checkOperatingBank, formatAccountNumber, isValidAccountNumber, luhnCheckDigit } from './index.js';
+import { accountNumberKinds, accountSerialFor, checkOperatingBank, formatAccountNumber, isValidAccountNumber, luhnCheckDigit, type AccountNumberKind } from './index.js';
 
 let t: TestContext;
 
@@ -118,6 +120,56 @@ describe('POST /v1/virtual-accounts/assign-vrn', () => {
   });
 });
 
+describe('dedicated account numbers and VRNs drawn from the shared sequences', () => {
+  /** The value the kind's sequence gives next (a new schema per file on PostgreSQL, a new database on PGlite: nothing else draws from it). */
+  async function nextSequenceValue(kind: AccountNumberKind): Promise<bigint> {
+    const sequence = sql.table(accountNumberKinds[kind].sequence);
+    const result = await sql<{ last_value: string; is_called: boolean }>`SELECT last_value::text AS last_value, is_called FROM ${sequence}`.execute(t.deps.db);
+    const row = result.rows[0];
+    if (!row) throw new Error('no sequence row');
+    return row.is_called ? BigInt(row.last_value) + 1n : BigInt(row.last_value);
+  }
+  const serialOf = (number: string) => BigInt(number.slice(2, 11));
+  const assign = (kind: AccountNumberKind, wallet: LinkedWallet, client = t.clientA) => (kind === 'DEDICATED' ? assignDedicated(t, wallet, client) : assignVrn(t, wallet, client));
+
+  it.each(['DEDICATED', 'VRN'] as const)('%s: valid and unique, but five assigned in a row by one client are not consecutive serials', async (kind) => {
+    const wallets = [];
+    for (let index = 0; index < 5; index++) wallets.push(await linkedWallet(t));
+    const numbers = [];
+    for (const wallet of wallets) numbers.push(await assign(kind, wallet));
+    for (const number of numbers) {
+      expect(number).toMatch(kind === 'DEDICATED' ? /^71[0-9]{10}$/ : /^72[0-9]{10}$/);
+      expect(isValidAccountNumber(kind, number)).toBe(true);
+    }
+    expect(new Set(numbers).size).toBe(5);
+    // With the bare sequence every step was +1; the permutation scatters them over 10^9 serials.
+    const serials = numbers.map(serialOf);
+    const steps = serials.slice(1).map((serial, index) => serial - (serials[index] ?? 0n));
+    expect(steps.filter((step) => step > -1000n && step < 1000n)).toEqual([]);
+    expect(serials.at(-1)).not.toBe((await nextSequenceValue(kind)) - 1n);
+  });
+
+  it.each(['DEDICATED', 'VRN'] as const)('%s: a number some wallet of any client already holds (given before serials were permuted) is passed over', async (kind) => {
+    const key = accountNumberSerialKeys(t.deps)[kind];
+    const next = await nextSequenceValue(kind);
+    const taken = formatAccountNumber(kind, accountSerialFor(next, key));
+    // Another client's wallet holds the number the next sequence value permutes to, as an old unpermuted number would.
+    const holder = await linkedWallet(t, t.clientB);
+    await t.deps.db.updateTable('wallets').set(kind === 'DEDICATED' ? { dedicated_account_number: taken } : { vrn: taken }).where('id', '=', holder.walletId).execute();
+    const number = await assign(kind, await linkedWallet(t));
+    expect(number).not.toBe(taken);
+    expect(isValidAccountNumber(kind, number)).toBe(true);
+    expect(number).toBe(formatAccountNumber(kind, accountSerialFor(next + 1n, key)));
+    expect(await nextSequenceValue(kind)).toBe(next + 2n);
+  });
+
+  it('each kind has its own key: the same sequence value gives different serials', () => {
+    const keys = accountNumberSerialKeys(t.deps);
+    const serials = [virtualAccountSerialKey(t.deps), keys.DEDICATED, keys.VRN].map((key) => accountSerialFor(1n, key));
+    expect(new Set(serials).size).toBe(3);
+  });
+});
+
 describe('GET /v1/virtual-accounts/banking-details/:walletId', () => {
   it('without a dedicated number or VRN: ACH is 409 VRN_NOT_ASSIGNED; FEDWIRE gives the master account and a reference; SWIFT is nested', async () => {
     const wallet = await linkedWallet(t);
@@ -177,7 +229,7 @@ describe('GET /v1/virtual-accounts/banking-details/:walletId', () => {
     await withTransaction(t.deps.db, async (tx) => {
       const row = await findWallet(tx, t.clientA.id, walletId);
       if (!row) throw new Error('wallet missing');
-      await assignVirtualAccount(tx, { clientId: t.clientA.id, traceId: 'test', now: t.clock.now() }, row);
+      await assignVirtualAccount(tx, { clientId: t.clientA.id, traceId: 'test', now: t.clock.now() }, row, virtualAccountSerialKey(t.deps));
     });
     const response = await t.request({ url: `/v1/baas/virtual-accounts/banking-details/${walletId}?type=SWIFT` });
     expect(response.status).toBe(200);

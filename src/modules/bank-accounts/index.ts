@@ -14,4 +14,12 @@ export {
   routeDeposit,
   type DepositRoute,
 } from './bank-accounts.service.js';
-export { formatAccountNumber, isValidAccountNumber, luhnCheckDigit, accountNumberKinds, type AccountNumberKind } from './account-numbers.js';
+export {
+  accountSerialFor,
+  formatAccountNumber,
+  isValidAccountNumber,
+  luhnCheckDigit,
+  accountNumberKinds,
+  type AccountNumberKind,
+  type AccountNumberSerialKeys,
+} from './account-numbers.js';

@@ -1,7 +1,11 @@
 import crypto from 'node:crypto';
 import type { Tx } from '../../platform/db/transaction.js';
+import { permuteSerial } from '../../platform/serial-permutation.js';
 import type { BankNetwork } from './bank-transfers.tables.js';
 import { nextTraceSerial } from './bank-transfers.store.js';
+
+// The permutation lives in the platform (account numbers use it too); re-exported for this module's tests.
+export { permuteSerial };
 
 /**
  * The identifier a payment carries on its rail, in that rail's own form, so it can be traced with
@@ -15,8 +19,9 @@ import { nextTraceSerial } from './bank-transfers.store.js';
  *   random UUID, version 4).
  *
  * The serials come from one sequence for all clients, passed through a keyed permutation
- * (`serialKey`) of their range: as unique as the sequence, but a client reading two of its own
- * serials learns nothing of how many payments other clients made in between.
+ * (`serialKey`, platform/serial-permutation.ts) of their range: as unique as the sequence, but a
+ * client reading two of its own serials learns nothing of how many payments other clients made in
+ * between.
  */
 export async function endToEndIdFor(tx: Tx, network: BankNetwork, originRoutingNumber: string, originBic: string, now: Date, serialKey: Buffer): Promise<string> {
   if (network === 'ACH') {
@@ -29,27 +34,4 @@ export async function endToEndIdFor(tx: Tx, network: BankNetwork, originRoutingN
     return `${date}${originBic.slice(0, 4)}SBX1${serial.toString().padStart(6, '0')}`;
   }
   return crypto.randomUUID();
-}
-
-/**
- * A keyed permutation of 0 … size−1 (size at most 2^24): a balanced four-round Feistel network over
- * the smallest even number of bits that holds `size`, each round keyed by HMAC-SHA-256, walked
- * again while the result falls outside the range ("cycle walking", which keeps it a permutation
- * of the range). Distinct inputs give distinct outputs, so serials stay unique.
- */
-export function permuteSerial(value: bigint, size: number, key: Buffer): number {
-  let halfBits = 1;
-  while (2 ** (2 * halfBits) < size) halfBits += 1;
-  const halfMask = (1 << halfBits) - 1;
-  let current = Number(value);
-  do {
-    let left = current >>> halfBits;
-    let right = current & halfMask;
-    for (let round = 0; round < 4; round += 1) {
-      const mac = crypto.createHmac('sha256', key).update(`${size}:${round}:${right}`).digest();
-      [left, right] = [right, (left ^ mac.readUInt32BE(0)) & halfMask];
-    }
-    current = left * 2 ** halfBits + right;
-  } while (current >= size);
-  return current;
 }

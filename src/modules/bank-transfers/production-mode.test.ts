@@ -4,7 +4,7 @@ import { createIndividual } from '../../../test/customers/fixtures.js';
 import { balanceOf, expectLedgerClean, withdrawalBody } from '../../../test/bank/fixtures.js';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { findWallet } from '../customers/index.js';
-import { bankTransferRuntime } from '../routes.js';
+import { bankTransferRuntime, virtualAccountSerialKey } from '../routes.js';
 import { assignVirtualAccount } from '../virtual-accounts/index.js';
 import { receiveDeposit, runDueSettlements } from './index.js';
 
@@ -24,7 +24,7 @@ beforeAll(async () => {
   virtualAccountNumber = await withTransaction(t.deps.db, async (tx) => {
     const row = await findWallet(tx, t.clientA.id, walletId);
     if (!row) throw new Error('wallet missing');
-    const created = await assignVirtualAccount(tx, { clientId: t.clientA.id, traceId: 'test', now: t.clock.now() }, row);
+    const created = await assignVirtualAccount(tx, { clientId: t.clientA.id, traceId: 'test', now: t.clock.now() }, row, virtualAccountSerialKey(t.deps));
     if (!created) throw new Error('no virtual account');
     return created.virtualAccountNumber;
   });

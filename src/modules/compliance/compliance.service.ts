@@ -48,6 +48,8 @@ type OnboardingRow = store.OnboardingRow;
 /** What the compliance services need besides the database: the identity vendor (absent in production). */
 export interface ComplianceRuntime {
   provider: IdentityVerificationProvider | undefined;
+  /** The key of the permutation of virtual account serials, for the number an approval gives (virtual-account-number.ts). */
+  virtualAccountSerialKey: Buffer;
 }
 
 export interface SdkView {
@@ -505,7 +507,7 @@ async function finish(tx: Tx, context: RequestContext, runtime: ComplianceRuntim
   await onboardingEvent(tx, context, onboarding.kind === 'KYB' ? 'CUSTOMER_KYB_FINISHED' : 'CUSTOMER_KYC_FINISHED', updated);
   if (status === 'APPROVED') {
     const wallet = await primaryWalletOf(tx, context.clientId, onboarding.customer_id);
-    if (wallet) await assignVirtualAccount(tx, context, wallet);
+    if (wallet) await assignVirtualAccount(tx, context, wallet, runtime.virtualAccountSerialKey);
   }
   if (onboarding.kind === 'KYC') {
     // The person's businesses whose KYB waits on their KYC are reviewed again.

@@ -3,4 +3,4 @@
  */
 export { registerVirtualAccountRoutes } from './virtual-accounts.routes.js';
 export { assignVirtualAccount, createVirtualAccount, type VirtualAccountView } from './virtual-accounts.service.js';
-export { formatVirtualAccountNumber, isValidVirtualAccountNumber, virtualAccountNumberPattern } from './virtual-account-number.js';
+export { formatVirtualAccountNumber, isValidVirtualAccountNumber, virtualAccountNumberPattern, virtualAccountSerialFor } from './virtual-account-number.js';

@@ -8,7 +8,7 @@ import { createVirtualAccount } from './virtual-accounts.service.js';
 export const VirtualAccountSchema = Type.Object(
   {
     walletId: Type.String({ format: 'uuid' }),
-    virtualAccountNumber: Type.String({ pattern: '^70[0-9]{10}$', description: '12 digits; unique across the platform and never reused', examples: ['700000000017'] }),
+    virtualAccountNumber: Type.String({ pattern: '^70[0-9]{10}$', description: '12 digits: "70", a 9-digit serial (scrambled: numbers are not handed out in order) and a Luhn check digit; unique across the platform and never reused', examples: ['700000000017'] }),
   },
   { title: 'VirtualAccount' },
 );
@@ -18,7 +18,8 @@ const CreateBody = Type.Object(
   { additionalProperties: false, examples: [{ walletId: '019ca945-0a00-74c1-8797-3bfde107f365' }] },
 );
 
-export function registerVirtualAccountRoutes(app: App, deps: Deps): void {
+/** `serialKey` keys the permutation of the serials of new numbers (virtualAccountSerialKey in modules/routes.ts). */
+export function registerVirtualAccountRoutes(app: App, deps: Deps, serialKey: Buffer): void {
   for (const url of ['/v1/virtual-accounts', '/v1/baas/virtual-accounts']) {
     app.post(
       url,
@@ -39,7 +40,7 @@ export function registerVirtualAccountRoutes(app: App, deps: Deps): void {
         runWrite(request, reply, deps, async (tx, context) => ({
           statusCode: 201,
           message: 'Virtual account created',
-          data: await createVirtualAccount(tx, context, request.body.walletId),
+          data: await createVirtualAccount(tx, context, request.body.walletId, serialKey),
         })),
     );
   }

@@ -4,29 +4,41 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { findCustomer, findWallet, type WalletRow } from '../customers/index.js';
 import { recordEvent } from '../webhooks/index.js';
-import { formatVirtualAccountNumber } from './virtual-account-number.js';
+import { formatVirtualAccountNumber, virtualAccountSerialFor } from './virtual-account-number.js';
 
 export interface VirtualAccountView {
   walletId: string;
   virtualAccountNumber: string;
 }
 
-/** The next number from the shared sequence (outside the transaction's rollback: never reused). */
-async function nextVirtualAccountNumber(tx: Tx): Promise<string> {
-  const result = await sql<{ serial: string }>`SELECT nextval('virtual_account_serial')::text AS serial`.execute(tx);
-  const serial = result.rows[0]?.serial;
-  if (serial === undefined) throw new Error('the virtual account sequence returned no value');
-  return formatVirtualAccountNumber(BigInt(serial));
+/**
+ * The next number: the next value of the shared sequence (outside the transaction's rollback:
+ * never reused), through the keyed permutation (virtual-account-number.ts). Permuted numbers never
+ * repeat each other, but one may equal a number given before serials were permuted (the bare
+ * sequence value), so a number some wallet of any client already holds is passed over for the
+ * next value (a lookup on the unique index wallets_virtual_account_number_key). A number passed
+ * over is never shown, so looking across clients tells the caller nothing about the others.
+ */
+async function nextVirtualAccountNumber(tx: Tx, serialKey: Buffer): Promise<string> {
+  for (;;) {
+    const result = await sql<{ serial: string }>`SELECT nextval('virtual_account_serial')::text AS serial`.execute(tx);
+    const serial = result.rows[0]?.serial;
+    if (serial === undefined) throw new Error('the virtual account sequence returned no value');
+    const number = formatVirtualAccountNumber(virtualAccountSerialFor(BigInt(serial), serialKey));
+    const holder = await tx.selectFrom('wallets').select('id').where('virtual_account_number', '=', number).executeTakeFirst();
+    if (!holder) return number;
+  }
 }
 
 /**
  * Gives the wallet a virtual account number and records VIRTUAL_ACCOUNT_CREATED, in the caller's
  * transaction. The caller holds the customer's row lock. A wallet that already has a number
- * keeps it: undefined is returned and nothing is recorded.
+ * keeps it: undefined is returned and nothing is recorded. `serialKey` keys the permutation of
+ * the serials (virtualAccountSerialKey in modules/routes.ts).
  */
-export async function assignVirtualAccount(tx: Tx, context: RequestContext, wallet: WalletRow): Promise<VirtualAccountView | undefined> {
+export async function assignVirtualAccount(tx: Tx, context: RequestContext, wallet: WalletRow, serialKey: Buffer): Promise<VirtualAccountView | undefined> {
   if (wallet.virtual_account_number !== null) return undefined;
-  const number = await nextVirtualAccountNumber(tx);
+  const number = await nextVirtualAccountNumber(tx, serialKey);
   const updated = await tx
     .updateTable('wallets')
     .set({ virtual_account_number: number })
@@ -45,7 +57,7 @@ export async function assignVirtualAccount(tx: Tx, context: RequestContext, wall
  * APPROVED. Rules, first failing wins: the wallet exists for this client (404); the customer is
  * APPROVED (409 KYC_NOT_APPROVED); the wallet has no number yet (409 VIRTUAL_ACCOUNT_EXISTS).
  */
-export async function createVirtualAccount(tx: Tx, context: RequestContext, walletId: string): Promise<VirtualAccountView> {
+export async function createVirtualAccount(tx: Tx, context: RequestContext, walletId: string, serialKey: Buffer): Promise<VirtualAccountView> {
   const found = await findWallet(tx, context.clientId, walletId);
   if (!found) throw notFound('Wallet');
   // Lock the owner first (the order every compliance write uses), then read the wallet again.
@@ -62,7 +74,7 @@ export async function createVirtualAccount(tx: Tx, context: RequestContext, wall
   if (wallet.virtual_account_number !== null) {
     throw new AppError('VIRTUAL_ACCOUNT_EXISTS', 'This wallet already has a virtual account.');
   }
-  const created = await assignVirtualAccount(tx, context, wallet);
+  const created = await assignVirtualAccount(tx, context, wallet, serialKey);
   if (!created) throw new AppError('VIRTUAL_ACCOUNT_EXISTS', 'This wallet already has a virtual account.');
   return created;
 }

@@ -6280,7 +6280,7 @@ export interface components {
             /** @example 700000000017 */
             virtualAccountNumber: string;
             /**
-             * @description 12 digits: "71", a 9-digit serial and a Luhn check digit; unique across the platform and never reused
+             * @description 12 digits: "71", a 9-digit serial (scrambled: numbers are not handed out in order) and a Luhn check digit; unique across the platform and never reused
              * @example 710000000014
              */
             dedicatedAccountNumber: string;
@@ -7654,7 +7654,7 @@ export interface components {
             /** Format: uuid */
             walletId: string;
             /**
-             * @description 12 digits; unique across the platform and never reused
+             * @description 12 digits: "70", a 9-digit serial (scrambled: numbers are not handed out in order) and a Luhn check digit; unique across the platform and never reused
              * @example 700000000017
              */
             virtualAccountNumber: string;
@@ -7685,7 +7685,7 @@ export interface components {
             /** Format: uuid */
             walletId: string;
             /**
-             * @description the VRN: 12 digits, "72", a 9-digit serial and a Luhn check digit; unique across the platform and never reused
+             * @description the VRN: 12 digits, "72", a 9-digit serial (scrambled: VRNs are not handed out in order) and a Luhn check digit; unique across the platform and never reused
              * @example 720000000011
              */
             vrnNumber: string;
