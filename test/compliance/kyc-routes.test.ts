@@ -350,6 +350,15 @@ describe('hosted page magic values and outcomes', () => {
     expect(reviewed.body.data).toMatchObject({ verificationStatus: 'MANUAL_REVIEW', errorType: null, errorMessage: null });
   });
 
+  it('expiry clears the error too: an expired onboarding shows no system error', async () => {
+    const customer = await createReadyIndividual(t);
+    const started = await startKyc(t, customer.id);
+    expect((await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${started.onboardingId}/outcome`, body: { outcome: 'ERROR', errorMessage: 'vendor down' } })).status).toBe(200);
+    expect((await t.request({ method: 'POST', url: `/v1/sandbox/onboardings/${started.onboardingId}/expire` })).status).toBe(200);
+    const expired = await t.request({ url: `/v1/compliance/onboardings/${started.onboardingId}` });
+    expect(expired.body.data).toMatchObject({ status: 'EXPIRED', verificationStatus: 'EXPIRED', errorType: null, errorMessage: null });
+  });
+
   it('an explicit choice on the page wins over the magic name', async () => {
     const { customerId } = await submitFor('Deny', 'MANUAL_REVIEW');
     expect((await complianceStatus(t, customerId)).verificationStatus).toBe('MANUAL_REVIEW');

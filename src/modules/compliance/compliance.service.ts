@@ -497,6 +497,9 @@ async function setStatus(tx: Tx, context: RequestContext, onboarding: Onboarding
     verification_status: verification,
     updated_at: context.now,
     ...(decided ? { decided_at: context.now } : {}),
+    // An expired onboarding no longer shows an earlier provider error, as a later verdict does not
+    // (until the thirty-fourth session it kept it; found by an audit).
+    ...(status === 'EXPIRED' ? { error_type: null, error_message: null } : {}),
   });
   await store.setCustomerOnboarding(tx, context.clientId, onboarding.customer_id, onboarding.id, status, context.now);
   return updated;
