@@ -8,10 +8,10 @@
  */
 import { preparedTextStatement, type StatementParameters, type TextStatement } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
-import { claimInGroup } from '../../../platform/db/transaction-groups.js';
+import { claimInGroup, inGroupLockOrder } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { isUuid } from '../../../platform/ids.js';
-import { lockWalletAccountText, type AccountRow } from '../../ledger/index.js';
+import { lockWalletAccountText, walletAccountId, type AccountRow } from '../../ledger/index.js';
 import type { CardRow } from '../cards.service.js';
 import type { CardProgramRow } from '../programs.js';
 import { firstSendingOf, sendingsOf } from '../network/index.js';
@@ -132,7 +132,12 @@ export const dayMs = 24 * 3600 * 1000;
  * what the card's earlier messages wrote under that lock.
  */
 export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants): Promise<MessageLookups> {
-  const result = await lookupStatement(context, card, info, wants).execute(tx);
+  const statement = lookupStatement(context, card, info, wants);
+  // Locking the wallet's account, the members of a transaction group take their accounts in the
+  // ledger's lock order (by account id), as every other transaction moving money does.
+  const result = await (wants.account
+    ? inGroupLockOrder(tx, walletAccountId(card.client_id, card.wallet_id, wants.account.asset), () => statement.execute(tx))
+    : statement.execute(tx));
   const row = result.rows[0];
   if (!row) throw new Error('the lookup statement returned no row');
   const { earlier_id: earlierId, today_count: count, today_sum: sum, account, waiting, ...swipe } = row;

@@ -1,0 +1,104 @@
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
+import { GroupConflict, inGroupLockOrder, TransactionGroups } from '../src/platform/db/transaction-groups.js';
+import type { Tx } from '../src/platform/db/transaction.js';
+
+// The members of a transaction group (card messages) lock their wallets' ledger accounts through
+// `inGroupLockOrder`: the group sends those statements together, in the accounts' lock order, once
+// every member still at work has asked or finished. Until the thirty-fourth session each member
+// locked its account when it got there, so a group could hold one account while waiting for
+// another that a transfer batch held, the batch waiting for the first: a deadlock, broken by
+// PostgreSQL after deadlock_timeout (a money audit measured card messages' p99 at 6–10 s).
+
+const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const table = `group_lock_order_${crypto.randomBytes(4).toString('hex')}`;
+let database: DatabaseHandle;
+let admin: pg.Client;
+
+beforeAll(async () => {
+  admin = new pg.Client(url);
+  await admin.connect();
+  await admin.query(`CREATE TABLE ${table} (id text PRIMARY KEY, v int NOT NULL)`);
+  database = await openDatabase({ databaseUrl: url, poolMax: 4, connectTimeoutMs: 10_000 });
+});
+afterAll(async () => {
+  await database.close();
+  await admin.query(`DROP TABLE ${table}`);
+  await admin.end();
+});
+
+const groups = () => new TransactionGroups(database, { sizeMax: 64, concurrency: 1 });
+const lockRow = (tx: Tx, id: string) => inGroupLockOrder(tx, id, () => sql`SELECT v FROM ${sql.table(table)} WHERE id = ${id} FOR NO KEY UPDATE`.execute(tx));
+const addOne = (tx: Tx, id: string) => sql`UPDATE ${sql.table(table)} SET v = v + 1 WHERE id = ${id}`.execute(tx);
+
+describe("a group's members take the rows they lock through inGroupLockOrder in that order", () => {
+  it('with the first row in lock order held elsewhere, the group waits before it takes the second (no cycle with a transaction taking them in order)', async () => {
+    await admin.query(`DELETE FROM ${table}; INSERT INTO ${table} VALUES ('a', 0), ('b', 0)`);
+    const other = new pg.Client(url);
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`SELECT 1 FROM ${table} WHERE id = 'a' FOR NO KEY UPDATE`);
+      const group = groups();
+      // The member locking b comes first in the group; the one locking a second.
+      const members = ['b', 'a'].map((id) =>
+        group.run([id], async (tx) => {
+          await lockRow(tx, id);
+          await addOne(tx, id);
+          return id;
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // b is free: the group asks for a first and waits for it (before, the member that came first
+      // held b, and NOWAIT failed with 55P03).
+      await expect(other.query(`SELECT 1 FROM ${table} WHERE id = 'b' FOR NO KEY UPDATE NOWAIT`)).resolves.toMatchObject({ rowCount: 1 });
+      await other.query('COMMIT');
+      await expect(Promise.all(members)).resolves.toEqual(['b', 'a']);
+      const rows = await admin.query<{ id: string; v: number }>(`SELECT id, v FROM ${table} ORDER BY id`);
+      expect(rows.rows).toEqual([
+        { id: 'a', v: 1 },
+        { id: 'b', v: 1 },
+      ]);
+    } finally {
+      await other.end();
+    }
+  }, 20_000);
+
+  it('members that finish, fail or leave the group without asking hold no one up; outside a group it is sent at once', async () => {
+    await admin.query(`DELETE FROM ${table}; INSERT INTO ${table} VALUES ('a', 0), ('b', 0), ('c', 0)`);
+    const group = groups();
+    let leaves = 0;
+    const outcomes = await Promise.allSettled([
+      group.run(['slow'], async (tx) => {
+        await sql`SELECT pg_sleep(0.2)`.execute(tx);
+        return 'slow';
+      }),
+      group.run(['c'], async (tx) => {
+        await lockRow(tx, 'c');
+        await addOne(tx, 'c');
+        return 'c';
+      }),
+      group.run(['leaves'], async () => {
+        leaves++;
+        if (leaves === 1) throw new GroupConflict('leaves', Promise.resolve());
+        return 'left once';
+      }),
+      group.run(['a'], async (tx) => {
+        await lockRow(tx, 'a');
+        await addOne(tx, 'a');
+        return 'a';
+      }),
+    ]);
+    // The member that left ran again in a later group; the others committed in the first.
+    expect(outcomes).toEqual(['slow', 'c', 'left once', 'a'].map((value) => ({ status: 'fulfilled', value })));
+    await database.db.transaction().execute(async (tx) => {
+      await lockRow(tx, 'b');
+      await addOne(tx, 'b');
+    });
+    const rows = await admin.query<{ id: string; v: number }>(`SELECT id, v FROM ${table} ORDER BY id`);
+    expect(rows.rows.map((row) => row.v)).toEqual([1, 1, 1]);
+  }, 20_000);
+});
