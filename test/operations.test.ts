@@ -77,6 +77,15 @@ describe('metrics behind OPENBAAS_METRICS_TOKEN', () => {
   });
 });
 
+// Until the thirty-fourth session "-1" was told "must be a whole number" (it is one; it is below
+// the range), and a number out of range "must be between …" (found by an audit).
+describe('whole-number settings', () => {
+  it.each(['-1', '60001', '1.5', 'ten'])('SHUTDOWN_DRAIN_MS=%s is refused with the range in the message', async (raw) => {
+    const { loadConfig } = await import('../src/platform/config.js');
+    expect(() => loadConfig({ SHUTDOWN_DRAIN_MS: raw })).toThrow(`SHUTDOWN_DRAIN_MS must be a whole number from 0 to 60000, got "${raw}"`);
+  });
+});
+
 describe('OpenAPI', () => {
   it('serves a valid OpenAPI 3.1 document', async () => {
     const response = await t.request({ url: '/openapi.json', key: null });
