@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
-import { GroupConflict, inGroupLockOrder, TransactionGroups } from '../src/platform/db/transaction-groups.js';
+import { GroupConflict, inGroupLockOrder, passLockTurn, TransactionGroups } from '../src/platform/db/transaction-groups.js';
 import type { Tx } from '../src/platform/db/transaction.js';
 
 // The members of a transaction group (card messages) lock their wallets' ledger accounts through
@@ -65,6 +65,27 @@ describe("a group's members take the rows they lock through inGroupLockOrder in 
     } finally {
       await other.end();
     }
+  }, 20_000);
+
+  it('a member that passes (passLockTurn) lets the others ask without waiting for it to finish', async () => {
+    await admin.query(`DELETE FROM ${table}; INSERT INTO ${table} VALUES ('a', 0)`);
+    const group = groups();
+    const done: string[] = [];
+    await Promise.all([
+      group.run(['passes'], async (tx) => {
+        passLockTurn(tx);
+        await sql`SELECT pg_sleep(0.2)`.execute(tx);
+        done.push('first statement');
+        await sql`SELECT 1`.execute(tx);
+        done.push('second statement');
+      }),
+      group.run(['a'], async (tx) => {
+        await lockRow(tx, 'a');
+        done.push('lock');
+      }),
+    ]);
+    // The lock left with the first statement; waiting for the member to finish, it would have come last.
+    expect(done).toEqual(['first statement', 'lock', 'second statement']);
   }, 20_000);
 
   it('members that finish, fail or leave the group without asking hold no one up; outside a group it is sent at once', async () => {

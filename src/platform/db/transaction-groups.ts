@@ -180,7 +180,7 @@ export class TransactionGroups {
         working.atWork();
         let end = () => {};
         const ended = new Promise<void>((resolve) => (end = resolve));
-        const lockTurn: LockTurn = { atWork: members.length, waiting: [] };
+        const lockTurn: LockTurn = { mayAsk: new Set(members), waiting: [] };
         const group: Group = { held: this.shared.held, claims: new Map(), shard: this.shared.takeShard(), ended, end, deferred: [], lockTurn };
         attempts.push(group);
         const outcomes = await Promise.allSettled(
@@ -189,7 +189,7 @@ export class TransactionGroups {
               return await member.work(memberHandle(tx, group, member));
             } finally {
               // A member that has finished (or left) holds up no one's ordered locks.
-              lockTurn.atWork--;
+              lockTurn.mayAsk.delete(member);
               releaseLockTurn(lockTurn);
             }
           }),
@@ -362,14 +362,14 @@ interface Group {
  * turn, in the rows' lock order.
  */
 interface LockTurn {
-  /** Members at work: neither finished nor waiting here. */
-  atWork: number;
+  /** The members that may still ask (inGroupLockOrder): not finished, not waiting, not passed (passLockTurn). */
+  mayAsk: Set<Member>;
   waiting: { order: string; send: () => void }[];
 }
 
 /** Sends the waiting statements, in lock order, once no member at work could still add one. */
 function releaseLockTurn(turn: LockTurn): void {
-  if (turn.atWork > 0 || turn.waiting.length === 0) return;
+  if (turn.mayAsk.size > 0 || turn.waiting.length === 0) return;
   const waiting = turn.waiting.splice(0).sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
   for (const { send } of waiting) send();
 }
@@ -479,28 +479,33 @@ export function deferToGroup(tx: Tx, write: WriteStatement): boolean {
  * another's could deadlock with a transfer batch taking the two the other way (until the
  * thirty-fourth session; PostgreSQL broke such deadlocks after deadlock_timeout, and a money
  * audit measured card messages' p99 at 6–10 s under a mixed load): the statement waits until every
- * member of the group still at work has either asked the same or finished, and they all leave in
- * one turn, in `order`. A member asks at most once per attempt for the lock that orders it
- * (asking again waits for the others in the same way, which is safe but orders nothing across
- * the two turns). `send` must send its statement at once (in its first synchronous step) so that
- * the turn's statements reach the connection in the order they were started.
+ * member of the group that may still ask has asked, finished or passed (passLockTurn), and they
+ * all leave in one turn, in `order`. A member asks once per attempt (asking again is sent as soon
+ * as the members still able to ask have, and orders nothing across the two turns). `send` must
+ * send its statement at once (in its first synchronous step) so that the turn's statements reach
+ * the connection in the order they were started.
  */
 export function inGroupLockOrder<T>(tx: Tx, order: string, send: () => Promise<T>): Promise<T> {
   const scope = handles.get(tx);
   if (!scope) return send();
   const turn = scope.group.lockTurn;
   return new Promise<T>((resolve, reject) => {
-    turn.waiting.push({
-      order,
-      send: () => {
-        // Back at work until it finishes, or asks again.
-        turn.atWork++;
-        send().then(resolve, reject);
-      },
-    });
-    turn.atWork--;
+    turn.waiting.push({ order, send: () => void send().then(resolve, reject) });
+    turn.mayAsk.delete(scope.member);
     releaseLockTurn(turn);
   });
+}
+
+/**
+ * Says that the member working through `tx` will not ask inGroupLockOrder for anything, so the
+ * members that do need not wait for it to finish (a card message whose lookup locks no account).
+ * Outside a group it does nothing.
+ */
+export function passLockTurn(tx: Tx): void {
+  const scope = handles.get(tx);
+  if (!scope) return;
+  scope.group.lockTurn.mayAsk.delete(scope.member);
+  releaseLockTurn(scope.group.lockTurn);
 }
 
 /** A number fixed for the transaction group `tx` belongs to, to pick one shard for all its members; undefined outside a group. */

@@ -8,7 +8,7 @@
  */
 import { preparedTextStatement, type StatementParameters, type TextStatement } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
-import { claimInGroup, inGroupLockOrder } from '../../../platform/db/transaction-groups.js';
+import { claimInGroup, inGroupLockOrder, passLockTurn } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { isUuid } from '../../../platform/ids.js';
 import { lockWalletAccountText, walletAccountId, type AccountRow } from '../../ledger/index.js';
@@ -134,7 +134,9 @@ export const dayMs = 24 * 3600 * 1000;
 export async function lookUpMessage(tx: Tx, context: RequestContext, card: CardRow, info: MessageInfo, wants: LookupWants): Promise<MessageLookups> {
   const statement = lookupStatement(context, card, info, wants);
   // Locking the wallet's account, the members of a transaction group take their accounts in the
-  // ledger's lock order (by account id), as every other transaction moving money does.
+  // ledger's lock order (by account id), as every other transaction moving money does; a member
+  // whose lookup locks none lets the others go without it.
+  if (!wants.account) passLockTurn(tx);
   const result = await (wants.account
     ? inGroupLockOrder(tx, walletAccountId(card.client_id, card.wallet_id, wants.account.asset), () => statement.execute(tx))
     : statement.execute(tx));
