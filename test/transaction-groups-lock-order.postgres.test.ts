@@ -88,6 +88,26 @@ describe("a group's members take the rows they lock through inGroupLockOrder in 
     expect(done).toEqual(['first statement', 'lock', 'second statement']);
   }, 20_000);
 
+  it('a statement that fails to start fails its own member only; the others\' still leave', async () => {
+    await admin.query(`DELETE FROM ${table}; INSERT INTO ${table} VALUES ('b', 0)`);
+    const group = groups();
+    const outcomes = await Promise.allSettled([
+      group.run(['a'], (tx) =>
+        inGroupLockOrder(tx, 'a', () => {
+          throw new Error('cannot start');
+        }),
+      ),
+      group.run(['b'], async (tx) => {
+        await lockRow(tx, 'b');
+        await addOne(tx, 'b');
+        return 'b';
+      }),
+    ]);
+    expect(outcomes[0]).toMatchObject({ status: 'rejected', reason: { message: 'cannot start' } });
+    expect(outcomes[1]).toEqual({ status: 'fulfilled', value: 'b' });
+    expect((await admin.query<{ v: number }>(`SELECT v FROM ${table} WHERE id = 'b'`)).rows).toEqual([{ v: 1 }]);
+  }, 20_000);
+
   it('members that finish, fail or leave the group without asking hold no one up; outside a group it is sent at once', async () => {
     await admin.query(`DELETE FROM ${table}; INSERT INTO ${table} VALUES ('a', 0), ('b', 0), ('c', 0)`);
     const group = groups();

@@ -352,13 +352,13 @@ interface Group {
   end: () => void;
   /** The writes members left to the group (deferToGroup), in the order they left them. */
   deferred: { member: Member; write: WriteStatement }[];
-  /** The statements waiting to be sent in lock order (`inGroupLockOrder`), and how many members are still at work. */
+  /** The members' ordered locks (`inGroupLockOrder`): who may still ask, and the statements waiting. */
   lockTurn: LockTurn;
 }
 
 /**
  * The members of a group that lock rows other transactions lock too (wallet accounts) wait here
- * until every member still at work has come or finished, and their statements then leave in one
+ * until every other member has come, finished or passed, and their statements then leave in one
  * turn, in the rows' lock order.
  */
 interface LockTurn {
@@ -367,7 +367,7 @@ interface LockTurn {
   waiting: { order: string; send: () => void }[];
 }
 
-/** Sends the waiting statements, in lock order, once no member at work could still add one. */
+/** Sends the waiting statements, in lock order, once no member could still add one. */
 function releaseLockTurn(turn: LockTurn): void {
   if (turn.mayAsk.size > 0 || turn.waiting.length === 0) return;
   const waiting = turn.waiting.splice(0).sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
@@ -490,7 +490,17 @@ export function inGroupLockOrder<T>(tx: Tx, order: string, send: () => Promise<T
   if (!scope) return send();
   const turn = scope.group.lockTurn;
   return new Promise<T>((resolve, reject) => {
-    turn.waiting.push({ order, send: () => void send().then(resolve, reject) });
+    turn.waiting.push({
+      order,
+      send: () => {
+        // A statement that fails to start fails its own member, never the release of the others.
+        try {
+          send().then(resolve, reject);
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      },
+    });
     turn.mayAsk.delete(scope.member);
     releaseLockTurn(turn);
   });
