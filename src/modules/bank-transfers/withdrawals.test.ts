@@ -410,6 +410,9 @@ describe('400', () => {
     expect(empty.body.details).toContainEqual({ field: 'name', message: 'is required (or counterpartyId)' });
     const withCounterparty = await t.request({ method: 'POST', url, body: { counterpartyId: crypto.randomUUID() } });
     expect(withCounterparty.body.details.map((detail: { field: string }) => detail.field).sort()).toEqual(['amount', 'personTypeCode', 'walletId']);
+    // null is the same as absent (the schema takes it): the same eleven fields.
+    const nulls = await t.request({ method: 'POST', url, body: { counterpartyId: null, name: null, transferNetwork: null } });
+    expect(nulls.body.details.map((detail: { field: string }) => detail.field).sort()).toEqual(['walletId', 'amount', 'personTypeCode', ...beneficiary].sort());
   });
 
   it('refuses beneficiary fields next to counterpartyId', async () => {

@@ -32,7 +32,8 @@ function missingOneOf(request: FastifyRequest, body: unknown): ErrorDetail[] {
   const groups = request.routeOptions.config.oneOfRequired;
   if (!groups || typeof body !== 'object' || body === null || Array.isArray(body)) return [];
   return groups
-    .filter((group) => group.every((field) => (body as Record<string, unknown>)[field] === undefined))
+    // null is as good as absent: the schemas take null for the optional fields these name.
+    .filter((group) => group.every((field) => (body as Record<string, unknown>)[field] == null))
     .map(([first, ...others]) => ({ field: first, message: others.length === 0 ? 'is required' : `is required (or ${others.join(' or ')})` }));
 }
 
