@@ -327,9 +327,17 @@ export function bitcoinNetworkOfAddress(network: CryptoNetworkName, address: str
   return decoded.ok ? decoded.value.bitcoinNetwork : undefined;
 }
 
-/** Checks a deposit's sender address for the network, as a destination's address is, with a sender's advice. */
+/**
+ * Checks a deposit's sender address for the network, as a destination's address is, with a
+ * sender's advice. `bitcoinNetwork` is the network of the address paid, which a server moved to
+ * the other network since it made the address no longer uses: a sender of the wrong one is told
+ * that, not the server's network.
+ */
 export function checkSenderAddress(network: CryptoNetworkName, address: string, bitcoinNetwork: BitcoinNetwork): AddressCheck {
-  return checkAddress(network, address, bitcoinNetwork, 'sender');
+  const check = checkAddress(network, address, bitcoinNetwork, 'sender');
+  if (check.ok || check.code !== 'ADDRESS_WRONG_NETWORK' || network !== 'BITCOIN') return check;
+  const other = bitcoinNetwork === 'testnet' ? 'mainnet' : 'testnet';
+  return { ...check, reason: `is a Bitcoin ${other} address, but the address it pays is on Bitcoin ${bitcoinNetwork}; a deposit to it comes from a ${bitcoinNetwork} address (${bitcoinForms[bitcoinNetwork]})` };
 }
 
 /** Checks a withdrawal destination (address, then memo) for the network; see the rule order above. */

@@ -368,7 +368,7 @@ describe('deposits: an address made on the other Bitcoin network', () => {
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
     const refused = await cryptoDeposit(t, { address: mainnetAddress, asset: 'BTC', amount: '0.1', fromAddress: 'mrCDrCybB6J1vRfbwM5hemdJz73FwDBC8r' });
     expect(refused.status, JSON.stringify(refused.body)).toBe(400);
-    expect(refused.body).toMatchObject({ code: 'ADDRESS_WRONG_NETWORK', details: [{ field: 'fromAddress' }] });
+    expect(refused.body).toMatchObject({ code: 'ADDRESS_WRONG_NETWORK', details: [{ field: 'fromAddress', message: expect.stringContaining('the address it pays is on Bitcoin mainnet') }] });
     expect(await balanceOf(t, walletId, 'BTC')).toMatchObject({ PENDING: '0.10000000' });
   });
 });
