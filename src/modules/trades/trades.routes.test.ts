@@ -266,9 +266,9 @@ describe('201: quote then execute', () => {
   it('OPENBAAS_QUOTE_TTL_SECONDS and OPENBAAS_TRADE_SPREAD_BPS are refused outside their bounds', () => {
     expect(loadConfig({}).quoteTtlSeconds).toBe(300);
     expect(loadConfig({}).tradeSpreadBps).toBe(0);
-    expect(() => loadConfig({ OPENBAAS_QUOTE_TTL_SECONDS: '4' })).toThrow(/between 5 and 900/);
-    expect(() => loadConfig({ OPENBAAS_QUOTE_TTL_SECONDS: '901' })).toThrow(/between 5 and 900/);
-    expect(() => loadConfig({ OPENBAAS_TRADE_SPREAD_BPS: '5001' })).toThrow(/between 0 and 5000/);
+    expect(() => loadConfig({ OPENBAAS_QUOTE_TTL_SECONDS: '4' })).toThrow(/from 5 to 900/);
+    expect(() => loadConfig({ OPENBAAS_QUOTE_TTL_SECONDS: '901' })).toThrow(/from 5 to 900/);
+    expect(() => loadConfig({ OPENBAAS_TRADE_SPREAD_BPS: '5001' })).toThrow(/from 0 to 5000/);
   });
 });
 
