@@ -219,7 +219,11 @@ export function requireWebsite(value: string, field: string): string {
     throw validationError(field, 'must be an absolute http or https URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw validationError(field, 'must be an absolute http or https URL');
-  if (url.username !== '' || url.password !== '') throw validationError(field, 'must not contain a user name or password');
+  // The host as written: an "@" (even with an empty user name) or a percent-encoded host would be
+  // stored as written yet opened as something else.
+  const authority = /^[A-Za-z]+:\/\/([^/?#]*)/.exec(value)?.[1] ?? '';
+  if (url.username !== '' || url.password !== '' || authority.includes('@')) throw validationError(field, 'must not contain a user name or password');
+  if (authority.includes('%')) throw validationError(field, 'must write its domain name without percent-encoding');
   if (url.port === '0') throw validationError(field, 'must not name port 0');
   const labels = url.hostname.split('.');
   const topLevel = labels.pop() ?? '';
