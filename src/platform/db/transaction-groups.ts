@@ -256,6 +256,12 @@ export class TransactionGroups {
       }
       deferred++;
       if (alone !== undefined && member === first) return;
+      // A row it needed was locked by a transaction outside this process's groups: it runs alone
+      // once this group has ended, and waits for that lock there, holding nothing else.
+      if ((outcome.reason as GroupConflict).alone) {
+        void (alone ?? Promise.resolve()).then(() => this.runAlone(member));
+        return;
+      }
       // Once the group that holds what it claimed has ended (this one has), ahead of what queued meanwhile.
       const after = (outcome.reason as GroupConflict).after;
       void (alone === undefined ? after : Promise.all([after, alone])).then(() => {
@@ -398,12 +404,39 @@ const groupShardRange = 1 << 16;
  * it runs again in a later group, once the group holding the row (`after`) has ended.
  */
 export class GroupConflict extends Error {
+  /** Runs alone once the group has ended (lockedElsewhere), rather than in a later group. */
+  readonly alone: boolean = false;
+
   constructor(
     key: string,
     readonly after: Promise<void>,
   ) {
     super(`${key} is claimed by another member of a transaction group`);
   }
+}
+
+/** A member's row is locked by a transaction outside the groups of this process (lockedElsewhere). */
+class LockedElsewhere extends GroupConflict {
+  override readonly alone = true;
+}
+
+/** Whether `tx` is a member's handle in a transaction group. */
+export function inTransactionGroup(tx: Tx): boolean {
+  return handles.has(tx);
+}
+
+/**
+ * The error a member throws when a row it must lock first (a card) is held by a transaction
+ * outside this process's groups, which the claims do not see (another server process on the same
+ * database, a worker). Locked in the group, it would wait there with every other member's locks
+ * held, in an order no other process knows, and two processes' groups could deadlock on their
+ * cards; so the member takes that row with SKIP LOCKED and, finding it taken, leaves: it runs
+ * alone once its group has ended, in a transaction of its own that waits for the lock holding
+ * nothing else. Outside a group it is never needed (the lock is simply waited for).
+ */
+export function lockedElsewhere(tx: Tx, key: string): GroupConflict {
+  const scope = handles.get(tx);
+  return new LockedElsewhere(`${key} (locked outside this process's transaction groups)`, scope?.group.ended ?? Promise.resolve());
 }
 
 /** A member of a group failed (`member`, when one did): nothing commits, and the members run again. */

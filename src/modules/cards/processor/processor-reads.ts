@@ -8,7 +8,7 @@
  */
 import { preparedTextStatement, type StatementParameters, type TextStatement } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
-import { claimInGroup, inGroupLockOrder, passLockTurn } from '../../../platform/db/transaction-groups.js';
+import { claimInGroup, inGroupLockOrder, inTransactionGroup, lockedElsewhere, passLockTurn } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { isUuid } from '../../../platform/ids.js';
 import { lockWalletAccountText, walletAccountId, type AccountRow } from '../../ledger/index.js';
@@ -37,8 +37,16 @@ type ProgramJson = Omit<CardProgramRow, 'created_at' | 'updated_at'> & { created
 export async function lockCardWithProgram(tx: Tx, clientId: string, by: { id: string } | { fingerprint: string }): Promise<LockedCard | undefined> {
   if ('id' in by && !isUuid(by.id)) return undefined;
   claimCardBeforeLock(tx, clientId, by);
-  const row = (await lockCardStatement(clientId, by).execute(tx)).rows[0];
-  if (!row) return undefined;
+  // In a transaction group the card is taken only if no transaction outside the group's process
+  // holds it: one that does makes the message leave the group and run alone (lockedElsewhere).
+  const grouped = inTransactionGroup(tx);
+  const row = (await lockCardStatement(clientId, by, { skipLocked: grouped }).execute(tx)).rows[0];
+  if (!row) {
+    if (grouped && (await cardExistsStatement(clientId, by).execute(tx)).rows.length > 0) {
+      throw lockedElsewhere(tx, claimKey(clientId, 'id' in by ? by.id : by.fingerprint));
+    }
+    return undefined;
+  }
   const { program, ...card } = row;
   claimCard(tx, card);
   return { card, program: program === null ? undefined : { ...program, created_at: new Date(program.created_at), updated_at: new Date(program.updated_at) } };
@@ -76,13 +84,25 @@ export function claimCard(tx: Tx, card: CardRow): void {
  * The statement of `lockCardWithProgram`, prepared like the lookup below (see `lookupStatement`
  * for the plans it may keep), and written as text like it.
  */
-export function lockCardStatement(clientId: string, by: { id: string } | { fingerprint: string }): TextStatement<CardRow & { program: ProgramJson | null }> {
+export function lockCardStatement(
+  clientId: string,
+  by: { id: string } | { fingerprint: string },
+  options: { skipLocked?: boolean } = {},
+): TextStatement<CardRow & { program: ProgramJson | null }> {
   return preparedTextStatement(({ add: p }) => {
     const chosen = 'id' in by ? `cards.id = ${p(by.id)}` : `cards.pan_fingerprint = ${p(by.fingerprint)}`;
     return `SELECT cards.*, to_jsonb(card_programs) AS program FROM cards
       LEFT JOIN card_programs ON card_programs.client_id = cards.client_id AND card_programs.id = cards.card_program_id
       WHERE cards.client_id = ${p(clientId)} AND ${chosen}
-      FOR UPDATE OF cards`;
+      FOR UPDATE OF cards${options.skipLocked === true ? ' SKIP LOCKED' : ''}`;
+  });
+}
+
+/** Whether the card exists (read without a lock), for a lock that SKIP LOCKED left empty. */
+function cardExistsStatement(clientId: string, by: { id: string } | { fingerprint: string }): TextStatement<{ found: number }> {
+  return preparedTextStatement(({ add: p }) => {
+    const chosen = 'id' in by ? `id = ${p(by.id)}` : `pan_fingerprint = ${p(by.fingerprint)}`;
+    return `SELECT 1 AS found FROM cards WHERE client_id = ${p(clientId)} AND ${chosen}`;
   });
 }
 

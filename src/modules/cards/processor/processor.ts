@@ -10,7 +10,7 @@ import type { Deps } from '../../../platform/deps.js';
 import { compiledOnce, compileOnly } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { WriteStatement } from '../../../platform/db/write-statement.js';
-import { deferToGroup } from '../../../platform/db/transaction-groups.js';
+import { deferToGroup, inTransactionGroup, lockedElsewhere } from '../../../platform/db/transaction-groups.js';
 import { asStoredJsonb } from '../../../platform/db/jsonb.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
@@ -585,6 +585,16 @@ const lockCardByIdStatement = compiledOnce((clientId: string, id: string) =>
 const lockSwipeStatement = compiledOnce((clientId: string, id: string) =>
   compileOnly.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate(),
 );
+/** The two above for a member of a transaction group: rows another process holds are skipped (lockedElsewhere). */
+const lockCardByIdSkippingStatement = compiledOnce((clientId: string, id: string) =>
+  compileOnly.selectFrom('cards').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate().skipLocked(),
+);
+const lockSwipeSkippingStatement = compiledOnce((clientId: string, id: string) =>
+  compileOnly.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate().skipLocked(),
+);
+const swipeExistsStatement = compiledOnce((clientId: string, id: string) =>
+  compileOnly.selectFrom('card_swipes').select('id').where('client_id', '=', clientId).where('id', '=', id),
+);
 
 /** A card transaction record that exists. */
 async function recordById(tx: Tx, clientId: string, id: string): Promise<CardTransactionRow> {
@@ -601,6 +611,16 @@ async function recordById(tx: Tx, clientId: string, id: string): Promise<CardTra
 async function lockCardAndSwipe(tx: Tx, clientId: string, cardId: string, swipeId: string): Promise<{ card: CardRow; swipe: CardSwipeRow | undefined }> {
   // Before either statement leaves: a member that must wait for another group leaves none behind.
   claimCardBeforeLock(tx, clientId, { id: cardId });
+  if (inTransactionGroup(tx)) {
+    // In a group, neither lock is waited for: a card or lifecycle held by a transaction outside the
+    // process's groups makes the member leave the group and run alone (lockedElsewhere).
+    const [cardResult, swipeResult] = await Promise.all([lockCardByIdSkippingStatement(clientId, cardId).execute(tx), lockSwipeSkippingStatement(clientId, swipeId).execute(tx)]);
+    const card = cardResult.rows[0];
+    if (!card) throw lockedElsewhere(tx, `${clientId}/${cardId}`);
+    const swipe = swipeResult.rows[0];
+    if (!swipe && (await swipeExistsStatement(clientId, swipeId).execute(tx)).rows.length > 0) throw lockedElsewhere(tx, `${clientId}/${swipeId}`);
+    return { card, swipe };
+  }
   const [cardResult, swipe] = await Promise.all([lockCardByIdStatement(clientId, cardId).execute(tx), lockSwipe(tx, clientId, swipeId)]);
   const card = cardResult.rows[0];
   assert(card, `card ${cardId} is missing`);
