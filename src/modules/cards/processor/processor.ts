@@ -399,9 +399,16 @@ function mayMoveFunds(info: MessageInfo): boolean {
     case '0100':
       // Not a refund authorization: it moves nothing.
       return handledTransactionTypes.has(transactionType) && transactionType !== '20';
+    case '0120':
     case '0200':
     case '0220':
       return handledTransactionTypes.has(transactionType);
+    case '0400':
+    case '0420':
+      // A reversal releases its lifecycle's hold on the wallet's account: locked with the lookups,
+      // it is taken in a transaction group's ordered turn rather than later, out of order, by the
+      // ledger (which deadlocked with other processes' groups; found by a two-server load run).
+      return true;
     default:
       return false;
   }
