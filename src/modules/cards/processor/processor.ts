@@ -10,12 +10,12 @@ import type { Deps } from '../../../platform/deps.js';
 import { compiledOnce, compileOnly } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { WriteStatement } from '../../../platform/db/write-statement.js';
-import { deferToGroup, inTransactionGroup, lockedElsewhere } from '../../../platform/db/transaction-groups.js';
+import { deferToGroup, inGroupLockOrder, inTransactionGroup, lockedElsewhere, passLockTurn } from '../../../platform/db/transaction-groups.js';
 import { asStoredJsonb } from '../../../platform/db/jsonb.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
 import { idAt } from '../../../platform/ids.js';
-import type { AccountRow, HistoryInput } from '../../ledger/index.js';
+import { lockWalletAccount, walletAccountId, type AccountRow, type HistoryInput } from '../../ledger/index.js';
 import { cancelTimer, scheduleTimer, type TimerKind } from '../../timers/index.js';
 import { addDecisionDelivery, addDecisionRequestEvent, addEvents, decisionEndpointOf, type EventToRecord } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
@@ -921,6 +921,16 @@ export async function finishCoopDecision(
   }
   // Open: the request still waits for this answer (not closed, decided by an advice, or withdrawn by a reversal).
   const open = mark !== null && mark.withdrawn !== true && hasOpenHold(swipe);
+  // Applying it moves a DEBIT card's wallet money: in a transaction group its account is taken in
+  // the group's ordered turn with the other members' (inGroupLockOrder), not later by the ledger
+  // when this member gets there, which deadlocked with other processes' groups (found by a
+  // two-server load run); the ledger then takes the row as locked.
+  if (open && card.card_type === 'DEBIT') {
+    const account = await inGroupLockOrder(tx, walletAccountId(card.client_id, card.wallet_id, program.currency), () =>
+      lockWalletAccount(tx, card.client_id, card.wallet_id, program.currency),
+    );
+    if (account) run.locked.account = account;
+  } else passLockTurn(tx);
   const verdict: ClientVerdict = !open
     ? { kind: 'STAND_IN', reason: 'LIFECYCLE_CLOSED', detail: 'the lifecycle was closed (reversed, completed or expired), decided by an advice, or the request reversed before the answer was applied' }
     : exchange === null
