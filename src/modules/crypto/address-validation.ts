@@ -132,15 +132,20 @@ export function decodeBitcoinAddress(input: string): { ok: true; value: BitcoinA
   return { ok: true, value: { bitcoinNetwork: kind.bitcoinNetwork, type: kind.type, address: input, scriptPubKey } };
 }
 
-function checkBitcoin(input: string, bitcoinNetwork: BitcoinNetwork): AddressCheck {
+/**
+ * `bitcoinNetwork` is the server's network for a recipient; for a sender it is the network of the
+ * address paid (which a server moved to the other network since it made the address no longer
+ * uses), so a sender of the wrong one is told that rather than the server's network.
+ */
+function checkBitcoin(input: string, bitcoinNetwork: BitcoinNetwork, party: AddressParty): AddressCheck {
   const decoded = decodeBitcoinAddress(input);
   if (!decoded.ok) return invalid(`${decoded.reason}; a Bitcoin ${bitcoinNetwork} address looks like ${bitcoinForms[bitcoinNetwork]}`);
-  if (decoded.value.bitcoinNetwork !== bitcoinNetwork) {
-    return {
-      ok: false,
-      code: 'ADDRESS_WRONG_NETWORK',
-      reason: `is a Bitcoin ${decoded.value.bitcoinNetwork} address, but this server uses Bitcoin ${bitcoinNetwork}; send a ${bitcoinNetwork} address (${bitcoinForms[bitcoinNetwork]})`,
-    };
+  const found = decoded.value.bitcoinNetwork;
+  if (found !== bitcoinNetwork) {
+    const reason = party === 'sender'
+      ? `is a Bitcoin ${found} address, but the address it pays is on Bitcoin ${bitcoinNetwork}; a deposit to it comes from a ${bitcoinNetwork} address (${bitcoinForms[bitcoinNetwork]})`
+      : `is a Bitcoin ${found} address, but this server uses Bitcoin ${bitcoinNetwork}; send a ${bitcoinNetwork} address (${bitcoinForms[bitcoinNetwork]})`;
+    return { ok: false, code: 'ADDRESS_WRONG_NETWORK', reason };
   }
   return { ok: true, address: decoded.value.address };
 }
@@ -246,10 +251,10 @@ const addressForms: Readonly<Record<Exclude<CryptoNetworkName, 'BITCOIN'>, strin
   SOLANA: 'Base58, 32 to 44 characters',
 };
 
-function checkShape(network: CryptoNetworkName, address: string, bitcoinNetwork: BitcoinNetwork): AddressCheck {
+function checkShape(network: CryptoNetworkName, address: string, bitcoinNetwork: BitcoinNetwork, party: AddressParty = 'recipient'): AddressCheck {
   switch (network) {
     case 'BITCOIN':
-      return checkBitcoin(address, bitcoinNetwork);
+      return checkBitcoin(address, bitcoinNetwork, party);
     case 'ETHEREUM':
       return checkEthereum(address);
     case 'TRON':
@@ -284,7 +289,7 @@ function checkAddress(network: CryptoNetworkName, address: string, bitcoinNetwor
     return invalid(`is ${address.length} characters long; no ${network} address is longer than ${addressLengthMax}`);
   }
   if (address.trim() !== address) return invalid('has spaces or line breaks around it; send the address alone');
-  const check = checkShape(network, address, bitcoinNetwork);
+  const check = checkShape(network, address, bitcoinNetwork, party);
   if (!check.ok) {
     if (check.code !== 'INVALID_ADDRESS') return check;
     const others = otherNetworksOf(network, address, bitcoinNetwork);
@@ -329,15 +334,10 @@ export function bitcoinNetworkOfAddress(network: CryptoNetworkName, address: str
 
 /**
  * Checks a deposit's sender address for the network, as a destination's address is, with a
- * sender's advice. `bitcoinNetwork` is the network of the address paid, which a server moved to
- * the other network since it made the address no longer uses: a sender of the wrong one is told
- * that, not the server's network.
+ * sender's advice. `bitcoinNetwork` is the network of the address paid (see checkBitcoin).
  */
 export function checkSenderAddress(network: CryptoNetworkName, address: string, bitcoinNetwork: BitcoinNetwork): AddressCheck {
-  const check = checkAddress(network, address, bitcoinNetwork, 'sender');
-  if (check.ok || check.code !== 'ADDRESS_WRONG_NETWORK' || network !== 'BITCOIN') return check;
-  const other = bitcoinNetwork === 'testnet' ? 'mainnet' : 'testnet';
-  return { ...check, reason: `is a Bitcoin ${other} address, but the address it pays is on Bitcoin ${bitcoinNetwork}; a deposit to it comes from a ${bitcoinNetwork} address (${bitcoinForms[bitcoinNetwork]})` };
+  return checkAddress(network, address, bitcoinNetwork, 'sender');
 }
 
 /** Checks a withdrawal destination (address, then memo) for the network; see the rule order above. */
