@@ -5,7 +5,7 @@
  * CARD_TRANSACTION_* events, and builds the answer to the network. Every sandbox card endpoint and
  * the message-level endpoint go through it. docs/cards.md describes the flows.
  */
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Deps } from '../../../platform/deps.js';
 import { compiledOnce, compileOnly } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
@@ -586,18 +586,18 @@ function queueChild(writer: Writer, row: CardTransactionRow, more: (EventToRecor
 const recordByIdStatement = compiledOnce((clientId: string, id: string) =>
   compileOnly.selectFrom('card_transactions').selectAll().where('client_id', '=', clientId).where('id', '=', id),
 );
-const lockCardByIdStatement = compiledOnce((clientId: string, id: string) =>
+/**
+ * A row of `cards` or `card_swipes` by key, locked: `wait` for the lock, or `skip` a row another
+ * transaction holds (a member of a transaction group, which then leaves it: lockedElsewhere).
+ */
+function lockByIdStatements<R>(build: (clientId: string, id: string) => { compile(): CompiledQuery<R>; skipLocked(): { compile(): CompiledQuery<R> } }) {
+  return { wait: compiledOnce(build), skip: compiledOnce((clientId: string, id: string) => build(clientId, id).skipLocked()) };
+}
+const lockCardByIdStatements = lockByIdStatements((clientId, id) =>
   compileOnly.selectFrom('cards').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate(),
 );
-const lockSwipeStatement = compiledOnce((clientId: string, id: string) =>
+const lockSwipeStatements = lockByIdStatements((clientId, id) =>
   compileOnly.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate(),
-);
-/** The two above for a member of a transaction group: rows another process holds are skipped (lockedElsewhere). */
-const lockCardByIdSkippingStatement = compiledOnce((clientId: string, id: string) =>
-  compileOnly.selectFrom('cards').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate().skipLocked(),
-);
-const lockSwipeSkippingStatement = compiledOnce((clientId: string, id: string) =>
-  compileOnly.selectFrom('card_swipes').selectAll().where('client_id', '=', clientId).where('id', '=', id).forUpdate().skipLocked(),
 );
 const swipeExistsStatement = compiledOnce((clientId: string, id: string) =>
   compileOnly.selectFrom('card_swipes').select('id').where('client_id', '=', clientId).where('id', '=', id),
@@ -618,18 +618,20 @@ async function recordById(tx: Tx, clientId: string, id: string): Promise<CardTra
 async function lockCardAndSwipe(tx: Tx, clientId: string, cardId: string, swipeId: string): Promise<{ card: CardRow; swipe: CardSwipeRow | undefined }> {
   // Before either statement leaves: a member that must wait for another group leaves none behind.
   claimCardBeforeLock(tx, clientId, { id: cardId });
-  if (inTransactionGroup(tx)) {
-    // In a group, neither lock is waited for: a card or lifecycle held by a transaction outside the
-    // process's groups makes the member leave the group and run alone (lockedElsewhere).
-    const [cardResult, swipeResult] = await Promise.all([lockCardByIdSkippingStatement(clientId, cardId).execute(tx), lockSwipeSkippingStatement(clientId, swipeId).execute(tx)]);
-    const card = cardResult.rows[0];
-    if (!card) throw lockedElsewhere(tx, `${clientId}/${cardId}`);
-    const swipe = swipeResult.rows[0];
-    if (!swipe && (await swipeExistsStatement(clientId, swipeId).execute(tx)).rows.length > 0) throw lockedElsewhere(tx, `${clientId}/${swipeId}`);
-    return { card, swipe };
-  }
-  const [cardResult, swipe] = await Promise.all([lockCardByIdStatement(clientId, cardId).execute(tx), lockSwipe(tx, clientId, swipeId)]);
+  // In a group, neither lock is waited for: a card or lifecycle held by a transaction outside the
+  // process's groups makes the member leave the group and run alone (lockedElsewhere).
+  const grouped = inTransactionGroup(tx);
+  const mode = grouped ? 'skip' : 'wait';
+  const [cardResult, swipeResult] = await Promise.all([
+    lockCardByIdStatements[mode](clientId, cardId).execute(tx),
+    lockSwipeStatements[mode](clientId, swipeId).execute(tx),
+  ]);
   const card = cardResult.rows[0];
+  const swipe = swipeResult.rows[0];
+  if (grouped) {
+    if (!card) throw lockedElsewhere(tx, `${clientId}/${cardId}`);
+    if (!swipe && (await swipeExistsStatement(clientId, swipeId).execute(tx)).rows.length > 0) throw lockedElsewhere(tx, `${clientId}/${swipeId}`);
+  }
   assert(card, `card ${cardId} is missing`);
   return { card, swipe };
 }
@@ -1134,7 +1136,7 @@ async function cancelExpiry(writer: Writer, swipe: CardSwipeRow): Promise<void> 
 // ---- correlation ------------------------------------------------------------------------------
 
 async function lockSwipe(tx: Tx, clientId: string, id: string): Promise<CardSwipeRow | undefined> {
-  return (await lockSwipeStatement(clientId, id).execute(tx)).rows[0];
+  return (await lockSwipeStatements.wait(clientId, id).execute(tx)).rows[0];
 }
 
 /**
