@@ -1,3 +1,4 @@
+import { hasValidLuhn, luhnCheckDigit } from '../../platform/luhn.js';
 import { permuteSerialFromOne } from '../../platform/serial-permutation.js';
 
 /**
@@ -29,21 +30,6 @@ export type AccountNumberKind = keyof typeof accountNumberKinds;
 const serialDigits = 9;
 const serialMax = 10n ** BigInt(serialDigits) - 1n;
 
-/** The Luhn (mod 10) check digit for a string of digits. */
-export function luhnCheckDigit(digits: string): number {
-  let sum = 0;
-  for (let index = 0; index < digits.length; index++) {
-    // Every second digit from the right of the payload is doubled (the check digit goes after it).
-    let digit = Number(digits[digits.length - 1 - index]);
-    if (index % 2 === 0) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return (10 - (sum % 10)) % 10;
-}
-
 /**
  * The keys of the permutations of the serials, one per kind (accountNumberSerialKeys in
  * modules/routes.ts), all derived from OPENBAAS_ENCRYPTION_KEY.
@@ -67,5 +53,5 @@ export function formatAccountNumber(kind: AccountNumberKind, serial: bigint): st
 
 /** True for a well-formed number of the kind with a correct check digit. */
 export function isValidAccountNumber(kind: AccountNumberKind, value: string): boolean {
-  return accountNumberKinds[kind].pattern.test(value) && luhnCheckDigit(value.slice(0, -1)) === Number(value.slice(-1));
+  return accountNumberKinds[kind].pattern.test(value) && hasValidLuhn(value);
 }

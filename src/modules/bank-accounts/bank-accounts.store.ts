@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
+import { nextSequenceValue } from '../../platform/db/sequence.js';
 import type { Tx } from '../../platform/db/transaction.js';
+import { drawUnusedNumber } from '../../platform/unused-serial.js';
 import type { WalletRow } from '../customers/index.js';
 import { accountNumberKinds, accountSerialFor, formatAccountNumber, type AccountNumberKind } from './account-numbers.js';
 
@@ -17,23 +18,19 @@ const columns: Record<AccountNumberKind, 'dedicated_account_number' | 'vrn'> = {
 
 /**
  * The next number of the kind: the next value of its shared sequence (outside the transaction's
- * rollback: never reused), through the kind's keyed permutation (account-numbers.ts). Permuted
- * numbers never repeat each other, but one may equal a number given before serials were permuted
- * (the bare sequence value), so a number some wallet of any client already holds is passed over
- * for the next value (a lookup on the unique index wallets_dedicated_account_number_key or
- * wallets_vrn_key). A number passed over is never shown, so looking across clients tells the
- * caller nothing about the others.
+ * rollback: never reused), through the kind's keyed permutation (account-numbers.ts), passed over
+ * while some wallet of any client already holds it (drawUnusedNumber says why; the lookup uses the
+ * unique index wallets_dedicated_account_number_key or wallets_vrn_key).
  */
-export async function nextAccountNumber(tx: Tx, kind: AccountNumberKind, serialKey: Buffer): Promise<string> {
+export function nextAccountNumber(tx: Tx, kind: AccountNumberKind, serialKey: Buffer): Promise<string> {
   const column = columns[kind];
-  for (;;) {
-    const result = await sql<{ serial: string }>`SELECT nextval(${accountNumberKinds[kind].sequence}::regclass)::text AS serial`.execute(tx);
-    const serial = result.rows[0]?.serial;
-    if (serial === undefined) throw new Error(`the ${kind} sequence returned no value`);
-    const number = formatAccountNumber(kind, accountSerialFor(BigInt(serial), serialKey));
-    const holder = await tx.selectFrom('wallets').select('id').where(column, '=', number).executeTakeFirst();
-    if (!holder) return number;
-  }
+  return drawUnusedNumber({
+    nextSequenceValue: () => nextSequenceValue(tx, accountNumberKinds[kind].sequence, `the ${kind} sequence`),
+    serialFor: (sequenceValue) => accountSerialFor(sequenceValue, serialKey),
+    format: (serial) => formatAccountNumber(kind, serial),
+    isTaken: async (number) => (await tx.selectFrom('wallets').select('id').where(column, '=', number).executeTakeFirst()) !== undefined,
+    description: `${kind} number`,
+  });
 }
 
 /** Sets the number when the wallet has none yet; false when another request set one first. */

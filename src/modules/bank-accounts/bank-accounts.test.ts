@@ -5,10 +5,11 @@ import { businessBody, createIndividual } from '../../../test/customers/fixtures
 import { assignDedicated, assignVrn, linkedWallet, type LinkedWallet } from '../../../test/bank/fixtures.js';
 import { sandboxOperatingBank } from '../../platform/config.js';
 import { withTransaction } from '../../platform/db/transaction.js';
+import { luhnCheckDigit } from '../../platform/luhn.js';
 import { findWallet } from '../customers/index.js';
 import { accountNumberSerialKeys, virtualAccountSerialKey } from '../routes.js';
 import { assignVirtualAccount } from '../virtual-accounts/index.js';
-import { accountNumberKinds, accountSerialFor, checkOperatingBank, formatAccountNumber, isValidAccountNumber, luhnCheckDigit, type AccountNumberKind } from './index.js';
+import { accountNumberKinds, accountSerialFor, checkOperatingBank, formatAccountNumber, isValidAccountNumber, type AccountNumberKind } from './index.js';
 
 let t: TestContext;
 

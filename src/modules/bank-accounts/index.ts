@@ -18,7 +18,6 @@ export {
   accountSerialFor,
   formatAccountNumber,
   isValidAccountNumber,
-  luhnCheckDigit,
   accountNumberKinds,
   type AccountNumberKind,
   type AccountNumberSerialKeys,

@@ -1,5 +1,6 @@
 import { electronicFormatIBAN, extractIBAN, getCountrySpecifications, validateIBAN, ValidationErrorsIBAN } from 'ibantools';
 import { countryName } from './bic.js';
+import { hasValidLuhn } from '../../platform/luhn.js';
 import type { IdentifierCheck } from './routing-number.js';
 
 /**
@@ -48,17 +49,6 @@ function cinOf(bban: string): string {
   return String.fromCharCode(65 + (sum % 26));
 }
 
-/** Luhn over the whole 14-digit Finnish BBAN (its last digit is the check digit). */
-function luhnHolds(digits: string): boolean {
-  let sum = 0;
-  for (let index = 0; index < digits.length; index++) {
-    let digit = Number(digits[digits.length - 1 - index]);
-    if (index % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
-    sum += digit;
-  }
-  return sum % 10 === 0;
-}
-
 /**
  * National check digits ibantools does not verify: the CIN letter of Italy and San Marino and the
  * Luhn digit of Finland (ibantools checks those of BA, BE, CZ, EE, ES, FR, HR, HU, MC, ME, MK, NO,
@@ -66,7 +56,7 @@ function luhnHolds(digits: string): boolean {
  */
 function nationalCheckHolds(countryCode: string, bban: string): boolean {
   if (countryCode === 'IT' || countryCode === 'SM') return bban[0] === cinOf(bban);
-  if (countryCode === 'FI') return luhnHolds(bban);
+  if (countryCode === 'FI') return hasValidLuhn(bban); // the whole 14-digit BBAN; its last digit is the check digit
   return true;
 }
 

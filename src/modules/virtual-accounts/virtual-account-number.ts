@@ -1,3 +1,4 @@
+import { hasValidLuhn, luhnCheckDigit } from '../../platform/luhn.js';
 import { permuteSerialFromOne } from '../../platform/serial-permutation.js';
 
 /**
@@ -21,21 +22,6 @@ export const virtualAccountSerialDigits = 9;
 export const virtualAccountSerialMax = 10n ** BigInt(virtualAccountSerialDigits) - 1n;
 export const virtualAccountNumberPattern = /^70[0-9]{10}$/;
 
-/** The Luhn (mod 10) check digit of a string of digits. */
-export function luhnCheckDigit(digits: string): number {
-  let sum = 0;
-  for (let index = 0; index < digits.length; index++) {
-    // Double every second digit counting from the right of the payload (the check digit goes after it).
-    let digit = Number(digits[digits.length - 1 - index]);
-    if (index % 2 === 0) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return (10 - (sum % 10)) % 10;
-}
-
 /**
  * The serial of the number drawn as the sequence's value `sequenceValue` (1 … 999,999,999): a
  * permutation of that range keyed by `serialKey` (derived from OPENBAAS_ENCRYPTION_KEY for this
@@ -53,6 +39,5 @@ export function formatVirtualAccountNumber(serial: bigint): string {
 
 /** True for a well-formed number with a correct check digit. */
 export function isValidVirtualAccountNumber(value: string): boolean {
-  if (!virtualAccountNumberPattern.test(value)) return false;
-  return luhnCheckDigit(value.slice(0, -1)) === Number(value.slice(-1));
+  return virtualAccountNumberPattern.test(value) && hasValidLuhn(value);
 }

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
+import { nextSequenceValue } from '../../platform/db/sequence.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
+import { drawUnusedNumber } from '../../platform/unused-serial.js';
 import { findCustomer, findWallet, type WalletRow } from '../customers/index.js';
 import { recordEvent } from '../webhooks/index.js';
 import { formatVirtualAccountNumber, virtualAccountSerialFor } from './virtual-account-number.js';
@@ -13,21 +15,18 @@ export interface VirtualAccountView {
 
 /**
  * The next number: the next value of the shared sequence (outside the transaction's rollback:
- * never reused), through the keyed permutation (virtual-account-number.ts). Permuted numbers never
- * repeat each other, but one may equal a number given before serials were permuted (the bare
- * sequence value), so a number some wallet of any client already holds is passed over for the
- * next value (a lookup on the unique index wallets_virtual_account_number_key). A number passed
- * over is never shown, so looking across clients tells the caller nothing about the others.
+ * never reused), through the keyed permutation (virtual-account-number.ts), passed over while some
+ * wallet of any client already holds it (drawUnusedNumber says why; the lookup uses the unique
+ * index wallets_virtual_account_number_key).
  */
-async function nextVirtualAccountNumber(tx: Tx, serialKey: Buffer): Promise<string> {
-  for (;;) {
-    const result = await sql<{ serial: string }>`SELECT nextval('virtual_account_serial')::text AS serial`.execute(tx);
-    const serial = result.rows[0]?.serial;
-    if (serial === undefined) throw new Error('the virtual account sequence returned no value');
-    const number = formatVirtualAccountNumber(virtualAccountSerialFor(BigInt(serial), serialKey));
-    const holder = await tx.selectFrom('wallets').select('id').where('virtual_account_number', '=', number).executeTakeFirst();
-    if (!holder) return number;
-  }
+function nextVirtualAccountNumber(tx: Tx, serialKey: Buffer): Promise<string> {
+  return drawUnusedNumber({
+    nextSequenceValue: () => nextSequenceValue(tx, 'virtual_account_serial', 'the virtual account sequence'),
+    serialFor: (sequenceValue) => virtualAccountSerialFor(sequenceValue, serialKey),
+    format: formatVirtualAccountNumber,
+    isTaken: async (number) => (await tx.selectFrom('wallets').select('id').where('virtual_account_number', '=', number).executeTakeFirst()) !== undefined,
+    description: 'virtual account number',
+  });
 }
 
 /**

@@ -83,8 +83,6 @@ export {
   isCardExpired,
   isValidBin,
   isValidPan,
-  luhnCheckDigit,
-  luhnIsValid,
   maskPan,
   panFromSequence,
   panLast4,

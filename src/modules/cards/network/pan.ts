@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { assert } from '../../../platform/assert.js';
+import { hasValidLuhn, luhnCheckDigit } from '../../../platform/luhn.js';
 
 export const panLengthMin = 12;
 export const panLengthMax = 19;
@@ -16,32 +17,10 @@ export type RandomInt = (maxExclusive: number) => number;
 
 export const secureRandomInt: RandomInt = (maxExclusive) => crypto.randomInt(maxExclusive);
 
-/** The Luhn (mod 10) check digit that completes `payload` (the PAN without its last digit). */
-export function luhnCheckDigit(payload: string): string {
-  assert(/^\d+$/.test(payload), 'a Luhn payload holds digits only');
-  let sum = 0;
-  // Walking from the right, the digit next to the (future) check digit is doubled first.
-  for (let offset = 0; offset < payload.length; offset++) {
-    let digit = payload.charCodeAt(payload.length - 1 - offset) - 48;
-    if (offset % 2 === 0) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return String((10 - (sum % 10)) % 10);
-}
-
 /** True when `pan` is all digits, 12–19 long, and its last digit is the Luhn check digit. */
 export function isValidPan(pan: string): boolean {
   if (!/^\d+$/.test(pan) || pan.length < panLengthMin || pan.length > panLengthMax) return false;
-  return luhnIsValid(pan);
-}
-
-/** The Luhn check alone, for any length of digits (at least two). */
-export function luhnIsValid(digits: string): boolean {
-  if (!/^\d{2,}$/.test(digits)) return false;
-  return luhnCheckDigit(digits.slice(0, -1)) === digits.slice(-1);
+  return hasValidLuhn(pan);
 }
 
 export function isValidBin(bin: string): boolean {
@@ -61,7 +40,7 @@ export function generatePan(bin: string, options: { length?: number; randomInt?:
   checkBinAndLength(bin, length);
   let payload = bin;
   while (payload.length < length - 1) payload += String(randomInt(10));
-  return payload + luhnCheckDigit(payload);
+  return `${payload}${luhnCheckDigit(payload)}`;
 }
 
 /** The PAN with account number `sequence` (left zero padded) after the BIN: for fixtures and demos. */
@@ -71,7 +50,7 @@ export function panFromSequence(bin: string, sequence: bigint, options: { length
   const accountDigits = length - 1 - bin.length;
   assert(sequence >= 0n && sequence < 10n ** BigInt(accountDigits), `sequence ${sequence} does not fit in ${accountDigits} digits`);
   const payload = bin + sequence.toString().padStart(accountDigits, '0');
-  return payload + luhnCheckDigit(payload);
+  return `${payload}${luhnCheckDigit(payload)}`;
 }
 
 export function panLast4(pan: string): string {
