@@ -367,6 +367,28 @@ describe('snapshots and restore', () => {
     await expectLedgerClean(t);
   });
 
+  it('the clock gets the snapshot\'s offset back, not its time: timers that came due in the wall-clock time since run at once', async () => {
+    const client = await t.newClient('clock offset restore');
+    const wallet = await linkedWallet(t, client);
+    await advance(client, 45);
+    const pending = await deposit(t, wallet.virtualAccountNumber, '3.00', {}, client);
+    const saved = await snapshot(client);
+    expect(saved.clockOffsetSeconds).toBe(45);
+    // The wall clock moves on past the deposit's settlement (60 s) before the restore.
+    t.clock.advance(70_000);
+    const result = await restore(client, saved.id);
+    expect(result.clockOffsetSeconds).toBe(45);
+    const clock = (await t.request({ url: '/v1/sandbox/clock', key: client.key })).body.data;
+    expect(clock).toMatchObject({ now: new Date(Date.parse(saved.createdAt) + 70_000).toISOString(), offsetSeconds: 45, pendingTimers: 1 });
+    expect(Date.parse(clock.nextTimerDueAt)).toBeLessThan(Date.parse(clock.now));
+    // The next run of the timers (here an advance of one second) settles it.
+    const next = await post('/v1/sandbox/clock/advance', { seconds: 1 }, client);
+    expect(next.body.data.ran.map((timer: any) => timer.kind)).toEqual(['bank-transfer.settle']);
+    const status = await t.request({ url: `/v1/baas/transactions/${pending.parentBankTransactionId as string}`, key: client.key });
+    expect(status.body.data.status).toBe('COMPLETED');
+    await expectLedgerClean(t);
+  });
+
   it('a restore sent with an Idempotency-Key the snapshot had recorded (then wiped by a reset) restores, and replays after', async () => {
     const client = await t.newClient('restore key');
     const key = `reused-${crypto.randomUUID()}`;
