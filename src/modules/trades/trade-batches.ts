@@ -281,8 +281,18 @@ function assumeExecutions(tx: Tx, openQuotes: OpenQuotes, items: BatchItem<Execu
 }
 
 /**
- * Locks the batch's quotes (in id order) and reads its wallets' customers in one round trip, then
- * loads the ledger accounts of the executions those allow. Writes nothing.
+ * Reads the batch's quotes and its wallets' customers in one round trip (without locks), locks the
+ * ledger accounts of the executions those allow, then locks the quotes (in id order) and reads
+ * them again. Writes nothing.
+ *
+ * The lock order is the ledger's accounts, then the quotes, as in the assumed batch's one
+ * statement (its ledger part updates the accounts before its last part updates the quotes). With
+ * the quotes locked first, an execution of a quote here waited for the accounts an assumed batch
+ * of the same quote held while that batch waited for the quote: a deadlock, broken by PostgreSQL
+ * after deadlock_timeout (until 2026-12-06; two server processes executing one quote, or one
+ * process whose assumed batch fell back to this checked way; found by an audit). A quote's terms
+ * never change once given, only its status: a quote executed meanwhile is refused from the row
+ * read under the lock.
  */
 async function loadExecutions(tx: Tx, items: BatchItem<ExecuteRequest>[]): Promise<LoadedExecutions> {
   const quoteKeys = new Map<string, { clientId: string; id: string }>();
@@ -294,7 +304,7 @@ async function loadExecutions(tx: Tx, items: BatchItem<ExecuteRequest>[]): Promi
     if (isUuid(walletId)) walletKeys.set(keyOf(context.clientId, walletId), { clientId: context.clientId, id: walletId });
   }
   const sortedQuotes = [...quoteKeys.values()].sort((a, b) => (a.clientId === b.clientId ? a.id.localeCompare(b.id) : a.clientId.localeCompare(b.clientId)));
-  const [quoteRows, walletRows] = await Promise.all([
+  const readQuotes = (lock: boolean) =>
     sortedQuotes.length === 0
       ? Promise.resolve([] as QuoteRow[])
       : sql<QuoteRow>`
@@ -302,9 +312,11 @@ async function loadExecutions(tx: Tx, items: BatchItem<ExecuteRequest>[]): Promi
           JOIN unnest(${sortedQuotes.map((key) => key.clientId)}::uuid[], ${sortedQuotes.map((key) => key.id)}::uuid[]) WITH ORDINALITY AS k (client_id, id, position)
             ON t.client_id = k.client_id AND t.id = k.id
           ORDER BY k.position
-          FOR UPDATE OF t`
+          ${lock ? sql`FOR UPDATE OF t` : sql``}`
           .execute(tx)
-          .then((result) => result.rows),
+          .then((result) => result.rows);
+  const [quoteRows, walletRows] = await Promise.all([
+    readQuotes(false),
     walletKeys.size === 0
       ? Promise.resolve([] as { client_id: string; id: string; customer_id: string }[])
       : sql<{ client_id: string; id: string; customer_id: string }>`
@@ -319,6 +331,10 @@ async function loadExecutions(tx: Tx, items: BatchItem<ExecuteRequest>[]): Promi
   const loaded = planExecutions(tx, items, quotes, walletOwners, false);
   // The wallets were found above, so the ledger may open their accounts in the to-asset.
   await loaded.ledger?.load();
+  // Only quotes still OPEN when read can have changed since (their status only leaves OPEN).
+  if (quoteRows.some((row) => row.status === 'OPEN')) {
+    for (const row of await readQuotes(true)) quotes.set(keyOf(row.client_id, row.id), row);
+  }
   return loaded;
 }
 
