@@ -149,6 +149,14 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     }
     answerHeaders(request, reply);
   });
+  // A request that was in flight when the shutdown started is answered on a connection that then
+  // closes: Node closes only the connections idle when the server closes, so a keep-alive one busy
+  // then stayed open after its answer and the close waited for SHUTDOWN_TIMEOUT_MS (until
+  // 2026-12-06, every stop under load took the full 10 s; found by an audit).
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (shuttingDown) reply.header('Connection', 'close');
+    done(null, payload);
+  });
   const resolver = new ApiKeyResolver(deps);
   app.addHook(
     'onRequest',

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
@@ -361,6 +362,39 @@ describe('503 while the server shuts down', () => {
       expect((await app.inject({ url: '/health/live' })).statusCode).toBe(200);
       expect((await app.inject({ url: '/health/ready' })).statusCode).toBe(503);
     } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('a request in flight when the server shuts down', () => {
+  it('is answered with Connection: close, so its keep-alive connection does not hold up the close until SHUTDOWN_TIMEOUT_MS', async () => {
+    const { app, markShuttingDown } = await buildApp(t.deps, { logger: false, extraRoutes: registerTestRoutes });
+    const socket = net.connect(await listeningPort(app), '127.0.0.1');
+    try {
+      const body = JSON.stringify(thing);
+      // A keep-alive request whose body is still on its way when the shutdown starts.
+      socket.write(
+        ['POST /v1/test/things HTTP/1.1', 'Host: localhost', `Authorization: ${t.clientA.key}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`]
+          .join('\r\n') + `\r\n\r\n${body.slice(0, 5)}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      markShuttingDown();
+      const closed = app.close().then(() => 'closed');
+      const received: Buffer[] = [];
+      const ended = new Promise<void>((resolve) => {
+        socket.on('data', (chunk: Buffer) => received.push(chunk));
+        socket.on('close', () => resolve());
+      });
+      socket.write(body.slice(5));
+      // Before, the answer kept the connection open and the close waited for the client to hang up.
+      expect(await Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve('still open'), 3000))])).toBe('closed');
+      await ended;
+      const [head = ''] = Buffer.concat(received).toString('utf8').split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 201 /);
+      expect(head.toLowerCase()).toContain('connection: close');
+    } finally {
+      socket.destroy();
       await app.close();
     }
   });
