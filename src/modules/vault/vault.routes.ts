@@ -28,7 +28,9 @@ const TokenBody = Type.Object(
       Type.Array(Type.Union(vaultScopes.map((scope) => Type.Literal(scope))), {
         minItems: 1,
         maxItems: 2,
-        description: 'cards:reveal (default): card number, CVV, expiry; documents:reveal: the SSN and document numbers',
+        // As the reveal's fields and documents: a repeated scope is refused, not dropped (until 2026-12-06 it was dropped; found by an audit).
+        uniqueItems: true,
+        description: 'cards:reveal (default): card number, CVV, expiry; documents:reveal: the SSN and document numbers; each at most once',
       }),
     ),
   },

@@ -235,6 +235,13 @@ describe('reveals refused', () => {
     }
   });
 
+  it('400 on a token request that repeats a scope, naming scopes (it was dropped silently)', async () => {
+    const { wallet } = await issuedCard(t);
+    const response = await t.request({ method: 'POST', url: '/v1/vault/token', key: t.clientA.key, body: { userId: wallet.customerId, scopes: ['cards:reveal', 'cards:reveal'] } });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'scopes', message: 'must not repeat an item (items 0 and 1 are the same)' }] });
+  });
+
   it('without a good token, a malformed body or query is 401 too: the token is checked first, before the request is read', async () => {
     for (const authorization of [t.clientA.key, undefined]) {
       const headers: Record<string, string> = authorization ? { authorization } : {};

@@ -14065,7 +14065,7 @@ export interface operations {
                     userId: string;
                     /** @description restricts the token to this card of the customer */
                     cardId?: string;
-                    /** @description cards:reveal (default): card number, CVV, expiry; documents:reveal: the SSN and document numbers */
+                    /** @description cards:reveal (default): card number, CVV, expiry; documents:reveal: the SSN and document numbers; each at most once */
                     scopes?: ("cards:reveal" | "documents:reveal")[];
                 };
             };
