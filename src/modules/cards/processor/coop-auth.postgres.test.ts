@@ -9,6 +9,7 @@ import { CoopReceiver } from '../../../../test/cards/coop-receiver.js';
 import { TransactionGroups } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { buildSandboxMessage, newNetworkDataRef } from '../sandbox/sandbox-messages.js';
+import { walletAccountId } from '../../ledger/index.js';
 import { finishCoopDecision, isCoopDecisionStep, processCardMessage } from './processor.js';
 import { lockCardWithProgram } from './processor-reads.js';
 
@@ -98,6 +99,50 @@ it("a decision's second transaction waits outside its group for a card another g
   // It left its first group for a later one, once the holder had ended.
   expect(observed.some((entry) => entry.deferred === 1)).toBe(true);
   expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+  await expectLedgerClean(t);
+});
+
+/**
+ * The second transactions of two decisions in one transaction group lock their wallets' accounts
+ * in the group's ordered turn, by account id (inGroupLockOrder), right after their cards. Until
+ * 2026-12-06 each took its account later, through the ledger, when it got there: with two server
+ * processes sending card messages on the same cards, such groups deadlocked with each other.
+ */
+it("two decisions' second transactions in one group take their wallets' accounts in id order, holding none while waiting for the first", async () => {
+  const cards = [await fundedCard(t, '10.00', t.clientA, 'Cooperative Debit'), await fundedCard(t, '10.00', t.clientA, 'Cooperative Debit')];
+  const accountOf = (walletId: string) => walletAccountId(t.clientA.id, walletId, 'USD');
+  const [low, high] = [...cards].sort((a, b) => (accountOf(a.walletId) < accountOf(b.walletId) ? -1 : 1)) as [typeof cards[0], typeof cards[0]];
+  const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1 });
+  const context: RequestContext = { clientId: t.clientA.id, traceId: 'coop-lock-order', now: t.clock.now() };
+  const steps = new Map<string, Parameters<typeof finishCoopDecision>[3]>();
+  for (const card of [low, high]) {
+    const message = buildSandboxMessage(await cardOfMessage(t, card.cardId), context.now, { mti: '0100', processingCode: '000000', amountMinor: 100n, networkDataRef: newNetworkDataRef() });
+    const step = await groups.run([], (tx) => processCardMessage(tx, context, t.deps, message));
+    if (!isCoopDecisionStep(step)) throw new Error('expected a decision request');
+    steps.set(card.cardId, step.pendingDecision);
+  }
+  const other = await t.deps.database.pool.connect();
+  const lock = (walletId: string, nowait = '') => other.query(`SELECT 1 FROM ledger_accounts WHERE client_id = $1 AND id = $2 FOR NO KEY UPDATE ${nowait}`, [t.clientA.id, accountOf(walletId)]);
+  try {
+    await other.query('BEGIN');
+    await lock(low.walletId);
+    // One group: the member of the higher account first, then the lower one's.
+    const finished = [high, low].map((card) => {
+      const pending = steps.get(card.cardId);
+      if (!pending) throw new Error('expected a first transaction');
+      return groups.run([], (tx) => finishCoopDecision(tx, context, t.deps, pending, null, context.now));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The higher account is free: the group waits for the lower one first (before, the member of
+    // the higher one had locked it through the ledger, and NOWAIT failed with 55P03).
+    await expect(lock(high.walletId, 'NOWAIT')).resolves.toMatchObject({ rowCount: 1 });
+    await other.query('COMMIT');
+    for (const { outcome } of await Promise.all(finished)) expect(outcome.responseCode).toBe('91');
+  } finally {
+    await other.query('ROLLBACK').catch(() => undefined);
+    other.release();
+  }
+  for (const card of cards) expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
   await expectLedgerClean(t);
 });
 
