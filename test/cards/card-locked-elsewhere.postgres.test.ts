@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../harness.js';
 import { authorize, balances, fundedCard } from './card-network.js';
+import { withOtherTransaction } from '../support/row-locks.js';
 
 // A card message in a transaction group takes its card with SKIP LOCKED: when a transaction
 // outside the process's groups holds the card (another server process on the same database, a
@@ -20,10 +21,8 @@ afterAll(async () => {
 describe('a card locked outside the groups', () => {
   it('does not hold up the other messages of its group; its own message is answered once the lock is released', async () => {
     const [held, free] = [await fundedCard(t, '100.00'), await fundedCard(t, '100.00')];
-    const other = await t.deps.database.pool.connect();
-    try {
-      await other.query('BEGIN');
-      await other.query('SELECT 1 FROM cards WHERE client_id = $1 AND id = $2 FOR UPDATE', [t.clientA.id, held.cardId]);
+    await withOtherTransaction(t.deps.database.pool, async (other) => {
+      await other.lock('cards', t.clientA.id, held.cardId, 'FOR UPDATE');
       let heldAnswered = false;
       const heldMessage = authorize(t, held.cardId, { amount: 5 }).then((result) => {
         heldAnswered = true;
@@ -35,13 +34,11 @@ describe('a card locked outside the groups', () => {
       const first = await Promise.race([freeMessage.then(() => 'free'), new Promise((resolve) => setTimeout(() => resolve('timeout'), 5_000))]);
       expect(first).toBe('free');
       expect(heldAnswered).toBe(false);
-      await other.query('COMMIT');
+      await other.commit();
       const [heldResult, freeResult] = await Promise.all([heldMessage, freeMessage]);
       expect([heldResult.responseCode, freeResult.responseCode]).toEqual(['00', '00']);
       expect(await balances(t, held.walletId)).toMatchObject({ AVAILABLE: '95.00', RESERVED: '5.00' });
       expect(await balances(t, free.walletId)).toMatchObject({ AVAILABLE: '93.00', RESERVED: '7.00' });
-    } finally {
-      other.release();
-    }
+    });
   }, 30_000);
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../harness.js';
+import { withOtherTransaction } from '../support/row-locks.js';
 import { walletAccountId } from '../../src/modules/ledger/ledger.js';
 import { destinations, fundCrypto, newWallet } from './fixtures.js';
 
@@ -30,23 +31,18 @@ describe('mining locks the wallet accounts it moves money on in the ledger lock 
       expect(response.status, JSON.stringify(response.body)).toBe(201);
     }
     // Another transaction takes the accounts in lock order, as a ledger batch does: the first one now.
-    const other = await t.deps.database.pool.connect();
-    const lock = (wallet: string, nowait = '') => other.query(`SELECT 1 FROM ledger_accounts WHERE client_id = $1 AND id = $2 FOR NO KEY UPDATE ${nowait}`, [t.clientA.id, accountOf(wallet)]);
-    try {
-      await other.query('BEGIN');
-      await lock(low);
+    await withOtherTransaction(t.deps.database.pool, async (other) => {
+      await other.lock('ledger_accounts', t.clientA.id, accountOf(low));
       const mining = t.request({ method: 'POST', url: '/v1/sandbox/chains/BITCOIN/blocks', body: { count: 10 } });
       // Mining has reached the accounts and waits for the first one meanwhile.
       await new Promise((resolve) => setTimeout(resolve, 300));
       // The second is free: mining holds nothing the other transaction needs, so there is no lock
       // cycle (before the fix mining held it, and NOWAIT failed with 55P03).
-      await expect(lock(high, 'NOWAIT')).resolves.toMatchObject({ rowCount: 1 });
-      await other.query('COMMIT');
+      await expect(other.tryLock('ledger_accounts', t.clientA.id, accountOf(high))).resolves.toBeUndefined();
+      await other.commit();
       const mined = await mining;
       expect(mined.status, JSON.stringify(mined.body)).toBe(200);
       expect(mined.body.data.completed).toBe(2);
-    } finally {
-      other.release();
-    }
+    });
   }, 30_000);
 });

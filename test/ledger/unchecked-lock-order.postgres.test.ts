@@ -6,6 +6,7 @@ import { walletAccountId } from '../../src/modules/ledger/ledger.js';
 import { withTransaction } from '../../src/platform/db/transaction.js';
 import { requireAsset } from '../../src/platform/money/assets.js';
 import { fundWallet, newWallet } from './fixtures.js';
+import { withOtherTransaction } from '../support/row-locks.js';
 
 // A batch that reads nothing and opens the accounts it only credits (trades) wrote the accounts it
 // debits in one part of its statement and those it credits in a later one, each part in id order:
@@ -29,11 +30,8 @@ describe('a batch that opens the accounts it credits takes every account in id o
     for (const wallet of wallets) await fundWallet(t, t.clientA.id, wallet, 1_000n);
     const accountOf = (wallet: string) => walletAccountId(t.clientA.id, wallet, 'USD');
     const [low, high] = [...wallets].sort((a, b) => (accountOf(a) < accountOf(b) ? -1 : 1)) as [string, string];
-    const other = await t.deps.database.pool.connect();
-    const lock = (wallet: string, nowait = '') => other.query(`SELECT 1 FROM ledger_accounts WHERE client_id = $1 AND id = $2 FOR NO KEY UPDATE ${nowait}`, [t.clientA.id, accountOf(wallet)]);
-    try {
-      await other.query('BEGIN');
-      await lock(low);
+    await withOtherTransaction(t.deps.database.pool, async (other) => {
+      await other.lock('ledger_accounts', t.clientA.id, accountOf(low));
       const operation: ledger.TransferOperation = {
         operation: 'transfer',
         clientId: t.clientA.id,
@@ -53,13 +51,11 @@ describe('a batch that opens the accounts it credits takes every account in id o
       await new Promise((resolve) => setTimeout(resolve, 300));
       // The higher one is free: the batch holds nothing the other transaction could need next (before
       // the fix it held it, and NOWAIT failed with 55P03).
-      await expect(lock(high, 'NOWAIT')).resolves.toMatchObject({ rowCount: 1 });
-      await other.query('COMMIT');
+      await expect(other.tryLock('ledger_accounts', t.clientA.id, accountOf(high))).resolves.toBeUndefined();
+      await other.commit();
       await batch;
       const balances = await Promise.all([low, high].map(async (wallet) => (await ledger.walletBalances(t.deps.db, t.clientA.id, wallet)).find((row) => row.asset === 'USD')?.available));
       expect(balances).toEqual([1_100n, 900n]);
-    } finally {
-      other.release();
-    }
+    });
   }, 30_000);
 });

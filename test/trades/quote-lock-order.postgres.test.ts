@@ -3,6 +3,7 @@ import { createTestApp, type TestContext } from '../harness.js';
 import { createIndividual } from '../customers/fixtures.js';
 import { fundWallet } from '../ledger/fixtures.js';
 import { walletAccountId } from '../../src/modules/ledger/ledger.js';
+import { withOtherTransaction } from '../support/row-locks.js';
 
 // An execution the process cannot assume (a quote it did not give, or one whose write must read the
 // balance, as the sandbox's liquidity failure does) ran the checked way: it locked the quote, then
@@ -36,10 +37,8 @@ describe('a trade execution run the checked way locks the ledger accounts before
     expect(quote.status, JSON.stringify(quote.body)).toBe(201);
     const quoteId = quote.body.data.quoteId as string;
 
-    const other = await t.deps.database.pool.connect();
-    try {
-      await other.query('BEGIN');
-      await other.query('SELECT 1 FROM ledger_accounts WHERE client_id = $1 AND id = $2 FOR NO KEY UPDATE', [t.clientA.id, walletAccountId(t.clientA.id, walletId, 'BTC')]);
+    await withOtherTransaction(t.deps.database.pool, async (other) => {
+      await other.lock('ledger_accounts', t.clientA.id, walletAccountId(t.clientA.id, walletId, 'BTC'));
       let answered = false;
       const execution = t.request({ method: 'POST', url: `/v1/trades/quotes/${quoteId}/execute`, key: t.clientA.key, body: { walletId } }).finally(() => {
         answered = true;
@@ -48,14 +47,11 @@ describe('a trade execution run the checked way locks the ledger accounts before
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(answered).toBe(false);
       // The quote is free (before the fix the execution held it, and NOWAIT failed with 55P03).
-      await expect(other.query('SELECT 1 FROM trade_quotes WHERE client_id = $1 AND id = $2 FOR UPDATE NOWAIT', [t.clientA.id, quoteId])).resolves.toMatchObject({ rowCount: 1 });
-      await other.query('COMMIT');
+      await expect(other.tryLock('trade_quotes', t.clientA.id, quoteId, 'FOR UPDATE')).resolves.toBeUndefined();
+      await other.commit();
       const response = await execution;
       expect(response.status, JSON.stringify(response.body)).toBe(201);
       expect(response.body.data).toMatchObject({ success: false, status: 'FAILED', error: { code: 'LIQUIDITY_UNAVAILABLE' } });
-    } finally {
-      await other.query('ROLLBACK').catch(() => undefined);
-      other.release();
-    }
+    });
   });
 });

@@ -6,6 +6,7 @@ import { cardPrograms } from '../../../../test/cards/fixtures.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { authorize, balances, cardOfMessage, fundedCard } from '../../../../test/cards/card-network.js';
 import { CoopReceiver } from '../../../../test/cards/coop-receiver.js';
+import { withOtherTransaction } from '../../../../test/support/row-locks.js';
 import { TransactionGroups } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { buildSandboxMessage, newNetworkDataRef } from '../sandbox/sandbox-messages.js';
@@ -121,11 +122,8 @@ it("two decisions' second transactions in one group take their wallets' accounts
     if (!isCoopDecisionStep(step)) throw new Error('expected a decision request');
     steps.set(card.cardId, step.pendingDecision);
   }
-  const other = await t.deps.database.pool.connect();
-  const lock = (walletId: string, nowait = '') => other.query(`SELECT 1 FROM ledger_accounts WHERE client_id = $1 AND id = $2 FOR NO KEY UPDATE ${nowait}`, [t.clientA.id, accountOf(walletId)]);
-  try {
-    await other.query('BEGIN');
-    await lock(low.walletId);
+  await withOtherTransaction(t.deps.database.pool, async (other) => {
+    await other.lock('ledger_accounts', t.clientA.id, accountOf(low.walletId));
     // One group: the member of the higher account first, then the lower one's.
     const finished = [high, low].map((card) => {
       const pending = steps.get(card.cardId);
@@ -135,13 +133,10 @@ it("two decisions' second transactions in one group take their wallets' accounts
     await new Promise((resolve) => setTimeout(resolve, 300));
     // The higher account is free: the group waits for the lower one first (before, the member of
     // the higher one had locked it through the ledger, and NOWAIT failed with 55P03).
-    await expect(lock(high.walletId, 'NOWAIT')).resolves.toMatchObject({ rowCount: 1 });
-    await other.query('COMMIT');
+    await expect(other.tryLock('ledger_accounts', t.clientA.id, accountOf(high.walletId))).resolves.toBeUndefined();
+    await other.commit();
     for (const { outcome } of await Promise.all(finished)) expect(outcome.responseCode).toBe('91');
-  } finally {
-    await other.query('ROLLBACK').catch(() => undefined);
-    other.release();
-  }
+  });
   for (const card of cards) expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
   await expectLedgerClean(t);
 });
