@@ -88,6 +88,46 @@ describe('a pipelined transaction that fails', () => {
     expect((await rows()).map((row) => row.id)).toEqual([1]);
   });
 
+  it('sends nothing after the COMMIT a failed last statement turned into a rollback (a ROLLBACK there made PostgreSQL warn "there is no transaction in progress")', async () => {
+    await clear();
+    await sql`INSERT INTO pipeline_probe (id) VALUES (1)`.execute(t.deps.db);
+    const sent: string[] = [];
+    let restore = () => {};
+    // The pool's connection, its statements noted as they are sent.
+    const noting = {
+      connect: async () => {
+        const client = await t.database.pool.connect();
+        const original = Object.getOwnPropertyDescriptor(client, 'query');
+        const query = client.query.bind(client) as (...given: unknown[]) => unknown;
+        client.query = ((...args: unknown[]) => {
+          const [text] = args as [string | { text: string }];
+          sent.push(typeof text === 'string' ? text : text.text);
+          return query(...args);
+        }) as pg.PoolClient['query'];
+        restore = () => {
+          if (original) Object.defineProperty(client, 'query', original);
+          else delete (client as { query?: unknown }).query;
+        };
+        return client;
+      },
+    } as unknown as pg.Pool;
+    try {
+      const attempt = withPipelinedTransaction(noting, async (tx) => {
+        await sql`INSERT INTO pipeline_probe (id) VALUES (2)`.execute(tx);
+        return { result: 'done', last: sql`INSERT INTO pipeline_probe (id) VALUES (1)`.compile(tx) };
+      });
+      await expect(attempt).rejects.toMatchObject({ code: '23505' });
+    } finally {
+      restore();
+    }
+    expect(sent.at(-1)).toBe('COMMIT');
+    expect(sent.filter((text) => text === 'ROLLBACK')).toEqual([]);
+    expect((await rows()).map((row) => row.id)).toEqual([1]);
+    // The connection went back to the pool in working order.
+    const again = await withPipelinedTransaction(t.database.pool, async (tx) => ({ result: (await sql<{ one: number }>`SELECT 1 AS one`.execute(tx)).rows[0]?.one }));
+    expect(again).toBe(1);
+  });
+
   it('rolls back when work throws, and the connection is reusable afterwards', async () => {
     await clear();
     await expect(

@@ -144,6 +144,7 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
   let last: Promise<unknown> | undefined;
   let broken: unknown;
   let commitSent = false;
+  let commit: Promise<pg.QueryResult> | undefined;
   try {
     connection.begin = () => {
       if (begin) return;
@@ -165,7 +166,7 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
       last = client.query(outcome.last.sql, [...outcome.last.parameters]);
       last.catch(() => {});
     }
-    const commit = client.query('COMMIT');
+    commit = client.query('COMMIT');
     commitSent = true;
     commit.catch(() => {});
     await begin;
@@ -174,13 +175,26 @@ async function attempt<T>(pool: pg.Pool, work: (tx: Tx) => Promise<PipelinedOutc
     if (committed.command !== 'COMMIT') throw new Error(`the transaction did not commit (PostgreSQL answered ${committed.command})`);
     return outcome.result;
   } catch (error) {
-    // Whatever was still on the wire answers first; then the transaction is rolled back (a
-    // warning only if COMMIT already ended it). A transaction sent as one has ended either way.
+    // Whatever was still on the wire answers first. Once COMMIT went out, its answer ends the
+    // transaction whatever it is (ROLLBACK when a statement before it failed), so nothing follows
+    // it; only a COMMIT the connection failed to answer leaves the connection broken. Until
+    // 2026-12-06 a ROLLBACK followed it anyway, and PostgreSQL logged "there is no transaction in
+    // progress" (found by an audit: an execution's idempotency record clashing with another
+    // process's). Before COMMIT went out, the transaction is rolled back. A transaction sent as
+    // one has ended either way.
     if (last) await last.catch(() => {});
-    try {
-      if (begin) await client.query('ROLLBACK');
-    } catch (rollbackError) {
-      broken = rollbackError;
+    if (commit) {
+      try {
+        await commit;
+      } catch (commitError) {
+        if (!isDatabaseAnswer(commitError)) broken = commitError;
+      }
+    } else if (begin) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        broken = rollbackError;
+      }
     }
     if (commitSent && !isDatabaseAnswer(error) && typeof error === 'object' && error !== null) outcomeUnknown.add(error);
     throw error;
