@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './platform/config.js';
+import { ConfigError, loadConfig, portMax, portMin, wholeNumber } from './platform/config.js';
 import { DataFolderLockedError } from './platform/db/lock-file.js';
 import { DatabaseNewerError, MigrationChangedError } from './platform/db/migrate.js';
 import { EncryptionKeyMismatchError } from './platform/crypto/key-check.js';
@@ -86,8 +86,9 @@ async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case 'serve': {
-      const port = values.port === undefined ? undefined : Number(values.port);
-      if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new ConfigError('--port must be 0 to 65535');
+      // The PORT variable's rule: until 2026-12-06 `--port 1e1` listened on port 10 and `--port ""`
+      // on a random port, read by Number (found by an audit).
+      const port = values.port === undefined ? undefined : wholeNumber('--port', values.port, portMin, portMax);
       await serve(loadConfig(process.env, { memory: values.memory ?? false, runWorkers: !values['no-workers'], ...(port === undefined ? {} : { port }) }));
       return -1;
     }

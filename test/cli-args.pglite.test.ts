@@ -68,6 +68,20 @@ describe('openbaas command-line mistakes', () => {
   });
 });
 
+// Until 2026-12-06 `--port` was read by JavaScript's Number: `--port 1e1` listened on port 10 and
+// `--port ""` on a random port, while PORT=1e1 was refused (found by an audit).
+describe('openbaas serve --port', () => {
+  it.each([['1e1'], [''], ['0x10'], [' 80'], ['65536']])('--port %j: refused as PORT would be, naming --port, before anything is opened; exit 1', async (value) => {
+    // The data folder would be inside a file: a server that started anyway fails at once instead of listening.
+    const file = path.join(folder, 'not-a-folder');
+    fs.writeFileSync(file, '');
+    const result = await runCli(['serve', '--port', value], { DATA_DIR: path.join(file, 'data') });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`openbaas: --port must be a whole number from 0 to 65535, got "${value}"\n`);
+  });
+});
+
 // Until 2026-12-07 `openbaas migrate` printed "Migrations are up to date." also when it had just
 // applied every migration (found by an audit).
 describe('openbaas migrate', () => {

@@ -194,9 +194,12 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+/**
+ * A whole number written in decimal digits only, from min to max, else a ConfigError naming `name`
+ * (a variable, or a command-line option such as `--port`) and what was given: "1e1", "0x10", "8080.0"
+ * and an empty text are refused, though JavaScript's Number reads them as numbers.
+ */
+export function wholeNumber(name: string, raw: string, min: number, max: number): number {
   // One message for both refusals, with the range: "-1" is a whole number too, just below it.
   const refused = () => new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   if (!/^\d+$/.test(raw)) throw refused();
@@ -204,6 +207,17 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   if (value < min || value > max) throw refused();
   return value;
 }
+
+/** The variable `name` as wholeNumber reads it; `fallback` when it is unset or empty. */
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  return wholeNumber(name, raw, min, max);
+}
+
+/** The HTTP port's range, for the PORT variable and the `--port` option alike. */
+export const portMin = 0;
+export const portMax = 65535;
 
 const durationUnitsMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 /** Retries at most this many times, each at most a week later. */
@@ -319,7 +333,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     throw new ConfigError(`OPENBAAS_MODE must be sandbox or production, got "${modeRaw}"`);
   }
   const mode: Mode = modeRaw;
-  const port = overrides.port ?? integer(env, 'PORT', 8080, 0, 65535);
+  const port = overrides.port ?? integer(env, 'PORT', 8080, portMin, portMax);
   const sandboxApiKey = env.OPENBAAS_API_KEY || undefined;
   if (sandboxApiKey !== undefined) {
     if (mode !== 'sandbox') throw new ConfigError('OPENBAAS_API_KEY is only for sandbox mode');

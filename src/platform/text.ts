@@ -5,19 +5,27 @@ import { validationError } from './http/errors.js';
  * message names the ones it found. Names, addresses, memos, notes and reasons share the rule:
  * control characters (general category Cc: C0 U+0000 to U+001F with the line breaks and the tab,
  * DEL, C1 U+0080 to U+009F), format characters (Cf: bidi controls such as U+202E, zero-width
- * characters, U+FEFF) and the line and paragraph separators U+2028 and U+2029. They are
- * invisible, can make a text read differently from what it holds (a name reversed by U+202E), or
- * break a rail's fixed-width records. Letters of every script, accented ones included, are
- * allowed.
+ * characters, U+FEFF), the line and paragraph separators U+2028 and U+2029, and the Unicode
+ * noncharacters (U+FDD0 to U+FDEF and the last two code points of every plane, U+FFFE and U+FFFF,
+ * U+1FFFE and U+1FFFF, …, U+10FFFE and U+10FFFF). They are invisible, can make a text read
+ * differently from what it holds (a name reversed by U+202E), break a rail's fixed-width records,
+ * or, for the noncharacters, are set aside by Unicode for a program's own use and never stand for
+ * a letter (until 2026-12-06 they were accepted; found by an audit). Letters of every script,
+ * accented ones included, are allowed, and so are private-use characters (U+E000 to U+F8FF and
+ * planes 15 and 16 outside their last two code points), which Japanese and Hong Kong names use
+ * for characters Unicode does not encode.
  */
-const refusedCharacter = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const refusedCharacter = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]/u;
 const refusedCharacters = new RegExp(refusedCharacter.source, 'gu');
 
 const refusedCharactersDescription =
-  'control characters (U+0000 to U+001F, U+007F to U+009F), line breaks and invisible formatting characters (Unicode category Cf, such as U+202E or U+200B)';
+  'control characters (U+0000 to U+001F, U+007F to U+009F), line breaks, invisible formatting characters (Unicode category Cf, such as U+202E or U+200B) and Unicode noncharacters (U+FDD0 to U+FDEF, and U+FFFE and U+FFFF in every plane)';
 
-/** Characters that cannot be read in a message (controls, format characters, separators other than the space) are named by code point. */
-const unprintableCharacter = /^[\p{Cc}\p{Cf}\p{Z}]$/u;
+/**
+ * Characters that cannot be read in a message (controls, format characters, separators other than
+ * the space, noncharacters) are named by code point.
+ */
+const unprintableCharacter = /^[\p{Cc}\p{Cf}\p{Z}\p{Noncharacter_Code_Point}]$/u;
 const charactersShownMax = 10;
 
 function describeCharacter(character: string): string {

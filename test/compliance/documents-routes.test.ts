@@ -131,7 +131,9 @@ describe('POST /v1/compliance/upload-document', () => {
 
     it('refuses a business on the individual route', async () => {
       const business = await createBusinessWith(t);
-      await expectCode(await upload(t, { customerId: business.id, documentType: 'DOC_FATCA_W9' }), 400, 'WRONG_CUSTOMER_TYPE');
+      const response = await upload(t, { customerId: business.id, documentType: 'DOC_FATCA_W9' });
+      await expectCode(response, 400, 'WRONG_CUSTOMER_TYPE');
+      expect(response.body.details).toEqual([{ field: 'customerId', message: 'is a business (LEGAL) customer; use POST /v1/compliance/business/upload-document' }]);
     });
 
     it.each([

@@ -66,6 +66,7 @@ describe('POST /v1/compliance/kyc', () => {
       const response = await t.request({ method: 'POST', url: '/v1/compliance/kyc', body: { customerId: business.id } });
       await expectCode(response, 400, 'WRONG_CUSTOMER_TYPE');
       expect(response.body.message).toContain('/v1/compliance/kyb');
+      expect(response.body.details).toEqual([{ field: 'customerId', message: 'is a business (LEGAL) customer; use POST /v1/compliance/kyb' }]);
     });
 
     it('refuses unknown fields and a missing customerId', async () => {
@@ -564,6 +565,7 @@ describe('GET /v1/compliance/status/:customerId', () => {
     const response = await t.request({ url: `/v1/compliance/status/${business.id}` });
     await expectCode(response, 400, 'WRONG_CUSTOMER_TYPE');
     expect(response.body.message).toContain('/v1/compliance/business/status');
+    expect(response.body.details).toEqual([{ field: 'customerId', message: 'is a business (LEGAL) customer; use GET /v1/compliance/business/status/:customerId' }]);
   });
 
   it('404 for missing, malformed and other client\'s customers', async () => {

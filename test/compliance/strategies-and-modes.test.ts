@@ -94,6 +94,7 @@ describe('POST /v1/compliance/kyb', () => {
     const response = await t.request({ method: 'POST', url: '/v1/compliance/kyb', body: { customerId: person.id } });
     await expectCode(response, 400, 'WRONG_CUSTOMER_TYPE');
     expect(response.body.message).toContain('/v1/compliance/kyc');
+    expect(response.body.details).toEqual([{ field: 'customerId', message: 'is an individual (PRIVATE) customer; use POST /v1/compliance/kyc' }]);
   });
 
   it('404 for a missing, malformed and other client\'s business', async () => {
@@ -139,7 +140,9 @@ describe('POST /v1/compliance/kyb', () => {
 
   it('GET /v1/compliance/business/status answers 400 for an individual', async () => {
     const person = await createReadyIndividual(t);
-    await expectCode(await t.request({ url: `/v1/compliance/business/status/${person.id}` }), 400, 'WRONG_CUSTOMER_TYPE');
+    const response = await t.request({ url: `/v1/compliance/business/status/${person.id}` });
+    await expectCode(response, 400, 'WRONG_CUSTOMER_TYPE');
+    expect(response.body.details).toEqual([{ field: 'customerId', message: 'is an individual (PRIVATE) customer; use GET /v1/compliance/status/:customerId' }]);
   });
 });
 

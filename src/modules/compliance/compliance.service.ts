@@ -178,10 +178,16 @@ export interface BusinessStatusView extends BusinessEvaluation {
   onboardingStrategy: OnboardingStrategy;
 }
 
+/**
+ * 400 WRONG_CUSTOMER_TYPE on `customerId`, the name every route of the module gives the customer
+ * (a path parameter of the status routes, a body field of KYC and KYB, a multipart part of the
+ * uploads). Until 2026-12-06 the answer had no details (found by an audit).
+ */
 function wrongType(expected: 'PRIVATE' | 'LEGAL', route: string): AppError {
-  return expected === 'PRIVATE'
-    ? new AppError('WRONG_CUSTOMER_TYPE', `This customer is a business (LEGAL); use ${route} instead.`)
-    : new AppError('WRONG_CUSTOMER_TYPE', `This customer is an individual (PRIVATE); use ${route} instead.`);
+  const actual = expected === 'PRIVATE' ? 'a business (LEGAL)' : 'an individual (PRIVATE)';
+  return new AppError('WRONG_CUSTOMER_TYPE', `This customer is ${actual}; use ${route} instead.`, {
+    details: [{ field: 'customerId', message: `is ${actual} customer; use ${route}` }],
+  });
 }
 
 async function requireCustomer(db: Queryable, clientId: string, customerId: string, field?: string): Promise<CustomerRow> {

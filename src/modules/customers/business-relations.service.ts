@@ -45,7 +45,10 @@ async function requireBusiness(db: Queryable, clientId: string, businessId: stri
   const row = lock ? await requireLockedCustomer(lock, clientId, businessId) : await findCustomer(db, clientId, businessId);
   if (!row) throw notFound('Customer');
   if (row.type !== 'LEGAL') {
-    throw new AppError('WRONG_CUSTOMER_TYPE', 'Related persons belong to business (LEGAL) customers; this customer is an individual.');
+    // Named on the path parameter (until 2026-12-06 without details; found by an audit).
+    throw new AppError('WRONG_CUSTOMER_TYPE', 'Related persons belong to business (LEGAL) customers; this customer is an individual.', {
+      details: [{ field: 'businessUserId', message: 'is an individual (PRIVATE) customer; related persons belong to business (LEGAL) customers' }],
+    });
   }
   return row;
 }

@@ -177,6 +177,7 @@ describe('PATCH /v1/customers/business/:id', () => {
       expect(response.status).toBe(400);
       expect(response.body.code).toBe('WRONG_CUSTOMER_TYPE');
       expect(response.body.message).toContain('PATCH /v1/customers/:id');
+      expect(response.body.details).toEqual([{ field: 'id', message: 'is an individual (PRIVATE) customer; update it with PATCH /v1/customers/:id' }]);
     });
 
     it('refuses a bad NAICS code and stores nothing', async () => {

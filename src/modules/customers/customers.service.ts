@@ -466,10 +466,12 @@ async function requireLockedOfType(tx: Tx, clientId: string, customerId: string,
   return row;
 }
 
+/** 400 WRONG_CUSTOMER_TYPE on the path parameter `id` (until 2026-12-06 without details; found by an audit). */
 function wrongType(actual: CustomerType): AppError {
-  return actual === 'LEGAL'
-    ? new AppError('WRONG_CUSTOMER_TYPE', 'This customer is a business (LEGAL): update it with PATCH /v1/customers/business/:id.')
-    : new AppError('WRONG_CUSTOMER_TYPE', 'This customer is an individual (PRIVATE): update it with PATCH /v1/customers/:id.');
+  const [who, route] = actual === 'LEGAL' ? ['a business (LEGAL)', 'PATCH /v1/customers/business/:id'] : ['an individual (PRIVATE)', 'PATCH /v1/customers/:id'];
+  return new AppError('WRONG_CUSTOMER_TYPE', `This customer is ${who}: update it with ${route}.`, {
+    details: [{ field: 'id', message: `is ${who} customer; update it with ${route}` }],
+  });
 }
 
 /** Phone changes: a new number is checked against the new or current dialling code, and the reverse. */

@@ -224,6 +224,13 @@ describe('POST /v1/customers/individual', () => {
       expect(response.body.code).toBe('VALIDATION_ERROR');
     });
 
+    it('refuses a Unicode noncharacter in a name, naming the field and the code point, and takes a private-use character', async () => {
+      const response = await expectRefusedCreate(individualBody({}, { firstName: 'Ada\uffff' }), 400, 'kyc.firstName');
+      expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'kyc.firstName', message: expect.stringContaining('(U+FFFF)') }] });
+      const privateUse = await t.request({ method: 'POST', url: '/v1/customers/individual', body: individualBody({}, { lastName: 'Ch\ue000n' }) });
+      expect(privateUse.status, JSON.stringify(privateUse.body)).toBe(201);
+    });
+
     it('names only the offending field inside a nullable object, never "must be null" for the object', async () => {
       const wrongType = await expectRefusedCreate(individualBody({}, { mainAddress: { ...address, zip: 10118 } }), 400, 'kyc.mainAddress.zip');
       expect(wrongType.body.details).toEqual([{ field: 'kyc.mainAddress.zip', message: 'must be string' }]);
@@ -458,6 +465,7 @@ describe('PATCH /v1/customers/:id', () => {
       expect(response.status).toBe(400);
       expect(response.body.code).toBe('WRONG_CUSTOMER_TYPE');
       expect(response.body.message).toContain('PATCH /v1/customers/business/:id');
+      expect(response.body.details).toEqual([{ field: 'id', message: 'is a business (LEGAL) customer; update it with PATCH /v1/customers/business/:id' }]);
     });
   });
 

@@ -101,6 +101,7 @@ describe('POST related-persons', () => {
       const response = await relate(person.id, { userId: other.id, role: 'REPRESENTATIVE' });
       expect(response.status).toBe(400);
       expect(response.body.code).toBe('WRONG_CUSTOMER_TYPE');
+      expect(response.body.details).toEqual([{ field: 'businessUserId', message: expect.stringContaining('is an individual (PRIVATE) customer') }]);
     });
 
     it('refuses bad roles and ranges', async () => {

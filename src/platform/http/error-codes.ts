@@ -15,7 +15,7 @@ export const errorCodes = {
   INVALID_ROUTING_NUMBER: { status: 400, description: 'A US routing number is not 9 digits or fails the ABA checksum; the message gives the reason.' },
   INVALID_SWIFT_CODE: { status: 400, description: 'A SWIFT/BIC code does not have the ISO 9362 form (8 or 11 letters and digits with a valid country code); the message gives the reason.' },
   INVALID_IBAN: { status: 400, description: 'An IBAN has the wrong characters, country, length or format, or fails its mod-97 or national checksum; the message gives the reason.' },
-  WRONG_CUSTOMER_TYPE: { status: 400, description: 'The customer is of the other type for this route or field (an individual where a business is needed, or the reverse); the message names the right route.' },
+  WRONG_CUSTOMER_TYPE: { status: 400, description: 'The customer is of the other type for this route or field (an individual where a business is needed, or the reverse); the message names the right route, and details the field or path parameter that named the customer.' },
   WALLET_NOT_LINKED: { status: 400, description: 'A bank withdrawal from a wallet that has no virtual account: the wallet must be linked to a virtual account first.' },
   ROUTING_NUMBER_NOT_ELIGIBLE: { status: 400, description: 'The bank of the routing number does not take payments on this network (not in the FedACH directory for ACH, or not eligible for Fedwire funds transfers).' },
   INVALID_IDEMPOTENCY_KEY: { status: 400, description: 'The Idempotency-Key header is empty, too long or holds characters other than visible ASCII.' },
