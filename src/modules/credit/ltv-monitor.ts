@@ -27,7 +27,7 @@ import {
 import './credit.tables.js';
 
 /** History types of the ledger records a liquidation writes (contract §12.10, OpenBaaS additions). */
-export const liquidationHistoryType = 'COLLATERAL_LIQUIDATION';
+export const liquidationHistoryType = 'COLLATERAL_LIQUIDATION' as const;
 export const liquidationFeeHistoryType = 'LIQUIDATION_FEE';
 
 /** Which lines to recompute: every open line of one collateral asset of a client, or some of them. */

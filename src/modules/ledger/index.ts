@@ -5,6 +5,7 @@
  */
 export * from './ledger.js';
 export type * from './ledger-operations.js';
+export { walletTransactionPurposes } from './ledger-operations.js';
 export { LedgerBatch, insufficientFundsMessage, type LoadOptions, type WalletsExist } from './ledger-batch.js';
 export { lockWalletAccountText, type AccountRow } from './ledger.store.js';
 export {

@@ -7,6 +7,38 @@ import type { AccountRef, HistoryInput, SystemAccountKind } from './ledger.js';
  * Every amount is a positive bigint in minor units of the operation's asset.
  */
 
+/**
+ * Every `purpose` a wallet transaction record carries, the values of the `purpose` filter. The
+ * ledger writes the first nine, one per step (docs/ledger.md); a `postTransfer` leg writes TRANSFER
+ * unless its caller names a purpose of its own, the rest of the list: USER_TRADE and
+ * TRADE_FEE_SETTLEMENT (trades), WITHDRAWAL_FEE_REVENUE (crypto), WITHDRAWAL_RETURN (bank
+ * transfers), CREDIT_LINE_PAYMENT, CREDIT_CARD_CAPTURE, CREDIT_CARD_REFUND and
+ * COLLATERAL_LIQUIDATION (credit). A leg's purpose is typed with this list (TransferLeg), so a
+ * module that posts under a new purpose adds it here, and the transaction history's `purpose`
+ * filter takes it.
+ */
+export const walletTransactionPurposes = [
+  'TRANSFER',
+  'HOLD',
+  'HOLD_INCREMENT',
+  'CAPTURE',
+  'RELEASE',
+  'EXPIRY',
+  'PENDING_CREDIT',
+  'CLEARING',
+  'PENDING_FAILURE',
+  'USER_TRADE',
+  'TRADE_FEE_SETTLEMENT',
+  'WITHDRAWAL_FEE_REVENUE',
+  'WITHDRAWAL_RETURN',
+  'CREDIT_LINE_PAYMENT',
+  'CREDIT_CARD_CAPTURE',
+  'CREDIT_CARD_REFUND',
+  'COLLATERAL_LIQUIDATION',
+] as const;
+
+export type WalletTransactionPurpose = (typeof walletTransactionPurposes)[number];
+
 /** An account named by a caller; `field` names the request field for error details. */
 export type AccountInput = AccountRef & { field?: string };
 
@@ -15,7 +47,7 @@ export interface TransferLeg {
   to: AccountInput;
   amount: bigint;
   /** The `purpose` of the wallet records this leg writes (USER_TRADE, TRADE_FEE_SETTLEMENT, …); default TRANSFER. */
-  purpose?: string;
+  purpose?: WalletTransactionPurpose;
 }
 
 /** Moves AVAILABLE money between accounts of one asset, in one or more legs. */

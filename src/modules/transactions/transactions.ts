@@ -15,6 +15,10 @@ export const linkingFilters = [
 ] as const;
 
 export type LinkingFilter = (typeof linkingFilters)[number][0];
+export type LinkingColumn = (typeof linkingFilters)[number][1];
+
+/** The purposes are the ledger's (the `purpose` filter takes them). */
+export { walletTransactionPurposes, type WalletTransactionPurpose } from '../ledger/index.js';
 
 export interface WalletTransactionView {
   id: string;

@@ -900,7 +900,7 @@ export interface paths {
         };
         /**
          * List wallet transactions (the unified history), newest first
-         * @description Every effect of the ledger on a wallet is a child record under a parent. Needs walletId or at least one linking filter (parentTransactionId, cardTransactionId, parentCardTransactionId, bankTransactionId, parentBankTransactionId, cryptoTransactionId, parentCryptoTransactionId). Filtering by parentTransactionId returns both sides of an internal transfer.
+         * @description Every effect of the ledger on a wallet is a child record under a parent. Needs walletId or at least one linking filter (parentTransactionId, cardTransactionId, parentCardTransactionId, bankTransactionId, parentBankTransactionId, cryptoTransactionId, parentCryptoTransactionId). Filtering by parentTransactionId returns both sides of an internal transfer. The other filters (operation, status, balanceType, type, asset, purpose, createdAfter, createdBefore) narrow that list and combine with each other and with paging; asset and purpose alone do not replace walletId. An unknown asset is 400 UNKNOWN_ASSET, a purpose not in the list 400 VALIDATION_ERROR, each naming its parameter.
          */
         get: operations["transactions.list"];
         put?: never;
@@ -6575,7 +6575,7 @@ export interface components {
              * @example USD
              */
             asset: string;
-            /** @description free text kept on both wallet transaction records, without control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), and not empty or only white space; null is the same as absent */
+            /** @description free text kept on both wallet transaction records, without control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, and not empty or only white space; null is the same as absent */
             note?: string | null;
         };
         /** KybStarted */
@@ -11405,6 +11405,16 @@ export interface operations {
                 balanceType?: "AVAILABLE" | "RESERVED" | "PENDING";
                 /** @description business type, for example INTERNAL_TRANSFER: upper-case letters, digits and underscores, starting with a letter */
                 type?: string;
+                /**
+                 * @description only records in this asset, a code from GET /v1/assets (USD, BTC, …; an unknown one answers 400 UNKNOWN_ASSET)
+                 * @example BTC
+                 */
+                asset?: string;
+                /**
+                 * @description only records with this purpose (what the record did to the wallet; see the record's purpose)
+                 * @example TRANSFER
+                 */
+                purpose?: "TRANSFER" | "HOLD" | "HOLD_INCREMENT" | "CAPTURE" | "RELEASE" | "EXPIRY" | "PENDING_CREDIT" | "CLEARING" | "PENDING_FAILURE" | "USER_TRADE" | "TRADE_FEE_SETTLEMENT" | "WITHDRAWAL_FEE_REVENUE" | "WITHDRAWAL_RETURN" | "CREDIT_LINE_PAYMENT" | "CREDIT_CARD_CAPTURE" | "CREDIT_CARD_REFUND" | "COLLATERAL_LIQUIDATION";
             };
             header?: never;
             path?: never;
@@ -12303,7 +12313,7 @@ export interface operations {
                     asset?: string | null;
                     /** @description a saved counterparty of the wallet's portfolio; it supplies the beneficiary fields, which the body then leaves out */
                     counterpartyId?: string | null;
-                    /** @description beneficiary name (required without counterpartyId); no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description beneficiary name (required without counterpartyId); no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     name?: string | null;
                     /** @description ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT (required without counterpartyId) */
                     transferNetwork?: ("ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT") | null;
@@ -12315,15 +12325,15 @@ export interface operations {
                     bicSwiftCode?: string | null;
                     /** @description account number or IBAN (an IBAN is kept in its electronic form: upper case, no spaces) */
                     accountNumber?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     street1?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     street2?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     cityCounty?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     stateRegion?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     zip?: string | null;
                     /** @description ISO 3166-1 alpha-2 */
                     countryCode?: string | null;
@@ -12412,7 +12422,7 @@ export interface operations {
                     asset?: string | null;
                     /** @description a saved counterparty of the wallet's portfolio; it supplies the beneficiary fields, which the body then leaves out */
                     counterpartyId?: string | null;
-                    /** @description beneficiary name (required without counterpartyId); no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description beneficiary name (required without counterpartyId); no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     name?: string | null;
                     /** @description ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT (required without counterpartyId) */
                     transferNetwork?: ("ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT") | null;
@@ -12424,15 +12434,15 @@ export interface operations {
                     bicSwiftCode?: string | null;
                     /** @description account number or IBAN (an IBAN is kept in its electronic form: upper case, no spaces) */
                     accountNumber?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     street1?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     street2?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     cityCounty?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     stateRegion?: string | null;
-                    /** @description no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space */
+                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
                     zip?: string | null;
                     /** @description ISO 3166-1 alpha-2 */
                     countryCode?: string | null;
@@ -14732,7 +14742,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Text fields (accountNumber, memo and the sender's names, account and address) hold no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf) and are not only white space. */
+        /** @description Text fields (accountNumber, memo and the sender's names, account and address) hold no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters and are not only white space. */
         requestBody: {
             content: {
                 /**
@@ -14896,7 +14906,7 @@ export interface operations {
                 "application/json": {
                     /** @description an ACH R-code (R01) or an ISO 20022 reason code (AC04); null is the same as absent */
                     returnCode?: string | null;
-                    /** @description defaults to the code's description; no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space; null is the same as absent */
+                    /** @description defaults to the code's description; no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space; null is the same as absent */
                     reason?: string | null;
                 };
             };

@@ -117,7 +117,7 @@ export const BankTransferGroupSchema = Type.Object(
 const optionalNullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
   Type.Optional(Type.Union([schema, Type.Null()], description === undefined ? {} : { description }));
 const optionalNullableText = (maxLength: number, description?: string) => optionalNullable(Type.String({ minLength: 1, maxLength }), description);
-const nameOrAddressRule = 'no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), not only white space';
+const nameOrAddressRule = 'no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space';
 
 export const WithdrawalBody = Type.Object(
   {

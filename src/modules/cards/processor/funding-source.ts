@@ -135,7 +135,7 @@ class DebitWalletFunding implements FundingSource {
     // A forced posting is a capture (a completion after its hold expired, say) whether or not
     // AVAILABLE covers it: the same step has the same purpose (until 2026-12-02 it was TRANSFER
     // when the wallet could pay and CAPTURE when it could not; found by an audit).
-    const leg = { from: { walletId: this.walletId }, to: { system: 'CARD_SETTLEMENT' as const }, amount, ...(options.force ? { purpose: 'CAPTURE' } : {}) };
+    const leg = { from: { walletId: this.walletId }, to: { system: 'CARD_SETTLEMENT' as const }, amount, ...(options.force ? { purpose: 'CAPTURE' as const } : {}) };
     await postTransfer(tx, { clientId: this.clientId, now: this.now, asset: this.asset, legs: [leg], history }, this.options(undefined));
   }
 

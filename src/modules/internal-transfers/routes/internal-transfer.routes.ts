@@ -37,7 +37,7 @@ const InternalTransferBody = Type.Object(
     referenceWalletId: Type.Optional(Text.id({ description: 'accepted in place of destinationWalletId; if both are sent they must be equal' })),
     amount: Text.amount({ examples: ['25.00'] }),
     asset: Type.String({ minLength: 1, maxLength: 16, description: 'asset code from GET /v1/assets', examples: ['USD'] }),
-    note: Type.Optional(Type.Union([Type.String({ maxLength: noteLengthMax }), Type.Null()], { description: 'free text kept on both wallet transaction records, without control characters, line breaks or invisible formatting characters (Unicode Cc, Cf), and not empty or only white space; null is the same as absent' })),
+    note: Type.Optional(Type.Union([Type.String({ maxLength: noteLengthMax }), Type.Null()], { description: 'free text kept on both wallet transaction records, without control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, and not empty or only white space; null is the same as absent' })),
   },
   {
     additionalProperties: false,

@@ -14,7 +14,7 @@ import {
 
 const tags = ['Sandbox'];
 
-const textRule = 'no control characters, line breaks or invisible formatting characters (Unicode Cc, Cf) and are not only white space';
+const textRule = 'no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters and are not only white space';
 
 const optional = (maxLength: number, description?: string) =>
   Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength }), Type.Null()], description === undefined ? {} : { description }));
