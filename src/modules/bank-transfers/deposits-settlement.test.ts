@@ -221,6 +221,9 @@ describe('deposit lifecycle', () => {
     t.clock.advance(1);
     expect(await runDueSettlements(t.deps)).toBe(1);
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '250.00', RESERVED: '0.00', PENDING: '0.00' });
+    // Both wallet records carry the memo (the CLEARING record had no note until 2026-12-06).
+    const records = await t.request({ url: `/v1/transactions?parentBankTransactionId=${received.parentBankTransactionId}` });
+    expect(records.body.data.map((record: { purpose: string; note: string | null }) => `${record.purpose} ${record.note}`)).toEqual(['CLEARING Invoice 7', 'PENDING_CREDIT Invoice 7']);
 
     const events = await bankEventsOf(t, received.parentBankTransactionId);
     expect(events.map((event) => event.type)).toEqual(['BANK_DEPOSIT_TRANSACTION_PENDING', 'BANK_DEPOSIT_TRANSACTION_COMPLETED']);

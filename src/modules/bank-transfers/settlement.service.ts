@@ -16,11 +16,17 @@ import { assertNoViolations, checkNameOrAddress } from './withdrawal-rules.js';
 const completedEvents = { DEPOSIT: 'BANK_DEPOSIT_TRANSACTION_COMPLETED', WITHDRAWAL: 'BANK_WITHDRAWAL_TRANSACTION_COMPLETED' } as const;
 const failedEvents = { DEPOSIT: 'BANK_DEPOSIT_TRANSACTION_FAILED', WITHDRAWAL: 'BANK_WITHDRAWAL_TRANSACTION_FAILED' } as const;
 
+/**
+ * The history of a transfer's later records. A deposit's carry its memo as their `note`, as its
+ * PENDING_CREDIT record does (until 2026-12-06 the CLEARING and PENDING_FAILURE records had none;
+ * found by an audit), so a wallet's completed history shows what the payment was for.
+ */
 function history(context: RequestContext, transfer: store.BankTransferRow, childId: string): HistoryInput {
   return {
     parentTransactionId: transfer.id,
     type: walletTransactionTypes[transfer.direction],
     traceId: context.traceId,
+    ...(transfer.direction === 'DEPOSIT' ? { note: transfer.remittance_memo } : {}),
     links: { bankTransactionId: childId, parentBankTransactionId: transfer.id },
   };
 }
