@@ -413,6 +413,23 @@ describe('refused: ADDRESS_NOT_ALLOWED', () => {
     expect(reason).toMatch(/System Program/);
   });
 
+  it('the Ethereum burn address 0x…dEaD in any letter case, and the Solana token programs and wrapped-SOL mint', () => {
+    for (const address of ['0x000000000000000000000000000000000000dEaD', '0x000000000000000000000000000000000000dead', '0x000000000000000000000000000000000000DEAD']) {
+      expect(refusal(check('ETHEREUM', address)), address).toEqual({ code: 'ADDRESS_NOT_ALLOWED', field: 'address', reason: 'is the customary Ethereum burn address (0x…dEaD); funds sent there are burned' });
+    }
+    const solana: [string, RegExp][] = [
+      ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', /SPL Token Program/],
+      ['TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb', /Token-2022 Program/],
+      ['ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL', /Associated Token Account Program/],
+      ['So11111111111111111111111111111111111111112', /wrapped SOL mint/],
+    ];
+    for (const [address, name] of solana) {
+      const { code, reason } = refusal(check('SOLANA', address));
+      expect(code, address).toBe('ADDRESS_NOT_ALLOWED');
+      expect(reason, address).toMatch(name);
+    }
+  });
+
   it('every stablecoin token contract on its network (Ethereum in any letter case), naming the token', () => {
     expect(tokenContracts).toHaveLength(6);
     for (const contract of tokenContracts) {
