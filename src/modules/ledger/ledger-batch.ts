@@ -142,6 +142,18 @@ function holdNotOpen(hold: HoldState): AppError {
   return new AppError('CONFLICT', `The hold is ${hold.status}; only an OPEN hold can change.`);
 }
 
+/** The system-account shard of each transaction outside a group, drawn at random by its first batch. */
+const transactionShards = new WeakMap<Tx, number>();
+
+function transactionShard(tx: Tx): number {
+  let shard = transactionShards.get(tx);
+  if (shard === undefined) {
+    shard = crypto.randomInt(systemAccountShards);
+    transactionShards.set(tx, shard);
+  }
+  return shard;
+}
+
 /**
  * A unit of work on the ledger inside the caller's transaction. Use it in four steps:
  *
@@ -429,9 +441,13 @@ export class LedgerBatch {
     const key = `${clientId}/${kind}/${asset}`;
     let account = this.systems.get(key);
     if (!account) {
-      // One shard per batch and system account: a batch never locks two shards of one account. In a
-      // transaction group (transaction-groups.ts) every batch of the group takes the same one.
-      const shard = (groupShard(this.tx) ?? crypto.randomInt(systemAccountShards)) % systemAccountShards;
+      // One shard per transaction: a transaction never locks two shards of one system account. In a
+      // transaction group (transaction-groups.ts) every batch of the group takes the group's; in
+      // any other transaction, every batch takes the one its first batch drew (transactionShard).
+      // Until 2026-12-06 each batch drew its own, so a transaction of many operations (a sandbox
+      // request seeding 40 funded customers) locked the settlement account's shards in a random
+      // order, and two at once deadlocked, each retried until one answered 500 (found by an audit).
+      const shard = (groupShard(this.tx) ?? transactionShard(this.tx)) % systemAccountShards;
       account = { clientId, id: systemAccountId(clientId, kind, asset, shard), kind, shard, asset, deltaAvailable: 0n, touched: false };
       this.systems.set(key, account);
     }
