@@ -234,12 +234,14 @@ const forbiddenAddresses: readonly ForbiddenAddress[] = [
   // suggested by an audit): Ethereum's customary burn address, and Solana's token programs and the
   // wrapped-SOL mint, which no one can spend from.
   { network: 'ETHEREUM', address: '0x000000000000000000000000000000000000dead', reason: 'is the customary Ethereum burn address (0x…dEaD); funds sent there are burned' },
-  ...[
-    ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'the Solana SPL Token Program'],
-    ['TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb', 'the Solana Token-2022 Program'],
-    ['ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL', 'the Solana Associated Token Account Program'],
-    ['So11111111111111111111111111111111111111112', 'the wrapped SOL mint'],
-  ].map(([address = '', name = '']) => ({
+  ...(
+    [
+      { address: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', name: 'the Solana SPL Token Program' },
+      { address: 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb', name: 'the Solana Token-2022 Program' },
+      { address: 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL', name: 'the Solana Associated Token Account Program' },
+      { address: 'So11111111111111111111111111111111111111112', name: 'the wrapped SOL mint' },
+    ] as const
+  ).map(({ address, name }) => ({
     network: 'SOLANA' as const,
     address,
     reason: `is ${name}, not an account anyone owns; funds sent there are lost. Use the recipient's own address`,

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { withTransaction } from '../../platform/db/transaction.js';
@@ -96,5 +97,47 @@ describe('accounts the caller locked already (LoadOptions.locked)', () => {
     // The row as it is: the hold is placed, and written through the row's location.
     await hold();
     expect(await balance(t.clientA.id, a)).toMatchObject({ available: 400n, reserved: 600n });
+  });
+});
+
+// A transaction of many ledger operations (a sandbox request seeding 40 funded customers: a deposit
+// and its clearing each) drew a shard of the bank settlement account for each operation, so it
+// locked several shards in a random order; two such transactions at once on PostgreSQL deadlocked,
+// were retried, and one answered 500 after its attempts (found by an audit). Every operation of a
+// transaction now takes the shard its first one drew.
+describe('the system account shard of a transaction', () => {
+  /** The settlement accounts (shards) the records under these parents were debited from. */
+  async function debitedShards(parents: string[]): Promise<string[]> {
+    const result = await sql<{ account: string }>`
+      SELECT DISTINCT e.debit_account_id AS account FROM ledger_entries e
+      JOIN wallet_transactions w ON w.client_id = e.client_id AND w.ledger_transfer_id = e.transfer_id
+      WHERE e.client_id = ${t.clientA.id} AND w.parent_transaction_id = ANY(${parents}::uuid[])`.execute(t.deps.db);
+    return result.rows.map((row) => row.account);
+  }
+
+  const deposit = (tx: Parameters<typeof ledger.postTransfer>[0], walletId: string, parentTransactionId: string) =>
+    ledger.postTransfer(tx, {
+      clientId: t.clientA.id,
+      now: t.clock.now(),
+      asset: usd,
+      legs: [{ from: { system: 'BANK_SETTLEMENT' }, to: { walletId }, amount: 100n }],
+      history: { ...history('DEPOSIT'), parentTransactionId },
+    });
+
+  it('is one for all its operations: twenty deposits in one transaction touch one shard of BANK_SETTLEMENT; another transaction draws again', async () => {
+    const wallets = await Promise.all(Array.from({ length: 4 }, () => newWallet(t)));
+    const parents = Array.from({ length: 20 }, () => crypto.randomUUID());
+    await withTransaction(t.deps.db, async (tx) => {
+      for (const [index, parent] of parents.entries()) await deposit(tx, wallets[index % wallets.length] ?? '', parent);
+    });
+    expect(await debitedShards(parents)).toHaveLength(1);
+    // One transaction each: over 8 of them and 16 shards, at least two differ but for a 1 in 16^7 chance.
+    const drawn = new Set<string>();
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const parent = crypto.randomUUID();
+      await withTransaction(t.deps.db, (tx) => deposit(tx, wallets[0] ?? '', parent));
+      for (const shard of await debitedShards([parent])) drawn.add(shard);
+    }
+    expect(drawn.size).toBeGreaterThan(1);
   });
 });

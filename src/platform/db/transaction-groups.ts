@@ -258,7 +258,7 @@ export class TransactionGroups {
       if (alone !== undefined && member === first) return;
       // A row it needed was locked by a transaction outside this process's groups: it runs alone
       // once this group has ended, and waits for that lock there, holding nothing else.
-      if ((outcome.reason as GroupConflict).alone) {
+      if (outcome.reason instanceof LockedElsewhere) {
         void (alone ?? Promise.resolve()).then(() => this.runAlone(member));
         return;
       }
@@ -404,9 +404,6 @@ const groupShardRange = 1 << 16;
  * it runs again in a later group, once the group holding the row (`after`) has ended.
  */
 export class GroupConflict extends Error {
-  /** Runs alone once the group has ended (lockedElsewhere), rather than in a later group. */
-  readonly alone: boolean = false;
-
   constructor(
     key: string,
     readonly after: Promise<void>,
@@ -415,10 +412,11 @@ export class GroupConflict extends Error {
   }
 }
 
-/** A member's row is locked by a transaction outside the groups of this process (lockedElsewhere). */
-class LockedElsewhere extends GroupConflict {
-  override readonly alone = true;
-}
+/**
+ * A member's row is locked by a transaction outside the groups of this process (lockedElsewhere):
+ * the member runs alone once the group has ended, rather than in a later group.
+ */
+class LockedElsewhere extends GroupConflict {}
 
 /** Whether `tx` is a member's handle in a transaction group. */
 export function inTransactionGroup(tx: Tx): boolean {
