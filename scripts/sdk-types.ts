@@ -53,6 +53,40 @@ export async function appOpenApiDocument(): Promise<OpenAPI3> {
   }
 }
 
+/**
+ * Request bodies that need one field of a group, which the server checks after the schema (a
+ * route's `oneOfRequired`): the document marks every field of the group optional, since
+ * openapi-typescript turns an `anyOf` of `required` lists into `… | unknown`. The schema named
+ * here is generated as usual, then intersected with one object per field, that field required,
+ * so a body with none of them does not compile: `{ … } & ({ destinationWalletId: string } |
+ * { referenceWalletId: string })`. Both together still compile, as the server takes them when
+ * they are equal. Until 2026-12-06 a transfer without a destination compiled and was refused
+ * with a 400 (found by an audit).
+ */
+const oneOfRequiredBodies: Record<string, readonly (readonly [string, string, ...string[]])[]> = {
+  InternalTransferRequest: [['destinationWalletId', 'referenceWalletId']],
+};
+
+/** `type & ({ a: A } | { b: B })` per group of `oneOfRequiredBodies`, each field typed as the schema types it. */
+function withOneOfRequired(type: ts.TypeNode, schemaName: string): ts.TypeNode | undefined {
+  const groups = oneOfRequiredBodies[schemaName];
+  if (!groups) return undefined;
+  if (!ts.isTypeLiteralNode(type)) throw new Error(`sdk-types: ${schemaName} is no longer a plain object type`);
+  const fieldType = (field: string): ts.TypeNode => {
+    const member = type.members.find((node): node is ts.PropertySignature => ts.isPropertySignature(node) && ts.isIdentifier(node.name) && node.name.text === field);
+    if (!member?.type || !member.questionToken) throw new Error(`sdk-types: ${schemaName} has no optional field ${field}`);
+    return member.type;
+  };
+  const unions = groups.map((group) =>
+    ts.factory.createParenthesizedType(
+      ts.factory.createUnionTypeNode(
+        group.map((field) => ts.factory.createTypeLiteralNode([ts.factory.createPropertySignature(undefined, field, undefined, fieldType(field))])),
+      ),
+    ),
+  );
+  return ts.factory.createIntersectionTypeNode([type, ...unions]);
+}
+
 /** The text of packages/sdk/src/generated/openapi.ts for the app as it is now. */
 export async function generateSdkTypes(): Promise<string> {
   const document = await appOpenApiDocument();
@@ -66,6 +100,10 @@ export async function generateSdkTypes(): Promise<string> {
     transform(schema) {
       if (schema.format === 'binary') return ts.factory.createTypeReferenceNode(ts.factory.createIdentifier('Blob'));
       return undefined;
+    },
+    postTransform(type, options) {
+      const schemaName = /^#\/components\/schemas\/([^/]+)$/.exec(options.path ?? '')?.[1];
+      return schemaName === undefined ? undefined : withOneOfRequired(type, schemaName);
     },
   });
   return `${header}\n${astToString(ast).trimEnd()}\n`;

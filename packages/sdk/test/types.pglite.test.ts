@@ -19,6 +19,14 @@ describe('the types of the SDK', () => {
       api.get('/v1/nope', {}),
       // @ts-expect-error amounts are decimal strings
       api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', destinationWalletId: 'b', amount: 30, asset: 'USD' } }),
+      // @ts-expect-error an internal transfer needs destinationWalletId or referenceWalletId (the server answers 400 otherwise)
+      api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', amount: '1.00', asset: 'USD' } }),
+      // @ts-expect-error the same on the deprecated aliases, which share the body's schema
+      api.post('/v1/baas/transactions/internal-transfer', { body: { sourceWalletId: 'a', amount: '1.00', asset: 'USD' } }),
+      // Either name of the destination does; both together do too (the server takes them when equal).
+      api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', destinationWalletId: 'b', amount: '1.00', asset: 'USD' } }),
+      api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', referenceWalletId: 'b', amount: '1.00', asset: 'USD', note: null } }),
+      api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', destinationWalletId: 'b', referenceWalletId: 'b', amount: '1.00', asset: 'USD' } }),
       // @ts-expect-error a single customer is not a list
       api.list('/v1/customers/{id}', { params: { path: { id: 'x' } } }),
       // A body without required fields may be left out, as the server takes the call without one.
@@ -36,5 +44,7 @@ describe('the types of the SDK', () => {
     expectTypeOf<'NOT_FOUND'>().toExtend<ErrorCode>();
     expectTypeOf<WebhookEventOf<'CUSTOMER_CREATED'>['data']['customerId']>().toEqualTypeOf<string>();
     expectTypeOf<WebhookEvent['type']>().toExtend<string>();
+    // The destination rule narrows the body only: the answer is still the transfer.
+    expectTypeOf<Awaited<ReturnType<typeof api.post<'/v1/internal-transfer', { body: Schema<'InternalTransferRequest'> }>>>['data']>().toEqualTypeOf<Schema<'InternalTransfer'>>();
   });
 });

@@ -6577,7 +6577,11 @@ export interface components {
             asset: string;
             /** @description free text kept on both wallet transaction records, without control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, and not empty or only white space; null is the same as absent */
             note?: string | null;
-        };
+        } & ({
+            destinationWalletId: string;
+        } | {
+            referenceWalletId: string;
+        });
         /** KybStarted */
         KybStarted: {
             /** Format: uuid */
