@@ -14,6 +14,7 @@ import {
   settle,
   withdrawalBody,
 } from '../../../test/bank/fixtures.js';
+import { verifyLedger } from '../ledger/index.js';
 import { runDueSettlements } from './index.js';
 
 let t: TestContext;
@@ -387,10 +388,95 @@ describe('withdrawal lifecycle', () => {
   });
 });
 
+describe('a settled ACH deposit taken back (a return after settlement)', () => {
+  /** A wallet that received `amount` by ACH with the memo `memo`, settled. */
+  async function settledDeposit(amount: string) {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, wallet.virtualAccountNumber, amount, { memo: 'Invoice 77' });
+    await settle(t, received.id);
+    return { wallet, payment: received.parentBankTransactionId as string };
+  }
+  const takeBack = (payment: string, body: Record<string, unknown> = {}) =>
+    t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${payment}/fail`, body });
+  async function overdrawnBy(walletId: string): Promise<string | undefined> {
+    return (await verifyLedger(t.deps.db)).overdrawn.wallets.find((wallet) => wallet.walletId === walletId)?.overdrawn;
+  }
+
+  it('COMPLETED → FAILED: the amount leaves AVAILABLE for the bank once, with a DEPOSIT_FAILURE child, a DEPOSIT_RETURN record and the FAILED event', async () => {
+    const { wallet, payment } = await settledDeposit('100.00');
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '100.00', RESERVED: '0.00', PENDING: '0.00' });
+    // Until 2026-12-06: 409 BANK_TRANSFER_NOT_PENDING, and the bank could not take the credit back.
+    const returned = await takeBack(payment, { returnCode: 'R10' });
+    expect(returned.status, JSON.stringify(returned.body)).toBe(200);
+    expect(returned.body.data).toMatchObject({ type: 'DEPOSIT_FAILURE', status: 'FAILED', returnCode: 'R10', failureReason: 'Customer advises the originator is not known or not authorized', amount: '100.00', walletId: wallet.walletId });
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+    const listed = (await t.request({ url: `/v1/baas/transactions?walletId=${wallet.walletId}` })).body.data.find((item: { id: string }) => item.id === payment);
+    expect(listed).toMatchObject({ status: 'FAILED', type: 'DEPOSIT_FAILURE', returnCode: 'R10' });
+    expect(listed.children.map((child: { type: string }) => child.type)).toEqual(['DEPOSIT_INITIATED', 'DEPOSIT_SUCCESS', 'DEPOSIT_FAILURE']);
+    const history = (await t.request({ url: `/v1/transactions?parentBankTransactionId=${payment}` })).body.data;
+    expect(history.map((record: { purpose: string; operation: string; balanceType: string }) => `${record.purpose} ${record.operation} ${record.balanceType}`)).toEqual([
+      'DEPOSIT_RETURN DEBIT AVAILABLE',
+      'CLEARING CREDIT AVAILABLE',
+      'PENDING_CREDIT CREDIT PENDING',
+    ]);
+    expect(history[0]).toMatchObject({ type: 'BANK_DEPOSIT', status: 'COMPLETED', amount: '100.00', note: 'Invoice 77', bankTransactionId: returned.body.data.id });
+    const byPurpose = await t.request({ url: `/v1/transactions?walletId=${wallet.walletId}&purpose=DEPOSIT_RETURN` });
+    expect(byPurpose.status).toBe(200);
+    expect(byPurpose.body.data.map((record: { id: string }) => record.id)).toEqual([history[0].id]);
+    const events = await bankEventsOf(t, payment);
+    expect(events.map((event) => event.type)).toEqual(['BANK_DEPOSIT_TRANSACTION_PENDING', 'BANK_DEPOSIT_TRANSACTION_COMPLETED', 'BANK_DEPOSIT_TRANSACTION_FAILED']);
+    expect(events[2].data).toMatchObject({ bankTransactionId: returned.body.data.id, walletId: wallet.walletId, amount: '100.00', returnCode: 'R10' });
+    // Once: a second return, or a settle, finds it FAILED, and nothing moves again.
+    for (const action of ['fail', 'settle']) {
+      const again = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${payment}/${action}`, body: {} });
+      expect(again.status, action).toBe(409);
+      expect(again.body.code).toBe('BANK_TRANSFER_NOT_PENDING');
+    }
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
+    expect(await overdrawnBy(wallet.walletId)).toBeUndefined();
+    await expectLedgerClean(t);
+  });
+
+  it('taken back after the wallet spent it: AVAILABLE goes below zero by what it lacked (ledger verify lists the overdraft), the next credits pay it first, and nothing can be spent meanwhile', async () => {
+    const { wallet, payment } = await settledDeposit('100.00');
+    const withdrawal = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '70.00' }) });
+    expect(withdrawal.status).toBe(201);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '30.00', RESERVED: '70.00', PENDING: '0.00' });
+
+    expect((await takeBack(payment, { returnCode: 'R05' })).status).toBe(200);
+    // The reserved 70.00 stays reserved for the withdrawal already sent; AVAILABLE owes the rest.
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '-70.00', RESERVED: '70.00', PENDING: '0.00' });
+    expect(await overdrawnBy(wallet.walletId)).toBe('7000');
+    await expectLedgerClean(t);
+
+    const refused = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '0.01' }) });
+    expect([refused.status, refused.body.code]).toEqual([422, 'INSUFFICIENT_FUNDS']);
+
+    await settle(t, (await deposit(t, wallet.virtualAccountNumber, '50.00')).id);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '-20.00', RESERVED: '70.00', PENDING: '0.00' });
+    expect(await overdrawnBy(wallet.walletId)).toBe('2000');
+    await settle(t, (await deposit(t, wallet.virtualAccountNumber, '30.00')).id);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '10.00', RESERVED: '70.00', PENDING: '0.00' });
+    expect(await overdrawnBy(wallet.walletId)).toBeUndefined();
+    await expectLedgerClean(t);
+  });
+
+  it.each([['FEDWIRE'], ['SWIFT'], [null]] as const)('a settled %s deposit is final: 409 BANK_TRANSFER_NOT_PENDING, nothing moves', async (network) => {
+    const wallet = await linkedWallet(t);
+    const received = await deposit(t, wallet.virtualAccountNumber, '12.00', { network, counterparty: { name: 'Ada Lovelace', accountNumber: '12345678' } });
+    await settle(t, received.id);
+    const refused = await takeBack(received.parentBankTransactionId, { returnCode: 'AC04' });
+    expect([refused.status, refused.body.code]).toEqual([409, 'BANK_TRANSFER_NOT_PENDING']);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '12.00', RESERVED: '0.00', PENDING: '0.00' });
+    expect((await bankEventsOf(t, received.parentBankTransactionId)).map((event) => event.type)).toEqual(['BANK_DEPOSIT_TRANSACTION_PENDING', 'BANK_DEPOSIT_TRANSACTION_COMPLETED']);
+  });
+});
+
 describe('sandbox controls', () => {
   it('409 BANK_TRANSFER_NOT_PENDING for a second settle or fail; nothing moves twice', async () => {
     const wallet = await linkedWallet(t);
-    const received = await deposit(t, wallet.virtualAccountNumber, '9.00');
+    // A Fedwire credit is final once settled (an ACH one can still be taken back: above).
+    const received = await deposit(t, wallet.virtualAccountNumber, '9.00', { network: 'FEDWIRE' });
     await settle(t, received.id);
     for (const action of ['settle', 'fail']) {
       const again = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${received.parentBankTransactionId}/${action}`, body: action === 'fail' ? {} : undefined });

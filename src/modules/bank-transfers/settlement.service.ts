@@ -5,7 +5,7 @@ import type { RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { assert } from '../../platform/assert.js';
-import { captureHold, clearPendingCredit, failPendingCredit, postTransfer, releaseHold, type HistoryInput } from '../ledger/index.js';
+import { captureHold, clearPendingCredit, failPendingCredit, forcePost, postTransfer, releaseHold, type HistoryInput } from '../ledger/index.js';
 import { cancelTimer, dueTimersPerRunMax, runDueTimers, type TimerKind } from '../timers/index.js';
 import { recordEvent } from '../webhooks/index.js';
 import { assetOf, bankEventData, bankTransactionView, transactionTypes, walletTransactionTypes, type BankTransactionView } from './bank-transfer.js';
@@ -32,11 +32,29 @@ function history(context: RequestContext, transfer: store.BankTransferRow, child
 }
 
 function notPending(transfer: store.BankTransferRow): AppError {
-  return new AppError('BANK_TRANSFER_NOT_PENDING', `The bank transaction is already ${transfer.status}; only a PENDING one can settle or fail (and a COMPLETED withdrawal come back).`);
+  return new AppError(
+    'BANK_TRANSFER_NOT_PENDING',
+    `The bank transaction is already ${transfer.status}; only a PENDING one can settle or fail (and a COMPLETED withdrawal or ACH deposit come back).`,
+  );
 }
 
 /** What the wallet's history records of a settled withdrawal that came back (the credit from the bank's settlement account). */
 export const withdrawalReturnPurpose = 'WITHDRAWAL_RETURN';
+
+/** What the wallet's history records of a settled deposit taken back (the debit to the bank's settlement account). */
+export const depositReturnPurpose = 'DEPOSIT_RETURN';
+
+/**
+ * Whether a COMPLETED transfer can still come back. A withdrawal can, on every rail (the
+ * beneficiary's bank returns what it cannot apply). A deposit only on ACH, whose credits stay
+ * returnable after they settle (a late return, or an unauthorized entry the originator's customer
+ * disputes, within NACHA's windows); a Fedwire or SWIFT credit is final once it is paid (a recall
+ * needs the customer's consent and is a new payment), and a deposit of no stated network is not
+ * known to be ACH.
+ */
+function returnableAfterSettlement(transfer: store.BankTransferRow): boolean {
+  return transfer.status === 'COMPLETED' && (transfer.direction === 'WITHDRAWAL' || transfer.bank_network === 'ACH');
+}
 
 /**
  * The rail says the payment settled: a withdrawal's hold is captured (the money leaves for the
@@ -84,9 +102,10 @@ export async function completeTransfer(tx: Tx, context: RequestContext, transfer
  * The payment came back (or was rejected): a withdrawal's hold is released in full (the money
  * returns to AVAILABLE), a deposit's pending credit goes back to the bank's settlement account. A
  * withdrawal that settled already can come back too (a return after settlement): its amount is
- * credited back from the bank's settlement account. Writes the FAILURE child with the return code
- * and the FAILED event; the payment is FAILED. A settled deposit cannot be returned here (taking
- * it back could take money the wallet no longer has: not done yet, docs/bank-transfers.md).
+ * credited back from the bank's settlement account. So can a settled ACH deposit: its amount is
+ * taken back from AVAILABLE even when the wallet has spent it (the wallet is then overdrawn by
+ * what it lacked, as a card's forced posting leaves it). Writes the FAILURE child with the return
+ * code and the FAILED event; the payment is FAILED.
  */
 export async function failTransfer(
   tx: Tx,
@@ -94,13 +113,30 @@ export async function failTransfer(
   transfer: store.BankTransferRow,
   outcome: { returnCode?: string | undefined; reason?: string | undefined },
 ): Promise<BankTransactionView> {
-  const settledWithdrawal = transfer.status === 'COMPLETED' && transfer.direction === 'WITHDRAWAL';
-  if (transfer.status !== 'PENDING' && !settledWithdrawal) throw notPending(transfer);
+  const settled = returnableAfterSettlement(transfer);
+  if (transfer.status !== 'PENDING' && !settled) throw notPending(transfer);
   assert(transfer.wallet_id !== null, `bank transfer ${transfer.id} has no wallet`);
   const returnCode = outcome.returnCode ?? defaultReturnCode(transfer.bank_network);
   const reason = outcome.reason ?? describeReturnCode(returnCode);
   const childId = idAt(context.now);
-  if (settledWithdrawal) {
+  if (settled && transfer.direction === 'DEPOSIT') {
+    // Taken back after it settled (an ACH return after settlement, or a credit the sender's
+    // customer says was never authorized): the money goes back to the bank's settlement account
+    // whether or not the wallet still has it, since the bank has already given it back. What
+    // AVAILABLE lacks is recorded as a shortfall and the wallet is overdrawn (ledger verify lists
+    // it); its next credits pay the overdraft first. Until 2026-12-06 a settled deposit could not
+    // be returned at all (409).
+    await forcePost(tx, {
+      clientId: context.clientId,
+      now: context.now,
+      wallet: { walletId: transfer.wallet_id },
+      asset: assetOf(transfer.asset),
+      amount: BigInt(transfer.amount),
+      to: { system: 'BANK_SETTLEMENT' },
+      purpose: depositReturnPurpose,
+      history: history(context, transfer, childId),
+    });
+  } else if (settled) {
     // Returned after it settled (an ACH return comes days later: account closed, no account): the
     // beneficiary's bank sends the money back, from the bank's settlement account to AVAILABLE.
     // Until 2026-12-03 a settled payment could not fail, so a return after settlement could not be

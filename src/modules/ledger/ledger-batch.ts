@@ -600,6 +600,7 @@ export class LedgerBatch {
     if (hold.remaining === 0n) hold.status = 'CAPTURED';
     this.touchHold(hold, now);
 
+    const purpose = operation.purpose ?? 'CAPTURE';
     const transferId = this.newTransfer(clientId, now, 'HOLD_CAPTURE', history, { holdId: hold.id });
     if (fromReserved > 0n) this.move(transferId, clientId, hold.asset, fromReserved, { account, balance: 'RESERVED' }, destination, now);
     if (over > 0n) {
@@ -613,13 +614,13 @@ export class LedgerBatch {
     // balances they describe.
     const records: WrittenRecord[] = [];
     if (fromReserved > 0n) {
-      records.push(this.record(transferId, now, history, { wallet: account, operation: 'DEBIT', balanceType: 'RESERVED', purpose: 'CAPTURE', status: 'COMPLETED', amount: fromReserved }));
+      records.push(this.record(transferId, now, history, { wallet: account, operation: 'DEBIT', balanceType: 'RESERVED', purpose, status: 'COMPLETED', amount: fromReserved }));
     }
     if (over > 0n) {
-      records.push(this.record(transferId, now, history, { wallet: account, operation: 'DEBIT', balanceType: 'AVAILABLE', purpose: 'CAPTURE', status: 'COMPLETED', amount: over }));
+      records.push(this.record(transferId, now, history, { wallet: account, operation: 'DEBIT', balanceType: 'AVAILABLE', purpose, status: 'COMPLETED', amount: over }));
     }
     if (isWallet(destination)) {
-      records.push(this.record(transferId, now, history, { wallet: destination.account, operation: 'CREDIT', balanceType: 'AVAILABLE', purpose: 'CAPTURE', status: 'COMPLETED', amount: operation.amount }));
+      records.push(this.record(transferId, now, history, { wallet: destination.account, operation: 'CREDIT', balanceType: 'AVAILABLE', purpose, status: 'COMPLETED', amount: operation.amount }));
     }
     if (release > 0n) {
       records.push(this.record(transferId, now, history, { wallet: account, operation: 'CREDIT', balanceType: 'RESERVED', purpose: 'RELEASE', status: 'CANCELLED', amount: release }));
@@ -627,7 +628,7 @@ export class LedgerBatch {
     return { holdId: hold.id, transferId, records, captured: operation.amount, overCaptured: over, shortfall, released: release };
   }
 
-  /** A hold placed at zero (no record: nothing was reserved) and captured at once, forced. */
+  /** A hold placed at zero (no record: nothing was reserved) and captured at once, forced; its records take the operation's purpose. */
   private forcePost(operation: ForcePostOperation): CaptureResult {
     const { clientId, now } = operation;
     const account = this.walletAccount(clientId, operation.wallet.walletId, operation.asset.code, operation.wallet.field);
@@ -650,7 +651,18 @@ export class LedgerBatch {
       updatedAt: now,
       changed: true,
     });
-    return this.captureHold({ operation: 'captureHold', clientId, now, holdId, amount: operation.amount, to: operation.to, final: true, force: true, history: operation.history });
+    return this.captureHold({
+      operation: 'captureHold',
+      clientId,
+      now,
+      holdId,
+      amount: operation.amount,
+      to: operation.to,
+      final: true,
+      force: true,
+      purpose: operation.purpose,
+      history: operation.history,
+    });
   }
 
   private releaseHold(
@@ -866,7 +878,7 @@ export class LedgerBatch {
           forced: account.forced,
         });
       } else {
-        // Only a forced card posting (forcePost) may open an account below zero.
+        // Only a forced posting (forcePost: a card's, or a settled deposit's return) may open an account below zero.
         assert(account.creatable && (account.available >= 0n || account.forced), `account ${account.id} may not be opened by this batch`);
         upserts.push({
           clientId: account.clientId,

@@ -31,6 +31,7 @@ export const walletTransactionPurposes = [
   'TRADE_FEE_SETTLEMENT',
   'WITHDRAWAL_FEE_REVENUE',
   'WITHDRAWAL_RETURN',
+  'DEPOSIT_RETURN',
   'CREDIT_LINE_PAYMENT',
   'CREDIT_CARD_CAPTURE',
   'CREDIT_CARD_REFUND',
@@ -101,15 +102,18 @@ export interface CaptureHoldOperation {
   to: AccountInput;
   final: boolean;
   force?: boolean;
+  /** The `purpose` of the records of what is captured (default CAPTURE; a release stays RELEASE). */
+  purpose?: WalletTransactionPurpose;
   history: HistoryInput;
 }
 
 /**
- * A card posting that must not be refused and has no hold to capture (a force post, a completion
- * whose hold expired): `amount` leaves the wallet's AVAILABLE for `to` even when AVAILABLE is
- * short. It is recorded as a hold placed at zero and captured at once with `force`, so what
- * AVAILABLE could not cover is a hold's shortfall and the account's `overdrawn`, exactly as for a
- * forced capture (ledger verify accepts the overdraft for that reason, and only for it).
+ * A debit that must not be refused and has no hold to capture (a card force post, a completion
+ * whose hold expired, a bank deposit returned after it settled): `amount` leaves the wallet's
+ * AVAILABLE for `to` even when AVAILABLE is short. It is recorded as a hold placed at zero and
+ * captured at once with `force`, so what AVAILABLE could not cover is a hold's shortfall and the
+ * account's `overdrawn`, exactly as for a forced capture (ledger verify accepts the overdraft for
+ * that reason, and only for it). `purpose` names its records (default CAPTURE).
  */
 export interface ForcePostOperation {
   operation: 'forcePost';
@@ -119,6 +123,7 @@ export interface ForcePostOperation {
   asset: Asset;
   amount: bigint;
   to: AccountInput;
+  purpose?: WalletTransactionPurpose;
   history: HistoryInput;
 }
 

@@ -83,7 +83,7 @@ describe('ledger verify', () => {
     });
     output = '';
     expect(await ledger.ledgerVerifyCommand(t.deps.db, (text) => (output += text), false)).toBe(0);
-    expect(output).toContain('Overdrawn wallets (AVAILABLE below zero by a forced card posting, which the rules allow): 2, in minor units, deepest first:');
+    expect(output).toContain('Overdrawn wallets (AVAILABLE below zero by a forced posting: a card\'s, or a settled ACH deposit\'s return, which the rules allow): 2, in minor units, deepest first:');
     expect(output).toContain(`wallet ${deep.walletId} USD: available -700, overdrawn 700`);
     expect(output.indexOf(deep.walletId)).toBeLessThan(output.indexOf(shallow.walletId));
     expect(output.trimEnd().endsWith('Ledger verified: every invariant holds.')).toBe(true);

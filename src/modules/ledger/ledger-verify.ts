@@ -16,7 +16,7 @@ export interface VerifyCheck {
 }
 
 /**
- * Wallet accounts whose AVAILABLE is below zero: allowed only by a forced card posting's recorded
+ * Wallet accounts whose AVAILABLE is below zero: allowed only by a forced posting's recorded
  * shortfall (the `wallet_balances_not_negative` check), and listed apart, as CONTRACT §12.3 says,
  * so an operator sees who owes money (until 2026-12-07 they were not listed; found by an audit).
  */
@@ -307,7 +307,7 @@ export function formatVerifyReport(report: VerifyReport): string {
   lines.push(
     overdrawn.count === 0
       ? 'Overdrawn wallets: none.'
-      : `Overdrawn wallets (AVAILABLE below zero by a forced card posting, which the rules allow): ${overdrawn.count}, in minor units, deepest first:`,
+      : `Overdrawn wallets (AVAILABLE below zero by a forced posting: a card's, or a settled ACH deposit's return, which the rules allow): ${overdrawn.count}, in minor units, deepest first:`,
   );
   for (const wallet of overdrawn.wallets) lines.push(`       client ${wallet.clientId} wallet ${wallet.walletId} ${wallet.asset}: available ${wallet.available}, overdrawn ${wallet.overdrawn}`);
   if (overdrawn.count > overdrawn.wallets.length) lines.push(`       … and ${overdrawn.count - overdrawn.wallets.length} more`);

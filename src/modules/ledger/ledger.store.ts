@@ -92,7 +92,7 @@ export interface WalletAccountDelta {
   available: bigint;
   reserved: bigint;
   pending: bigint;
-  /** The one explicit path that may take AVAILABLE below zero (a forced card completion). */
+  /** The one explicit path that may take AVAILABLE below zero (a forced posting: a card's, a settled ACH deposit's return). */
   forced: boolean;
 }
 

@@ -233,10 +233,10 @@ export const eventPayloadSchemas = {
   LTV_THRESHOLD_WARNING: ltvPayload('The loan-to-value ratio crossed a warning threshold.'),
   BANK_DEPOSIT_TRANSACTION_PENDING: bankPayload('A bank deposit was received and is pending clearing.'),
   BANK_DEPOSIT_TRANSACTION_COMPLETED: bankPayload('A bank deposit cleared.'),
-  BANK_DEPOSIT_TRANSACTION_FAILED: bankPayload('A bank deposit was returned or rejected.'),
+  BANK_DEPOSIT_TRANSACTION_FAILED: bankPayload('A bank deposit was returned or rejected (before it settled, or, on ACH, after: then it follows the COMPLETED event).'),
   BANK_WITHDRAWAL_TRANSACTION_PENDING: bankPayload('A bank withdrawal was initiated; its funds are reserved.'),
   BANK_WITHDRAWAL_TRANSACTION_COMPLETED: bankPayload('A bank withdrawal completed.'),
-  BANK_WITHDRAWAL_TRANSACTION_FAILED: bankPayload('A bank withdrawal failed or was returned.'),
+  BANK_WITHDRAWAL_TRANSACTION_FAILED: bankPayload('A bank withdrawal failed or was returned (a return after settlement follows the COMPLETED event).'),
   INTERNAL_TRANSACTION_COMPLETED: payload(
     { walletId: Type.String(), transactionId: Type.String({ description: 'the ledger transaction of this wallet (debit or credit side)' }) },
     'An internal transfer completed; one event per wallet (source and destination).',

@@ -1872,8 +1872,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Fail (return) a pending bank deposit or withdrawal, or return a settled withdrawal, now (sandbox)
-         * @description A withdrawal's reserved amount returns to AVAILABLE in full; a deposit's pending amount goes back to the sender. A withdrawal that settled already comes back after settlement (as an ACH return does, days later): its amount is credited back to AVAILABLE from the bank's settlement account. Emits the FAILED event with returnCode (default R03 on ACH, MS03 elsewhere) and answers the FAILURE record; the payment is FAILED. 409 BANK_TRANSFER_NOT_PENDING when it failed already, or for a settled deposit.
+         * Fail (return) a pending bank deposit or withdrawal, or return a settled withdrawal or ACH deposit, now (sandbox)
+         * @description A withdrawal's reserved amount returns to AVAILABLE in full; a deposit's pending amount goes back to the sender. A withdrawal that settled already comes back after settlement (as an ACH return does, days later): its amount is credited back to AVAILABLE from the bank's settlement account. A settled ACH deposit can be taken back the same way (a late return, an unauthorized entry): its amount leaves AVAILABLE even when the wallet has spent it, and the wallet is then overdrawn by what it lacked. Emits the FAILED event with returnCode (default R03 on ACH, MS03 elsewhere) and answers the FAILURE record; the payment is FAILED. 409 BANK_TRANSFER_NOT_PENDING when it failed already, or for a settled Fedwire, SWIFT or unspecified deposit (final).
          */
         post: operations["sandbox.failBankTransaction"];
         delete?: never;
@@ -2736,7 +2736,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A bank deposit was returned or rejected.
+         * A bank deposit was returned or rejected (before it settled, or, on ACH, after: then it follows the COMPLETED event).
          * @description Sent to the URL of every active subscription that lists this type (or "*"), signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature headers). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["webhookEvents.BANK_DEPOSIT_TRANSACTION_FAILED"];
@@ -2796,7 +2796,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A bank withdrawal failed or was returned.
+         * A bank withdrawal failed or was returned (a return after settlement follows the COMPLETED event).
          * @description Sent to the URL of every active subscription that lists this type (or "*"), signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature headers). Answer 2xx within the timeout; anything else is retried.
          */
         post: operations["webhookEvents.BANK_WITHDRAWAL_TRANSACTION_FAILED"];
@@ -3610,7 +3610,7 @@ export interface components {
             type: "BANK_DEPOSIT_TRANSACTION_FAILED";
             /** Format: date-time */
             createdAt: string;
-            /** @description A bank deposit was returned or rejected. */
+            /** @description A bank deposit was returned or rejected (before it settled, or, on ACH, after: then it follows the COMPLETED event). */
             data: {
                 /** @description the wallet credited or debited; null only on BANK_DEPOSIT_TRANSACTION_FAILED for a deposit that could not be routed to any wallet */
                 walletId: string | null;
@@ -3866,7 +3866,7 @@ export interface components {
             type: "BANK_WITHDRAWAL_TRANSACTION_FAILED";
             /** Format: date-time */
             createdAt: string;
-            /** @description A bank withdrawal failed or was returned. */
+            /** @description A bank withdrawal failed or was returned (a return after settlement follows the COMPLETED event). */
             data: {
                 /** @description the wallet credited or debited; null only on BANK_DEPOSIT_TRANSACTION_FAILED for a deposit that could not be routed to any wallet */
                 walletId: string | null;
@@ -7757,7 +7757,7 @@ export interface components {
              */
             type: string;
             /**
-             * @description what this record did to the wallet: TRANSFER, HOLD, HOLD_INCREMENT, CAPTURE, RELEASE, EXPIRY, PENDING_CREDIT, CLEARING or PENDING_FAILURE; or, for a transfer posted under a purpose of its own, that purpose: USER_TRADE and TRADE_FEE_SETTLEMENT (trades), WITHDRAWAL_FEE_REVENUE (a crypto withdrawal's fee), WITHDRAWAL_RETURN (a settled bank withdrawal returned), CREDIT_LINE_PAYMENT, CREDIT_CARD_CAPTURE, CREDIT_CARD_REFUND, COLLATERAL_LIQUIDATION
+             * @description what this record did to the wallet: TRANSFER, HOLD, HOLD_INCREMENT, CAPTURE, RELEASE, EXPIRY, PENDING_CREDIT, CLEARING or PENDING_FAILURE; or, for a transfer posted under a purpose of its own, that purpose: USER_TRADE and TRADE_FEE_SETTLEMENT (trades), WITHDRAWAL_FEE_REVENUE (a crypto withdrawal's fee), WITHDRAWAL_RETURN (a settled bank withdrawal returned), DEPOSIT_RETURN (a settled ACH deposit taken back), CREDIT_LINE_PAYMENT, CREDIT_CARD_CAPTURE, CREDIT_CARD_REFUND, COLLATERAL_LIQUIDATION
              * @example TRANSFER
              */
             purpose: string;
@@ -11418,7 +11418,7 @@ export interface operations {
                  * @description only records with this purpose (what the record did to the wallet; see the record's purpose)
                  * @example TRANSFER
                  */
-                purpose?: "TRANSFER" | "HOLD" | "HOLD_INCREMENT" | "CAPTURE" | "RELEASE" | "EXPIRY" | "PENDING_CREDIT" | "CLEARING" | "PENDING_FAILURE" | "USER_TRADE" | "TRADE_FEE_SETTLEMENT" | "WITHDRAWAL_FEE_REVENUE" | "WITHDRAWAL_RETURN" | "CREDIT_LINE_PAYMENT" | "CREDIT_CARD_CAPTURE" | "CREDIT_CARD_REFUND" | "COLLATERAL_LIQUIDATION";
+                purpose?: "TRANSFER" | "HOLD" | "HOLD_INCREMENT" | "CAPTURE" | "RELEASE" | "EXPIRY" | "PENDING_CREDIT" | "CLEARING" | "PENDING_FAILURE" | "USER_TRADE" | "TRADE_FEE_SETTLEMENT" | "WITHDRAWAL_FEE_REVENUE" | "WITHDRAWAL_RETURN" | "DEPOSIT_RETURN" | "CREDIT_LINE_PAYMENT" | "CREDIT_CARD_CAPTURE" | "CREDIT_CARD_REFUND" | "COLLATERAL_LIQUIDATION";
             };
             header?: never;
             path?: never;

@@ -27,7 +27,7 @@ export const WalletTransactionSchema = Type.Object(
     }),
     purpose: Type.String({
       description:
-        'what this record did to the wallet: TRANSFER, HOLD, HOLD_INCREMENT, CAPTURE, RELEASE, EXPIRY, PENDING_CREDIT, CLEARING or PENDING_FAILURE; or, for a transfer posted under a purpose of its own, that purpose: USER_TRADE and TRADE_FEE_SETTLEMENT (trades), WITHDRAWAL_FEE_REVENUE (a crypto withdrawal\'s fee), WITHDRAWAL_RETURN (a settled bank withdrawal returned), CREDIT_LINE_PAYMENT, CREDIT_CARD_CAPTURE, CREDIT_CARD_REFUND, COLLATERAL_LIQUIDATION',
+        'what this record did to the wallet: TRANSFER, HOLD, HOLD_INCREMENT, CAPTURE, RELEASE, EXPIRY, PENDING_CREDIT, CLEARING or PENDING_FAILURE; or, for a transfer posted under a purpose of its own, that purpose: USER_TRADE and TRADE_FEE_SETTLEMENT (trades), WITHDRAWAL_FEE_REVENUE (a crypto withdrawal\'s fee), WITHDRAWAL_RETURN (a settled bank withdrawal returned), DEPOSIT_RETURN (a settled ACH deposit taken back), CREDIT_LINE_PAYMENT, CREDIT_CARD_CAPTURE, CREDIT_CARD_REFUND, COLLATERAL_LIQUIDATION',
       examples: ['TRANSFER'],
     }),
     operation: Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')]),
