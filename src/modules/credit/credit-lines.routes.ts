@@ -18,7 +18,7 @@ const statusSchema = Type.Union(
   [Type.Literal('PENDING_COLLATERAL'), Type.Literal('ACTIVE'), Type.Literal('RESTRICTED'), Type.Literal('LIQUIDATING'), Type.Literal('CLOSED')],
   {
     description:
-      'PENDING_COLLATERAL until locked collateral × the opening LTV covers the limit; ACTIVE; RESTRICTED while the LTV is at PURCHASE_RESTRICTED or worse, or the line has no collateral left (card purchases declined 57); LIQUIDATING and CLOSED are reserved (a liquidation completes inside the change that triggers it)',
+      'PENDING_COLLATERAL until locked collateral × the opening LTV covers the limit; ACTIVE; RESTRICTED while the LTV is at PURCHASE_RESTRICTED or worse, while the line has no collateral left, after a release that left the collateral short of covering the limit at the opening LTV (until a lock or a price rise covers it again), or while debt left by a liquidation is unpaid (card purchases declined 57 with declineReason LTV_PURCHASE_RESTRICTED in every case, whatever the LTV); LIQUIDATING and CLOSED are reserved (a liquidation completes inside the change that triggers it)',
   },
 );
 
@@ -261,7 +261,9 @@ export function registerCreditLineRoutes(app: App, deps: Deps): void {
         summary: 'Release locked collateral back to the wallet',
         description:
           'Rules: line exists (404), amount at most what is locked (422 INSUFFICIENT_FUNDS), the LTV after the release at most the opening LTV (422 ' +
-          'LTV_TOO_HIGH). The collateral returns to the wallet\'s AVAILABLE (type COLLATERAL_RELEASE). Honours Idempotency-Key.',
+          'LTV_TOO_HIGH). The collateral returns to the wallet\'s AVAILABLE (type COLLATERAL_RELEASE). A release that leaves the collateral ' +
+          'short of covering the creditLimit at the opening LTV makes the line RESTRICTED (card purchases declined 57 LTV_PURCHASE_RESTRICTED, ' +
+          'even at a low LTV) until collateral locked again, or a price rise, covers it. Honours Idempotency-Key.',
         params: LineParams,
         body: AmountBody('CollateralReleaseRequest', 'in the collateral asset', '0.10000000'),
         response: { 200: Envelope(CreditLineSchema) },

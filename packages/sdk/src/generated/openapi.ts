@@ -2198,7 +2198,7 @@ export interface paths {
         put?: never;
         /**
          * Release locked collateral back to the wallet
-         * @description Rules: line exists (404), amount at most what is locked (422 INSUFFICIENT_FUNDS), the LTV after the release at most the opening LTV (422 LTV_TOO_HIGH). The collateral returns to the wallet's AVAILABLE (type COLLATERAL_RELEASE). Honours Idempotency-Key.
+         * @description Rules: line exists (404), amount at most what is locked (422 INSUFFICIENT_FUNDS), the LTV after the release at most the opening LTV (422 LTV_TOO_HIGH). The collateral returns to the wallet's AVAILABLE (type COLLATERAL_RELEASE). A release that leaves the collateral short of covering the creditLimit at the opening LTV makes the line RESTRICTED (card purchases declined 57 LTV_PURCHASE_RESTRICTED, even at a low LTV) until collateral locked again, or a price rise, covers it. Honours Idempotency-Key.
          */
         post: operations["creditLines.releaseCollateral"];
         delete?: never;
@@ -5293,7 +5293,7 @@ export interface components {
              * @example 0.1200
              */
             apr: string;
-            /** @description PENDING_COLLATERAL until locked collateral × the opening LTV covers the limit; ACTIVE; RESTRICTED while the LTV is at PURCHASE_RESTRICTED or worse, or the line has no collateral left (card purchases declined 57); LIQUIDATING and CLOSED are reserved (a liquidation completes inside the change that triggers it) */
+            /** @description PENDING_COLLATERAL until locked collateral × the opening LTV covers the limit; ACTIVE; RESTRICTED while the LTV is at PURCHASE_RESTRICTED or worse, while the line has no collateral left, after a release that left the collateral short of covering the limit at the opening LTV (until a lock or a price rise covers it again), or while debt left by a liquidation is unpaid (card purchases declined 57 with declineReason LTV_PURCHASE_RESTRICTED in every case, whatever the LTV); LIQUIDATING and CLOSED are reserved (a liquidation completes inside the change that triggers it) */
             status: "PENDING_COLLATERAL" | "ACTIVE" | "RESTRICTED" | "LIQUIDATING" | "CLOSED";
             collateral: {
                 /** @example BTC */
@@ -5386,7 +5386,7 @@ export interface components {
              * @example 0.1200
              */
             apr: string;
-            /** @description PENDING_COLLATERAL until locked collateral × the opening LTV covers the limit; ACTIVE; RESTRICTED while the LTV is at PURCHASE_RESTRICTED or worse, or the line has no collateral left (card purchases declined 57); LIQUIDATING and CLOSED are reserved (a liquidation completes inside the change that triggers it) */
+            /** @description PENDING_COLLATERAL until locked collateral × the opening LTV covers the limit; ACTIVE; RESTRICTED while the LTV is at PURCHASE_RESTRICTED or worse, while the line has no collateral left, after a release that left the collateral short of covering the limit at the opening LTV (until a lock or a price rise covers it again), or while debt left by a liquidation is unpaid (card purchases declined 57 with declineReason LTV_PURCHASE_RESTRICTED in every case, whatever the LTV); LIQUIDATING and CLOSED are reserved (a liquidation completes inside the change that triggers it) */
             status: "PENDING_COLLATERAL" | "ACTIVE" | "RESTRICTED" | "LIQUIDATING" | "CLOSED";
             collateral: {
                 /** @example BTC */
@@ -15946,7 +15946,7 @@ export interface operations {
                 /** @description ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z) */
                 createdBefore?: string;
                 customerId?: string;
-                /** @description PENDING_COLLATERAL until locked collateral × the opening LTV covers the limit; ACTIVE; RESTRICTED while the LTV is at PURCHASE_RESTRICTED or worse, or the line has no collateral left (card purchases declined 57); LIQUIDATING and CLOSED are reserved (a liquidation completes inside the change that triggers it) */
+                /** @description PENDING_COLLATERAL until locked collateral × the opening LTV covers the limit; ACTIVE; RESTRICTED while the LTV is at PURCHASE_RESTRICTED or worse, while the line has no collateral left, after a release that left the collateral short of covering the limit at the opening LTV (until a lock or a price rise covers it again), or while debt left by a liquidation is unpaid (card purchases declined 57 with declineReason LTV_PURCHASE_RESTRICTED in every case, whatever the LTV); LIQUIDATING and CLOSED are reserved (a liquidation completes inside the change that triggers it) */
                 status?: "PENDING_COLLATERAL" | "ACTIVE" | "RESTRICTED" | "LIQUIDATING" | "CLOSED";
             };
             header?: never;
