@@ -32,7 +32,7 @@ import { WriteStatement } from './write-statement.js';
  * whose error is its own: a statement that PostgreSQL refused aborts the transaction, and the
  * statements of others sent after it fail with "current transaction is aborted" (25P02). A
  * group of one is a transaction of its own (its claims still count for the other groups). Every
- * system account shard a group touches is the same (`groupShard`), so a group locks one shard per
+ * system account shard a group touches is the same (`transactionShard`), so a group locks one shard per
  * account, as a single transaction does.
  *
  * Writes written together: a member's last write, when it is rows of kinds only (WriteStatement's
@@ -396,7 +396,7 @@ function memberHandle(tx: Tx, group: Group, member: Member): Tx {
   return handle;
 }
 
-/** The range of the number `groupShard` answers; the ledger takes it modulo its own shard count (a power of two that divides it). */
+/** The range of the number `transactionShard` answers; the ledger takes it modulo its own shard count (a power of two that divides it). */
 const groupShardRange = 1 << 16;
 
 /**
@@ -435,6 +435,16 @@ export function inTransactionGroup(tx: Tx): boolean {
 export function lockedElsewhere(tx: Tx, key: string): GroupConflict {
   const scope = handles.get(tx);
   return new LockedElsewhere(`${key} (locked outside this process's transaction groups)`, scope?.group.ended ?? Promise.resolve());
+}
+
+/**
+ * For a row a member took with SKIP LOCKED and did not get: when `exists` (a read without a lock)
+ * finds it, a transaction outside this process's groups holds it, and the member leaves
+ * (lockedElsewhere); otherwise the row is simply missing, and this returns. Outside a group
+ * (where the lock is waited for, so an empty answer means missing) it returns without reading.
+ */
+export async function leaveIfLockedElsewhere(tx: Tx, key: string, exists: () => Promise<boolean>): Promise<void> {
+  if (inTransactionGroup(tx) && (await exists())) throw lockedElsewhere(tx, key);
 }
 
 /** A member of a group failed (`member`, when one did): nothing commits, and the members run again. */
@@ -549,7 +559,22 @@ export function passLockTurn(tx: Tx): void {
   releaseLockTurn(scope.group.lockTurn);
 }
 
-/** A number fixed for the transaction group `tx` belongs to, to pick one shard for all its members; undefined outside a group. */
-export function groupShard(tx: Tx): number | undefined {
-  return handles.get(tx)?.group.shard;
+/** The shard numbers of transactions outside groups, each drawn the first time it is asked for. */
+const ownShards = new WeakMap<Tx, number>();
+
+/**
+ * A number fixed for the transaction `tx`, to pick one shard of each system account for everything
+ * it writes (the ledger takes it modulo its shard count): in a transaction group, the group's, the
+ * same for all its members (groups take them in turn: takeShard); in any other transaction, drawn
+ * at random once. So a transaction never locks two shards of one account, in whatever order.
+ */
+export function transactionShard(tx: Tx): number {
+  const group = handles.get(tx)?.group;
+  if (group) return group.shard;
+  let shard = ownShards.get(tx);
+  if (shard === undefined) {
+    shard = crypto.randomInt(groupShardRange);
+    ownShards.set(tx, shard);
+  }
+  return shard;
 }

@@ -8,7 +8,7 @@
  */
 import { preparedTextStatement, type StatementParameters, type TextStatement } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
-import { claimInGroup, inGroupLockOrder, inTransactionGroup, lockedElsewhere, passLockTurn } from '../../../platform/db/transaction-groups.js';
+import { claimInGroup, inGroupLockOrder, inTransactionGroup, leaveIfLockedElsewhere, passLockTurn } from '../../../platform/db/transaction-groups.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { isUuid } from '../../../platform/ids.js';
 import { lockWalletAccountText, walletAccountId, type AccountRow } from '../../ledger/index.js';
@@ -39,12 +39,9 @@ export async function lockCardWithProgram(tx: Tx, clientId: string, by: { id: st
   claimCardBeforeLock(tx, clientId, by);
   // In a transaction group the card is taken only if no transaction outside the group's process
   // holds it: one that does makes the message leave the group and run alone (lockedElsewhere).
-  const grouped = inTransactionGroup(tx);
-  const row = (await lockCardStatement(clientId, by, { skipLocked: grouped }).execute(tx)).rows[0];
+  const row = (await lockCardStatement(clientId, by, { skipLocked: inTransactionGroup(tx) }).execute(tx)).rows[0];
   if (!row) {
-    if (grouped && (await cardExistsStatement(clientId, by).execute(tx)).rows.length > 0) {
-      throw lockedElsewhere(tx, claimKey(clientId, 'id' in by ? by.id : by.fingerprint));
-    }
+    await leaveIfLockedElsewhere(tx, claimKey(clientId, 'id' in by ? by.id : by.fingerprint), async () => (await cardExistsStatement(clientId, by).execute(tx)).rows.length > 0);
     return undefined;
   }
   const { program, ...card } = row;

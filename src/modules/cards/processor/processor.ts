@@ -10,7 +10,7 @@ import type { Deps } from '../../../platform/deps.js';
 import { compiledOnce, compileOnly } from '../../../platform/db/text-statements.js';
 import type { Tx } from '../../../platform/db/transaction.js';
 import { WriteStatement } from '../../../platform/db/write-statement.js';
-import { deferToGroup, inGroupLockOrder, inTransactionGroup, lockedElsewhere, passLockTurn } from '../../../platform/db/transaction-groups.js';
+import { deferToGroup, inGroupLockOrder, inTransactionGroup, leaveIfLockedElsewhere, lockedElsewhere, passLockTurn } from '../../../platform/db/transaction-groups.js';
 import { asStoredJsonb } from '../../../platform/db/jsonb.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
@@ -620,18 +620,16 @@ async function lockCardAndSwipe(tx: Tx, clientId: string, cardId: string, swipeI
   claimCardBeforeLock(tx, clientId, { id: cardId });
   // In a group, neither lock is waited for: a card or lifecycle held by a transaction outside the
   // process's groups makes the member leave the group and run alone (lockedElsewhere).
-  const grouped = inTransactionGroup(tx);
-  const mode = grouped ? 'skip' : 'wait';
+  const mode = inTransactionGroup(tx) ? 'skip' : 'wait';
   const [cardResult, swipeResult] = await Promise.all([
     lockCardByIdStatements[mode](clientId, cardId).execute(tx),
     lockSwipeStatements[mode](clientId, swipeId).execute(tx),
   ]);
   const card = cardResult.rows[0];
   const swipe = swipeResult.rows[0];
-  if (grouped) {
-    if (!card) throw lockedElsewhere(tx, `${clientId}/${cardId}`);
-    if (!swipe && (await swipeExistsStatement(clientId, swipeId).execute(tx)).rows.length > 0) throw lockedElsewhere(tx, `${clientId}/${swipeId}`);
-  }
+  // The card exists (the caller read it), so only a lock can have kept it back.
+  if (!card && mode === 'skip') throw lockedElsewhere(tx, `${clientId}/${cardId}`);
+  if (!swipe) await leaveIfLockedElsewhere(tx, `${clientId}/${swipeId}`, async () => (await swipeExistsStatement(clientId, swipeId).execute(tx)).rows.length > 0);
   assert(card, `card ${cardId} is missing`);
   return { card, swipe };
 }
