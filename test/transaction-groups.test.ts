@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claimInGroup, deferToGroup, groupShard, GroupConflict, GroupsInFlight, TransactionGroups } from '../src/platform/db/transaction-groups.js';
+import { claimInGroup, deferToGroup, transactionShard, GroupConflict, GroupsInFlight, TransactionGroups } from '../src/platform/db/transaction-groups.js';
 import { WriteStatement, type RowsKind } from '../src/platform/db/write-statement.js';
 import { withTransaction, type Tx } from '../src/platform/db/transaction.js';
 import { systemAccountShards } from '../src/modules/ledger/ledger.js';
@@ -68,18 +68,21 @@ describe('members that arrive together', () => {
     expect((await stored()).map((row) => row.id)).toEqual([1, 2, 3]);
   });
 
-  it('take one system account shard for the whole group; none outside a group', async () => {
+  it('take one system account shard for the whole group; a transaction outside a group draws one of its own', async () => {
     const groups = groupsOf();
-    const shards = await Promise.all([1, 2, 3].map(() => groups.run([], async (tx) => (await xidOf(tx), groupShard(tx)))));
+    const shards = await Promise.all([1, 2, 3].map(() => groups.run([], async (tx) => (await xidOf(tx), transactionShard(tx)))));
     expect(shards[0]).toBeTypeOf('number');
     expect(new Set(shards).size).toBe(1);
-    expect(await withTransaction(t.deps.db, async (tx) => groupShard(tx))).toBeUndefined();
+    // Outside a group, a transaction draws its own, and keeps it.
+    const alone = await withTransaction(t.deps.db, async (tx) => [transactionShard(tx), transactionShard(tx)]);
+    expect(alone[0]).toBeTypeOf('number');
+    expect(alone[1]).toBe(alone[0]);
   });
 
   it('take shards in turn: any 16 groups in a row take 16 different shards of the ledger (so two groups in flight never wait for one)', async () => {
     const groups = groupsOf();
     const shards: number[] = [];
-    for (let group = 0; group < 40; group++) shards.push(await groups.run([], async (tx) => groupShard(tx) ?? -1));
+    for (let group = 0; group < 40; group++) shards.push(await groups.run([], async (tx) => transactionShard(tx)));
     expectShardsInTurn(shards);
   });
 });
@@ -410,7 +413,7 @@ describe('claims', () => {
     const inFlight = new GroupsInFlight();
     const lanes = [0, 1].map(() => new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, inFlight }));
     const shards: number[] = [];
-    for (let group = 0; group < 32; group++) shards.push(await (lanes[group % 2] as TransactionGroups).run([], async (tx) => groupShard(tx) ?? -1));
+    for (let group = 0; group < 32; group++) shards.push(await (lanes[group % 2] as TransactionGroups).run([], async (tx) => transactionShard(tx)));
     expectShardsInTurn(shards);
   });
 

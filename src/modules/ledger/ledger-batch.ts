@@ -1,7 +1,6 @@
-import crypto from 'node:crypto';
 import type { Tx } from '../../platform/db/transaction.js';
 import { WriteStatement } from '../../platform/db/write-statement.js';
-import { groupShard } from '../../platform/db/transaction-groups.js';
+import { transactionShard } from '../../platform/db/transaction-groups.js';
 import { assert } from '../../platform/assert.js';
 import { AppError, type ErrorDetail } from '../../platform/http/errors.js';
 import { formatAmount } from '../../platform/money/amount.js';
@@ -140,18 +139,6 @@ function walletNotFound(field: string | undefined): AppError {
 
 function holdNotOpen(hold: HoldState): AppError {
   return new AppError('CONFLICT', `The hold is ${hold.status}; only an OPEN hold can change.`);
-}
-
-/** The system-account shard of each transaction outside a group, drawn at random by its first batch. */
-const transactionShards = new WeakMap<Tx, number>();
-
-function transactionShard(tx: Tx): number {
-  let shard = transactionShards.get(tx);
-  if (shard === undefined) {
-    shard = crypto.randomInt(systemAccountShards);
-    transactionShards.set(tx, shard);
-  }
-  return shard;
 }
 
 /**
@@ -441,13 +428,13 @@ export class LedgerBatch {
     const key = `${clientId}/${kind}/${asset}`;
     let account = this.systems.get(key);
     if (!account) {
-      // One shard per transaction: a transaction never locks two shards of one system account. In a
-      // transaction group (transaction-groups.ts) every batch of the group takes the group's; in
-      // any other transaction, every batch takes the one its first batch drew (transactionShard).
+      // One shard per transaction (transactionShard): a transaction never locks two shards of one
+      // system account. In a transaction group (transaction-groups.ts) every batch of the group
+      // takes the group's; in any other transaction, every batch takes the one its first drew.
       // Until 2026-12-06 each batch drew its own, so a transaction of many operations (a sandbox
       // request seeding 40 funded customers) locked the settlement account's shards in a random
       // order, and two at once deadlocked, each retried until one answered 500 (found by an audit).
-      const shard = (groupShard(this.tx) ?? transactionShard(this.tx)) % systemAccountShards;
+      const shard = transactionShard(this.tx) % systemAccountShards;
       account = { clientId, id: systemAccountId(clientId, kind, asset, shard), kind, shard, asset, deltaAvailable: 0n, touched: false };
       this.systems.set(key, account);
     }
