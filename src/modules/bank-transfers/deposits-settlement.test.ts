@@ -434,6 +434,9 @@ describe('a settled ACH deposit taken back (a return after settlement)', () => {
     }
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '0.00', RESERVED: '0.00', PENDING: '0.00' });
     expect(await overdrawnBy(wallet.walletId)).toBeUndefined();
+    // The ledger transfer says what it was, as a settled withdrawal's return does (until 2026-12-06 it had the memo).
+    const transfers = await t.deps.db.selectFrom('ledger_transfers').select(['kind', 'description']).where('parent_transaction_id', '=', payment).orderBy('id').execute();
+    expect(transfers.at(-1)).toEqual({ kind: 'HOLD_CAPTURE', description: `settled bank deposit ${payment} returned (R10)` });
     await expectLedgerClean(t);
   });
 
@@ -451,6 +454,8 @@ describe('a settled ACH deposit taken back (a return after settlement)', () => {
 
     const refused = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '0.01' }) });
     expect([refused.status, refused.body.code]).toEqual([422, 'INSUFFICIENT_FUNDS']);
+    // Not "0.00 USD available" beside a balance of -70.00 (until 2026-12-06).
+    expect(refused.body.message).toBe('Insufficient funds: 0.01 USD needed, none available (the wallet is overdrawn by 70.00 USD).');
 
     await settle(t, (await deposit(t, wallet.virtualAccountNumber, '50.00')).id);
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '-20.00', RESERVED: '70.00', PENDING: '0.00' });

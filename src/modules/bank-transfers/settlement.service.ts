@@ -134,6 +134,7 @@ export async function failTransfer(
       amount: BigInt(transfer.amount),
       to: { system: 'BANK_SETTLEMENT' },
       purpose: depositReturnPurpose,
+      description: `settled bank deposit ${transfer.id} returned (${returnCode})`,
       history: history(context, transfer, childId),
     });
   } else if (settled) {

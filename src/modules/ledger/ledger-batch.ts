@@ -129,8 +129,14 @@ function insufficientFunds(walletField: string | undefined, asset: Asset, availa
 }
 
 /** The message of every INSUFFICIENT_FUNDS refusal, for callers that check a balance without moving money. */
+/**
+ * "Insufficient funds: 10.00 USD needed, 2.00 USD available." An overdrawn balance (AVAILABLE below
+ * zero: a forced posting) says so, rather than "0.00 available" next to a negative balance (until
+ * 2026-12-06; found by an audit).
+ */
 export function insufficientFundsMessage(asset: Asset, available: bigint, needed: bigint): string {
-  return `Insufficient funds: ${formatAmount(needed, asset)} ${asset.code} needed, ${formatAmount(available > 0n ? available : 0n, asset)} ${asset.code} available.`;
+  const has = available < 0n ? `none available (the wallet is overdrawn by ${formatAmount(-available, asset)} ${asset.code})` : `${formatAmount(available, asset)} ${asset.code} available`;
+  return `Insufficient funds: ${formatAmount(needed, asset)} ${asset.code} needed, ${has}.`;
 }
 
 function walletNotFound(field: string | undefined): AppError {
@@ -588,7 +594,7 @@ export class LedgerBatch {
     this.touchHold(hold, now);
 
     const purpose = operation.purpose ?? 'CAPTURE';
-    const transferId = this.newTransfer(clientId, now, 'HOLD_CAPTURE', history, { holdId: hold.id });
+    const transferId = this.newTransfer(clientId, now, 'HOLD_CAPTURE', history, { holdId: hold.id, description: operation.description });
     if (fromReserved > 0n) this.move(transferId, clientId, hold.asset, fromReserved, { account, balance: 'RESERVED' }, destination, now);
     if (over > 0n) {
       if (shortfall > 0n) account.forced = true;
@@ -648,6 +654,7 @@ export class LedgerBatch {
       final: true,
       force: true,
       purpose: operation.purpose,
+      description: operation.description,
       history: operation.history,
     });
   }

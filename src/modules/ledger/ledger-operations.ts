@@ -104,6 +104,8 @@ export interface CaptureHoldOperation {
   force?: boolean;
   /** The `purpose` of the records of what is captured (default CAPTURE; a release stays RELEASE). */
   purpose?: WalletTransactionPurpose;
+  /** The ledger transfer's description (default the history's note). */
+  description?: string | null;
   history: HistoryInput;
 }
 
@@ -113,7 +115,8 @@ export interface CaptureHoldOperation {
  * AVAILABLE for `to` even when AVAILABLE is short. It is recorded as a hold placed at zero and
  * captured at once with `force`, so what AVAILABLE could not cover is a hold's shortfall and the
  * account's `overdrawn`, exactly as for a forced capture (ledger verify accepts the overdraft for
- * that reason, and only for it). `purpose` names its records (default CAPTURE).
+ * that reason, and only for it). `purpose` names its records (default CAPTURE), `description` its
+ * ledger transfer (default the history's note).
  */
 export interface ForcePostOperation {
   operation: 'forcePost';
@@ -124,6 +127,7 @@ export interface ForcePostOperation {
   amount: bigint;
   to: AccountInput;
   purpose?: WalletTransactionPurpose;
+  description?: string | null;
   history: HistoryInput;
 }
 

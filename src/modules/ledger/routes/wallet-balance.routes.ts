@@ -19,7 +19,7 @@ const AssetAmount = Type.Object({ asset: Type.String({ examples: ['USD'] }), amo
 
 const BalanceSchema = Type.Object(
   {
-    AVAILABLE: Type.Array(AssetAmount, { description: 'money the wallet can spend now' }),
+    AVAILABLE: Type.Array(AssetAmount, { description: 'money the wallet can spend now; below zero (a negative amount) when the wallet is overdrawn in that asset, which only a forced posting does (a card completion or force post the wallet could not cover, a settled ACH deposit taken back): nothing of that asset can be spent until credits bring it back above zero' }),
     RESERVED: Type.Array(AssetAmount, { description: 'held for outgoing money not final yet (card holds, pending withdrawals, pending trades)' }),
     PENDING: Type.Array(AssetAmount, { description: 'incoming money not cleared yet' }),
   },
