@@ -393,8 +393,41 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
       throw error;
     }
   }
-  if (outcome.replay) reply.header('Idempotent-Replayed', 'true');
+  if (outcome.replay) markReplayed(reply, outcome.response);
   return reply.code(outcome.response.statusCode).send(outcome.response.body);
+}
+
+/**
+ * A trace id as this server has ever kept one (genReqId in src/app.ts: a caller's X-Trace-Id or a
+ * UUID; the caller's form, before 2026-12-01, could be only dots): what a stored answer's
+ * `traceId` holds, and safe as a header value.
+ */
+const keptTraceIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The trace id of the request that made a stored answer. Every idempotency record is written with
+ * its answer's body as built by envelopeOf (a success) or errorBody (a stored 4xx), here, in the
+ * write batcher and in answerRefusal, and both put the request's trace id in `traceId`: the body
+ * is the record of it (sealed bodies included, once opened by storedBody). A record in progress
+ * (102, body null) is never replayed. Undefined for a body without one, which no record holds.
+ */
+export function originalTraceIdOf(response: StoredResponse): string | undefined {
+  const body = response.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const traceId = (body as { traceId?: unknown }).traceId;
+  return typeof traceId === 'string' && keptTraceIdPattern.test(traceId) ? traceId : undefined;
+}
+
+/**
+ * The headers of a replayed answer (runPausableWrite and the write batcher): `Idempotent-Replayed:
+ * true`, and `Original-Trace-Id`, the trace id of the request that did the work (as Stripe's
+ * `Original-Request`), while `X-Trace-Id` stays the replay's own (docs/api-design.md, "Trace ids").
+ * It used to carry only the replay's own trace id in a header (found by an audit).
+ */
+export function markReplayed(reply: FastifyReply, response: StoredResponse): void {
+  reply.header('Idempotent-Replayed', 'true');
+  const original = originalTraceIdOf(response);
+  if (original !== undefined) reply.header('Original-Trace-Id', original);
 }
 
 /** What a sealed idempotency record is bound to: it opens only under its own client and key. */

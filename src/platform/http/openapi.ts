@@ -38,7 +38,8 @@ const idempotencyKeyParameter: Json = {
   required: false,
   description:
     'Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) ' +
-    'with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is ' +
+    'with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request\'s trace id; X-Trace-Id stays the ' +
+    'replay\'s own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is ' +
     'still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request ' +
     'itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours ' +
     '(IDEMPOTENCY_RETENTION_HOURS).',

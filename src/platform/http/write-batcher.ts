@@ -15,6 +15,7 @@ import {
   envelopeOf,
   idempotencyKeyOf,
   isStoredUnderKey,
+  markReplayed,
   requestContext,
   requestIdentity,
   type RequestIdentity,
@@ -166,7 +167,7 @@ export class WriteBatcher<I, O, L> {
       this.scheduleStart();
     });
     if (settlement.kind === 'error') throw settlement.error;
-    if (settlement.replay) reply.header('Idempotent-Replayed', 'true');
+    if (settlement.replay) markReplayed(reply, settlement.response);
     return reply.code(settlement.response.statusCode).send(settlement.response.body);
   }
 

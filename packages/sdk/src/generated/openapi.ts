@@ -7717,7 +7717,7 @@ export interface components {
         };
         /** WalletBalance */
         WalletBalance: {
-            /** @description money the wallet can spend now */
+            /** @description money the wallet can spend now; below zero (a negative amount) when the wallet is overdrawn in that asset, which only a forced posting does (a card completion or force post the wallet could not cover, a settled ACH deposit taken back): nothing of that asset can be spent until credits bring it back above zero */
             AVAILABLE: {
                 /** @example USD */
                 asset: string;
@@ -8053,7 +8053,7 @@ export interface components {
     responses: never;
     parameters: {
         /**
-         * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+         * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
          * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
          */
         IdempotencyKey: string;
@@ -8534,7 +8534,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8661,7 +8661,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8711,7 +8711,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8782,7 +8782,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8832,7 +8832,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8882,7 +8882,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9015,7 +9015,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9209,7 +9209,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9347,7 +9347,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9425,7 +9425,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9594,7 +9594,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9657,7 +9657,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9766,7 +9766,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9832,7 +9832,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9897,7 +9897,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10027,7 +10027,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10134,7 +10134,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10344,7 +10344,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10407,7 +10407,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10467,7 +10467,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10605,7 +10605,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10680,7 +10680,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10784,7 +10784,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10859,7 +10859,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10919,7 +10919,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10979,7 +10979,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11040,7 +11040,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11090,7 +11090,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11154,7 +11154,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11215,7 +11215,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11276,7 +11276,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11558,7 +11558,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11631,7 +11631,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11754,7 +11754,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11827,7 +11827,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12012,7 +12012,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12146,7 +12146,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12198,7 +12198,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12281,7 +12281,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12390,7 +12390,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12698,7 +12698,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12770,7 +12770,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12841,7 +12841,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13021,7 +13021,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13084,7 +13084,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13241,7 +13241,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13336,7 +13336,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13402,7 +13402,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13468,7 +13468,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13537,7 +13537,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13603,7 +13603,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13669,7 +13669,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13720,7 +13720,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13800,7 +13800,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13878,7 +13878,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13949,7 +13949,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14058,7 +14058,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14123,7 +14123,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14474,7 +14474,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14552,7 +14552,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14738,7 +14738,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14837,7 +14837,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14888,7 +14888,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14954,7 +14954,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15029,7 +15029,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15091,7 +15091,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15153,7 +15153,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15268,7 +15268,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15360,7 +15360,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15437,7 +15437,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15554,7 +15554,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15658,7 +15658,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15708,7 +15708,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15815,7 +15815,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15890,7 +15890,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15998,7 +15998,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16105,7 +16105,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16165,7 +16165,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16225,7 +16225,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16328,7 +16328,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16436,7 +16436,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16544,7 +16544,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16646,7 +16646,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16706,7 +16706,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16775,7 +16775,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response header Idempotent-Replayed: true; the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
+                 * @description Makes the write safe to retry: a repeat with the same key and body replays the first answer (its status and body, 4xx refusals included) with the response headers Idempotent-Replayed: true and Original-Trace-Id (the first request's trace id; X-Trace-Id stays the replay's own); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Not stored, so the key stays free: 5xx, every 400 (a refusal of the request itself), 401, 403, 413, 415, 429 and the retry-later conflicts (docs/api-design.md). Keys are kept per client, at least 24 hours (IDEMPOTENCY_RETENTION_HOURS).
                  * @example 3f0c1a52-9b7e-4c1d-8a2f-6d5e4c3b2a10
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
