@@ -20,6 +20,19 @@ function movedOperation(row: Transfer): string | undefined {
   return row.status === 'FAILED' ? undefined : row.operation;
 }
 
+/**
+ * A settled payment the sandbox can still send back, through the same fail route as a pending one:
+ * a withdrawal of any network (a return after settlement), a deposit only on ACH (a late return; a
+ * settled Fedwire, SWIFT or unspecified deposit is final, and the API answers 409). Never a crypto
+ * transfer, never a failed one.
+ */
+function returnable(row: Transfer): boolean {
+  if (!('bankNetwork' in row) || row.status !== 'COMPLETED') return false;
+  return row.direction === 'WITHDRAWAL' || row.bankNetwork === 'ACH';
+}
+
+const outcomeText = { settle: 'Settled.', fail: 'Failed.', return: 'Returned.' } as const;
+
 export function BankTransfersPage() {
   const { api, sandbox } = useSession();
   const [applied, setApplied] = useState('');
@@ -28,9 +41,10 @@ export function BankTransfersPage() {
     [applied],
     3000,
   );
-  // One action for both steps, so the outcome shown is always the last step's (until 2026-12-04
-  // each kept its own, and a settle's outcome hid every later failure's; found by an audit).
-  const step = useAction(async (id: string, action: 'settle' | 'fail') => {
+  // One action for every step, so the outcome shown is always the last step's (until 2026-12-04
+  // each kept its own, and a settle's outcome hid every later failure's; found by an audit). A
+  // return is a failure of a COMPLETED payment: the same route as a pending one's failure.
+  const step = useAction(async (id: string, action: 'settle' | 'fail' | 'return') => {
     const answer =
       action === 'settle'
         ? await api.post('/v1/sandbox/bank-transactions/{id}/settle', { params: { path: { id } } })
@@ -46,7 +60,7 @@ export function BankTransfersPage() {
       <Outcome error={step.error}>
         {step.result ? (
           <>
-            {step.result.action === 'settle' ? 'Settled.' : 'Failed.'} <TraceLink traceId={step.result.traceId} />
+            {outcomeText[step.result.action]} <TraceLink traceId={step.result.traceId} />
           </>
         ) : null}
       </Outcome>
@@ -94,6 +108,12 @@ export function BankTransfersPage() {
                         </button>
                         <button type="button" class="secondary" onClick={() => void step.run(row.id, 'fail')} disabled={step.busy} aria-label={`Fail ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
                           Fail
+                        </button>
+                      </div>
+                    ) : returnable(row) ? (
+                      <div class="actions">
+                        <button type="button" class="secondary" onClick={() => void step.run(row.id, 'return')} disabled={step.busy} aria-label={`Return ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                          Return
                         </button>
                       </div>
                     ) : null}
