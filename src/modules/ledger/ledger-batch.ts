@@ -128,9 +128,9 @@ function insufficientFunds(walletField: string | undefined, asset: Asset, availa
   return new AppError('INSUFFICIENT_FUNDS', insufficientFundsMessage(asset, available, needed), { details });
 }
 
-/** The message of every INSUFFICIENT_FUNDS refusal, for callers that check a balance without moving money. */
 /**
- * "Insufficient funds: 10.00 USD needed, 2.00 USD available." An overdrawn balance (AVAILABLE below
+ * The message of every INSUFFICIENT_FUNDS refusal, for callers that check a balance without moving
+ * money too: "Insufficient funds: 10.00 USD needed, 2.00 USD available." An overdrawn balance (AVAILABLE below
  * zero: a forced posting) says so, rather than "0.00 available" next to a negative balance (until
  * 2026-12-06; found by an audit).
  */
