@@ -398,9 +398,10 @@ describe('a settled ACH deposit taken back (a return after settlement)', () => {
   }
   const takeBack = (payment: string, body: Record<string, unknown> = {}) =>
     t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${payment}/fail`, body });
-  async function overdrawnBy(walletId: string): Promise<string | undefined> {
-    return (await verifyLedger(t.deps.db)).overdrawn.wallets.find((wallet) => wallet.walletId === walletId)?.overdrawn;
+  async function overdrawnEntry(walletId: string) {
+    return (await verifyLedger(t.deps.db)).overdrawn.wallets.find((wallet) => wallet.walletId === walletId);
   }
+  const overdrawnBy = async (walletId: string) => (await overdrawnEntry(walletId))?.overdrawn;
 
   it('COMPLETED → FAILED: the amount leaves AVAILABLE for the bank once, with a DEPOSIT_FAILURE child, a DEPOSIT_RETURN record and the FAILED event', async () => {
     const { wallet, payment } = await settledDeposit('100.00');
@@ -449,7 +450,8 @@ describe('a settled ACH deposit taken back (a return after settlement)', () => {
     expect((await takeBack(payment, { returnCode: 'R05' })).status).toBe(200);
     // The reserved 70.00 stays reserved for the withdrawal already sent; AVAILABLE owes the rest.
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '-70.00', RESERVED: '70.00', PENDING: '0.00' });
-    expect(await overdrawnBy(wallet.walletId)).toBe('7000');
+    // ledger verify names the payment that overdrew it.
+    expect(await overdrawnEntry(wallet.walletId)).toMatchObject({ overdrawn: '7000', lastShortfall: { parentTransactionId: payment } });
     await expectLedgerClean(t);
 
     const refused = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', body: withdrawalBody(wallet.walletId, { amount: '0.01' }) });

@@ -70,21 +70,24 @@ describe('ledger verify', () => {
     expect(output).toContain('Overdrawn wallets: none.');
     const shallow = await fundedCard(t, '2.00');
     const deep = await fundedCard(t, '0');
-    await send(t, `/v1/sandbox/cards/${shallow.cardId}/force-posts`, { amount: 5 });
-    await send(t, `/v1/sandbox/cards/${deep.cardId}/force-posts`, { amount: 7 });
+    const shallowPost = await send(t, `/v1/sandbox/cards/${shallow.cardId}/force-posts`, { amount: 5 });
+    await send(t, `/v1/sandbox/cards/${deep.cardId}/force-posts`, { amount: 4 });
+    const deepPost = await send(t, `/v1/sandbox/cards/${deep.cardId}/force-posts`, { amount: 3 });
     const report = await ledger.verifyLedger(t.deps.db);
     expect(report.ok).toBe(true);
+    // Each with its latest forced posting (until 2026-12-06 the list did not say what overdrew a wallet).
+    const at = t.clock.now().toISOString();
     expect(report.overdrawn).toEqual({
       count: 2,
       wallets: [
-        { clientId: t.clientA.id, walletId: deep.walletId, asset: 'USD', available: '-700', overdrawn: '700' },
-        { clientId: t.clientA.id, walletId: shallow.walletId, asset: 'USD', available: '-300', overdrawn: '300' },
+        { clientId: t.clientA.id, walletId: deep.walletId, asset: 'USD', available: '-700', overdrawn: '700', lastShortfall: { parentTransactionId: deepPost.parentCardTransactionId, at } },
+        { clientId: t.clientA.id, walletId: shallow.walletId, asset: 'USD', available: '-300', overdrawn: '300', lastShortfall: { parentTransactionId: shallowPost.parentCardTransactionId, at } },
       ],
     });
     output = '';
     expect(await ledger.ledgerVerifyCommand(t.deps.db, (text) => (output += text), false)).toBe(0);
     expect(output).toContain('Overdrawn wallets (AVAILABLE below zero by a forced posting: a card\'s, or a settled ACH deposit\'s return, which the rules allow): 2, in minor units, deepest first:');
-    expect(output).toContain(`wallet ${deep.walletId} USD: available -700, overdrawn 700`);
+    expect(output).toContain(`wallet ${deep.walletId} USD: available -700, overdrawn 700; last forced posting ${at} under ${deepPost.parentCardTransactionId}`);
     expect(output.indexOf(deep.walletId)).toBeLessThan(output.indexOf(shallow.walletId));
     expect(output.trimEnd().endsWith('Ledger verified: every invariant holds.')).toBe(true);
   });

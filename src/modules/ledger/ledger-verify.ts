@@ -23,8 +23,20 @@ export interface VerifyCheck {
 export interface OverdrawnWallets {
   /** How many wallet accounts are overdrawn. */
   count: number;
-  /** The first of them (at most verifyRowsPerCheckMax), deepest first. */
-  wallets: { clientId: string; walletId: string; asset: string; available: string; overdrawn: string }[];
+  /**
+   * The first of them (at most verifyRowsPerCheckMax), deepest first, each with its latest forced
+   * posting that AVAILABLE could not cover: when, and under which parent transaction (a card
+   * swipe's or a bank payment's id, as in `GET /v1/transactions`), so an operator can tell a card's
+   * from a returned deposit's.
+   */
+  wallets: {
+    clientId: string;
+    walletId: string;
+    asset: string;
+    available: string;
+    overdrawn: string;
+    lastShortfall: { parentTransactionId: string | null; at: string } | null;
+  }[];
 }
 
 export interface VerifyReport {
@@ -263,10 +275,31 @@ export async function verifyLedger(db: Db): Promise<VerifyReport> {
                (SELECT count(*) FROM ledger_pending_credits)::text AS pending_credits,
                (SELECT count(*) FROM wallet_transactions)::text AS wallet_transactions`.execute(tx);
       const row = totals.rows[0] ?? {};
-      const overdrawn = await sql<{ client_id: string; wallet_id: string; asset: string; available: string; overdrawn: string; count: string }>`
-        SELECT a.client_id, a.wallet_id, a.asset, a.available::text AS available, a.overdrawn::text AS overdrawn, count(*) OVER ()::text AS count
-        FROM ledger_accounts a WHERE a.kind = 'WALLET' AND a.available < 0
-        ORDER BY a.available, a.client_id, a.wallet_id, a.asset LIMIT ${verifyRowsPerCheckMax}`.execute(tx);
+      // The latest shortfall of each listed wallet in one pass over the holds (a hold with a
+      // shortfall is closed, so no index of open holds serves it).
+      const overdrawn = await sql<{
+        client_id: string;
+        wallet_id: string;
+        asset: string;
+        available: string;
+        overdrawn: string;
+        count: string;
+        shortfall_parent_id: string | null;
+        shortfall_at: Date | null;
+      }>`
+        WITH listed AS (
+          SELECT a.client_id, a.id, a.wallet_id, a.asset, a.available, a.overdrawn, count(*) OVER () AS count
+          FROM ledger_accounts a WHERE a.kind = 'WALLET' AND a.available < 0
+          ORDER BY a.available, a.client_id, a.wallet_id, a.asset LIMIT ${verifyRowsPerCheckMax}),
+        latest AS (
+          SELECT DISTINCT ON (h.client_id, h.account_id) h.client_id, h.account_id, h.parent_transaction_id, h.updated_at
+          FROM ledger_holds h JOIN listed l ON l.client_id = h.client_id AND l.id = h.account_id
+          WHERE h.shortfall > 0
+          ORDER BY h.client_id, h.account_id, h.updated_at DESC, h.id DESC)
+        SELECT l.client_id, l.wallet_id, l.asset, l.available::text AS available, l.overdrawn::text AS overdrawn, l.count::text AS count,
+               s.parent_transaction_id AS shortfall_parent_id, s.updated_at AS shortfall_at
+        FROM listed l LEFT JOIN latest s ON s.client_id = l.client_id AND s.account_id = l.id
+        ORDER BY l.available, l.client_id, l.wallet_id, l.asset`.execute(tx);
       return {
         ok: results.every((check) => check.violationCount === 0),
         checks: results,
@@ -278,6 +311,7 @@ export async function verifyLedger(db: Db): Promise<VerifyReport> {
             asset: wallet.asset,
             available: wallet.available,
             overdrawn: wallet.overdrawn,
+            lastShortfall: wallet.shortfall_at === null ? null : { parentTransactionId: wallet.shortfall_parent_id, at: new Date(wallet.shortfall_at).toISOString() },
           })),
         },
         totals: {
@@ -309,7 +343,11 @@ export function formatVerifyReport(report: VerifyReport): string {
       ? 'Overdrawn wallets: none.'
       : `Overdrawn wallets (AVAILABLE below zero by a forced posting: a card's, or a settled ACH deposit's return, which the rules allow): ${overdrawn.count}, in minor units, deepest first:`,
   );
-  for (const wallet of overdrawn.wallets) lines.push(`       client ${wallet.clientId} wallet ${wallet.walletId} ${wallet.asset}: available ${wallet.available}, overdrawn ${wallet.overdrawn}`);
+  for (const wallet of overdrawn.wallets) {
+    const last = wallet.lastShortfall;
+    const cause = last ? `; last forced posting ${last.at}${last.parentTransactionId ? ` under ${last.parentTransactionId}` : ''}` : '';
+    lines.push(`       client ${wallet.clientId} wallet ${wallet.walletId} ${wallet.asset}: available ${wallet.available}, overdrawn ${wallet.overdrawn}${cause}`);
+  }
   if (overdrawn.count > overdrawn.wallets.length) lines.push(`       … and ${overdrawn.count - overdrawn.wallets.length} more`);
   lines.push(report.ok ? 'Ledger verified: every invariant holds.' : 'Ledger verification FAILED.');
   return lines.join('\n');
