@@ -1351,6 +1351,22 @@ describe('messages that must not take another lifecycle\'s place (found by an au
     expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '92.00', RESERVED: '8.00' });
   });
 
+  it('a foreign-currency message with DE4 0 and a billing amount in DE6 is 400 ISO8583_MALFORMED naming field 6 (not an approved account verification), nothing held; DE4 0 with DE6 0 is a verification', async () => {
+    const card = await fundedCard(t, '10.00');
+    for (const [mti, stan] of [['0100', '000811'], ['0200', '000812']] as const) {
+      const message = await messageOf(card.cardId, { '0': mti, '4': '000000000000', '6': '000000100000', '49': '978', '11': stan, '37': `600000${stan}`, '63': undefined });
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message } });
+      // Until 2026-12-06 the 0100 was answered 00 echoing DE6 1000.00, and its completion overdrew the wallet by 990.00.
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body).toMatchObject({ code: 'ISO8583_MALFORMED', details: [{ field: '6' }] });
+    }
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+    const verification = await messageOf(card.cardId, { '0': '0100', '4': '000000000000', '6': '000000000000', '49': '978', '11': '000813', '37': '600000000813', '63': undefined });
+    const verified = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', body: { format: 'json', message: verification } });
+    expect(verified.body.data.response).toMatchObject({ '39': '00', '6': '000000000000' });
+    expect(await balances(t, card.walletId)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
+  });
+
   it('track 2 (DE35) must name the card DE2 names, with DE14\'s expiry: another card or expiry is 400 ISO8583_MALFORMED naming field 35, nothing held', async () => {
     const card = await fundedCard(t, '100.00');
     const other = await fundedCard(t, '100.00', t.clientB);

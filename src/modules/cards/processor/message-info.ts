@@ -104,6 +104,15 @@ export function readMessage(message: IsoMessage, now: Date): MessageInfo {
   if (transactionCurrencyNumeric === cardCurrencyNumeric && billingMinor !== null && billingMinor !== transactionMinor) {
     throw new Iso8583MalformedError(6, `must equal DE4 (${transactionMinor}) when the transaction is in the card's currency (DE49 ${transactionCurrencyNumeric}); it is ${billingMinor}`);
   }
+  // No rate turns nothing into an amount: a DE6 billing the card for a DE4 of zero is not an
+  // amount-0 message (an account verification, answered without a funds check or a hold) nor
+  // anything else. Until 2026-12-06 a foreign-currency 0100 with DE4 0 and DE6 1000.00 was approved
+  // as a verification while its answer echoed the 1000.00, and its completion then overdrew the
+  // wallet by the whole amount (found by a fuzzing audit). The other way round, a small DE4 that
+  // converts to less than a cent, is a real message and stays allowed.
+  if (transactionMinor === 0n && billingMinor !== null && billingMinor !== 0n) {
+    throw new Iso8583MalformedError(6, `must be 0 when the transaction amount (DE4) is 0; it is ${billingMinor}`);
+  }
   const amountMinor = transactionCurrencyNumeric === cardCurrencyNumeric ? transactionMinor : (billingMinor ?? 0n);
 
   const surcharge = field(28);
