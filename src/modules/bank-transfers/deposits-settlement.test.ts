@@ -468,6 +468,13 @@ describe('a settled ACH deposit taken back (a return after settlement)', () => {
     await expectLedgerClean(t);
   });
 
+  it('without a return code, R06 ("returned per the originating bank\'s request"), not R03 (the account was found and credited)', async () => {
+    const { payment } = await settledDeposit('5.00');
+    const returned = await takeBack(payment);
+    // Until 2026-12-06 it said R03, "No account or unable to locate account".
+    expect(returned.body.data).toMatchObject({ type: 'DEPOSIT_FAILURE', returnCode: 'R06', failureReason: "Returned per the originating bank's request" });
+  });
+
   it.each([['FEDWIRE'], ['SWIFT'], [null]] as const)('a settled %s deposit is final: 409 BANK_TRANSFER_NOT_PENDING, nothing moves', async (network) => {
     const wallet = await linkedWallet(t);
     const received = await deposit(t, wallet.virtualAccountNumber, '12.00', { network, counterparty: { name: 'Ada Lovelace', accountNumber: '12345678' } });

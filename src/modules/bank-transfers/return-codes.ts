@@ -36,9 +36,15 @@ export const returnCodeDescriptions: Readonly<Record<string, string>> = {
 /** Free-form return codes from the sandbox controls: 2 to 8 capital letters and digits. */
 export const returnCodePattern = '^[A-Z0-9]{2,8}$';
 
-/** The code of a failure nobody gave a code for: R03 on ACH, MS03 ("reason not specified") elsewhere. */
-export function defaultReturnCode(network: BankNetwork | null): string {
-  return network === 'ACH' ? 'R03' : 'MS03';
+/**
+ * The code of a failure nobody gave a code for: R03 on ACH, MS03 ("reason not specified")
+ * elsewhere; for an ACH deposit taken back after it settled, R06 ("returned per the originating
+ * bank's request": the account was found and credited, so R03 would say something false; until
+ * 2026-12-06 such a return got R03; found by a re-audit).
+ */
+export function defaultReturnCode(network: BankNetwork | null, settledDeposit = false): string {
+  if (network === 'ACH') return settledDeposit ? 'R06' : 'R03';
+  return 'MS03';
 }
 
 /** The code of a deposit no wallet could be found for: R03 on ACH, AC03 (invalid creditor account) elsewhere. */

@@ -116,7 +116,7 @@ export async function failTransfer(
   const settled = returnableAfterSettlement(transfer);
   if (transfer.status !== 'PENDING' && !settled) throw notPending(transfer);
   assert(transfer.wallet_id !== null, `bank transfer ${transfer.id} has no wallet`);
-  const returnCode = outcome.returnCode ?? defaultReturnCode(transfer.bank_network);
+  const returnCode = outcome.returnCode ?? defaultReturnCode(transfer.bank_network, settled && transfer.direction === 'DEPOSIT');
   const reason = outcome.reason ?? describeReturnCode(returnCode);
   const childId = idAt(context.now);
   if (settled && transfer.direction === 'DEPOSIT') {

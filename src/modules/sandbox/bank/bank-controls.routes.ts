@@ -137,7 +137,7 @@ export function registerSandboxBankRoutes(app: App, deps: Deps, runtime: BankTra
           'that settled already comes back after settlement (as an ACH return does, days later): its amount is credited back to AVAILABLE ' +
           'from the bank\'s settlement account. A settled ACH deposit can be taken back the same way (a late return, an unauthorized ' +
           'entry): its amount leaves AVAILABLE even when the wallet has spent it, and the wallet is then overdrawn by what it lacked. ' +
-          'Emits the FAILED event with returnCode (default R03 on ACH, MS03 elsewhere) and answers the FAILURE record; the payment is ' +
+          'Emits the FAILED event with returnCode (default R03 on ACH, R06 for a settled ACH deposit, MS03 elsewhere) and answers the FAILURE record; the payment is ' +
           'FAILED. 409 BANK_TRANSFER_NOT_PENDING when it failed already, or for a settled Fedwire, SWIFT or unspecified deposit (final).',
         params: idParams,
         body: Type.Object(
