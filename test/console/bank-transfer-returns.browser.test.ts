@@ -91,13 +91,20 @@ describe('the Bank transfers page returns a settled payment the API lets come ba
     await returnButton.waitFor({ timeout: 15_000 });
     const achRow = rowOf(page, '100.00');
     await expect(achRow.textContent()).resolves.toMatch(/DEPOSIT[\s\S]*ACH[\s\S]*COMPLETED/);
-    await expect(achRow.getByRole('button').allTextContents()).resolves.toEqual(['Return']);
+    await expect(achRow.getByRole('button').allTextContents()).resolves.toEqual(['Return…']);
     await expect(rowOf(page, '70.00').getByRole('button').count()).resolves.toBe(0);
     await expect(rowOf(page, '60.00').getByRole('button').count()).resolves.toBe(0);
     await expect(page.getByRole('button', { name: /^Return / }).count()).resolves.toBe(1);
     expect(await unnamedControls(page)).toEqual([]);
 
+    // It asks first (it may overdraw the wallet); "Keep it" sends nothing.
     await returnButton.click();
+    await expect(achRow.getByRole('group').textContent()).resolves.toContain('the wallet may go below zero');
+    await page.getByRole('button', { name: 'Keep deposit 100.00 USD' }).click();
+    await returnButton.waitFor();
+    expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '230.00', PENDING: '0.00' });
+    await returnButton.click();
+    await page.getByRole('button', { name: 'Confirm return of deposit 100.00 USD' }).click();
     await page.getByRole('status').filter({ hasText: 'Returned.' }).waitFor();
     await expectReturnTrace(page, client, ach.parentBankTransactionId, 'BANK_DEPOSIT_TRANSACTION_FAILED');
     await achRow.locator('ol.steps > li', { hasText: 'DEPOSIT_FAILURE' }).waitFor();
@@ -148,6 +155,7 @@ describe('the Bank transfers page returns a settled payment the API lets come ba
     await expect(page.getByRole('button', { name: 'Return deposit 100.00 USD' }).count()).resolves.toBe(1);
 
     await achReturn.click();
+    await page.getByRole('button', { name: 'Confirm return of withdrawal 30.00 USD' }).click();
     await page.getByRole('status').filter({ hasText: 'Returned.' }).waitFor();
     await expectReturnTrace(page, client, achWithdrawal, 'BANK_WITHDRAWAL_TRANSACTION_FAILED');
     const achRow = rowOf(page, '30.00');
@@ -164,6 +172,7 @@ describe('the Bank transfers page returns a settled payment the API lets come ba
 
     // The Fedwire one comes back the same way.
     await page.getByRole('button', { name: 'Return withdrawal 20.00 USD' }).click();
+    await page.getByRole('button', { name: 'Confirm return of withdrawal 20.00 USD' }).click();
     await rowOf(page, '20.00').locator('ol.steps > li', { hasText: 'WITHDRAWAL_FAILURE' }).waitFor();
     await expect(rowOf(page, '20.00').textContent()).resolves.toMatch(/WITHDRAWAL[\s\S]*FEDWIRE[\s\S]*FAILED/);
     expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });

@@ -52,6 +52,9 @@ export function BankTransfersPage() {
     list.reload();
     return { action, traceId: answer.traceId };
   });
+  // A return asks first, in the row (as cancelling a card does): a settled deposit taken back
+  // leaves the wallet even when it was spent, so it may overdraw it (found by a re-audit).
+  const [confirmingReturn, setConfirmingReturn] = useState<string | null>(null);
   const rows = list.data?.items ?? [];
   return (
     <Page title="Bank transfers">
@@ -110,10 +113,32 @@ export function BankTransfersPage() {
                           Fail
                         </button>
                       </div>
+                    ) : returnable(row) && confirmingReturn === row.id ? (
+                      <div class="actions" role="group" aria-label={`Confirm returning ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                        <p>
+                          {row.direction === 'DEPOSIT'
+                            ? 'The amount leaves the wallet even if it was spent: the wallet may go below zero.'
+                            : 'The amount comes back to the wallet.'}
+                        </p>
+                        <button
+                          type="button"
+                          onClick={() => {
+                            setConfirmingReturn(null);
+                            void step.run(row.id, 'return');
+                          }}
+                          disabled={step.busy}
+                          aria-label={`Confirm return of ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}
+                        >
+                          Return it
+                        </button>
+                        <button type="button" class="secondary" onClick={() => setConfirmingReturn(null)} aria-label={`Keep ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                          Keep it
+                        </button>
+                      </div>
                     ) : returnable(row) ? (
                       <div class="actions">
-                        <button type="button" class="secondary" onClick={() => void step.run(row.id, 'return')} disabled={step.busy} aria-label={`Return ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
-                          Return
+                        <button type="button" class="secondary" onClick={() => setConfirmingReturn(row.id)} disabled={step.busy} aria-label={`Return ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                          Return…
                         </button>
                       </div>
                     ) : null}
