@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
@@ -129,6 +130,25 @@ function startServer(env: Record<string, string>): RunningServer {
   };
 }
 
+/**
+ * A port for a server the test restarts on the same port: free now, and below Linux's ephemeral
+ * range (32768–60999), which the machine's outgoing connections draw from. Until 2026-12-06 it was
+ * drawn from 20000–39999 without a check, and a CI run lost it to a connection on 39800
+ * (EADDRINUSE).
+ */
+async function freePortBelowEphemeral(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('no free port found between 20000 and 32000');
+}
+
 async function waitForReady(baseUrl: string, server: RunningServer): Promise<void> {
   for (let attempt = 0; attempt < 300; attempt++) {
     try {
@@ -144,7 +164,7 @@ async function waitForReady(baseUrl: string, server: RunningServer): Promise<voi
 
 describe('openbaas serve (embedded database)', () => {
   it('prints a working key on first start, keeps data and key across a graceful restart, and refuses a second server', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePortBelowEphemeral();
     const baseUrl = `http://127.0.0.1:${port}`;
     const env = { DATA_DIR: temporaryFolder('embedded'), PORT: String(port) };
 
