@@ -33,6 +33,40 @@ function returnable(row: Transfer): boolean {
 
 const outcomeText = { settle: 'Settled.', fail: 'Failed.', return: 'Returned.' } as const;
 
+/** How a row's buttons name it to assistive technology: "deposit 100.00 USD". */
+function labelOf(row: Transfer): string {
+  return `${row.direction.toLowerCase()} ${row.amount} ${row.asset}`;
+}
+
+/**
+ * A settled payment's Return, which asks first, in the row (as cancelling a card does): a settled
+ * deposit taken back leaves the wallet even when it was spent, so it may overdraw it (found by a
+ * re-audit).
+ */
+function ReturnControl(props: { row: Transfer; confirming: boolean; busy: boolean; onAsk: () => void; onKeep: () => void; onConfirm: () => void }) {
+  const { row, busy } = props;
+  if (!props.confirming) {
+    return (
+      <div class="actions">
+        <button type="button" class="secondary" onClick={props.onAsk} disabled={busy} aria-label={`Return ${labelOf(row)}`}>
+          Return…
+        </button>
+      </div>
+    );
+  }
+  return (
+    <div class="actions" role="group" aria-label={`Confirm returning ${labelOf(row)}`}>
+      <p>{row.direction === 'DEPOSIT' ? 'The amount leaves the wallet even if it was spent: the wallet may go below zero.' : 'The amount comes back to the wallet.'}</p>
+      <button type="button" onClick={props.onConfirm} disabled={busy} aria-label={`Confirm return of ${labelOf(row)}`}>
+        Return it
+      </button>
+      <button type="button" class="secondary" onClick={props.onKeep} aria-label={`Keep ${labelOf(row)}`}>
+        Keep it
+      </button>
+    </div>
+  );
+}
+
 export function BankTransfersPage() {
   const { api, sandbox } = useSession();
   const [applied, setApplied] = useState('');
@@ -52,8 +86,7 @@ export function BankTransfersPage() {
     list.reload();
     return { action, traceId: answer.traceId };
   });
-  // A return asks first, in the row (as cancelling a card does): a settled deposit taken back
-  // leaves the wallet even when it was spent, so it may overdraw it (found by a re-audit).
+  // The row whose Return is asking for confirmation (one at a time).
   const [confirmingReturn, setConfirmingReturn] = useState<string | null>(null);
   const rows = list.data?.items ?? [];
   return (
@@ -106,41 +139,25 @@ export function BankTransfersPage() {
                   <td>
                     {row.status === 'PENDING' ? (
                       <div class="actions">
-                        <button type="button" onClick={() => void step.run(row.id, 'settle')} disabled={step.busy} aria-label={`Settle ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                        <button type="button" onClick={() => void step.run(row.id, 'settle')} disabled={step.busy} aria-label={`Settle ${labelOf(row)}`}>
                           Settle
                         </button>
-                        <button type="button" class="secondary" onClick={() => void step.run(row.id, 'fail')} disabled={step.busy} aria-label={`Fail ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
+                        <button type="button" class="secondary" onClick={() => void step.run(row.id, 'fail')} disabled={step.busy} aria-label={`Fail ${labelOf(row)}`}>
                           Fail
                         </button>
                       </div>
-                    ) : returnable(row) && confirmingReturn === row.id ? (
-                      <div class="actions" role="group" aria-label={`Confirm returning ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
-                        <p>
-                          {row.direction === 'DEPOSIT'
-                            ? 'The amount leaves the wallet even if it was spent: the wallet may go below zero.'
-                            : 'The amount comes back to the wallet.'}
-                        </p>
-                        <button
-                          type="button"
-                          onClick={() => {
-                            setConfirmingReturn(null);
-                            void step.run(row.id, 'return');
-                          }}
-                          disabled={step.busy}
-                          aria-label={`Confirm return of ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}
-                        >
-                          Return it
-                        </button>
-                        <button type="button" class="secondary" onClick={() => setConfirmingReturn(null)} aria-label={`Keep ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
-                          Keep it
-                        </button>
-                      </div>
                     ) : returnable(row) ? (
-                      <div class="actions">
-                        <button type="button" class="secondary" onClick={() => setConfirmingReturn(row.id)} disabled={step.busy} aria-label={`Return ${row.direction.toLowerCase()} ${row.amount} ${row.asset}`}>
-                          Return…
-                        </button>
-                      </div>
+                      <ReturnControl
+                        row={row}
+                        confirming={confirmingReturn === row.id}
+                        busy={step.busy}
+                        onAsk={() => setConfirmingReturn(row.id)}
+                        onKeep={() => setConfirmingReturn(null)}
+                        onConfirm={() => {
+                          setConfirmingReturn(null);
+                          void step.run(row.id, 'return');
+                        }}
+                      />
                     ) : null}
                   </td>
                 ) : null}

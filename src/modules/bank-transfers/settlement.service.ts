@@ -115,11 +115,12 @@ export async function failTransfer(
 ): Promise<BankTransactionView> {
   const settled = returnableAfterSettlement(transfer);
   if (transfer.status !== 'PENDING' && !settled) throw notPending(transfer);
+  const settledDeposit = settled && transfer.direction === 'DEPOSIT';
   assert(transfer.wallet_id !== null, `bank transfer ${transfer.id} has no wallet`);
-  const returnCode = outcome.returnCode ?? defaultReturnCode(transfer.bank_network, settled && transfer.direction === 'DEPOSIT');
+  const returnCode = outcome.returnCode ?? defaultReturnCode(transfer.bank_network, settledDeposit);
   const reason = outcome.reason ?? describeReturnCode(returnCode);
   const childId = idAt(context.now);
-  if (settled && transfer.direction === 'DEPOSIT') {
+  if (settledDeposit) {
     // Taken back after it settled (an ACH return after settlement, or a credit the sender's
     // customer says was never authorized): the money goes back to the bank's settlement account
     // whether or not the wallet still has it, since the bank has already given it back. What

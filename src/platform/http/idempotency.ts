@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { withTransaction, sqlStateOf, type Tx } from '../db/transaction.js';
 import type { TransactionGroups } from '../db/transaction-groups.js';
 import { fieldCipherOf } from '../crypto/field-cipher.js';
-import { authOf, type RequestContext } from './context.js';
+import { authOf, traceIdPattern, type RequestContext } from './context.js';
 import { clientNow, requestClockOffset } from '../client-clock.js';
 import { AppError } from './errors.js';
 import { errorBody } from './error-handler.js';
@@ -398,24 +398,18 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
 }
 
 /**
- * A trace id as this server has ever kept one (genReqId in src/app.ts: a caller's X-Trace-Id or a
- * UUID; the caller's form, before 2026-12-01, could be only dots): what a stored answer's
- * `traceId` holds, and safe as a header value.
- */
-const keptTraceIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/**
  * The trace id of the request that made a stored answer. Every idempotency record is written with
  * its answer's body as built by envelopeOf (a success) or errorBody (a stored 4xx), here, in the
  * write batcher and in answerRefusal, and both put the request's trace id in `traceId`: the body
  * is the record of it (sealed bodies included, once opened by storedBody). A record in progress
- * (102, body null) is never replayed. Undefined for a body without one, which no record holds.
+ * (102, body null) is never replayed. Undefined for a body without one, which no record holds,
+ * or whose id is not of the form genReqId (src/app.ts) accepts, the one checked safe for a header.
  */
 export function originalTraceIdOf(response: StoredResponse): string | undefined {
   const body = response.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const traceId = (body as { traceId?: unknown }).traceId;
-  return typeof traceId === 'string' && keptTraceIdPattern.test(traceId) ? traceId : undefined;
+  return typeof traceId === 'string' && traceIdPattern.test(traceId) ? traceId : undefined;
 }
 
 /**
