@@ -217,7 +217,11 @@ type Step =
   | { kind: 'lock'; satoshi: number }
   | { kind: 'release'; percent: number };
 
-const purchaseCents = fc.integer({ min: 100, max: 400_000 });
+/**
+ * A purchase's or hold's amount: never one of the sandbox's magic amounts (990.00-990.99 decline
+ * with their own code, contract §12.5), which the model does not predict (a CI run drew 990.14).
+ */
+const purchaseCents = fc.integer({ min: 100, max: 400_000 }).map((cents) => (cents >= 99_000 && cents <= 99_099 ? cents + 100 : cents));
 const completion = fc.constantFrom<Completion>('same', 'same', 'less', 'more');
 const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('price' as const), cents: fc.integer({ min: 1_200_000, max: 6_000_000 }) }), weight: 4 },
