@@ -96,29 +96,60 @@ describe('the next group', () => {
     ],
   });
 
+  /** group_probe rows whose part first waits for the advisory lock `key` (a slow merged write, for as long as the test holds it). */
+  const gatedProbeRows = (key: number): RowsKind<number> => ({
+    name: 'gated_probe',
+    parts: (ids) => [
+      {
+        name: 'gated_probe',
+        statement: sql`INSERT INTO group_probe (id, xid) SELECT id, txid_current()::text FROM unnest(${ids}::int[]) AS n (id), (SELECT pg_advisory_xact_lock_shared(${key})) AS gate`,
+      },
+    ],
+  });
+  const until = async (condition: () => boolean, ms: number) => {
+    for (const end = Date.now() + ms; !condition() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  };
+
   it('starts, with overlapCommit on PostgreSQL, while the last group sends its merged write and COMMIT; otherwise once it has ended', async () => {
+    const postgres = t.database.kind === 'postgres';
+    const gateKey = 7_300_417;
     for (const overlapCommit of [false, true]) {
       await sql`DELETE FROM group_probe`.execute(t.deps.db);
       const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1, overlapCommit });
-      const seen: string[] = [];
-      const first = groups
-        .run([], async (tx) => {
-          const write = new WriteStatement();
-          write.addRows(slowProbeRows(0.4), [1]);
-          return deferToGroup(tx, write);
-        })
-        .then(() => seen.push('first committed'));
-      // Arrives once the first group's member has finished and its write is under way.
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const second = groups.run([], async (tx) => {
-        seen.push('second at work');
-        await insert(tx, 2);
-        return xidOf(tx);
-      });
-      await Promise.all([first, second]);
-      const overlapped = overlapCommit && t.database.kind === 'postgres';
-      expect(seen, `overlapCommit ${overlapCommit}`).toEqual(overlapped ? ['second at work', 'first committed'] : ['first committed', 'second at work']);
-      expect((await stored()).map((row) => row.id)).toEqual([1, 2]);
+      // On PostgreSQL the first group's merged write waits for an advisory lock the test holds on a
+      // connection of its own, until the second group is at work (or, not overlapping, a while has
+      // passed): nothing depends on how fast the machine is (until the thirty-seventh session it
+      // slept 0.4 s, and a loaded CI machine once started the second group later than that). The
+      // embedded database has one connection: the groups take turns whatever the timing.
+      const gate = postgres ? await t.database.pool.connect() : undefined;
+      await gate?.query('SELECT pg_advisory_lock($1)', [gateKey]);
+      try {
+        const seen: string[] = [];
+        let firstMemberDone = false;
+        const first = groups
+          .run([], async (tx) => {
+            const write = new WriteStatement();
+            write.addRows(postgres ? gatedProbeRows(gateKey) : slowProbeRows(0.4), [1]);
+            firstMemberDone = true;
+            return deferToGroup(tx, write);
+          })
+          .then(() => seen.push('first committed'));
+        // Arrives once the first group's member has finished: its write is under way, or about to be.
+        await until(() => firstMemberDone, 10_000);
+        const second = groups.run([], async (tx) => {
+          seen.push('second at work');
+          await insert(tx, 2);
+          return xidOf(tx);
+        });
+        const overlapped = overlapCommit && postgres;
+        await until(() => overlapped && seen.includes('second at work'), overlapped ? 10_000 : 300);
+        await gate?.query('SELECT pg_advisory_unlock($1)', [gateKey]);
+        await Promise.all([first, second]);
+        expect(seen, `overlapCommit ${overlapCommit}`).toEqual(overlapped ? ['second at work', 'first committed'] : ['first committed', 'second at work']);
+        expect((await stored()).map((row) => row.id)).toEqual([1, 2]);
+      } finally {
+        gate?.release(true);
+      }
     }
   });
 
