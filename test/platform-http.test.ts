@@ -1,5 +1,6 @@
 import net from 'node:net';
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { createTestApp, type TestContext } from './harness.js';
@@ -598,6 +599,27 @@ describe('events', () => {
     expect(byOffset).toHaveLength(45);
     expect(byCursor).toEqual(byOffset);
     expect([...byOffset].sort().reverse()).toEqual(byOffset);
+  });
+
+  it('counts up to 10,000 matching records: beyond, totalResults is 10,000 and totalResultsExact false; fewer are counted exactly', async () => {
+    const client = await t.newClient('Long list');
+    const created = await t.request({ method: 'POST', url: '/v1/test/things', body: thing, key: client.key });
+    expect(created.status).toBe(201);
+    // 10,001 events in all, as fast as the database writes them: copies of the one just written.
+    await sql`INSERT INTO events (client_id, id, type, data, created_at)
+      SELECT client_id, gen_random_uuid(), type, data, created_at FROM events, generate_series(1, 10000)
+      WHERE client_id = ${client.id}::uuid`.execute(t.deps.db);
+    const page = await t.request({ url: '/v1/events?limit=1', key: client.key });
+    expect(page.body.pagination).toMatchObject({ totalResults: 10_000, totalResultsExact: false, hasMoreResults: true });
+    // A cursor page counts what matches the filters, as the first page does.
+    const next = await t.request({ url: `/v1/events?limit=1&startAfterId=${String(page.body.pagination.nextStartAfterId)}`, key: client.key });
+    expect(next.body.pagination).toMatchObject({ totalResults: 10_000, totalResultsExact: false });
+    const few = await t.request({ url: '/v1/events?type=WEBHOOK_CREATED', key: client.key });
+    expect(few.body.pagination).toMatchObject({ totalResults: 0, totalResultsExact: true, hasMoreResults: false });
+    // Exactly 10,000 is counted exactly.
+    await sql`DELETE FROM events WHERE client_id = ${client.id}::uuid AND id = (SELECT id FROM events WHERE client_id = ${client.id}::uuid ORDER BY id LIMIT 1)`.execute(t.deps.db);
+    const all = await t.request({ url: '/v1/events?limit=1', key: client.key });
+    expect(all.body.pagination).toMatchObject({ totalResults: 10_000, totalResultsExact: true });
   });
 
   it('filters by type and creation time', async () => {

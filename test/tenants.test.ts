@@ -89,7 +89,7 @@ describe('admin routes', () => {
       { prefix: extra.body.data.apiKey.prefix, clientId, readOnly: true, allowedCidrs: ['10.0.0.0/8'], createdAt: extra.body.data.apiKey.createdAt, revokedAt: null },
       { prefix: second.body.data.apiKey.prefix, clientId, readOnly: false, allowedCidrs: [], createdAt: second.body.data.apiKey.createdAt, revokedAt: expect.any(String) },
     ]);
-    expect(keys.body.pagination).toEqual({ totalResults: 2, hasMoreResults: false, nextStartAfterId: null });
+    expect(keys.body.pagination).toEqual({ totalResults: 2, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null });
     expect(JSON.stringify(keys.body)).not.toContain(extra.body.data.apiKey.key.slice(16));
   });
 

@@ -39,7 +39,18 @@ export function isNotFound(error: unknown): boolean {
 /** One page of a newest-first list, as the API answers it. */
 export interface ListPage<T> {
   data: T[];
-  pagination: { totalResults: number; hasMoreResults: boolean; nextStartAfterId: string | null };
+  pagination: Counted & { hasMoreResults: boolean; nextStartAfterId: string | null };
+}
+
+/** A list's count: lists count up to 10,000 matching rows (docs/api-design.md). */
+export interface Counted {
+  totalResults: number;
+  totalResultsExact: boolean;
+}
+
+/** A list's count in words: the number, or "more than 10000" where the list stopped counting. */
+export function totalText(counted: Counted): string {
+  return counted.totalResultsExact ? String(counted.totalResults) : `more than ${counted.totalResults}`;
 }
 
 /**
@@ -53,16 +64,17 @@ const pageLimitMax = 200;
 
 /**
  * The first `count` items of a list, fetched in pages of at most 200 by the list's keyset cursor
- * (`startAfterId`), with the list's total and whether more remain: what a "Load more" shows.
+ * (`startAfterId`), with the list's total in words (totalText) and whether more remain: what a
+ * "Load more" shows.
  */
-export async function firstItems<T>(count: number, page: (limit: number, startAfterId: string | undefined) => Promise<ListPage<T>>): Promise<{ items: T[]; total: number; hasMore: boolean }> {
+export async function firstItems<T>(count: number, page: (limit: number, startAfterId: string | undefined) => Promise<ListPage<T>>): Promise<{ items: T[]; total: string; hasMore: boolean }> {
   const items: T[] = [];
   let cursor: string | undefined;
   for (;;) {
     const answer = await page(Math.min(pageLimitMax, count - items.length), cursor);
     items.push(...answer.data);
     const more = answer.pagination.hasMoreResults && answer.pagination.nextStartAfterId !== null;
-    if (!more || items.length >= count) return { items, total: answer.pagination.totalResults, hasMore: more };
+    if (!more || items.length >= count) return { items, total: totalText(answer.pagination), hasMore: more };
     cursor = answer.pagination.nextStartAfterId ?? undefined;
   }
 }

@@ -56,7 +56,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: num
   return { data, error, loading, reload: run };
 }
 
-export interface PagedList<T> extends Loaded<{ items: T[]; total: number; hasMore: boolean }> {
+export interface PagedList<T> extends Loaded<{ items: T[]; total: string; hasMore: boolean }> {
   /** Shows `listPageSize` more rows. */
   more: () => void;
   /** More rows were asked for and have not arrived yet (a poll alone is not this). */

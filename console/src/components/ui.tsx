@@ -1,6 +1,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { href } from '../router.js';
+import { totalText, type Counted } from '../api.js';
 
 export function Page(props: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
   return (
@@ -289,7 +290,7 @@ export function Facts(props: { items: [string, ComponentChildren][] }) {
 }
 
 /** How many rows of how many a paged list shows, and its "Load more". */
-export function Shown(props: { list: { items: unknown[]; total: number; hasMore: boolean } | undefined; noun: string; onMore: () => void; busy: boolean }) {
+export function Shown(props: { list: { items: unknown[]; total: string; hasMore: boolean } | undefined; noun: string; onMore: () => void; busy: boolean }) {
   if (!props.list || props.list.items.length === 0) return null;
   return (
     <p class="muted">
@@ -299,11 +300,11 @@ export function Shown(props: { list: { items: unknown[]; total: number; hasMore:
 }
 
 /** Under a list cut to its newest rows (a history, a log): how many of how many it shows, when not all. */
-export function NewestShown(props: { shown: number; total: number; noun: string }) {
-  if (props.total <= props.shown) return null;
+export function NewestShown(props: { shown: number; of: Counted; noun: string }) {
+  if (props.of.totalResultsExact && props.of.totalResults <= props.shown) return null;
   return (
     <p class="muted">
-      The newest {props.shown} of {props.total} {props.noun} are shown.
+      The newest {props.shown} of {totalText(props.of)} {props.noun} are shown.
     </p>
   );
 }

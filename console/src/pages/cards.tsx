@@ -237,7 +237,7 @@ export function CardPage(props: { id: string }) {
         {history.data ? (
           <>
             <CardTransactionTree groups={history.data.data} />
-            <NewestShown shown={history.data.data.length} total={history.data.pagination.totalResults} noun="card transaction(s)" />
+            <NewestShown shown={history.data.data.length} of={history.data.pagination} noun="card transaction(s)" />
           </>
         ) : null}
       </Panel>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Id, Json, Page, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
+import { totalText } from '../api.js';
 
 export function EventsPage() {
   const { api } = useSession();
@@ -38,7 +39,7 @@ export function EventsPage() {
             })}
           </Table>
       ) : null}
-      {events.data ? <p class="muted">{events.data.pagination.totalResults} event(s) in all; the newest 100 are shown.</p> : null}
+      {events.data ? <p class="muted">{totalText(events.data.pagination)} event(s) in all; the newest 100 are shown.</p> : null}
     </Page>
   );
 }

@@ -134,7 +134,7 @@ export function TransactionsPage(props: { walletId: string | undefined }) {
       </Form>
       <Status loading={(history.loading || wallets.loading) && !history.data} error={wallets.error ?? history.error} />
       {history.data ? <TransactionTree records={records ?? []} /> : chosen === '' && wallets.data ? <p class="muted">No transactions yet.</p> : null}
-      {history.data ? <NewestShown shown={history.data.data.length} total={history.data.pagination.totalResults} noun="record(s)" /> : null}
+      {history.data ? <NewestShown shown={history.data.data.length} of={history.data.pagination} noun="record(s)" /> : null}
     </Page>
   );
 }

@@ -156,7 +156,7 @@ export function WalletPage(props: { id: string }) {
         api.get('/v1/transactions', { params: { query: { walletId: props.id, limit: 200 } } }),
         api.get('/v1/assets'),
       ]);
-      return { wallet: wallet.data, balance: balance.data, records: history.data, recordsTotal: history.pagination.totalResults, assets: assets.data };
+      return { wallet: wallet.data, balance: balance.data, records: history.data, recordsCount: history.pagination, assets: assets.data };
     },
     [props.id],
     3000,
@@ -189,7 +189,7 @@ export function WalletPage(props: { id: string }) {
           </Panel>
           <Panel title="Transactions">
             <TransactionTree records={data.records} />
-            <NewestShown shown={data.records.length} total={data.recordsTotal} noun="record(s)" />
+            <NewestShown shown={data.records.length} of={data.recordsCount} noun="record(s)" />
           </Panel>
         </>
       ) : null}

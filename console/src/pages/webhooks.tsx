@@ -167,7 +167,7 @@ export function WebhookPage(props: { id: string }) {
               })}
             </Table>
         ) : null}
-        {deliveries.data ? <NewestShown shown={rows.length} total={deliveries.data.pagination.totalResults} noun="deliveries" /> : null}
+        {deliveries.data ? <NewestShown shown={rows.length} of={deliveries.data.pagination} noun="deliveries" /> : null}
       </Panel>
     </Page>
   );

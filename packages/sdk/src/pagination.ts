@@ -1,8 +1,11 @@
 import type { paths } from './generated/openapi.js';
 
-/** `pagination` of every list answer: `{ totalResults, hasMoreResults, nextStartAfterId }`. */
+/** `pagination` of every list answer: `{ totalResults, totalResultsExact, hasMoreResults, nextStartAfterId }`. */
 export interface Pagination {
+  /** Matching records, counted up to 10,000 (then `totalResultsExact` is false). */
   totalResults: number;
+  /** False when more than 10,000 records match: `totalResults` is then a floor. */
+  totalResultsExact?: boolean;
   hasMoreResults: boolean;
   nextStartAfterId?: string | null;
 }

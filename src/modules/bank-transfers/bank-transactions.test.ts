@@ -55,7 +55,7 @@ describe('GET /v1/baas/transactions', () => {
   it('lists payments newest first, each with its current state and its children oldest first', async () => {
     const body = await list(`walletId=${wallet.walletId}`);
     expect(parents(body)).toEqual([ids.fedwire.parent, ids.pendingSwift.parent, ids.failedWithdrawal.parent, ids.deposit.parent]);
-    expect(body.pagination).toEqual({ totalResults: 4, hasMoreResults: false, nextStartAfterId: null });
+    expect(body.pagination).toEqual({ totalResults: 4, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null });
     const [fedwire, swift, failed, received] = body.data;
     expect(fedwire).toMatchObject({ parentBankTransactionId: ids.fedwire.parent, type: 'WITHDRAWAL_SUCCESS', status: 'COMPLETED', bankNetwork: 'FEDWIRE', amount: '30.00' });
     expect(fedwire.children.map((child: { type: string }) => child.type)).toEqual(['WITHDRAWAL_INITIATED', 'WITHDRAWAL_SUCCESS']);
@@ -84,7 +84,7 @@ describe('GET /v1/baas/transactions', () => {
 
   it('pages with limit and startAfterId', async () => {
     const page1 = await list(`walletId=${wallet.walletId}&limit=3`);
-    expect(page1.pagination).toEqual({ totalResults: 4, hasMoreResults: true, nextStartAfterId: ids.failedWithdrawal.parent });
+    expect(page1.pagination).toEqual({ totalResults: 4, totalResultsExact: true, hasMoreResults: true, nextStartAfterId: ids.failedWithdrawal.parent });
     const page2 = await list(`walletId=${wallet.walletId}&limit=3&startAfterId=${page1.pagination.nextStartAfterId}`);
     expect(parents(page2)).toEqual([ids.deposit.parent]);
   });

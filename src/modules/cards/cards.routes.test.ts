@@ -194,7 +194,7 @@ describe('debit cards: issued', () => {
     const other = await issuedCard(t, client);
     const all = await t.request({ url: '/v1/cards', key: client.key });
     expect(all.body.data.map((card: any) => card.id)).toEqual([other.cardId, two.cardId, one.cardId]);
-    expect(all.body.pagination).toEqual({ totalResults: 3, hasMoreResults: false, nextStartAfterId: null });
+    expect(all.body.pagination).toEqual({ totalResults: 3, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null });
     const blocked = await t.request({ url: '/v1/cards?status=BLOCKED', key: client.key });
     expect(blocked.body.data.map((card: any) => card.id)).toEqual([two.cardId]);
     const ofCustomer = await t.request({ url: `/v1/cards?customerId=${one.wallet.customerId}&cardType=DEBIT`, key: client.key });

@@ -249,7 +249,7 @@ describe('GET, PATCH, DELETE', () => {
     const second = (await create({ transferNetwork: 'SWIFT', accountHolderName: 'Emmy Noether', bicSwiftCode: 'COBADEFF' }, url)).body.data;
     const list = await t.request({ url });
     expect(list.body.data.map((entry: { id: string }) => entry.id)).toEqual([second.id, first.id]);
-    expect(list.body.pagination).toEqual({ totalResults: 2, hasMoreResults: false, nextStartAfterId: null });
+    expect(list.body.pagination).toEqual({ totalResults: 2, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null });
     const swiftOnly = await t.request({ url: `${url}?transferNetwork=SWIFT` });
     expect(swiftOnly.body.data.map((entry: { id: string }) => entry.id)).toEqual([second.id]);
     expect((await t.request({ url: `${url}/${first.id}` })).body.data).toEqual(first);

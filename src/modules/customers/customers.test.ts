@@ -330,7 +330,7 @@ describe('GET /v1/customers', () => {
     const byEmail = await t.request({ url: `/v1/customers?email=${encodeURIComponent(person.email.toUpperCase())}` });
     expect(byEmail.status).toBe(200);
     expect(byEmail.body.data.map((customer: { id: string }) => customer.id)).toEqual([person.id]);
-    expect(byEmail.body.pagination).toEqual({ totalResults: 1, hasMoreResults: false, nextStartAfterId: null });
+    expect(byEmail.body.pagination).toEqual({ totalResults: 1, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null });
 
     const legal = await t.request({ url: '/v1/customers?type=LEGAL&limit=200' });
     expect(legal.body.data.every((customer: { type: string }) => customer.type === 'LEGAL')).toBe(true);

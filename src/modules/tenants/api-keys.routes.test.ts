@@ -39,7 +39,7 @@ describe('200', () => {
     const { client, restricted, revoked, revokedAt } = await clientWithKeys();
     const { keys, body } = await listKeys(client.key);
     expect(body.message).toBe('API keys retrieved');
-    expect(body.pagination).toEqual({ totalResults: 4, hasMoreResults: false, nextStartAfterId: null });
+    expect(body.pagination).toEqual({ totalResults: 4, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null });
     expect(keys).toHaveLength(4);
     const byPrefix = new Map(keys.map((entry) => [entry.prefix, entry]));
     expect(byPrefix.get(apiKeyPrefix(client.key))).toEqual({
@@ -118,7 +118,7 @@ describe('200', () => {
     const cursor = (first.body.pagination as { nextStartAfterId: string }).nextStartAfterId;
     const second = await listKeys(client.key, `?limit=3&startAfterId=${cursor}`);
     expect(second.keys).toHaveLength(1);
-    expect(second.body.pagination).toEqual({ totalResults: 4, hasMoreResults: false, nextStartAfterId: null });
+    expect(second.body.pagination).toEqual({ totalResults: 4, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null });
     expect([...first.keys, ...second.keys].map((entry) => entry.prefix)).toEqual((await listKeys(client.key)).keys.map((entry) => entry.prefix));
   });
 });

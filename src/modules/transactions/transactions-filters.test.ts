@@ -48,7 +48,7 @@ async function transfer(client: TestClient, source: string, destination: string,
 async function list(query: string, client: TestClient = t.clientA) {
   const response = await t.request({ url: `/v1/transactions?${query}`, key: client.key });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return response.body as { data: HistoryRecord[]; pagination: { totalResults: number; hasMoreResults: boolean; nextStartAfterId: string | null } };
+  return response.body as { data: HistoryRecord[]; pagination: { totalResults: number; totalResultsExact: boolean; hasMoreResults: boolean; nextStartAfterId: string | null } };
 }
 
 /** Every record of a wallet (or a linking filter's records), newest first: one page of 200. */
@@ -144,7 +144,7 @@ describe('200: the records of one asset or one purpose, newest first', () => {
     const expected = all.filter((record) => record.asset === asset);
     expect(expected.length).toBeGreaterThan(2);
     expect(idsOf(body.data)).toEqual(idsOf(expected));
-    expect(body.pagination).toEqual({ totalResults: expected.length, hasMoreResults: false, nextStartAfterId: null });
+    expect(body.pagination).toEqual({ totalResults: expected.length, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null });
   });
 
   it('purpose=…: exactly the wallet’s records with that purpose, for each purpose it has', async () => {
@@ -165,7 +165,7 @@ describe('200: the records of one asset or one purpose, newest first', () => {
   it('a known asset or a listed purpose no record has answers an empty page', async () => {
     for (const query of ['asset=ETH', 'asset=USD_TEST', 'purpose=COLLATERAL_LIQUIDATION', 'purpose=HOLD_INCREMENT', 'asset=USD&purpose=HOLD']) {
       const body = await list(`walletId=${walletId}&${query}`);
-      expect(body, query).toEqual({ message: 'Transactions retrieved', data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null }, traceId: expect.any(String) });
+      expect(body, query).toEqual({ message: 'Transactions retrieved', data: [], pagination: { totalResults: 0, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null }, traceId: expect.any(String) });
     }
   });
 

@@ -79,7 +79,7 @@ describe('200', () => {
     const listed = await t.request({ url: '/v1/webhooks', key: client.key });
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((entry: { id: string }) => entry.id)).toEqual([second.id]);
-    expect(listed.body.pagination).toEqual({ totalResults: 1, hasMoreResults: false, nextStartAfterId: null });
+    expect(listed.body.pagination).toEqual({ totalResults: 1, totalResultsExact: true, hasMoreResults: false, nextStartAfterId: null });
 
     const all = await t.request({ url: '/v1/webhooks?includeDeleted=true', key: client.key });
     expect(all.body.data.map((entry: { id: string }) => entry.id)).toEqual([second.id, first.id]);

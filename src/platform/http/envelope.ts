@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { listCountMax } from './pagination.js';
 
 /** The success envelope of every call: `{ message, data, traceId }`. */
 export function Envelope<T extends TSchema>(data: T) {
@@ -6,7 +7,8 @@ export function Envelope<T extends TSchema>(data: T) {
 }
 
 export const PaginationSchema = Type.Object({
-  totalResults: Type.Integer({ minimum: 0 }),
+  totalResults: Type.Integer({ minimum: 0, maximum: listCountMax, description: `matching records, counted up to ${listCountMax}: beyond, this is ${listCountMax} and totalResultsExact is false` }),
+  totalResultsExact: Type.Boolean({ description: `false when more than ${listCountMax} records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId` }),
   hasMoreResults: Type.Boolean(),
   nextStartAfterId: Type.Union([Type.String(), Type.Null()]),
 });

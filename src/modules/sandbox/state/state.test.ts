@@ -480,7 +480,7 @@ describe('snapshots and restore', () => {
     const list = await t.request({ url: '/v1/sandbox/snapshots?limit=1', key: client.key });
     expect(list.status).toBe(200);
     expect(list.body.data.map((row: any) => row.id)).toEqual([second.id]);
-    expect(list.body.pagination).toEqual({ totalResults: 2, hasMoreResults: true, nextStartAfterId: second.id });
+    expect(list.body.pagination).toEqual({ totalResults: 2, totalResultsExact: true, hasMoreResults: true, nextStartAfterId: second.id });
     const next = await t.request({ url: `/v1/sandbox/snapshots?startAfterId=${second.id as string}`, key: client.key });
     expect(next.body.data).toEqual([first]);
     expect((await t.request({ url: `/v1/sandbox/snapshots/${first.id as string}`, key: client.key })).body.data).toEqual(first);
