@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext, type TestResponse } from '../../../test/harness.js';
 import { balanceOf, expectLedgerClean, linkedWallet } from '../../../test/bank/fixtures.js';
-import { authorize, onParent, send } from '../../../test/cards/card-network.js';
+import { authorize, cardEventsOf, onParent, send } from '../../../test/cards/card-network.js';
 import { cardPrograms } from '../../../test/cards/fixtures.js';
 import { createIndividual } from '../../../test/customers/fixtures.js';
 import { fundWallet } from '../../../test/ledger/fixtures.js';
@@ -645,6 +645,23 @@ describe('credit card authorizations', () => {
     expect((await lineOf(t, line.lineId, client)).outstanding.pendingHolds).toBe('0.00');
     expect(await authorize(t, cardId, { amount: 600 }, client)).toMatchObject({ responseCode: '00' });
     expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '0.00', outstanding: { principal: '400.00', pendingHolds: '600.00', total: '1000.00' } });
+    await expectLedgerClean(t);
+  });
+
+  it('an advice (0120) above the available credit is recorded and announced at the advised amount, with heldAmount saying what the line holds', async () => {
+    const client = await t.newClient('advice beyond credit');
+    const line = await openLine(t, { client, creditLimit: '1000.00' });
+    const cardId = await creditCard(t, line, client);
+    await spend(t, cardId, 400, client);
+    const auth = await authorize(t, cardId, { amount: 100 }, client);
+    const advice = await onParent(t, auth.parentCardTransactionId, 'advices', { amount: 900 }, client);
+    expect(advice.record).toMatchObject({ amount: 900, heldAmount: 600 });
+    expect(await lineOf(t, line.lineId, client)).toMatchObject({ availableCredit: '0.00', outstanding: { principal: '400.00', pendingHolds: '600.00' } });
+    const events = await cardEventsOf(t, auth.parentCardTransactionId, client);
+    expect(events.map((event) => [event.type, event.data.amount, event.data.heldAmount])).toEqual([
+      ['CARD_TRANSACTION_PENDING', 100, 100],
+      ['CARD_TRANSACTION_PENDING', 900, 600],
+    ]);
     await expectLedgerClean(t);
   });
 

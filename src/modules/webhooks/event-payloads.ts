@@ -164,6 +164,9 @@ const cardPayload = (description: string) =>
         Type.Union([Type.Literal('PENDING'), Type.Literal('COMPLETED'), Type.Literal('FAILED'), Type.Literal('CANCELLED')]),
       ),
       amount: Type.Optional(Type.Number({ description: 'major units' })),
+      heldAmount: Type.Optional(
+        Type.Number({ description: "what the lifecycle's hold reserves after this message, major units (OpenBaaS addition): below `amount` when an advice recorded more than the card's funds could hold, 0 once nothing is held" }),
+      ),
       asset: optionalString('currency acronym'),
       amounts: Type.Optional(
         Type.Object(

@@ -310,6 +310,10 @@ export function cardEventData(view: CardTransactionView): Record<string, unknown
     operation: view.operation,
     status: view.status,
     amount: view.amount,
+    // What the hold reserves after this message: an advice records the advised amount, which may
+    // be more than the card's funds could hold (until 2026-12-07 the event did not say what was
+    // held, and a consumer reconciling a credit line from events counted too much; a credit audit).
+    heldAmount: view.heldAmount,
     asset: view.asset,
     amounts: {
       transaction: view.amounts.transaction,
