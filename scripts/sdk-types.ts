@@ -2,6 +2,7 @@ import path from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
 import { buildApp } from '../src/app.js';
+import { requiredWithoutCounterparty } from '../src/modules/bank-transfers/withdrawals.service.js';
 import { clientSeeders } from '../src/modules/routes.js';
 import { ManualClock } from '../src/platform/clock.js';
 import { loadConfig } from '../src/platform/config.js';
@@ -54,35 +55,62 @@ export async function appOpenApiDocument(): Promise<OpenAPI3> {
 }
 
 /**
- * Request bodies that need one field of a group, which the server checks after the schema (a
+ * Request bodies that need one choice of a group, which the server checks after the schema (a
  * route's `oneOfRequired`): the document marks every field of the group optional, since
- * openapi-typescript turns an `anyOf` of `required` lists into `… | unknown`. The schema named
- * here is generated as usual, then intersected with one object per field, that field required,
- * so a body with none of them does not compile: `{ … } & ({ destinationWalletId: string } |
- * { referenceWalletId: string })`. Both together still compile, as the server takes them when
- * they are equal. Until 2026-12-06 a transfer without a destination compiled and was refused
- * with a 400 (found by an audit).
+ * openapi-typescript turns an `anyOf` of `required` lists into `… | unknown`. The body named
+ * here (a schema of `components`, or a route's inline body as `POST /path`) is generated as
+ * usual, then intersected with one object per choice, its fields required, so a body with none
+ * of them does not compile: `{ … } & ({ destinationWalletId: string } | { referenceWalletId:
+ * string })`. Both together still compile, as the server takes them when they are equal. Until
+ * 2026-12-06 a transfer without a destination compiled and was refused with a 400 (found by an
+ * audit).
+ *
+ * A choice may be several fields required together: a withdrawal names a saved counterparty or
+ * gives the beneficiary (the server's own list of fields), `{ … } & ({ counterpartyId: string } |
+ * { name: string; transferNetwork: …; … })`; until 2026-12-07 one with neither compiled and was
+ * refused with a 400. A required field is typed without `null`, which the server takes as absent.
+ * Both forms together still compile, though the server refuses them (400 naming the doubled
+ * fields): this says what is required, not what is refused.
  */
-const oneOfRequiredBodies: Record<string, readonly (readonly [string, string, ...string[]])[]> = {
+type Choice = string | readonly [string, ...string[]];
+const withdrawalBody = [['counterpartyId', requiredWithoutCounterparty]] as const;
+const oneOfRequiredBodies: Record<string, readonly (readonly [Choice, Choice, ...Choice[]])[]> = {
   InternalTransferRequest: [['destinationWalletId', 'referenceWalletId']],
+  'POST /v1/baas/transactions/withdrawal': withdrawalBody,
+  'POST /v1/baas/withdrawals': withdrawalBody,
 };
 
-/** `type & ({ a: A } | { b: B })` per group of `oneOfRequiredBodies`, each field typed as the schema types it. */
-function withOneOfRequired(type: ts.TypeNode, schemaName: string): ts.TypeNode | undefined {
-  const groups = oneOfRequiredBodies[schemaName];
+/** The key of `oneOfRequiredBodies` for a location of the document: a schema's name, or `POST /path` for a JSON request body. */
+function bodyName(pointer: string): string | undefined {
+  const schema = /^#\/components\/schemas\/([^/]+)$/.exec(pointer)?.[1];
+  if (schema !== undefined) return schema;
+  const [, route, method] = /^#\/paths\/([^/]+)\/([a-z]+)\/requestBody\/content\/application~1json$/.exec(pointer) ?? [];
+  return route && method ? `${method.toUpperCase()} ${route.replaceAll('~1', '/').replaceAll('~0', '~')}` : undefined;
+}
+
+/** `type` without `| null`: `string | null` is `string`, `("A" | "B") | null` is `"A" | "B"`. */
+function withoutNull(type: ts.TypeNode): ts.TypeNode {
+  if (!ts.isUnionTypeNode(type)) return type;
+  const kept = type.types.filter((node) => !(ts.isLiteralTypeNode(node) && node.literal.kind === ts.SyntaxKind.NullKeyword));
+  const only = kept.length === 1 ? kept[0] : undefined;
+  if (!only) return ts.factory.createUnionTypeNode(kept);
+  return ts.isParenthesizedTypeNode(only) ? only.type : only;
+}
+
+/** `type & ({ a: A } | { b: B; c: C })` per group of `oneOfRequiredBodies`, each field typed as the body types it, without null. */
+function withOneOfRequired(type: ts.TypeNode, name: string): ts.TypeNode | undefined {
+  const groups = oneOfRequiredBodies[name];
   if (!groups) return undefined;
-  if (!ts.isTypeLiteralNode(type)) throw new Error(`sdk-types: ${schemaName} is no longer a plain object type`);
+  if (!ts.isTypeLiteralNode(type)) throw new Error(`sdk-types: ${name} is no longer a plain object type`);
   const fieldType = (field: string): ts.TypeNode => {
     const member = type.members.find((node): node is ts.PropertySignature => ts.isPropertySignature(node) && ts.isIdentifier(node.name) && node.name.text === field);
-    if (!member?.type || !member.questionToken) throw new Error(`sdk-types: ${schemaName} has no optional field ${field}`);
-    return member.type;
+    if (!member?.type || !member.questionToken) throw new Error(`sdk-types: ${name} has no optional field ${field}`);
+    return withoutNull(member.type);
   };
+  const required = (fields: readonly string[]) =>
+    ts.factory.createTypeLiteralNode(fields.map((field) => ts.factory.createPropertySignature(undefined, field, undefined, fieldType(field))));
   const unions = groups.map((group) =>
-    ts.factory.createParenthesizedType(
-      ts.factory.createUnionTypeNode(
-        group.map((field) => ts.factory.createTypeLiteralNode([ts.factory.createPropertySignature(undefined, field, undefined, fieldType(field))])),
-      ),
-    ),
+    ts.factory.createParenthesizedType(ts.factory.createUnionTypeNode(group.map((choice) => required(typeof choice === 'string' ? [choice] : choice)))),
   );
   return ts.factory.createIntersectionTypeNode([type, ...unions]);
 }
@@ -102,8 +130,8 @@ export async function generateSdkTypes(): Promise<string> {
       return undefined;
     },
     postTransform(type, options) {
-      const schemaName = /^#\/components\/schemas\/([^/]+)$/.exec(options.path ?? '')?.[1];
-      return schemaName === undefined ? undefined : withOneOfRequired(type, schemaName);
+      const name = bodyName(options.path ?? '');
+      return name === undefined ? undefined : withOneOfRequired(type, name);
     },
   });
   return `${header}\n${astToString(ast).trimEnd()}\n`;

@@ -27,6 +27,32 @@ describe('the types of the SDK', () => {
       api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', destinationWalletId: 'b', amount: '1.00', asset: 'USD' } }),
       api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', referenceWalletId: 'b', amount: '1.00', asset: 'USD', note: null } }),
       api.post('/v1/internal-transfer', { body: { sourceWalletId: 'a', destinationWalletId: 'b', referenceWalletId: 'b', amount: '1.00', asset: 'USD' } }),
+      // @ts-expect-error a withdrawal needs counterpartyId or the beneficiary's fields (the server answers 400 otherwise)
+      api.post('/v1/baas/withdrawals', { body: { walletId: 'w', amount: '1.00', personTypeCode: 'P' } }),
+      // @ts-expect-error null is absent to the server, so it names no counterparty
+      api.post('/v1/baas/transactions/withdrawal', { body: { walletId: 'w', amount: '1.00', personTypeCode: 'P', counterpartyId: null } }),
+      // @ts-expect-error the beneficiary's fields go together: a name alone is not a beneficiary
+      api.post('/v1/baas/withdrawals', { body: { walletId: 'w', amount: '1.00', personTypeCode: 'P', name: 'Grace Hopper' } }),
+      // A saved counterparty, or the beneficiary in the body (on either path, which share the body).
+      api.post('/v1/baas/withdrawals', { body: { walletId: 'w', amount: '1.00', personTypeCode: 'P', counterpartyId: 'c', street2: null } }),
+      api.post('/v1/baas/transactions/withdrawal', { body: { walletId: 'w', amount: '1.00', personTypeCode: 'P', counterpartyId: 'c' } }),
+      api.post('/v1/baas/withdrawals', {
+        body: {
+          walletId: 'w',
+          amount: '1.00',
+          personTypeCode: 'P',
+          counterpartyId: null,
+          name: 'Grace Hopper',
+          transferNetwork: 'ACH_DOMESTIC',
+          routingNumber: '021000021',
+          accountNumber: '123456789',
+          street1: '1 Main Street',
+          cityCounty: 'Arlington',
+          stateRegion: 'VA',
+          zip: '22201',
+          countryCode: 'US',
+        },
+      }),
       // @ts-expect-error a single customer is not a list
       api.list('/v1/customers/{id}', { params: { path: { id: 'x' } } }),
       // A body without required fields may be left out, as the server takes the call without one.
