@@ -4414,6 +4414,8 @@ export interface components {
                 status?: "PENDING" | "COMPLETED" | "FAILED" | "CANCELLED";
                 /** @description major units */
                 amount?: number;
+                /** @description what the lifecycle's hold reserves after this message, major units (OpenBaaS addition): below `amount` when an advice recorded more than the card's funds could hold, 0 once nothing is held */
+                heldAmount?: number;
                 /** @description currency acronym */
                 asset?: string;
                 amounts?: {
@@ -4490,6 +4492,8 @@ export interface components {
                 status?: "PENDING" | "COMPLETED" | "FAILED" | "CANCELLED";
                 /** @description major units */
                 amount?: number;
+                /** @description what the lifecycle's hold reserves after this message, major units (OpenBaaS addition): below `amount` when an advice recorded more than the card's funds could hold, 0 once nothing is held */
+                heldAmount?: number;
                 /** @description currency acronym */
                 asset?: string;
                 amounts?: {
@@ -4566,6 +4570,8 @@ export interface components {
                 status?: "PENDING" | "COMPLETED" | "FAILED" | "CANCELLED";
                 /** @description major units */
                 amount?: number;
+                /** @description what the lifecycle's hold reserves after this message, major units (OpenBaaS addition): below `amount` when an advice recorded more than the card's funds could hold, 0 once nothing is held */
+                heldAmount?: number;
                 /** @description currency acronym */
                 asset?: string;
                 amounts?: {
@@ -4672,6 +4678,8 @@ export interface components {
                 status?: "PENDING" | "COMPLETED" | "FAILED" | "CANCELLED";
                 /** @description major units */
                 amount?: number;
+                /** @description what the lifecycle's hold reserves after this message, major units (OpenBaaS addition): below `amount` when an advice recorded more than the card's funds could hold, 0 once nothing is held */
+                heldAmount?: number;
                 /** @description currency acronym */
                 asset?: string;
                 amounts?: {
@@ -8298,7 +8306,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["ApiKeySummary"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -8356,7 +8367,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["Event"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -8501,7 +8515,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["Webhook"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -8982,7 +8999,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["WebhookDelivery"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -9314,7 +9334,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["Customer"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -9994,7 +10017,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["Portfolio"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -10224,7 +10250,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["Wallet"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -11436,7 +11465,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["WalletTransaction"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -11979,7 +12011,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["Counterparty"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -12348,7 +12383,18 @@ export interface operations {
                     remittanceMemo?: string | null;
                     /** @description intermediary bank of a cross-border payment: at most 11 characters, a valid BIC of a bank the directory knows (404 BANK_NOT_FOUND otherwise) */
                     intermediaryBankBic?: string | null;
-                };
+                } & ({
+                    counterpartyId: string;
+                } | {
+                    name: string;
+                    transferNetwork: "ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT";
+                    accountNumber: string;
+                    street1: string;
+                    cityCounty: string;
+                    stateRegion: string;
+                    zip: string;
+                    countryCode: string;
+                });
             };
         };
         responses: {
@@ -12457,7 +12503,18 @@ export interface operations {
                     remittanceMemo?: string | null;
                     /** @description intermediary bank of a cross-border payment: at most 11 characters, a valid BIC of a bank the directory knows (404 BANK_NOT_FOUND otherwise) */
                     intermediaryBankBic?: string | null;
-                };
+                } & ({
+                    counterpartyId: string;
+                } | {
+                    name: string;
+                    transferNetwork: "ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT";
+                    accountNumber: string;
+                    street1: string;
+                    cityCounty: string;
+                    stateRegion: string;
+                    zip: string;
+                    countryCode: string;
+                });
             };
         };
         responses: {
@@ -12534,7 +12591,10 @@ export interface operations {
                         message: string;
                         data: (components["schemas"]["BankTransactionGroup"] | components["schemas"]["CryptoTransferGroup"])[];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -12943,7 +13003,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["Card"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -13163,7 +13226,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["CardTransactionGroup"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -14198,7 +14264,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["VaultAuditEntry"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -14660,7 +14729,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["CryptoTransferGroup"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -15521,7 +15593,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["SandboxSnapshot"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
@@ -15965,7 +16040,10 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["CreditLine"][];
                         pagination: {
+                            /** @description matching records, counted up to 10000: beyond, this is 10000 and totalResultsExact is false */
                             totalResults: number;
+                            /** @description false when more than 10000 records match (totalResults is then a floor); page with hasMoreResults and nextStartAfterId */
+                            totalResultsExact: boolean;
                             hasMoreResults: boolean;
                             nextStartAfterId: string | null;
                         };
