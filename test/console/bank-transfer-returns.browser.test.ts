@@ -1,8 +1,8 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestClient, type TestContext } from '../harness.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { TestClient } from '../harness.js';
 import { balanceOf, deposit, fund, linkedWallet, settle, withdrawalBody } from '../bank/fixtures.js';
-import { signedIn, skipReason, startBrowser, unnamedControls } from './browser-support.js';
+import { consoleSuite, signedIn, skipReason, unnamedControls } from './browser-support.js';
 
 /**
  * The Bank transfers page's Return button, in Chromium against the real app, on both databases: a
@@ -13,26 +13,12 @@ import { signedIn, skipReason, startBrowser, unnamedControls } from './browser-s
  * after settlement could only be sent with curl.
  */
 
-let t: TestContext;
-let baseUrl: string;
-let browser: Browser | undefined;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  const started = await startBrowser(t);
-  if (!started) return;
-  ({ baseUrl, browser } = started);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await t.close();
-});
+const suite = consoleSuite();
 
 /** The Bank transfers page of a fresh tab signed in with the client's key. */
 async function openBankTransfers(client: TestClient): Promise<{ page: Page; pageErrors: string[] }> {
-  if (!browser) throw new Error('no browser');
-  const opened = await signedIn(browser, baseUrl, client.key);
+  if (!suite.browser) throw new Error('no suite.browser');
+  const opened = await signedIn(suite.browser, suite.baseUrl, client.key);
   await opened.page.getByRole('link', { name: 'Bank transfers' }).click();
   await opened.page.getByRole('heading', { level: 1, name: 'Bank transfers' }).waitFor();
   return opened;
@@ -50,7 +36,7 @@ async function expectReturnTrace(page: Page, client: TestClient, parentBankTrans
   const href = await link.getAttribute('href');
   const traceId = decodeURIComponent(/#\/traces\/(.+)$/.exec(href ?? '')?.[1] ?? '');
   expect(traceId, `the trace link ${href ?? '(none)'}`).not.toBe('');
-  const trace = await t.request({ url: `/v1/traces/${encodeURIComponent(traceId)}`, key: client.key });
+  const trace = await suite.t.request({ url: `/v1/traces/${encodeURIComponent(traceId)}`, key: client.key });
   expect(trace.status, JSON.stringify(trace.body)).toBe(200);
   const items = trace.body.data.items as { kind: string; method?: string; path?: string; statusCode?: number; type?: string }[];
   expect(items.find((item) => item.kind === 'REQUEST')).toMatchObject({ method: 'POST', path: `/v1/sandbox/bank-transactions/${parentBankTransactionId}/fail`, statusCode: 200 });
@@ -59,21 +45,21 @@ async function expectReturnTrace(page: Page, client: TestClient, parentBankTrans
 
 describe('the Bank transfers page returns a settled payment the API lets come back', () => {
   it('returns a settled ACH deposit, and offers no Return on a pending one nor on a settled Fedwire or unspecified deposit', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('deposit returns');
-    const wallet = await linkedWallet(t, client);
-    const ach = await deposit(t, wallet.virtualAccountNumber, '100.00', {}, client);
-    const wire = await deposit(t, wallet.virtualAccountNumber, '70.00', { network: 'FEDWIRE' }, client);
-    await settle(t, wire.parentBankTransactionId, client);
-    const unspecified = await deposit(t, wallet.virtualAccountNumber, '60.00', { network: null }, client);
-    await settle(t, unspecified.parentBankTransactionId, client);
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('deposit returns');
+    const wallet = await linkedWallet(suite.t, client);
+    const ach = await deposit(suite.t, wallet.virtualAccountNumber, '100.00', {}, client);
+    const wire = await deposit(suite.t, wallet.virtualAccountNumber, '70.00', { network: 'FEDWIRE' }, client);
+    await settle(suite.t, wire.parentBankTransactionId, client);
+    const unspecified = await deposit(suite.t, wallet.virtualAccountNumber, '60.00', { network: null }, client);
+    await settle(suite.t, unspecified.parentBankTransactionId, client);
     // The API refuses to return those two: the page must not offer it.
     for (const settled of [wire, unspecified]) {
-      const refused = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${settled.parentBankTransactionId}/fail`, key: client.key, body: {} });
+      const refused = await suite.t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${settled.parentBankTransactionId}/fail`, key: client.key, body: {} });
       expect(refused.status, JSON.stringify(refused.body)).toBe(409);
       expect(refused.body.code).toBe('BANK_TRANSFER_NOT_PENDING');
     }
-    expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '130.00', PENDING: '100.00' });
+    expect(await balanceOf(suite.t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '130.00', PENDING: '100.00' });
     const { page, pageErrors } = await openBankTransfers(client);
 
     // Pending: Settle and Fail, no Return.
@@ -84,7 +70,7 @@ describe('the Bank transfers page returns a settled payment the API lets come ba
     await expect(page.getByRole('button', { name: /^Return / }).count()).resolves.toBe(0);
     await settleButton.click();
     await page.getByRole('status').filter({ hasText: 'Settled.' }).waitFor();
-    expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '230.00', PENDING: '0.00' });
+    expect(await balanceOf(suite.t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '230.00', PENDING: '0.00' });
 
     // Settled: the ACH deposit has Return (and no Settle or Fail); the Fedwire and unspecified ones have nothing.
     const returnButton = page.getByRole('button', { name: 'Return deposit 100.00 USD' });
@@ -102,7 +88,7 @@ describe('the Bank transfers page returns a settled payment the API lets come ba
     await expect(achRow.getByRole('group').textContent()).resolves.toContain('the wallet may go below zero');
     await page.getByRole('button', { name: 'Keep deposit 100.00 USD' }).click();
     await returnButton.waitFor();
-    expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '230.00', PENDING: '0.00' });
+    expect(await balanceOf(suite.t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '230.00', PENDING: '0.00' });
     await returnButton.click();
     await page.getByRole('button', { name: 'Confirm return of deposit 100.00 USD' }).click();
     await page.getByRole('status').filter({ hasText: 'Returned.' }).waitFor();
@@ -118,31 +104,31 @@ describe('the Bank transfers page returns a settled payment the API lets come ba
     await expect(achRow.locator('.amount').textContent()).resolves.toBe('100.00 USD');
     await expect(achRow.getByRole('button').count()).resolves.toBe(0);
     // The money left the wallet again.
-    expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '130.00', PENDING: '0.00' });
-    const payment = await t.request({ url: `/v1/baas/transactions?walletId=${wallet.walletId}&status=FAILED`, key: client.key });
+    expect(await balanceOf(suite.t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '130.00', PENDING: '0.00' });
+    const payment = await suite.t.request({ url: `/v1/baas/transactions?walletId=${wallet.walletId}&status=FAILED`, key: client.key });
     expect((payment.body.data as { id: string }[]).map((row) => row.id)).toEqual([ach.parentBankTransactionId]);
     expect(pageErrors).toEqual([]);
     await page.close();
   });
 
   it('returns settled withdrawals of any network, and offers no Return on a failed one', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('withdrawal returns');
-    const wallet = await linkedWallet(t, client);
-    await fund(t, wallet, '100.00', 'USD', client);
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('withdrawal returns');
+    const wallet = await linkedWallet(suite.t, client);
+    await fund(suite.t, wallet, '100.00', 'USD', client);
     const withdraw = async (amount: string, overrides: Record<string, unknown> = {}) => {
-      const response = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', key: client.key, body: withdrawalBody(wallet.walletId, { amount, ...overrides }) });
+      const response = await suite.t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', key: client.key, body: withdrawalBody(wallet.walletId, { amount, ...overrides }) });
       expect(response.status, JSON.stringify(response.body)).toBe(201);
       return response.body.data.parentBankTransactionId as string;
     };
     const achWithdrawal = await withdraw('30.00');
-    await settle(t, achWithdrawal, client);
+    await settle(suite.t, achWithdrawal, client);
     const wireWithdrawal = await withdraw('20.00', { transferNetwork: 'FEDWIRE_DOMESTIC' });
-    await settle(t, wireWithdrawal, client);
+    await settle(suite.t, wireWithdrawal, client);
     const failedWithdrawal = await withdraw('10.00');
-    const failed = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${failedWithdrawal}/fail`, key: client.key, body: {} });
+    const failed = await suite.t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${failedWithdrawal}/fail`, key: client.key, body: {} });
     expect(failed.status, JSON.stringify(failed.body)).toBe(200);
-    expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '50.00', RESERVED: '0.00' });
+    expect(await balanceOf(suite.t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '50.00', RESERVED: '0.00' });
     const { page, pageErrors } = await openBankTransfers(client);
 
     const achReturn = page.getByRole('button', { name: 'Return withdrawal 30.00 USD' });
@@ -168,14 +154,14 @@ describe('the Bank transfers page returns a settled payment the API lets come ba
     ]);
     await expect(achRow.getByRole('button').count()).resolves.toBe(0);
     // The amount came back to AVAILABLE.
-    expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '0.00' });
+    expect(await balanceOf(suite.t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '80.00', RESERVED: '0.00' });
 
     // The Fedwire one comes back the same way.
     await page.getByRole('button', { name: 'Return withdrawal 20.00 USD' }).click();
     await page.getByRole('button', { name: 'Confirm return of withdrawal 20.00 USD' }).click();
     await rowOf(page, '20.00').locator('ol.steps > li', { hasText: 'WITHDRAWAL_FAILURE' }).waitFor();
     await expect(rowOf(page, '20.00').textContent()).resolves.toMatch(/WITHDRAWAL[\s\S]*FEDWIRE[\s\S]*FAILED/);
-    expect(await balanceOf(t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+    expect(await balanceOf(suite.t, wallet.walletId, 'USD', client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
     expect(await unnamedControls(page)).toEqual([]);
     expect(pageErrors).toEqual([]);
     await page.close();

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { TestContext } from '../harness.js';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestApp, type TestAppOptions, type TestContext } from '../harness.js';
 
 /**
  * What the console's browser tests share: Debian's Chromium driven by playwright-core, the app
@@ -27,17 +28,53 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
+/** What a console browser test file reads once its `beforeAll` has run: see `consoleSuite`. */
+export interface ConsoleSuite {
+  /** The test app, on the test project's database. */
+  readonly t: TestContext;
+  /** Where the app listens on loopback (only where Chromium is installed). */
+  readonly baseUrl: string;
+  /** Chromium, or undefined where it is not installed: each test then skips itself with `skipReason`. */
+  readonly browser: Browser | undefined;
+}
+
 /**
- * The app listening and Chromium started, or, where Chromium is not installed, a warning and
- * nothing (each test then skips itself with `skipReason`).
+ * The setup every console browser test file shares, registered as its `beforeAll` and `afterAll`:
+ * a test app built with `options` (those of `createTestApp`) listening on loopback, and Chromium
+ * started; then both closed. Where Chromium is not installed, it warns and starts neither browser
+ * nor listener. The database is the test project's: a file named *.pglite.test.ts runs on PGlite
+ * only. A file with more to set up (a webhook receiver, say) adds its own hooks after this call.
+ *
+ * @example const suite = consoleSuite({ env: { WEBHOOK_RETRY_SCHEDULE: 'none' } });
  */
-export async function startBrowser(t: TestContext): Promise<{ baseUrl: string; browser: Browser } | undefined> {
-  if (!hasChromium) {
-    console.warn(`console browser test skipped: ${skipReason}`);
-    return undefined;
-  }
-  const baseUrl = await listen(t);
-  return { baseUrl, browser: await launchChromium() };
+export function consoleSuite(options: TestAppOptions = {}): ConsoleSuite {
+  let t: TestContext | undefined;
+  let started: { baseUrl: string; browser: Browser } | undefined;
+  beforeAll(async () => {
+    t = await createTestApp(options);
+    if (!hasChromium) {
+      console.warn(`console browser test skipped: ${skipReason}`);
+      return;
+    }
+    started = { baseUrl: await listen(t), browser: await launchChromium() };
+  });
+  afterAll(async () => {
+    await started?.browser.close();
+    await t?.close();
+  });
+  return {
+    get t() {
+      if (!t) throw new Error('the test app is built in beforeAll: read suite.t inside a hook or a test');
+      return t;
+    },
+    get baseUrl() {
+      if (!started) throw new Error('the app listens only where Chromium is installed: check suite.browser first');
+      return started.baseUrl;
+    },
+    get browser() {
+      return started?.browser;
+    },
+  };
 }
 
 // The page-side snippets are strings: this project's type check has no DOM types (Node only).

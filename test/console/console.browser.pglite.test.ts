@@ -4,13 +4,13 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryWorker } from '../../src/modules/webhooks/delivery-worker.js';
-import { createTestApp, type TestContext } from '../harness.js';
+import { createTestApp } from '../harness.js';
 import { WebhookReceiver } from '../webhook-receiver.js';
 import { balanceOf, deposit, fund, linkedWallet } from '../bank/fixtures.js';
 import { createReadyIndividual, setOutcome, startKyc } from '../compliance/helpers.js';
 import { authorize } from '../cards/card-network.js';
 import { issuedCard } from '../cards/fixtures.js';
-import { signedIn as signedInWith, skipReason, startBrowser, unnamedControls } from './browser-support.js';
+import { consoleSuite, signedIn as signedInWith, skipReason, unnamedControls } from './browser-support.js';
 
 /**
  * The sandbox console walked by a real browser: Debian's Chromium driven by playwright-core
@@ -25,27 +25,17 @@ import { signedIn as signedInWith, skipReason, startBrowser, unnamedControls } f
 
 const screenshotDir = process.env.CONSOLE_SCREENSHOTS ? path.resolve(process.env.CONSOLE_SCREENSHOTS) : path.join(os.tmpdir(), 'openbaas-screenshots');
 
-let t: TestContext;
-let baseUrl: string;
-let browser: Browser | undefined;
+// No retries: a delivery the receiver refuses fails at once, for the console's Retry button.
+const suite = consoleSuite({ env: { WEBHOOK_RETRY_SCHEDULE: 'none', WEBHOOK_TIMEOUT_MS: '2000' } });
 let receiver: WebhookReceiver;
 let worker: DeliveryWorker;
 
 beforeAll(async () => {
-  // No retries: a delivery the receiver refuses fails at once, for the console's Retry button.
-  t = await createTestApp({ env: { WEBHOOK_RETRY_SCHEDULE: 'none', WEBHOOK_TIMEOUT_MS: '2000' } });
   receiver = await WebhookReceiver.start();
-  worker = new DeliveryWorker(t.deps);
-  const started = await startBrowser(t);
-  if (!started) return;
-  ({ baseUrl, browser } = started);
+  worker = new DeliveryWorker(suite.t.deps);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await receiver.stop();
-  await t.close();
-});
+afterAll(() => receiver.stop());
 
 async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(screenshotDir, { recursive: true });
@@ -94,11 +84,11 @@ describe('the sandbox console in headless Chromium', () => {
   });
 
   it('signs in, creates a customer, takes a deposit, shows the balance, the tree and the trace, and retries a failed delivery', async (context) => {
-    if (!browser) {
+    if (!suite.browser) {
       context.skip(skipReason);
       return;
     }
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await suite.browser.newPage({ viewport: { width: 1280, height: 900 } });
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(String(error)));
     page.on('console', (message) => {
@@ -106,7 +96,7 @@ describe('the sandbox console in headless Chromium', () => {
     });
 
     // Sign in with the keyboard alone: Tab reaches the key field, Enter submits.
-    expect((await page.goto(`${baseUrl}/console`))?.status()).toBe(200);
+    expect((await page.goto(`${suite.baseUrl}/console`))?.status()).toBe(200);
     await expect(page.getByRole('textbox', { name: 'API key' }).ariaSnapshot()).resolves.toContain('textbox "API key"');
     await page.keyboard.press('Tab');
     expect((await focused(page)).label).toBe('API key');
@@ -115,7 +105,7 @@ describe('the sandbox console in headless Chromium', () => {
     await page.keyboard.type('sk_test_notARealKeyAtAll0000');
     await page.keyboard.press('Enter');
     await expect(page.getByRole('alert').textContent()).resolves.toContain('UNAUTHENTICATED');
-    await page.getByLabel('API key').fill(t.clientA.key);
+    await page.getByLabel('API key').fill(suite.t.clientA.key);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
     const navigation = await page.getByRole('navigation', { name: 'Main' }).ariaSnapshot();
@@ -168,7 +158,7 @@ describe('the sandbox console in headless Chromium', () => {
     await page.locator('header .clock').getByText(/\(\+\d+ s\)/).waitFor({ timeout: 3000 });
 
     // The wallet shows the settled balance and the deposit's tree (pending credit, then clearing).
-    await page.goto(`${baseUrl}/console${walletHref ?? ''}`);
+    await page.goto(`${suite.baseUrl}/console${walletHref ?? ''}`);
     const balances = page.getByRole('table', { name: 'Balances' });
     await expect(balances.locator('[data-balance="AVAILABLE"]').textContent()).resolves.toBe('100.00');
     await expect(balances.locator('[data-balance="PENDING"]').textContent()).resolves.toBe('0.00');
@@ -183,7 +173,7 @@ describe('the sandbox console in headless Chromium', () => {
     expect(await worker.deliverDue()).toBeGreaterThan(0);
 
     // The trace of the deposit: the request, its postings and records, its event, the failed delivery.
-    await page.goto(`${baseUrl}/console${traceHref ?? ''}`);
+    await page.goto(`${suite.baseUrl}/console${traceHref ?? ''}`);
     const timeline = page.getByRole('list', { name: 'Trace timeline' });
     await timeline.locator('[data-kind="DELIVERY_ATTEMPT"]').first().waitFor();
     const kinds: (string | null)[] = [];
@@ -224,7 +214,7 @@ describe('the sandbox console in headless Chromium', () => {
       ['trades', 'Trades'],
       ['wallets', 'Wallets'],
     ] as const) {
-      await page.goto(`${baseUrl}/console#/${section}`);
+      await page.goto(`${suite.baseUrl}/console#/${section}`);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
       await page.locator('table').first().waitFor();
       expect(await page.getByRole('alert').count()).toBe(0);
@@ -241,19 +231,19 @@ describe('the sandbox console in headless Chromium', () => {
   });
 
   /** A fresh tab signed in with client A's key (or the given one). */
-  function signedIn(activeBrowser: Browser, key = t.clientA.key): Promise<{ page: Page; pageErrors: string[] }> {
-    return signedInWith(activeBrowser, baseUrl, key);
+  function signedIn(activeBrowser: Browser, key = suite.t.clientA.key): Promise<{ page: Page; pageErrors: string[] }> {
+    return signedInWith(activeBrowser, suite.baseUrl, key);
   }
 
   it('pages through more than 50 customers, skips to the content, tells settle from fail, and draws a held balance from zero (found by an audit, 2026-12-04)', async (context) => {
-    if (!browser) {
+    if (!suite.browser) {
       context.skip(skipReason);
       return;
     }
-    const client = await t.newClient('many customers');
+    const client = await suite.t.newClient('many customers');
     const wallets = [];
-    for (let index = 0; index < 52; index++) wallets.push(await linkedWallet(t, client));
-    const { page, pageErrors } = await signedIn(browser, client.key);
+    for (let index = 0; index < 52; index++) wallets.push(await linkedWallet(suite.t, client));
+    const { page, pageErrors } = await signedIn(suite.browser, client.key);
 
     // Fifty customers, then the rest on "Load more".
     await page.getByRole('table', { name: 'Customers' }).locator('tbody tr').first().waitFor();
@@ -264,18 +254,18 @@ describe('the sandbox console in headless Chromium', () => {
     await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
 
     // KYC's start button follows the state: a re-run after a system error, none for an approved customer.
-    const erring = await createReadyIndividual(t, client);
-    const started = await startKyc(t, erring.id, client);
-    expect((await setOutcome(t, started.onboardingId, 'ERROR', client)).status).toBe(200);
-    await page.goto(`${baseUrl}/console#/customers/${erring.id}`);
+    const erring = await createReadyIndividual(suite.t, client);
+    const started = await startKyc(suite.t, erring.id, client);
+    expect((await setOutcome(suite.t, started.onboardingId, 'ERROR', client)).status).toBe(200);
+    await page.goto(`${suite.baseUrl}/console#/customers/${erring.id}`);
     const kyc = page.getByRole('region', { name: 'KYC' });
     await kyc.getByText('RERUN_KYC').first().waitFor();
     await kyc.getByRole('button', { name: 'Re-run KYC' }).click();
     await kyc.getByRole('status').filter({ hasText: 'Started.' }).waitFor();
-    await page.goto(`${baseUrl}/console#/customers/${wallets[0]?.customerId ?? ''}`);
+    await page.goto(`${suite.baseUrl}/console#/customers/${wallets[0]?.customerId ?? ''}`);
     await page.getByRole('region', { name: 'KYC' }).getByText('APPROVED').first().waitFor();
     await expect(page.getByRole('region', { name: 'KYC' }).getByRole('button', { name: /Start|Re-run/ }).count()).resolves.toBe(0);
-    await page.goto(`${baseUrl}/console#/customers`);
+    await page.goto(`${suite.baseUrl}/console#/customers`);
     await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
 
     // The skip link focuses the page's heading and leaves the route alone.
@@ -288,8 +278,8 @@ describe('the sandbox console in headless Chromium', () => {
     // Settle one pending deposit, fail another: each outcome is the last step's, with its own trace.
     const [first, second] = wallets;
     if (!first || !second) return expect.fail('no wallets');
-    await deposit(t, first.virtualAccountNumber, '10.00', {}, client);
-    await deposit(t, second.virtualAccountNumber, '20.00', {}, client);
+    await deposit(suite.t, first.virtualAccountNumber, '10.00', {}, client);
+    await deposit(suite.t, second.virtualAccountNumber, '20.00', {}, client);
     await page.getByRole('link', { name: 'Bank transfers' }).click();
     await page.getByRole('heading', { level: 1, name: 'Bank transfers' }).waitFor();
     await page.getByRole('button', { name: 'Settle deposit 10.00 USD' }).click();
@@ -302,30 +292,30 @@ describe('the sandbox console in headless Chromium', () => {
     expect(await failed.getByRole('link').getAttribute('href')).not.toBe(settledTrace);
     await expect(page.getByRole('status').filter({ hasText: 'Settled.' }).count()).resolves.toBe(0);
     // The failed deposit's summary shows no direction: nothing moved in the end.
-    await page.goto(`${baseUrl}/console#/wallets/${second.walletId}`);
+    await page.goto(`${suite.baseUrl}/console#/wallets/${second.walletId}`);
     const failedSummary = page.getByRole('list', { name: 'Transactions by parent' }).locator('summary', { hasText: 'FAILED' });
     await failedSummary.waitFor();
     await expect(failedSummary.textContent()).resolves.toMatch(/BANK_DEPOSIT\s*FAILED\s*20\.00 USD/);
 
     // A wallet with a card hold: the chart starts at zero and steps down by the hold.
-    const issued = await issuedCard(t, client, { wallet: first });
-    expect((await authorize(t, issued.cardId, { amount: 2.5 }, client)).responseCode).toBe('00');
-    await page.goto(`${baseUrl}/console#/wallets/${first.walletId}`);
+    const issued = await issuedCard(suite.t, client, { wallet: first });
+    expect((await authorize(suite.t, issued.cardId, { amount: 2.5 }, client)).responseCode).toBe('00');
+    await page.goto(`${suite.baseUrl}/console#/wallets/${first.walletId}`);
     await page.getByRole('img', { name: /USD available balance from 0\.00 .* to 7\.50 .*, 2 change\(s\)/ }).waitFor();
     expect(pageErrors).toEqual([]);
     await page.close();
   });
 
   it('lists a card issued through the API, opens it and shows a sandbox authorization as a tree', async (context) => {
-    if (!browser) {
+    if (!suite.browser) {
       context.skip(skipReason);
       return;
     }
-    const issued = await issuedCard(t);
-    await fund(t, issued.wallet, '100.00');
-    const card = await t.request({ url: `/v1/cards/${issued.cardId}` });
+    const issued = await issuedCard(suite.t);
+    await fund(suite.t, issued.wallet, '100.00');
+    const card = await suite.t.request({ url: `/v1/cards/${issued.cardId}` });
     const last4 = String(card.body.data.last4);
-    const { page, pageErrors } = await signedIn(browser);
+    const { page, pageErrors } = await signedIn(suite.browser);
 
     await page.getByRole('link', { name: 'Cards' }).click();
     await page.getByRole('heading', { level: 1, name: 'Cards' }).waitFor();
@@ -347,7 +337,7 @@ describe('the sandbox console in headless Chromium', () => {
     expect(html).not.toContain('cvv');
 
     // A swipe at the sandbox network; the page reads again and shows its lifecycle.
-    const swipe = await authorize(t, issued.cardId, { amount: 25.5, merchant: { name: 'JOES DINER', mcc: '5812', city: 'SAN FRANCISCO', state: 'CA', country: 'US' } });
+    const swipe = await authorize(suite.t, issued.cardId, { amount: 25.5, merchant: { name: 'JOES DINER', mcc: '5812', city: 'SAN FRANCISCO', state: 'CA', country: 'US' } });
     expect(swipe.responseCode).toBe('00');
     const tree = page.getByRole('list', { name: 'Card transactions by parent' });
     await tree.waitFor({ timeout: 10_000 });
@@ -372,13 +362,13 @@ describe('the sandbox console in headless Chromium', () => {
     expect(await unnamedControls(page)).toEqual([]);
     await confirm.getByRole('button', { name: 'Keep it' }).click();
     await confirm.waitFor({ state: 'detached' });
-    expect((await t.request({ url: `/v1/cards/${issued.cardId}` })).body.data.status).toBe('ACTIVE');
+    expect((await suite.t.request({ url: `/v1/cards/${issued.cardId}` })).body.data.status).toBe('ACTIVE');
     await page.getByRole('button', { name: 'Cancel card…' }).click();
     await page.getByRole('group', { name: 'Confirm cancelling the card' }).getByRole('button', { name: 'Cancel the card' }).click();
     await page.getByRole('status').filter({ hasText: 'Card is now CANCELLED' }).waitFor();
     await page.getByRole('button', { name: 'Cancel card…' }).waitFor({ state: 'detached' });
     expect(await page.getByRole('button', { name: 'Block (suspend)' }).count()).toBe(0);
-    expect((await t.request({ url: `/v1/cards/${issued.cardId}` })).body.data.status).toBe('CANCELLED');
+    expect((await suite.t.request({ url: `/v1/cards/${issued.cardId}` })).body.data.status).toBe('CANCELLED');
 
     // The credit lines page opens (this client has none).
     await page.getByRole('link', { name: 'Credit lines' }).click();
@@ -390,13 +380,13 @@ describe('the sandbox console in headless Chromium', () => {
   });
 
   it('quotes and executes a trade from the Trades page and changes a sandbox price', async (context) => {
-    if (!browser) {
+    if (!suite.browser) {
       context.skip(skipReason);
       return;
     }
-    const wallet = await linkedWallet(t);
-    await fund(t, wallet, '500.00');
-    const { page, pageErrors } = await signedIn(browser);
+    const wallet = await linkedWallet(suite.t);
+    await fund(suite.t, wallet, '500.00');
+    const { page, pageErrors } = await signedIn(suite.browser);
 
     await page.getByRole('link', { name: 'Trades' }).click();
     await page.getByRole('heading', { level: 1, name: 'Trades' }).waitFor();
@@ -430,8 +420,8 @@ describe('the sandbox console in headless Chromium', () => {
     await result.waitFor();
     expect(await result.getByRole('link', { name: 'Open trace' }).getAttribute('href')).toMatch(/^#\/traces\//);
     await screenshot(page, 'trades');
-    expect(await balanceOf(t, wallet.walletId, 'USD')).toMatchObject({ AVAILABLE: '400.00' });
-    expect((await balanceOf(t, wallet.walletId, 'BTC')).AVAILABLE).not.toMatch(/^0(\.0+)?$/);
+    expect(await balanceOf(suite.t, wallet.walletId, 'USD')).toMatchObject({ AVAILABLE: '400.00' });
+    expect((await balanceOf(suite.t, wallet.walletId, 'BTC')).AVAILABLE).not.toMatch(/^0(\.0+)?$/);
 
     // A sandbox price changed from the page.
     const priceForm = page.getByRole('form', { name: 'Set a sandbox price' });

@@ -1,13 +1,13 @@
 import type { AddressInfo } from 'node:net';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/modules/tenants/tenants.service.js';
-import { createTestApp, type TestClient, type TestContext } from '../harness.js';
+import type { TestClient } from '../harness.js';
 import { balanceOf, deposit, fund, linkedWallet, withdrawalBody } from '../bank/fixtures.js';
 import { createReadyIndividual } from '../compliance/helpers.js';
 import { issuedCard } from '../cards/fixtures.js';
 import { creditCard, openLine } from '../credit/fixtures.js';
-import { signedIn, skipReason, startBrowser, unnamedControls } from './browser-support.js';
+import { consoleSuite, signedIn, skipReason, unnamedControls } from './browser-support.js';
 
 /**
  * The console in Chromium against the real app, on both databases: the Simulate page uses the
@@ -17,21 +17,7 @@ import { signedIn, skipReason, startBrowser, unnamedControls } from './browser-s
  * an audit of the console (2026-12-04).
  */
 
-let t: TestContext;
-let baseUrl: string;
-let browser: Browser | undefined;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  const started = await startBrowser(t);
-  if (!started) return;
-  ({ baseUrl, browser } = started);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await t.close();
-});
+const suite = consoleSuite();
 
 /** Waits until `read()` answers `expected` (a select's value, a count), or fails with the last answer. */
 async function eventually<T>(read: () => Promise<T>, expected: T, timeoutMs = 15_000): Promise<void> {
@@ -46,13 +32,13 @@ async function eventually<T>(read: () => Promise<T>, expected: T, timeoutMs = 15
 
 /** `count` approved customers with a primary wallet and its account number, made in one call (oldest first). */
 async function seed(client: TestClient, count: number): Promise<{ customerId: string; walletId: string; virtualAccountNumber: string }[]> {
-  const response = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count } });
+  const response = await suite.t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count } });
   expect(response.status, JSON.stringify(response.body)).toBe(201);
   return response.body.data.customers;
 }
 
 async function openSimulate(page: Page, query: string): Promise<void> {
-  await page.goto(`${baseUrl}/console#/simulate${query}`);
+  await page.goto(`${suite.baseUrl}/console#/simulate${query}`);
   await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
 }
 
@@ -63,18 +49,18 @@ function shownOption(select: Locator): Promise<string | null> {
 
 describe('the Simulate and Transactions pages use the wallet or card the link names, never another one', () => {
   it('deposits into a wallet older than the newest 100 from its page, and lists its transactions under it', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('more than 100 wallets');
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('more than 100 wallets');
     const [oldest] = await seed(client, 1);
     const rest = await seed(client, 100);
     const newest = rest[rest.length - 1];
     if (!oldest || !newest) return expect.fail('no wallets seeded');
     // The oldest wallet is not among the newest 100 the page's select lists.
-    const listed = await t.request({ url: '/v1/wallets?limit=100', key: client.key });
+    const listed = await suite.t.request({ url: '/v1/wallets?limit=100', key: client.key });
     expect((listed.body.data as { id: string }[]).map((wallet) => wallet.id)).not.toContain(oldest.walletId);
-    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
 
-    await page.goto(`${baseUrl}/console#/wallets/${oldest.walletId}`);
+    await page.goto(`${suite.baseUrl}/console#/wallets/${oldest.walletId}`);
     await page.getByRole('link', { name: 'Simulate a deposit' }).click();
     await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
     const form = page.getByRole('form', { name: 'Bank deposit' });
@@ -85,11 +71,11 @@ describe('the Simulate and Transactions pages use the wallet or card the link na
     await form.getByLabel('Amount (USD)').fill('12.34');
     await form.getByRole('button', { name: 'Send deposit' }).click();
     await page.getByRole('region', { name: 'Bank deposit' }).getByRole('status').filter({ hasText: 'Deposit received' }).waitFor();
-    expect(await balanceOf(t, oldest.walletId, 'USD', client)).toMatchObject({ PENDING: '12.34' });
-    expect(await balanceOf(t, newest.walletId, 'USD', client)).toMatchObject({ PENDING: '0.00' });
+    expect(await balanceOf(suite.t, oldest.walletId, 'USD', client)).toMatchObject({ PENDING: '12.34' });
+    expect(await balanceOf(suite.t, newest.walletId, 'USD', client)).toMatchObject({ PENDING: '0.00' });
 
     // The Transactions page names the same wallet in its select and shows its deposit.
-    await page.goto(`${baseUrl}/console#/transactions?walletId=${oldest.walletId}`);
+    await page.goto(`${suite.baseUrl}/console#/transactions?walletId=${oldest.walletId}`);
     const walletSelect = page.getByRole('form', { name: 'Filter transactions' }).getByLabel('Wallet');
     await eventually(() => walletSelect.inputValue(), oldest.walletId);
     await eventually(async () => (await shownOption(walletSelect))?.includes(oldest.virtualAccountNumber), true);
@@ -100,11 +86,11 @@ describe('the Simulate and Transactions pages use the wallet or card the link na
   });
 
   it('says a wallet in the link that does not exist cannot be read, and deposits nowhere', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('a wallet link to nowhere');
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('a wallet link to nowhere');
     const [only] = await seed(client, 1);
     if (!only) return expect.fail('no wallet seeded');
-    const { page } = await signedIn(browser, baseUrl, client.key);
+    const { page } = await signedIn(suite.browser, suite.baseUrl, client.key);
     const missing = '0190f0f0-0000-7000-8000-000000000000';
 
     await openSimulate(page, `?walletId=${missing}`);
@@ -116,21 +102,21 @@ describe('the Simulate and Transactions pages use the wallet or card the link na
     await region.getByRole('button', { name: 'Send deposit' }).click();
     await region.getByRole('alert').filter({ hasText: 'cannot be read' }).nth(1).waitFor();
     expect(await region.getByRole('status').count()).toBe(0);
-    const transfers = await t.request({ url: '/v1/baas/transactions?limit=1', key: client.key });
+    const transfers = await suite.t.request({ url: '/v1/baas/transactions?limit=1', key: client.key });
     expect(transfers.body.pagination.totalResults).toBe(0);
-    expect(await balanceOf(t, only.walletId, 'USD', client)).toMatchObject({ PENDING: '0.00' });
+    expect(await balanceOf(suite.t, only.walletId, 'USD', client)).toMatchObject({ PENDING: '0.00' });
     await page.close();
   });
 
   it("swipes the card its page links to, even a blocked one, and the network's decline is shown", async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const issued = await issuedCard(t);
-    expect((await t.request({ method: 'PATCH', url: `/v1/cards/${issued.cardId}`, body: { status: 'SUSPENDED' } })).status).toBe(200);
+    if (!suite.browser) return context.skip(skipReason);
+    const issued = await issuedCard(suite.t);
+    expect((await suite.t.request({ method: 'PATCH', url: `/v1/cards/${issued.cardId}`, body: { status: 'SUSPENDED' } })).status).toBe(200);
     // A newer active card, which the select would list first.
-    await issuedCard(t, t.clientA, { wallet: issued.wallet });
-    const { page, pageErrors } = await signedIn(browser, baseUrl, t.clientA.key);
+    await issuedCard(suite.t, suite.t.clientA, { wallet: issued.wallet });
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, suite.t.clientA.key);
 
-    await page.goto(`${baseUrl}/console#/cards/${issued.cardId}`);
+    await page.goto(`${suite.baseUrl}/console#/cards/${issued.cardId}`);
     await page.getByRole('link', { name: 'Simulate a swipe' }).click();
     await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
     const form = page.getByRole('form', { name: 'Card swipe' });
@@ -139,7 +125,7 @@ describe('the Simulate and Transactions pages use the wallet or card the link na
     await eventually(async () => (await shownOption(form.getByLabel('Card')))?.includes('(SUSPENDED)') ?? false, true);
     await form.getByRole('button', { name: 'Authorize' }).click();
     await page.getByRole('region', { name: 'Card swipe' }).getByRole('status').filter({ hasText: 'Declined: response code 57 (CARD_NOT_ACTIVE).' }).waitFor();
-    const history = await t.request({ url: `/v1/cards/transactions?cardId=${issued.cardId}` });
+    const history = await suite.t.request({ url: `/v1/cards/transactions?cardId=${issued.cardId}` });
     expect(history.body.data).toHaveLength(1);
     expect(pageErrors).toEqual([]);
     await page.close();
@@ -149,29 +135,29 @@ describe('the Simulate and Transactions pages use the wallet or card the link na
 describe('the Simulate page shows a list it cannot read as an error, and recovers when the server is back', () => {
   /** Closes the app's listening socket and every open connection, as a server that went away; answers its port. */
   async function stopListening(): Promise<number> {
-    const { port } = t.app.server.address() as AddressInfo;
+    const { port } = suite.t.app.server.address() as AddressInfo;
     await new Promise<void>((resolve) => {
-      t.app.server.close(() => resolve());
-      t.app.server.closeAllConnections();
+      suite.t.app.server.close(() => resolve());
+      suite.t.app.server.closeAllConnections();
     });
     return port;
   }
 
   async function listenAgain(port: number): Promise<void> {
     await new Promise<void>((resolve, reject) => {
-      t.app.server.once('error', reject);
-      t.app.server.listen(port, '127.0.0.1', () => {
-        t.app.server.off('error', reject);
+      suite.t.app.server.once('error', reject);
+      suite.t.app.server.listen(port, '127.0.0.1', () => {
+        suite.t.app.server.off('error', reject);
         resolve();
       });
     });
   }
 
   it('says the wallets and cards could not be read while the server is down, and lists them again once it answers', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('server goes away');
-    const issued = await issuedCard(t, client);
-    const { page } = await signedIn(browser, baseUrl, client.key);
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('server goes away');
+    const issued = await issuedCard(suite.t, client);
+    const { page } = await signedIn(suite.browser, suite.baseUrl, client.key);
 
     const port = await stopListening();
     try {
@@ -199,17 +185,17 @@ describe('the Simulate page shows a list it cannot read as an error, and recover
     await depositRegion.getByRole('button', { name: 'Send deposit' }).click();
     await depositRegion.getByRole('status').filter({ hasText: 'Deposit received' }).waitFor();
     expect(await depositRegion.getByRole('alert').count()).toBe(0);
-    expect(await balanceOf(t, issued.wallet.walletId, 'USD', client)).toMatchObject({ PENDING: '100.00' });
+    expect(await balanceOf(suite.t, issued.wallet.walletId, 'USD', client)).toMatchObject({ PENDING: '100.00' });
     await page.close();
   });
 });
 
 describe("a card swipe's outcome says approved or declined, with the response code", () => {
   it('reads "Approved" for an authorization the funds cover and "Declined" with 51 and its name for one they do not', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const issued = await issuedCard(t);
-    await fund(t, issued.wallet, '100.00');
-    const { page, pageErrors } = await signedIn(browser, baseUrl, t.clientA.key);
+    if (!suite.browser) return context.skip(skipReason);
+    const issued = await issuedCard(suite.t);
+    await fund(suite.t, issued.wallet, '100.00');
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, suite.t.clientA.key);
     await openSimulate(page, `?cardId=${issued.cardId}`);
     const region = page.getByRole('region', { name: 'Card swipe' });
     const form = page.getByRole('form', { name: 'Card swipe' });
@@ -228,7 +214,7 @@ describe("a card swipe's outcome says approved or declined, with the response co
     await declined.waitFor();
     expect(await declined.getAttribute('class')).toBe('declined');
     expect(await region.getByRole('status').count()).toBe(1);
-    expect(await balanceOf(t, issued.wallet.walletId)).toMatchObject({ AVAILABLE: '74.50', RESERVED: '25.50' });
+    expect(await balanceOf(suite.t, issued.wallet.walletId)).toMatchObject({ AVAILABLE: '74.50', RESERVED: '25.50' });
     expect(pageErrors).toEqual([]);
     await page.close();
   });
@@ -236,18 +222,18 @@ describe("a card swipe's outcome says approved or declined, with the response co
 
 describe("the KYC start button follows the customer's state", () => {
   it('offers "Start KYC" (not "again") to a customer who never started, and shows only the latest outcome', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const customer = await createReadyIndividual(t);
-    const status = await t.request({ url: `/v1/compliance/status/${customer.id}` });
+    if (!suite.browser) return context.skip(skipReason);
+    const customer = await createReadyIndividual(suite.t);
+    const status = await suite.t.request({ url: `/v1/compliance/status/${customer.id}` });
     expect(status.body.data).toMatchObject({ onboardingId: null, nextAction: 'START_KYC' });
-    const { page, pageErrors } = await signedIn(browser, baseUrl, t.clientA.key);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, suite.t.clientA.key);
 
-    await page.goto(`${baseUrl}/console#/customers/${customer.id}`);
+    await page.goto(`${suite.baseUrl}/console#/customers/${customer.id}`);
     const kyc = page.getByRole('region', { name: 'KYC' });
     await kyc.getByRole('definition').filter({ hasText: 'START_KYC' }).waitFor();
     await kyc.getByRole('button', { name: 'Start KYC', exact: true }).click();
     await kyc.getByRole('status').filter({ hasText: 'Started.' }).waitFor();
-    expect((await t.request({ url: `/v1/compliance/status/${customer.id}` })).body.data.onboardingId).not.toBeNull();
+    expect((await suite.t.request({ url: `/v1/compliance/status/${customer.id}` })).body.data.onboardingId).not.toBeNull();
 
     // Applying an outcome replaces "Started.": one outcome, the last action's.
     const outcome = kyc.getByRole('form', { name: 'Simulate the verification outcome' });
@@ -262,12 +248,12 @@ describe("the KYC start button follows the customer's state", () => {
 
 // Until the thirty-fourth session a customer without a phone showed "+null null" (found by an audit).
 it('shows a dash for the phone of a customer who has none', async (context) => {
-  if (!browser) return context.skip(skipReason);
-  const created = await t.request({ method: 'POST', url: '/v1/customers/business', body: { email: 'no-phone@example.com' } });
+  if (!suite.browser) return context.skip(skipReason);
+  const created = await suite.t.request({ method: 'POST', url: '/v1/customers/business', body: { email: 'no-phone@example.com' } });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   expect(created.body.data).toMatchObject({ phoneNumber: null, phoneCountryCode: null });
-  const { page, pageErrors } = await signedIn(browser, baseUrl, t.clientA.key);
-  await page.goto(`${baseUrl}/console#/customers/${created.body.data.id}`);
+  const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, suite.t.clientA.key);
+  await page.goto(`${suite.baseUrl}/console#/customers/${created.body.data.id}`);
   const phone = page.getByRole('region', { name: 'Profile' }).locator('dl > div').filter({ has: page.locator('dt', { hasText: /^Phone$/ }) }).locator('dd');
   await expect(phone.textContent()).resolves.toBe('—');
   expect(pageErrors).toEqual([]);
@@ -276,18 +262,18 @@ it('shows a dash for the phone of a customer who has none', async (context) => {
 
 describe('lists say how many rows of how many they show, and page the rest', () => {
   it("pages the bank transfers, names a withdrawal's beneficiary and shows no sign on a failed one", async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('many transfers');
-    const wallet = await linkedWallet(t, client);
-    await fund(t, wallet, '1000.00', 'USD', client);
-    for (let index = 0; index < 49; index++) await deposit(t, wallet.virtualAccountNumber, '1.00', {}, client);
-    const sent = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', key: client.key, body: withdrawalBody(wallet.walletId, { amount: '30.00' }) });
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('many transfers');
+    const wallet = await linkedWallet(suite.t, client);
+    await fund(suite.t, wallet, '1000.00', 'USD', client);
+    for (let index = 0; index < 49; index++) await deposit(suite.t, wallet.virtualAccountNumber, '1.00', {}, client);
+    const sent = await suite.t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', key: client.key, body: withdrawalBody(wallet.walletId, { amount: '30.00' }) });
     expect(sent.status, JSON.stringify(sent.body)).toBe(201);
-    const failing = await t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', key: client.key, body: withdrawalBody(wallet.walletId, { amount: '40.00', name: 'Alan Turing' }) });
+    const failing = await suite.t.request({ method: 'POST', url: '/v1/baas/transactions/withdrawal', key: client.key, body: withdrawalBody(wallet.walletId, { amount: '40.00', name: 'Alan Turing' }) });
     expect(failing.status, JSON.stringify(failing.body)).toBe(201);
-    const failed = await t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${failing.body.data.parentBankTransactionId}/fail`, key: client.key, body: {} });
+    const failed = await suite.t.request({ method: 'POST', url: `/v1/sandbox/bank-transactions/${failing.body.data.parentBankTransactionId}/fail`, key: client.key, body: {} });
     expect(failed.status, JSON.stringify(failed.body)).toBe(200);
-    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
 
     await page.getByRole('link', { name: 'Bank transfers' }).click();
     const table = page.getByRole('table', { name: 'Bank transfers' });
@@ -307,11 +293,11 @@ describe('lists say how many rows of how many they show, and page the rest', () 
   });
 
   it('pages the cards past 50 and says how many of how many are shown', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('many cards');
-    const wallet = await linkedWallet(t, client);
-    for (let index = 0; index < 51; index++) await issuedCard(t, client, { wallet });
-    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('many cards');
+    const wallet = await linkedWallet(suite.t, client);
+    for (let index = 0; index < 51; index++) await issuedCard(suite.t, client, { wallet });
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
 
     await page.getByRole('link', { name: 'Cards' }).click();
     await page.getByText('50 of 51 card(s) shown.').waitFor();
@@ -325,11 +311,11 @@ describe('lists say how many rows of how many they show, and page the rest', () 
   // Until 2026-12-07 "Load more" emptied the table while the longer list loaded (the keyboard focus
   // went with the button), and a failed load left it empty (found by an audit).
   it('keeps the rows and the focus while "Load more" reads the longer list, and keeps them when it fails', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('load more keeps rows');
-    const wallet = await linkedWallet(t, client);
-    for (let index = 0; index < 51; index++) await issuedCard(t, client, { wallet });
-    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('load more keeps rows');
+    const wallet = await linkedWallet(suite.t, client);
+    for (let index = 0; index < 51; index++) await issuedCard(suite.t, client, { wallet });
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
     await page.getByRole('link', { name: 'Cards' }).click();
     await page.getByText('50 of 51 card(s) shown.').waitFor();
     const rows = page.getByRole('table', { name: 'Cards' }).locator('tbody > tr');
@@ -392,13 +378,13 @@ describe('lists say how many rows of how many they show, and page the rest', () 
   // per customer: about 1,250 requests a minute with 102 lines, past the API's rate limit (found
   // by an audit).
   it('reads the credit cards of the lines shown in one request, not one per customer', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('credit lines page');
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('credit lines page');
     const lines = [];
-    for (let index = 0; index < 3; index++) lines.push(await openLine(t, { client }));
+    for (let index = 0; index < 3; index++) lines.push(await openLine(suite.t, { client }));
     const cardIds = [];
-    for (const line of lines.slice(0, 2)) cardIds.push(await creditCard(t, line, client));
-    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    for (const line of lines.slice(0, 2)) cardIds.push(await creditCard(suite.t, line, client));
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
     const cardReads: string[] = [];
     page.on('request', (request) => {
       if (new URL(request.url()).pathname === '/v1/cards') cardReads.push(request.url());
@@ -407,7 +393,7 @@ describe('lists say how many rows of how many they show, and page the rest', () 
     const table = page.getByRole('table', { name: 'Credit lines' });
     await page.getByText('3 of 3 credit line(s) shown.').waitFor();
     for (const [index, cardId] of cardIds.entries()) {
-      const card = await t.request({ url: `/v1/cards/${cardId}`, key: client.key });
+      const card = await suite.t.request({ url: `/v1/cards/${cardId}`, key: client.key });
       const row = table.locator('tbody > tr', { has: page.locator(`[title="${lines[index]?.lineId ?? ''}"]`) });
       await row.getByRole('link', { name: `•••• ${card.body.data.last4 as string}` }).waitFor();
     }
@@ -420,13 +406,13 @@ describe('lists say how many rows of how many they show, and page the rest', () 
   });
 
   it('reads the API keys again every few seconds, as every other list', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('a new key');
-    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('a new key');
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
     await page.getByRole('link', { name: 'API keys' }).click();
     // The client's key and its read-only key (test/harness.ts makes both).
     await page.getByText('2 of 2 key(s) shown.').waitFor();
-    await createApiKey(t.deps, client.id);
+    await createApiKey(suite.t.deps, client.id);
     await page.getByText('3 of 3 key(s) shown.').waitFor({ timeout: 15_000 });
     await expect(page.getByRole('table', { name: 'API keys' }).locator('tbody > tr').count()).resolves.toBe(3);
     expect(pageErrors).toEqual([]);
@@ -438,11 +424,11 @@ describe('pickers keep what they show while their lists are read again', () => {
   // Until 2026-12-06 an unpicked select followed the newest item: a customer created elsewhere
   // changed the Trades page's customer under a quote made for another (found by an audit).
   it('the Trades customer and the Transactions wallet stay as first shown when a newer one appears', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('pinned pickers');
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('pinned pickers');
     const [first] = await seed(client, 1);
-    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key);
-    await page.goto(`${baseUrl}/console#/trades`);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
+    await page.goto(`${suite.baseUrl}/console#/trades`);
     await page.getByRole('heading', { level: 1, name: 'Trades' }).waitFor();
     const customer = page.getByLabel('Customer');
     await eventually(() => customer.inputValue(), first?.customerId ?? '');
@@ -451,7 +437,7 @@ describe('pickers keep what they show while their lists are read again', () => {
     await page.locator(`option[value="${second?.customerId ?? ''}"]`).waitFor({ state: 'attached', timeout: 15_000 });
     expect(await customer.inputValue()).toBe(first?.customerId);
 
-    await page.goto(`${baseUrl}/console#/transactions`);
+    await page.goto(`${suite.baseUrl}/console#/transactions`);
     await page.getByRole('heading', { level: 1, name: 'Transactions' }).waitFor();
     const wallet = page.getByLabel('Wallet');
     // Newest first: the second customer's wallet is the one first shown.
@@ -466,11 +452,11 @@ describe('pickers keep what they show while their lists are read again', () => {
 
 describe('on a narrow screen the page keeps to the screen', () => {
   it('puts the navigation above the page and scrolls a wide table inside its own box', async (context) => {
-    if (!browser) return context.skip(skipReason);
-    const client = await t.newClient('a phone');
-    const wallet = await linkedWallet(t, client);
-    await deposit(t, wallet.virtualAccountNumber, '5.00', {}, client);
-    const { page, pageErrors } = await signedIn(browser, baseUrl, client.key, { width: 375, height: 740 });
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('a phone');
+    const wallet = await linkedWallet(suite.t, client);
+    await deposit(suite.t, wallet.virtualAccountNumber, '5.00', {}, client);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key, { width: 375, height: 740 });
 
     await page.getByRole('link', { name: 'Bank transfers' }).click();
     const table = page.getByRole('table', { name: 'Bank transfers' });
