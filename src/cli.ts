@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, portMax, portMin, wholeNumber } from './platform/config.js';
 import { DataFolderLockedError } from './platform/db/lock-file.js';
@@ -35,8 +37,22 @@ function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
 }
 
-async function withDeps<T>(work: (deps: Awaited<ReturnType<typeof openDeps>>) => Promise<T>): Promise<T> {
-  const deps = await openDeps(loadConfig(process.env, { runWorkers: false }));
+/**
+ * Opens the database for a command. A command that only reads or changes what a database holds
+ * (`purpose` says what it would do) refuses an embedded data folder holding none: until
+ * 2026-12-07 it created one, so `ledger verify` run from the wrong folder (or with DATA_DIR
+ * unset) reported an empty, new database clean (found by an audit). Commands that set a database
+ * up (`migrate`, `clients create`, `directory import`) create it as the server does.
+ */
+async function withDeps<T>(work: (deps: Awaited<ReturnType<typeof openDeps>>) => Promise<T>, purpose?: string): Promise<T> {
+  const config = loadConfig(process.env, { runWorkers: false });
+  if (purpose !== undefined && config.databaseUrl === undefined && !fs.existsSync(path.join(config.dataDir, 'PG_VERSION'))) {
+    throw new ConfigError(
+      `there is no database in ${config.dataDir} (DATA_DIR, default ./data), so nothing to ${purpose}: ` +
+        'point DATA_DIR (or DATABASE_URL) at the database you mean, or start `openbaas serve` once to create one there.',
+    );
+  }
+  const deps = await openDeps(config);
   try {
     return await work(deps);
   } finally {
@@ -115,7 +131,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       if (subcommand === 'list') {
-        const clients = await withDeps((deps) => tenants.listClients(deps));
+        const clients = await withDeps((deps) => tenants.listClients(deps), 'list');
         print(json, clients, clients.map((client) => `${client.id}  ${client.name}  ${client.createdAt}`).join('\n') || 'No clients.');
         return 0;
       }
@@ -126,6 +142,7 @@ async function main(argv: string[]): Promise<number> {
         const clientId = values.client;
         const apiKey = await withDeps((deps) =>
           tenants.createApiKey(deps, clientId, { readOnly: values['read-only'] ?? false, allowedCidrs: values['allow-ip'] ?? [], cidrField: '--allow-ip' }),
+          'create a key for',
         );
         print(json, apiKey, `API key (shown once): ${apiKey.key}${apiKey.readOnly ? ' (read-only)' : ''}`);
         return 0;
@@ -133,7 +150,7 @@ async function main(argv: string[]): Promise<number> {
       if (subcommand === 'revoke') {
         const prefix = positionals[2];
         if (!prefix) throw new ConfigError('keys revoke needs the key prefix, for example sk_test_Ab12Cd34');
-        const revoked = await withDeps((deps) => tenants.revokeApiKey(deps, prefix));
+        const revoked = await withDeps((deps) => tenants.revokeApiKey(deps, prefix), 'revoke');
         print(json, revoked, `Revoked ${revoked.prefix} at ${revoked.revokedAt}.`);
         return 0;
       }
@@ -149,7 +166,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       if (subcommand === 'status') {
-        const sources = await withDeps((deps) => directorySources(deps.db));
+        const sources = await withDeps((deps) => directorySources(deps.db), 'report on');
         const lines = sources.map(
           (source) =>
             `${source.kind.padEnd(15)} ${source.origin.padEnd(9)} ${String(source.recordCount).padStart(7)} records  ` +
@@ -161,7 +178,7 @@ async function main(argv: string[]): Promise<number> {
       break;
     case 'ledger':
       if (subcommand === 'verify') {
-        return withDeps((deps) => ledgerVerifyCommand(deps.db, (text) => process.stdout.write(text), json));
+        return withDeps((deps) => ledgerVerifyCommand(deps.db, (text) => process.stdout.write(text), json), 'verify');
       }
       break;
     default:

@@ -56,6 +56,7 @@ describe('openbaas command-line mistakes', () => {
 
   it('a command that fails under --json says so in JSON, with the error code', async () => {
     const data = temporaryFolder('cli-json');
+    expect((await runCli(['migrate'], { DATA_DIR: data })).code).toBe(0);
     const result = await runCli(['keys', 'revoke', 'sk_test_Nope0000Nope', '--json'], { DATA_DIR: data });
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stderr)).toEqual({ error: { name: 'AppError', code: 'NOT_FOUND', message: 'Active API key not found' } });
@@ -65,6 +66,35 @@ describe('openbaas command-line mistakes', () => {
     const result = await runCli(['nonsense'], { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^Unknown command: nonsense\n\nUsage: openbaas/);
+  });
+});
+
+// Until 2026-12-07 these commands created a database where there was none: `ledger verify` run
+// from the wrong folder (or with DATA_DIR unset) reported a new, empty database clean (an audit).
+describe('a command that reads or changes what a database holds, where there is none', () => {
+  it.each([
+    [['ledger', 'verify'], 'verify'],
+    [['clients', 'list'], 'list'],
+    [['keys', 'create', '--client', '01900000-0000-7000-8000-000000000000'], 'create a key for'],
+    [['keys', 'revoke', 'sk_test_Nope0000Nope'], 'revoke'],
+    [['directory', 'status'], 'report on'],
+  ])('%j: refused naming the folder, which it does not create; exit 1', async (args, purpose) => {
+    const data = path.join(folder, 'no-database', 'data');
+    const result = await runCli(args, { DATA_DIR: data });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `openbaas: there is no database in ${data} (DATA_DIR, default ./data), so nothing to ${purpose}: point DATA_DIR (or DATABASE_URL) at the database you mean, or start \`openbaas serve\` once to create one there.\n`,
+    );
+    expect(fs.existsSync(data)).toBe(false);
+  });
+
+  it('a folder holding a database is used as before: ledger verify on a migrated one is clean', async () => {
+    const data = temporaryFolder('cli-verify');
+    expect((await runCli(['migrate'], { DATA_DIR: data })).code).toBe(0);
+    const verified = await runCli(['ledger', 'verify', '--json'], { DATA_DIR: data });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });
   });
 });
 
