@@ -1,8 +1,11 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../test/harness.js';
 import { fundWallet, newWallet } from '../../../test/ledger/fixtures.js';
 import { destinations, fundCrypto, mine, cryptoDeposit, addressOf } from '../../../test/crypto/fixtures.js';
 import { expectLedgerClean } from '../../../test/bank/fixtures.js';
+import { packageRoot } from '../../paths.js';
 import { walletTransactionPurposes } from './transactions.js';
 
 // GET /v1/transactions's asset and purpose filters: alone, with each other, with the other filters
@@ -271,6 +274,13 @@ describe('400: a value the filters do not take, naming the parameter', () => {
   it('a purpose not in the list is told the purposes there are', async () => {
     const response = await t.request({ url: `/v1/transactions?walletId=${walletId}&purpose=FOO` });
     expect(response.body.details).toEqual([{ field: 'purpose', message: `must be one of ${walletTransactionPurposes.map((purpose) => JSON.stringify(purpose)).join(', ')}` }]);
+  });
+
+  it('docs/internal-transfers.md lists the same closed list of purposes (until 2026-12-07 it lacked DEPOSIT_RETURN; found by an audit)', () => {
+    const doc = fs.readFileSync(path.join(packageRoot, 'docs', 'internal-transfers.md'), 'utf8');
+    const paragraph = /- `purpose`: the records of one kind of movement[\s\S]*?Any other value/.exec(doc)?.[0] ?? '';
+    const listed = [...paragraph.matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1]);
+    expect(listed).toEqual([...walletTransactionPurposes]);
   });
 
   it('asset and purpose do not stand in for walletId or a linking filter', async () => {
