@@ -86,7 +86,7 @@ export async function listBankTransfers(db: Db, clientId: string, filters: BankT
       );
     }
   }
-  const { rows, pagination } = await paginate(query, filters, { id: 'bank_transfers.id', createdAt: 'bank_transfers.created_at' });
+  const { rows, pagination } = await paginate(db, query, filters, { id: 'bank_transfers.id', createdAt: 'bank_transfers.created_at' });
   const children = await store.childrenOf(
     db,
     clientId,

@@ -279,7 +279,7 @@ export async function listCards(db: Db, clientId: string, filters: CardListFilte
   }
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);
   if (filters.cardType !== undefined) query = query.where('card_type', '=', filters.cardType);
-  const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });
+  const { rows, pagination } = await paginate(db, query, filters, { id: 'id', createdAt: 'created_at' });
   return { data: rows.map(cardView), pagination };
 }
 

@@ -264,7 +264,7 @@ export async function listCounterparties(
   const portfolio = await getPortfolio(db, clientId, customerId, portfolioId);
   let query = store.counterpartiesOfPortfolio(db, clientId, portfolio.id);
   if (list.transferNetwork !== undefined) query = query.where('transfer_network', '=', list.transferNetwork);
-  const { rows, pagination } = await paginate(query, list, { id: 'id', createdAt: 'created_at' });
+  const { rows, pagination } = await paginate(db, query, list, { id: 'id', createdAt: 'created_at' });
   return { data: rows.map(counterpartyView), pagination };
 }
 

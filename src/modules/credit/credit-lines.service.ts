@@ -191,7 +191,7 @@ export async function listCreditLines(db: Db, clientId: string, filters: CreditL
     query = query.where('customer_id', '=', customer.id);
   }
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-  const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });
+  const { rows, pagination } = await paginate(db, query, filters, { id: 'id', createdAt: 'created_at' });
   const prices = new Map<string, Price>();
   const data: CreditLineView[] = [];
   for (const row of rows) {

@@ -831,7 +831,7 @@ export async function listCryptoTransfers(db: Db, clientId: string, filters: Cry
   if (filters.direction !== undefined) query = query.where('direction', '=', filters.direction);
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);
   if (filters.network !== undefined) query = query.where('network', '=', filters.network);
-  const { rows, pagination } = await paginate(query, filters, { id: 'crypto_transfers.id', createdAt: 'crypto_transfers.created_at' });
+  const { rows, pagination } = await paginate(db, query, filters, { id: 'crypto_transfers.id', createdAt: 'crypto_transfers.created_at' });
   const children = await childrenOf(
     db,
     clientId,

@@ -291,7 +291,7 @@ export async function listCustomers(
   let query = store.customersQuery(db, clientId);
   if (filters.email !== undefined) query = query.where(sql<string>`lower(email)`, '=', filters.email.trim().toLowerCase());
   if (filters.type !== undefined) query = query.where('type', '=', filters.type);
-  const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });
+  const { rows, pagination } = await paginate(db, query, filters, { id: 'id', createdAt: 'created_at' });
   const portfolios = await portfoliosByCustomer(db, clientId, rows.map((row) => row.id));
   return { data: rows.map((row) => customerView(row, cipher, portfolios.get(row.id) ?? [])), pagination };
 }
@@ -673,7 +673,7 @@ export async function updateBusiness(
 
 export async function listPortfolios(db: Queryable, clientId: string, customerId: string, list: ListQuery): Promise<{ data: PortfolioViewData[]; pagination: Pagination }> {
   await requireCustomer(db, clientId, customerId);
-  const { rows, pagination } = await paginate(store.portfoliosQuery(db, clientId, customerId), list, { id: 'id', createdAt: 'created_at' });
+  const { rows, pagination } = await paginate(db, store.portfoliosQuery(db, clientId, customerId), list, { id: 'id', createdAt: 'created_at' });
   const wallets = await store.walletIdsOfPortfolios(db, clientId, rows.map((row) => row.id));
   return {
     data: rows.map((row) => portfolioView(row, wallets.filter((wallet) => wallet.portfolio_id === row.id).map((wallet) => wallet.id))),
@@ -754,7 +754,7 @@ export async function listWallets(
     if (!portfolio || (customer !== undefined && portfolio.customer_id !== customer.id)) throw notFound('Portfolio', 'portfolioId');
     query = query.where('portfolio_id', '=', portfolio.id);
   }
-  const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });
+  const { rows, pagination } = await paginate(db, query, filters, { id: 'id', createdAt: 'created_at' });
   return { data: rows.map(walletView), pagination };
 }
 

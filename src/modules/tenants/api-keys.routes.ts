@@ -42,7 +42,7 @@ export function registerApiKeyRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const { clientId, keyId } = authOf(request);
-      const { rows, pagination } = await paginate(store.apiKeysQuery(deps.db, clientId), request.query, { id: 'id', createdAt: 'created_at' });
+      const { rows, pagination } = await paginate(deps.db, store.apiKeysQuery(deps.db, clientId), request.query, { id: 'id', createdAt: 'created_at' });
       return {
         message: 'API keys retrieved',
         data: rows.map((row) => tenants.apiKeySummaryView(row, keyId)),

@@ -155,7 +155,7 @@ export async function listClients(deps: Deps): Promise<ClientView[]> {
 
 /** One page of clients, newest first (the admin API). */
 export async function listClientsPage(deps: Deps, query: ListQuery): Promise<{ clients: ClientView[]; pagination: Pagination }> {
-  const { rows, pagination } = await paginate(store.clientsQuery(deps.db), query, { id: 'id', createdAt: 'created_at' });
+  const { rows, pagination } = await paginate(deps.db, store.clientsQuery(deps.db), query, { id: 'id', createdAt: 'created_at' });
   return { clients: rows.map(clientView), pagination };
 }
 
@@ -164,7 +164,7 @@ export async function listClientKeysPage(deps: Deps, clientId: string, query: Li
   if (!isUuid(clientId)) throw notFound('Client');
   const client = await store.findClient(deps.db, clientId);
   if (!client) throw notFound('Client');
-  const { rows, pagination } = await paginate(store.apiKeysQuery(deps.db, client.id), query, { id: 'id', createdAt: 'created_at' });
+  const { rows, pagination } = await paginate(deps.db, store.apiKeysQuery(deps.db, client.id), query, { id: 'id', createdAt: 'created_at' });
   return { keys: rows.map((row) => adminApiKeyView(row, client.id)), pagination };
 }
 

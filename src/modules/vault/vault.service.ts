@@ -254,7 +254,7 @@ export async function listAudit(db: Db, clientId: string, filters: AuditFilters)
     query = query.where('card_id', '=', card.id);
   }
   if (filters.action !== undefined) query = query.where('action', '=', filters.action);
-  const { rows, pagination } = await paginate(query, filters, { id: 'id', createdAt: 'created_at' });
+  const { rows, pagination } = await paginate(db, query, filters, { id: 'id', createdAt: 'created_at' });
   return {
     data: rows.map((row) => ({
       id: row.id,

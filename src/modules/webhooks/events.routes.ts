@@ -68,7 +68,7 @@ export function registerEventRoutes(app: App, deps: Deps): void {
       const { clientId } = authOf(request);
       let query = eventsQuery(deps.db, clientId);
       if (request.query.type) query = query.where('type', '=', request.query.type);
-      const { rows, pagination } = await paginate(query, request.query, { id: 'id', createdAt: 'created_at' });
+      const { rows, pagination } = await paginate(deps.db, query, request.query, { id: 'id', createdAt: 'created_at' });
       return { message: 'Events retrieved', data: rows.map(eventView), pagination, traceId: String(request.id) };
     },
   );

@@ -189,7 +189,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
       const { clientId } = authOf(request);
       let query = store.subscriptionsQuery(deps.db, clientId);
       if (!request.query.includeDeleted) query = query.where('deleted_at', 'is', null);
-      const { rows, pagination } = await paginate(query, request.query, { id: 'id', createdAt: 'created_at' });
+      const { rows, pagination } = await paginate(deps.db, query, request.query, { id: 'id', createdAt: 'created_at' });
       return { message: 'Webhooks retrieved', data: rows.map(service.webhookView), pagination, traceId: String(request.id) };
     },
   );
@@ -389,7 +389,7 @@ export function registerWebhookRoutes(app: App, deps: Deps): void {
         }
         query = query.where('event_type', '=', eventType);
       }
-      const { rows, pagination } = await paginate(query, request.query, { id: 'id', createdAt: 'created_at' });
+      const { rows, pagination } = await paginate(deps.db, query, request.query, { id: 'id', createdAt: 'created_at' });
       const attempts = await store.attemptsOf(deps.db, clientId, rows.map((row) => row.id));
       return {
         message: 'Deliveries retrieved',

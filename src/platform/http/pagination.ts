@@ -1,4 +1,4 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type QueryExecutorProvider, type SelectQueryBuilder } from 'kysely';
 import { Type, type Static } from 'typebox';
 import { isUuid } from '../ids.js';
 import { validationError } from './errors.js';
@@ -85,6 +85,8 @@ export function parseInstant(value: string, field: string): Date {
  * exclusive. totalResults counts the rows that match the filters, up to listCountMax.
  */
 export async function paginate<DB, TB extends keyof DB, O extends { id: string }>(
+  /** What `query` was built from (the database, or the transaction it reads in): the count runs there too. */
+  executor: QueryExecutorProvider,
   query: SelectQueryBuilder<DB, TB, O>,
   list: ListQuery,
   columns: { id: string; createdAt: string },
@@ -106,17 +108,10 @@ export async function paginate<DB, TB extends keyof DB, O extends { id: string }
   if (list.createdBefore) {
     filtered = filtered.where(sql<boolean>`${sql.ref(columns.createdAt)} < ${parseInstant(list.createdBefore, 'createdBefore')}`);
   }
-  // Counts at most listCountMax + 1 rows. The count is a subquery of a query on the list's own
-  // tables (read once, as an InitPlan) so that it runs wherever the list's query runs (a
-  // transaction's connection included); no matching row at all leaves no row to answer: 0.
+  // Counts at most listCountMax + 1 rows: the count of a subquery cut at that many.
   const counted = filtered.clearSelect().clearOrderBy().select(sql<number>`1`.as('one')).limit(listCountMax + 1);
-  const countRow = await filtered
-    .clearSelect()
-    .clearOrderBy()
-    .select(sql<string>`(SELECT count(*) FROM ${counted} AS counted)`.as('total'))
-    .limit(1)
-    .executeTakeFirst();
-  const counts = Number((countRow as unknown as { total: string } | undefined)?.total ?? 0);
+  const countRow = await sql<{ total: string }>`SELECT count(*) AS total FROM ${counted} AS counted`.execute(executor);
+  const counts = Number(countRow.rows[0]?.total ?? 0);
   const totalResultsExact = counts <= listCountMax;
 
   let page = filtered;

@@ -71,7 +71,7 @@ export async function listCardTransactions(db: Db, clientId: string, filters: Ca
       ),
     );
   }
-  const { rows, pagination } = await paginate(query, filters, { id: 'card_swipes.id', createdAt: 'card_swipes.created_at' });
+  const { rows, pagination } = await paginate(db, query, filters, { id: 'card_swipes.id', createdAt: 'card_swipes.created_at' });
   const ids = rows.map((row) => row.id);
   const children =
     ids.length === 0 ? [] : await db.selectFrom('card_transactions').selectAll().where('client_id', '=', clientId).where('swipe_id', 'in', ids).orderBy('id').execute();

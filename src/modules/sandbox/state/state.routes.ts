@@ -160,7 +160,7 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const { clientId } = authOf(request);
-      const { rows, pagination } = await paginate(service.snapshotsQuery(deps.db, clientId), request.query, { id: 'id', createdAt: 'created_at' });
+      const { rows, pagination } = await paginate(deps.db, service.snapshotsQuery(deps.db, clientId), request.query, { id: 'id', createdAt: 'created_at' });
       return { message: 'Snapshots retrieved', data: rows.map(service.snapshotView), pagination, traceId: String(request.id) };
     },
   );

@@ -139,7 +139,7 @@ export function registerTransactionRoutes(app: App, deps: Deps, walletExists: Wa
         asset,
         purpose: query.purpose,
       });
-      const { rows, pagination } = await paginate(select, query, { id: 'id', createdAt: 'created_at' });
+      const { rows, pagination } = await paginate(deps.db, select, query, { id: 'id', createdAt: 'created_at' });
       return { message: 'Transactions retrieved', data: rows.map(walletTransactionView), pagination, traceId: String(request.id) };
     },
   );
