@@ -80,7 +80,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // onRequest hook below, 503 SERVICE_UNAVAILABLE in the API's envelope (Fastify's own 503 had
     // no code or traceId; found by an audit, 2026-12-04).
     return503OnClosing: false,
-    clientErrorHandler: answerClientError,
+    // Called once the app exists (a connection's parse error), so it may read the app's logger.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, app.log),
     // A request line in absolute form (`GET http://host/v1/…`, as a proxy sends it) is read as the
     // path it names, before routing, so that what reads the path (the no-store header, the
     // idempotency key's request, the 405 check) sees what the router sees; until 2026-12-04 the

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { FastifyBaseLogger } from 'fastify';
 import { errorBody } from './error-handler.js';
 import { AppError } from './errors.js';
 
@@ -9,9 +10,11 @@ import { AppError } from './errors.js';
  * malformed header line, both Content-Length and Transfer-Encoding, headers over 16 KiB, a
  * request that stops coming) is answered in the API's error envelope with a trace id, as every
  * other error, and the connection closed. Until 2026-12-04 these got Fastify's own
- * `{"error","message","statusCode"}` body (found by an audit).
+ * `{"error","message","statusCode"}` body (found by an audit). Each is logged at `info` with its
+ * trace id, status, code and the parser's reason, as a routed request's completion is (until
+ * 2026-12-07 nothing was logged, so an operator could not find the trace id a client quoted).
  */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+export function answerClientError(error: Error & { code?: string }, socket: Duplex, log?: Pick<FastifyBaseLogger, 'info'>): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   // Node leaves the socket to this handler: one that can no longer be written to is closed here.
   if (!socket.writable) {
@@ -36,4 +39,5 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     'Connection: close',
   ];
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  log?.info({ traceId, statusCode: refused.statusCode, code: refused.code, reason: error.code ?? error.message }, 'request refused by the HTTP parser');
 }
