@@ -3,13 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, portMax, portMin, wholeNumber } from './platform/config.js';
-import { DataFolderLockedError } from './platform/db/lock-file.js';
+import { DataFolderLockedError, DataFolderUnusableError } from './platform/db/lock-file.js';
 import { DatabaseNewerError, MigrationChangedError } from './platform/db/migrate.js';
 import { EncryptionKeyMismatchError } from './platform/crypto/key-check.js';
 import { AppError } from './platform/http/errors.js';
 import { openDeps, runWorkersOnly, serve } from './main.js';
 import * as tenants from './modules/tenants/tenants.service.js';
-import { DirectoryFileError, directorySources, importDirectoryFiles } from './modules/bank-directory/index.js';
+import { DirectoryFileError, directorySources, readDirectoryFiles, writeDirectoryFiles } from './modules/bank-directory/index.js';
 import { ledgerVerifyCommand } from './modules/ledger/index.js';
 
 const usage = `Usage: openbaas <command> [options]
@@ -161,7 +161,8 @@ async function main(argv: string[]): Promise<number> {
         if (!files.fedach && !files.fedwire && !files.bic) {
           throw new ConfigError('directory import needs --fedach FILE, --fedwire FILE and/or --bic FILE');
         }
-        const imported = await withDeps((deps) => importDirectoryFiles(deps.db, files, deps.clock.now()));
+        const read = await readDirectoryFiles(files);
+        const imported = await withDeps((deps) => writeDirectoryFiles(deps.db, read, deps.clock.now()));
         print(json, imported, imported.map((entry) => `Imported ${entry.recordCount} ${entry.kind} records from ${entry.fileName}.`).join('\n'));
         return 0;
       }
@@ -205,7 +206,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    const expected = error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof DatabaseNewerError || error instanceof MigrationChangedError || error instanceof EncryptionKeyMismatchError || error instanceof AppError;
+    const expected = error instanceof ConfigError || error instanceof DataFolderLockedError || error instanceof DataFolderUnusableError || error instanceof DatabaseNewerError || error instanceof MigrationChangedError || error instanceof EncryptionKeyMismatchError || error instanceof AppError;
     if (process.argv.slice(2).includes('--json')) {
       process.stderr.write(jsonFailure(error, expected || error instanceof UsageError || error instanceof DirectoryFileError));
     } else if (error instanceof UsageError) {

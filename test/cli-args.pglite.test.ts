@@ -89,6 +89,19 @@ describe('a command that reads or changes what a database holds, where there is 
     expect(fs.existsSync(data)).toBe(false);
   });
 
+  it.each([[['migrate']], [['clients', 'create', '--name', 'X']], [['serve', '--port', '0']]])(
+    '%j with DATA_DIR a file (or under one): one line saying the folder cannot be made, no stack; exit 1',
+    async (args) => {
+      const file = path.join(folder, 'in-the-way');
+      fs.writeFileSync(file, '');
+      for (const data of [file, path.join(file, 'data')]) {
+        const result = await runCli(args, { DATA_DIR: data });
+        expect(result.code).toBe(1);
+        expect(result.stderr).toBe(`openbaas: The data folder ${data} (DATA_DIR) cannot be made: a file is in its place or in its path's.\n`);
+      }
+    },
+  );
+
   it('a folder holding a database is used as before: ledger verify on a migrated one is clean', async () => {
     const data = temporaryFolder('cli-verify');
     expect((await runCli(['migrate'], { DATA_DIR: data })).code).toBe(0);

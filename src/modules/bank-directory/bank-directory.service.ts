@@ -200,6 +200,15 @@ async function readBatch(kind: 'FEDACH' | 'FEDWIRE' | 'BIC', file: string): Prom
  * bad file leaves the directory exactly as it was.
  */
 export async function importDirectoryFiles(db: Db, files: DirectoryImportFiles, now: Date): Promise<DirectoryImportResult[]> {
+  return writeDirectoryFiles(db, await readDirectoryFiles(files), now);
+}
+
+/**
+ * The files of an import read and checked, before any database is opened: the command refuses a
+ * missing or bad file without creating a database where there was none (until 2026-12-07 it
+ * created one, and the docs say a refused import changes nothing; found by an audit).
+ */
+export async function readDirectoryFiles(files: DirectoryImportFiles): Promise<DirectoryFilesRead> {
   const wanted: ['FEDACH' | 'FEDWIRE' | 'BIC', string][] = [];
   if (files.fedach) wanted.push(['FEDACH', files.fedach]);
   if (files.fedwire) wanted.push(['FEDWIRE', files.fedwire]);
@@ -207,6 +216,16 @@ export async function importDirectoryFiles(db: Db, files: DirectoryImportFiles, 
   if (wanted.length === 0) throw new DirectoryFileError('give at least one of --fedach FILE, --fedwire FILE, --bic FILE');
   const batches: DirectoryBatch[] = [];
   for (const [kind, file] of wanted) batches.push(await readBatch(kind, file));
+  return { batches };
+}
+
+/** What readDirectoryFiles read, for writeDirectoryFiles. */
+export interface DirectoryFilesRead {
+  readonly batches: readonly DirectoryBatch[];
+}
+
+/** Replaces each kind read by readDirectoryFiles, in one transaction. */
+export async function writeDirectoryFiles(db: Db, { batches }: DirectoryFilesRead, now: Date): Promise<DirectoryImportResult[]> {
   await withTransaction(db, async (tx) => {
     await store.lockDirectory(tx);
     for (const batch of batches) await store.replaceKind(tx, batch, 'IMPORT', now);

@@ -20,6 +20,13 @@ describe('openbaas directory', () => {
       expect(missing.code).toBe(1);
       expect(missing.stderr).toBe('openbaas: directory import needs --fedach FILE, --fedwire FILE and/or --bic FILE\n');
 
+      // A refused file changes nothing, where there is no database yet too: none is created (until
+      // 2026-12-07 the database and its encryption key were created before the file was read).
+      const noFile = await runCli(['directory', 'import', '--fedach', path.join(folder, 'nowhere.txt')], env);
+      expect(noFile.code).toBe(1);
+      expect(noFile.stderr).toMatch(/^openbaas: .*nowhere\.txt/);
+      expect(fs.existsSync(env.DATA_DIR)).toBe(false);
+
       const imported = await runCli(['directory', 'import', '--bic', bicFile, '--json'], env);
       expect(imported.stderr).toBe('');
       expect(imported.code).toBe(0);

@@ -4,6 +4,8 @@ export {
   directorySources,
   ensureBuiltInDirectory,
   importDirectoryFiles,
+  readDirectoryFiles,
+  writeDirectoryFiles,
   lookupRoutingNumber,
   validateIban,
   validateRoutingNumber,

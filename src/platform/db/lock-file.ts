@@ -5,6 +5,11 @@ export class DataFolderLockedError extends Error {
   override name = 'DataFolderLockedError';
 }
 
+/** DATA_DIR names no folder that can be made (a file is in the way). */
+export class DataFolderUnusableError extends Error {
+  override name = 'DataFolderUnusableError';
+}
+
 function processIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -41,7 +46,15 @@ function commandOf(pid: number): string {
  * 2026-12-02); a folder others cannot enter makes the files' own modes moot.
  */
 function keepDataFolderPrivate(dataDir: string): void {
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // A file where the folder (or one of its parents) should be: one line saying so, not Node's
+    // EEXIST with a stack trace (until 2026-12-07; found by an audit).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new DataFolderUnusableError(`The data folder ${dataDir} (DATA_DIR) cannot be made: a file is in its place or in its path's.`);
+    throw error;
+  }
   const mode = fs.statSync(dataDir).mode & 0o777;
   if ((mode & 0o027) !== 0) fs.chmodSync(dataDir, mode & 0o750);
 }
