@@ -1,10 +1,10 @@
 import net from 'node:net';
-import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { createTestApp, type TestContext } from './harness.js';
+import { appWithLogCapture } from './support/log-capture.js';
 import { listeningPort, rawExchange } from './support/raw-http.js';
 import { registerTestRoutes } from './support/test-routes.js';
 
@@ -352,24 +352,18 @@ describe('what the HTTP parser refuses before there is a request', () => {
 
 describe('what the HTTP parser refuses, in the log', () => {
   it('one info line with the trace id the client got, the status, the code and the parser\'s reason', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, callback) {
-        lines.push(String(chunk));
-        callback();
-      },
-    });
-    const { app } = await buildApp(t.deps, { logger: { level: 'info', stream } });
+    const capture = await appWithLogCapture(t);
     try {
-      const port = await listeningPort(app);
+      const port = await listeningPort(capture.app);
       const response = await rawExchange(port, 'FROB /v1/assets HTTP/1.1', { Authorization: t.clientA.key });
       expect(response.status).toBe(400);
       const traceId = (response.body as { traceId: string }).traceId;
+      const lines = capture.logged().trimEnd().split('\n');
       const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.traceId === traceId);
       expect(logged).toEqual([expect.objectContaining({ level: 30, msg: 'request refused by the HTTP parser', statusCode: 400, code: 'BAD_REQUEST', reason: 'HPE_INVALID_METHOD' })]);
-      expect(lines.join('')).not.toContain(t.clientA.key);
+      expect(capture.logged()).not.toContain(t.clientA.key);
     } finally {
-      await app.close();
+      await capture.close();
     }
   });
 });
