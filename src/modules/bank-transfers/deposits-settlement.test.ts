@@ -15,7 +15,8 @@ import {
   withdrawalBody,
 } from '../../../test/bank/fixtures.js';
 import { verifyLedger } from '../ledger/index.js';
-import { runDueSettlements } from './index.js';
+import { failBankTransaction, runDueSettlements } from './index.js';
+import { withTransaction } from '../../platform/db/transaction.js';
 
 let t: TestContext;
 const delayMs = 60_000;
@@ -378,6 +379,27 @@ describe('withdrawal lifecycle', () => {
       expect(again.body.code).toBe('BANK_TRANSFER_NOT_PENDING');
     }
     expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '100.00', RESERVED: '0.00', PENDING: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a return whose request began before the settlement (it waited for the row lock) is dated after it: GET answers it, and the children and events come in that order', async () => {
+    const { wallet, initiated } = await settledWithdrawal('20.00', '20.00');
+    const settledAt = (await t.request({ url: `/v1/baas/transactions/${initiated.parentBankTransactionId}` })).body.data.createdAt as string;
+    // The return's request time, 2 seconds before the settlement, as a request that arrived
+    // first on another process and waited behind it for the row lock has (the sandbox route's own
+    // function, given that moment: a clock here never moves backwards).
+    const requestedAt = new Date(Date.parse(settledAt) - 2000);
+    const returned = await withTransaction(t.deps.db, (tx) =>
+      failBankTransaction(tx, { clientId: t.clientA.id, traceId: 'late-return', now: requestedAt }, initiated.parentBankTransactionId, { returnCode: 'R02' }),
+    );
+    expect(Date.parse(returned.createdAt)).toBeGreaterThan(Date.parse(settledAt));
+    expect((await t.request({ url: `/v1/baas/transactions/${initiated.parentBankTransactionId}` })).body.data).toMatchObject({ id: returned.id, type: 'WITHDRAWAL_FAILURE', status: 'FAILED' });
+    const payments = (await t.request({ url: `/v1/baas/transactions?type=WITHDRAWAL_FAILURE&walletId=${wallet.walletId}` })).body.data;
+    expect(payments.map((item: { id: string }) => item.id)).toEqual([initiated.parentBankTransactionId]);
+    expect(payments[0].children.map((child: { type: string }) => child.type)).toEqual(['WITHDRAWAL_INITIATED', 'WITHDRAWAL_SUCCESS', 'WITHDRAWAL_FAILURE']);
+    const events = await bankEventsOf(t, initiated.parentBankTransactionId);
+    expect(events.map((event) => event.type)).toEqual(['BANK_WITHDRAWAL_TRANSACTION_PENDING', 'BANK_WITHDRAWAL_TRANSACTION_COMPLETED', 'BANK_WITHDRAWAL_TRANSACTION_FAILED']);
+    expect(await balanceOf(t, wallet.walletId)).toEqual({ AVAILABLE: '20.00', RESERVED: '0.00', PENDING: '0.00' });
     await expectLedgerClean(t);
   });
 

@@ -52,6 +52,20 @@ export const depositReturnPurpose = 'DEPOSIT_RETURN';
  * needs the customer's consent and is a new payment), and a deposit of no stated network is not
  * known to be ACH.
  */
+/**
+ * The request's context, its moment moved to just after the payment's last change when that is
+ * not earlier: a request that waited for the row lock while another (on another process, say)
+ * settled the payment must not date its record, id, postings and event before that settlement.
+ * Until 2026-12-07 a return that had waited behind the settlement was dated before it, so its
+ * FAILURE child sorted before the SUCCESS child: GET of the payment answered the SUCCESS as its
+ * current state while the payment was FAILED, the type filter took it for a success, and its
+ * FAILED event sorted before the COMPLETED one (found by a two-process money audit).
+ */
+function afterLastChange(context: RequestContext, transfer: store.BankTransferRow): RequestContext {
+  const next = transfer.updated_at.getTime() + 1;
+  return context.now.getTime() >= next ? context : { ...context, now: new Date(next) };
+}
+
 function returnableAfterSettlement(transfer: store.BankTransferRow): boolean {
   return transfer.status === 'COMPLETED' && (transfer.direction === 'WITHDRAWAL' || transfer.bank_network === 'ACH');
 }
@@ -61,8 +75,9 @@ function returnableAfterSettlement(transfer: store.BankTransferRow): boolean {
  * bank's settlement account), a deposit's pending credit clears into AVAILABLE. Writes the
  * SUCCESS child and the COMPLETED event. The caller holds the transfer's row lock.
  */
-export async function completeTransfer(tx: Tx, context: RequestContext, transfer: store.BankTransferRow): Promise<BankTransactionView> {
+export async function completeTransfer(tx: Tx, requestContext: RequestContext, transfer: store.BankTransferRow): Promise<BankTransactionView> {
   if (transfer.status !== 'PENDING') throw notPending(transfer);
+  const context = afterLastChange(requestContext, transfer);
   assert(transfer.wallet_id !== null, `pending bank transfer ${transfer.id} has no wallet`);
   const childId = idAt(context.now);
   if (transfer.direction === 'WITHDRAWAL') {
@@ -109,12 +124,13 @@ export async function completeTransfer(tx: Tx, context: RequestContext, transfer
  */
 export async function failTransfer(
   tx: Tx,
-  context: RequestContext,
+  requestContext: RequestContext,
   transfer: store.BankTransferRow,
   outcome: { returnCode?: string | undefined; reason?: string | undefined },
 ): Promise<BankTransactionView> {
   const settled = returnableAfterSettlement(transfer);
   if (transfer.status !== 'PENDING' && !settled) throw notPending(transfer);
+  const context = afterLastChange(requestContext, transfer);
   const settledDeposit = settled && transfer.direction === 'DEPOSIT';
   assert(transfer.wallet_id !== null, `bank transfer ${transfer.id} has no wallet`);
   const returnCode = outcome.returnCode ?? defaultReturnCode(transfer.bank_network, settledDeposit);
