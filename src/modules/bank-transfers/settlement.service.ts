@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Deps } from '../../platform/deps.js';
 import type { Tx } from '../../platform/db/transaction.js';
-import type { RequestContext } from '../../platform/http/context.js';
+import { datedAfter, type RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { assert } from '../../platform/assert.js';
@@ -52,20 +52,6 @@ export const depositReturnPurpose = 'DEPOSIT_RETURN';
  * needs the customer's consent and is a new payment), and a deposit of no stated network is not
  * known to be ACH.
  */
-/**
- * The request's context, its moment moved to just after the payment's last change when that is
- * not earlier: a request that waited for the row lock while another (on another process, say)
- * settled the payment must not date its record, id, postings and event before that settlement.
- * Until 2026-12-07 a return that had waited behind the settlement was dated before it, so its
- * FAILURE child sorted before the SUCCESS child: GET of the payment answered the SUCCESS as its
- * current state while the payment was FAILED, the type filter took it for a success, and its
- * FAILED event sorted before the COMPLETED one (found by a two-process money audit).
- */
-function afterLastChange(context: RequestContext, transfer: store.BankTransferRow): RequestContext {
-  const next = transfer.updated_at.getTime() + 1;
-  return context.now.getTime() >= next ? context : { ...context, now: new Date(next) };
-}
-
 function returnableAfterSettlement(transfer: store.BankTransferRow): boolean {
   return transfer.status === 'COMPLETED' && (transfer.direction === 'WITHDRAWAL' || transfer.bank_network === 'ACH');
 }
@@ -77,7 +63,9 @@ function returnableAfterSettlement(transfer: store.BankTransferRow): boolean {
  */
 export async function completeTransfer(tx: Tx, requestContext: RequestContext, transfer: store.BankTransferRow): Promise<BankTransactionView> {
   if (transfer.status !== 'PENDING') throw notPending(transfer);
-  const context = afterLastChange(requestContext, transfer);
+  // Dated after the payment's last change (until 2026-12-07 a change that had waited for the row
+  // lock behind another process's could be dated before it; see datedAfter).
+  const context = datedAfter(requestContext, transfer.updated_at);
   assert(transfer.wallet_id !== null, `pending bank transfer ${transfer.id} has no wallet`);
   const childId = idAt(context.now);
   if (transfer.direction === 'WITHDRAWAL') {
@@ -130,7 +118,11 @@ export async function failTransfer(
 ): Promise<BankTransactionView> {
   const settled = returnableAfterSettlement(transfer);
   if (transfer.status !== 'PENDING' && !settled) throw notPending(transfer);
-  const context = afterLastChange(requestContext, transfer);
+  // A return that waited for the row lock while another process settled the payment is dated
+  // after that settlement: until 2026-12-07 its FAILURE child sorted before the SUCCESS, so GET
+  // answered the SUCCESS as the FAILED payment's current state and its FAILED event sorted before
+  // COMPLETED (found by a two-process money audit).
+  const context = datedAfter(requestContext, transfer.updated_at);
   const settledDeposit = settled && transfer.direction === 'DEPOSIT';
   assert(transfer.wallet_id !== null, `bank transfer ${transfer.id} has no wallet`);
   const returnCode = outcome.returnCode ?? defaultReturnCode(transfer.bank_network, settledDeposit);

@@ -47,6 +47,17 @@ export interface RequestContext {
   now: Date;
 }
 
+/**
+ * `context` dated no earlier than 1 ms after `lastChange`, the last change of the record it is
+ * about to change. The request's moment is read when it arrives, before it waits for the record's
+ * row lock; one that waited while another process changed the record would otherwise date its
+ * own change (and the ids, postings and events made from its moment) before that one.
+ */
+export function datedAfter(context: RequestContext, lastChange: Date): RequestContext {
+  const next = lastChange.getTime() + 1;
+  return context.now.getTime() >= next ? context : { ...context, now: new Date(next) };
+}
+
 export function authOf(request: FastifyRequest): Authentication {
   if (!request.auth) throw new AppError('UNAUTHENTICATED', 'An API key is required.');
   return request.auth;
