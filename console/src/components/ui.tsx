@@ -289,6 +289,35 @@ export function Facts(props: { items: [string, ComponentChildren][] }) {
   );
 }
 
+/**
+ * An action that asks first, in place: what it will do, the button that does it, and "Keep it",
+ * which sends nothing (cancelling a card, returning a settled payment). `label` names the group
+ * to assistive technology; `confirmLabel` and `keepLabel` name the buttons where their text
+ * alone would not say which row they act on.
+ */
+export function ConfirmInPlace(props: {
+  label: string;
+  warning: string;
+  confirm: string;
+  busy: boolean;
+  onConfirm: () => void;
+  onKeep: () => void;
+  confirmLabel?: string;
+  keepLabel?: string;
+}) {
+  return (
+    <div class="actions" role="group" aria-label={props.label}>
+      <p>{props.warning}</p>
+      <button type="button" onClick={props.onConfirm} disabled={props.busy} aria-label={props.confirmLabel}>
+        {props.confirm}
+      </button>
+      <button type="button" class="secondary" onClick={props.onKeep} aria-label={props.keepLabel}>
+        Keep it
+      </button>
+    </div>
+  );
+}
+
 /** How many rows of how many a paged list shows, and its "Load more". */
 export function Shown(props: { list: { items: unknown[]; total: string; hasMore: boolean } | undefined; noun: string; onMore: () => void; busy: boolean }) {
   if (!props.list || props.list.items.length === 0) return null;

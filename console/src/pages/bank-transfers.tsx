@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useAction, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Id, Link, Outcome, Page, SelectFilter, Shown, Status, Time, TraceLink, Table } from '../components/ui.js';
+import { Amount, Badge, ConfirmInPlace, Id, Link, Outcome, Page, SelectFilter, Shown, Status, Time, TraceLink, Table } from '../components/ui.js';
 
 type Transfer = Schema<'BankTransactionGroup'> | Schema<'CryptoTransferGroup'>;
 
@@ -55,15 +55,16 @@ function ReturnControl(props: { row: Transfer; confirming: boolean; busy: boolea
     );
   }
   return (
-    <div class="actions" role="group" aria-label={`Confirm returning ${labelOf(row)}`}>
-      <p>{row.direction === 'DEPOSIT' ? 'The amount leaves the wallet even if it was spent: the wallet may go below zero.' : 'The amount comes back to the wallet.'}</p>
-      <button type="button" onClick={props.onConfirm} disabled={busy} aria-label={`Confirm return of ${labelOf(row)}`}>
-        Return it
-      </button>
-      <button type="button" class="secondary" onClick={props.onKeep} aria-label={`Keep ${labelOf(row)}`}>
-        Keep it
-      </button>
-    </div>
+    <ConfirmInPlace
+      label={`Confirm returning ${labelOf(row)}`}
+      warning={row.direction === 'DEPOSIT' ? 'The amount leaves the wallet even if it was spent: the wallet may go below zero.' : 'The amount comes back to the wallet.'}
+      confirm="Return it"
+      confirmLabel={`Confirm return of ${labelOf(row)}`}
+      keepLabel={`Keep ${labelOf(row)}`}
+      busy={busy}
+      onConfirm={props.onConfirm}
+      onKeep={props.onKeep}
+    />
   );
 }
 

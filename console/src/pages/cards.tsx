@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
 import { useAction, useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Amount, Badge, Facts, Id, isOneOf, Link, NewestShown, Outcome, Page, Panel, SelectFilter, Shown, Status, Table, Time, TraceLink, Tree } from '../components/ui.js';
+import { Amount, Badge, ConfirmInPlace, Facts, Id, isOneOf, Link, NewestShown, Outcome, Page, Panel, SelectFilter, Shown, Status, Table, Time, TraceLink, Tree } from '../components/ui.js';
 
 /**
  * The card API gives amounts as JSON numbers in major units of the card's currency (USD, two
@@ -206,22 +206,17 @@ export function CardPage(props: { id: string }) {
             ) : null}
           </div>
           {data.status !== 'CANCELLED' && confirmingCancel ? (
-            <div class="actions" role="group" aria-label="Confirm cancelling the card">
-              <p>A cancelled card is declined for good and cannot be activated again.</p>
-              <button
-                type="button"
-                onClick={() => {
-                  setConfirmingCancel(false);
-                  runChange('CANCELLED');
-                }}
-                disabled={busy}
-              >
-                Cancel the card
-              </button>
-              <button type="button" class="secondary" onClick={() => setConfirmingCancel(false)}>
-                Keep it
-              </button>
-            </div>
+            <ConfirmInPlace
+              label="Confirm cancelling the card"
+              warning="A cancelled card is declined for good and cannot be activated again."
+              confirm="Cancel the card"
+              busy={busy}
+              onConfirm={() => {
+                setConfirmingCancel(false);
+                runChange('CANCELLED');
+              }}
+              onKeep={() => setConfirmingCancel(false)}
+            />
           ) : null}
           <Outcome error={activate.error ?? change.error}>
             {done ? (
