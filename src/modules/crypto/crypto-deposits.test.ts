@@ -216,6 +216,32 @@ describe('deposits: pending, confirmed by blocks, completed', () => {
   });
 });
 
+describe('a confirm or fail call that waited for the transfer behind another process\'s change is dated after it (2026-12-06)', () => {
+  // The call's moment is read when it arrives; these call the service with a moment before the
+  // transfer's last change (confirmations counted up), as a call that arrived first on another
+  // process and waited for the row lock meanwhile has (the clock never moves back).
+  it.each(['confirm', 'fail'] as const)('%s', async (action) => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'BTC');
+    const deposit = (await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.10000000' })).body.data;
+    t.clock.advance(10_000);
+    const counted = await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/confirm`, body: { confirmations: 1 } });
+    expect(counted.body.data).toMatchObject({ status: 'PENDING' });
+    const countedAt = Date.parse((await records(deposit.id))[0].updatedAt);
+    const { confirmCryptoTransaction, failCryptoTransaction } = await import('./crypto-transfers.service.js');
+    const { withTransaction } = await import('../../platform/db/transaction.js');
+    const context = { clientId: t.clientA.id, traceId: `late-${action}`, now: new Date(countedAt - 5_000) };
+    const record = await withTransaction(t.deps.db, (tx) =>
+      action === 'confirm' ? confirmCryptoTransaction(tx, context, deposit.id, undefined) : failCryptoTransaction(tx, context, deposit.id, undefined),
+    );
+    expect(record.status).toBe(action === 'confirm' ? 'COMPLETED' : 'FAILED');
+    expect(Date.parse(record.createdAt)).toBeGreaterThan(countedAt);
+    const [transfer] = await records(deposit.id);
+    expect(Date.parse(transfer.updatedAt)).toBeGreaterThan(countedAt);
+    expect(transfer.children.map((child: { id: string }) => child.id)).toEqual([deposit.id, record.id]);
+  });
+});
+
 describe('deposits: failure', () => {
   it('the fail control removes the PENDING balance and emits FAILED with the reason', async () => {
     const walletId = await newWallet(t);

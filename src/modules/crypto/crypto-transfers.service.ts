@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
-import type { RequestContext } from '../../platform/http/context.js';
+import { datedAfter, type RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { formatAmount, parseAmount } from '../../platform/money/amount.js';
@@ -758,9 +758,12 @@ async function completeDeposits(tx: Tx, context: RequestContext, transfers: read
  * has; without it, as many as it still needs. 409 CRYPTO_TRANSACTION_NOT_PENDING once it is final.
  * Answers the record it wrote (SUCCESS or FAILURE), or the transfer's current state.
  */
-export async function confirmCryptoTransaction(tx: Tx, context: RequestContext, id: string, confirmations: number | undefined): Promise<CryptoTransactionView> {
-  const transfer = await lockTransferByAnyId(tx, context.clientId, id);
+export async function confirmCryptoTransaction(tx: Tx, requestContext: RequestContext, id: string, confirmations: number | undefined): Promise<CryptoTransactionView> {
+  const transfer = await lockTransferByAnyId(tx, requestContext.clientId, id);
   if (transfer.status !== 'PENDING') throw notPending(transfer);
+  // After the transfer's last change (a call that waited for the row lock while another process
+  // counted confirmations up is not dated before it; datedAfter).
+  const context = datedAfter(requestContext, transfer.updated_at);
   const added = confirmations ?? Math.max(1, transfer.confirmations_required - transfer.confirmations);
   if (!Number.isInteger(added) || added < 1 || added > confirmationsRequiredMax) throw validationError('confirmations', `must be a whole number from 1 to ${confirmationsRequiredMax}`);
   const height = await chainHeight(tx, context.clientId, transfer.network);
@@ -774,7 +777,7 @@ export async function failCryptoTransaction(tx: Tx, context: RequestContext, id:
   // The text rule of every reason, as the bank fail control's (checkNameOrAddress).
   assertPlainText(reason, 'reason', { notBlank: true });
   const transfer = await lockTransferByAnyId(tx, context.clientId, id);
-  return failTransfer(tx, context, transfer, reason ?? (transfer.direction === 'DEPOSIT' ? 'DROPPED_BY_REORG' : rejectedByNetwork));
+  return failTransfer(tx, datedAfter(context, transfer.updated_at), transfer, reason ?? (transfer.direction === 'DEPOSIT' ? 'DROPPED_BY_REORG' : rejectedByNetwork));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2198,3 +2198,53 @@ describe('the sandbox acquirer never reuses a STAN and RRN of the card (found by
     expect(redrawn.fields).toMatchObject({ '37': first.rrn, '90': 'kept as it is' });
   });
 });
+
+describe('a message that waited for its card behind another process\'s is dated after that one\'s change (found by a two-process money audit, 2026-12-06)', () => {
+  // The message's moment is read when it arrives; these call the processor with a moment before
+  // the lifecycle's last change, as a message that arrived first on another process and waited
+  // for the card's row lock while this one's change committed has (the clock never moves back).
+  const before = (iso: string, ms: number): Date => new Date(Date.parse(iso) - ms);
+  const ids = (children: { id: string }[]) => children.map((child) => child.id);
+
+  it('a completion: its record comes after the authorization\'s, GET of the lifecycle answers it, and the events come in that order', async () => {
+    // A client of its own: the helpers read its latest events, and this file's other messages are dated up to a few ms ahead of the test clock.
+    const client = await t.newClient();
+    const card = await fundedCard(t, '100.00', client);
+    const auth = await authorize(t, card.cardId, { amount: 25 }, client);
+    const { processCardMessage } = await import('./processor.js');
+    const { withTransaction } = await import('../../../platform/db/transaction.js');
+    const { buildSandboxMessage } = await import('../sandbox/sandbox-messages.js');
+    const { networkDataRefOf } = await import('../network/index.js');
+    const now = before(auth.record.createdAt, 2000);
+    const message = buildSandboxMessage(await cardOfMessage(t, card.cardId), now, { mti: '0220', processingCode: '000000', amountMinor: 2500n, networkDataRef: networkDataRefOf(auth.iso.request.fields['63']) ?? '' });
+    const step = await withTransaction(t.deps.db, (tx) => processCardMessage(tx, { clientId: client.id, traceId: 'late-completion', now }, t.deps, message));
+    if (!('record' in step) || step.record === null) throw new Error('expected an outcome with a record');
+    expect(step.record).toMatchObject({ type: 'PRE_AUTH_COMPLETION', status: 'COMPLETED', parentCardTransactionId: auth.parentCardTransactionId });
+    expect(Date.parse(step.record.createdAt)).toBeGreaterThan(Date.parse(auth.record.createdAt));
+    expect((await t.request({ url: `/v1/cards/transactions/${auth.parentCardTransactionId as string}`, key: client.key })).body.data).toMatchObject({ id: step.record.id, status: 'COMPLETED' });
+    expect(ids((await lifecycle(t, auth.parentCardTransactionId, client)).children)).toEqual([auth.cardTransactionId, step.record.id]);
+    expect((await cardEventsOf(t, auth.parentCardTransactionId, client)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_PENDING', 'CARD_TRANSACTION_COMPLETED']);
+    // Newest first: the capture is posted after the hold.
+    expect((await walletRecordsOf(t, auth.parentCardTransactionId, client)).map((record) => record.purpose)).toEqual(['CAPTURE', 'HOLD']);
+    expect(await balances(t, card.walletId, client)).toEqual({ AVAILABLE: '75.00', RESERVED: '0.00', PENDING: '0.00' });
+    await expectLedgerClean(t);
+  });
+
+  it('a hold\'s expiry: its record comes after a partial reversal\'s', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '100.00', client);
+    const auth = await authorize(t, card.cardId, { amount: 30 }, client);
+    const reversal = await onParent(t, auth.parentCardTransactionId, 'reversals', { amount: 10 }, client);
+    const { expireSwipe } = await import('./processor.js');
+    const { withTransaction } = await import('../../../platform/db/transaction.js');
+    const now = before(reversal.record.createdAt, 1500);
+    const expired = await withTransaction(t.deps.db, (tx) => expireSwipe(tx, { clientId: client.id, traceId: 'late-expiry', now }, auth.parentCardTransactionId));
+    expect(expired).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'CANCELLED', amount: 20 });
+    expect(Date.parse(expired?.createdAt ?? '')).toBeGreaterThan(Date.parse(reversal.record.createdAt));
+    expect((await t.request({ url: `/v1/cards/transactions/${auth.parentCardTransactionId as string}`, key: client.key })).body.data).toMatchObject({ id: expired?.id, status: 'CANCELLED' });
+    expect(ids((await lifecycle(t, auth.parentCardTransactionId, client)).children)).toEqual([auth.cardTransactionId, reversal.cardTransactionId, expired?.id]);
+    expect((await cardEventsOf(t, auth.parentCardTransactionId, client)).map((event) => event.type)).toEqual(['CARD_TRANSACTION_PENDING', 'CARD_TRANSACTION_PENDING', 'CARD_TRANSACTION_CANCELLED']);
+    expect(await balances(t, card.walletId, client)).toEqual({ AVAILABLE: '100.00', RESERVED: '0.00', PENDING: '0.00' });
+    await expectLedgerClean(t);
+  });
+});

@@ -12,7 +12,7 @@ import type { Tx } from '../../../platform/db/transaction.js';
 import { WriteStatement } from '../../../platform/db/write-statement.js';
 import { deferToGroup, inGroupLockOrder, inTransactionGroup, leaveIfLockedElsewhere, lockedElsewhere, passLockTurn } from '../../../platform/db/transaction-groups.js';
 import { asStoredJsonb } from '../../../platform/db/jsonb.js';
-import type { RequestContext } from '../../../platform/http/context.js';
+import { datedAfter, type RequestContext } from '../../../platform/http/context.js';
 import { assert } from '../../../platform/assert.js';
 import { idAt } from '../../../platform/ids.js';
 import { lockWalletAccount, walletAccountId, type AccountRow, type HistoryInput } from '../../ledger/index.js';
@@ -210,7 +210,7 @@ export async function processCardMessage(
     ...(movesFunds ? { account: { asset: program.currency } } : {}),
     ...(mayWait ? { waiting: true } : {}),
   });
-  if (correlation !== undefined) run.correlated = { byRrn: correlation.byRrn, swipe: found.correlated };
+  if (correlation !== undefined) run.correlated = { byRrn: correlation.byRrn, swipe: onLifecycle(run, found.correlated) };
   if (found.today !== undefined) run.today = found.today;
   if (found.account !== undefined) run.locked.account = found.account;
 
@@ -222,7 +222,7 @@ export async function processCardMessage(
     // again, the amount held or posted twice), and a repeat after a duplicate's 57 got that 57
     // (found by an audit).
     if (info.receivedMti !== info.mti) return { awaitFirst: { childId: found.waiting.childId, waitMs: (program.coop_auth ?? defaultCoopAuth).timeoutMs + repeatWaitMarginMs } };
-    const swipe = await lockSwipe(tx, context.clientId, found.waiting.swipeId);
+    const swipe = onLifecycle(run, await lockSwipe(tx, context.clientId, found.waiting.swipeId));
     assert(swipe, `lifecycle ${found.waiting.swipeId} is missing`);
     return recordOnUnchanged(run, swipe, { type: info.mti === '0200' ? 'PURCHASE' : 'PRE_AUTHORIZATION', status: 'FAILED', decision: decline('TRANSACTION_NOT_PERMITTED'), amountMinor: 0n });
   }
@@ -1145,7 +1145,19 @@ async function lockSwipe(tx: Tx, clientId: string, id: string): Promise<CardSwip
  */
 async function correlate(run: Run, options: { byRrn: boolean }): Promise<CardSwipeRow | undefined> {
   if (run.correlated !== undefined && run.correlated.byRrn === options.byRrn) return run.correlated.swipe;
-  return (await lookUpMessage(run.tx, run.context, run.card, run.info, { correlate: options })).correlated;
+  return onLifecycle(run, (await lookUpMessage(run.tx, run.context, run.card, run.info, { correlate: options })).correlated);
+}
+
+/**
+ * `swipe`, the lifecycle the message acts on, with the run dated after its last change
+ * (datedAfter). The message's moment was read when it arrived, before it waited for its card's
+ * lock; one that waited while another process's message changed the lifecycle would otherwise
+ * write its record, postings and events (and the ids made from its moment) before that one's, and
+ * the lifecycle's latest record (what GET answers for it) would not be its last.
+ */
+function onLifecycle<S extends CardSwipeRow | undefined>(run: Run, swipe: S): S {
+  if (swipe !== undefined) run.context = datedAfter(run.context, swipe.updated_at);
+  return swipe;
 }
 
 function hasOpenHold(swipe: CardSwipeRow | undefined): swipe is CardSwipeRow & { hold_id: string } {
@@ -1175,7 +1187,7 @@ async function declineUsedReference(run: Run, type: CardTransactionType): Promis
 // ---- 0100 -----------------------------------------------------------------------------------
 
 async function authorize(run: Run): Promise<CardMessageStep> {
-  const { info, context } = run;
+  const { info } = run;
   const transactionType = transactionTypeOf(info);
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
   if (info.networkDataRef !== null) {
@@ -1188,8 +1200,8 @@ async function authorize(run: Run): Promise<CardMessageStep> {
   }
   if (info.transactionMinor === 0n) return verifyAccount(run);
 
-  const swipeId = idAt(context.now);
-  const childId = idAt(context.now);
+  const swipeId = idAt(run.context.now);
+  const childId = idAt(run.context.now);
   const funding = fundingOf(run);
   let decision = await decide(run, funding);
   if (isApproval(decision.responseCode)) {
@@ -1374,10 +1386,12 @@ function withinDe54(amountMinor: bigint): bigint {
  * (a hold never takes AVAILABLE below zero); the completion that follows is forced anyway.
  */
 async function advise(run: Run): Promise<CardMessageOutcome> {
-  const { info, context, tx } = run;
+  const { info, tx } = run;
   const funding = fundingOf(run);
   const target = info.amountMinor;
   const existing = await correlate(run, { byRrn: true });
+  // Read after the lifecycle: dated after its last change (onLifecycle).
+  const { context } = run;
   const childId = idAt(context.now);
   const decision = acknowledge(target);
   const expiresAt = holdExpiresAt(run, info.mcc ?? existing?.mcc ?? null);
@@ -1481,10 +1495,12 @@ async function financial(run: Run): Promise<CardMessageStep> {
 
 /** Processing code 20 (0200 or 0220): money back to the card. Joins its lifecycle when DE63 or DE90 names one. */
 async function refund(run: Run): Promise<CardMessageOutcome> {
-  const { context, info, tx } = run;
+  const { info, tx } = run;
   const funding = fundingOf(run);
-  const childId = idAt(context.now);
   const existing = await correlate(run, { byRrn: false });
+  // Read after the lifecycle: dated after its last change (onLifecycle).
+  const { context } = run;
+  const childId = idAt(context.now);
   if (info.mti === '0200' && run.duplicate) {
     // A single-message refund is a request: with the STAN and RRN of another message and other
     // content it is a duplicate transmission, declined 94 with nothing credited (until 2026-12-02
@@ -1527,9 +1543,11 @@ async function refund(run: Run): Promise<CardMessageOutcome> {
  * authorization, or the hold expired): a force post.
  */
 async function completeOrForcePost(run: Run): Promise<CardMessageOutcome> {
-  const { context, info, tx } = run;
+  const { info, tx } = run;
   const funding = fundingOf(run);
   const existing = await correlate(run, { byRrn: true });
+  // Read after the lifecycle: dated after its last change (onLifecycle).
+  const { context } = run;
   const childId = idAt(context.now);
   const amount = info.amountMinor;
   const decision = acknowledge(amount);
@@ -1672,8 +1690,10 @@ function heldReversed(info: MessageInfo, swipe: CardSwipeRow): bigint {
  * A reversal that matches no lifecycle is recorded as an orphan: acknowledged, no money.
  */
 async function reverse(run: Run): Promise<CardMessageOutcome> {
-  const { context, info } = run;
+  const { info } = run;
   const existing = await correlate(run, { byRrn: true });
+  // Read after the lifecycle: dated after its last change (onLifecycle).
+  const { context } = run;
   const childId = idAt(context.now);
   const named = existing ? await messageNamed(run, existing) : undefined;
   if (existing && named?.kind === 'NOTHING') {
@@ -2113,11 +2133,13 @@ async function closeWaiting(run: Run, swipe: CardSwipeRow): Promise<CardSwipeRow
  * PRE_AUTHORIZATION for the hold, a REFUND for the refund. Returns the last, or null when nothing
  * was left to expire.
  */
-export async function expireSwipe(tx: Tx, context: RequestContext, swipeId: string): Promise<CardTransactionView | null> {
-  const peek = await tx.selectFrom('card_swipes').select('card_id').where('client_id', '=', context.clientId).where('id', '=', swipeId).executeTakeFirst();
+export async function expireSwipe(tx: Tx, timerContext: RequestContext, swipeId: string): Promise<CardTransactionView | null> {
+  const peek = await tx.selectFrom('card_swipes').select('card_id').where('client_id', '=', timerContext.clientId).where('id', '=', swipeId).executeTakeFirst();
   if (!peek) return null;
-  const { card, swipe } = await lockCardAndSwipe(tx, context.clientId, peek.card_id, swipeId);
+  const { card, swipe } = await lockCardAndSwipe(tx, timerContext.clientId, peek.card_id, swipeId);
   if (!swipe) return null;
+  // After the lifecycle's last change, as a message is (onLifecycle).
+  const context = datedAfter(timerContext, swipe.updated_at);
   const refundAuthorized = toBigInt(swipe.refund_authorized_minor);
   const pending = swipe.status === 'PENDING';
   if (!pending && refundAuthorized === 0n) return null;

@@ -39,11 +39,14 @@ describe('migration 0044', () => {
     const { '90': _named, ...otherFields } = other.iso.request.fields as Record<string, string>;
     await iso({ ...otherFields, '0': '0420', '11': '000902' });
     const held = await send(t, `/v1/sandbox/cards/${card.cardId}/authorizations`, { amount: 10 });
-    await onParent(t, held.parentCardTransactionId, 'reversals', {});
+    const release = await onParent(t, held.parentCardTransactionId, 'reversals', {});
 
     const reversals = () => t.deps.db.selectFrom('card_transactions').select(['id', 'reverses_id', 'amount_minor']).where('client_id', '=', t.clientA.id).where('card_id', '=', card.cardId).where('type', '=', 'REVERSAL_ADVICE').orderBy('id').execute();
     const written = await reversals();
-    expect(written.map((row) => row.reverses_id === null)).toEqual([false, false, false, true]);
+    // The hold's release alone names no posting (compared by id: a message on a lifecycle is dated
+    // after its last change, so under the test's still clock the id order is not the sending order).
+    expect(written).toHaveLength(4);
+    expect(written.filter((row) => row.reverses_id === null).map((row) => row.id)).toEqual([release.cardTransactionId]);
     await t.deps.db.updateTable('card_transactions').set({ reverses_id: null }).where('client_id', '=', t.clientA.id).where('card_id', '=', card.cardId).execute();
     for (const statement of backfillStatements()) await sql.raw(statement).execute(t.deps.db);
     expect(await reversals()).toEqual(written);
