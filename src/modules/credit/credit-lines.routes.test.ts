@@ -7,6 +7,7 @@ import { authorize, cardEventsOf, onParent, send } from '../../../test/cards/car
 import { cardPrograms } from '../../../test/cards/fixtures.js';
 import { createIndividual } from '../../../test/customers/fixtures.js';
 import { fundWallet } from '../../../test/ledger/fixtures.js';
+import { accrueOneDay } from './ltv.js';
 import { advanceClock, creditCard, lineOf, ltvEventsOf, openLine, repay, setPrice, spend, type OpenLine } from '../../../test/credit/fixtures.js';
 
 let t: TestContext;
@@ -395,6 +396,12 @@ describe('POST /v1/credit-lines/:id/collateral/release', () => {
 });
 
 /** A line of a fresh client (its own clock) with `principal` USD spent on its card. */
+/** The client's interest timers (of either kind), oldest first. */
+async function interestTimersOf(client: TestClient): Promise<{ kind: string; subjectId: string; dueAt: string }[]> {
+  const rows = await t.deps.db.selectFrom('timers').select(['kind', 'subject_id', 'due_at']).where('client_id', '=', client.id).where('kind', 'like', 'credit%').orderBy('due_at').execute();
+  return rows.map((row) => ({ kind: row.kind, subjectId: row.subject_id, dueAt: new Date(row.due_at).toISOString() }));
+}
+
 async function owingLine(principal: number, options: { apr?: string; usd?: bigint } = {}): Promise<{ client: TestClient; line: OpenLine; cardId: string }> {
   const client = await t.newClient('owing');
   const line = await openLine(t, { client, ...(options.apr === undefined ? {} : { apr: options.apr }), ...(options.usd === undefined ? {} : { usd: options.usd }) });
@@ -512,8 +519,7 @@ describe('interest accrual', () => {
     const { client, line } = await owingLine(1000, { apr: '0.3650' });
     await advanceClock(t, 86_400, client);
     expect((await lineOf(t, line.lineId, client)).outstanding.interest).toBe('1.00');
-    const timers = await t.deps.db.selectFrom('timers').select('due_at').where('client_id', '=', client.id).where('subject_id', '=', line.lineId).execute();
-    expect(timers.map((timer) => new Date(timer.due_at).toISOString())).toEqual(['2026-03-03T00:00:00.000Z']);
+    expect(await interestTimersOf(client)).toEqual([{ kind: 'credit.interest', subjectId: client.id, dueAt: '2026-03-03T00:00:00.000Z' }]);
     await advanceClock(t, 86_400, client);
     expect((await lineOf(t, line.lineId, client)).outstanding.interest).toBe('2.00');
   });
@@ -522,6 +528,60 @@ describe('interest accrual', () => {
     const { client, line } = await owingLine(1000);
     await advanceClock(t, 3 * 86_400, client);
     expect((await lineOf(t, line.lineId, client)).outstanding.interest).toBe('0.00');
+    expect(await interestTimersOf(client)).toEqual([]);
+  });
+
+  it('one timer per client: its lines (BTC and ETH collateral, other rates) accrue together at each midnight; one at apr 0 does not', async () => {
+    const client = await t.newClient('interest-lines');
+    const lines: OpenLine[] = [];
+    for (const [principal, apr, asset] of [
+      [1000, '0.3650', 'BTC'],
+      [500, '0.7300', 'BTC'],
+      [2000, '0.1825', 'ETH'],
+    ] as const) {
+      const line = await openLine(t, { client, apr, asset, ...(asset === 'ETH' ? { collateral: 20n * 10n ** 18n, lock: '20', creditLimit: '5000.00' } : {}) });
+      await spend(t, await creditCard(t, line, client), principal, client);
+      lines.push(line);
+    }
+    const free = await openLine(t, { client });
+    await spend(t, await creditCard(t, free, client), 100, client);
+    expect(await interestTimersOf(client)).toEqual([{ kind: 'credit.interest', subjectId: client.id, dueAt: '2026-03-02T00:00:00.000Z' }]);
+    await advanceClock(t, 2 * 86_400, client);
+    for (const line of lines) expect((await lineOf(t, line.lineId, client)).outstanding.interest).toBe('2.00');
+    expect((await lineOf(t, free.lineId, client)).outstanding.interest).toBe('0.00');
+    expect(await interestTimersOf(client)).toEqual([{ kind: 'credit.interest', subjectId: client.id, dueAt: '2026-03-04T00:00:00.000Z' }]);
+    await expectLedgerClean(t);
+  });
+
+  it('a run that comes late (the worker after a pause) accrues the days missed at once, to the cent and the carry of the daily rule', async () => {
+    const { client, line } = await owingLine(1234.57, { apr: '0.1999' });
+    await advanceClock(t, 86_400, client);
+    const { creditInterestTimer } = await import('./index.js');
+    const { withTransaction } = await import('../../platform/db/transaction.js');
+    // Eleven days after the first midnight, by the client's clock: ten more midnights in one run.
+    const now = new Date(Date.parse('2026-03-02T00:00:00.000Z') + 10 * 86_400_000 + 3_600_000);
+    await withTransaction(t.deps.db, (tx) => creditInterestTimer.run(tx, { clientId: client.id, traceId: 'late-interest', now }, client.id));
+    let expected = { interest: 0n, carry: 0n };
+    for (let day = 0; day < 11; day++) {
+      const next = accrueOneDay(123_457n, 1999, expected.carry);
+      expected = { interest: expected.interest + next.interest, carry: next.carry };
+    }
+    const row = await t.deps.db.selectFrom('credit_lines').select(['interest', 'interest_carry', 'interest_accrued_until']).where('id', '=', line.lineId).executeTakeFirstOrThrow();
+    expect({ interest: BigInt(row.interest), carry: BigInt(row.interest_carry), until: new Date(row.interest_accrued_until).toISOString() }).toEqual({ ...expected, until: '2026-03-12T00:00:00.000Z' });
+    // 1,234.57 × 0.1999 / 365 is 0.6761… a day.
+    expect(expected.interest).toBe(743n);
+  });
+
+  it('a line\'s own timer, scheduled before timers were per client, runs its client\'s accrual and sets the client\'s timer', async () => {
+    const { client, line } = await owingLine(1000, { apr: '0.3650' });
+    await t.deps.db.deleteFrom('timers').where('client_id', '=', client.id).where('kind', '=', 'credit.interest').execute();
+    await t.deps.db
+      .insertInto('timers')
+      .values({ client_id: client.id, kind: 'credit-line.interest', subject_id: line.lineId, due_at: new Date('2026-03-02T00:00:00.000Z'), created_at: new Date('2026-03-01T12:00:00.000Z') })
+      .execute();
+    await advanceClock(t, 86_400, client);
+    expect((await lineOf(t, line.lineId, client)).outstanding.interest).toBe('1.00');
+    expect(await interestTimersOf(client)).toEqual([{ kind: 'credit.interest', subjectId: client.id, dueAt: '2026-03-03T00:00:00.000Z' }]);
   });
 });
 

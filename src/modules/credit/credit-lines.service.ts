@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
@@ -10,7 +10,7 @@ import { requireAsset, type Asset } from '../../platform/money/assets.js';
 import { findCustomer, findWallet } from '../customers/index.js';
 import { incrementHold, placeHold, postTransfer, releaseHold, type HistoryInput } from '../ledger/index.js';
 import { formatPrice, priceSymbolOf, storedSandboxPrice, type Price, type PriceChangedHook } from '../trades/index.js';
-import { scheduleTimer, type TimerKind } from '../timers/index.js';
+import { scheduleTimerNoLaterThan, type TimerKind } from '../timers/index.js';
 import {
   collateralValueCents,
   defaultCreditSettings,
@@ -23,7 +23,7 @@ import {
   ltvE4,
   thresholdNames,
   thresholdOf,
-  accrueOneDay,
+  interestCarryDenominator,
   type CreditSettings,
   type LtvLevel,
 } from './ltv.js';
@@ -42,7 +42,10 @@ export const creditHistoryTypes = {
 } as const;
 
 const dayMs = 86_400_000;
-export const interestTimerKind = 'credit-line.interest';
+/** A client's daily interest: one timer per client (its subject is the client's id), due at the next UTC midnight of its lines. */
+export const interestTimerKind = 'credit.interest';
+/** One timer per line and midnight until 2026-12-06; those still scheduled run their client's accrual when due. */
+const lineInterestTimerKind = 'credit-line.interest';
 
 export function usdAsset(): Asset {
   return requireAsset('USD', 'sandbox');
@@ -280,7 +283,7 @@ export async function createCreditLine(tx: Tx, context: RequestContext, input: C
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  if (apr > 0) await scheduleInterest(tx, context, row.id, row.interest_accrued_until);
+  if (apr > 0) await scheduleInterest(tx, context, row.interest_accrued_until);
   return viewOf(tx, row);
 }
 
@@ -421,40 +424,70 @@ export async function repayCreditLine(tx: Tx, context: RequestContext, id: strin
 
 // ---- interest ----------------------------------------------------------------------------------
 
-async function scheduleInterest(tx: Tx, context: RequestContext, lineId: string, accruedUntil: Date): Promise<void> {
-  await scheduleTimer(tx, { clientId: context.clientId, kind: interestTimerKind, subjectId: lineId, dueAt: new Date(accruedUntil.getTime() + dayMs), now: context.now });
+/** The client's interest timer, due at the next midnight after `accruedUntil` unless it is due sooner already. */
+async function scheduleInterest(tx: Tx, context: RequestContext, accruedUntil: Date): Promise<void> {
+  await scheduleTimerNoLaterThan(tx, { clientId: context.clientId, kind: interestTimerKind, subjectId: context.clientId, dueAt: new Date(accruedUntil.getTime() + dayMs), now: context.now });
 }
 
 /**
  * Daily interest (contract §12.10): at each UTC midnight of the client's clock, a day of interest
- * on the principal at that moment at `apr` / 365, the fraction of a cent carried to the next day.
- * Runs once per day (the clock's advance runs each due day in turn), recomputes the LTV, and
- * schedules the next day.
+ * on each line's principal at that moment at `apr` / 365, the fraction of a cent carried to the
+ * next day. One statement accrues every open line of the client with an APR that has a midnight
+ * to count, in the lines' id order (their lock order), then their LTVs are recomputed and the
+ * client's timer set for the next midnight. The clock's advance runs the timer at each midnight
+ * in turn; the worker, when it runs late, accrues the days missed at once on the principal as it
+ * is: `d` days of the daily rule are exactly `floor((carry + d × principal × apr) / 3,650,000)`
+ * cents, the remainder carried (apr in hundredths of a percent, 365 days). Until 2026-12-06 each
+ * line had a timer of its own per midnight: a transaction per line and day.
  */
+async function accrueClientInterest(tx: Tx, context: RequestContext): Promise<void> {
+  const accrued = await sql<{ id: string; collateral_asset: string }>`
+    WITH due AS (
+      SELECT id, principal, apr, interest_carry, interest_accrued_until,
+        floor(extract(epoch FROM (${context.now}::timestamptz - interest_accrued_until)) / 86400)::integer AS days
+      FROM credit_lines
+      WHERE client_id = ${context.clientId} AND status <> 'CLOSED' AND apr > 0
+        AND interest_accrued_until <= ${context.now}::timestamptz - interval '1 day'
+      ORDER BY id
+      FOR UPDATE
+    ),
+    totals AS (
+      SELECT id, days, interest_accrued_until, interest_carry + days * principal * apr AS total FROM due
+    )
+    UPDATE credit_lines l
+       SET interest = l.interest + div(t.total, ${interestCarryDenominator.toString()}::numeric),
+           interest_carry = mod(t.total, ${interestCarryDenominator.toString()}::numeric)::bigint,
+           interest_accrued_until = t.interest_accrued_until + t.days * interval '1 day',
+           updated_at = ${context.now}
+      FROM totals t
+     WHERE l.client_id = ${context.clientId} AND l.id = t.id
+    RETURNING l.id, l.collateral_asset`.execute(tx);
+  const assets = [...new Set(accrued.rows.map((row) => row.collateral_asset))].sort();
+  for (const asset of assets) {
+    const price = await collateralPriceOf(tx, context.clientId, asset);
+    const lineIds = accrued.rows.filter((row) => row.collateral_asset === asset).map((row) => row.id);
+    await recomputeLtv(tx, context, { collateralAsset: collateralAssetOf(asset), price, lineIds });
+  }
+  const next = await tx
+    .selectFrom('credit_lines')
+    .select(sql<Date | null>`min(interest_accrued_until)`.as('until'))
+    .where('client_id', '=', context.clientId)
+    .where('status', '<>', 'CLOSED')
+    .where('apr', '>', 0)
+    .executeTakeFirst();
+  if (next?.until) await scheduleInterest(tx, context, next.until);
+}
+
+/** The timer kind of daily interest (src/modules/timer-kinds.ts): one per client. */
 export const creditInterestTimer: TimerKind = {
   kind: interestTimerKind,
-  async run(tx, context, lineId) {
-    const line = await findCreditLine(tx, context.clientId, lineId, { forUpdate: true });
-    if (!line || line.status === 'CLOSED' || line.apr === 0) return;
-    const days = Math.floor((context.now.getTime() - line.interest_accrued_until.getTime()) / dayMs);
-    let interest = BigInt(line.interest);
-    let carry = BigInt(line.interest_carry);
-    for (let day = 0; day < days; day++) {
-      const accrued = accrueOneDay(BigInt(line.principal), line.apr, carry);
-      interest += accrued.interest;
-      carry = accrued.carry;
-    }
-    const accruedUntil = new Date(line.interest_accrued_until.getTime() + Math.max(days, 0) * dayMs);
-    await tx
-      .updateTable('credit_lines')
-      .set({ interest, interest_carry: carry.toString(), interest_accrued_until: accruedUntil, updated_at: context.now })
-      .where('client_id', '=', context.clientId)
-      .where('id', '=', line.id)
-      .execute();
-    await scheduleInterest(tx, context, line.id, accruedUntil);
-    const price = await collateralPriceOf(tx, context.clientId, line.collateral_asset);
-    await recomputeLtv(tx, context, { collateralAsset: collateralAssetOf(line.collateral_asset), price, lineIds: [line.id] });
-  },
+  run: (tx, context) => accrueClientInterest(tx, context),
+};
+
+/** A line's own interest timer, scheduled before 2026-12-06: runs its client's accrual (and sets the client's timer). */
+export const lineInterestTimer: TimerKind = {
+  kind: lineInterestTimerKind,
+  run: (tx, context) => accrueClientInterest(tx, context),
 };
 
 /**

@@ -6,6 +6,7 @@
 export { registerCreditLineRoutes } from './credit-lines.routes.js';
 export {
   creditInterestTimer,
+  lineInterestTimer,
   findCreditLine,
   creditPriceChangedHook,
   type CreditLineRow,

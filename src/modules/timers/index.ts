@@ -5,6 +5,7 @@
  */
 export {
   scheduleTimer,
+  scheduleTimerNoLaterThan,
   cancelTimer,
   runDueTimers,
   runClientTimersUntil,

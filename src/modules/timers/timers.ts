@@ -56,6 +56,19 @@ export async function scheduleTimer(
   await writeTimerRows(tx, write, timersDue, timer);
 }
 
+/**
+ * Creates the timer, or moves it earlier when the subject already has one of this kind due later;
+ * one due earlier is left as it is (with its failures and retry time). For a timer that several
+ * things share (a client's daily interest, due at the next midnight of any of its lines).
+ */
+export async function scheduleTimerNoLaterThan(tx: Tx, timer: { clientId: string; kind: string; subjectId: string; dueAt: Date; now: Date }): Promise<void> {
+  await sql`
+    INSERT INTO timers (client_id, kind, subject_id, due_at, created_at)
+    VALUES (${timer.clientId}, ${timer.kind}, ${timer.subjectId}, ${timer.dueAt}, ${timer.now})
+    ON CONFLICT (client_id, kind, subject_id) DO UPDATE SET due_at = EXCLUDED.due_at
+    WHERE timers.due_at > EXCLUDED.due_at`.execute(tx);
+}
+
 /** Removes the subject's timer of this kind, if any (the subject was finished some other way). `write` as for scheduleTimer. */
 export async function cancelTimer(tx: Tx, clientId: string, kind: string, subjectId: string, write?: WriteStatement): Promise<void> {
   await writeTimerRows(tx, write, timersCancelled, { clientId, kind, subjectId });

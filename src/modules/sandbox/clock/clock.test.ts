@@ -456,3 +456,12 @@ describe('404 in production mode', () => {
     }
   });
 });
+
+describe('docs/sandbox.md', () => {
+  it('its table of what runs on your clock names every timer kind the program runs', async () => {
+    const fs = await import('node:fs');
+    const text = fs.readFileSync(new URL('../../../../docs/sandbox.md', import.meta.url), 'utf8');
+    const documented = [...text.matchAll(/^\| `([a-z0-9.-]+)` \|/gm)].map((match) => match[1]);
+    expect(documented.sort()).toEqual(timerKinds.map((kind) => kind.kind).filter((kind) => kind !== 'credit-line.interest').sort());
+  });
+});
