@@ -101,6 +101,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       // Answered before the onRequest hooks run, so the trace header and the headers of every
       // answer are set here (until 2026-12-05 those two lacked the latter; found by an audit).
       reply.header('X-Trace-Id', String(request.id));
+      // Fastify writes "request completed" only for the answers of its router, after the route's
+      // response hooks: this answer's line is written here, as Fastify writes it (until 2026-12-06
+      // such a request logged "incoming request" and nothing after).
+      const started = performance.now();
+      reply.raw.once('finish', () => request.log.info({ res: reply, responseTime: performance.now() - started }, 'request completed'));
       answerHeaders(request, reply);
       errorHandler(known, request, reply);
     },

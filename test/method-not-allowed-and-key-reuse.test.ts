@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from './harness.js';
 import { registerTestRoutes } from './support/test-routes.js';
+import { appWithLogCapture } from './support/log-capture.js';
 import { balanceOf, fund, linkedWallet, withdrawalBody } from './bank/fixtures.js';
 
 // Issue 26, item 7: a wrong method on a known path, and a reused Idempotency-Key whose new body is
@@ -76,6 +77,27 @@ describe('404 and 410 stay', () => {
     expect(long.headers['x-trace-id']).toBe(long.body.traceId);
     // And the headers of every answer (until 2026-12-05 these two lacked them; found by an audit).
     for (const answer of [long, undecodable]) expect(answer.headers).toMatchObject({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+  });
+
+  it('those two answers are logged as every answer is: "incoming request", then "request completed" with the status, under the trace id', async () => {
+    const capture = await appWithLogCapture(t);
+    try {
+      const urls = [`/v1/customers/${'a'.repeat(301)}`, '/v1/customers/%zz'];
+      for (const url of urls) await capture.app.inject({ method: 'GET', url, headers: { authorization: t.clientA.key } });
+      const lines = capture
+        .logged()
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as { msg: string; traceId?: string; req?: { url?: string }; res?: { statusCode?: number } });
+      for (const [index, url] of urls.entries()) {
+        const incoming = lines.find((line) => line.msg === 'incoming request' && line.req?.url === url);
+        expect(incoming?.traceId, url).toEqual(expect.any(String));
+        const completed = lines.filter((line) => line.msg === 'request completed' && line.traceId === incoming?.traceId);
+        expect(completed.map((line) => line.res?.statusCode)).toEqual([index === 0 ? 404 : 400]);
+      }
+    } finally {
+      await capture.close();
+    }
   });
 
   it('a removed endpoint answers 410, and its old method is not offered in Allow', async () => {
