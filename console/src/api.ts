@@ -1,6 +1,7 @@
 import { OpenBaaS } from '../../packages/sdk/src/client.js';
 import { isOpenBaaSError } from '../../packages/sdk/src/errors.js';
 import type { components } from '../../packages/sdk/src/generated/openapi.js';
+import { totalText, type Counted } from './count-text.js';
 
 export type { OpenBaaS };
 /** A shared schema of the OpenAPI document, as the SDK types it. */
@@ -42,16 +43,7 @@ export interface ListPage<T> {
   pagination: Counted & { hasMoreResults: boolean; nextStartAfterId: string | null };
 }
 
-/** A list's count: lists count up to 10,000 matching rows (docs/api-design.md). */
-export interface Counted {
-  totalResults: number;
-  totalResultsExact: boolean;
-}
-
-/** A list's count in words: the number, or "more than 10000" where the list stopped counting. */
-export function totalText(counted: Counted): string {
-  return counted.totalResultsExact ? String(counted.totalResults) : `more than ${counted.totalResults}`;
-}
+export { totalText, type Counted };
 
 /**
  * Rows a list page shows at first, and adds per "Load more" (until 2026-12-04 the customers and
