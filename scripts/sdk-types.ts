@@ -70,7 +70,10 @@ export async function appOpenApiDocument(): Promise<OpenAPI3> {
  * { name: string; transferNetwork: …; … })`; until 2026-12-07 one with neither compiled and was
  * refused with a 400. A required field is typed without `null`, which the server takes as absent.
  * Both forms together still compile, though the server refuses them (400 naming the doubled
- * fields): this says what is required, not what is refused.
+ * fields): this says what is required, not what is refused. (Typing the other form's fields
+ * `?: null` would refuse them, but openapi-fetch takes a field whose only value is null for a
+ * read-only one and types it `never`, so an explicit null, which the server takes as absent,
+ * would not compile either; tried 2026-12-06.)
  */
 type Choice = string | readonly [string, ...string[]];
 const withdrawalBody = [['counterpartyId', requiredWithoutCounterparty]] as const;
