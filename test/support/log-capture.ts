@@ -5,9 +5,10 @@ import type { TestContext } from '../harness.js';
 
 /**
  * A second app on the test's database that logs everything (trace level, with the production
- * redaction) into a string: for the tests that scan logs for secrets. Close it when done.
+ * redaction unless `redaction` is false) into a string: for the tests that scan logs for secrets.
+ * Close it when done.
  */
-export async function appWithLogCapture(t: TestContext) {
+export async function appWithLogCapture(t: TestContext, options: { redaction?: boolean } = {}) {
   let logged = '';
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -15,6 +16,7 @@ export async function appWithLogCapture(t: TestContext) {
       done();
     },
   });
-  const { app } = await buildApp(t.deps, { logger: { level: 'trace', stream, redact: { paths: logRedactPaths, censor: '[REDACTED]' }, serializers: logSerializers } });
+  const redaction = options.redaction === false ? {} : { redact: { paths: logRedactPaths, censor: '[REDACTED]' }, serializers: logSerializers };
+  const { app } = await buildApp(t.deps, { logger: { level: 'trace', stream, ...redaction } });
   return { app, logged: () => logged, close: () => app.close() };
 }
