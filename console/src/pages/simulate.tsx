@@ -71,9 +71,13 @@ function useChoice<T extends { id: string }>(
   return { value: picked !== '' ? picked : (chosen?.id ?? ''), options, onValue: setPicked, chosen, problem };
 }
 
-/** Why no item is chosen, as the answer to a submit. */
+/**
+ * Why no item is chosen, as the answer to a submit. The linked item's problem is shown above the
+ * form already (ChoiceStatus): the answer says what to do instead of repeating it (until
+ * 2026-12-06 the same alert showed twice).
+ */
 function noChoice(choice: Choice<unknown>, list: Loaded<unknown>, otherwise: string): Error {
-  if (choice.problem) return new Error(choice.problem);
+  if (choice.problem) return new Error(`Nothing was sent: the one in the link cannot be used (above). ${otherwise}`);
   if (list.error) return new Error(`The list could not be read (${list.error}): try again once it loads.`);
   return new Error(otherwise);
 }
