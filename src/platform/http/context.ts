@@ -38,6 +38,8 @@ declare module 'fastify' {
  * tidy away, so GET /v1/traces/.. could never read that trace back).
  */
 export const traceIdPattern = /^(?!\.+$)[A-Za-z0-9._:-]{1,128}$/;
+/** A trace id's characters alone, for a schema that checks its length apart (so a long one gets one reason, not two). */
+export const traceIdCharacters = /^(?!\.+$)[A-Za-z0-9._:-]+$/;
 
 /** What a service needs to know about the request it serves. */
 export interface RequestContext {
