@@ -220,7 +220,7 @@ describe('a confirm or fail call that waited for the transfer behind another pro
   // The call's moment is read when it arrives; these call the service with a moment before the
   // transfer's last change (confirmations counted up), as a call that arrived first on another
   // process and waited for the row lock meanwhile has (the clock never moves back).
-  it.each(['confirm', 'fail'] as const)('%s', async (action) => {
+  it.each(['confirm', 'fail', 'blocks'] as const)('%s', async (action) => {
     const walletId = await newWallet(t);
     const address = await addressOf(t, walletId, 'BTC');
     const deposit = (await cryptoDeposit(t, { address, asset: 'BTC', amount: '0.10000000' })).body.data;
@@ -228,13 +228,20 @@ describe('a confirm or fail call that waited for the transfer behind another pro
     const counted = await t.request({ method: 'POST', url: `/v1/sandbox/crypto-transactions/${deposit.id}/confirm`, body: { confirmations: 1 } });
     expect(counted.body.data).toMatchObject({ status: 'PENDING' });
     const countedAt = Date.parse((await records(deposit.id))[0].updatedAt);
-    const { confirmCryptoTransaction, failCryptoTransaction } = await import('./crypto-transfers.service.js');
+    const { confirmCryptoTransaction, failCryptoTransaction, mineBlocks } = await import('./crypto-transfers.service.js');
     const { withTransaction } = await import('../../platform/db/transaction.js');
     const context = { clientId: t.clientA.id, traceId: `late-${action}`, now: new Date(countedAt - 5_000) };
-    const record = await withTransaction(t.deps.db, (tx) =>
-      action === 'confirm' ? confirmCryptoTransaction(tx, context, deposit.id, undefined) : failCryptoTransaction(tx, context, deposit.id, undefined),
-    );
-    expect(record.status).toBe(action === 'confirm' ? 'COMPLETED' : 'FAILED');
+    if (action === 'blocks') {
+      // A blocks call whose moment is before the confirm's change completes the deposit.
+      await withTransaction(t.deps.db, (tx) => mineBlocks(tx, context, 'BITCOIN', 5));
+    }
+    const record =
+      action === 'blocks'
+        ? (await records(deposit.id))[0].children.at(-1)
+        : await withTransaction(t.deps.db, (tx) =>
+            action === 'confirm' ? confirmCryptoTransaction(tx, context, deposit.id, undefined) : failCryptoTransaction(tx, context, deposit.id, undefined),
+          );
+    expect(record.status).toBe(action === 'fail' ? 'FAILED' : 'COMPLETED');
     expect(Date.parse(record.createdAt)).toBeGreaterThan(countedAt);
     const [transfer] = await records(deposit.id);
     expect(Date.parse(transfer.updatedAt)).toBeGreaterThan(countedAt);

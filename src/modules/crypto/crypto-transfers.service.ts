@@ -645,19 +645,26 @@ export const blocksPerCallMax = 1000;
  */
 export async function mineBlocks(
   tx: Tx,
-  context: RequestContext,
+  blocksContext: RequestContext,
   network: CryptoNetworkName,
   count: number,
   options: { createdUpTo?: Date } = {},
 ): Promise<BlocksOutcome> {
   if (!Number.isInteger(count) || count < 1 || count > blocksPerCallMax) throw validationError('count', `must be a whole number from 1 to ${blocksPerCallMax}`);
-  const before = await raiseChain(tx, context, network, count);
-  let query = tx.selectFrom('crypto_transfers').selectAll().where('client_id', '=', context.clientId).where('network', '=', network).where('status', '=', 'PENDING');
+  const before = await raiseChain(tx, blocksContext, network, count);
+  let query = tx.selectFrom('crypto_transfers').selectAll().where('client_id', '=', blocksContext.clientId).where('network', '=', network).where('status', '=', 'PENDING');
   // The block worker's blocks are dated in the past: they confirm only the transfers made by then.
   if (options.createdUpTo !== undefined) query = query.where('created_at', '<=', options.createdUpTo);
   const pending = await query.orderBy('id').forUpdate().execute();
   // FOR UPDATE re-reads a row another transaction changed while we waited: only the still pending count.
   const stillPending = pending.filter((transfer) => transfer.status === 'PENDING');
+  // What the blocks change is dated at their moment, or 1 ms after the last change of the
+  // transfers they change when that is later (datedAfter): a call that waited for their row locks
+  // while another process's confirm counted one up is not dated before that change, which a client
+  // may have read already (until 2026-12-06 a deposit's updatedAt could go back, and its SUCCESS
+  // record and event come before it; found by an audit with two processes).
+  const lastChange = stillPending.reduce<Date | undefined>((latest, transfer) => (latest === undefined || transfer.updated_at > latest ? transfer.updated_at : latest), undefined);
+  const context = lastChange === undefined ? blocksContext : datedAfter(blocksContext, lastChange);
   const confirmedBy = (transfer: CryptoTransferRow): CryptoTransferRow => ({
     ...transfer,
     confirmations: Math.min(transfer.confirmations + count, 1_000_000_000),
