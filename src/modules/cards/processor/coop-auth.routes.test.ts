@@ -1130,6 +1130,37 @@ describe('repeats, advices and isolation', () => {
   });
 });
 
+describe('a decision request that waited for its card behind another process\'s message (2026-12-06)', () => {
+  it('is dated after the lifecycle\'s last change, and its record is written at that moment (the id phase 1 reserved) after the answer', async () => {
+    let client: TestClient | undefined;
+    let card: FundedCard | undefined;
+    let auth: any;
+    await withEndpoint(async (withClient, endpoint) => {
+      client = withClient;
+      card = await coopCard('100.00', client);
+      answerWithFor(endpoint, { responseCode: '00' });
+      auth = await authorize(t, card.cardId, { amount: 10 }, client);
+    });
+    if (!client || !card) throw new Error('no client');
+    expect(auth.responseCode).toBe('00');
+    // The increment's answer below comes from the stand-in (nothing is sent: the exchange is null).
+    const { networkDataRefOf } = await import('../network/index.js');
+    // An increment whose moment was read 2 s before the authorization's change, as one that
+    // arrived first on another process and waited for the card's lock has.
+    const context: RequestContext = { clientId: client.id, traceId: `late-${crypto.randomUUID()}`, now: new Date(Date.parse(auth.record.createdAt) - 2000) };
+    const message = buildSandboxMessage(await cardOfMessage(t, card.cardId), context.now, { mti: '0100', processingCode: '000000', amountMinor: 500n, networkDataRef: networkDataRefOf(auth.iso.request.fields['63']) ?? '' });
+    const step = await withTransaction(t.deps.db, (tx) => processCardMessage(tx, context, t.deps, message));
+    if (!isCoopDecisionStep(step)) throw new Error('expected a decision request');
+    const { outcome } = await withTransaction(t.deps.db, (tx) => finishCoopDecision(tx, context, t.deps, step.pendingDecision, null, context.now));
+    expect(outcome.record).toMatchObject({ id: step.pendingDecision.childId, parentCardTransactionId: auth.parentCardTransactionId, type: 'PRE_AUTHORIZATION' });
+    expect(Date.parse(outcome.record?.createdAt ?? '')).toBeGreaterThan(Date.parse(auth.record.createdAt));
+    const children = (await lifecycle(t, auth.parentCardTransactionId, client)).children as { id: string; createdAt: string }[];
+    expect(children.map((child) => child.id)).toEqual([auth.cardTransactionId, outcome.record?.id]);
+    expect(children.map((child) => child.createdAt)).toEqual([...children.map((child) => child.createdAt)].sort());
+    await expectLedgerClean(t);
+  });
+});
+
 describe('the echo tool (POST /v1/sandbox/coop-auth/echo)', () => {
   it('sends a signed sample 0100 and answers what came back and what the processor would have done; nothing is recorded', async () => {
     answerWith({ responseCode: '00', approvedAmountMinor: 700 });

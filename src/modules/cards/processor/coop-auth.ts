@@ -26,6 +26,12 @@ export interface PendingCoopDecision {
   settings: CoopAuthSettings;
   /** The card's program as phase 1 read it. */
   program: CardProgramRow;
+  /**
+   * The moment phase 1 dated the request (its arrival, or after its lifecycle's last change: the
+   * processor's onLifecycle), which its record's id carries; phase 2 writes the record at it.
+   * Absent: the request's own moment.
+   */
+  at?: Date;
 }
 
 export interface CoopDataInput {

@@ -852,6 +852,7 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
       endpoint,
       settings: program.coop_auth ?? defaultCoopAuth,
       program,
+      at: context.now,
     },
   };
 }
@@ -897,7 +898,7 @@ export interface CoopDecisionResult {
  */
 export async function finishCoopDecision(
   tx: Tx,
-  context: RequestContext,
+  requestContext: RequestContext,
   deps: Processor,
   pending: PendingCoopDecision,
   exchange: ClientExchange | null,
@@ -905,6 +906,8 @@ export async function finishCoopDecision(
   /** Why nothing was sent, when `exchange` is null for another reason than a missing subscription. */
   notSent?: { reason: StandInReason; detail: string },
 ): Promise<CoopDecisionResult> {
+  // At the moment phase 1 dated the request, which its record's id (reserved then) carries.
+  const context = pending.at !== undefined && pending.at > requestContext.now ? { ...requestContext, now: pending.at } : requestContext;
   const { card, swipe } = await lockCardAndSwipe(tx, context.clientId, pending.cardId, pending.swipeId);
   claimCard(tx, card);
   // The program as phase 1 read it: the request was decided under those settings.
