@@ -69,7 +69,14 @@ export async function scheduleTimerNoLaterThan(tx: Tx, timer: { clientId: string
     WHERE timers.due_at > EXCLUDED.due_at`.execute(tx);
 }
 
-/** Removes the subject's timer of this kind, if any (the subject was finished some other way). `write` as for scheduleTimer. */
+/**
+ * Removes the subject's timer of this kind, if any (the subject was finished some other way).
+ * `write` as for scheduleTimer. A timer a runner has claimed (its row locked) is left to it: the
+ * runner deletes it and its kind finds the subject finished (every kind must tolerate that).
+ * Waiting for it deadlocked: the runner holds the timer and waits for the subject, which the
+ * caller holds (until 2026-12-06 an audit saw 21 such deadlocks between card completions and
+ * hold expiries in three clock advances on PostgreSQL; each was retried).
+ */
 export async function cancelTimer(tx: Tx, clientId: string, kind: string, subjectId: string, write?: WriteStatement): Promise<void> {
   await writeTimerRows(tx, write, timersCancelled, { clientId, kind, subjectId });
 }
@@ -106,8 +113,9 @@ const timersCancelled: RowsKind<{ clientId: string; kind: string; subjectId: str
         DELETE FROM timers
         -- Each timer found by its whole key (a scalar subquery is one index lookup per key, where a
         -- join's generic plan, made while the table looked small, could read all of it).
+        -- One a runner has claimed is skipped (cancelTimer says why).
         WHERE ctid = ANY (ARRAY(
-          SELECT (SELECT t.ctid FROM timers t WHERE t.client_id = c.client_id AND t.kind = c.kind AND t.subject_id = c.subject_id)
+          SELECT (SELECT t.ctid FROM timers t WHERE t.client_id = c.client_id AND t.kind = c.kind AND t.subject_id = c.subject_id FOR UPDATE SKIP LOCKED)
           FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.kind)}::text[], ${rows.map((row) => row.subjectId)}::uuid[]) AS c (client_id, kind, subject_id)))`,
     },
   ],
