@@ -209,7 +209,11 @@ export function newlyFired(previous: number, next: number): number[] {
 /** The denominator of interest_carry: the APR's ten-thousandths × 365 days. */
 export const interestCarryDenominator = 3_650_000n;
 
-/** One day of interest on `principal` at `aprE4`, with the fraction of a cent carried over exactly. */
+/**
+ * One day of interest on `principal` at `aprE4`, with the fraction of a cent carried over exactly:
+ * the daily rule. The accrual statement (accrueClientInterest in credit-lines.service.ts) applies
+ * its closed form for several days at once; the tests hold the two equal.
+ */
 export function accrueOneDay(principal: bigint, aprE4: number, carry: bigint): { interest: bigint; carry: bigint } {
   const total = carry + principal * BigInt(aprE4);
   return { interest: total / interestCarryDenominator, carry: total % interestCarryDenominator };
