@@ -8,7 +8,7 @@ import type { App } from './platform/http/app-type.js';
 import { authHook } from './platform/http/auth.js';
 import { advanceWaitMs, clientAdvanceRunning, noteClockOffset, readClockOffset, waitForClientAdvance } from './platform/client-clock.js';
 import { answerClientError } from './platform/http/client-errors.js';
-import { traceIdPattern } from './platform/http/context.js';
+import { isTraceId } from './platform/http/context.js';
 import { AppError } from './platform/http/errors.js';
 import { errorHandler } from './platform/http/error-handler.js';
 import { ErrorBodySchema } from './platform/http/envelope.js';
@@ -74,7 +74,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     genReqId: (request) => {
       const given = request.headers['x-trace-id'];
-      return typeof given === 'string' && traceIdPattern.test(given) ? given : crypto.randomUUID();
+      return isTraceId(given) ? given : crypto.randomUUID();
     },
     // Requests that arrive on open connections while the server shuts down are answered by the
     // onRequest hook below, 503 SERVICE_UNAVAILABLE in the API's envelope (Fastify's own 503 had

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { withTransaction, sqlStateOf, type Tx } from '../db/transaction.js';
 import type { TransactionGroups } from '../db/transaction-groups.js';
 import { fieldCipherOf } from '../crypto/field-cipher.js';
-import { authOf, traceIdPattern, type RequestContext } from './context.js';
+import { authOf, isTraceId, type RequestContext } from './context.js';
 import { clientNow, requestClockOffset } from '../client-clock.js';
 import { AppError } from './errors.js';
 import { errorBody } from './error-handler.js';
@@ -409,7 +409,7 @@ export function originalTraceIdOf(response: StoredResponse): string | undefined 
   const body = response.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const traceId = (body as { traceId?: unknown }).traceId;
-  return typeof traceId === 'string' && traceIdPattern.test(traceId) ? traceId : undefined;
+  return isTraceId(traceId) ? traceId : undefined;
 }
 
 /**

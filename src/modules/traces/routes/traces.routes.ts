@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
-import { authOf, traceIdCharacters } from '../../../platform/http/context.js';
+import { authOf, traceIdCharacters, traceIdMaxLength } from '../../../platform/http/context.js';
 import { Envelope } from '../../../platform/http/envelope.js';
 import { flushRequestLog, traceRouteUrl } from '../request-log.js';
 import { readTrace } from '../traces.service.js';
@@ -23,7 +23,7 @@ export function registerTraceRoutes(app: App, deps: Deps): void {
           `deliveries and attempts of those events. At most ${traceItemsMax} items (see truncated). Reading a trace is not itself ` +
           'logged. An unknown trace id, or another client\'s, answers 404 NOT_FOUND. See docs/traces.md.',
         params: Type.Object({
-          traceId: Type.String({ minLength: 1, maxLength: 128, pattern: traceIdCharacters.source, description: 'a trace id, as the X-Trace-Id header gives it' }),
+          traceId: Type.String({ minLength: 1, maxLength: traceIdMaxLength, pattern: traceIdCharacters.source, description: 'a trace id, as the X-Trace-Id header gives it' }),
         }),
         response: { 200: Envelope(TraceSchema) },
       },
