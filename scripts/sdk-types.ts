@@ -57,11 +57,10 @@ export async function appOpenApiDocument(): Promise<OpenAPI3> {
 /**
  * Request bodies that need one choice of a group, which the server checks after the schema (a
  * route's `oneOfRequired`): the document marks every field of the group optional, since
- * openapi-typescript turns an `anyOf` of `required` lists into `… | unknown`. The body named
- * here (a schema of `components`, or a route's inline body as `POST /path`) is generated as
- * usual, then intersected with one object per choice, its fields required, so a body with none
- * of them does not compile: `{ … } & ({ destinationWalletId: string } | { referenceWalletId:
- * string })`. Both together still compile, as the server takes them when they are equal. Until
+ * openapi-typescript turns an `anyOf` of `required` lists into `… | unknown`. The schema named
+ * here is generated as usual, then intersected with one object per choice, its fields required,
+ * so a body with none of them does not compile: `{ … } & ({ destinationWalletId: string } |
+ * { referenceWalletId: string })`. Both together still compile, as the server takes them when they are equal. Until
  * 2026-12-06 a transfer without a destination compiled and was refused with a 400 (found by an
  * audit).
  *
@@ -76,20 +75,10 @@ export async function appOpenApiDocument(): Promise<OpenAPI3> {
  * would not compile either; tried 2026-12-06.)
  */
 type Choice = string | readonly [string, ...string[]];
-const withdrawalBody = [['counterpartyId', requiredWithoutCounterparty]] as const;
 const oneOfRequiredBodies: Record<string, readonly (readonly [Choice, Choice, ...Choice[]])[]> = {
   InternalTransferRequest: [['destinationWalletId', 'referenceWalletId']],
-  'POST /v1/baas/transactions/withdrawal': withdrawalBody,
-  'POST /v1/baas/withdrawals': withdrawalBody,
+  BankWithdrawalRequest: [['counterpartyId', requiredWithoutCounterparty]],
 };
-
-/** The key of `oneOfRequiredBodies` for a location of the document: a schema's name, or `POST /path` for a JSON request body. */
-function bodyName(pointer: string): string | undefined {
-  const schema = /^#\/components\/schemas\/([^/]+)$/.exec(pointer)?.[1];
-  if (schema !== undefined) return schema;
-  const [, route, method] = /^#\/paths\/([^/]+)\/([a-z]+)\/requestBody\/content\/application~1json$/.exec(pointer) ?? [];
-  return route && method ? `${method.toUpperCase()} ${route.replaceAll('~1', '/').replaceAll('~0', '~')}` : undefined;
-}
 
 /** `type` without `| null`: `string | null` is `string`, `("A" | "B") | null` is `"A" | "B"`. */
 function withoutNull(type: ts.TypeNode): ts.TypeNode {
@@ -133,7 +122,7 @@ export async function generateSdkTypes(): Promise<string> {
       return undefined;
     },
     postTransform(type, options) {
-      const name = bodyName(options.path ?? '');
+      const name = /^#\/components\/schemas\/([^/]+)$/.exec(options.path ?? '')?.[1];
       return name === undefined ? undefined : withOneOfRequired(type, name);
     },
   });

@@ -3800,6 +3800,59 @@ export interface components {
             /** @description every record of the payment, oldest first */
             children: components["schemas"]["BankTransaction"][];
         };
+        /** BankWithdrawalRequest */
+        BankWithdrawalRequest: {
+            /** @description the wallet paying; it must be linked to a virtual account */
+            walletId: string;
+            /** @description decimal string, for example "10.50" */
+            amount: string;
+            /** @description USD (default); USD_TEST in the sandbox */
+            asset?: string | null;
+            /** @description a saved counterparty of the wallet's portfolio; it supplies the beneficiary fields, which the body then leaves out */
+            counterpartyId?: string | null;
+            /** @description beneficiary name (required without counterpartyId); no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
+            name?: string | null;
+            /** @description ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT (required without counterpartyId) */
+            transferNetwork?: ("ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT") | null;
+            /** @description P = private person (individual), L = legal person (business) */
+            personTypeCode: "P" | "L";
+            /** @description ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise */
+            routingNumber?: string | null;
+            /** @description SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise */
+            bicSwiftCode?: string | null;
+            /** @description account number or IBAN (an IBAN is kept in its electronic form: upper case, no spaces) */
+            accountNumber?: string | null;
+            /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
+            street1?: string | null;
+            /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
+            street2?: string | null;
+            /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
+            cityCounty?: string | null;
+            /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
+            stateRegion?: string | null;
+            /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
+            zip?: string | null;
+            /** @description ISO 3166-1 alpha-2 */
+            countryCode?: string | null;
+            /** @description party identification type */
+            identificationTypeCode?: string | null;
+            /** @description party identification */
+            identificationValue?: string | null;
+            remittanceMemo?: string | null;
+            /** @description intermediary bank of a cross-border payment: at most 11 characters, a valid BIC of a bank the directory knows (404 BANK_NOT_FOUND otherwise) */
+            intermediaryBankBic?: string | null;
+        } & ({
+            counterpartyId: string;
+        } | {
+            name: string;
+            transferNetwork: "ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT";
+            accountNumber: string;
+            street1: string;
+            cityCounty: string;
+            stateRegion: string;
+            zip: string;
+            countryCode: string;
+        });
         /** BankWithdrawalTransactionCompletedEvent */
         BankWithdrawalTransactionCompletedEvent: {
             /** @description the event id: the webhook-id header of every delivery of it */
@@ -8084,6 +8137,7 @@ export type SchemaBankDepositTransactionFailedEvent = components['schemas']['Ban
 export type SchemaBankDepositTransactionPendingEvent = components['schemas']['BankDepositTransactionPendingEvent'];
 export type SchemaBankTransaction = components['schemas']['BankTransaction'];
 export type SchemaBankTransactionGroup = components['schemas']['BankTransactionGroup'];
+export type SchemaBankWithdrawalRequest = components['schemas']['BankWithdrawalRequest'];
 export type SchemaBankWithdrawalTransactionCompletedEvent = components['schemas']['BankWithdrawalTransactionCompletedEvent'];
 export type SchemaBankWithdrawalTransactionFailedEvent = components['schemas']['BankWithdrawalTransactionFailedEvent'];
 export type SchemaBankWithdrawalTransactionPendingEvent = components['schemas']['BankWithdrawalTransactionPendingEvent'];
@@ -12343,58 +12397,7 @@ export interface operations {
                  *       "remittanceMemo": "Invoice 42"
                  *     }
                  */
-                "application/json": {
-                    /** @description the wallet paying; it must be linked to a virtual account */
-                    walletId: string;
-                    /** @description decimal string, for example "10.50" */
-                    amount: string;
-                    /** @description USD (default); USD_TEST in the sandbox */
-                    asset?: string | null;
-                    /** @description a saved counterparty of the wallet's portfolio; it supplies the beneficiary fields, which the body then leaves out */
-                    counterpartyId?: string | null;
-                    /** @description beneficiary name (required without counterpartyId); no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    name?: string | null;
-                    /** @description ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT (required without counterpartyId) */
-                    transferNetwork?: ("ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT") | null;
-                    /** @description P = private person (individual), L = legal person (business) */
-                    personTypeCode: "P" | "L";
-                    /** @description ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise */
-                    routingNumber?: string | null;
-                    /** @description SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise */
-                    bicSwiftCode?: string | null;
-                    /** @description account number or IBAN (an IBAN is kept in its electronic form: upper case, no spaces) */
-                    accountNumber?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    street1?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    street2?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    cityCounty?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    stateRegion?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    zip?: string | null;
-                    /** @description ISO 3166-1 alpha-2 */
-                    countryCode?: string | null;
-                    /** @description party identification type */
-                    identificationTypeCode?: string | null;
-                    /** @description party identification */
-                    identificationValue?: string | null;
-                    remittanceMemo?: string | null;
-                    /** @description intermediary bank of a cross-border payment: at most 11 characters, a valid BIC of a bank the directory knows (404 BANK_NOT_FOUND otherwise) */
-                    intermediaryBankBic?: string | null;
-                } & ({
-                    counterpartyId: string;
-                } | {
-                    name: string;
-                    transferNetwork: "ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT";
-                    accountNumber: string;
-                    street1: string;
-                    cityCounty: string;
-                    stateRegion: string;
-                    zip: string;
-                    countryCode: string;
-                });
+                "application/json": components["schemas"]["BankWithdrawalRequest"];
             };
         };
         responses: {
@@ -12463,58 +12466,7 @@ export interface operations {
                  *       "remittanceMemo": "Invoice 42"
                  *     }
                  */
-                "application/json": {
-                    /** @description the wallet paying; it must be linked to a virtual account */
-                    walletId: string;
-                    /** @description decimal string, for example "10.50" */
-                    amount: string;
-                    /** @description USD (default); USD_TEST in the sandbox */
-                    asset?: string | null;
-                    /** @description a saved counterparty of the wallet's portfolio; it supplies the beneficiary fields, which the body then leaves out */
-                    counterpartyId?: string | null;
-                    /** @description beneficiary name (required without counterpartyId); no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    name?: string | null;
-                    /** @description ACH_DOMESTIC, ACH_CROSSBORDER, FEDWIRE_DOMESTIC, FEDWIRE_CROSSBORDER or SWIFT (required without counterpartyId) */
-                    transferNetwork?: ("ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT") | null;
-                    /** @description P = private person (individual), L = legal person (business) */
-                    personTypeCode: "P" | "L";
-                    /** @description ABA routing number: required for ACH_DOMESTIC, ACH_CROSSBORDER and FEDWIRE_DOMESTIC, not allowed otherwise */
-                    routingNumber?: string | null;
-                    /** @description SWIFT/BIC: required for FEDWIRE_CROSSBORDER and SWIFT, not allowed otherwise */
-                    bicSwiftCode?: string | null;
-                    /** @description account number or IBAN (an IBAN is kept in its electronic form: upper case, no spaces) */
-                    accountNumber?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    street1?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    street2?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    cityCounty?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    stateRegion?: string | null;
-                    /** @description no control characters, line breaks, invisible formatting characters (Unicode Cc, Cf) or noncharacters, not only white space */
-                    zip?: string | null;
-                    /** @description ISO 3166-1 alpha-2 */
-                    countryCode?: string | null;
-                    /** @description party identification type */
-                    identificationTypeCode?: string | null;
-                    /** @description party identification */
-                    identificationValue?: string | null;
-                    remittanceMemo?: string | null;
-                    /** @description intermediary bank of a cross-border payment: at most 11 characters, a valid BIC of a bank the directory knows (404 BANK_NOT_FOUND otherwise) */
-                    intermediaryBankBic?: string | null;
-                } & ({
-                    counterpartyId: string;
-                } | {
-                    name: string;
-                    transferNetwork: "ACH_DOMESTIC" | "ACH_CROSSBORDER" | "FEDWIRE_DOMESTIC" | "FEDWIRE_CROSSBORDER" | "SWIFT";
-                    accountNumber: string;
-                    street1: string;
-                    cityCounty: string;
-                    stateRegion: string;
-                    zip: string;
-                    countryCode: string;
-                });
+                "application/json": components["schemas"]["BankWithdrawalRequest"];
             };
         };
         responses: {

@@ -149,6 +149,8 @@ export const WithdrawalBody = Type.Object(
   },
   {
     additionalProperties: false,
+    // One schema in the OpenAPI document for the route and its alias (the SDK types it once).
+    title: 'BankWithdrawalRequest',
     examples: [
       {
         walletId: '019ca945-0a00-74c1-8797-3bfde107f365',
