@@ -43,8 +43,6 @@ export interface ListPage<T> {
   pagination: Counted & { hasMoreResults: boolean; nextStartAfterId: string | null };
 }
 
-export { totalText, type Counted };
-
 /**
  * Rows a list page shows at first, and adds per "Load more" (until 2026-12-04 the customers and
  * wallets pages stopped at 50; found by an audit).

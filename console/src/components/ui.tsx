@@ -1,7 +1,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { href } from '../router.js';
-import { totalText, type Counted } from '../api.js';
+import { totalText, type Counted } from '../count-text.js';
 
 export function Page(props: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
   return (

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Id, Json, Page, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
-import { totalText } from '../api.js';
+import { totalText } from '../count-text.js';
 
 export function EventsPage() {
   const { api } = useSession();
