@@ -663,8 +663,7 @@ export async function mineBlocks(
   // while another process's confirm counted one up is not dated before that change, which a client
   // may have read already (until 2026-12-06 a deposit's updatedAt could go back, and its SUCCESS
   // record and event come before it; found by an audit with two processes).
-  const lastChange = stillPending.reduce<Date | undefined>((latest, transfer) => (latest === undefined || transfer.updated_at > latest ? transfer.updated_at : latest), undefined);
-  const context = lastChange === undefined ? blocksContext : datedAfter(blocksContext, lastChange);
+  const context = stillPending.reduce((dated, transfer) => datedAfter(dated, transfer.updated_at), blocksContext);
   const confirmedBy = (transfer: CryptoTransferRow): CryptoTransferRow => ({
     ...transfer,
     confirmations: Math.min(transfer.confirmations + count, 1_000_000_000),
