@@ -402,9 +402,10 @@ async function interestTimersOf(client: TestClient): Promise<{ kind: string; sub
   return rows.map((row) => ({ kind: row.kind, subjectId: row.subject_id, dueAt: new Date(row.due_at).toISOString() }));
 }
 
-async function owingLine(principal: number, options: { apr?: string; usd?: bigint } = {}): Promise<{ client: TestClient; line: OpenLine; cardId: string }> {
+/** A new client's line (with its options) owing `principal`, spent with the line's credit card. */
+async function owingLine(principal: number, options: { apr?: string; usd?: bigint; creditLimit?: string } = {}): Promise<{ client: TestClient; line: OpenLine; cardId: string }> {
   const client = await t.newClient('owing');
-  const line = await openLine(t, { client, ...(options.apr === undefined ? {} : { apr: options.apr }), ...(options.usd === undefined ? {} : { usd: options.usd }) });
+  const line = await openLine(t, { client, ...options });
   const cardId = await creditCard(t, line, client);
   if (principal > 0) await spend(t, cardId, principal, client);
   return { client, line, cardId };
@@ -695,10 +696,7 @@ describe('POST /v1/cards/credit', () => {
 
 describe('credit card authorizations', () => {
   it('51 beyond the available credit, 00 up to it', async () => {
-    const client = await t.newClient('auth 51');
-    const line = await openLine(t, { client, creditLimit: '1000.00' });
-    const cardId = await creditCard(t, line, client);
-    await spend(t, cardId, 400, client);
+    const { client, line, cardId } = await owingLine(400, { creditLimit: '1000.00' });
     const short = await authorize(t, cardId, { amount: 600.01 }, client);
     expect(short.responseCode).toBe('51');
     expect(await declineReasonOf(short.parentCardTransactionId, client)).toBe('INSUFFICIENT_FUNDS');
@@ -709,10 +707,7 @@ describe('credit card authorizations', () => {
   });
 
   it('an advice (0120) above the available credit is recorded and announced at the advised amount, with heldAmount saying what the line holds', async () => {
-    const client = await t.newClient('advice beyond credit');
-    const line = await openLine(t, { client, creditLimit: '1000.00' });
-    const cardId = await creditCard(t, line, client);
-    await spend(t, cardId, 400, client);
+    const { client, line, cardId } = await owingLine(400, { creditLimit: '1000.00' });
     const auth = await authorize(t, cardId, { amount: 100 }, client);
     const advice = await onParent(t, auth.parentCardTransactionId, 'advices', { amount: 900 }, client);
     expect(advice.record).toMatchObject({ amount: 900, heldAmount: 600 });
