@@ -27,7 +27,10 @@ export interface TimerKind {
    * is the moment by the client's clock (on an advance: the due time, or the client's time before
    * the advance when that is later). Must tolerate a subject that is already finished or gone.
    * The timer row is deleted before `run`, so `run` may schedule the subject's next timer of the
-   * same kind (a recurring timer: daily interest).
+   * same kind (a recurring timer: daily interest). A kind whose timers are moved (scheduleTimer
+   * on a subject that has one) must also find the subject's own due time and, when that is later
+   * than `context.now`, schedule itself again at it instead of doing the work: a move is skipped
+   * while a runner holds the timer (scheduleTimer says why), so the run may come at the old time.
    */
   run(tx: Tx, context: RequestContext, subjectId: string): Promise<void>;
 }
@@ -47,6 +50,11 @@ export interface FailedTimer extends DueTimer {
  * Creates the timer, or moves its due time when the subject already has one of this kind. With
  * `write`, the timer joins the caller's combined statement as a row of `timers_due` (the timers
  * of the statements a transaction group merges are written by one part) instead of being sent now.
+ * A timer a runner has claimed (its row locked) is not moved: the runner runs it at its old time
+ * and its kind finds the subject's later due time and schedules it again (TimerKind.run). Waiting
+ * for the claim would deadlock, as cancelTimer says: the caller holds the subject, which the
+ * runner waits for while it holds the timer (possible until 2026-12-06 when an increment moved a
+ * card hold's expiry while a runner had just claimed it).
  */
 export async function scheduleTimer(
   tx: Tx,
@@ -88,19 +96,43 @@ async function writeTimerRows<R>(tx: Tx, write: WriteStatement | undefined, kind
   if (!write) await target.execute(tx);
 }
 
-/** Timers created or moved, as rows of a combined statement (as scheduleTimer does them one by one). */
+/**
+ * Timers created or moved, as rows of a combined statement (as scheduleTimer does them one by one).
+ * Two parts on one snapshot, on disjoint rows: `timers_moved` updates the timers that exist and no
+ * other transaction holds (each found by its whole key and taken with SKIP LOCKED, as
+ * `timers_cancelled` does); `timers_due` inserts those that do not exist (the ON CONFLICT is for
+ * one another transaction created meanwhile). One that exists and is held is left as it is.
+ */
 const timersDue: RowsKind<{ clientId: string; kind: string; subjectId: string; dueAt: Date; now: Date }> = {
   name: 'timers_due',
-  parts: (rows) => [
-    {
-      name: 'timers_due',
-      statement: sql`
-        INSERT INTO timers (client_id, kind, subject_id, due_at, created_at)
-        SELECT * FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.kind)}::text[], ${rows.map((row) => row.subjectId)}::uuid[],
-          ${rows.map((row) => row.dueAt)}::timestamptz[], ${rows.map((row) => row.now)}::timestamptz[])
-        ON CONFLICT (client_id, kind, subject_id) DO UPDATE SET due_at = EXCLUDED.due_at, failed_attempts = 0, retry_at = NULL, last_error = NULL`,
-    },
-  ],
+  parts: (rows) => {
+    const clientIds = rows.map((row) => row.clientId);
+    const kinds = rows.map((row) => row.kind);
+    const subjectIds = rows.map((row) => row.subjectId);
+    const dueAts = rows.map((row) => row.dueAt);
+    return [
+      {
+        name: 'timers_moved',
+        statement: sql`
+          UPDATE timers t SET due_at = w.due_at, failed_attempts = 0, retry_at = NULL, last_error = NULL
+          FROM unnest(${clientIds}::uuid[], ${kinds}::text[], ${subjectIds}::uuid[], ${dueAts}::timestamptz[]) AS w (client_id, kind, subject_id, due_at)
+          WHERE t.ctid = ANY (ARRAY(
+              SELECT (SELECT f.ctid FROM timers f WHERE f.client_id = k.client_id AND f.kind = k.kind AND f.subject_id = k.subject_id FOR UPDATE SKIP LOCKED)
+              FROM unnest(${clientIds}::uuid[], ${kinds}::text[], ${subjectIds}::uuid[]) AS k (client_id, kind, subject_id)))
+            AND t.client_id = w.client_id AND t.kind = w.kind AND t.subject_id = w.subject_id`,
+      },
+      {
+        name: 'timers_due',
+        statement: sql`
+          INSERT INTO timers (client_id, kind, subject_id, due_at, created_at)
+          SELECT w.client_id, w.kind, w.subject_id, w.due_at, w.created_at
+          FROM unnest(${clientIds}::uuid[], ${kinds}::text[], ${subjectIds}::uuid[], ${dueAts}::timestamptz[], ${rows.map((row) => row.now)}::timestamptz[])
+            AS w (client_id, kind, subject_id, due_at, created_at)
+          WHERE (SELECT 1 FROM timers e WHERE e.client_id = w.client_id AND e.kind = w.kind AND e.subject_id = w.subject_id) IS NULL
+          ON CONFLICT (client_id, kind, subject_id) DO UPDATE SET due_at = EXCLUDED.due_at, failed_attempts = 0, retry_at = NULL, last_error = NULL`,
+      },
+    ];
+  },
 };
 
 /** Timers removed, as rows of a combined statement (as cancelTimer does them one by one). */

@@ -2234,6 +2234,9 @@ describe('a message that waited for its card behind another process\'s is dated 
     const client = await t.newClient();
     const card = await fundedCard(t, '100.00', client);
     const auth = await authorize(t, card.cardId, { amount: 30 }, client);
+    // The hold is due (7 days) when the reversal comes, and its timer runs late, at a moment before
+    // the reversal (the file's last test: the shared clock moves on).
+    t.clock.advance(8 * 24 * 3600 * 1000);
     const reversal = await onParent(t, auth.parentCardTransactionId, 'reversals', { amount: 10 }, client);
     const { expireSwipe } = await import('./processor.js');
     const { withTransaction } = await import('../../../platform/db/transaction.js');

@@ -2134,13 +2134,21 @@ async function closeWaiting(run: Run, swipe: CardSwipeRow): Promise<CardSwipeRow
  * more (a completion named a refund authorization's lifecycle) keeps its status. Each lapse is a
  * CANCELLED child that repeats the lifecycle's first identifiers (it is no message): a
  * PRE_AUTHORIZATION for the hold, a REFUND for the refund. Returns the last, or null when nothing
- * was left to expire.
+ * was left to expire. Run `byTimer`, a lifecycle whose expiry is later than the timer's moment
+ * (moved while the timer was held) is not expired: its timer is set to that expiry.
  */
-export async function expireSwipe(tx: Tx, timerContext: RequestContext, swipeId: string): Promise<CardTransactionView | null> {
+export async function expireSwipe(tx: Tx, timerContext: RequestContext, swipeId: string, options: { byTimer?: boolean } = {}): Promise<CardTransactionView | null> {
   const peek = await tx.selectFrom('card_swipes').select('card_id').where('client_id', '=', timerContext.clientId).where('id', '=', swipeId).executeTakeFirst();
   if (!peek) return null;
   const { card, swipe } = await lockCardAndSwipe(tx, timerContext.clientId, peek.card_id, swipeId);
   if (!swipe) return null;
+  if (options.byTimer && swipe.expires_at !== null && swipe.expires_at > timerContext.now) {
+    // Not due: a message moved the expiry while a runner held this timer, which is then left
+    // where it was (scheduleTimer); the timer follows the lifecycle. (The sandbox's expire
+    // control expires a hold now, whatever its due time.)
+    await scheduleTimer(tx, { clientId: timerContext.clientId, kind: holdExpiryTimerKind, subjectId: swipe.id, dueAt: swipe.expires_at, now: timerContext.now });
+    return null;
+  }
   // After the lifecycle's last change, as a message is (onLifecycle).
   const context = datedAfter(timerContext, swipe.updated_at);
   const refundAuthorized = toBigInt(swipe.refund_authorized_minor);
@@ -2224,6 +2232,6 @@ export async function expireSwipe(tx: Tx, timerContext: RequestContext, swipeId:
 export const cardHoldExpiryTimer: TimerKind = {
   kind: holdExpiryTimerKind,
   run: async (tx, context, swipeId) => {
-    await expireSwipe(tx, context, swipeId);
+    await expireSwipe(tx, context, swipeId, { byTimer: true });
   },
 };
