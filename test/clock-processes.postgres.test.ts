@@ -1,10 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { packageRoot } from '../src/paths.js';
-import { freePort } from './support/free-port.js';
-import { createTestApp, testEncryptionKey, type TestContext } from './harness.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from './harness.js';
+import { ProgramProcesses } from './support/processes.js';
 import { deposit, expectLedgerClean, linkedWallet } from './bank/fixtures.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -16,58 +13,16 @@ import { deposit, expectLedgerClean, linkedWallet } from './bank/fixtures.js';
  * only: on the embedded PGlite database a second process cannot open the database.
  */
 let t: TestContext;
-let databaseUrl: string;
-const spawned = new Set<ChildProcess>();
-
-
-function start(args: string[]): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'src', 'cli.ts'), ...args], {
-    cwd: packageRoot,
-    env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, OPENBAAS_ENCRYPTION_KEY: testEncryptionKey, DB_POOL_MAX: '5', OPENBAAS_MODE: 'sandbox' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    errors += chunk.toString('utf8');
-  });
-  child.on('exit', (code, signal) => {
-    spawned.delete(child);
-    if (code !== 0 && signal === null) console.error(`process ${child.pid} (${args.join(' ')}) exited with ${code}: ${errors}`);
-  });
-  spawned.add(child);
-  return child;
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-async function startServer(): Promise<string> {
-  const port = await freePort();
-  start(['serve', '--port', String(port)]);
-  const base = `http://127.0.0.1:${port}`;
-  await vi.waitFor(
-    async () => {
-      const response = await fetch(`${base}/health/ready`);
-      expect(response.status).toBe(200);
-    },
-    { timeout: 60_000, interval: 100 },
-  );
-  return base;
-}
+let processes: ProgramProcesses;
 
 beforeAll(async () => {
   // The servers read the wall clock, so the test's clock starts at the wall clock too.
   t = await createTestApp({ clockStart: new Date().toISOString() });
-  const schema = (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(t.deps.db)).rows[0]?.schema ?? '';
-  const url = process.env.TEST_DATABASE_URL ?? '';
-  databaseUrl = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  processes = await ProgramProcesses.on(t);
 }, 120_000);
 
 afterAll(async () => {
-  for (const child of spawned) child.kill('SIGKILL');
-  await Promise.all([...spawned].map(exited));
+  await processes?.stopAll();
   await t?.close();
 });
 
@@ -79,8 +34,8 @@ describe('the sandbox clock in several processes (PostgreSQL only)', () => {
       deposits.push((await deposit(t, wallet.virtualAccountNumber, '1.00')).parentBankTransactionId as string);
       t.clock.advance(500);
     }
-    const [first, second] = await Promise.all([startServer(), startServer()]);
-    start(['worker']);
+    const [first, second] = await Promise.all([processes.startServer(), processes.startServer()]);
+    processes.start(['worker']);
 
     const advance = (base: string) =>
       fetch(`${base}/v1/sandbox/clock/advance`, {

@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { expect, vi } from 'vitest';
+import { packageRoot } from '../../src/paths.js';
+import { testEncryptionKey, type TestContext } from '../harness.js';
+import { freePort } from './free-port.js';
+
+/**
+ * The program in processes of its own (`src/cli.ts` through tsx) on the test app's PostgreSQL
+ * schema, for the tests of what several processes do at once. PostgreSQL only: a second process
+ * cannot open the embedded database.
+ */
+export class ProgramProcesses {
+  private readonly spawned = new Set<ChildProcess>();
+
+  private constructor(private readonly databaseUrl: string) {}
+
+  /** Processes on `t`'s schema (the test app's database, seen through its search_path). */
+  static async on(t: TestContext): Promise<ProgramProcesses> {
+    const schema = (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(t.deps.db)).rows[0]?.schema ?? '';
+    const url = process.env.TEST_DATABASE_URL ?? '';
+    return new ProgramProcesses(`${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`);
+  }
+
+  /** Starts `openbaas <args>` in the sandbox mode with a small pool; its errors are printed if it fails. */
+  start(args: string[]): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'src', 'cli.ts'), ...args], {
+      cwd: packageRoot,
+      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: this.databaseUrl, OPENBAAS_ENCRYPTION_KEY: testEncryptionKey, DB_POOL_MAX: '5', OPENBAAS_MODE: 'sandbox' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let errors = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      errors += chunk.toString('utf8');
+    });
+    child.on('exit', (code, signal) => {
+      this.spawned.delete(child);
+      if (code !== 0 && signal === null) console.error(`process ${child.pid} (${args.join(' ')}) exited with ${code}: ${errors}`);
+    });
+    this.spawned.add(child);
+    return child;
+  }
+
+  /** Starts `openbaas serve` on a free port; answers its base address once it is ready. */
+  async startServer(): Promise<string> {
+    const port = await freePort();
+    this.start(['serve', '--port', String(port)]);
+    const base = `http://127.0.0.1:${port}`;
+    await vi.waitFor(
+      async () => {
+        const response = await fetch(`${base}/health/ready`);
+        expect(response.status).toBe(200);
+      },
+      { timeout: 60_000, interval: 100 },
+    );
+    return base;
+  }
+
+  /** Kills every process still running and waits for them to exit. */
+  async stopAll(): Promise<void> {
+    const running = [...this.spawned];
+    for (const child of running) child.kill('SIGKILL');
+    await Promise.all(running.map(exited));
+  }
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
