@@ -9,7 +9,7 @@ import { lockWalletAccount, postTransfer, type HistoryInput, type WalletsExist }
 import { collateralAssetOf, collateralPriceOf, findCreditLine, usdAsset, type CreditLineRow } from './credit-lines.service.js';
 import type { Price } from '../trades/index.js';
 import { ltvAtLeast, purchaseRestrictedLevel, thresholdOf } from './ltv.js';
-import { figuresOf, recomputeLtv } from './ltv-monitor.js';
+import { figuresOf, lineChangedAt, recomputeLtv } from './ltv-monitor.js';
 import './credit.tables.js';
 
 /**
@@ -125,7 +125,7 @@ class CreditLineFunding implements CreditLineFundingSource {
         principal: (BigInt(line.principal) + (delta.principal ?? 0n)).toString(),
         pending_holds: (BigInt(line.pending_holds) + (delta.pendingHolds ?? 0n)).toString(),
         excess_paid_out: (BigInt(line.excess_paid_out) + (delta.excessPaidOut ?? 0n)).toString(),
-        updated_at: this.context.now,
+        updated_at: lineChangedAt(this.context.now),
       })
       .where('client_id', '=', this.context.clientId)
       .where('id', '=', line.id)

@@ -890,6 +890,30 @@ describe('LTV events', () => {
     expect(await ltvEventsOf(t, line.lineId, client)).toHaveLength(3);
     await expectLedgerClean(t);
   });
+
+  it('come in the order of the line\'s changes: one fired by a card message dated ahead of the clock is listed before one a later price change fires', async () => {
+    const client = await t.newClient('event order');
+    const line = await openLine(t, { client });
+    await setPrice(t, 'BTC-USD', '10000.00', client);
+    const cardId = await creditCard(t, line, client);
+    const auth = await authorize(t, cardId, { amount: 1000 }, client);
+    // The completion follows its lifecycle's change, so it is dated 1 ms after the clock (the
+    // tests' clock stands still): 6,100 / 10,000 fires the warning then.
+    const completion = await onParent(t, auth.parentCardTransactionId, 'completions', { amount: 6100 }, client);
+    expect(completion.responseCode).toBe('00');
+    // Far enough below the threshold to re-arm it, then back above it at the clock's moment.
+    await setPrice(t, 'BTC-USD', '12000.00', client);
+    await setPrice(t, 'BTC-USD', '9800.00', client);
+    const events = await ltvEventsOf(t, line.lineId, client);
+    // Until 2026-12-06 the second was dated at the clock, before the first, and listed before it.
+    expect(events.map((event) => [event.type, event.data.ltv])).toEqual([
+      ['LTV_THRESHOLD_WARNING', '0.6100'],
+      ['LTV_THRESHOLD_WARNING', '0.6224'],
+    ]);
+    expect(Date.parse(events[1].createdAt)).toBeGreaterThan(Date.parse(events[0].createdAt));
+    expect((await lineOf(t, line.lineId, client)).lastLtvEventAt).toBe(events[1].createdAt);
+    await expectLedgerClean(t);
+  });
 });
 
 describe('when all the collateral is gone (sold or released)', () => {

@@ -27,7 +27,7 @@ import {
   type CreditSettings,
   type LtvLevel,
 } from './ltv.js';
-import { recomputeLtv } from './ltv-monitor.js';
+import { lineChangedAt, recomputeLtv } from './ltv-monitor.js';
 import type { CreditLineStatus, CreditLinesTable } from './credit.tables.js';
 import './credit.tables.js';
 
@@ -328,7 +328,7 @@ export async function lockCollateral(tx: Tx, context: RequestContext, id: string
   }
   await tx
     .updateTable('credit_lines')
-    .set({ collateral_amount: BigInt(line.collateral_amount) + amount, collateral_hold_id: holdId, updated_at: context.now })
+    .set({ collateral_amount: BigInt(line.collateral_amount) + amount, collateral_hold_id: holdId, updated_at: lineChangedAt(context.now) })
     .where('client_id', '=', context.clientId)
     .where('id', '=', line.id)
     .execute();
@@ -372,7 +372,7 @@ export async function releaseCollateral(tx: Tx, context: RequestContext, id: str
     // All of it released: the hold is closed, and the next lock opens a new one.
     // Marked as needing cover: the recomputation below clears it when what stays locked still covers
     // the limit at the opening LTV; otherwise the line is RESTRICTED until collateral covers it again.
-    .set({ collateral_amount: locked - amount, ...(locked === amount ? { collateral_hold_id: null } : {}), needs_cover: true, updated_at: context.now })
+    .set({ collateral_amount: locked - amount, ...(locked === amount ? { collateral_hold_id: null } : {}), needs_cover: true, updated_at: lineChangedAt(context.now) })
     .where('client_id', '=', context.clientId)
     .where('id', '=', line.id)
     .execute();
@@ -412,7 +412,7 @@ export async function repayCreditLine(tx: Tx, context: RequestContext, id: strin
   await postTransfer(tx, { clientId: context.clientId, now: context.now, asset: usd, legs, history: { parentTransactionId, type: creditHistoryTypes.payment, traceId: context.traceId } });
   await tx
     .updateTable('credit_lines')
-    .set({ interest: interest - interestPaid, principal: principal - principalPaid, updated_at: context.now })
+    .set({ interest: interest - interestPaid, principal: principal - principalPaid, updated_at: lineChangedAt(context.now) })
     .where('client_id', '=', context.clientId)
     .where('id', '=', line.id)
     .execute();
@@ -458,7 +458,7 @@ async function accrueClientInterest(tx: Tx, context: RequestContext): Promise<vo
        SET interest = l.interest + div(t.total, ${interestCarryDenominator.toString()}::numeric),
            interest_carry = mod(t.total, ${interestCarryDenominator.toString()}::numeric)::bigint,
            interest_accrued_until = t.interest_accrued_until + t.days * interval '1 day',
-           updated_at = ${context.now}
+           updated_at = GREATEST(${context.now}::timestamptz, l.updated_at)
       FROM totals t
      WHERE l.client_id = ${context.clientId} AND l.id = t.id
     RETURNING l.id, l.collateral_asset`.execute(tx);

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { assert } from '../../platform/assert.js';
@@ -55,6 +55,17 @@ interface RecomputedRow {
   thresholds: number[];
   opening: number;
   liquidation_penalty: number;
+  /** The line's new `updated_at`, when its events are dated (after its previous change). */
+  moment: Date;
+}
+
+/**
+ * A credit line's `updated_at` for a change at `now`: never earlier than it is (a change dated
+ * ahead of the clock may have come first), so the moment recomputeLtv dates the line's events
+ * after stays the line's last change.
+ */
+export function lineChangedAt(now: Date): RawBuilder<Date> {
+  return sql<Date>`GREATEST(${now}::timestamptz, updated_at)`;
 }
 
 /**
@@ -83,6 +94,10 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
   const result = await sql<RecomputedRow>`
     WITH current AS (
       SELECT s.client_id, s.id, s.status, s.collateral_amount, s.ltv_fired AS prev_mask, s.residual_debt, s.needs_cover,
+        -- A line's events are dated after its last change (as a card message is after its
+        -- lifecycle's, datedAfter): a change dated 1 ms ahead of the clock (a message on a card
+        -- lifecycle changed in the same millisecond) came before this one.
+        GREATEST(${context.now}::timestamptz, s.updated_at + interval '1 millisecond') AS moment,
         (SELECT coalesce(bit_or(1 << (t.i - 1)::int), 0)::int
            FROM unnest(s.thresholds) WITH ORDINALITY AS t(th, i)
           WHERE (v.debt > 0 AND v.lhs >= t.th * v.base)
@@ -121,14 +136,14 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
            residual_debt = c.next_residual,
            needs_cover = c.next_needs_cover,
            status = c.next_status,
-           last_ltv_event_at = CASE WHEN (c.next_mask & ~c.prev_mask & ${(1 << liquidationLevel) - 1}) <> 0 THEN ${context.now}::timestamptz ELSE l.last_ltv_event_at END,
-           updated_at = ${context.now}
+           last_ltv_event_at = CASE WHEN (c.next_mask & ~c.prev_mask & ${(1 << liquidationLevel) - 1}) <> 0 THEN c.moment ELSE l.last_ltv_event_at END,
+           updated_at = c.moment
       FROM changed c
      WHERE l.client_id = c.client_id AND l.id = c.id
        AND (c.next_mask <> c.prev_mask OR c.next_status <> c.status OR c.liquidate OR c.next_residual <> c.residual_debt OR c.next_needs_cover <> c.needs_cover)
     RETURNING l.id, l.customer_id, l.collateral_wallet_id, l.collateral_hold_id, l.currency, c.prev_mask, c.next_mask, c.liquidate,
       l.principal::text AS principal, l.interest::text AS interest, l.pending_holds::text AS pending_holds,
-      l.collateral_amount::text AS collateral_amount, l.thresholds, l.opening, l.liquidation_penalty`.execute(tx);
+      l.collateral_amount::text AS collateral_amount, l.thresholds, l.opening, l.liquidation_penalty, c.moment`.execute(tx);
 
   const rows = result.rows;
   if (rows.length === 0) return;
@@ -140,7 +155,7 @@ export async function recomputeLtv(tx: Tx, context: RequestContext, target: Reco
     for (const level of newlyFired(row.prev_mask, row.next_mask)) {
       // The liquidation level's event is written by the liquidation, with what it sold.
       if (level === liquidationLevel) continue;
-      events.push({ context, type: eventTypeOf(level), data: ltvEventData(row, figures, thresholdOf(row.thresholds, level), collateralAsset, price, usd) });
+      events.push({ context: { ...context, now: row.moment }, type: eventTypeOf(level), data: ltvEventData(row, figures, thresholdOf(row.thresholds, level), collateralAsset, price, usd) });
     }
     if (row.liquidate) toLiquidate.push(row);
   }
@@ -184,7 +199,7 @@ function ltvEventData(row: RecomputedRow, figures: LtvFigures, thresholdE4: numb
  */
 async function liquidate(tx: Tx, context: RequestContext, rows: RecomputedRow[], asset: Asset, price: Price, usd: Asset, events: EventToRecord[]): Promise<void> {
   const operations: LedgerOperation[] = [];
-  const updates: { id: string; plan: LiquidationPlan }[] = [];
+  const updates: { id: string; plan: LiquidationPlan; moment: Date }[] = [];
   for (const row of rows) {
     assert(row.collateral_hold_id, `credit line ${row.id} has collateral but no hold`);
     const figures = figuresOf(row, asset, price);
@@ -214,9 +229,9 @@ async function liquidate(tx: Tx, context: RequestContext, rows: RecomputedRow[],
       { from: { system: 'TRADING' as const }, to: { walletId: row.collateral_wallet_id }, amount: plan.surplus, purpose: liquidationHistoryType },
     ].filter((leg) => leg.amount > 0n);
     if (legs.length > 0) operations.push({ operation: 'transfer', ...base, asset: usd, legs, history: { parentTransactionId, type: liquidationHistoryType, traceId: context.traceId } });
-    updates.push({ id: row.id, plan });
+    updates.push({ id: row.id, plan, moment: row.moment });
     events.push({
-      context,
+      context: { ...context, now: row.moment },
       type: 'LTV_LIQUIDATED',
       data: {
         ...ltvEventData(row, figures, thresholdOf(row.thresholds, liquidationLevel), asset, price, usd),
@@ -244,10 +259,11 @@ async function liquidate(tx: Tx, context: RequestContext, rows: RecomputedRow[],
            residual_debt = l.residual_debt OR (l.collateral_amount = u.taken AND l.principal - u.principal_repaid + l.interest - u.interest_repaid > 0),
            -- None left: lending again needs collateral that covers the limit, as when the line opened.
            needs_cover = l.needs_cover OR l.collateral_amount = u.taken,
-           last_ltv_event_at = ${context.now},
-           updated_at = ${context.now}
+           last_ltv_event_at = u.moment,
+           updated_at = GREATEST(l.updated_at, u.moment)
       FROM unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.plan.taken.toString())}::numeric[],
-                  ${updates.map((u) => u.plan.interestRepaid.toString())}::numeric[], ${updates.map((u) => u.plan.principalRepaid.toString())}::numeric[])
-           AS u(id, taken, interest_repaid, principal_repaid)
+                  ${updates.map((u) => u.plan.interestRepaid.toString())}::numeric[], ${updates.map((u) => u.plan.principalRepaid.toString())}::numeric[],
+                  ${updates.map((u) => u.moment)}::timestamptz[])
+           AS u(id, taken, interest_repaid, principal_repaid, moment)
      WHERE l.client_id = ${context.clientId} AND l.id = u.id`.execute(tx);
 }
