@@ -108,16 +108,20 @@ export function findAssetPair(pairs: readonly AssetPair[], assetCodeA: string, a
   );
 }
 
-/** The pair joining the two assets, or 422 PAIR_NOT_TRADABLE when there is none or it is not tradable now. */
+/**
+ * The pair joining the two assets, or 422 PAIR_NOT_TRADABLE when there is none or it is not
+ * tradable now, naming `toAssetId` (the asset the trade would go to from `fromAssetId`; until
+ * 2026-12-06 the answer named no field, found by an audit).
+ */
 export function requireTradablePair(pairs: readonly AssetPair[], from: Asset, to: Asset): AssetPair {
   const pair = findAssetPair(pairs, from.code, to.code);
+  const refuse = (message: string): AppError => new AppError('PAIR_NOT_TRADABLE', `toAssetId: ${message}`, { details: [{ field: 'toAssetId', message }] });
+  if (from.code === to.code) throw refuse(`the same asset as fromAssetId (${from.code}); a trade goes from one asset to another`);
   if (!pair) {
     const listed = pairs.filter((candidate) => candidate.tradable).map((candidate) => candidate.symbol).join(', ');
-    throw new AppError('PAIR_NOT_TRADABLE', `no asset pair trades ${from.code} against ${to.code}; tradable pairs: ${listed}`);
+    throw refuse(`no asset pair trades ${from.code} against ${to.code}; tradable pairs: ${listed}`);
   }
-  if (!pair.tradable) {
-    throw new AppError('PAIR_NOT_TRADABLE', `the asset pair ${pair.symbol} is not tradable at the moment`);
-  }
+  if (!pair.tradable) throw refuse(`the asset pair ${pair.symbol} is not tradable at the moment`);
   return pair;
 }
 

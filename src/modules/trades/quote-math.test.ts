@@ -412,16 +412,17 @@ describe('400 INVALID_AMOUNT', () => {
 
 describe('422 PAIR_NOT_TRADABLE', () => {
   it('refuses two assets no pair joins, and the same asset twice', () => {
-    const error = expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'BTC', toAssetId: 'ETH' }), context), 'PAIR_NOT_TRADABLE');
+    const error = expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'BTC', toAssetId: 'ETH' }), context), 'PAIR_NOT_TRADABLE', 'toAssetId');
     expect(error.statusCode).toBe(422);
-    expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'BTC', toAssetId: 'BTC' }), context), 'PAIR_NOT_TRADABLE');
-    expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'USD', toAssetId: 'EUR' }), context), 'PAIR_NOT_TRADABLE');
+    const same = expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'BTC', toAssetId: 'BTC' }), context), 'PAIR_NOT_TRADABLE', 'toAssetId');
+    expect(same.details?.[0]?.message).toMatch(/the same asset as fromAssetId/);
+    expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'USD', toAssetId: 'EUR' }), context), 'PAIR_NOT_TRADABLE', 'toAssetId');
   });
 
   it('refuses a listed pair whose tradable flag is off, in either order', () => {
     const pairs = defaultAssetPairs.map((pair) => (pair.symbol === 'BTC-USD' ? { ...pair, tradable: false } : pair));
-    expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'BTC', toAssetId: 'USD' }), { ...context, pairs }), 'PAIR_NOT_TRADABLE');
-    expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'USD', toAssetId: 'BTC' }), { ...context, pairs }), 'PAIR_NOT_TRADABLE');
+    expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'BTC', toAssetId: 'USD' }), { ...context, pairs }), 'PAIR_NOT_TRADABLE', 'toAssetId');
+    expectAppError(() => resolveQuoteRequest(request({ fromAssetId: 'USD', toAssetId: 'BTC' }), { ...context, pairs }), 'PAIR_NOT_TRADABLE', 'toAssetId');
     expect(resolveQuoteRequest(request({ fromAssetId: 'BTC', toAssetId: 'USDC' }), { ...context, pairs }).pair.symbol).toBe('BTC-USDC');
   });
 });
