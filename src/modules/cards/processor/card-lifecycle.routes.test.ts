@@ -2251,3 +2251,23 @@ describe('a message that waited for its card behind another process\'s is dated 
     await expectLedgerClean(t);
   });
 });
+
+describe('a hold due to expire', () => {
+  it('an increment that comes once the hold is due, before its timer has run, is declined 57 on the lifecycle; the timer then releases the hold', async () => {
+    const client = await t.newClient();
+    const card = await fundedCard(t, '100.00', client);
+    const auth = await authorize(t, card.cardId, { amount: 30 }, client);
+    // The client's clock reaches the expiry; nothing runs the timer yet (no worker in the tests).
+    t.clock.set(auth.record.expiresAt as string);
+    const increment = await onParent(t, auth.parentCardTransactionId, 'increments', { amount: 5 }, client);
+    // Until 2026-12-06 it was approved and moved the expiry 7 days on.
+    expect(increment).toMatchObject({ responseCode: '57', parentCardTransactionId: auth.parentCardTransactionId });
+    expect(increment.record).toMatchObject({ type: 'PRE_AUTHORIZATION', status: 'FAILED', declineReason: 'TRANSACTION_NOT_PERMITTED', amount: 0 });
+    expect(await lifecycle(t, auth.parentCardTransactionId, client)).toMatchObject({ status: 'PENDING', heldAmount: 30 });
+    const advance = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', body: { seconds: 1 }, key: client.key });
+    expect((advance.body.data.ran as { kind: string }[]).map((timer) => timer.kind)).toEqual(['card.hold-expiry']);
+    expect(await lifecycle(t, auth.parentCardTransactionId, client)).toMatchObject({ status: 'CANCELLED', heldAmount: 0 });
+    expect(await balances(t, card.walletId, client)).toEqual({ AVAILABLE: '100.00', RESERVED: '0.00', PENDING: '0.00' });
+    await expectLedgerClean(t);
+  });
+});

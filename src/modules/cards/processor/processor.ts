@@ -1163,6 +1163,11 @@ function onLifecycle<S extends CardSwipeRow | undefined>(run: Run, swipe: S): S 
   return swipe;
 }
 
+/** The lifecycle's expiry has come by the client's clock (its timer may not have run yet). */
+function isDue(swipe: CardSwipeRow, now: Date): boolean {
+  return swipe.expires_at !== null && swipe.expires_at <= now;
+}
+
 function hasOpenHold(swipe: CardSwipeRow | undefined): swipe is CardSwipeRow & { hold_id: string } {
   return swipe !== undefined && swipe.status === 'PENDING' && swipe.hold_id !== null && toBigInt(swipe.held_minor) > 0n;
 }
@@ -1195,10 +1200,12 @@ async function authorize(run: Run): Promise<CardMessageStep> {
   if (transactionType === '30' || transactionType === '31') return balanceInquiry(run);
   if (info.networkDataRef !== null) {
     const existing = await correlate(run, { byRrn: false });
-    if (hasOpenHold(existing) && existing.coop_pending === null) return increment(run, existing);
+    if (hasOpenHold(existing) && existing.coop_pending === null && !isDue(existing, run.context.now)) return increment(run, existing);
     // An increment of a lifecycle that holds nothing any more (completed, reversed, expired, or
     // declined from the start): no hold to raise, and a new hold under a used reference would make
-    // later messages ambiguous. Declined (57) on that lifecycle, which stays as it was.
+    // later messages ambiguous. Declined (57) on that lifecycle, which stays as it was. So is one
+    // whose hold is due to expire (its timer runs within a second, or at the next clock advance):
+    // until 2026-12-06 it was approved and kept the hold 7 more days (found by an audit).
     if (existing) return recordOnUnchanged(run, existing, { type: 'PRE_AUTHORIZATION', status: 'FAILED', decision: decline('TRANSACTION_NOT_PERMITTED'), amountMinor: 0n });
   }
   if (info.transactionMinor === 0n) return verifyAccount(run);
@@ -2142,7 +2149,7 @@ export async function expireSwipe(tx: Tx, timerContext: RequestContext, swipeId:
   if (!peek) return null;
   const { card, swipe } = await lockCardAndSwipe(tx, timerContext.clientId, peek.card_id, swipeId);
   if (!swipe) return null;
-  if (options.byTimer && swipe.expires_at !== null && swipe.expires_at > timerContext.now) {
+  if (options.byTimer && swipe.expires_at !== null && !isDue(swipe, timerContext.now)) {
     // Not due: a message moved the expiry while a runner held this timer, which is then left
     // where it was (scheduleTimer); the timer follows the lifecycle. (The sandbox's expire
     // control expires a hold now, whatever its due time.)
