@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestContext } from './harness.js';
-import { ProgramProcesses } from './support/processes.js';
+import { describe, expect, it } from 'vitest';
+import { programProcessesSuite } from './support/processes.js';
 import { deposit, expectLedgerClean, linkedWallet } from './bank/fixtures.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -12,22 +11,11 @@ import { deposit, expectLedgerClean, linkedWallet } from './bank/fixtures.js';
  * both servers at once while the workers run. Every due timer must run exactly once. PostgreSQL
  * only: on the embedded PGlite database a second process cannot open the database.
  */
-let t: TestContext;
-let processes: ProgramProcesses;
-
-beforeAll(async () => {
-  // The servers read the wall clock, so the test's clock starts at the wall clock too.
-  t = await createTestApp({ clockStart: new Date().toISOString() });
-  processes = await ProgramProcesses.on(t);
-}, 120_000);
-
-afterAll(async () => {
-  await processes?.stopAll();
-  await t?.close();
-});
+const suite = programProcessesSuite();
 
 describe('the sandbox clock in several processes (PostgreSQL only)', () => {
   it('two servers advancing one client\'s clock at once, with three timer workers running: every due timer runs exactly once', async () => {
+    const { t, processes } = suite;
     const wallet = await linkedWallet(t);
     const deposits: string[] = [];
     for (let index = 0; index < 30; index++) {

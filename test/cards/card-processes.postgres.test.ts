@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestClient, type TestContext } from '../harness.js';
+import { describe, expect, it } from 'vitest';
+import type { TestClient, TestContext } from '../harness.js';
 import { expectLedgerClean } from '../bank/fixtures.js';
-import { ProgramProcesses } from '../support/processes.js';
+import { programProcessesSuite } from '../support/processes.js';
 import { authorize, balances, fundedCard, lifecycle, type FundedCard } from './card-network.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -15,19 +15,7 @@ import { authorize, balances, fundedCard, lifecycle, type FundedCard } from './c
  * test keeps): about half of the pairs came out in the wrong order. PostgreSQL only: a second
  * process cannot open the embedded database.
  */
-let t: TestContext;
-let processes: ProgramProcesses;
-
-beforeAll(async () => {
-  // The servers read the wall clock, so the test's clock starts at the wall clock too.
-  t = await createTestApp({ clockStart: new Date().toISOString() });
-  processes = await ProgramProcesses.on(t);
-}, 120_000);
-
-afterAll(async () => {
-  await processes?.stopAll();
-  await t?.close();
-});
+const suite = programProcessesSuite();
 
 interface Race {
   card: FundedCard;
@@ -38,7 +26,7 @@ interface Race {
 const held = 30;
 const increments = [5, 7] as const;
 
-async function eventsOf(client: TestClient, parentId: string): Promise<string[]> {
+async function eventsOf(t: TestContext, client: TestClient, parentId: string): Promise<string[]> {
   const rows = await sql<{ id: string }>`
     SELECT data->>'cardTransactionId' AS id FROM events
     WHERE client_id = ${client.id} AND type LIKE 'CARD_TRANSACTION_%' AND data->>'parentCardTransactionId' = ${parentId}
@@ -48,6 +36,7 @@ async function eventsOf(client: TestClient, parentId: string): Promise<string[]>
 
 describe('one lifecycle\'s messages through two server processes (PostgreSQL only)', () => {
   it('two increments of one hold sent to both servers at once: the records, the parent and the events follow the order the messages changed the hold', async () => {
+    const { t, processes } = suite;
     const client = await t.newClient();
     const cards: FundedCard[] = [];
     for (let index = 0; index < 12; index++) cards.push(await fundedCard(t, '1000.00', client));
@@ -89,7 +78,7 @@ describe('one lifecycle\'s messages through two server processes (PostgreSQL onl
       // The parent answers the last record; the events come in the records' order.
       const parent = await t.request({ url: `/v1/cards/transactions/${race.parentId}`, key: client.key });
       expect(parent.body.data.id).toBe(second.id);
-      expect(await eventsOf(client, race.parentId)).toEqual(children.map((child) => child.id));
+      expect(await eventsOf(t, client, race.parentId)).toEqual(children.map((child) => child.id));
     }
     // Messages waited for each other (a waiting one is dated 1 ms after the change it waited for):
     // the race took place.

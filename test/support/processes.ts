@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { expect, vi } from 'vitest';
+import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { packageRoot } from '../../src/paths.js';
-import { testEncryptionKey, type TestContext } from '../harness.js';
+import { createTestApp, testEncryptionKey, type TestContext } from '../harness.js';
 import { freePort } from './free-port.js';
 
 /**
@@ -68,4 +68,30 @@ export class ProgramProcesses {
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/**
+ * The file's test app and its processes, made before its tests and stopped after them. The app's
+ * clock starts at the wall clock, which the processes read.
+ */
+export function programProcessesSuite(): { readonly t: TestContext; readonly processes: ProgramProcesses } {
+  const suite: { t?: TestContext; processes?: ProgramProcesses } = {};
+  beforeAll(async () => {
+    suite.t = await createTestApp({ clockStart: new Date().toISOString() });
+    suite.processes = await ProgramProcesses.on(suite.t);
+  }, 120_000);
+  afterAll(async () => {
+    await suite.processes?.stopAll();
+    await suite.t?.close();
+  });
+  return {
+    get t() {
+      if (!suite.t) throw new Error('the test app is made before the tests');
+      return suite.t;
+    },
+    get processes() {
+      if (!suite.processes) throw new Error('the processes are made before the tests');
+      return suite.processes;
+    },
+  };
 }
