@@ -458,7 +458,7 @@ async function accrueClientInterest(tx: Tx, context: RequestContext): Promise<vo
        SET interest = l.interest + div(t.total, ${interestCarryDenominator.toString()}::numeric),
            interest_carry = mod(t.total, ${interestCarryDenominator.toString()}::numeric)::bigint,
            interest_accrued_until = t.interest_accrued_until + t.days * interval '1 day',
-           updated_at = GREATEST(${context.now}::timestamptz, l.updated_at)
+           updated_at = ${lineChangedAt(context.now)}
       FROM totals t
      WHERE l.client_id = ${context.clientId} AND l.id = t.id
     RETURNING l.id, l.collateral_asset`.execute(tx);

@@ -11,26 +11,35 @@ afterAll(async () => {
   await t.close();
 });
 
+/**
+ * Sends `message` while a side connection holds the lifecycle's hold-expiry timer, as a runner (the
+ * timer worker or a clock advance) does between its claim and its lock of the card. Answers
+ * whether the message was answered within 3 s of the claim (until 2026-12-06 a cancel, and until
+ * the same day a move, waited for the claim; a real runner, waiting for the card, deadlocked with
+ * it), and its answer once the claim is given up.
+ */
+async function whileClaimed<T>(parentId: string, message: () => Promise<T>): Promise<{ outcome: string; answer: T }> {
+  const runner = await t.deps.database.pool.connect();
+  try {
+    await runner.query('BEGIN');
+    const claimed = await runner.query(`SELECT subject_id FROM timers WHERE kind = 'card.hold-expiry' AND subject_id = $1 FOR UPDATE`, [parentId]);
+    expect(claimed.rowCount).toBe(1);
+    const pending = message();
+    const outcome = await Promise.race([pending.then(() => 'answered'), new Promise<string>((resolve) => setTimeout(() => resolve('waiting'), 3000))]);
+    await runner.query('ROLLBACK');
+    return { outcome, answer: await pending };
+  } finally {
+    await runner.query('ROLLBACK').catch(() => undefined);
+    runner.release();
+  }
+}
+
 describe('cancelling a timer a runner has claimed', () => {
   it('does not wait for the runner: a completion finishes while the hold expiry is claimed, and the expiry then finds the lifecycle closed', async () => {
     const card = await fundedCard(t, '100.00');
     const auth = await authorize(t, card.cardId, { amount: 25 });
-    // A runner's claim of the hold's expiry (as the timer worker or a clock advance takes it, before it locks the card).
-    const runner = await t.deps.database.pool.connect();
-    try {
-      await runner.query('BEGIN');
-      const claimed = await runner.query(`SELECT subject_id FROM timers WHERE kind = 'card.hold-expiry' AND subject_id = $1 FOR UPDATE`, [auth.parentCardTransactionId]);
-      expect(claimed.rowCount).toBe(1);
-      // Until 2026-12-06 the completion waited here for the timer's row (and a real runner, waiting for the card, deadlocked with it).
-      const completion = onParent(t, auth.parentCardTransactionId, 'completions', {});
-      const outcome = await Promise.race([completion.then(() => 'completed'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 3000))]);
-      await runner.query('ROLLBACK');
-      expect(outcome).toBe('completed');
-      await completion;
-    } finally {
-      await runner.query('ROLLBACK').catch(() => undefined);
-      runner.release();
-    }
+    const { outcome } = await whileClaimed(auth.parentCardTransactionId, () => onParent(t, auth.parentCardTransactionId, 'completions', {}));
+    expect(outcome).toBe('answered');
     // The timer the completion left runs (a clock advance past it) and finds the lifecycle closed.
     const advance = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', body: { seconds: 8 * 24 * 3600 } });
     expect(advance.status).toBe(200);
@@ -55,22 +64,8 @@ describe('moving a timer a runner has claimed', () => {
     expect(firstDue).toBe(auth.record.expiresAt);
     // Two days on, an increment moves the expiry to seven days from then.
     expect((await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', body: { seconds: 2 * dayS }, key: client.key })).status).toBe(200);
-    const runner = await t.deps.database.pool.connect();
-    let increment: Awaited<ReturnType<typeof onParent>>;
-    try {
-      await runner.query('BEGIN');
-      const claimed = await runner.query(`SELECT subject_id FROM timers WHERE kind = 'card.hold-expiry' AND subject_id = $1 FOR UPDATE`, [auth.parentCardTransactionId]);
-      expect(claimed.rowCount).toBe(1);
-      // Until 2026-12-06 the increment waited here for the timer's row (and a real runner, waiting for the card, deadlocked with it).
-      const pending = onParent(t, auth.parentCardTransactionId, 'increments', { amount: 15 }, client);
-      const outcome = await Promise.race([pending.then(() => 'answered'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 3000))]);
-      await runner.query('ROLLBACK');
-      expect(outcome).toBe('answered');
-      increment = await pending;
-    } finally {
-      await runner.query('ROLLBACK').catch(() => undefined);
-      runner.release();
-    }
+    const { outcome, answer: increment } = await whileClaimed(auth.parentCardTransactionId, () => onParent(t, auth.parentCardTransactionId, 'increments', { amount: 15 }, client));
+    expect(outcome).toBe('answered');
     expect(increment.record).toMatchObject({ status: 'PENDING', responseCode: '00' });
     const movedTo = increment.record.expiresAt as string;
     expect(Date.parse(movedTo) - Date.parse(firstDue as string)).toBe(2 * dayS * 1000);

@@ -97,6 +97,18 @@ async function writeTimerRows<R>(tx: Tx, write: WriteStatement | undefined, kind
 }
 
 /**
+ * The locations of the timers with these keys that no other transaction holds, taken FOR UPDATE
+ * (a runner's claim is skipped: cancelTimer and scheduleTimer say why). Each timer found by its
+ * whole key: a scalar subquery is one index lookup per key, where a join's generic plan, made while
+ * the table looked small, could read all of it.
+ */
+function unclaimedTimers(clientIds: readonly string[], kinds: readonly string[], subjectIds: readonly string[]) {
+  return sql`ARRAY(
+    SELECT (SELECT t.ctid FROM timers t WHERE t.client_id = k.client_id AND t.kind = k.kind AND t.subject_id = k.subject_id FOR UPDATE SKIP LOCKED)
+    FROM unnest(${clientIds}::uuid[], ${kinds}::text[], ${subjectIds}::uuid[]) AS k (client_id, kind, subject_id))`;
+}
+
+/**
  * Timers created or moved, as rows of a combined statement (as scheduleTimer does them one by one).
  * Two parts on one snapshot, on disjoint rows: `timers_moved` updates the timers that exist and no
  * other transaction holds (each found by its whole key and taken with SKIP LOCKED, as
@@ -116,9 +128,7 @@ const timersDue: RowsKind<{ clientId: string; kind: string; subjectId: string; d
         statement: sql`
           UPDATE timers t SET due_at = w.due_at, failed_attempts = 0, retry_at = NULL, last_error = NULL
           FROM unnest(${clientIds}::uuid[], ${kinds}::text[], ${subjectIds}::uuid[], ${dueAts}::timestamptz[]) AS w (client_id, kind, subject_id, due_at)
-          WHERE t.ctid = ANY (ARRAY(
-              SELECT (SELECT f.ctid FROM timers f WHERE f.client_id = k.client_id AND f.kind = k.kind AND f.subject_id = k.subject_id FOR UPDATE SKIP LOCKED)
-              FROM unnest(${clientIds}::uuid[], ${kinds}::text[], ${subjectIds}::uuid[]) AS k (client_id, kind, subject_id)))
+          WHERE t.ctid = ANY (${unclaimedTimers(clientIds, kinds, subjectIds)})
             AND t.client_id = w.client_id AND t.kind = w.kind AND t.subject_id = w.subject_id`,
       },
       {
@@ -143,12 +153,11 @@ const timersCancelled: RowsKind<{ clientId: string; kind: string; subjectId: str
       name: 'timers_cancelled',
       statement: sql`
         DELETE FROM timers
-        -- Each timer found by its whole key (a scalar subquery is one index lookup per key, where a
-        -- join's generic plan, made while the table looked small, could read all of it).
-        -- One a runner has claimed is skipped (cancelTimer says why).
-        WHERE ctid = ANY (ARRAY(
-          SELECT (SELECT t.ctid FROM timers t WHERE t.client_id = c.client_id AND t.kind = c.kind AND t.subject_id = c.subject_id FOR UPDATE SKIP LOCKED)
-          FROM unnest(${rows.map((row) => row.clientId)}::uuid[], ${rows.map((row) => row.kind)}::text[], ${rows.map((row) => row.subjectId)}::uuid[]) AS c (client_id, kind, subject_id)))`,
+        WHERE ctid = ANY (${unclaimedTimers(
+          rows.map((row) => row.clientId),
+          rows.map((row) => row.kind),
+          rows.map((row) => row.subjectId),
+        )})`,
     },
   ],
 };
