@@ -17,7 +17,7 @@ export function registerCardsModuleRoutes(app: App, deps: Deps, metrics: Metrics
   if (deps.config.mode === 'sandbox') registerSandboxCoopEchoRoutes(app, deps);
 }
 
-export { processCardMessage, finishCoopDecision, isCoopDecisionStep, cardHoldExpiryTimer, type CardMessageOutcome, type CardMessageStep } from './processor/processor.js';
+export { processCardMessage, finishCoopDecision, isCoopDecisionStep, cardHoldExpiryTimer, cardCoopDecisionTimer, type CardMessageOutcome, type CardMessageStep } from './processor/processor.js';
 export type { FundingSource } from './processor/funding-source.js';
 
 export { seedCardPrograms, seedMissingCardPrograms, defaultCardPrograms, findCardProgram, listCardPrograms, type CardProgramRow } from './programs.js';

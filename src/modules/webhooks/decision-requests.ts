@@ -65,6 +65,16 @@ export function addDecisionRequestEvent(write: WriteStatement, context: RequestC
   return event;
 }
 
+/**
+ * A decision request's event as recorded (its type, moment and data), or undefined: what a
+ * request's own second transaction, should it never come, is decided from later (the cards
+ * module's `card.coop-decision` timer reads the message back from its `data.raw`).
+ */
+export async function decisionRequestOf(tx: Tx, clientId: string, id: string): Promise<EventRecord | undefined> {
+  const row = await tx.selectFrom('events').select(['id', 'type', 'data', 'created_at']).where('client_id', '=', clientId).where('id', '=', id).executeTakeFirst();
+  return row === undefined ? undefined : { id: row.id, type: row.type as EventType, createdAt: row.created_at.toISOString(), data: row.data as EventRecord['data'] };
+}
+
 /** Sends a decision request once, signed, within `timeoutMs`; a later answer is reported to `onLate`. Never throws. */
 export async function sendDecisionRequest(
   deps: Pick<Deps, 'config'>,

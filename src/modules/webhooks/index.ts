@@ -12,6 +12,7 @@ export { webhookHttpClient, WebhookHttpClient, type PostOptions, type PostOutcom
 export { DeliveryWorker, purgeOldDeliveries } from './delivery-worker.js';
 export {
   decisionEndpointOf,
+  decisionRequestOf,
   addDecisionDelivery,
   addDecisionRequestEvent,
   sendDecisionRequest,

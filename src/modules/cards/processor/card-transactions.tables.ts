@@ -60,6 +60,13 @@ export interface CoopPendingMark {
    * from the increment's arrival); the reservation itself leaves the expiry where it was.
    */
   expiresAt?: string;
+  /**
+   * When the decision's timer (`card.coop-decision`) has the stand-in decide it, should its second
+   * transaction never come (since 2026-12-07; absent on marks written before, which are decided
+   * when their timer, scheduled by migration 0051, runs): the request's arrival plus the program's
+   * `timeoutMs` plus processor.ts's `unansweredMarginMs`.
+   */
+  decideBy?: string;
 }
 
 /** Why the stand-in rule decided instead of the client. */

@@ -80,7 +80,7 @@ it("a decision's second transaction waits outside its group for a card another g
     await gate;
   });
   await new Promise((resolve) => setTimeout(resolve, 100));
-  const finished = groups.run([], (tx) => finishCoopDecision(tx, context, t.deps, step.pendingDecision, null, context.now));
+  const finished = groups.run([], (tx) => finishCoopDecision(tx, context, step.pendingDecision, null, context.now));
 
   // For a while, nobody waits in PostgreSQL for the card's row.
   const waits: number[] = [];
@@ -115,7 +115,7 @@ it("two decisions' second transactions in one group take their wallets' accounts
   const [low, high] = [...cards].sort((a, b) => (accountOf(a.walletId) < accountOf(b.walletId) ? -1 : 1)) as [typeof cards[0], typeof cards[0]];
   const groups = new TransactionGroups(t.database, { sizeMax: 64, concurrency: 1 });
   const context: RequestContext = { clientId: t.clientA.id, traceId: 'coop-lock-order', now: t.clock.now() };
-  const steps = new Map<string, Parameters<typeof finishCoopDecision>[3]>();
+  const steps = new Map<string, Parameters<typeof finishCoopDecision>[2]>();
   for (const card of [low, high]) {
     const message = buildSandboxMessage(await cardOfMessage(t, card.cardId), context.now, { mti: '0100', processingCode: '000000', amountMinor: 100n, networkDataRef: newNetworkDataRef() });
     const step = await groups.run([], (tx) => processCardMessage(tx, context, t.deps, message));
@@ -128,7 +128,7 @@ it("two decisions' second transactions in one group take their wallets' accounts
     const finished = [high, low].map((card) => {
       const pending = steps.get(card.cardId);
       if (!pending) throw new Error('expected a first transaction');
-      return groups.run([], (tx) => finishCoopDecision(tx, context, t.deps, pending, null, context.now));
+      return groups.run([], (tx) => finishCoopDecision(tx, context, pending, null, context.now));
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
     // The higher account is free: the group waits for the lower one first (before, the member of

@@ -1,5 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
@@ -11,6 +13,7 @@ import { verifyWebhook } from '../../../../test/webhook-receiver.js';
 import { appWithLogCapture } from '../../../../test/support/log-capture.js';
 import { withTransaction } from '../../../platform/db/transaction.js';
 import type { RequestContext } from '../../../platform/http/context.js';
+import { formatOriginalDataElements } from '../network/index.js';
 import { buildSandboxMessage, newNetworkDataRef } from '../sandbox/sandbox-messages.js';
 import { finishCoopDecision, isCoopDecisionStep, processCardMessage } from './processor.js';
 
@@ -929,7 +932,7 @@ describe('repeats, advices and isolation', () => {
         // The first process's second transaction, should it come after all (slow, not dead): the answer
         // given stands, nothing moves, nothing fails.
         const late = await withTransaction(t.deps.db, (tx) =>
-          finishCoopDecision(tx, { ...crashed.context, now: t.clock.now() }, t.deps, crashed.pending, { ok: true, httpStatus: 200, latencyMs: 5, responseBody: JSON.stringify({ responseCode: '05' }), error: null }, t.clock.now()),
+          finishCoopDecision(tx, { ...crashed.context, now: t.clock.now() }, crashed.pending, { ok: true, httpStatus: 200, latencyMs: 5, responseBody: JSON.stringify({ responseCode: '05' }), error: null }, t.clock.now()),
         );
         expect(late.outcome).toMatchObject({ responseCode: '00', replayed: true });
         expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
@@ -948,6 +951,126 @@ describe('repeats, advices and isolation', () => {
         const parent = await t.request({ url: `/v1/cards/transactions/${crashed.pending.swipeId}`, key: client.key });
         expect(parent.body.data.status).toBe('FAILED');
         expect(endpoint.requests).toHaveLength(0);
+      });
+    });
+  });
+
+  describe('a request whose second transaction never came and that no repeat decided: its timer (card.coop-decision) decides it', () => {
+    // Until 2026-12-07 nothing decided it: the reservation stayed until the network acted or the hold
+    // expired, a mark withdrawn by a reversal stayed for good, and the COOP_AUTH_0100 event named a
+    // record that never existed (found by an audit that killed servers under load).
+    const advance = async (client: TestClient, seconds: number) => {
+      const response = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', key: client.key, body: { seconds } });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      return response.body.data as { ran: { kind: string; id: string }[]; failed: unknown[] };
+    };
+    const markOf = async (client: TestClient, swipeId: string) =>
+      (await sql<{ coop_pending: unknown }>`SELECT coop_pending FROM card_swipes WHERE client_id = ${client.id} AND id = ${swipeId}`.execute(t.deps.db)).rows[0]?.coop_pending;
+    const decisionTimers = async (client: TestClient) =>
+      (await sql<{ subject_id: string }>`SELECT subject_id FROM timers WHERE client_id = ${client.id} AND kind = 'card.coop-decision'`.execute(t.deps.db)).rows.map((row) => row.subject_id);
+
+    it('the stand-in approving keeps the reservation as the hold, at timeoutMs + 30 s and not before; the record its COOP_AUTH_0100 names exists; a late second transaction changes nothing', async () => {
+      await withEndpoint(async (client, endpoint) => {
+        await patchCoopProgram(client, { timeoutMs: 250, standIn: { mode: 'APPROVE', responseCode: '91', maxAmountMinor: null } });
+        const card = await coopCard('100.00', client);
+        const crashed = await firstTransactionOnly(client, card.cardId, 300n, newNetworkDataRef());
+        const { swipeId, childId } = crashed.pending;
+        expect(await decisionTimers(client)).toEqual([swipeId]);
+        const record = () => t.request({ url: `/v1/cards/transactions/${childId}`, key: client.key });
+        expect((await advance(client, 30)).ran).toEqual([]);
+        expect((await record()).status).toBe(404);
+        expect(await markOf(client, swipeId)).not.toBeNull();
+
+        const run = await advance(client, 1);
+        expect(run).toMatchObject({ ran: [{ kind: 'card.coop-decision', id: swipeId }], failed: [] });
+        expect((await record()).body.data).toMatchObject({ mti: '0100', status: 'PENDING', heldAmount: 3, decisionSource: 'STAND_IN', coopAuth: { standInReason: 'TIMEOUT' } });
+        expect(await markOf(client, swipeId)).toBeNull();
+        expect(await decisionTimers(client)).toEqual([]);
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
+        const events = (await eventsOfType('COOP_AUTH_0100', client)).filter((event) => event.data.parentCardTransactionId === swipeId);
+        expect(events.map((event) => event.data.cardTransactionId)).toEqual([childId]);
+        expect((await cardEventsOf(t, swipeId, client)).map((event) => event.type)).toEqual(['COOP_AUTH_0100', 'CARD_TRANSACTION_PENDING']);
+        expect(endpoint.requests).toHaveLength(0);
+
+        // The first process's second transaction, should it come after all: the stand-in's answer stands.
+        const late = await withTransaction(t.deps.db, (tx) =>
+          finishCoopDecision(tx, { ...crashed.context, now: t.clock.now() }, crashed.pending, { ok: true, httpStatus: 200, latencyMs: 5, responseBody: JSON.stringify({ responseCode: '05' }), error: null }, t.clock.now()),
+        );
+        expect(late.outcome).toMatchObject({ responseCode: '00', replayed: true });
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
+        await expectLedgerClean(t);
+      });
+    });
+
+    it('the stand-in declining releases the reservation and fails the lifecycle', async () => {
+      await withEndpoint(async (client) => {
+        await patchCoopProgram(client, { timeoutMs: 250 });
+        const card = await coopCard('100.00', client);
+        const crashed = await firstTransactionOnly(client, card.cardId, 300n, null);
+        expect((await advance(client, 31)).ran).toMatchObject([{ kind: 'card.coop-decision', id: crashed.pending.swipeId }]);
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+        const parent = await t.request({ url: `/v1/cards/transactions/${crashed.pending.swipeId}`, key: client.key });
+        expect(parent.body.data).toMatchObject({ status: 'FAILED' });
+        const first = await t.request({ url: `/v1/cards/transactions/${crashed.pending.childId}`, key: client.key });
+        expect(first.body.data).toMatchObject({ status: 'FAILED', responseCode: '91', decisionSource: 'STAND_IN', coopAuth: { standInReason: 'TIMEOUT' } });
+        expect(await markOf(client, crashed.pending.swipeId)).toBeNull();
+        await expectLedgerClean(t);
+      });
+    });
+
+    it('on a lifecycle a reversal closed meanwhile, its record is FAILED 91 (LIFECYCLE_CLOSED), nothing moves, and the withdrawn mark goes', async () => {
+      await withEndpoint(async (client) => {
+        await patchCoopProgram(client, { timeoutMs: 250, standIn: { mode: 'APPROVE', responseCode: '91', maxAmountMinor: null } });
+        const card = await coopCard('100.00', client);
+        const crashed = await firstTransactionOnly(client, card.cardId, 300n, newNetworkDataRef());
+        const fields = crashed.message.fields;
+        const de90 = formatOriginalDataElements({ mti: '0100', stan: fields['11'] ?? '', transmissionDateTime: fields['7'] ?? '', acquirerId: fields['32'] ?? '' });
+        const reversal = await t.request({ method: 'POST', url: '/v1/sandbox/iso8583', key: client.key, body: { format: 'json', message: { ...fields, '0': '0420', '11': '007702', '90': de90 } } });
+        expect(reversal.status, JSON.stringify(reversal.body)).toBe(200);
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+        expect(await markOf(client, crashed.pending.swipeId)).toMatchObject({ withdrawn: true });
+
+        expect((await advance(client, 31)).ran).toMatchObject([{ kind: 'card.coop-decision', id: crashed.pending.swipeId }]);
+        const first = await t.request({ url: `/v1/cards/transactions/${crashed.pending.childId}`, key: client.key });
+        expect(first.body.data).toMatchObject({ mti: '0100', status: 'FAILED', responseCode: '91', amount: 0, decisionSource: 'STAND_IN', coopAuth: { standInReason: 'LIFECYCLE_CLOSED' } });
+        expect(await markOf(client, crashed.pending.swipeId)).toBeNull();
+        const parent = await t.request({ url: `/v1/cards/transactions/${crashed.pending.swipeId}`, key: client.key });
+        expect(parent.body.data.status).toBe('CANCELLED');
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+        await expectLedgerClean(t);
+      });
+    });
+
+    it('migration 0051 gives the marks written before it their timer, due 34 s after their last change; one without a deadline is decided when it runs', async () => {
+      await withEndpoint(async (client) => {
+        await patchCoopProgram(client, { timeoutMs: 250 });
+        const card = await coopCard('100.00', client);
+        const crashed = await firstTransactionOnly(client, card.cardId, 300n, newNetworkDataRef());
+        const { swipeId, childId } = crashed.pending;
+        // As a mark was before: no timer, no deadline.
+        await sql`DELETE FROM timers WHERE client_id = ${client.id} AND kind = 'card.coop-decision'`.execute(t.deps.db);
+        await sql`UPDATE card_swipes SET coop_pending = coop_pending - 'decideBy' WHERE client_id = ${client.id} AND id = ${swipeId}`.execute(t.deps.db);
+        const migration = fs.readFileSync(path.join(import.meta.dirname, '../../../../migrations/0051_card_coop_decision_timers.sql'), 'utf8');
+        await sql.raw(migration).execute(t.deps.db);
+        expect(await decisionTimers(client)).toEqual([swipeId]);
+        expect((await advance(client, 33)).ran).toEqual([]);
+        expect((await advance(client, 1)).ran).toMatchObject([{ kind: 'card.coop-decision', id: swipeId }]);
+        const first = await t.request({ url: `/v1/cards/transactions/${childId}`, key: client.key });
+        expect(first.body.data).toMatchObject({ status: 'FAILED', responseCode: '91', coopAuth: { standInReason: 'TIMEOUT' } });
+        expect(await markOf(client, swipeId)).toBeNull();
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
+      });
+    });
+
+    it('an answer applied as usual removes the timer', async () => {
+      await withEndpoint(async (client, endpoint) => {
+        answerWithFor(endpoint, { responseCode: '00' });
+        const card = await coopCard('100.00', client);
+        const result = await authorize(t, card.cardId, { amount: 4 }, client);
+        expect(result.responseCode).toBe('00');
+        expect(await decisionTimers(client)).toEqual([]);
+        expect((await advance(client, 3600)).ran).toEqual([]);
+        expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '96.00', RESERVED: '4.00' });
       });
     });
   });
@@ -1151,7 +1274,7 @@ describe('a decision request that waited for its card behind another process\'s 
     const message = buildSandboxMessage(await cardOfMessage(t, card.cardId), context.now, { mti: '0100', processingCode: '000000', amountMinor: 500n, networkDataRef: networkDataRefOf(auth.iso.request.fields['63']) ?? '' });
     const step = await withTransaction(t.deps.db, (tx) => processCardMessage(tx, context, t.deps, message));
     if (!isCoopDecisionStep(step)) throw new Error('expected a decision request');
-    const { outcome } = await withTransaction(t.deps.db, (tx) => finishCoopDecision(tx, context, t.deps, step.pendingDecision, null, context.now));
+    const { outcome } = await withTransaction(t.deps.db, (tx) => finishCoopDecision(tx, context, step.pendingDecision, null, context.now));
     expect(outcome.record).toMatchObject({ id: step.pendingDecision.childId, parentCardTransactionId: auth.parentCardTransactionId, type: 'PRE_AUTHORIZATION' });
     expect(Date.parse(outcome.record?.createdAt ?? '')).toBeGreaterThan(Date.parse(auth.record.createdAt));
     const children = (await lifecycle(t, auth.parentCardTransactionId, client)).children as { id: string; createdAt: string }[];

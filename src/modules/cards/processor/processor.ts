@@ -17,7 +17,7 @@ import { assert } from '../../../platform/assert.js';
 import { idAt } from '../../../platform/ids.js';
 import { lockWalletAccount, walletAccountId, type AccountRow, type HistoryInput } from '../../ledger/index.js';
 import { cancelTimer, scheduleTimer, type TimerKind } from '../../timers/index.js';
-import { addDecisionDelivery, addDecisionRequestEvent, addEvents, decisionEndpointOf, type EventToRecord } from '../../webhooks/index.js';
+import { addDecisionDelivery, addDecisionRequestEvent, addEvents, decisionEndpointOf, decisionRequestOf, type EventToRecord } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
 import type { CardRow } from '../cards.service.js';
 import { defaultCoopAuth, mccIn, type CoopAuthSettings } from '../program-settings.js';
@@ -106,6 +106,16 @@ const repeatWaitMarginMs = 1_000;
 /** The hold expiry timer (contract §12.3: "hold expiry by the client's clock"). */
 export const holdExpiryTimerKind = 'card.hold-expiry';
 
+/** The timer that decides a cooperative request whose second transaction never came (decideUnanswered). */
+export const coopDecisionTimerKind = 'card.coop-decision';
+
+/**
+ * How long past the program's timeout a decision request's second transaction may still come
+ * before its timer has the stand-in decide it: ample for a slow process (it answers the network at
+ * the timeout at the latest, then writes), short beside a hold's days.
+ */
+const unansweredMarginMs = 30_000;
+
 /** How long a repeated STAN + RRN counts as the same message. */
 const duplicateWindowMs = 24 * 3600 * 1000;
 
@@ -139,7 +149,8 @@ function declineWithCode(code: string): Decision {
 /** Everything one message's handling needs. */
 interface Run {
   tx: Tx;
-  deps: Processor;
+  /** Null in a decision's second transaction, which neither reads a card's number nor finds a subscription. */
+  deps: Processor | null;
   context: RequestContext;
   card: CardRow;
   program: CardProgramRow;
@@ -289,7 +300,7 @@ export async function answerRepeatOfUnanswered(tx: Tx, context: RequestContext, 
     settings: program.coop_auth ?? defaultCoopAuth,
     program,
   };
-  const { written } = await finishCoopDecision(tx, context, deps, pending, null, context.now, {
+  const { written } = await finishCoopDecision(tx, context, pending, null, context.now, {
     reason: 'TIMEOUT',
     detail: 'the first sending was never answered (the process that asked stopped before applying the answer); decided when its repeat came',
   });
@@ -298,6 +309,67 @@ export async function answerRepeatOfUnanswered(tx: Tx, context: RequestContext, 
   const run: Run = { tx, deps, context, card, program, info, message: repeat, duplicate: false, write: new WriteStatement(), locked: {} };
   return recordRepeat(run, written);
 }
+
+/**
+ * The decision's timer (`card.coop-decision`, due at its mark's `decideBy`): a request whose second
+ * transaction never came (the process that asked the client stopped between the two) and that no
+ * repeat decided (answerRepeatOfUnanswered) is decided now by the stand-in (TIMEOUT), on its own
+ * lifecycle and reservation and under its own record id, read back from its COOP_AUTH_0100/0200
+ * event (the message as recorded, the card's number masked, which no record needs). On an open
+ * lifecycle the program's stand-in rule applies to what is still reserved; on one that a reversal,
+ * completion, advice or expiry closed meanwhile (the request withdrawn) the record is FAILED `91`
+ * (LIFECYCLE_CLOSED) and nothing moves. Either way the mark goes and the record the event names
+ * exists. Until 2026-12-07 nothing decided such a request unless the network repeated it: the
+ * hold stayed until the lifecycle closed or expired, the withdrawn mark stayed for good, and the
+ * event named a record that never existed (found by an audit that killed servers under load).
+ * A mark whose deadline is later (a new request on the lifecycle, its timer move skipped while a
+ * runner held this one) has its timer set to it instead.
+ */
+export async function decideUnanswered(tx: Tx, timerContext: RequestContext, swipeId: string): Promise<CardTransactionRow | undefined> {
+  const { clientId } = timerContext;
+  const peek = await tx.selectFrom('card_swipes').select(['card_id', 'coop_pending']).where('client_id', '=', clientId).where('id', '=', swipeId).executeTakeFirst();
+  if (!peek?.coop_pending) return undefined;
+  const locked = await lockCardWithProgram(tx, clientId, { id: peek.card_id });
+  const swipe = await lockSwipe(tx, clientId, swipeId);
+  const mark = swipe?.coop_pending;
+  if (!locked?.program || !swipe || !mark) return undefined;
+  if (mark.decideBy !== undefined && new Date(mark.decideBy) > timerContext.now) {
+    await scheduleTimer(tx, { clientId, kind: coopDecisionTimerKind, subjectId: swipeId, dueAt: new Date(mark.decideBy), now: timerContext.now });
+    return undefined;
+  }
+  const event = await decisionRequestOf(tx, clientId, mark.eventId);
+  assert(event, `the decision request ${mark.eventId} of lifecycle ${swipeId} is missing`);
+  const message = event.data['raw'] as IsoMessage;
+  const { program } = locked;
+  const pending: PendingCoopDecision = {
+    clientId,
+    cardId: locked.card.id,
+    swipeId,
+    childId: mark.childId,
+    step: mark.step,
+    message,
+    // Only its id is read (the decision's record names it): without an exchange no delivery is logged.
+    event: { ...event, data: { traceId: timerContext.traceId } },
+    endpoint: null,
+    settings: program.coop_auth ?? defaultCoopAuth,
+    program,
+  };
+  // After the lifecycle's last change, as a message is (onLifecycle).
+  const context = datedAfter(timerContext, swipe.updated_at);
+  const { written } = await finishCoopDecision(tx, context, pending, null, context.now, {
+    reason: 'TIMEOUT',
+    detail: 'never answered (the process that asked stopped before applying the answer) and not repeated; decided at its deadline',
+  });
+  return written;
+}
+
+/** The timer kind (src/modules/timer-kinds.ts): a decision request's second transaction that never came. */
+export const cardCoopDecisionTimer: TimerKind = {
+  kind: coopDecisionTimerKind,
+  run: async (tx, context, swipeId) => {
+    await decideUnanswered(tx, context, swipeId);
+  },
+};
 
 // ---- the answer -----------------------------------------------------------------------------
 
@@ -811,7 +883,9 @@ async function decide(run: Run, funding: FundingSource): Promise<Decision> {
 function pendingMark(run: Run, childId: string, step: CoopPendingMark['step'], reservedMinor: bigint): CoopPendingMark {
   const { info } = run;
   const request = { mti: info.mti, stan: info.stan, transmissionDateTime: info.transmissionDateTime, acquirerId: info.acquirerId, rrn: info.rrn };
-  return { childId, eventId: idAt(run.context.now), step, reservedMinor: reservedMinor.toString(), request };
+  const { timeoutMs } = run.program.coop_auth ?? defaultCoopAuth;
+  const decideBy = new Date(run.context.now.getTime() + timeoutMs + unansweredMarginMs).toISOString();
+  return { childId, eventId: idAt(run.context.now), step, reservedMinor: reservedMinor.toString(), request, decideBy };
 }
 
 /**
@@ -819,7 +893,8 @@ function pendingMark(run: Run, childId: string, step: CoopPendingMark['step'], r
  * request) and finds the subscription that answers it. The caller commits and sends it.
  */
 async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingMark, original: { mti: string; stan: string; rrn: string } | null): Promise<CoopDecisionStep> {
-  const { tx, context, card, info, message, program } = run;
+  const { tx, context, card, info, message, program, deps } = run;
+  assert(deps !== null, 'a decision request comes from a message');
   const type = coopAuthEventTypeOf(info.mti);
   assert(type === 'COOP_AUTH_0100' || type === 'COOP_AUTH_0200', `no decision request for ${info.mti}`);
   const infoOriginal = info.original === null ? null : { mti: info.original.mti, stan: info.original.stan };
@@ -837,9 +912,12 @@ async function requestDecision(run: Run, swipe: CardSwipeRow, mark: CoopPendingM
   // statement, sent now: a repeat whose first sending was never answered goes on to apply the
   // stand-in's decision in this same transaction, and reads the lifecycle back.
   const event = addDecisionRequestEvent(run.write, context, type, data, mark.eventId);
+  // Should the second transaction never come, the stand-in decides it then (decideUnanswered).
+  assert(mark.decideBy !== undefined, 'a new mark has its deadline');
+  await scheduleTimer(tx, { clientId: context.clientId, kind: coopDecisionTimerKind, subjectId: swipe.id, dueAt: new Date(mark.decideBy), now: context.now }, run.write);
   // The client's subscription is read with it: neither waits for the other's answer, one round
   // trip instead of two.
-  const [, endpoint] = await Promise.all([run.write.execute(tx), decisionEndpointOf(tx, run.deps, context.clientId, type, context.now)]);
+  const [, endpoint] = await Promise.all([run.write.execute(tx), decisionEndpointOf(tx, deps, context.clientId, type, context.now)]);
   return {
     pendingDecision: {
       clientId: context.clientId,
@@ -899,7 +977,6 @@ export interface CoopDecisionResult {
 export async function finishCoopDecision(
   tx: Tx,
   requestContext: RequestContext,
-  deps: Processor,
   pending: PendingCoopDecision,
   exchange: ClientExchange | null,
   attemptedAt: Date,
@@ -913,9 +990,11 @@ export async function finishCoopDecision(
   // The program as phase 1 read it: the request was decided under those settings.
   const program = pending.program;
   const info = readMessage(pending.message, context.now);
-  const run: Run = { tx, deps, context, card, program, info, message: pending.message, duplicate: false, write: new WriteStatement(), locked: {} };
+  const run: Run = { tx, deps: null, context, card, program, info, message: pending.message, duplicate: false, write: new WriteStatement(), locked: {} };
   assert(swipe, `lifecycle ${pending.swipeId} of a decision request is missing`);
   const mark = swipe.coop_pending?.childId === pending.childId ? swipe.coop_pending : null;
+  // Answered now: its timer has nothing left to decide (one a runner holds is left to it, which then finds no mark).
+  if (mark !== null) await cancelTimer(tx, context.clientId, coopDecisionTimerKind, swipe.id, run.write);
   if (mark === null) {
     // Decided already, by the stand-in when a repeat of it waited in vain (answerRepeatOfUnanswered):
     // that answer stands, this one is ignored as a late one is.

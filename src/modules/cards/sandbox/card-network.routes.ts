@@ -304,7 +304,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
           const step = await processCardMessage(tx, context, deps, paused.repeat.message, { awaitFirst: false });
           if (isAwaitFirstStep(step)) throw new Error('a repeat waited for its first sending twice');
           if (!isCoopDecisionStep(step)) return { ...answer, data: view(step) };
-          const { outcome } = await finishCoopDecision(tx, context, deps, step.pendingDecision, null, context.now, {
+          const { outcome } = await finishCoopDecision(tx, context, step.pendingDecision, null, context.now, {
             reason: 'TIMEOUT',
             detail: 'a repeat whose first sending was never answered; the client was not asked again',
           });
@@ -312,7 +312,7 @@ export function registerSandboxCardNetworkRoutes(app: App, deps: Deps, metrics: 
           return { ...answer, data: view(outcome) };
         }
         const call = waited as ClientCall;
-        const { outcome, verdict } = await finishCoopDecision(tx, context, deps, paused.decision, call.exchange, call.attemptedAt, call.notSent);
+        const { outcome, verdict } = await finishCoopDecision(tx, context, paused.decision, call.exchange, call.attemptedAt, call.notSent);
         metrics.coopDecision(call.exchange?.latencyMs ?? null, verdict.kind === 'STAND_IN' ? verdict.reason : null);
         return { ...answer, data: view(outcome) };
       },
