@@ -1,13 +1,14 @@
 import fc from 'fast-check';
 
 /**
- * The fast-check parameters of a model test: `numRuns` runs from FC_SEED (else a seed of the
- * clock), and a failure that says how to replay it (FC_SEED, and FC_PATH for the counterexample
- * alone, without the run that found it and its shrinking).
+ * The fast-check parameters of a model test: `numRuns` runs (FC_RUNS instead, when set, as the
+ * ledger's and credit's model tests take it) from FC_SEED (else a seed of the clock), and a failure
+ * that says how to replay it (FC_SEED, and FC_PATH for the counterexample alone, without the run
+ * that found it and its shrinking).
  */
 export function modelRunOptions<T>(name: string, numRuns: number): fc.Parameters<T> {
   return {
-    numRuns,
+    numRuns: process.env.FC_RUNS === undefined ? numRuns : Number(process.env.FC_RUNS),
     seed: Number(process.env.FC_SEED ?? Date.now() % 2_147_483_647),
     ...(process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH, endOnFailure: true }),
     reporter: (details) => {

@@ -963,7 +963,7 @@ describe('model', () => {
   it("the network's own messages on purchases (declined increments, stand-in advices, reversals naming a message by DE90, messages sent again) agree with the model", async () => {
     const exercised = exercisedNone();
     // Longer sequences and more runs: its cases need several steps in a row (a purchase, a decline, the stand-in, the reversal).
-    await fc.assert(modelProperty(networkMix, exercised, 30), { ...modelOptions, numRuns: 100 });
+    await fc.assert(modelProperty(networkMix, exercised, 30), modelRunOptions<[number, boolean, Step[]]>('model test', 100));
     for (const [kind, count] of Object.entries(exercised)) expect(count, kind).toBeGreaterThan(0);
     await expectLedgerClean(t);
   }, 600_000);

@@ -298,7 +298,7 @@ const everyKind: Step[] = [
 describe('model', () => {
   it('random interleavings of requests waiting for the client with the network\'s messages keep every invariant of the money', async () => {
     await fc.assert(property, {
-      ...modelRunOptions<[Step[]]>('coop model test', Number(process.env.COOP_MODEL_RUNS ?? 25)),
+      ...modelRunOptions<[Step[]]>('coop model test', 25),
       examples: process.env.COOP_EXAMPLE === undefined ? [[everyKind]] : [[JSON.parse(process.env.COOP_EXAMPLE) as Step[]]],
     });
     // COOP_EXAMPLE (a counterexample's steps, as JSON) runs it first: the tally is then not the point.
