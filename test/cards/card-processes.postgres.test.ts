@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { TestClient, TestContext } from '../harness.js';
 import { expectLedgerClean } from '../bank/fixtures.js';
 import { programProcessesSuite } from '../support/processes.js';
-import { authorize, balances, fundedCard, lifecycle, type FundedCard } from './card-network.js';
+import { withOtherTransaction } from '../support/row-locks.js';
+import { formatOriginalDataElements } from '../../src/modules/cards/network/index.js';
+import { authorize, balances, fundedCard, lifecycle, panOf, type FundedCard } from './card-network.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -12,8 +14,11 @@ import { authorize, balances, fundedCard, lifecycle, type FundedCard } from './c
  * would): the one that waits for the card's lock must be dated after the one that went first, so
  * its record sorts after it, the parent answers it, and its events follow. Until 2026-12-06 the
  * waiting message kept the moment of its arrival (found by an audit's two-server script, which this
- * test keeps): about half of the pairs came out in the wrong order. PostgreSQL only: a second
- * process cannot open the embedded database.
+ * test keeps): about half of the pairs came out in the wrong order. A completion and a reversal of
+ * one hold raced the same way (the audit's second script) must leave the lifecycle as one of the
+ * two orders would, its records in that order: without the dating, a reversal that arrived first
+ * and took the lock second was written before the completion it followed (its release of 0.00 shown
+ * ahead of the capture). PostgreSQL only: a second process cannot open the embedded database.
  */
 const suite = programProcessesSuite();
 
@@ -89,6 +94,109 @@ describe('one lifecycle\'s messages through two server processes (PostgreSQL onl
     for (const card of cards) {
       const reserved = heldByCard.get(card.walletId) ?? 0;
       expect(await balances(t, card.walletId, client)).toEqual({ AVAILABLE: (1000 - reserved).toFixed(2), RESERVED: reserved.toFixed(2), PENDING: '0.00' });
+    }
+    await expectLedgerClean(t);
+  }, 180_000);
+
+  it('a completion and a full reversal of one hold sent to both servers at once: each lifecycle ends as one of the two orders run one after the other would leave it, its records in that order', async () => {
+    const { t, processes } = suite;
+    const client = await t.newClient();
+    /** The 0220 completing the hold and the 0420 reversing it, built once (no read of the lifecycle when sent). */
+    const messagesOf = async (cardId: string, auth: any, serial: number) => {
+      const request: Record<string, string> = { ...(auth.iso.request.fields as Record<string, string>), '2': await panOf(t, cardId) };
+      const stan = (offset: number) => String(700000 + serial * 2 + offset).padStart(6, '0');
+      const de90 = formatOriginalDataElements({ mti: '0100', stan: request['11'] ?? '', transmissionDateTime: request['7'] ?? '', acquirerId: request['32'] ?? '' });
+      return {
+        completion: { ...request, '0': '0220', '11': stan(0), '37': `8${stan(0)}00000` },
+        reversal: { ...request, '0': '0420', '11': stan(1), '90': de90 },
+      };
+    };
+    const sendIso = (base: string, message: Record<string, string>) =>
+      fetch(`${base}/v1/sandbox/iso8583`, {
+        method: 'POST',
+        headers: { authorization: client.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ format: 'json', message }),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+    type Messages = Awaited<ReturnType<typeof messagesOf>>;
+    const complete = (base: string, messages: Messages) => sendIso(base, messages.completion);
+    const reverse = (base: string, messages: Messages) => sendIso(base, messages.reversal);
+    /** What a lifecycle shows: its status and hold, and its records in id order (type, status, amount, the hold each left, the response code). */
+    const outcomeOf = async (parentId: string) => {
+      const group = await lifecycle(t, parentId, client);
+      const children = [...(group.children as any[])].sort((a, b) => (a.id < b.id ? -1 : 1));
+      return JSON.stringify({
+        status: group.status,
+        heldAmount: group.heldAmount,
+        records: children.map((child) => [child.type, child.status, child.amount, child.heldAmount, child.responseCode]),
+      });
+    };
+    const [first, second] = await Promise.all([processes.startServer(), processes.startServer()]);
+
+    // The two orders, one after the other, on a card of their own.
+    const reference = await fundedCard(t, '1000.00', client);
+    const available = async (walletId: string) => Number((await balances(t, walletId, client)).AVAILABLE);
+    /** Each order's lifecycle, and what it took from the wallet in all. */
+    const orders = new Map<string, { name: string; spent: number }>();
+    let serial = 0;
+    for (const [name, steps] of [
+      ['completion, then reversal', [complete, reverse]],
+      ['reversal, then completion', [reverse, complete]],
+    ] as const) {
+      const before = await available(reference.walletId);
+      const auth = await authorize(t, reference.cardId, { amount: held }, client);
+      const messages = await messagesOf(reference.cardId, auth, serial++);
+      for (const step of steps) expect((await step(first, messages)).status).toBe(200);
+      orders.set(await outcomeOf(auth.parentCardTransactionId), { name, spent: before - (await available(reference.walletId)) });
+    }
+    expect(orders.size, 'the two orders leave different lifecycles').toBe(2);
+
+    const cards: FundedCard[] = [];
+    for (let index = 0; index < 12; index++) cards.push(await fundedCard(t, '1000.00', client));
+    const races: (Race & { messages: Messages })[] = [];
+    for (let index = 0; index < 60; index++) {
+      const card = cards[index % cards.length] as FundedCard;
+      const auth = await authorize(t, card.cardId, { amount: held }, client);
+      races.push({ card, parentId: auth.parentCardTransactionId, messages: await messagesOf(card.cardId, auth, serial++) });
+    }
+    // Each message to each server for half of the holds, sent first for half of those, while
+    // another transaction holds every card: they all wait for the card's lock, and which of a
+    // hold's two goes first is PostgreSQL's choice, not the order they arrived in.
+    const answers = await withOtherTransaction(t.deps.database.pool, async (other) => {
+      for (const card of cards) await other.lock('cards', client.id, card.cardId);
+      const sent = Promise.all(
+        races.flatMap((race, index) => {
+          const [a, b] = index % 2 === 0 ? [first, second] : [second, first];
+          const pair = [() => complete(a, race.messages), () => reverse(b, race.messages)];
+          return (index % 4 < 2 ? pair : pair.reverse()).map((sendOne) => sendOne());
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await other.commit();
+      return sent;
+    });
+    for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+
+    const seen = new Map<string, number>();
+    const spentByWallet = new Map<string, number>();
+    for (const race of races) {
+      const outcome = await outcomeOf(race.parentId);
+      const order = orders.get(outcome);
+      if (!order) return expect.fail(`${race.parentId}: ${outcome} is neither order's (${[...orders.keys()].join(' / ')})`);
+      seen.set(order.name, (seen.get(order.name) ?? 0) + 1);
+      // The parent answers the last record; the events come in the records' order.
+      const group = await lifecycle(t, race.parentId, client);
+      const ids = (group.children as any[]).map((child) => child.id as string).sort();
+      const parent = await t.request({ url: `/v1/cards/transactions/${race.parentId}`, key: client.key });
+      expect(parent.body.data.id).toBe(ids.at(-1));
+      const events = await eventsOf(t, client, race.parentId);
+      expect(events).toEqual(ids.filter((id) => events.includes(id)));
+      spentByWallet.set(race.card.walletId, (spentByWallet.get(race.card.walletId) ?? 0) + order.spent);
+    }
+    // Both orders came out (about half each in runs so far): the messages did race.
+    expect([...seen.keys()].sort()).toEqual(['completion, then reversal', 'reversal, then completion']);
+    for (const card of cards) {
+      const spent = spentByWallet.get(card.walletId) ?? 0;
+      expect(await balances(t, card.walletId, client)).toEqual({ AVAILABLE: (1000 - spent).toFixed(2), RESERVED: '0.00', PENDING: '0.00' });
     }
     await expectLedgerClean(t);
   }, 180_000);
