@@ -992,12 +992,17 @@ describe('repeats, advices and isolation', () => {
         expect((await cardEventsOf(t, swipeId, client)).map((event) => event.type)).toEqual(['COOP_AUTH_0100', 'CARD_TRANSACTION_PENDING']);
         expect(endpoint.requests).toHaveLength(0);
 
-        // The first process's second transaction, should it come after all: the stand-in's answer stands.
+        // The first process's second transaction, should it come after all (slow, or the clock advanced
+        // past the deadline while the client answered): the stand-in's answer stands, and the client's
+        // answer is in the delivery log as ignored (until 2026-12-07 it left no trace; found by an audit).
+        expect(crashed.pending.endpoint).not.toBeNull();
         const late = await withTransaction(t.deps.db, (tx) =>
           finishCoopDecision(tx, { ...crashed.context, now: t.clock.now() }, crashed.pending, { ok: true, httpStatus: 200, latencyMs: 5, responseBody: JSON.stringify({ responseCode: '05' }), error: null }, t.clock.now()),
         );
         expect(late.outcome).toMatchObject({ responseCode: '00', replayed: true });
         expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
+        const delivery = (await deliveriesOf(client)).find((candidate) => candidate.eventId === crashed.pending.event.id);
+        expect(delivery).toMatchObject({ attemptCount: 1, attempts: [{ succeeded: false, httpStatus: 200, verdict: 'IGNORED: decided already by the stand-in (at a repeat that waited in vain, or at its deadline)' }] });
         await expectLedgerClean(t);
       });
     });

@@ -358,7 +358,7 @@ export async function decideUnanswered(tx: Tx, timerContext: RequestContext, swi
   const context = datedAfter(timerContext, swipe.updated_at);
   const { written } = await finishCoopDecision(tx, context, pending, null, context.now, {
     reason: 'TIMEOUT',
-    detail: 'never answered (the process that asked stopped before applying the answer) and not repeated; decided at its deadline',
+    detail: 'no answer applied by its deadline (timeoutMs + 30 s): the process that asked stopped before applying one, or the clock was advanced past the deadline',
   });
   return written;
 }
@@ -996,10 +996,29 @@ export async function finishCoopDecision(
   // Answered now: its timer has nothing left to decide (one a runner holds is left to it, which then finds no mark).
   if (mark !== null) await cancelTimer(tx, context.clientId, coopDecisionTimerKind, swipe.id, run.write);
   if (mark === null) {
-    // Decided already, by the stand-in when a repeat of it waited in vain (answerRepeatOfUnanswered):
-    // that answer stands, this one is ignored as a late one is.
+    // Decided already by the stand-in, when a repeat of it waited in vain (answerRepeatOfUnanswered)
+    // or at its deadline (decideUnanswered: the process stopped, or a clock advance passed the
+    // deadline while the client answered): that answer stands, this one is ignored as a late one is,
+    // and the request, sent and answered, is in the delivery log as ignored (until 2026-12-07 it was
+    // not, and the client's answer left no trace; found by an audit).
     const decided = (await recordByIdStatement(context.clientId, pending.childId).execute(tx)).rows[0];
-    if (decided) return { outcome: replay(pending.message, decided), verdict: { kind: 'STAND_IN', reason: 'TIMEOUT', detail: 'decided by the stand-in when a repeat of the request waited in vain' } };
+    if (decided) {
+      const verdict: ClientVerdict = { kind: 'STAND_IN', reason: 'TIMEOUT', detail: 'decided already by the stand-in (at a repeat that waited in vain, or at its deadline)' };
+      if (exchange !== null && pending.endpoint !== null) {
+        addDecisionDelivery(run.write, {
+          clientId: context.clientId,
+          subscriptionId: pending.endpoint.subscriptionId,
+          event: pending.event,
+          attemptedAt,
+          now: context.now,
+          outcome: exchange,
+          accepted: false,
+          verdict: `IGNORED: ${verdict.detail}`,
+        });
+        await sendWrites(run);
+      }
+      return { outcome: replay(pending.message, decided), verdict };
+    }
   }
   // Open: the request still waits for this answer (not closed, decided by an advice, or withdrawn by a reversal).
   const open = mark !== null && mark.withdrawn !== true && hasOpenHold(swipe);
