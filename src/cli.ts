@@ -80,6 +80,39 @@ const options = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+type OptionName = keyof typeof options;
+
+/**
+ * The options each command reads and how many words name it (with `keys revoke`'s prefix, the
+ * positionals it takes). Anything else is refused: until 2026-12-07 an option of another command
+ * was ignored (`clients list --read-only` listed the clients), and so were extra words (found by
+ * an audit).
+ */
+const commandLines: Record<string, { options: readonly OptionName[]; positionals: number }> = {
+  serve: { options: ['memory', 'port', 'no-workers'], positionals: 1 },
+  worker: { options: [], positionals: 1 },
+  migrate: { options: ['json'], positionals: 1 },
+  'clients create': { options: ['name', 'json'], positionals: 2 },
+  'clients list': { options: ['json'], positionals: 2 },
+  'keys create': { options: ['client', 'read-only', 'allow-ip', 'json'], positionals: 2 },
+  'keys revoke': { options: ['json'], positionals: 3 },
+  'directory import': { options: ['fedach', 'fedwire', 'bic', 'json'], positionals: 2 },
+  'directory status': { options: ['json'], positionals: 2 },
+  'ledger verify': { options: ['json'], positionals: 2 },
+};
+
+/** Refuses an option the command does not read, or a word after its name it does not take; an unknown command is left to main. */
+function checkCommandLine(positionals: readonly string[], given: readonly string[]): void {
+  const [command = '', subcommand = ''] = positionals;
+  const name = command in commandLines ? command : `${command} ${subcommand}`;
+  const line = commandLines[name];
+  if (line === undefined) return;
+  const foreign = given.find((option) => option !== 'help' && !line.options.includes(option as OptionName));
+  if (foreign !== undefined) throw new UsageError(`Option '--${foreign}' is not an option of '${name}'`);
+  const extra = positionals[line.positionals];
+  if (extra !== undefined) throw new UsageError(`Unexpected argument '${extra}' after '${positionals.slice(0, line.positionals).join(' ')}'`);
+}
+
 function parseCommandLine(argv: string[]) {
   try {
     return parseArgs({ args: argv, allowPositionals: true, options });
@@ -100,6 +133,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return command ? 0 : 1;
   }
+  checkCommandLine(positionals, Object.keys(values));
   switch (command) {
     case 'serve': {
       // The PORT variable's rule: until 2026-12-06 `--port 1e1` listened on port 10 and `--port ""`

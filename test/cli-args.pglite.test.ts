@@ -26,6 +26,12 @@ describe('openbaas command-line mistakes', () => {
     [['clients', 'list', '--foo'], "Unknown option '--foo'"],
     [['directory', 'import', '--fedach'], "Option '--fedach <value>' argument missing"],
     [['keys', 'create', '--client', 'X', '--read-only=yes'], "Option '--read-only' does not take an argument"],
+    // Until 2026-12-07 an option of another command, or an extra word, was ignored (found by an audit).
+    [['clients', 'list', '--read-only'], "Option '--read-only' is not an option of 'clients list'"],
+    [['ledger', 'verify', '--name', 'x'], "Option '--name' is not an option of 'ledger verify'"],
+    [['worker', '--port', '8081'], "Option '--port' is not an option of 'worker'"],
+    [['migrate', 'now'], "Unexpected argument 'now' after 'migrate'"],
+    [['keys', 'revoke', 'sk_test_Ab12Cd34', 'sk_test_Ef56Gh78'], "Unexpected argument 'sk_test_Ef56Gh78' after 'keys revoke sk_test_Ab12Cd34'"],
   ])('%j: one line naming the problem, then the usage; exit 1', async (args, problem) => {
     const result = await runCli(args, { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
