@@ -103,6 +103,20 @@ describe('POST /v1/compliance/upload-document', () => {
       expect(extra.body.details).toEqual([{ field: 'note', message: 'is not a known part' }]);
     });
 
+    it('refuses a customerId longer than its schema\'s 64 characters, as the JSON routes do', async () => {
+      // Until 2026-12-07 ids of 65 to 100 characters (the form's own limit) answered 404 (found by an audit).
+      const pdf = await samplePdf();
+      for (const length of [65, 100]) {
+        const response = await sendForm([
+          { name: 'customerId', value: 'a'.repeat(length) },
+          { name: 'documentType', value: 'DOC_FATCA_W9' },
+          { name: 'file', file: { content: pdf, fileName: 'a.pdf', contentType: 'application/pdf' } },
+        ]);
+        await expectCode(response, 400, 'VALIDATION_ERROR');
+        expect(response.body.details).toEqual([{ field: 'customerId', message: 'must be at most 64 characters' }]);
+      }
+    });
+
     it('refuses an unknown part, an unknown document type and an empty file', async () => {
       const customer = await createReadyIndividual(t);
       const pdf = await samplePdf();
