@@ -1299,7 +1299,8 @@ describe('the echo tool (POST /v1/sandbox/coop-auth/echo)', () => {
     const echo = response.body.data;
     expect(echo).toMatchObject({
       timeoutMs: 2000,
-      request: { type: 'COOP_AUTH_0100', data: { echo: true, amountMinor: 1250, cardId: card.cardId, mti: '0100' } },
+      // availableMinor as a real request carries it: the card's funds (until 2026-12-07 left out; found by an audit).
+      request: { type: 'COOP_AUTH_0100', data: { echo: true, amountMinor: 1250, cardId: card.cardId, mti: '0100', availableMinor: 10000 } },
       answer: { httpStatus: 200, error: null },
       outcome: { decisionSource: 'CLIENT', responseCode: '10', approvedAmountMinor: 700, standInReason: null, verdict: 'PARTIAL 700' },
     });
@@ -1314,7 +1315,7 @@ describe('the echo tool (POST /v1/sandbox/coop-auth/echo)', () => {
     answerWith('not json');
     const response = await t.request({ method: 'POST', url: '/v1/sandbox/coop-auth/echo', body: {} });
     expect(response.status).toBe(200);
-    expect(response.body.data.request.data).toMatchObject({ cardReferenceId: 'SAMPLE', amountMinor: 1000 });
+    expect(response.body.data.request.data).toMatchObject({ cardReferenceId: 'SAMPLE', amountMinor: 1000, availableMinor: 100000 });
     expect(response.body.data.request.data).not.toHaveProperty('cardId');
     expect(response.body.data.outcome).toMatchObject({ decisionSource: 'STAND_IN', responseCode: '91', approvedAmountMinor: 0, standInReason: 'BAD_BODY' });
   });

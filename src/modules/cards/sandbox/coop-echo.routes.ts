@@ -7,14 +7,18 @@ import { runPausableWrite } from '../../../platform/http/idempotency.js';
 import { idAt } from '../../../platform/ids.js';
 import { decisionEndpointOf, eventRecordOf, sendDecisionRequest, type DecisionEndpoint, type EventRecord } from '../../webhooks/index.js';
 import { cardVaultOf } from '../card-vault.js';
-import { findCard } from '../cards.service.js';
+import { findCard, type CardRow } from '../cards.service.js';
 import { cardExpiryFor, generatePan, newNetworkDataRef } from '../network/index.js';
 import { defaultCoopAuth, type CoopAuthSettings } from '../program-settings.js';
 import { findCardProgram, listCardPrograms } from '../programs.js';
 import { coopOutcome, readClientAnswer, verdictText, type ClientExchange } from '../processor/coop-answer.js';
 import { coopEventData } from '../processor/coop-auth.js';
+import { fundingSourceOf } from '../processor/funding-source.js';
 import { readMessage } from '../processor/message-info.js';
 import { amountMinorOf, buildSandboxMessage } from './sandbox-messages.js';
+
+/** The sample card's `availableMinor` (1,000.00 in the program's currency): it has no wallet or line to read. */
+const sampleAvailableMinor = 100_000n;
 
 const EchoBody = Type.Object(
   {
@@ -92,12 +96,12 @@ export function registerSandboxCoopEchoRoutes(app: App, deps: Deps): void {
         work: async (tx, context) => {
           const body = request.body;
           const amountMinor = amountMinorOf(body.amount ?? 10);
-          let sample: { id: string | null; reference: string; pan: string; expiry: { expiryMonth: number; expiryYear: number }; programId: string };
+          let sample: { id: string | null; reference: string; pan: string; expiry: { expiryMonth: number; expiryYear: number }; programId: string; card?: CardRow };
           if (body.cardId !== undefined) {
             const card = await findCard(tx, context.clientId, body.cardId);
             if (!card) throw notFound('Card');
             const pan = cardVaultOf(deps).decryptPan(card.pan_encrypted, context.clientId, card.id);
-            sample = { id: card.id, reference: card.reference_number, pan, expiry: { expiryMonth: card.expiry_month, expiryYear: card.expiry_year }, programId: card.card_program_id };
+            sample = { id: card.id, reference: card.reference_number, pan, expiry: { expiryMonth: card.expiry_month, expiryYear: card.expiry_year }, programId: card.card_program_id, card };
           } else {
             const programs = await listCardPrograms(tx, context.clientId);
             const program = programs.find((candidate) => candidate.card_transaction_handler === 'COOP_AUTH') ?? programs[0];
@@ -130,7 +134,11 @@ export function registerSandboxCoopEchoRoutes(app: App, deps: Deps): void {
             cardReferenceId: sample.reference,
             cardTransactionId: idAt(context.now),
             parentCardTransactionId: idAt(context.now),
-            availableMinor: null,
+            // What a real request carries: the card's spendable funds (its wallet's AVAILABLE, or its
+            // line's available credit); the sample card has none, so a sample figure. Until
+            // 2026-12-07 the field was left out, though the checklist says to decide from it
+            // (found by an audit).
+            availableMinor: sample.card === undefined ? sampleAvailableMinor : await fundingSourceOf(sample.card, program.currency, context).available(tx),
             original: null,
           });
           const event = eventRecordOf(context, 'COOP_AUTH_0100', { ...data, echo: true });
