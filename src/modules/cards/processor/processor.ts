@@ -1004,19 +1004,7 @@ export async function finishCoopDecision(
     const decided = (await recordByIdStatement(context.clientId, pending.childId).execute(tx)).rows[0];
     if (decided) {
       const verdict: ClientVerdict = { kind: 'STAND_IN', reason: 'TIMEOUT', detail: 'decided already by the stand-in (at a repeat that waited in vain, or at its deadline)' };
-      if (exchange !== null && pending.endpoint !== null) {
-        addDecisionDelivery(run.write, {
-          clientId: context.clientId,
-          subscriptionId: pending.endpoint.subscriptionId,
-          event: pending.event,
-          attemptedAt,
-          now: context.now,
-          outcome: exchange,
-          accepted: false,
-          verdict: `IGNORED: ${verdict.detail}`,
-        });
-        await sendWrites(run);
-      }
+      if (logDelivery(run, pending, exchange, attemptedAt, false, `IGNORED: ${verdict.detail}`)) await sendWrites(run);
       return { outcome: replay(pending.message, decided), verdict };
     }
   }
@@ -1049,24 +1037,29 @@ export async function finishCoopDecision(
     metadata: verdict.kind === 'STAND_IN' ? null : verdict.metadata,
   };
   const decision: Decision = open ? decisionOfVerdict(run, verdict, pending.settings, record) : { ...declineWithCode('91'), source: 'STAND_IN', coop: record };
-  if (exchange !== null && pending.endpoint !== null) {
-    // Sent with the message's other writes.
-    addDecisionDelivery(run.write, {
-      clientId: context.clientId,
-      subscriptionId: pending.endpoint.subscriptionId,
-      event: pending.event,
-      attemptedAt,
-      now: context.now,
-      outcome: exchange,
-      accepted: verdict.kind !== 'STAND_IN',
-      // As applied (a partial approval that came to the whole in the card's currency is APPROVED), in the client's figures.
-      verdict: verdictText(verdict, decision.responseCode),
-    });
-  }
+  // Sent with the message's other writes; as applied (a partial approval that came to the whole in
+  // the card's currency is APPROVED), in the client's figures.
+  logDelivery(run, pending, exchange, attemptedAt, verdict.kind !== 'STAND_IN', verdictText(verdict, decision.responseCode));
   // A withdrawn request's mark goes with its answer.
   const answered = mark !== null && !open ? updateSwipe(run, swipe, { coopPending: null }) : swipe;
   const outcome = open ? await applyCoopDecision(run, swipe, pending, decision, toBigInt(mark.reservedMinor)) : await writeChild(run, answered, pending.childId, closedDraft(pending, decision, answered));
   return { outcome, verdict, written: run.written };
+}
+
+/** Adds the decision request's delivery (sent, and answered or failed) to the run's writes; false when nothing was sent. */
+function logDelivery(run: Run, pending: PendingCoopDecision, exchange: ClientExchange | null, attemptedAt: Date, accepted: boolean, verdict: string): boolean {
+  if (exchange === null || pending.endpoint === null) return false;
+  addDecisionDelivery(run.write, {
+    clientId: run.context.clientId,
+    subscriptionId: pending.endpoint.subscriptionId,
+    event: pending.event,
+    attemptedAt,
+    now: run.context.now,
+    outcome: exchange,
+    accepted,
+    verdict,
+  });
+  return true;
 }
 
 function closedDraft(pending: PendingCoopDecision, decision: Decision, swipe: CardSwipeRow): ChildDraft {
