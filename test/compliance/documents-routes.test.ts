@@ -104,17 +104,25 @@ describe('POST /v1/compliance/upload-document', () => {
     });
 
     it('refuses a customerId longer than its schema\'s 64 characters, as the JSON routes do', async () => {
-      // Until 2026-12-07 ids of 65 to 100 characters (the form's own limit) answered 404 (found by an audit).
+      // Until 2026-12-07 ids of 65 to 100 characters (the form's own limit) answered 404, and longer
+      // ones, or 60 two-byte characters, were told "at most 100 characters" (found by audits).
       const pdf = await samplePdf();
-      for (const length of [65, 100]) {
+      for (const value of ['a'.repeat(65), 'a'.repeat(100), 'a'.repeat(101), 'a'.repeat(300), 'é'.repeat(65)]) {
         const response = await sendForm([
-          { name: 'customerId', value: 'a'.repeat(length) },
+          { name: 'customerId', value },
           { name: 'documentType', value: 'DOC_FATCA_W9' },
           { name: 'file', file: { content: pdf, fileName: 'a.pdf', contentType: 'application/pdf' } },
         ]);
         await expectCode(response, 400, 'VALIDATION_ERROR');
         expect(response.body.details).toEqual([{ field: 'customerId', message: 'must be at most 64 characters' }]);
       }
+      // 60 two-byte characters are within the limit: the customer is then looked up (none has such an id).
+      const within = await sendForm([
+        { name: 'customerId', value: 'é'.repeat(60) },
+        { name: 'documentType', value: 'DOC_FATCA_W9' },
+        { name: 'file', file: { content: pdf, fileName: 'a.pdf', contentType: 'application/pdf' } },
+      ]);
+      await expectCode(within, 404, 'NOT_FOUND');
     });
 
     it('refuses an unknown part, an unknown document type and an empty file', async () => {

@@ -20,8 +20,10 @@ import {
 import { DocumentSchema } from './schemas.js';
 
 /** Limits of the multipart form: one file and the two short text fields (a third field is refused naming it). */
-const formFieldLengthMax = 100;
+/** Each text part's limit in characters (its schema's), and the form's in bytes: four per character, the most UTF-8 takes. */
 const customerIdLengthMax = 64;
+const partLengthMax = { customerId: customerIdLengthMax, documentType: 50 } as const;
+const formFieldLengthMax = 4 * customerIdLengthMax;
 // Three fields, though two are expected: a file part sent without a file name arrives as a field
 // named file, and is then refused naming it rather than by the fields limit, which names no part.
 const formLimits = { fileSize: documentSizeMaxBytes, files: 1, fields: 3, parts: 3, fieldSize: formFieldLengthMax, fieldNameSize: 50, headerPairs: 20 };
@@ -58,7 +60,9 @@ async function readUpload(request: FastifyRequest, allowedTypes: readonly Docume
       } else {
         if (part.fieldname === 'file') throw validationError('file', 'must be sent as a file, with a file name (filename="…" in its Content-Disposition)');
         if (part.fieldname !== 'customerId' && part.fieldname !== 'documentType') throw validationError(part.fieldname, 'is not a known part');
-        if (part.valueTruncated) throw validationError(part.fieldname, `must be at most ${formFieldLengthMax} characters`);
+        // Until 2026-12-07 a part over the form's byte limit was told "at most 100 characters", the
+        // customerId's limit being 64 (and 60 two-byte characters were over it; found by an audit).
+        if (part.valueTruncated) throw validationError(part.fieldname, `must be at most ${partLengthMax[part.fieldname]} characters`);
         if (typeof part.value !== 'string') throw validationError(part.fieldname, 'must be text');
         fields[part.fieldname] = part.value;
       }
@@ -83,9 +87,9 @@ async function readUpload(request: FastifyRequest, allowedTypes: readonly Docume
   if (missing.length > 0 || customerId === undefined || documentType === undefined || !file) {
     throw new AppError('VALIDATION_ERROR', `Missing parts: ${missing.join(', ')}.`, { details: missing.map((field) => ({ field, message: 'is required' })) });
   }
-  // The form's own limit (formFieldLengthMax) is the parts'; customerId has the 64 of its schema, as
-  // in the JSON routes (until 2026-12-07 ids of 65 to 100 characters got 404; found by an audit).
-  if (customerId.length > customerIdLengthMax) throw validationError('customerId', `must be at most ${customerIdLengthMax} characters`);
+  // The 64 characters of its schema, as in the JSON routes (until 2026-12-07 ids of 65 to 100
+  // characters got 404; found by an audit).
+  if ([...customerId].length > customerIdLengthMax) throw validationError('customerId', `must be at most ${customerIdLengthMax} characters`);
   if (!(allowedTypes as readonly string[]).includes(documentType)) {
     throw validationError('documentType', `must be one of ${allowedTypes.join(', ')}`);
   }
@@ -109,7 +113,7 @@ function formSchema(types: readonly DocumentType[]) {
     required: ['customerId', 'documentType', 'file'],
     properties: {
       customerId: { type: 'string', maxLength: customerIdLengthMax, description: 'the customer the document belongs to' },
-      documentType: { type: 'string', maxLength: 50, enum: [...types] },
+      documentType: { type: 'string', maxLength: partLengthMax.documentType, enum: [...types] },
       file: { type: 'string', format: 'binary', maxLength: documentSizeMaxBytes, description: 'PDF, PNG or JPEG (by content), at most 10 MiB' },
     },
     examples: [{ customerId: '019ca945-09f0-7a61-b2c4-55e0d1c0a0b1', documentType: types[0], file: '(the file: PDF, PNG or JPEG)' }],
