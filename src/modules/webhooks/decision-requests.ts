@@ -5,7 +5,7 @@ import type { RowsKind, WriteStatement } from '../../platform/db/write-statement
 import type { Tx } from '../../platform/db/transaction.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { deliveryBody, errorKeptChars, responseBodyKeptChars, truncate } from './delivery-policy.js';
-import { addEvents, type EventRecord } from './events.store.js';
+import { addEvents, eventsQuery, type EventRecord } from './events.store.js';
 import { assert } from '../../platform/assert.js';
 import type { EventType } from './event-types.js';
 import { webhookHttpClient, type PostOutcome } from './webhook-http.js';
@@ -71,7 +71,8 @@ export function addDecisionRequestEvent(write: WriteStatement, context: RequestC
  * module's `card.coop-decision` timer reads the message back from its `data.raw`).
  */
 export async function decisionRequestOf(tx: Tx, clientId: string, id: string): Promise<EventRecord | undefined> {
-  const row = await tx.selectFrom('events').select(['id', 'type', 'data', 'created_at']).where('client_id', '=', clientId).where('id', '=', id).executeTakeFirst();
+  // The read of GET /v1/events/:id.
+  const row = await eventsQuery(tx, clientId).where('id', '=', id).executeTakeFirst();
   return row === undefined ? undefined : { id: row.id, type: row.type as EventType, createdAt: row.created_at.toISOString(), data: row.data as EventRecord['data'] };
 }
 

@@ -995,7 +995,7 @@ export async function finishCoopDecision(
   const mark = swipe.coop_pending?.childId === pending.childId ? swipe.coop_pending : null;
   // Answered now: its timer has nothing left to decide (one a runner holds is left to it, which then finds no mark).
   if (mark !== null) await cancelTimer(tx, context.clientId, coopDecisionTimerKind, swipe.id, run.write);
-  if (mark === null) {
+  else {
     // Decided already by the stand-in, when a repeat of it waited in vain (answerRepeatOfUnanswered)
     // or at its deadline (decideUnanswered: the process stopped, or a clock advance passed the
     // deadline while the client answered): that answer stands, this one is ignored as a late one is,
