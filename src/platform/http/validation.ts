@@ -324,39 +324,39 @@ export function refuseNulInParameters(...sources: unknown[]): void {
 /**
  * Checks a parsed JSON body for what JSON.parse lets through but we refuse: nesting deeper than
  * jsonDepthMax, NUL characters and lone UTF-16 surrogates in strings or keys. Iterative, so a
- * hostile body cannot exhaust the stack.
+ * hostile body cannot exhaust the stack. A refused string is named by its path in `details`
+ * (`merchant.city`, `items[2]`), a refused field name by the path of the object that holds it
+ * (`body` at the top), in the form checkJsonKeys uses.
  */
 export function checkJsonValue(root: unknown): void {
-  const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
+  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value: root, depth: 0, path: '' }];
   while (stack.length > 0) {
     const item = stack.pop();
     if (!item) break;
-    const { value, depth } = item;
+    const { value, depth, path } = item;
     if (typeof value === 'string') {
-      checkString(value);
+      checkString(value, path, 'value');
     } else if (value !== null && typeof value === 'object') {
       if (depth >= jsonDepthMax) {
         throw new AppError('INVALID_JSON', `The body is nested more than ${jsonDepthMax} levels deep.`);
       }
       if (Array.isArray(value)) {
-        for (const element of value) stack.push({ value: element, depth: depth + 1 });
+        value.forEach((element, index) => stack.push({ value: element, depth: depth + 1, path: `${path}[${index}]` }));
       } else {
         for (const [key, element] of Object.entries(value as Record<string, unknown>)) {
-          checkString(key);
-          stack.push({ value: element, depth: depth + 1 });
+          checkString(key, path, 'field name');
+          stack.push({ value: element, depth: depth + 1, path: path === '' ? key : `${path}.${key}` });
         }
       }
     }
   }
 }
 
-function checkString(value: string): void {
-  if (value.includes('\u0000')) {
-    throw new AppError('INVALID_JSON', 'Strings may not contain the NUL character (\\u0000).');
-  }
-  if (!value.isWellFormed()) {
-    throw new AppError('INVALID_JSON', 'Strings may not contain lone UTF-16 surrogates.');
-  }
+function checkString(value: string, path: string, what: 'value' | 'field name'): void {
+  const problem = value.includes('\u0000') ? 'the NUL character (\\u0000)' : value.isWellFormed() ? undefined : 'lone UTF-16 surrogates';
+  if (problem === undefined) return;
+  const detail = what === 'value' ? `may not contain ${problem}` : `holds a field name with ${problem}, which no field name may contain`;
+  throw new AppError('INVALID_JSON', `Strings may not contain ${problem}.`, { details: [{ field: path === '' ? 'body' : path, message: detail }] });
 }
 
 /**
