@@ -125,6 +125,41 @@ describe('POST /v1/compliance/upload-document', () => {
       await expectCode(within, 404, 'NOT_FOUND');
     });
 
+    it('refuses an empty customerId and one holding NUL, naming it, as the JSON routes do (they were looked up and answered 404)', async () => {
+      const pdf = await samplePdf();
+      for (const [value, message] of [
+        ['', 'must not be empty'],
+        ['a\u0000b', 'may not contain the NUL character'],
+      ] as const) {
+        const response = await sendForm([
+          { name: 'customerId', value },
+          { name: 'documentType', value: 'DOC_FATCA_W9' },
+          { name: 'file', file: { content: pdf, fileName: 'a.pdf', contentType: 'application/pdf' } },
+        ]);
+        await expectCode(response, 400, 'VALIDATION_ERROR');
+        expect(response.body.details).toEqual([{ field: 'customerId', message }]);
+      }
+    });
+
+    it('names a part sent twice, wherever the second comes (it was refused by a limit naming body)', async () => {
+      const customer = await createReadyIndividual(t);
+      const pdf = await samplePdf();
+      const file = { name: 'file', file: { content: pdf, fileName: 'a.pdf', contentType: 'application/pdf' } };
+      const customerId = { name: 'customerId', value: customer.id };
+      const documentType = { name: 'documentType', value: 'DOC_FATCA_W9' };
+      for (const [parts, field] of [
+        [[customerId, customerId, documentType, file], 'customerId'],
+        [[customerId, documentType, file, customerId], 'customerId'],
+        [[customerId, documentType, file, documentType], 'documentType'],
+        [[customerId, documentType, file, file], 'file'],
+      ] as const) {
+        const response = await sendForm([...parts]);
+        await expectCode(response, 400, 'VALIDATION_ERROR');
+        expect(response.body.details, JSON.stringify(parts.map((part) => part.name))).toEqual([{ field, message: expect.stringMatching(/more than once|only one file/) }]);
+      }
+      expect(await t.deps.db.selectFrom('compliance_documents').select('id').where('customer_id', '=', customer.id).execute()).toEqual([]);
+    });
+
     it('refuses an unknown part, an unknown document type and an empty file', async () => {
       const customer = await createReadyIndividual(t);
       const pdf = await samplePdf();
@@ -203,6 +238,17 @@ describe('POST /v1/compliance/upload-document', () => {
 
     it('refuses a JSON body', async () => {
       await expectCode(await t.request({ method: 'POST', url: '/v1/compliance/upload-document', body: { customerId: missingId } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    });
+
+    it('tells a body of another type to be multipart/form-data, not JSON as the other routes do', async () => {
+      for (const url of ['/v1/compliance/upload-document', '/v1/compliance/business/upload-document']) {
+        const response = await t.request({ method: 'POST', url, rawBody: 'customerId=x', contentType: 'text/plain' });
+        await expectCode(response, 415, 'UNSUPPORTED_MEDIA_TYPE');
+        expect(response.body.message).toContain('multipart/form-data');
+        expect(response.body.message).not.toContain('application/json');
+      }
+      const json = await t.request({ method: 'POST', url: '/v1/customers', rawBody: 'x', contentType: 'text/plain' });
+      expect(json.body.message).toContain('application/json');
     });
   });
 });

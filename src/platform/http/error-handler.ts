@@ -15,8 +15,6 @@ export function errorBody(error: AppError, traceId: string) {
 
 const fastifyCodes: Record<string, (error: FastifyError) => AppError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large (1 MiB at most for JSON).'),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: (error) =>
-    new AppError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: send JSON bodies as application/json. (${error.message})`),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('INVALID_JSON', 'The body is empty but Content-Type is application/json.'),
   FST_ERR_CTP_INVALID_JSON_BODY: (error) => new AppError('INVALID_JSON', `The body is not valid JSON: ${error.message}`),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('BAD_REQUEST', 'The Content-Length header does not match the body.'),
@@ -37,6 +35,16 @@ function missingOneOf(request: FastifyRequest, body: unknown): ErrorDetail[] {
     .map(([first, ...others]) => ({ field: first, message: others.length === 0 ? 'is required' : `is required (or ${others.join(' or ')})` }));
 }
 
+/**
+ * A body of a type the route does not take: the document uploads take multipart/form-data, every
+ * other route JSON (until 2026-12-07 the uploads too told such a body to be JSON; found by an audit).
+ */
+function unsupportedMediaType(error: FastifyError, request: FastifyRequest): AppError {
+  const consumes = request.routeOptions.schema?.consumes;
+  const wanted = consumes?.includes('multipart/form-data') ? "send this route's body as multipart/form-data" : 'send JSON bodies as application/json';
+  return new AppError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${wanted}. (${error.message})`);
+}
+
 function toAppError(error: FastifyError & { validationContext?: string }, request: FastifyRequest): AppError | undefined {
   if (error instanceof AppError) return error;
   if (error.validation) {
@@ -47,12 +55,13 @@ function toAppError(error: FastifyError & { validationContext?: string }, reques
     const where = context === 'querystring' ? 'query parameters' : context === 'params' ? 'path parameters' : 'request body';
     return new AppError('VALIDATION_ERROR', `Invalid ${where}: ${summary}`, { details });
   }
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return unsupportedMediaType(error, request);
   const mapped = error.code ? fastifyCodes[error.code] : undefined;
   if (mapped) return mapped(error);
   if (error instanceof SyntaxError) return new AppError('INVALID_JSON', `The body is not valid JSON: ${error.message}`);
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     if (error.statusCode === 413) return fastifyCodes.FST_ERR_CTP_BODY_TOO_LARGE?.(error);
-    if (error.statusCode === 415) return fastifyCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE?.(error);
+    if (error.statusCode === 415) return unsupportedMediaType(error, request);
     return new AppError('BAD_REQUEST', error.message);
   }
   return undefined;

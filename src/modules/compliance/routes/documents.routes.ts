@@ -19,14 +19,15 @@ import {
 } from '../documents.js';
 import { DocumentSchema } from './schemas.js';
 
-/** Limits of the multipart form: one file and the two short text fields (a third field is refused naming it). */
 /** Each text part's limit in characters (its schema's), and the form's in bytes: four per character, the most UTF-8 takes. */
 const customerIdLengthMax = 64;
 const partLengthMax = { customerId: customerIdLengthMax, documentType: 50 } as const;
 const formFieldLengthMax = 4 * customerIdLengthMax;
-// Three fields, though two are expected: a file part sent without a file name arrives as a field
-// named file, and is then refused naming it rather than by the fields limit, which names no part.
-const formLimits = { fileSize: documentSizeMaxBytes, files: 1, fields: 3, parts: 3, fieldSize: formFieldLengthMax, fieldNameSize: 50, headerPairs: 20 };
+// The limits of the multipart form are one part above what a good form holds (two fields, one
+// file, three parts), so that the part one too many is read and refused naming it (an unknown
+// part, a file part without a file name, a part sent twice) rather than by a limit, which names
+// no part; past that, the limit answers naming `body`.
+const formLimits = { fileSize: documentSizeMaxBytes, files: 2, fields: 3, parts: 4, fieldSize: formFieldLengthMax, fieldNameSize: 50, headerPairs: 20 };
 
 interface ParsedUpload {
   customerId: string;
@@ -60,6 +61,8 @@ async function readUpload(request: FastifyRequest, allowedTypes: readonly Docume
       } else {
         if (part.fieldname === 'file') throw validationError('file', 'must be sent as a file, with a file name (filename="…" in its Content-Disposition)');
         if (part.fieldname !== 'customerId' && part.fieldname !== 'documentType') throw validationError(part.fieldname, 'is not a known part');
+        // Until 2026-12-07 a part sent twice was refused by a limit naming `body` (found by an audit).
+        if (part.fieldname in fields) throw validationError(part.fieldname, 'is sent more than once; send each part once');
         // Until 2026-12-07 a part over the form's byte limit was told "at most 100 characters", the
         // customerId's limit being 64 (and 60 two-byte characters were over it; found by an audit).
         if (part.valueTruncated) throw validationError(part.fieldname, `must be at most ${partLengthMax[part.fieldname]} characters`);
@@ -87,8 +90,10 @@ async function readUpload(request: FastifyRequest, allowedTypes: readonly Docume
   if (missing.length > 0 || customerId === undefined || documentType === undefined || !file) {
     throw new AppError('VALIDATION_ERROR', `Missing parts: ${missing.join(', ')}.`, { details: missing.map((field) => ({ field, message: 'is required' })) });
   }
-  // The 64 characters of its schema, as in the JSON routes (until 2026-12-07 ids of 65 to 100
-  // characters got 404; found by an audit).
+  // The 1 to 64 characters of its schema, without NUL, as in the JSON routes (until 2026-12-07 ids
+  // of 65 to 100 characters, an empty one and one with NUL got 404; found by audits).
+  if (customerId === '') throw validationError('customerId', 'must not be empty');
+  if (customerId.includes('\u0000')) throw validationError('customerId', 'may not contain the NUL character');
   if ([...customerId].length > customerIdLengthMax) throw validationError('customerId', `must be at most ${customerIdLengthMax} characters`);
   if (!(allowedTypes as readonly string[]).includes(documentType)) {
     throw validationError('documentType', `must be one of ${allowedTypes.join(', ')}`);
@@ -112,7 +117,7 @@ function formSchema(types: readonly DocumentType[]) {
     type: 'object',
     required: ['customerId', 'documentType', 'file'],
     properties: {
-      customerId: { type: 'string', maxLength: customerIdLengthMax, description: 'the customer the document belongs to' },
+      customerId: { type: 'string', minLength: 1, maxLength: customerIdLengthMax, description: 'the customer the document belongs to' },
       documentType: { type: 'string', maxLength: partLengthMax.documentType, enum: [...types] },
       file: { type: 'string', format: 'binary', maxLength: documentSizeMaxBytes, description: 'PDF, PNG or JPEG (by content), at most 10 MiB' },
     },
