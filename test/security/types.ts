@@ -12,7 +12,8 @@ export interface PreparedRequest {
  * One entry per authenticated route. The shared suite (test/security.test.ts) runs on each:
  * 401 without a key and with an unknown key, 403 for a read-only key on a write, 404 when the
  * request names another client's resource (or, for a list with ownerMarkers, none of the
- * client's records in another client's list), and idempotent replay / key reuse on writes.
+ * client's records in another client's list; a resource named in the body or the query must be
+ * named in the 404's details), and idempotent replay / key reuse on writes.
  */
 export interface SecurityCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -62,7 +62,7 @@ export async function assignDedicatedAccountNumber(
   serialKeys: AccountNumberSerialKeys,
 ): Promise<Assigned<DedicatedAccountNumberView>> {
   const wallet = await findWallet(tx, context.clientId, walletId);
-  if (!wallet) throw notFound('Wallet');
+  if (!wallet) throw notFound('Wallet', 'walletId');
   if (wallet.virtual_account_number === null) throw virtualAccountRequired(wallet.id);
   const result = await assign(tx, context.clientId, wallet, 'DEDICATED', serialKeys);
   const { virtual_account_number: virtualAccountNumber, dedicated_account_number: dedicatedAccountNumber } = result.wallet;
@@ -82,7 +82,7 @@ export async function assignVrn(
   serialKeys: AccountNumberSerialKeys,
 ): Promise<Assigned<VrnView>> {
   const customer = await findCustomer(tx, context.clientId, input.userId);
-  if (!customer) throw notFound('Customer');
+  if (!customer) throw notFound('Customer', 'userId');
   const wallet = /^[0-9]{1,34}$/.test(input.virtualAccountNumber)
     ? await store.findWalletByVirtualAccountNumber(tx, context.clientId, input.virtualAccountNumber)
     : undefined;

@@ -295,7 +295,7 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     throw validationError('confirmations', `must be a whole number from 0 to ${confirmationsRequiredMax}`);
   }
   const address = await findAddress(tx, context.clientId, body.address);
-  if (!address) throw notFound('Crypto address');
+  if (!address) throw notFound('Crypto address', 'address');
   if (network !== undefined && network !== address.network) throw validationError('network', `the address is on ${address.network}, not ${network}`);
   // An asset the address's network does not carry came from another chain, whose sender and hash
   // are in that chain's format: they are kept as sent (letters and digits) on the FAILED record

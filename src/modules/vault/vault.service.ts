@@ -72,12 +72,12 @@ export async function issueVaultToken(
   requester: Requester,
 ): Promise<{ token: string; expiresAt: string }> {
   const customer = await findCustomer(tx, context.clientId, input.userId);
-  if (!customer) throw notFound('Customer');
+  if (!customer) throw notFound('Customer', 'userId');
   // The token names the card as stored (ids are written in lower case), whatever case was sent.
   let cardId: string | null = null;
   if (input.cardId !== undefined) {
     const card = await findCard(tx, context.clientId, input.cardId);
-    if (!card || card.customer_id !== customer.id) throw notFound('Card');
+    if (!card || card.customer_id !== customer.id) throw notFound('Card', 'cardId');
     cardId = card.id;
   }
   const scopes: VaultScope[] = [...new Set<VaultScope>(input.scopes ?? ['cards:reveal'])];
@@ -98,10 +98,10 @@ function requireScope(claims: VaultTokenClaims, scope: VaultScope): void {
  * and, for a physical card, a program that allows revealing physical cards.
  */
 async function revealableCard(tx: Tx, claims: VaultTokenClaims, cardId: string): Promise<CardRow> {
-  if (claims.cardId !== null && claims.cardId !== cardId.toLowerCase()) throw notFound('Card');
+  if (claims.cardId !== null && claims.cardId !== cardId.toLowerCase()) throw notFound('Card', 'cardId');
   // The card's row lock orders concurrent reveals of one card, so the per-minute count holds.
   const card = await findCard(tx, claims.clientId, cardId, { forUpdate: true });
-  if (!card || card.customer_id !== claims.customerId) throw notFound('Card');
+  if (!card || card.customer_id !== claims.customerId) throw notFound('Card', 'cardId');
   if (card.status !== 'ACTIVE') throw new AppError('CARD_NOT_ACTIVE', `The card is ${card.status}: only an ACTIVE card can be revealed.`);
   if (!card.is_virtual) {
     const program = await findCardProgram(tx, claims.clientId, card.card_program_id);
@@ -164,7 +164,7 @@ async function aliasOf(tx: Tx, deps: Pick<Deps, 'config'>, card: CardRow, field:
  */
 export async function showCard(tx: Tx, deps: Pick<Deps, 'config' | 'database'>, claims: VaultTokenClaims, cardId: string, fields: readonly VaultCardField[], now: Date) {
   requireScope(claims, 'cards:reveal');
-  if (!isUuid(cardId)) throw notFound('Card');
+  if (!isUuid(cardId)) throw notFound('Card', 'cardId');
   const card = await revealableCard(tx, claims, cardId);
   const aliases: { pan?: string; cvv?: string; expiryDate?: string } = {};
   for (const field of fields) {
@@ -201,14 +201,14 @@ export async function reveal(tx: Tx, deps: Pick<Deps, 'config' | 'database'>, cl
       : [];
     for (const alias of input.aliases) {
       const row = rows.find((candidate) => candidate.alias === alias);
-      if (!row) throw notFound('Alias');
+      if (!row) throw notFound('Alias', 'aliases');
       const entry = requests.get(row.card_id) ?? { fields: new Set(), aliases: new Map() };
       entry.fields.add(row.field);
       entry.aliases.set(alias, row.field);
       requests.set(row.card_id, entry);
     }
   } else {
-    if (!isUuid(input.cardId)) throw notFound('Card');
+    if (!isUuid(input.cardId)) throw notFound('Card', 'cardId');
     requests.set(input.cardId.toLowerCase(), { fields: new Set(input.fields), aliases: new Map() });
   }
   const aliasValues: Record<string, string> = {};
@@ -217,7 +217,7 @@ export async function reveal(tx: Tx, deps: Pick<Deps, 'config' | 'database'>, cl
     const card = await revealableCard(tx, claims, cardId).catch((error: unknown) => {
       // An alias of a card the token may not see answers as an unknown alias does: which aliases
       // exist for other customers is not the token holder's to learn.
-      if ('aliases' in input && error instanceof AppError && error.code === 'NOT_FOUND') throw notFound('Alias');
+      if ('aliases' in input && error instanceof AppError && error.code === 'NOT_FOUND') throw notFound('Alias', 'aliases');
       throw error;
     });
     await checkRevealRate(tx, claims.clientId, card.id, now);

@@ -76,9 +76,14 @@ describe('configuration and tokens', () => {
   it('another client\'s customer, or a card of another customer: 404', async () => {
     const mine = await issuedCard(t);
     const theirs = await issuedCard(t, t.clientB);
-    expect((await t.request({ method: 'POST', url: '/v1/vault/token', body: { userId: theirs.wallet.customerId } })).status).toBe(404);
+    // Each names the field that was not found (until 2026-12-07 neither did).
+    const customer = await t.request({ method: 'POST', url: '/v1/vault/token', body: { userId: theirs.wallet.customerId } });
+    expect(customer.status).toBe(404);
+    expect(customer.body.details).toEqual([{ field: 'userId', message: 'no such customer' }]);
     const other = await issuedCard(t);
-    expect((await t.request({ method: 'POST', url: '/v1/vault/token', body: { userId: mine.wallet.customerId, cardId: other.cardId } })).status).toBe(404);
+    const card = await t.request({ method: 'POST', url: '/v1/vault/token', body: { userId: mine.wallet.customerId, cardId: other.cardId } });
+    expect(card.status).toBe(404);
+    expect(card.body.details).toEqual([{ field: 'cardId', message: 'no such card' }]);
   });
 });
 
@@ -330,6 +335,13 @@ describe('reveals refused', () => {
     expect((await revealRequest(token, { cardId: sameCustomerOther.cardId, fields: ['pan'] })).status).toBe(404);
     expect((await revealRequest(token, { cardId: otherCustomer.cardId, fields: ['pan'] })).status).toBe(404);
     expect((await revealRequest(token, { cardId: theirs.cardId, fields: ['pan'] })).status).toBe(404);
+    // The card is named, in the body and in GET /v1/vault/show's query, malformed or not (until 2026-12-07 it was not).
+    for (const cardId of [theirs.cardId, 'not-an-id']) {
+      expect((await revealRequest(token, { cardId, fields: ['pan'] })).body.details).toEqual([{ field: 'cardId', message: 'no such card' }]);
+      const shown = await t.request({ url: `/v1/vault/show?type=card&cardId=${cardId}&fields=pan`, key: null, headers: { authorization: `Bearer ${token}` } });
+      expect(shown.status).toBe(404);
+      expect(shown.body.details).toEqual([{ field: 'cardId', message: 'no such card' }]);
+    }
     const theirToken = await tokenFor(theirs.wallet.customerId, { client: t.clientB });
     expect((await revealRequest(theirToken, { cardId: mine.cardId, fields: ['pan'] })).status).toBe(404);
     const unknown = await revealRequest(token, { aliases: ['tok_sandbox_AAAAAAAAAAAAAAAAAAAAAAAA'] });
@@ -340,6 +352,7 @@ describe('reveals refused', () => {
     const foreign = await revealRequest(token, { aliases: [otherAlias] });
     expect(foreign.status).toBe(404);
     expect({ ...foreign.body, traceId: null }).toEqual({ ...unknown.body, traceId: null });
+    expect(unknown.body.details).toEqual([{ field: 'aliases', message: 'no such alias' }]);
   });
 
   it('a card that is not ACTIVE: 422 CARD_NOT_ACTIVE; a physical card without revealPhysicalCards: 403', async () => {

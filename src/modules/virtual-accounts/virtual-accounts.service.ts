@@ -58,12 +58,12 @@ export async function assignVirtualAccount(tx: Tx, context: RequestContext, wall
  */
 export async function createVirtualAccount(tx: Tx, context: RequestContext, walletId: string, serialKey: Buffer): Promise<VirtualAccountView> {
   const found = await findWallet(tx, context.clientId, walletId);
-  if (!found) throw notFound('Wallet');
+  if (!found) throw notFound('Wallet', 'walletId');
   // Lock the owner first (the order every compliance write uses), then read the wallet again.
   await sql`SELECT 1 FROM customers WHERE client_id = ${context.clientId} AND id = ${found.customer_id} FOR UPDATE`.execute(tx);
   const customer = await findCustomer(tx, context.clientId, found.customer_id);
   const wallet = await findWallet(tx, context.clientId, walletId);
-  if (!customer || !wallet) throw notFound('Wallet');
+  if (!customer || !wallet) throw notFound('Wallet', 'walletId');
   if (customer.onboarding_status !== 'APPROVED') {
     throw new AppError(
       'KYC_NOT_APPROVED',

@@ -99,7 +99,7 @@ export function registerSandboxCoopEchoRoutes(app: App, deps: Deps): void {
           let sample: { id: string | null; reference: string; pan: string; expiry: { expiryMonth: number; expiryYear: number }; programId: string; card?: CardRow };
           if (body.cardId !== undefined) {
             const card = await findCard(tx, context.clientId, body.cardId);
-            if (!card) throw notFound('Card');
+            if (!card) throw notFound('Card', 'cardId');
             const pan = cardVaultOf(deps).decryptPan(card.pan_encrypted, context.clientId, card.id);
             sample = { id: card.id, reference: card.reference_number, pan, expiry: { expiryMonth: card.expiry_month, expiryYear: card.expiry_year }, programId: card.card_program_id, card };
           } else {
