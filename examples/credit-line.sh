@@ -53,6 +53,6 @@ price 10500.00      # LTV 0.8571: collateral is sold until the LTV is back at 0.
 
 # 6. The events, oldest first, and what the liquidation sold.
 api "$BASE/v1/events?limit=20" | node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{for(const e of JSON.parse(s).data.reverse())
-  if(e.type.startsWith("LTV_")&&e.data.creditLineId===process.argv[1])console.log(e.type,e.data.ltv,e.type==="LTV_LIQUIDATED"?
-  `sold ${e.data.collateralSold} BTC + penalty ${e.data.penaltyAmount} BTC for ${e.data.proceeds} USD, principal repaid ${e.data.principalRepaid}`:"")})' "$LINE"
+  if(e.type.startsWith("LTV_")&&e.data.creditLineId===process.argv[1])console.log(e.type,e.data.ltv,...(e.type==="LTV_LIQUIDATED"?
+  [`sold ${e.data.collateralSold} BTC + penalty ${e.data.penaltyAmount} BTC for ${e.data.proceeds} USD, principal repaid ${e.data.principalRepaid}`]:[]))})' "$LINE"
 # credit:end

@@ -82,6 +82,11 @@ describe('examples/credit-line.sh', () => {
       'LTV_LIQUIDATED',
     ]);
     expect(lines.at(-1)).toBe('LTV_LIQUIDATED 0.8571 sold 0.72916762 BTC + penalty 0.01488098 BTC for 7656.26 USD, principal repaid 7656.26');
+    // Exactly what docs/credit.md says it prints, to the character (until 2026-12-07 the five
+    // warning lines ended in a space the docs do not show; found by an audit).
+    const doc = fs.readFileSync(path.join(packageRoot, 'docs', 'credit.md'), 'utf8');
+    const printed = /It prints:\n\n```text\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(output.trim().split('\n')).toEqual(printed?.trim().split('\n'));
   }, 60_000);
 
   it('is what docs/credit.md shows, line for line', () => {
