@@ -126,8 +126,10 @@ function parseCommandLine(argv: string[]) {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [command, subcommand] = argv;
+  // The command is read from the words that are not options, so options may come anywhere
+  // (`clients --json list`; until 2026-12-07 that was an unknown command; found by an audit).
   const { values, positionals } = parseCommandLine(argv);
+  const [command, subcommand] = positionals;
   const json = values.json ?? false;
   if (values.help || !command) {
     process.stdout.write(`${usage}\n`);

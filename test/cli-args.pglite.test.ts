@@ -108,6 +108,22 @@ describe('a command that reads or changes what a database holds, where there is 
     },
   );
 
+  it('takes options anywhere on the line, before or between the command\'s words (they were an unknown command)', async () => {
+    const data = temporaryFolder('cli-option-order');
+    expect((await runCli(['migrate'], { DATA_DIR: data })).code).toBe(0);
+    const outputs: string[] = [];
+    for (const args of [['clients', 'list', '--json'], ['clients', '--json', 'list'], ['--json', 'clients', 'list']]) {
+      const result = await runCli(args, { DATA_DIR: data });
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
+      outputs.push(result.stdout);
+    }
+    expect(JSON.parse(outputs[0] ?? '')).toEqual([]);
+    expect(new Set(outputs).size).toBe(1);
+    const refused = await runCli(['clients', '--read-only', 'list'], { DATA_DIR: data });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^openbaas: Option '--read-only' is not an option of 'clients list'/);
+  });
+
   it('a folder holding a database is used as before: ledger verify on a migrated one is clean', async () => {
     const data = temporaryFolder('cli-verify');
     expect((await runCli(['migrate'], { DATA_DIR: data })).code).toBe(0);
