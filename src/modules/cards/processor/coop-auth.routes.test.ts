@@ -983,7 +983,14 @@ describe('repeats, advices and isolation', () => {
 
         const run = await advance(client, 1);
         expect(run).toMatchObject({ ran: [{ kind: 'card.coop-decision', id: swipeId }], failed: [] });
-        expect((await record()).body.data).toMatchObject({ mti: '0100', status: 'PENDING', heldAmount: 3, decisionSource: 'STAND_IN', coopAuth: { standInReason: 'TIMEOUT' } });
+        // Nothing of the exchange with the client was kept: no webhook, status or latency (as docs/cards.md says).
+        expect((await record()).body.data).toMatchObject({
+          mti: '0100',
+          status: 'PENDING',
+          heldAmount: 3,
+          decisionSource: 'STAND_IN',
+          coopAuth: { standInReason: 'TIMEOUT', webhookId: null, httpStatus: null, latencyMs: null },
+        });
         expect(await markOf(client, swipeId)).toBeNull();
         expect(await decisionTimers(client)).toEqual([]);
         expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '97.00', RESERVED: '3.00' });
