@@ -33,6 +33,11 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The failed request's trace id, when the API answered one (every error body carries it). */
+export function errorTraceIdOf(error: unknown): string | undefined {
+  return isOpenBaaSError(error) ? error.traceId : undefined;
+}
+
 export function isNotFound(error: unknown): boolean {
   return isOpenBaaSError(error) && error.status === 404;
 }

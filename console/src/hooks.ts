@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { describeError, firstItems, listPageSize, type ListPage } from './api.js';
+import { describeError, errorTraceIdOf, firstItems, listPageSize, type ListPage } from './api.js';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -100,10 +100,12 @@ export function useAction<A extends unknown[], T>(action: (...args: A) => Promis
   reset: () => void;
   busy: boolean;
   error: string | undefined;
+  /** The failed request's trace, when the API answered one (the page links to it). */
+  errorTraceId: string | undefined;
   result: T | undefined;
 } {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | undefined>(undefined);
+  const [error, setError] = useState<{ text: string; traceId: string | undefined } | undefined>(undefined);
   const [result, setResult] = useState<T | undefined>(undefined);
   const run = async (...args: A) => {
     setBusy(true);
@@ -113,7 +115,7 @@ export function useAction<A extends unknown[], T>(action: (...args: A) => Promis
       setResult(value);
       return value;
     } catch (failure) {
-      setError(describeError(failure));
+      setError({ text: describeError(failure), traceId: errorTraceIdOf(failure) });
       setResult(undefined);
       return undefined;
     } finally {
@@ -124,7 +126,7 @@ export function useAction<A extends unknown[], T>(action: (...args: A) => Promis
     setError(undefined);
     setResult(undefined);
   };
-  return { run, reset, busy, error, result };
+  return { run, reset, busy, error: error?.text, errorTraceId: error?.traceId, result };
 }
 
 /**

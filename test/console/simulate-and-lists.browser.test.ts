@@ -217,7 +217,21 @@ describe("a card swipe's outcome says approved or declined, with the response co
     expect(await declined.getAttribute('class')).toBe('declined');
     expect(await region.getByRole('status').count()).toBe(1);
     expect(await balanceOf(suite.t, issued.wallet.walletId)).toMatchObject({ AVAILABLE: '74.50', RESERVED: '25.50' });
-    expect(pageErrors).toEqual([]);
+
+    // A request the API refuses: its error, with a link to the failed request's trace (until
+    // 2026-12-07 a failed action showed no trace link though the error body names it).
+    await form.getByLabel('Amount').fill('1000000000000000');
+    await form.getByRole('button', { name: 'Authorize' }).click();
+    const refused = region.getByRole('alert').filter({ hasText: 'amount' });
+    await refused.waitFor();
+    const href = await refused.getByRole('link', { name: 'Open trace' }).getAttribute('href');
+    expect(href).toMatch(/^#\/traces\/[0-9a-f-]+$/);
+    const traceId = decodeURIComponent(href?.slice('#/traces/'.length) ?? '');
+    const trace = await suite.t.request({ url: `/v1/traces/${traceId}` });
+    expect(trace.status, JSON.stringify(trace.body)).toBe(200);
+    expect(await region.getByRole('status').count()).toBe(0);
+    // The browser logs the refused request itself; nothing else went wrong on the page.
+    expect(pageErrors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
     await page.close();
   });
 });

@@ -51,11 +51,22 @@ export function Status(props: { loading?: boolean; error?: string | undefined; e
  * The result of an action: an error (role alert) or its answer (role status), green unless `tone`
  * is `declined` (the request worked but what it asked for was refused, as a declined card swipe).
  */
-export function Outcome(props: { error: string | undefined; children?: ComponentChildren; tone?: 'declined' }) {
+/**
+ * What an action came to: its error (with a link to the failed request's trace when there is one;
+ * until 2026-12-07 a failed action showed none though the API answered its traceId), else the
+ * children on success.
+ */
+export function Outcome(props: { error: string | undefined; traceId?: string | undefined; children?: ComponentChildren; tone?: 'declined' }) {
   if (props.error) {
     return (
       <p class="error" role="alert">
         {props.error}
+        {props.traceId ? (
+          <>
+            {' '}
+            <TraceLink traceId={props.traceId} />
+          </>
+        ) : null}
       </p>
     );
   }

@@ -94,7 +94,7 @@ export function BankTransfersPage() {
     <Page title="Bank transfers">
       <SelectFilter formLabel="Filter bank transfers" label="Status" options={['PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']} onApply={setApplied} />
       <Status loading={list.loading && !list.data} error={list.error} empty={list.data !== undefined && rows.length === 0} emptyText="No deposits or withdrawals yet." />
-      <Outcome error={step.error}>
+      <Outcome error={step.error} traceId={step.errorTraceId}>
         {step.result ? (
           <>
             {outcomeText[step.result.action]} <TraceLink traceId={step.result.traceId} />

@@ -218,7 +218,7 @@ export function CardPage(props: { id: string }) {
               onKeep={() => setConfirmingCancel(false)}
             />
           ) : null}
-          <Outcome error={activate.error ?? change.error}>
+          <Outcome error={activate.error ?? change.error} traceId={activate.error ? activate.errorTraceId : change.errorTraceId}>
             {done ? (
               <>
                 Card is now {done.data.status}. <TraceLink traceId={done.traceId} />

@@ -116,7 +116,7 @@ function NewCustomer() {
           Create customer
         </button>
       </Form>
-      <Outcome error={create.error} />
+      <Outcome error={create.error} traceId={create.errorTraceId} />
     </Page>
   );
 }
@@ -277,7 +277,7 @@ function Compliance(props: { customer: Customer; sandbox: boolean; onChange: () 
           </button>
         </div>
       ) : null}
-      <Outcome error={start.error}>{start.result ? <>Started. <TraceLink traceId={start.result.traceId} /></> : null}</Outcome>
+      <Outcome error={start.error} traceId={start.errorTraceId}>{start.result ? <>Started. <TraceLink traceId={start.result.traceId} /></> : null}</Outcome>
       {props.sandbox && props.customer.onboardingId ? (
         <Form
           label="Simulate the verification outcome"
@@ -293,7 +293,7 @@ function Compliance(props: { customer: Customer; sandbox: boolean; onChange: () 
           </button>
         </Form>
       ) : null}
-      <Outcome error={decide.error}>{decide.result ? <>Outcome applied. <TraceLink traceId={decide.result.traceId} /></> : null}</Outcome>
+      <Outcome error={decide.error} traceId={decide.errorTraceId}>{decide.result ? <>Outcome applied. <TraceLink traceId={decide.result.traceId} /></> : null}</Outcome>
     </Panel>
   );
 }

@@ -6,9 +6,9 @@ import { Field, Form, Json, Outcome, Page, Panel, Select, shortId, Status, Trace
 import { clockMovedEvent } from './clock.js';
 
 /** What a simulation answered: its trace (the timeline of what it caused) and its body. */
-function Answer(props: { result: { message: string; traceId: string; data?: unknown } | undefined; error: string | undefined }) {
+function Answer(props: { result: { message: string; traceId: string; data?: unknown } | undefined; error: string | undefined; errorTraceId: string | undefined }) {
   return (
-    <Outcome error={props.error}>
+    <Outcome error={props.error} traceId={props.errorTraceId}>
       {props.result ? (
         <>
           <p>
@@ -132,7 +132,7 @@ function BankDeposit(props: { walletId: string | undefined }) {
           Send deposit
         </button>
       </Form>
-      <Answer result={deposit.result} error={deposit.error} />
+      <Answer result={deposit.result} error={deposit.error} errorTraceId={deposit.errorTraceId} />
     </Panel>
   );
 }
@@ -161,7 +161,7 @@ function BankOutcome() {
           </button>
         </div>
       </Form>
-      <Answer result={step.result} error={step.error} />
+      <Answer result={step.result} error={step.error} errorTraceId={step.errorTraceId} />
     </Panel>
   );
 }
@@ -182,7 +182,7 @@ function KycOutcome() {
           Apply outcome
         </button>
       </Form>
-      <Answer result={apply.result} error={apply.error} />
+      <Answer result={apply.result} error={apply.error} errorTraceId={apply.errorTraceId} />
     </Panel>
   );
 }
@@ -206,7 +206,7 @@ function AdvanceClock() {
           Advance
         </button>
       </Form>
-      <Answer result={advance.result} error={advance.error} />
+      <Answer result={advance.result} error={advance.error} errorTraceId={advance.errorTraceId} />
     </Panel>
   );
 }
@@ -228,10 +228,10 @@ function swipeVerdict(answer: CardMessage): { approved: boolean; text: string } 
   return { approved: false, text: `Declined: response code ${code}${reason ? ` (${reason})` : ''}.` };
 }
 
-function SwipeAnswer(props: { result: { traceId: string; data: CardMessage } | undefined; error: string | undefined }) {
+function SwipeAnswer(props: { result: { traceId: string; data: CardMessage } | undefined; error: string | undefined; errorTraceId: string | undefined }) {
   const verdict = props.result ? swipeVerdict(props.result.data) : undefined;
   return (
-    <Outcome error={props.error} tone={verdict && !verdict.approved ? 'declined' : undefined}>
+    <Outcome error={props.error} traceId={props.errorTraceId} tone={verdict && !verdict.approved ? 'declined' : undefined}>
       {props.result && verdict ? (
         <>
           <p>
@@ -277,7 +277,7 @@ function CardSwipe(props: { cardId: string | undefined }) {
           Authorize
         </button>
       </Form>
-      <SwipeAnswer result={swipe.result} error={swipe.error} />
+      <SwipeAnswer result={swipe.result} error={swipe.error} errorTraceId={swipe.errorTraceId} />
     </Panel>
   );
 }
@@ -298,7 +298,7 @@ function CryptoDeposit() {
           Send crypto deposit
         </button>
       </Form>
-      <Answer result={deposit.result} error={deposit.error} />
+      <Answer result={deposit.result} error={deposit.error} errorTraceId={deposit.errorTraceId} />
     </Panel>
   );
 }

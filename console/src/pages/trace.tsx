@@ -111,7 +111,7 @@ function Timeline(props: { traceId: string }) {
   return (
     <>
       <Status loading={trace.loading && !data} error={trace.error} />
-      <Outcome error={retry.error}>{retry.result ? 'Retry queued: the next attempt appears here when it has run.' : null}</Outcome>
+      <Outcome error={retry.error} traceId={retry.errorTraceId}>{retry.result ? 'Retry queued: the next attempt appears here when it has run.' : null}</Outcome>
       {data ? (
         <>
           <p>

@@ -90,7 +90,7 @@ function QuoteAndExecute() {
           Get quote
         </button>
       </Form>
-      <Outcome error={quote.error}>
+      <Outcome error={quote.error} traceId={quote.errorTraceId}>
         {quoted ? (
           <>
             Quote <Id value={quoted.quoteId} /> ready. <TraceLink traceId={quote.result?.traceId} />
@@ -119,7 +119,7 @@ function QuoteAndExecute() {
           </button>
         </>
       ) : null}
-      <Outcome error={execute.error}>
+      <Outcome error={execute.error} traceId={execute.errorTraceId}>
         {executed ? (
           <>
             Trade <Badge value={executed.status} />: {executed.totalSourceAmount ?? '—'} {executed.sourceAsset} → {executed.totalTargetAmount ?? '—'} {executed.targetAsset}, fee {executed.totalFeeAmount ?? '—'} {executed.feeAsset}
@@ -167,7 +167,7 @@ function SandboxPrices() {
           Set price
         </button>
       </Form>
-      <Outcome error={set.error}>
+      <Outcome error={set.error} traceId={set.errorTraceId}>
         {set.result ? (
           <>
             {set.result.data.symbol} is now {set.result.data.price}. <TraceLink traceId={set.result.traceId} />

@@ -51,7 +51,7 @@ export function WebhooksPage() {
             Subscribe
           </button>
         </Form>
-        <Outcome error={create.error}>
+        <Outcome error={create.error} traceId={create.errorTraceId}>
           {create.result ? (
             <>
               Subscribed. Signing secret (shown once): <code>{create.result.secret}</code>
@@ -112,13 +112,13 @@ export function WebhookPage(props: { id: string }) {
           <button type="button" class="secondary" onClick={sendTest} disabled={test.busy}>
             Send a test event
           </button>
-          <Outcome error={test.error}>{test.result ? 'Test event queued.' : null}</Outcome>
+          <Outcome error={test.error} traceId={test.errorTraceId}>{test.result ? 'Test event queued.' : null}</Outcome>
         </Panel>
       ) : null}
       <Panel title="Deliveries">
         <SelectFilter formLabel="Filter deliveries" label="Delivery status" options={['PENDING', 'DELIVERED', 'FAILED', 'CANCELLED']} onApply={setApplied} />
         <Status loading={deliveries.loading && !deliveries.data} error={deliveries.error} empty={deliveries.data !== undefined && rows.length === 0} emptyText="No deliveries yet." />
-        <Outcome error={retry.error}>{retry.result ? 'Retry queued: the delivery worker sends it again now.' : null}</Outcome>
+        <Outcome error={retry.error} traceId={retry.errorTraceId}>{retry.result ? 'Retry queued: the delivery worker sends it again now.' : null}</Outcome>
         {rows.length > 0 ? (
           <Table label="Deliveries" columns={['Created', 'Event', 'Status', 'Attempts', 'Last answer', 'Next attempt', 'Actions']}>
               {rows.map((delivery) => {
