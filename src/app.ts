@@ -12,7 +12,7 @@ import { isTraceId } from './platform/http/context.js';
 import { AppError } from './platform/http/errors.js';
 import { errorHandler } from './platform/http/error-handler.js';
 import { ErrorBodySchema } from './platform/http/envelope.js';
-import { reusedIdempotencyKeyError } from './platform/http/idempotency.js';
+import { refuseMalformedIdempotencyKey, reusedIdempotencyKeyError } from './platform/http/idempotency.js';
 import { RouteMethods } from './platform/http/method-not-allowed.js';
 import { isJsonRequest, jsonBodyLimitBytes, parseJsonBody, refuseBodyFields, refuseNulInParameters, validatorCompiler } from './platform/http/validation.js';
 import { lazySerializerFactory } from './platform/http/serialization.js';
@@ -169,8 +169,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     authHook({ resolveKey: (key) => resolver.resolve(key), ipAllowed, adminKey: deps.config.adminKey, metricsToken: deps.config.metricsToken, failuresPerMinute: deps.config.rateLimitPerMinute }),
   );
   // A compressed body is not decompressed: refused as such (415) rather than read as what it is not
-  // (found by a security audit, 2026-12-02). After authentication, before the body is read.
+  // (found by a security audit, 2026-12-02). After authentication, before the body is read, as is
+  // a malformed Idempotency-Key.
   app.addHook('preParsing', async (request) => {
+    refuseMalformedIdempotencyKey(request);
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding} is not accepted: send the body uncompressed.`, {

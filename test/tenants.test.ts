@@ -17,6 +17,11 @@ afterAll(async () => {
 });
 
 describe('admin routes', () => {
+  it('take no Idempotency-Key, so a malformed one is not refused there', async () => {
+    const refused = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: {}, headers: { 'idempotency-key': 'two words' } });
+    expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'name' }] });
+  });
+
   it('create a client with a working key, a second key, and revoke a key', async () => {
     const created = await t.request({ method: 'POST', url: '/v1/admin/clients', key: adminKey, body: { name: 'Acme' } });
     expect(created.status).toBe(201);

@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Deps } from '../deps.js';
 import type { App } from './app-type.js';
 import { errorCodes } from './error-codes.js';
+import { withoutIdempotency } from './idempotency.js';
 
 /**
  * The OpenAPI 3.1 document (/openapi.json, /openapi.yaml) and the interactive reference (/docs),
@@ -21,16 +22,6 @@ export interface OpenApiExtras {
 }
 
 const writeMethods = new Set(['post', 'put', 'patch', 'delete']);
-
-/**
- * The writes that take no Idempotency-Key, so the document does not offer one: the admin routes
- * belong to no client, and idempotency keys are a client's (docs/api-design.md); a vault reveal is
- * authorised by a cardholder's token, not a client's key, and its answer (card numbers in clear)
- * must never be stored to be replayed.
- */
-function withoutIdempotency(path: string): boolean {
-  return path.startsWith('/v1/admin/') || path === '/v1/vault/reveal';
-}
 
 const idempotencyKeyParameter: Json = {
   name: 'Idempotency-Key',
