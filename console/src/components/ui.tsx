@@ -48,13 +48,10 @@ export function Status(props: { loading?: boolean; error?: string | undefined; e
 }
 
 /**
- * The result of an action: an error (role alert) or its answer (role status), green unless `tone`
- * is `declined` (the request worked but what it asked for was refused, as a declined card swipe).
- */
-/**
- * What an action came to: its error (with a link to the failed request's trace when there is one;
- * until 2026-12-07 a failed action showed none though the API answered its traceId), else the
- * children on success.
+ * The result of an action: an error (role alert), with a link to the failed request's trace when
+ * the API answered one (until 2026-12-07 a failed action showed none), or its answer (role
+ * status), green unless `tone` is `declined` (the request worked but what it asked for was
+ * refused, as a declined card swipe).
  */
 export function Outcome(props: { error: string | undefined; traceId?: string | undefined; children?: ComponentChildren; tone?: 'declined' }) {
   if (props.error) {
