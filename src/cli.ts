@@ -133,7 +133,8 @@ async function main(argv: string[]): Promise<number> {
   const json = values.json ?? false;
   if (values.help || !command) {
     process.stdout.write(`${usage}\n`);
-    return command ? 0 : 1;
+    // Asked for (`--help` anywhere, alone too), the usage is an answer; without a command, a mistake.
+    return values.help ? 0 : 1;
   }
   checkCommandLine(positionals, Object.keys(values));
   switch (command) {

@@ -68,6 +68,19 @@ describe('openbaas command-line mistakes', () => {
     expect(JSON.parse(result.stderr)).toEqual({ error: { name: 'AppError', code: 'NOT_FOUND', message: 'Active API key not found' } });
   });
 
+  it('--help or -h alone prints the usage and exits 0; nothing at all prints it and exits 1', async () => {
+    // Until 2026-12-07's option-order change made `--help` alone exit 1 (found by its re-audit).
+    for (const args of [['--help'], ['-h'], ['clients', '--help'], ['--help', 'ledger', 'verify']]) {
+      const result = await runCli(args, { DATA_DIR: path.join(folder, 'data') });
+      expect(result.code, args.join(' ')).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: openbaas <command> \[options\]\n/);
+    }
+    const nothing = await runCli([], { DATA_DIR: path.join(folder, 'data') });
+    expect(nothing.code).toBe(1);
+    expect(nothing.stdout).toMatch(/^Usage: openbaas/);
+    expect(fs.existsSync(path.join(folder, 'data'))).toBe(false);
+  });
+
   it('an unknown command still prints its message and the usage', async () => {
     const result = await runCli(['nonsense'], { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
