@@ -240,6 +240,35 @@ describe('POST /v1/compliance/upload-document', () => {
       await expectCode(await t.request({ method: 'POST', url: '/v1/compliance/upload-document', body: { customerId: missingId } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
+    it('refuses a part without a name, naming the body (it answered 500)', async () => {
+      const customer = await createReadyIndividual(t);
+      const pdf = await samplePdf();
+      const boundary = '----openbaas-test-unnamed';
+      for (const unnamed of [
+        'Content-Disposition: form-data\r\n\r\nx\r\n',
+        'Content-Disposition: form-data; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\r\n',
+      ]) {
+        const rawBody = Buffer.concat([
+          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="customerId"\r\n\r\n${customer.id}\r\n--${boundary}\r\n${unnamed}--${boundary}\r\n`),
+          Buffer.from(`Content-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n`),
+          pdf,
+          Buffer.from(`\r\n--${boundary}--\r\n`),
+        ]);
+        const response = await t.request({ method: 'POST', url: '/v1/compliance/upload-document', rawBody, contentType: `multipart/form-data; boundary=${boundary}` });
+        await expectCode(response, 400, 'VALIDATION_ERROR');
+        expect(response.body.details).toEqual([{ field: 'body', message: expect.stringContaining('every part needs a name') }]);
+        expect(response.body.traceId).toBeTypeOf('string');
+      }
+    });
+
+    it('answers a JSON body 415 whether or not it is valid JSON (one that was not answered the parser\'s 400)', async () => {
+      for (const rawBody of ['{"customerId": ', '{"customerId":"x"}']) {
+        const response = await t.request({ method: 'POST', url: '/v1/compliance/upload-document', rawBody, contentType: 'application/json' });
+        await expectCode(response, 415, 'UNSUPPORTED_MEDIA_TYPE');
+        expect(response.body.message).toContain('multipart/form-data');
+      }
+    });
+
     it('tells a body of another type to be multipart/form-data, not JSON as the other routes do', async () => {
       for (const url of ['/v1/compliance/upload-document', '/v1/compliance/business/upload-document']) {
         const response = await t.request({ method: 'POST', url, rawBody: 'customerId=x', contentType: 'text/plain' });

@@ -52,6 +52,12 @@ async function readUpload(request: FastifyRequest, allowedTypes: readonly Docume
   let file: { content: Buffer; fileName: string | null } | undefined;
   try {
     for await (const part of request.parts({ limits: formLimits })) {
+      // A part without a name cannot be named back: until 2026-12-07 it answered 500 (an error
+      // naming an undefined field failed to serialize; found by an audit).
+      if (!part.fieldname) {
+        if (part.type === 'file') await part.toBuffer().catch(() => undefined);
+        throw validationError('body', 'every part needs a name (name="…" in its Content-Disposition): customerId, documentType or file');
+      }
       if (part.type === 'file') {
         if (part.fieldname !== 'file' || file) {
           await part.toBuffer().catch(() => undefined);
@@ -140,6 +146,9 @@ export function registerDocumentRoutes(app: App, deps: Deps, runtime: compliance
   // Multipart parsing exists only inside this scope: every other route keeps JSON only.
   void app.register(async (scope) => {
     await scope.register(multipart, { limits: formLimits, throwFileSizeLimit: true });
+    // A JSON body is not read here, valid or not: 415, told to send multipart/form-data (until
+    // 2026-12-07 one that was not valid JSON answered the JSON parser's 400; found by an audit).
+    scope.removeContentTypeParser('application/json');
     for (const route of routes) {
       scope.post(
         route.url,
