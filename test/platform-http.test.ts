@@ -300,6 +300,14 @@ describe('400', () => {
     }
   });
 
+  it('refuses a malformed key before the body on the unversioned paths too (POST /internal-transfer)', async () => {
+    for (const input of [{ body: { amount: 7 } }, { rawBody: '{"amount": ' }]) {
+      const response = await t.request({ method: 'POST', url: '/internal-transfer', ...input, headers: { 'idempotency-key': 'two words' } });
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ code: 'INVALID_IDEMPOTENCY_KEY', details: [{ field: 'Idempotency-Key' }] });
+    }
+  });
+
   it('leaves the key alone on a read (the admin routes: test/tenants.test.ts)', async () => {
     const read = await t.request({ url: '/v1/assets', headers: { 'idempotency-key': 'two words' } });
     expect(read.status).toBe(200);

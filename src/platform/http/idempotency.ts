@@ -58,12 +58,13 @@ export function withoutIdempotency(path: string): boolean {
 /**
  * Refuses a malformed Idempotency-Key on a write that takes one, before its body is read or
  * checked, so a client fixing its request meets it first (until 2026-12-07 a body the schema
- * refused was answered first, then the key; found by an audit). A route that does not exist, a
- * public one and the writes that take no key are left alone.
+ * refused was answered first, then the key; found by an audit), on every route that takes one,
+ * the old unversioned paths too (`POST /internal-transfer`). A route that does not exist, a public
+ * one and the writes that take no key are left alone.
  */
 export function refuseMalformedIdempotencyKey(request: FastifyRequest): void {
   const route = request.routeOptions.url;
-  if (!writeMethods.has(request.method) || route === undefined || !route.startsWith('/v1/') || withoutIdempotency(route)) return;
+  if (!writeMethods.has(request.method) || route === undefined || withoutIdempotency(route)) return;
   if (request.routeOptions.config.public === true) return;
   idempotencyKeyOf(request);
 }
