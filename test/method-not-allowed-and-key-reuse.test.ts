@@ -62,6 +62,19 @@ describe('404 and 410 stay', () => {
     }
   });
 
+  it('whatever the body: one that is not JSON does not turn a 404 or a 405 into a 400 (it did until 2026-12-07)', async () => {
+    for (const [url, status, code] of [
+      ['/v1/nothing-here', 404, 'ROUTE_NOT_FOUND'],
+      ['/v1/assets', 405, 'METHOD_NOT_ALLOWED'],
+    ] as const) {
+      for (const key of [undefined, null]) {
+        const response = await t.request({ method: 'POST', url, rawBody: '{"a": ', ...(key === null ? { key } : {}) });
+        expect(response.status, `${url} ${String(key)}`).toBe(status);
+        expect(response.body.code).toBe(code);
+      }
+    }
+  });
+
   it('a path parameter too long to be an id is NOT_FOUND, and a path that cannot be decoded BAD_REQUEST, in the error envelope', async () => {
     const long = await t.request({ method: 'GET', url: `/v1/customers/${'a'.repeat(301)}` });
     expect(long.status).toBe(404);
