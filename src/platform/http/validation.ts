@@ -321,6 +321,9 @@ export function refuseNulInParameters(...sources: unknown[]): void {
   }
 }
 
+/** A value met in a body, with its parent and its key: a path is built only for a value refused (this runs on every JSON request). */
+type JsonItem = { value: unknown; depth: number; parent: JsonItem | undefined; key: string | number | undefined };
+
 /**
  * Checks a parsed JSON body for what JSON.parse lets through but we refuse: nesting deeper than
  * jsonDepthMax, NUL characters and lone UTF-16 surrogates in strings or keys. Iterative, so a
@@ -329,34 +332,42 @@ export function refuseNulInParameters(...sources: unknown[]): void {
  * (`body` at the top), in the form checkJsonKeys uses.
  */
 export function checkJsonValue(root: unknown): void {
-  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value: root, depth: 0, path: '' }];
+  const stack: JsonItem[] = [{ value: root, depth: 0, parent: undefined, key: undefined }];
   while (stack.length > 0) {
     const item = stack.pop();
     if (!item) break;
-    const { value, depth, path } = item;
+    const { value, depth } = item;
     if (typeof value === 'string') {
-      checkString(value, path, 'value');
+      checkString(value, item, 'value');
     } else if (value !== null && typeof value === 'object') {
       if (depth >= jsonDepthMax) {
         throw new AppError('INVALID_JSON', `The body is nested more than ${jsonDepthMax} levels deep.`);
       }
       if (Array.isArray(value)) {
-        value.forEach((element, index) => stack.push({ value: element, depth: depth + 1, path: `${path}[${index}]` }));
+        value.forEach((element, index) => stack.push({ value: element, depth: depth + 1, parent: item, key: index }));
       } else {
         for (const [key, element] of Object.entries(value as Record<string, unknown>)) {
-          checkString(key, path, 'field name');
-          stack.push({ value: element, depth: depth + 1, path: path === '' ? key : `${path}.${key}` });
+          checkString(key, item, 'field name');
+          stack.push({ value: element, depth: depth + 1, parent: item, key });
         }
       }
     }
   }
 }
 
-function checkString(value: string, path: string, what: 'value' | 'field name'): void {
+/** The path of a value in a body, in the form checkJsonKeys uses (`merchant.city`, `items[2]`; `body` for the body itself). */
+function pathOf(item: JsonItem): string {
+  const keys: (string | number)[] = [];
+  for (let at: JsonItem | undefined = item; at?.key !== undefined; at = at.parent) keys.unshift(at.key);
+  if (keys.length === 0) return 'body';
+  return keys.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`)).join('');
+}
+
+function checkString(value: string, at: JsonItem, what: 'value' | 'field name'): void {
   const problem = value.includes('\u0000') ? 'the NUL character (\\u0000)' : value.isWellFormed() ? undefined : 'lone UTF-16 surrogates';
   if (problem === undefined) return;
   const detail = what === 'value' ? `may not contain ${problem}` : `holds a field name with ${problem}, which no field name may contain`;
-  throw new AppError('INVALID_JSON', `Strings may not contain ${problem}.`, { details: [{ field: path === '' ? 'body' : path, message: detail }] });
+  throw new AppError('INVALID_JSON', `Strings may not contain ${problem}.`, { details: [{ field: pathOf(at), message: detail }] });
 }
 
 /**
