@@ -375,7 +375,7 @@ function correlatedSwipeQuery(parameters: StatementParameters, client: string, o
  * The message a reversal's DE90 names by its STAN and DE7 alone, when no record has all of DE90's
  * identifiers (a stand-in's 0120 or 0220 named as the request it approved, an acquirer sent as
  * zeros): the conditions and the ranking, written once for the correlation above and for the
- * processor's messageNamed. STANs are unique per acquirer only, so it is a message of DE90's
+ * messageNamed (lifecycle-records.ts). STANs are unique per acquirer only, so it is a message of DE90's
  * acquirer, or of any acquirer when DE90 sends it as zeros (then one of the reversal's RRN first,
  * then one of its own acquirer, DE32: until 2026-12-03 the acquirer came first, so a reversal
  * carrying a purchase's RRN took back its acquirer's refund under the same STAN instead of the

@@ -14,7 +14,8 @@ import { GroupsInFlight, TransactionGroups } from '../../../platform/db/transact
 import { cardVaultOf } from '../card-vault.js';
 import { packedLengthMax, parseKeyedIsoMessage, toKeyedIsoMessage, unpackIsoMessage, type IsoMessage } from '../network/index.js';
 import { CardTransactionSchema, majorUnits, numericOfCurrency, toBigInt, type CardSwipeRow } from '../processor/card-transaction-views.js';
-import { decidedHeld, expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, firstPostingLeft, answerRepeatOfUnanswered, refundTakenBack, type CardMessageOutcome } from '../processor/processor.js';
+import { decidedHeld, expireSwipe, finishCoopDecision, isAwaitFirstStep, isCoopDecisionStep, processCardMessage, answerRepeatOfUnanswered, type CardMessageOutcome } from '../processor/processor.js';
+import { firstPostingLeft, refundTakenBack } from '../processor/lifecycle-records.js';
 import type { PendingCoopDecision } from '../processor/coop-auth.js';
 import { callCoopClient, waitForRecord, type ClientCall } from '../processor/coop-client.js';
 import { lockCardWithProgram, type LockedCard } from '../processor/processor-reads.js';
