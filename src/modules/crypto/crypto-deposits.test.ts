@@ -347,6 +347,24 @@ describe('deposits: failure', () => {
   });
 });
 
+describe('deposits: one chain transaction sent twice at once (2026-12-07)', () => {
+  it('one is credited (201), the other answers 409 as a later repeat does, not 500; the wallet is credited once', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'BTC');
+    // Until 2026-12-07 both found no earlier deposit and the second's insert hit the unique index:
+    // 500 in 19 pairs of 20 on PostgreSQL (found by an audit). On PGlite they run one after the other.
+    for (let pair = 0; pair < 8; pair++) {
+      const txHash = `${pair.toString(16).padStart(2, '0')}${'ab'.repeat(31)}`;
+      const body = { address, asset: 'BTC', amount: '0.00100000', confirmations: 3, txHash };
+      const answers = await Promise.all([cryptoDeposit(t, body), cryptoDeposit(t, body)]);
+      expect(answers.map((answer) => answer.status).sort(), JSON.stringify(answers.map((answer) => answer.body))).toEqual([201, 409]);
+      const refused = answers.find((answer) => answer.status === 409);
+      expect(refused?.body.details[0]).toEqual({ field: 'txHash', message: 'already deposited' });
+    }
+    expect(await balanceOf(t, walletId, 'BTC')).toMatchObject({ AVAILABLE: '0.00800000' });
+  });
+});
+
 describe('deposits: refused', () => {
   const unknownAddress = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
   it.each([

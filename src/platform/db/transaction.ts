@@ -9,7 +9,8 @@ const retryableSqlStates = new Set(['40001', '40P01']);
 export const transactionAttemptsMax = 8;
 
 /**
- * Unique constraints that two transactions opening the same row at once can trip although the
+ * Unique constraints that two transactions writing the same row at once can trip, where the one
+ * run again finds the other's row and takes the path made for it. The ledger's, although the
  * statement says ON CONFLICT: PostgreSQL resolves a conflict on the arbiter index only, and a
  * second unique index of the table raises instead when the other transaction's row reached it
  * first. The ledger's accounts are upserted on their key (client_id, id) and also carry
@@ -17,7 +18,15 @@ export const transactionAttemptsMax = 8;
  * or per system kind, asset and shard (migration 0003). Run again, the transaction finds the row
  * committed and takes the ON CONFLICT path.
  */
-const racedUniqueConstraints = new Set(['ledger_accounts_client_id_id_asset_key', 'ledger_accounts_wallet_key', 'ledger_accounts_system_key']);
+const racedUniqueConstraints = new Set([
+  'ledger_accounts_client_id_id_asset_key',
+  'ledger_accounts_wallet_key',
+  'ledger_accounts_system_key',
+  // Two sandbox deposits of one chain transaction at once (migration 0027): both find no earlier
+  // one, and the unique index refuses the second's insert. Run again, it finds the first and
+  // answers 409 as a later repeat does (until 2026-12-07 it answered 500; found by an audit).
+  'crypto_transfers_tx_hash',
+]);
 
 export function isRetryableDatabaseError(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
