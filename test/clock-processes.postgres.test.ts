@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { programProcessesSuite } from './support/processes.js';
@@ -51,5 +52,40 @@ describe('the sandbox clock in several processes (PostgreSQL only)', () => {
     const counts = new Map(completed.map((row) => [row.id, Number(row.count)]));
     for (const id of deposits) expect(counts.get(id), id).toBe(1);
     await expectLedgerClean(t);
+  }, 180_000);
+
+  it('one advance sent with the same Idempotency-Key to both servers at once moves the clock once, gives the lease back, and its retry replays (2026-12-07)', async () => {
+    const { t, processes } = suite;
+    const [first, second] = await Promise.all([processes.startServer(), processes.startServer()]);
+    const client = t.clientB;
+    const advance = (base: string, key: string) =>
+      fetch(`${base}/v1/sandbox/clock/advance`, {
+        method: 'POST',
+        headers: { authorization: client.key, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ seconds: 60 }),
+      }).then(async (response) => ({ status: response.status, replayed: response.headers.get('idempotent-replayed'), body: (await response.json()) as any }));
+    const clockRow = async () =>
+      (
+        await sql<{ offset: string; lease: Date | null }>`SELECT clock_offset_ms::text AS offset, clock_advance_lease_until AS lease FROM clients WHERE id = ${client.id}`.execute(t.deps.db)
+      ).rows[0];
+    const start = Number((await clockRow())?.offset);
+    // Until 2026-12-07 about one pair in ten moved the clock twice: the second looked for the key's
+    // answer before the first had stored it, then found the lease free; its own answer replayed the
+    // first one and kept the lease, so the advances after it waited 30 s for 409 SANDBOX_CLOCK_BUSY
+    // (found by an audit). Each pair is checked at once: the first double move fails the test.
+    for (let pair = 1; pair <= 25; pair++) {
+      const key = crypto.randomUUID();
+      const answers = await Promise.all([advance(first, key), advance(second, key)]);
+      for (const answer of answers) {
+        if (answer.status !== 200) expect(answer.body.code, JSON.stringify(answer.body)).toBe('IDEMPOTENCY_REQUEST_IN_PROGRESS');
+      }
+      expect(answers.some((answer) => answer.status === 200 && answer.replayed === null), JSON.stringify(answers)).toBe(true);
+      const row = await clockRow();
+      expect(Number(row?.offset), `pair ${pair}`).toBe(start + pair * 60_000);
+      expect(row?.lease, `pair ${pair}`).toBeNull();
+      const retry = await advance(pair % 2 === 0 ? first : second, key);
+      expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+      expect(retry.replayed).toBe('true');
+    }
   }, 180_000);
 });

@@ -74,12 +74,19 @@ type LeaseOutcome =
  */
 async function takeLease(deps: Deps, request: AdvanceRequest): Promise<LeaseOutcome> {
   return withTransaction(deps.db, async (tx) => {
+    const lease = await sql<{ key: string | null; lease_until: Date | null }>`
+      SELECT clock_advance_key AS key, clock_advance_lease_until AS lease_until FROM clients WHERE id = ${request.clientId} FOR UPDATE`.execute(tx);
+    // The key's answer is looked for once the client's row is locked: the advance that answers
+    // stores it in the transaction that gives the lease back (a write to this row), so a repeat
+    // that waited here for that transaction finds the answer committed. Until 2026-12-07 it looked
+    // first: a repeat sent to another process at the same moment could find no answer, then the
+    // lease free, and move the clock a second time; its own answer then replayed the first one and
+    // never gave the lease back, so every advance of the client answered 409 SANDBOX_CLOCK_BUSY
+    // until the lease expired a minute later (found by an audit).
     if (request.idempotencyKey !== undefined && (await idempotencyRecordExists(tx, request.clientId, request.idempotencyKey))) {
       return { taken: false, replay: true } as const;
     }
     const wall = deps.clock.now();
-    const lease = await sql<{ key: string | null; lease_until: Date | null }>`
-      SELECT clock_advance_key AS key, clock_advance_lease_until AS lease_until FROM clients WHERE id = ${request.clientId} FOR UPDATE`.execute(tx);
     const held = lease.rows[0];
     const resumed =
       request.idempotencyKey !== undefined && held?.key === request.idempotencyKey && held.lease_until !== null && held.lease_until.getTime() < wall.getTime();
@@ -116,9 +123,13 @@ async function renewLease(deps: Deps, tx: Tx, clientId: string): Promise<void> {
   await sql`UPDATE clients SET clock_advance_lease_until = ${new Date(deps.clock.now().getTime() + advanceLeaseMs)} WHERE id = ${clientId}`.execute(tx);
 }
 
-/** Gives the lease back (in the transaction that records the answer, or on the way out of a failure). */
-export async function releaseLease(db: Deps['db'] | Tx, clientId: string): Promise<void> {
-  await sql`UPDATE clients SET clock_advance_lease_until = NULL, clock_advance_key = NULL WHERE id = ${clientId}`.execute(db);
+/**
+ * Gives the lease back (in the transaction that records the answer, or on the way out of a
+ * failure); with `key`, only a lease taken under that Idempotency-Key.
+ */
+export async function releaseLease(db: Deps['db'] | Tx, clientId: string, key?: string): Promise<void> {
+  const ofKey = key === undefined ? sql`` : sql` AND clock_advance_key = ${key}`;
+  await sql`UPDATE clients SET clock_advance_lease_until = NULL, clock_advance_key = NULL WHERE id = ${clientId}${ofKey}`.execute(db);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
