@@ -19,6 +19,22 @@ afterAll(() => {
   fs.rmSync(folder, { recursive: true, force: true });
 });
 
+let migrated: Promise<string> | undefined;
+/**
+ * A data folder holding a migrated database, for a test that needs one: a copy of the folder one
+ * `openbaas migrate` made for the whole file (creating an embedded database takes about 8 s, so
+ * once, not once per test).
+ */
+async function migratedDataFolder(name: string): Promise<string> {
+  migrated ??= runCli(['migrate'], { DATA_DIR: path.join(folder, 'migrated') }).then((result) => {
+    if (result.code !== 0) throw new Error(`migrate failed: ${result.stderr}`);
+    return path.join(folder, 'migrated');
+  });
+  const copy = temporaryFolder(name);
+  fs.cpSync(await migrated, copy, { recursive: true });
+  return copy;
+}
+
 
 describe('openbaas command-line mistakes', () => {
   // Until 2026-12-05 each printed "openbaas: TypeError [ERR_PARSE_ARGS_…]" and a stack trace.
@@ -46,8 +62,10 @@ describe('openbaas command-line mistakes', () => {
   });
 
   it.each([
-    [['clients', 'list', '--foo', '--json'], "Unknown option '--foo'"],
-    [['nonsense', '--json'], 'Unknown command: nonsense --json'],
+    [['clients', 'list', '--foo', '--json'], /^Unknown option '--foo'/],
+    // Until 2026-12-07 the whole line, its options too: "Unknown command: nonsense --json" (found by an audit).
+    [['nonsense', '--json'], /^Unknown command: nonsense$/],
+    [['--json', 'nonsense', 'more'], /^Unknown command: nonsense more$/],
   ])('%j under --json: one JSON line on stderr naming the problem, no usage; exit 1', async (args, problem) => {
     const result = await runCli(args, { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
@@ -56,13 +74,12 @@ describe('openbaas command-line mistakes', () => {
     expect(lines).toHaveLength(1);
     const parsed = JSON.parse(lines[0] ?? '') as { error: { name: string; message: string } };
     expect(parsed.error.name).toBe('UsageError');
-    expect(parsed.error.message.startsWith(problem)).toBe(true);
+    expect(parsed.error.message).toMatch(problem);
     expect(fs.existsSync(path.join(folder, 'data'))).toBe(false);
   });
 
   it('a command that fails under --json says so in JSON, with the error code', async () => {
-    const data = temporaryFolder('cli-json');
-    expect((await runCli(['migrate'], { DATA_DIR: data })).code).toBe(0);
+    const data = await migratedDataFolder('cli-json');
     const result = await runCli(['keys', 'revoke', 'sk_test_Nope0000Nope', '--json'], { DATA_DIR: data });
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stderr)).toEqual({ error: { name: 'AppError', code: 'NOT_FOUND', message: 'Active API key not found' } });
@@ -81,10 +98,11 @@ describe('openbaas command-line mistakes', () => {
     expect(fs.existsSync(path.join(folder, 'data'))).toBe(false);
   });
 
-  it('an unknown command still prints its message and the usage', async () => {
+  it('an unknown command prints its message, with the prefix of the other mistakes, and the usage', async () => {
+    // Until 2026-12-07 without the "openbaas:" the other mistakes have (found by an audit).
     const result = await runCli(['nonsense'], { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^Unknown command: nonsense\n\nUsage: openbaas/);
+    expect(result.stderr).toMatch(/^openbaas: Unknown command: nonsense\n\nUsage: openbaas/);
   });
 });
 
@@ -122,8 +140,7 @@ describe('a command that reads or changes what a database holds, where there is 
   );
 
   it('takes options anywhere on the line, before or between the command\'s words (they were an unknown command)', async () => {
-    const data = temporaryFolder('cli-option-order');
-    expect((await runCli(['migrate'], { DATA_DIR: data })).code).toBe(0);
+    const data = await migratedDataFolder('cli-option-order');
     const outputs: string[] = [];
     for (const args of [['clients', 'list', '--json'], ['clients', '--json', 'list'], ['--json', 'clients', 'list']]) {
       const result = await runCli(args, { DATA_DIR: data });
@@ -138,8 +155,7 @@ describe('a command that reads or changes what a database holds, where there is 
   });
 
   it('a folder holding a database is used as before: ledger verify on a migrated one is clean', async () => {
-    const data = temporaryFolder('cli-verify');
-    expect((await runCli(['migrate'], { DATA_DIR: data })).code).toBe(0);
+    const data = await migratedDataFolder('cli-verify');
     const verified = await runCli(['ledger', 'verify', '--json'], { DATA_DIR: data });
     expect(verified.code, verified.stderr).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });
