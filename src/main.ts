@@ -45,13 +45,14 @@ export async function openDeps(config: Config, clock: Clock = systemClock, onPro
   return deps;
 }
 
-function printSandboxKey(key: string, clientId: string, baseUrl: string, consoleServed: boolean): void {
+function printSandboxKey(key: string, clientId: string, baseUrl: string, consoleServed: boolean, started = true): void {
   const line = '─'.repeat(72);
   process.stdout.write(
     `\n${line}\n  OpenBaaS sandbox: a client and an API key were created.\n` +
       `  Client: ${clientId}\n  API key (shown once, keep it): ${key}\n\n` +
-      `  curl -H "Authorization: ${key}" ${baseUrl}/v1/assets\n` +
-      (consoleServed ? `  Console: ${baseUrl}/console (paste the key to sign in)\n` : '') +
+      (started
+        ? `  curl -H "Authorization: ${key}" ${baseUrl}/v1/assets\n` + (consoleServed ? `  Console: ${baseUrl}/console (paste the key to sign in)\n` : '')
+        : '  The server did not start (the reason follows); the key is kept for the next start.\n') +
       `${line}\n\n`,
   );
 }
@@ -95,7 +96,20 @@ export async function serve(config: Config): Promise<void> {
   const progress = startupReporter(config);
   const deps = await openDeps(config, systemClock, progress);
   const bootstrap = await bootstrapSandbox(deps, progress);
-  const { app, markShuttingDown, markDraining } = await buildApp(deps);
+  // The key of a sandbox client made by this start is shown once: when the server is ready, or
+  // before the reason it did not start (until 2026-12-07 a start that failed after making the
+  // client, on a port in use say, never showed it, and the next start made none; found by an audit).
+  const showNewKey = (started: boolean) => {
+    if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, config.publicBaseUrl, config.console, started);
+  };
+  let built: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    built = await buildApp(deps);
+  } catch (error) {
+    showNewKey(false);
+    throw error;
+  }
+  const { app, markShuttingDown, markDraining } = built;
   const workers = new WorkerRunner(config.runWorkers ? workerTasks(deps, app.log) : [], app.log);
 
   let closing: Promise<void> | undefined;
@@ -144,10 +158,11 @@ export async function serve(config: Config): Promise<void> {
   } catch (error) {
     await workers.stop();
     await deps.database.close();
+    showNewKey(false);
     throw error;
   }
   workers.start();
-  if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, config.publicBaseUrl, config.console);
+  showNewKey(true);
   // performance.now() counts from the start of the process, so module loading (and a build by
   // `npm start`) is included.
   const readySeconds = (performance.now() / 1000).toFixed(1);

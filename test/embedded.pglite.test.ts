@@ -193,4 +193,34 @@ describe('openbaas serve (embedded database)', () => {
       expect(await restarted.stop('SIGINT')).toBe(0);
     }
   });
+  it('a first start that fails after making the sandbox client (its port in use) shows the key before the reason; the next start makes none and takes it', async () => {
+    // Until 2026-12-07 the key was shown only once the server listened: a start that failed
+    // after making the client never showed it, and no later start made another (found by an audit).
+    const port = await freePortBelowEphemeral();
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    const env = { DATA_DIR: temporaryFolder('embedded'), HOST: '127.0.0.1' };
+    let failed;
+    try {
+      failed = await runCli(['serve', '--port', String(port)], env);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain('The server did not start (the reason follows); the key is kept for the next start.');
+    expect(failed.stderr).toMatch(/EADDRINUSE/);
+    const key = /API key \(shown once, keep it\): (sk_test_[A-Za-z0-9]+)/.exec(failed.stdout)?.[1];
+    expect(key).toBeDefined();
+
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const started = startServer({ ...env, PORT: String(port) });
+    try {
+      await waitForReady(baseUrl, started);
+      expect(started.output()).not.toContain('API key (shown once');
+      const assets = await fetch(`${baseUrl}/v1/assets`, { headers: { authorization: `Bearer ${key ?? ''}` } });
+      expect(assets.status).toBe(200);
+    } finally {
+      expect(await started.stop('SIGTERM')).toBe(0);
+    }
+  });
 });
