@@ -18,6 +18,8 @@ const commits = (chunk: Buffer) => chunk.includes('COMMIT') || chunk.includes('p
 const target = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
 let relay: net.Server;
 let cutAfterCommit = false;
+/** Bytes that, sent by the app, make the relay reset both sides of that connection at once (TCP RST) instead of passing them on. */
+let resetOn: Buffer | undefined;
 let database: DatabaseHandle;
 let t: TestContext;
 
@@ -35,6 +37,11 @@ beforeAll(async () => {
     const server = net.connect(Number(target.port || 5432), target.hostname);
     let cut = false;
     client.on('data', (chunk: Buffer) => {
+      if (resetOn !== undefined && chunk.includes(resetOn)) {
+        server.destroy();
+        client.resetAndDestroy();
+        return;
+      }
       server.write(chunk);
       if (cutAfterCommit && !cut && commits(chunk)) {
         cut = true;
@@ -141,5 +148,24 @@ describe('a batch of internal transfers whose COMMIT answer is lost', () => {
     expect(responses.map((response) => [response.status, response.body.code])).toEqual(destinations.map(() => [503, 'SERVICE_UNAVAILABLE']));
     expect(await availableOf(t, source)).toBe('97.00');
     for (const destination of destinations) expect(await availableOf(t, destination)).toBe('1.01');
+  });
+});
+
+describe('a connection reset while a request waits for the database (2026-12-07)', () => {
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After, not 500, and the next request is served on a new connection', async () => {
+    const wallet = await newWallet(t);
+    // The balance read sends the wallet's id as a parameter: the relay resets that connection then.
+    // Until 2026-12-07 the reset (ECONNRESET) answered 500 INTERNAL_ERROR (found by an audit).
+    resetOn = Buffer.from(wallet);
+    let refused;
+    try {
+      refused = await t.request({ url: `/v1/wallets/${wallet}/balance` });
+    } finally {
+      resetOn = undefined;
+    }
+    expect([refused.status, refused.body.code], JSON.stringify(refused.body)).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect(refused.headers['retry-after']).toBe('1');
+    const again = await t.request({ url: `/v1/wallets/${wallet}/balance` });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
   });
 });

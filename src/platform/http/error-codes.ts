@@ -96,7 +96,7 @@ export const errorCodes = {
   INTERNAL_ERROR: { status: 500, description: 'A bug on our side. It is logged with the trace id; please report it.' },
   PRICE_FEED_UNAVAILABLE: { status: 503, description: 'No price feed is connected in this mode (production ships none), so trade quotes cannot be priced and credit lines cannot be opened; the sandbox prices them with its own feed.' },
   IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, description: 'No identity verification provider is configured in this mode (production ships none); only the EXTERNAL onboarding strategy works.' },
-  SERVICE_UNAVAILABLE: { status: 503, description: 'The service is starting, shutting down or cannot reach its database.' },
+  SERVICE_UNAVAILABLE: { status: 503, description: 'The service is starting, shutting down or cannot reach its database. Retry with the same Idempotency-Key: a write cut off from the database may have been applied.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

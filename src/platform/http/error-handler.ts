@@ -67,15 +67,25 @@ function toAppError(error: FastifyError & { validationContext?: string }, reques
   return undefined;
 }
 
+/**
+ * The socket errors of a connection that failed or was cut. The only connections a request's
+ * handler waits on outside its own code are the database's (a cooperative authorization's call to
+ * the client handles its own failures), so one of these reaching the error handler is the
+ * database's: until 2026-12-07 a connection reset (a failover, a proxy restarting) answered 500
+ * (found by an audit).
+ */
+const connectionFailures = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** PostgreSQL's own: the server shutting down (admin, crash) or starting, and the connection exceptions (class 08). */
+const unavailableSqlStates = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006']);
+
 function isDatabaseUnavailable(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
   const code = (error as { code?: unknown } | null)?.code;
   return (
     isPoolConnectTimeout(error) ||
-    (typeof message === 'string' && /Connection terminated|ECONNREFUSED/.test(message)) ||
-    code === '57P01' ||
-    code === '57P03' ||
-    code === 'ECONNREFUSED'
+    (typeof message === 'string' && /Connection terminated|ECONNREFUSED|ECONNRESET/.test(message)) ||
+    (typeof code === 'string' && (connectionFailures.has(code) || unavailableSqlStates.has(code)))
   );
 }
 
