@@ -180,12 +180,19 @@ export async function runWorkersOnly(config: Config): Promise<void> {
   };
   const workers = new WorkerRunner(workerTasks(deps, logger), logger);
   workers.start();
+  // The tasks' timers do not hold the process open (in `serve` the listener does): without this,
+  // a worker whose pool lost every connection while the database refused new ones had nothing
+  // left to wait for and ended with status 0, delivering nothing once the database came back
+  // (until 2026-12-07; found by an audit). It now runs until a signal stops it, its tasks failing
+  // and trying again meanwhile, as `serve`'s do.
+  const keepAlive = setInterval(() => undefined, 2 ** 31 - 1);
   // As `serve` says it is ready (until 2026-12-05 the worker said nothing once started; found by an audit).
   progress?.(`workers running in ${(performance.now() / 1000).toFixed(1)} s (timers, webhook deliveries and the other background tasks)`);
   exitOnSignal(
     async (signal) => {
       // As `serve` logs its shutdown (until 2026-12-07 the worker stopped without a word; found by an audit).
       progress?.(`${signal}: stopping the workers (waiting for the tasks they are running)…`);
+      clearInterval(keepAlive);
       await workers.stop();
       await deps.database.close();
       progress?.('stopped');

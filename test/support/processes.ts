@@ -23,12 +23,27 @@ export class ProgramProcesses {
     return new ProgramProcesses(`${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`);
   }
 
-  /** Starts `openbaas <args>` in the sandbox mode with a small pool; its errors are printed if it fails. */
-  start(args: string[]): ChildProcess {
+  /**
+   * Starts `openbaas <args>` in the sandbox mode with a small pool; its errors are printed if it
+   * fails. `route` gives the address it connects to from the database's (a relay in front of it);
+   * `progress` receives its progress lines (`workers running in … s`), which it then prints.
+   */
+  start(args: string[], options: { route?: (url: string) => string; progress?: (line: string) => void } = {}): ChildProcess {
+    const { route = (url: string) => url, progress } = options;
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'src', 'cli.ts'), ...args], {
       cwd: packageRoot,
-      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: this.databaseUrl, OPENBAAS_ENCRYPTION_KEY: testEncryptionKey, DB_POOL_MAX: '5', OPENBAAS_MODE: 'sandbox' },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        LOG_LEVEL: progress ? 'error' : 'silent',
+        DATABASE_URL: route(this.databaseUrl),
+        OPENBAAS_ENCRYPTION_KEY: testEncryptionKey,
+        DB_POOL_MAX: '5',
+        OPENBAAS_MODE: 'sandbox',
+      },
+      stdio: ['ignore', progress ? 'pipe' : 'ignore', 'pipe'],
+    });
+    child.stdout?.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.startsWith('openbaas: ')) progress?.(line);
     });
     let errors = '';
     child.stderr?.on('data', (chunk: Buffer) => {
