@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
 import { isCommitOutcomeUnknown, TransactionLane, withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
@@ -20,6 +20,9 @@ let relay: net.Server;
 let cutAfterCommit = false;
 /** Bytes that, sent by the app, make the relay reset both sides of that connection at once (TCP RST) instead of passing them on. */
 let resetOn: Buffer | undefined;
+/** While set, the relay passes nothing on either way and keeps every connection open: a network partition. */
+let blackHole = false;
+const relayed = new Set<net.Socket>();
 let database: DatabaseHandle;
 let t: TestContext;
 
@@ -36,7 +39,10 @@ beforeAll(async () => {
   relay = net.createServer((client) => {
     const server = net.connect(Number(target.port || 5432), target.hostname);
     let cut = false;
+    relayed.add(client);
+    client.on('close', () => relayed.delete(client));
     client.on('data', (chunk: Buffer) => {
+      if (blackHole) return;
       if (resetOn !== undefined && chunk.includes(resetOn)) {
         server.destroy();
         client.resetAndDestroy();
@@ -53,7 +59,7 @@ beforeAll(async () => {
       }
     });
     server.on('data', (chunk: Buffer) => {
-      if (!cut) client.write(chunk);
+      if (!cut && !blackHole) client.write(chunk);
     });
     client.on('error', () => server.destroy());
     server.on('error', () => client.destroy());
@@ -168,4 +174,23 @@ describe('a connection reset while a request waits for the database (2026-12-07)
     const again = await t.request({ url: `/v1/wallets/${wallet}/balance` });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
   });
+});
+
+describe('the readiness probe while the database stops answering (2026-12-07)', () => {
+  it('answers 503 within its 5 s, not when the database answers again', async () => {
+    expect((await t.app.inject({ url: '/health/ready' })).statusCode).toBe(200);
+    blackHole = true;
+    let probe;
+    try {
+      // Until 2026-12-07 the probe waited with its statement for as long as the partition lasted (found by an audit).
+      probe = await t.app.inject({ url: '/health/ready' });
+    } finally {
+      blackHole = false;
+      // What the partition left waiting never gets its answer: those connections are closed.
+      for (const socket of relayed) socket.destroy();
+    }
+    expect(probe.statusCode).toBe(503);
+    expect(probe.json()).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'Not ready: the database did not answer within 5 s' });
+    await vi.waitFor(async () => expect((await t.app.inject({ url: '/health/ready' })).statusCode).toBe(200), { timeout: 15_000, interval: 200 });
+  }, 60_000);
 });

@@ -4,6 +4,24 @@ import { migrationsAreCurrent } from '../db/migrate.js';
 import { AppError } from './errors.js';
 import type { Registry } from 'prom-client';
 
+/**
+ * How long the readiness probe waits for the database. A connection whose database stopped
+ * answering without closing it (a network partition) holds a statement for as long as that lasts:
+ * until 2026-12-07 the probe waited with it, past a load balancer's own timeout or forever (found
+ * by an audit). The statement goes on; the probe answers 503.
+ */
+const readyTimeoutMs = 5_000;
+
+function withinReadyTimeout<T>(check: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`the database did not answer within ${readyTimeoutMs / 1000} s`)), readyTimeoutMs);
+  });
+  // The check's own failure after the timeout is nobody's to read: it is dropped.
+  check.catch(() => undefined);
+  return Promise.race([check, late]).finally(() => clearTimeout(timer));
+}
+
 /** Health, metrics and the OpenAPI document: public (the metrics unless OPENBAAS_METRICS_TOKEN is set), not rate limited, hidden from the reference. */
 /** `notReadyBecause` names why the process takes no new traffic ('draining', 'shutting down'), or is undefined. */
 export function registerOperationRoutes(app: App, deps: Deps, registry: Registry, notReadyBecause: () => string | undefined): void {
@@ -16,7 +34,7 @@ export function registerOperationRoutes(app: App, deps: Deps, registry: Registry
     try {
       const stopping = notReadyBecause();
       if (stopping !== undefined) throw new Error(stopping);
-      await deps.database.pool.query('SELECT 1');
+      await withinReadyTimeout(deps.database.pool.query('SELECT 1'));
       if (!migrationsChecked) migrationsChecked = await migrationsAreCurrent(deps.database.pool);
       if (!migrationsChecked) throw new Error('migrations pending');
       return reply.send({ status: 'ready', database: deps.database.kind });
