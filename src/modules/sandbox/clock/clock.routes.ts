@@ -117,7 +117,8 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
           // stored answer instead of recording this one (its transaction then never ran): only
           // under this request's key, so that no other advance's lease is touched.
           const key = idempotencyKeyOf(request);
-          if (!outcome.replay && key !== undefined) await releaseLease(deps.db, auth.clientId, key);
+          // The answer is sent: a failure here is not the request's (the lease then expires in a minute).
+          if (!outcome.replay && key !== undefined) await releaseLease(deps.db, auth.clientId, key).catch(() => undefined);
           return answered;
         } catch (error) {
           if (!outcome.replay) await releaseLease(deps.db, auth.clientId).catch(() => undefined);
