@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
 import { isCommitOutcomeUnknown, TransactionLane, withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
+import { individualBody } from './customers/fixtures.js';
 import { availableOf, fundWallet, newWallet } from './ledger/fixtures.js';
 
 // A connection lost after COMMIT was sent leaves the transaction's outcome unknown: PostgreSQL may
@@ -173,6 +174,24 @@ describe('a connection reset while a request waits for the database (2026-12-07)
     expect(refused.headers['retry-after']).toBe('1');
     const again = await t.request({ url: `/v1/wallets/${wallet}/balance` });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
+  });
+
+  it('inside a write\'s transaction too, where the ROLLBACK on the broken connection fails in its place: 503, and the retry with its key runs it once', async () => {
+    // The key is a parameter of the write's first statement (its idempotency lookup), sent after
+    // BEGIN. Until 2026-12-07 node-postgres's "not queryable" refusal of the ROLLBACK answered 500 (found by a re-audit).
+    const key = `reset-${crypto.randomUUID()}`;
+    const create = () => t.request({ method: 'POST', url: '/v1/customers/individual', idempotencyKey: key, body: individualBody() });
+    resetOn = Buffer.from(key);
+    let refused;
+    try {
+      refused = await create();
+    } finally {
+      resetOn = undefined;
+    }
+    expect([refused.status, refused.body.code], JSON.stringify(refused.body)).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    const retried = await create();
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
   });
 });
 
