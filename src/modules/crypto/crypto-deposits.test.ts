@@ -363,6 +363,24 @@ describe('deposits: one chain transaction sent twice at once (2026-12-07)', () =
     }
     expect(await balanceOf(t, walletId, 'BTC')).toMatchObject({ AVAILABLE: '0.00800000' });
   });
+
+  it('refused (BTC to an Ethereum address): one 422 naming the FAILED record kept, the other 409 naming the same record', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'USDC');
+    // Until 2026-12-07 both answered 422, each naming its own record, and only one was kept (found by a re-audit).
+    for (let pair = 0; pair < 6; pair++) {
+      const txHash = `0x${pair.toString(16).padStart(2, '0')}${'ef'.repeat(31)}`;
+      const body = { address, asset: 'BTC', amount: '1', txHash };
+      const answers = await Promise.all([cryptoDeposit(t, body), cryptoDeposit(t, body)]);
+      expect(answers.map((answer) => answer.status).sort(), JSON.stringify(answers.map((answer) => answer.body))).toEqual([409, 422]);
+      const named = answers.map((answer) => /crypto transaction ([0-9a-f-]{36})/.exec(answer.status === 422 ? answer.body.details[0].message : answer.body.message)?.[1]);
+      expect(named[0]).toBeDefined();
+      expect(named[0]).toBe(named[1]);
+      expect(await records(named[0] as string)).toHaveLength(1);
+    }
+    const failed = await t.request({ url: `/v1/digital/transactions?walletId=${walletId}&status=FAILED` });
+    expect(failed.body.data).toHaveLength(6);
+  });
 });
 
 describe('deposits: refused', () => {

@@ -8,6 +8,7 @@ import { listQueryProperties } from '../../platform/http/pagination.js';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { addressLengthMax, memoLengthMax } from './address-validation.js';
 import {
+  alreadyReceived,
   AssetNetworkMismatch,
   blocksPerCallMax,
   confirmCryptoTransaction,
@@ -309,7 +310,12 @@ export function registerSandboxCryptoRoutes(app: App, deps: Deps): void {
       } catch (error) {
         if (error instanceof AssetNetworkMismatch) {
           const refusal = error;
-          await withTransaction(deps.db, (tx) => recordRefusedDeposit(tx, refusal));
+          const keptFirst = await withTransaction(deps.db, (tx) => recordRefusedDeposit(tx, refusal));
+          // The same refused chain transaction sent twice at the same moment: the one kept second
+          // answers as a later repeat does, 409 naming the record kept (until 2026-12-07 a second
+          // 422 naming a record never kept; found by a re-audit). Under an Idempotency-Key the 422
+          // was already stored: a retry with that key replays it.
+          if (keptFirst !== undefined) throw alreadyReceived(refusal.refused.address, keptFirst);
         }
         throw error;
       }

@@ -229,15 +229,33 @@ export class AssetNetworkMismatch extends AppError {
   }
 }
 
-/** Keeps a refused deposit (FAILED, no ledger movement, no event). A repeat of the same chain transaction is kept once. */
-export async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch): Promise<void> {
-  const inserted = await tx
-    .insertInto('crypto_transfers')
-    .values(refusal.refused)
-    .onConflict((conflict) => conflict.doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (!inserted) return;
+/** The 409 of a chain transaction already received at the address, naming the record it made. */
+export function alreadyReceived(address: string, recordId: string): AppError {
+  return new AppError('CONFLICT', `txHash: this chain transaction was already received at ${address} (crypto transaction ${recordId})`, {
+    details: [{ field: 'txHash', message: 'already deposited' }],
+  });
+}
+
+/**
+ * Keeps a refused deposit (FAILED, no ledger movement, no event). A repeat of the same chain
+ * transaction is kept once: when another request kept it first (two sent at the same moment, both
+ * refused before either was kept), answers that record's id, and nothing is written.
+ */
+export async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch): Promise<string | undefined> {
+  const { refused } = refusal;
+  const inserted = await tx.insertInto('crypto_transfers').values(refused).onConflict((conflict) => conflict.doNothing()).returning('id').executeTakeFirst();
+  if (!inserted) {
+    const kept = await tx
+      .selectFrom('crypto_transfers')
+      .select('id')
+      .where('client_id', '=', refused.client_id)
+      .where('network', '=', refused.network)
+      .where('direction', '=', 'DEPOSIT')
+      .where('tx_hash', '=', refused.tx_hash)
+      .where('address', '=', refused.address)
+      .executeTakeFirst();
+    return kept?.id;
+  }
   await tx
     .insertInto('crypto_transactions')
     .values({
@@ -251,6 +269,7 @@ export async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch
       created_at: refusal.refused.created_at,
     })
     .execute();
+  return undefined;
 }
 
 /** A hash of 32 bytes of hex, with or without 0x (Bitcoin and Tron write none, Ethereum writes it). */
@@ -359,7 +378,7 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     .where('tx_hash', 'in', hexSpellings(txHash))
     .where('address', '=', address.address)
     .executeTakeFirst();
-  if (duplicate) throw new AppError('CONFLICT', `txHash: this chain transaction was already received at ${address.address} (crypto transaction ${duplicate.id})`, { details: [{ field: 'txHash', message: 'already deposited' }] });
+  if (duplicate) throw alreadyReceived(address.address, duplicate.id);
   // After the duplicate check: a refused deposit sent again is that same chain transaction (409
   // naming the FAILED record kept the first time), not a second refusal naming a record never kept.
   if (mismatched) {
