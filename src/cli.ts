@@ -147,6 +147,10 @@ async function main(argv: string[]): Promise<number> {
     // Asked for (`--help` anywhere, alone too), the usage is an answer; without a command, a mistake.
     return values.help ? 0 : 1;
   }
+  // An unknown command is answered before any module is loaded (`clients` without a known
+  // subcommand loaded the tenants module first; found by a re-audit).
+  const name = command in commandLines ? command : `${command} ${subcommand ?? ''}`;
+  if (!(name in commandLines)) throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
   checkCommandLine(positionals, Object.keys(values));
   switch (command) {
     case 'serve': {
