@@ -1,4 +1,4 @@
-import type { Config } from './platform/config.js';
+import { ConfigError, type Config } from './platform/config.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { openDatabase, type DatabaseHandle } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
@@ -159,6 +159,13 @@ export async function serve(config: Config): Promise<void> {
     await workers.stop();
     await deps.database.close();
     showNewKey(false);
+    // A port in use or not allowed is the operator's to change: one line, as for a bad setting
+    // (until 2026-12-07 the listener's error with its stack; found by a re-audit).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') {
+      const why = code === 'EADDRINUSE' ? 'is in use by another process' : 'may not be opened by this user';
+      throw new ConfigError(`${config.host}:${config.port} ${why} (${code}): stop that process or choose another port (--port or PORT)`);
+    }
     throw error;
   }
   workers.start();
