@@ -32,7 +32,8 @@ Commands:
   clients create --name NAME [--json]          create a client (tenant) and its first API key
   clients list [--json]                        list clients
   keys create --client ID [--read-only] [--allow-ip CIDR]... [--json]
-  keys revoke PREFIX [--json]
+                                               create another API key for a client (shown once)
+  keys revoke PREFIX [--json]                  revoke a key by its prefix (sk_test_Ab12Cd34)
   directory import [--fedach FILE] [--fedwire FILE] [--bic FILE] [--json]
                                                replace the built-in bank directory of each kind given
                                                (FedACHdir.txt, fpddir.txt, a BIC list as CSV)
