@@ -165,6 +165,8 @@ async function waitForReady(baseUrl: string, server: RunningServer): Promise<voi
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // Not left running after the test (until 2026-12-07 a server that never became ready outlived its run).
+  await server.stop('SIGKILL');
   throw new Error(`server did not become ready:\n${server.output()}`);
 }
 
