@@ -229,6 +229,19 @@ export class AssetNetworkMismatch extends AppError {
   }
 }
 
+/** The deposit an address already received for a chain transaction (its hash in any of its spellings, hexSpellings), if any. */
+async function depositOfChainTransaction(tx: Tx, clientId: string, network: CryptoTransferRow['network'], address: string, txHash: string): Promise<{ id: string } | undefined> {
+  return tx
+    .selectFrom('crypto_transfers')
+    .select('id')
+    .where('client_id', '=', clientId)
+    .where('network', '=', network)
+    .where('direction', '=', 'DEPOSIT')
+    .where('tx_hash', 'in', hexSpellings(txHash))
+    .where('address', '=', address)
+    .executeTakeFirst();
+}
+
 /** The 409 of a chain transaction already received at the address, naming the record it made. */
 export function alreadyReceived(address: string, recordId: string): AppError {
   return new AppError('CONFLICT', `txHash: this chain transaction was already received at ${address} (crypto transaction ${recordId})`, {
@@ -244,18 +257,7 @@ export function alreadyReceived(address: string, recordId: string): AppError {
 export async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch): Promise<string | undefined> {
   const { refused } = refusal;
   const inserted = await tx.insertInto('crypto_transfers').values(refused).onConflict((conflict) => conflict.doNothing()).returning('id').executeTakeFirst();
-  if (!inserted) {
-    const kept = await tx
-      .selectFrom('crypto_transfers')
-      .select('id')
-      .where('client_id', '=', refused.client_id)
-      .where('network', '=', refused.network)
-      .where('direction', '=', 'DEPOSIT')
-      .where('tx_hash', '=', refused.tx_hash)
-      .where('address', '=', refused.address)
-      .executeTakeFirst();
-    return kept?.id;
-  }
+  if (!inserted) return (await depositOfChainTransaction(tx, refused.client_id, refused.network, refused.address, refused.tx_hash))?.id;
   await tx
     .insertInto('crypto_transactions')
     .values({
@@ -369,15 +371,7 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     created_at: context.now,
     updated_at: context.now,
   };
-  const duplicate = await tx
-    .selectFrom('crypto_transfers')
-    .select('id')
-    .where('client_id', '=', context.clientId)
-    .where('network', '=', address.network)
-    .where('direction', '=', 'DEPOSIT')
-    .where('tx_hash', 'in', hexSpellings(txHash))
-    .where('address', '=', address.address)
-    .executeTakeFirst();
+  const duplicate = await depositOfChainTransaction(tx, context.clientId, address.network, address.address, txHash);
   if (duplicate) throw alreadyReceived(address.address, duplicate.id);
   // After the duplicate check: a refused deposit sent again is that same chain transaction (409
   // naming the FAILED record kept the first time), not a second refusal naming a record never kept.
