@@ -3,6 +3,7 @@ import type { Clock } from './clock.js';
 import type { Db } from './db/database.js';
 import type { Tx } from './db/transaction.js';
 import type { Deps } from './deps.js';
+import { withinTime } from './time-limit.js';
 
 /**
  * A client's clock: the injected clock plus the client's offset (`clients.clock_offset_ms`). In
@@ -120,12 +121,7 @@ export async function waitForClientAdvance(deps: Pick<Deps, 'database'>, clientI
     waited = true;
     const remainingMs = deadline - performance.now();
     if (remainingMs <= 0) return 'timed out';
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timed out'>((resolve) => {
-      timer = setTimeout(() => resolve('timed out'), remainingMs);
-    });
-    const outcome = await Promise.race([Promise.all(marks).then(() => 'ended' as const), timedOut]);
-    clearTimeout(timer);
+    const outcome = await withinTime(Promise.all(marks).then(() => 'ended' as const), remainingMs, 'timed out' as const);
     if (outcome === 'timed out') return 'timed out';
   }
 }

@@ -4,6 +4,7 @@ import ipaddr from 'ipaddr.js';
 import type { Mode } from '../../platform/config.js';
 import { AppError, validationError } from '../../platform/http/errors.js';
 import { assertPlainText } from '../../platform/text.js';
+import { withinTime } from '../../platform/time-limit.js';
 
 /**
  * Where webhooks may be sent. Any mode: an absolute http or https URL without credentials, never
@@ -111,15 +112,7 @@ export function parseWebhookUrl(raw: string, mode: Mode): { url: URL } | { probl
 }
 
 async function resolveAll(hostname: string): Promise<dns.LookupAddress[] | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), creationLookupTimeoutMs);
-  });
-  try {
-    return await Promise.race([dns.promises.lookup(hostname, { all: true, verbatim: true }).catch(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withinTime(dns.promises.lookup(hostname, { all: true, verbatim: true }).catch(() => undefined), creationLookupTimeoutMs, undefined);
 }
 
 /** Checks a subscription URL given by a client (create or update); throws a 400 naming `url`. */

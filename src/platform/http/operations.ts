@@ -2,6 +2,7 @@ import type { App } from './app-type.js';
 import type { Deps } from '../deps.js';
 import { migrationsAreCurrent } from '../db/migrate.js';
 import { AppError } from './errors.js';
+import { withinTime } from '../time-limit.js';
 import type { Registry } from 'prom-client';
 
 /**
@@ -11,16 +12,6 @@ import type { Registry } from 'prom-client';
  * by an audit). The statement goes on; the probe answers 503.
  */
 const readyTimeoutMs = 5_000;
-
-function withinReadyTimeout<T>(check: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`the database did not answer within ${readyTimeoutMs / 1000} s`)), readyTimeoutMs);
-  });
-  // The check's own failure after the timeout is nobody's to read: it is dropped.
-  check.catch(() => undefined);
-  return Promise.race([check, late]).finally(() => clearTimeout(timer));
-}
 
 /** Health, metrics and the OpenAPI document: public (the metrics unless OPENBAAS_METRICS_TOKEN is set), not rate limited, hidden from the reference. */
 /** `notReadyBecause` names why the process takes no new traffic ('draining', 'shutting down'), or is undefined. */
@@ -34,7 +25,8 @@ export function registerOperationRoutes(app: App, deps: Deps, registry: Registry
     try {
       const stopping = notReadyBecause();
       if (stopping !== undefined) throw new Error(stopping);
-      await withinReadyTimeout(deps.database.pool.query('SELECT 1'));
+      const answered = await withinTime(deps.database.pool.query('SELECT 1').then(() => true), readyTimeoutMs, false);
+      if (!answered) throw new Error(`the database did not answer within ${readyTimeoutMs / 1000} s`);
       if (!migrationsChecked) migrationsChecked = await migrationsAreCurrent(deps.database.pool);
       if (!migrationsChecked) throw new Error('migrations pending');
       return reply.send({ status: 'ready', database: deps.database.kind });
