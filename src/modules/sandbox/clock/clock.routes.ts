@@ -104,7 +104,7 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
         }
         // runWrite replays a stored answer, or records this one with the lease's release in one transaction.
         try {
-          const answered = await runWrite(request, reply, deps, async (tx, context) => {
+          return await runWrite(request, reply, deps, async (tx, context) => {
             if (outcome.replay) throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly.');
             await releaseLease(tx, context.clientId);
             const data = { now: context.now.toISOString(), offsetSeconds: outcome.offsetMs / 1000, ran: outcome.ran, failed: outcome.failed };
@@ -113,13 +113,6 @@ export function registerSandboxClockRoutes(app: App, deps: Deps, kinds: readonly
             // and the one this process noted when it took the lease lasts only AUTH_CACHE_TTL_MS
             // (until 2026-12-02 an advance whose timers ran longer answered the time before it).
           }, outcome.replay ? {} : { clockOffsetMs: outcome.offsetMs });
-          // A lease this advance took is given back even when runWrite answered with the key's
-          // stored answer instead of recording this one (its transaction then never ran): only
-          // under this request's key, so that no other advance's lease is touched.
-          const key = idempotencyKeyOf(request);
-          // The answer is sent: a failure here is not the request's (the lease then expires in a minute).
-          if (!outcome.replay && key !== undefined) await releaseLease(deps.db, auth.clientId, key).catch(() => undefined);
-          return answered;
         } catch (error) {
           if (!outcome.replay) await releaseLease(deps.db, auth.clientId).catch(() => undefined);
           throw error;

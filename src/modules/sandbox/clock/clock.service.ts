@@ -82,7 +82,9 @@ async function takeLease(deps: Deps, request: AdvanceRequest): Promise<LeaseOutc
     // first: a repeat sent to another process at the same moment could find no answer, then the
     // lease free, and move the clock a second time; its own answer then replayed the first one and
     // never gave the lease back, so every advance of the client answered 409 SANDBOX_CLOCK_BUSY
-    // until the lease expired a minute later (found by an audit).
+    // until the lease expired a minute later (found by an audit). Taken after this check, the
+    // lease is given back by the answer's own transaction: no answer under the key can be stored
+    // before it, so runWrite never replays one instead.
     if (request.idempotencyKey !== undefined && (await idempotencyRecordExists(tx, request.clientId, request.idempotencyKey))) {
       return { taken: false, replay: true } as const;
     }
@@ -123,13 +125,9 @@ async function renewLease(deps: Deps, tx: Tx, clientId: string): Promise<void> {
   await sql`UPDATE clients SET clock_advance_lease_until = ${new Date(deps.clock.now().getTime() + advanceLeaseMs)} WHERE id = ${clientId}`.execute(tx);
 }
 
-/**
- * Gives the lease back (in the transaction that records the answer, or on the way out of a
- * failure); with `key`, only a lease taken under that Idempotency-Key.
- */
-export async function releaseLease(db: Deps['db'] | Tx, clientId: string, key?: string): Promise<void> {
-  const ofKey = key === undefined ? sql`` : sql` AND clock_advance_key = ${key}`;
-  await sql`UPDATE clients SET clock_advance_lease_until = NULL, clock_advance_key = NULL WHERE id = ${clientId}${ofKey}`.execute(db);
+/** Gives the lease back (in the transaction that records the answer, or on the way out of a failure). */
+export async function releaseLease(db: Deps['db'] | Tx, clientId: string): Promise<void> {
+  await sql`UPDATE clients SET clock_advance_lease_until = NULL, clock_advance_key = NULL WHERE id = ${clientId}`.execute(db);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
