@@ -6,12 +6,12 @@ import { ConfigError, loadConfig, portMax, portMin, wholeNumber } from './platfo
 import { DataFolderLockedError, DataFolderUnusableError } from './platform/db/lock-file.js';
 import { DatabaseNewerError, MigrationChangedError } from './platform/db/migrate.js';
 import { AppError } from './platform/http/errors.js';
+import type { Deps } from './platform/deps.js';
 
 // The program's modules are loaded by the command that needs them, not before the command line
 // is read: `--help`, a mistake in the command line and a refusal of DATA_DIR answer in a fraction
 // of the 1.5 s loading the server takes (until 2026-12-07 every command loaded everything first).
 const loadMain = () => import('./main.js');
-type Deps = Awaited<ReturnType<Awaited<ReturnType<typeof loadMain>>['openDeps']>>;
 
 /** The failures the command explains in one line (no stack): a loaded module adds its own. */
 const explained: Array<abstract new (...args: never[]) => Error> = [ConfigError, DataFolderLockedError, DataFolderUnusableError, DatabaseNewerError, MigrationChangedError, AppError];
@@ -113,12 +113,14 @@ const commandLines: Record<string, { options: readonly OptionName[]; positionals
   'ledger verify': { options: ['json'], positionals: 2 },
 };
 
-/** Refuses an option the command does not read, or a word after its name it does not take; an unknown command is left to main. */
+/** Refuses an unknown command, an option the command does not read, or a word after its name it does not take. */
 function checkCommandLine(positionals: readonly string[], given: readonly string[]): void {
   const [command = '', subcommand = ''] = positionals;
   const name = command in commandLines ? command : `${command} ${subcommand}`;
   const line = commandLines[name];
-  if (line === undefined) return;
+  // The command's words only, with the prefix of every other mistake (until 2026-12-07 the whole
+  // line, options too, and without it), before any module is loaded (found by audits).
+  if (line === undefined) throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
   const foreign = given.find((option) => option !== 'help' && !line.options.includes(option as OptionName));
   if (foreign !== undefined) throw new UsageError(`Option '--${foreign}' is not an option of '${name}'`);
   const extra = positionals[line.positionals];
@@ -148,10 +150,6 @@ async function main(argv: string[]): Promise<number> {
     // Asked for (`--help` anywhere, alone too), the usage is an answer; without a command, a mistake.
     return values.help ? 0 : 1;
   }
-  // An unknown command is answered before any module is loaded (`clients` without a known
-  // subcommand loaded the tenants module first; found by a re-audit).
-  const name = command in commandLines ? command : `${command} ${subcommand ?? ''}`;
-  if (!(name in commandLines)) throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
   checkCommandLine(positionals, Object.keys(values));
   switch (command) {
     case 'serve': {
@@ -248,9 +246,8 @@ async function main(argv: string[]): Promise<number> {
     default:
       break;
   }
-  // The command's words only, with the prefix of every other mistake (until 2026-12-07 the whole
-  // line, options too, and without it; found by an audit).
-  throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
+  // Only a command of commandLines that the switch does not run gets here (a bug).
+  throw new Error(`no code runs the command '${positionals.join(' ')}'`);
 }
 
 /**

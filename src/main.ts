@@ -102,14 +102,10 @@ export async function serve(config: Config): Promise<void> {
   const showNewKey = (started: boolean) => {
     if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, config.publicBaseUrl, config.console, started);
   };
-  let built: Awaited<ReturnType<typeof buildApp>>;
-  try {
-    built = await buildApp(deps);
-  } catch (error) {
+  const { app, markShuttingDown, markDraining } = await buildApp(deps).catch((error: unknown) => {
     showNewKey(false);
     throw error;
-  }
-  const { app, markShuttingDown, markDraining } = built;
+  });
   const workers = new WorkerRunner(config.runWorkers ? workerTasks(deps, app.log) : [], app.log);
 
   let closing: Promise<void> | undefined;

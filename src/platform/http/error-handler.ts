@@ -87,7 +87,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
     // "… is not queryable": node-postgres refusing a statement on a connection that failed, such as
     // the ROLLBACK of a transaction whose connection was reset, which then takes the reset's place
     // (until 2026-12-07 it answered 500; found by a re-audit).
-    (typeof message === 'string' && /Connection terminated|ECONNREFUSED|ECONNRESET|is not queryable/.test(message)) ||
+    (typeof message === 'string' && /Connection terminated|ECONNREFUSED|is not queryable/.test(message)) ||
     (typeof code === 'string' && (connectionFailures.has(code) || unavailableSqlStates.has(code)))
   );
 }
