@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
 import { isCommitOutcomeUnknown, TransactionLane, withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
+import { DatabaseRelay, type RelayedConnection } from './support/database-relay.js';
 import { individualBody } from './customers/fixtures.js';
 import { availableOf, fundWallet, newWallet } from './ledger/fixtures.js';
 
@@ -16,59 +16,42 @@ import { availableOf, fundWallet, newWallet } from './ledger/fixtures.js';
 // statements right behind it commit before the relay cuts.
 const commits = (chunk: Buffer) => chunk.includes('COMMIT') || chunk.includes('plan_cache_mode');
 
-const target = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-let relay: net.Server;
+const target = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 let cutAfterCommit = false;
 /** Bytes that, sent by the app, make the relay reset both sides of that connection at once (TCP RST) instead of passing them on. */
 let resetOn: Buffer | undefined;
 /** While set, the relay passes nothing on either way and keeps every connection open: a network partition. */
 let blackHole = false;
-const relayed = new Set<net.Socket>();
+/** The connections that passed on a write that commits: the database's answers on them are dropped. */
+const cut = new Set<RelayedConnection>();
+const relay = new DatabaseRelay(new URL(target), {
+  fromApp: (chunk, connection) => {
+    if (blackHole) return 'drop';
+    if (resetOn !== undefined && chunk.includes(resetOn)) {
+      connection.database.destroy();
+      connection.app.resetAndDestroy();
+      return 'drop';
+    }
+    if (cutAfterCommit && !cut.has(connection) && commits(chunk)) {
+      cut.add(connection);
+      // Long enough for the server to run what it was sent, COMMIT included.
+      setTimeout(() => {
+        connection.app.destroy();
+        connection.database.destroy();
+      }, 300);
+    }
+    return 'pass';
+  },
+  fromDatabase: (_chunk, connection) => (cut.has(connection) || blackHole ? 'drop' : 'pass'),
+});
 let database: DatabaseHandle;
 let t: TestContext;
-
-/** The URL with the relay's address instead of the server's. */
-function throughRelay(url: string): string {
-  const relayed = new URL(url);
-  relayed.hostname = '127.0.0.1';
-  relayed.port = String((relay.address() as net.AddressInfo).port);
-  return relayed.toString();
-}
+const throughRelay = (url: string) => relay.address(url);
 const table = `commit_lost_${crypto.randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {
-  relay = net.createServer((client) => {
-    const server = net.connect(Number(target.port || 5432), target.hostname);
-    let cut = false;
-    relayed.add(client);
-    client.on('close', () => relayed.delete(client));
-    client.on('data', (chunk: Buffer) => {
-      if (blackHole) return;
-      if (resetOn !== undefined && chunk.includes(resetOn)) {
-        server.destroy();
-        client.resetAndDestroy();
-        return;
-      }
-      server.write(chunk);
-      if (cutAfterCommit && !cut && commits(chunk)) {
-        cut = true;
-        // Long enough for the server to run what it was sent, COMMIT included.
-        setTimeout(() => {
-          client.destroy();
-          server.destroy();
-        }, 300);
-      }
-    });
-    server.on('data', (chunk: Buffer) => {
-      if (!cut && !blackHole) client.write(chunk);
-    });
-    client.on('error', () => server.destroy());
-    server.on('error', () => client.destroy());
-    client.on('close', () => server.destroy());
-    server.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  database = await openDatabase({ databaseUrl: throughRelay(target.toString()), poolMax: 2, connectTimeoutMs: 5_000 });
+  await relay.listen();
+  database = await openDatabase({ databaseUrl: throughRelay(target), poolMax: 2, connectTimeoutMs: 5_000 });
   t = await createTestApp({ routeDatabaseUrl: throughRelay });
   await sql`CREATE TABLE ${sql.table(table)} (id int PRIMARY KEY)`.execute(database.db);
 });
@@ -78,7 +61,7 @@ afterAll(async () => {
   await sql`DROP TABLE IF EXISTS ${sql.table(table)}`.execute(database.db);
   await database.close();
   await t.close();
-  await new Promise((resolve) => relay.close(resolve));
+  await relay.closeAll();
 });
 
 const stored = async () => (await sql<{ id: number }>`SELECT id FROM ${sql.table(table)} ORDER BY id`.execute(database.db)).rows.map((row) => row.id);
@@ -206,7 +189,7 @@ describe('the readiness probe while the database stops answering (2026-12-07)', 
     } finally {
       blackHole = false;
       // What the partition left waiting never gets its answer: those connections are closed.
-      for (const socket of relayed) socket.destroy();
+      relay.destroyAll();
     }
     expect(probe.statusCode).toBe(503);
     expect(probe.json()).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'Not ready: the database did not answer within 5 s' });

@@ -1,5 +1,5 @@
-import net from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
+import { DatabaseRelay } from './support/database-relay.js';
 import { programProcessesSuite } from './support/processes.js';
 
 /**
@@ -13,32 +13,11 @@ const suite = programProcessesSuite();
 
 describe('a worker whose database refuses connections (PostgreSQL only)', () => {
   it('keeps running through the outage, connects again once the database answers, and stops on SIGTERM', async () => {
-    const target = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-    const sockets = new Set<net.Socket>();
-    let connections = 0;
-    const relay = net.createServer((client) => {
-      connections += 1;
-      const server = net.connect(Number(target.port || 5432), target.hostname);
-      for (const socket of [client, server]) {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-        socket.on('error', () => undefined);
-      }
-      client.pipe(server).pipe(client);
-      client.on('close', () => server.destroy());
-      server.on('close', () => client.destroy());
-    });
-    const listen = (port = 0) => new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
-    await listen();
-    const port = (relay.address() as net.AddressInfo).port;
+    const relay = new DatabaseRelay(new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'));
+    await relay.listen();
     let running = false;
     const worker = suite.processes.start(['worker'], {
-      route: (url) => {
-        const relayed = new URL(url);
-        relayed.hostname = '127.0.0.1';
-        relayed.port = String(port);
-        return relayed.toString();
-      },
+      route: (url) => relay.address(url),
       progress: (line) => {
         if (line.includes('workers running in')) running = true;
       },
@@ -46,15 +25,12 @@ describe('a worker whose database refuses connections (PostgreSQL only)', () => 
     try {
       await vi.waitFor(() => expect(running).toBe(true), { timeout: 60_000, interval: 100 });
       // The outage: every connection closed, and new ones refused.
-      await new Promise<void>((resolve) => {
-        relay.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      });
+      await relay.closeAll();
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect(worker.exitCode, 'the worker ended during the outage').toBeNull();
-      const before = connections;
-      await listen(port);
-      await vi.waitFor(() => expect(connections).toBeGreaterThan(before), { timeout: 30_000, interval: 100 });
+      const before = relay.accepted;
+      await relay.listen();
+      await vi.waitFor(() => expect(relay.accepted).toBeGreaterThan(before), { timeout: 30_000, interval: 100 });
       expect(worker.exitCode).toBeNull();
     } finally {
       const exited = new Promise<number | null>((resolve) => {
@@ -63,10 +39,7 @@ describe('a worker whose database refuses connections (PostgreSQL only)', () => 
       });
       worker.kill('SIGTERM');
       expect(await exited).toBe(0);
-      await new Promise<void>((resolve) => {
-        relay.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      });
+      await relay.closeAll();
     }
   }, 120_000);
 });

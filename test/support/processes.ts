@@ -42,8 +42,12 @@ export class ProgramProcesses {
       },
       stdio: ['ignore', progress ? 'pipe' : 'ignore', 'pipe'],
     });
+    // Whole lines only: a chunk may end inside one.
+    let partial = '';
     child.stdout?.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.startsWith('openbaas: ')) progress?.(line);
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (line.startsWith('openbaas: ')) progress?.(line);
     });
     let errors = '';
     child.stderr?.on('data', (chunk: Buffer) => {
