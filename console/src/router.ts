@@ -11,6 +11,9 @@ export function useRoute(): { section: string; id: string | undefined; query: UR
   useEffect(() => {
     const onChange = () => setRoute(currentRoute());
     window.addEventListener('hashchange', onChange);
+    // Effects run after the next frame: an address change between the first render and now fired
+    // no listener, so the route is read again once listening.
+    onChange();
     return () => window.removeEventListener('hashchange', onChange);
   }, []);
   const [path = '', search = ''] = route.split('?');

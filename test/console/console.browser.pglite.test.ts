@@ -435,4 +435,28 @@ describe('the sandbox console in headless Chromium', () => {
     expect(pageErrors).toEqual([]);
     await page.close();
   });
+
+  it('opens the page a link names the moment the console appears after signing in (found by a flaky test, 2026-12-07)', async (context) => {
+    if (!suite.browser) {
+      context.skip(skipReason);
+      return;
+    }
+    const page = await suite.browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${suite.baseUrl}/console`);
+    // The address moves on as the Customers heading is added: after the first render, before the
+    // page's effects run (Preact runs them after the next frame). Until 2026-12-07 the router
+    // listened for address changes only from its effect on, so this one was lost and the
+    // console stayed on Customers.
+    await page.evaluate(`new MutationObserver((records, observer) => {
+      if ([...document.querySelectorAll('h1')].some((heading) => heading.textContent === 'Customers')) {
+        observer.disconnect();
+        window.location.hash = '#/simulate';
+      }
+    }).observe(document.body, { childList: true, subtree: true })`);
+    await page.getByLabel('API key').fill(suite.t.clientA.key);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('link', { name: 'Simulate' }).getAttribute('aria-current')).toBe('page');
+    await page.close();
+  });
 });
