@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
 import { isCommitOutcomeUnknown, TransactionLane, withPipelinedTransaction } from '../src/platform/db/pipelined-transaction.js';
+import { withTransaction } from '../src/platform/db/transaction.js';
 import { createTestApp, type TestContext } from './harness.js';
 import { DatabaseRelay, type RelayedConnection } from './support/database-relay.js';
 import { individualBody } from './customers/fixtures.js';
@@ -175,6 +176,22 @@ describe('a connection reset while a request waits for the database (2026-12-07)
     const retried = await create();
     expect(retried.status, JSON.stringify(retried.body)).toBe(201);
     expect(retried.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('withTransaction throws the reset itself, not the failed ROLLBACK behind it, so the log names the cause', async () => {
+    const marker = `reset-${crypto.randomUUID()}`;
+    resetOn = Buffer.from(marker);
+    let failure: unknown;
+    try {
+      await withTransaction(database.db, (tx) => sql`SELECT ${marker}::text AS marker`.execute(tx));
+    } catch (error) {
+      failure = error;
+    } finally {
+      resetOn = undefined;
+    }
+    // Until 2026-12-07 this was node-postgres's "Client has encountered a connection error and is not queryable".
+    expect(String(failure)).toMatch(/ECONNRESET|Connection terminated/);
+    expect((await withTransaction(database.db, (tx) => sql<{ one: number }>`SELECT 1 AS one`.execute(tx))).rows).toEqual([{ one: 1 }]);
   });
 });
 

@@ -55,7 +55,29 @@ export function isDatabaseAnswer(error: unknown): boolean {
  * outside the transaction. Never use the pool from inside `work`: on PGlite that deadlocks.
  */
 export function withTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return retryingTransaction(() => db.transaction().execute(work));
+  return retryingTransaction(() => transactionOnce(db, work));
+}
+
+/**
+ * One attempt, throwing what made `work` fail. Kysely rolls back when `work` throws and, when the
+ * ROLLBACK fails too, throws the ROLLBACK's error in place of the first: on a connection that was
+ * reset that is node-postgres's "… is not queryable", which hid the reset from the log and from
+ * the checks made on the error (until 2026-12-07).
+ */
+async function transactionOnce<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  let failure: { error: unknown } | undefined;
+  try {
+    return await db.transaction().execute(async (tx) => {
+      try {
+        return await work(tx);
+      } catch (error) {
+        failure = { error };
+        throw error;
+      }
+    });
+  } catch (error) {
+    throw failure !== undefined ? failure.error : error;
+  }
 }
 
 /** Runs one attempt of a transaction again, after a short random pause, while it fails retryably. */

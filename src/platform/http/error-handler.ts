@@ -85,8 +85,9 @@ function isDatabaseUnavailable(error: unknown): boolean {
   return (
     isPoolConnectTimeout(error) ||
     // "… is not queryable": node-postgres refusing a statement on a connection that failed, such as
-    // the ROLLBACK of a transaction whose connection was reset, which then takes the reset's place
-    // (until 2026-12-07 it answered 500; found by a re-audit).
+    // the COMMIT of a transaction whose connection was reset after its last statement (a reset
+    // during a statement is thrown as itself: withTransaction keeps it over the failed ROLLBACK).
+    // Until 2026-12-07 it answered 500 (found by a re-audit).
     (typeof message === 'string' && /Connection terminated|ECONNREFUSED|is not queryable/.test(message)) ||
     (typeof code === 'string' && (connectionFailures.has(code) || unavailableSqlStates.has(code)))
   );
