@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../../../test/harness.js';
 import { balanceOf, expectLedgerClean } from '../../../test/bank/fixtures.js';
@@ -364,19 +365,29 @@ describe('deposits: one chain transaction sent twice at once (2026-12-07)', () =
     expect(await balanceOf(t, walletId, 'BTC')).toMatchObject({ AVAILABLE: '0.00800000' });
   });
 
-  it('refused (BTC to an Ethereum address): one 422 naming the FAILED record kept, the other 409 naming the same record', async () => {
+  it('refused (BTC to an Ethereum address): one 422 naming the FAILED record kept, the other 409 naming the same record; each key replays its own answer', async () => {
     const walletId = await newWallet(t);
     const address = await addressOf(t, walletId, 'USDC');
     // Until 2026-12-07 both answered 422, each naming its own record, and only one was kept (found by a re-audit).
     for (let pair = 0; pair < 6; pair++) {
       const txHash = `0x${pair.toString(16).padStart(2, '0')}${'ef'.repeat(31)}`;
       const body = { address, asset: 'BTC', amount: '1', txHash };
-      const answers = await Promise.all([cryptoDeposit(t, body), cryptoDeposit(t, body)]);
+      // Half the pairs under Idempotency-Keys: until 2026-12-07 the key of the one answered 409
+      // replayed the 422 it was refused with first, naming a record never kept.
+      const keys = pair % 2 === 0 ? [crypto.randomUUID(), crypto.randomUUID()] : [undefined, undefined];
+      const send = (key: string | undefined) => t.request({ method: 'POST', url: '/v1/sandbox/crypto-deposits', idempotencyKey: key, body });
+      const answers = await Promise.all(keys.map(send));
       expect(answers.map((answer) => answer.status).sort(), JSON.stringify(answers.map((answer) => answer.body))).toEqual([409, 422]);
       const named = answers.map((answer) => /crypto transaction ([0-9a-f-]{36})/.exec(answer.status === 422 ? answer.body.details[0].message : answer.body.message)?.[1]);
       expect(named[0]).toBeDefined();
       expect(named[0]).toBe(named[1]);
       expect(await records(named[0] as string)).toHaveLength(1);
+      for (const [index, key] of keys.entries()) {
+        if (key === undefined) continue;
+        const replayed = await send(key);
+        expect(replayed.headers['idempotent-replayed']).toBe('true');
+        expect([replayed.status, replayed.body.code, replayed.body.message]).toEqual([answers[index]?.status, answers[index]?.body.code, answers[index]?.body.message]);
+      }
     }
     const failed = await t.request({ url: `/v1/digital/transactions?walletId=${walletId}&status=FAILED` });
     expect(failed.body.data).toHaveLength(6);

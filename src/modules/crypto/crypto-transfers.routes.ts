@@ -5,11 +5,8 @@ import { authOf } from '../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
 import { runWrite } from '../../platform/http/idempotency.js';
 import { listQueryProperties } from '../../platform/http/pagination.js';
-import { withTransaction } from '../../platform/db/transaction.js';
 import { addressLengthMax, memoLengthMax } from './address-validation.js';
 import {
-  alreadyReceived,
-  AssetNetworkMismatch,
   blocksPerCallMax,
   confirmCryptoTransaction,
   createCryptoWithdrawal,
@@ -20,7 +17,6 @@ import {
   listCryptoTransfers,
   mineBlocks,
   receiveCryptoDeposit,
-  recordRefusedDeposit,
   type CryptoSettings,
 } from './crypto-transfers.service.js';
 import { confirmationsRequiredMax, cryptoNetworkOverrides } from './networks.js';
@@ -300,26 +296,13 @@ export function registerSandboxCryptoRoutes(app: App, deps: Deps): void {
         response: { 201: Envelope(CryptoTransactionSchema) },
       },
     },
-    async (request, reply) => {
-      try {
-        return await runWrite(request, reply, deps, async (tx, context) => ({
-          statusCode: 201,
-          message: 'Deposit received',
-          data: await receiveCryptoDeposit(tx, context, settings, request.body),
-        }));
-      } catch (error) {
-        if (error instanceof AssetNetworkMismatch) {
-          const refusal = error;
-          const keptFirst = await withTransaction(deps.db, (tx) => recordRefusedDeposit(tx, refusal));
-          // The same refused chain transaction sent twice at the same moment: the one kept second
-          // answers as a later repeat does, 409 naming the record kept (until 2026-12-07 a second
-          // 422 naming a record never kept; found by a re-audit). Under an Idempotency-Key the 422
-          // was already stored: a retry with that key replays it.
-          if (keptFirst !== undefined) throw alreadyReceived(refusal.refused.address, keptFirst);
-        }
-        throw error;
-      }
-    },
+    async (request, reply) =>
+      // A refused deposit (AssetNetworkMismatch) is kept FAILED by runWrite, with the key's answer.
+      runWrite(request, reply, deps, async (tx, context) => ({
+        statusCode: 201,
+        message: 'Deposit received',
+        data: await receiveCryptoDeposit(tx, context, settings, request.body),
+      })),
   );
 
   app.post(

@@ -3,6 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { datedAfter, type RequestContext } from '../../platform/http/context.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
+import { KeptRefusal } from '../../platform/http/idempotency.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { formatAmount, parseAmount } from '../../platform/money/amount.js';
 import { requireAsset, type Asset } from '../../platform/money/assets.js';
@@ -222,10 +223,20 @@ export interface CryptoDepositRequest {
  * FAILED record to keep: the request's own transaction rolls back, so the route writes it after
  * (recordRefusedDeposit), in a transaction of its own.
  */
-export class AssetNetworkMismatch extends AppError {
+export class AssetNetworkMismatch extends KeptRefusal {
   constructor(readonly refused: CryptoTransferRow, readonly childId: string) {
     const reason = `${refused.asset} does not move on ${refused.network}, the network of address ${refused.address}; the deposit is lost on chain and was recorded as crypto transaction ${refused.id} for support`;
     super('ASSET_NETWORK_MISMATCH', `asset: ${reason}`, { details: [{ field: 'asset', message: reason }] });
+  }
+
+  /**
+   * Keeps the refused deposit. The same refused chain transaction sent twice at the same moment:
+   * the one kept second answers as a later repeat does, 409 naming the record kept (until
+   * 2026-12-07 a second 422 naming a record never kept; found by a re-audit).
+   */
+  override async keepRecord(tx: Tx): Promise<AppError | undefined> {
+    const keptFirst = await recordRefusedDeposit(tx, this);
+    return keptFirst === undefined ? undefined : alreadyReceived(this.refused.address, keptFirst);
   }
 }
 
@@ -243,7 +254,7 @@ async function depositOfChainTransaction(tx: Tx, clientId: string, network: Cryp
 }
 
 /** The 409 of a chain transaction already received at the address, naming the record it made. */
-export function alreadyReceived(address: string, recordId: string): AppError {
+function alreadyReceived(address: string, recordId: string): AppError {
   return new AppError('CONFLICT', `txHash: this chain transaction was already received at ${address} (crypto transaction ${recordId})`, {
     details: [{ field: 'txHash', message: 'already deposited' }],
   });
@@ -254,7 +265,7 @@ export function alreadyReceived(address: string, recordId: string): AppError {
  * transaction is kept once: when another request kept it first (two sent at the same moment, both
  * refused before either was kept), answers that record's id, and nothing is written.
  */
-export async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch): Promise<string | undefined> {
+async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch): Promise<string | undefined> {
   const { refused } = refusal;
   const inserted = await tx.insertInto('crypto_transfers').values(refused).onConflict((conflict) => conflict.doNothing()).returning('id').executeTakeFirst();
   if (!inserted) return (await depositOfChainTransaction(tx, refused.client_id, refused.network, refused.address, refused.tx_hash))?.id;

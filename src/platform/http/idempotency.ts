@@ -293,9 +293,14 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
   const context = requestContext(request, deps, write.clockOffsetMs);
   const key = idempotencyKeyOf(request);
   if (key === undefined) {
-    const first = await transactionOf(deps, write.group, [], (tx) => write.work(tx, context));
-    const result = isPaused(first) ? await resumePaused(deps, context, write, [], first.paused, async (_tx, finished) => finished) : first;
-    return reply.code(result.statusCode ?? 200).send(envelopeOf(result, context));
+    try {
+      const first = await transactionOf(deps, write.group, [], (tx) => write.work(tx, context));
+      const result = isPaused(first) ? await resumePaused(deps, context, write, [], first.paused, async (_tx, finished) => finished) : first;
+      return reply.code(result.statusCode ?? 200).send(envelopeOf(result, context));
+    } catch (error) {
+      if (isKeptRefusal(error)) throw await withTransaction(deps.db, (tx) => keepRefusal(tx, error));
+      throw error;
+    }
   }
 
   const { hash, path } = requestIdentity(request);
@@ -404,15 +409,19 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
         return { replay: true, response: previous };
       });
     } else if (error instanceof AppError && isStoredUnderKey(error, pausedCommitted)) {
-      const response = { statusCode: error.statusCode, body: errorBody(error, context.traceId) };
+      let answer = error;
       outcome = await withTransaction(deps.db, async (tx) => {
         // A paused write's own in-progress record is replaced, not taken for another request's.
         const previous = pausedCommitted ? undefined : await stored(tx);
         if (previous) return { replay: true, response: previous };
+        answer = await keepRefusal(tx, error);
+        const response = { statusCode: answer.statusCode, body: errorBody(answer, context.traceId) };
         await record(tx, response);
         return { replay: false, response };
       });
-      if (!outcome.replay) throw error;
+      if (!outcome.replay) throw answer;
+    } else if (isKeptRefusal(error)) {
+      throw await withTransaction(deps.db, (tx) => keepRefusal(tx, error));
     } else {
       throw error;
     }
@@ -465,6 +474,31 @@ export function storedBody(deps: Pick<Deps, 'config' | 'database'>, clientId: st
 export async function idempotencyRecordExists(db: Tx, clientId: string, key: string): Promise<boolean> {
   const row = await db.selectFrom('idempotency_keys').select('key').where('client_id', '=', clientId).where('key', '=', key).executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * A refusal that keeps a record of itself (a refused chain deposit, kept FAILED for support): its
+ * work's transaction rolled back, so runWrite writes the record with `keepRecord` in the
+ * transaction that stores the refusal under the Idempotency-Key (or in one of its own, without a
+ * key), and the record and the key's answer commit together. `keepRecord` answers another refusal
+ * when it finds the record kept first by a request sent at the same moment, and that is then the
+ * answer, stored and replayed. Until 2026-12-07 the route kept the record itself after runWrite
+ * had stored the first refusal, so a retry with the key could replay a 422 naming a record never
+ * kept, while the request had answered 409.
+ */
+export class KeptRefusal extends AppError {
+  keepRecord(_tx: Tx): Promise<AppError | undefined> {
+    return Promise.resolve(undefined);
+  }
+}
+
+function isKeptRefusal(error: unknown): error is KeptRefusal {
+  return error instanceof KeptRefusal;
+}
+
+/** What a refusal answers once its record is kept (KeptRefusal), in `tx`; any other refusal, itself. */
+async function keepRefusal(tx: Tx, error: AppError): Promise<AppError> {
+  return (isKeptRefusal(error) ? await error.keepRecord(tx) : undefined) ?? error;
 }
 
 /**
