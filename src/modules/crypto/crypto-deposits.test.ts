@@ -394,6 +394,40 @@ describe('deposits: one chain transaction sent twice at once (2026-12-07)', () =
   });
 });
 
+describe('deposits: one chain transaction sent at once under two spellings of its hash (2026-12-07)', () => {
+  // Until 2026-12-07 each found no record of the other (the unique index compares the hash as
+  // stored) and both were kept: two FAILED records, or a credit and a FAILED record, of one chain
+  // transaction. On PGlite the requests run one after the other.
+  it('refused both ways (BTC to an Ethereum address, `0x…` and bare): one FAILED record, the other answer 409 naming it', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'USDC');
+    for (let pair = 0; pair < 6; pair++) {
+      const bare = `${pair.toString(16).padStart(2, '0')}${'9a'.repeat(31)}`;
+      const answers = await Promise.all([`0x${bare}`, bare.toUpperCase()].map((txHash) => cryptoDeposit(t, { address, asset: 'BTC', amount: '1', txHash })));
+      expect(answers.map((answer) => answer.status).sort(), JSON.stringify(answers.map((answer) => answer.body))).toEqual([409, 422]);
+    }
+    const all = await t.request({ url: `/v1/digital/transactions?walletId=${walletId}` });
+    expect(all.body.data).toHaveLength(6);
+  });
+
+  it('taken (USDC, `0x…`) and refused (BTC, bare) at once: one record of the chain transaction, never a credit and a FAILED record', async () => {
+    const walletId = await newWallet(t);
+    const address = await addressOf(t, walletId, 'USDC');
+    for (let pair = 0; pair < 6; pair++) {
+      const bare = `${pair.toString(16).padStart(2, '0')}${'5c'.repeat(31)}`;
+      const answers = await Promise.all([
+        cryptoDeposit(t, { address, asset: 'USDC', amount: '1', confirmations: 100, txHash: `0x${bare}` }),
+        cryptoDeposit(t, { address, asset: 'BTC', amount: '1', txHash: bare }),
+      ]);
+      const statuses = answers.map((answer) => answer.status);
+      expect([[201, 409], [409, 422]], JSON.stringify(answers.map((answer) => answer.body))).toContainEqual(statuses);
+    }
+    const all = await t.request({ url: `/v1/digital/transactions?walletId=${walletId}` });
+    expect(all.body.data).toHaveLength(6);
+    await expectLedgerClean(t);
+  });
+});
+
 describe('deposits: refused', () => {
   const unknownAddress = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
   it.each([

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
@@ -240,6 +241,18 @@ export class AssetNetworkMismatch extends KeptRefusal {
   }
 }
 
+/**
+ * Holds the lock of one chain transaction's deposits at one address until `tx` ends, whatever the
+ * spelling of its hash (hexSpellings): two deposits of it at the same moment, one spelt `0x…` and
+ * the other without, each found no record of the other and both were kept, since the unique index
+ * compares the hash as stored (until 2026-12-07). The second now waits for the first and finds it.
+ */
+async function lockChainTransaction(tx: Tx, clientId: string, network: CryptoTransferRow['network'], address: string, txHash: string): Promise<void> {
+  const spelling = hexHash.test(txHash) ? txHash.toLowerCase().replace(/^0x/, '') : txHash;
+  const lockId = crypto.createHash('sha256').update(`crypto deposit\n${clientId}\n${network}\n${address}\n${spelling}`).digest().readBigInt64BE(0);
+  await sql`SELECT pg_advisory_xact_lock(${lockId.toString()}::bigint)`.execute(tx);
+}
+
 /** The deposit an address already received for a chain transaction (its hash in any of its spellings, hexSpellings), if any. */
 async function depositOfChainTransaction(tx: Tx, clientId: string, network: CryptoTransferRow['network'], address: string, txHash: string): Promise<{ id: string } | undefined> {
   return tx
@@ -267,8 +280,10 @@ function alreadyReceived(address: string, recordId: string): AppError {
  */
 async function recordRefusedDeposit(tx: Tx, refusal: AssetNetworkMismatch): Promise<string | undefined> {
   const { refused } = refusal;
-  const inserted = await tx.insertInto('crypto_transfers').values(refused).onConflict((conflict) => conflict.doNothing()).returning('id').executeTakeFirst();
-  if (!inserted) return (await depositOfChainTransaction(tx, refused.client_id, refused.network, refused.address, refused.tx_hash))?.id;
+  await lockChainTransaction(tx, refused.client_id, refused.network, refused.address, refused.tx_hash);
+  const keptFirst = await depositOfChainTransaction(tx, refused.client_id, refused.network, refused.address, refused.tx_hash);
+  if (keptFirst) return keptFirst.id;
+  await tx.insertInto('crypto_transfers').values(refused).execute();
   await tx
     .insertInto('crypto_transactions')
     .values({
@@ -382,6 +397,7 @@ export async function receiveCryptoDeposit(tx: Tx, context: RequestContext, sett
     created_at: context.now,
     updated_at: context.now,
   };
+  await lockChainTransaction(tx, context.clientId, address.network, address.address, txHash);
   const duplicate = await depositOfChainTransaction(tx, context.clientId, address.network, address.address, txHash);
   if (duplicate) throw alreadyReceived(address.address, duplicate.id);
   // After the duplicate check: a refused deposit sent again is that same chain transaction (409
