@@ -5,6 +5,7 @@ import { migrate } from './platform/db/migrate.js';
 import type { Deps } from './platform/deps.js';
 import { WorkerRunner } from './platform/workers.js';
 import { buildApp } from './app.js';
+import { checkModuleSettings } from './modules/routes.js';
 import { bootstrapSandbox } from './modules/tenants/tenants.service.js';
 import { clientSeeders } from './modules/routes.js';
 import { workerTasks } from './modules/worker-tasks.js';
@@ -93,6 +94,7 @@ function exitOnSignal(stop: (signal: NodeJS.Signals) => Promise<void>, deadlineM
 
 /** config → database → migrations → app → listen → workers; graceful shutdown on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<void> {
+  checkModuleSettings(config);
   const progress = startupReporter(config);
   const deps = await openDeps(config, systemClock, progress);
   const bootstrap = await bootstrapSandbox(deps, progress);

@@ -201,6 +201,21 @@ describe('openbaas serve (embedded database)', () => {
       expect(await restarted.stop('SIGINT')).toBe(0);
     }
   });
+  it('a setting a module checks (crypto confirmations, the operating bank) refuses the first start before anything is made: one line, no key, no database', async () => {
+    // Until 2026-12-07 they were checked as the routes were registered, after the database and the
+    // sandbox client were made: the key was printed above the setting's error (found by an audit).
+    for (const [name, value, message] of [
+      ['OPENBAAS_CRYPTO_CONFIRMATIONS', 'BITCOIN=0', 'OPENBAAS_CRYPTO_CONFIRMATIONS: BITCOIN must be a whole number from 1 to 1000, got "0"'],
+      ['OPERATING_BANK_ROUTING_NUMBER', '123456789', 'OPERATING_BANK_ROUTING_NUMBER is not a valid ABA routing number (checksum)'],
+    ]) {
+      const folder = temporaryFolder('embedded');
+      const failed = await runCli(['serve', '--port', '0'], { DATA_DIR: folder, [name]: value });
+      expect([failed.code, failed.stderr], name).toEqual([1, `openbaas: ${message}\n`]);
+      expect(failed.stdout).not.toContain('API key');
+      expect(fs.readdirSync(folder), name).toEqual([]);
+    }
+  });
+
   it('a first start that fails after making the sandbox client (its port in use) shows the key before the reason; the next start makes none and takes it', async () => {
     // Until 2026-12-07 the key was shown only once the server listened: a start that failed
     // after making the client never showed it, and no later start made another (found by an audit).

@@ -1,11 +1,12 @@
 import type { App } from '../platform/http/app-type.js';
 import { readBatchConcurrency, type Deps } from '../platform/deps.js';
 import type { ClientSeeder } from '../platform/deps.js';
+import type { Config } from '../platform/config.js';
 import type { Metrics } from '../platform/http/metrics.js';
 import { derivedKey, encryptionKeyOf } from '../platform/crypto/field-cipher.js';
 import { registerAssetRoutes } from './assets/index.js';
 import { registerApiKeyRoutes } from './tenants/index.js';
-import { registerBankAccountRoutes, type AccountNumberSerialKeys } from './bank-accounts/index.js';
+import { checkOperatingBank, registerBankAccountRoutes, type AccountNumberSerialKeys } from './bank-accounts/index.js';
 import { registerBankTransferRoutes, unconnectedBankRail, type BankTransferRuntime } from './bank-transfers/index.js';
 import { findSavedCounterparty, registerCounterpartyRoutes } from './counterparties/index.js';
 import { SandboxBankRail, registerSandboxBankRoutes } from './sandbox/bank/index.js';
@@ -14,7 +15,7 @@ import { identityChanging, reevaluateOnboarding, registerComplianceModuleRoutes,
 import { registerCardsModuleRoutes, seedCardPrograms } from './cards/index.js';
 import { registerCustomersModuleRoutes, seedMembershipPrograms } from './customers/index.js';
 import { registerVaultRoutes } from './vault/index.js';
-import { mineDueBlocks, registerCryptoRoutes, registerCryptoTransferRoutes, registerSandboxCryptoRoutes } from './crypto/index.js';
+import { cryptoNetworkOverrides, mineDueBlocks, registerCryptoRoutes, registerCryptoTransferRoutes, registerSandboxCryptoRoutes } from './crypto/index.js';
 import { SandboxIdentityProvider, registerSandboxIdentityRoutes } from './sandbox/identity/index.js';
 import { registerVirtualAccountRoutes } from './virtual-accounts/index.js';
 import { registerEventRoutes, registerWebhookFaultRoutes, registerWebhookRoutes } from './webhooks/index.js';
@@ -29,6 +30,18 @@ import { timerKinds } from './timer-kinds.js';
 import { creditPriceChangedHook, registerCreditLineRoutes } from './credit/index.js';
 import { registerTraceRoutes } from './traces/index.js';
 import { registerConsoleRoutes } from './console/index.js';
+
+/**
+ * The settings the modules check themselves, as their routes are registered (the operating bank's
+ * routing numbers and BICs; the crypto networks' confirmations and withdrawal fees), checked
+ * before `serve` opens its database: a start refused for one makes nothing. Until 2026-12-07 they
+ * were checked only by buildApp, after the first start had made the sandbox client, whose key
+ * was then printed above the setting's error (found by an audit).
+ */
+export function checkModuleSettings(config: Config): void {
+  checkOperatingBank(config.operatingBank);
+  cryptoNetworkOverrides(config.cryptoConfirmations, config.cryptoWithdrawalFees);
+}
 
 /** Every module's routes, registered once by buildApp. */
 export function registerModuleRoutes(app: App, deps: Deps, metrics: Metrics): void {

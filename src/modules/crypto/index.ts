@@ -6,6 +6,7 @@ export {
   confirmationsRequiredMax,
   cryptoAssetCodes,
   cryptoNetworkNames,
+  cryptoNetworkOverrides,
   describeCryptoNetwork,
   isBitcoinNetwork,
   isCryptoNetworkName,
