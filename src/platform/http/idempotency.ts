@@ -484,7 +484,8 @@ export async function idempotencyRecordExists(db: Tx, clientId: string, key: str
  * when it finds the record kept first by a request sent at the same moment, and that is then the
  * answer, stored and replayed. Until 2026-12-07 the route kept the record itself after runWrite
  * had stored the first refusal, so a retry with the key could replay a 422 naming a record never
- * kept, while the request had answered 409.
+ * kept, while the request had answered 409. Only runWrite and runPausableWrite keep them: the
+ * routes of the write batcher (ledger.md, "Batching writes") throw none.
  */
 export class KeptRefusal extends AppError {
   keepRecord(_tx: Tx): Promise<AppError | undefined> {
