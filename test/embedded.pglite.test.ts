@@ -207,7 +207,7 @@ describe('openbaas serve (embedded database)', () => {
     for (const [name, value, message] of [
       ['OPENBAAS_CRYPTO_CONFIRMATIONS', 'BITCOIN=0', 'OPENBAAS_CRYPTO_CONFIRMATIONS: BITCOIN must be a whole number from 1 to 1000, got "0"'],
       ['OPERATING_BANK_ROUTING_NUMBER', '123456789', 'OPERATING_BANK_ROUTING_NUMBER is not a valid ABA routing number (checksum)'],
-    ]) {
+    ] as const) {
       const folder = temporaryFolder('embedded');
       const failed = await runCli(['serve', '--port', '0'], { DATA_DIR: folder, [name]: value });
       expect([failed.code, failed.stderr], name).toEqual([1, `openbaas: ${message}\n`]);
