@@ -75,7 +75,7 @@ export const errorCodes = {
   COMPLIANCE_PROFILE_INCOMPLETE: { status: 422, description: 'KYC or KYB cannot start until the customer\'s data is complete; `details` names each missing field, and in the sandbox each field a check forced to fail stands for (its message names the override).' },
   RESOURCE_LIMIT_REACHED: { status: 422, description: 'A documented per-record limit is reached (for example portfolios per customer or wallets per portfolio).' },
   WEBHOOK_LIMIT_REACHED: { status: 422, description: 'The client already has the maximum number of webhook subscriptions (100, deleted ones not counted).' },
-  SANDBOX_SNAPSHOT_INCOMPATIBLE: { status: 422, description: 'The sandbox snapshot was taken with an older database schema and its records no longer fit the current tables; take a new snapshot.' },
+  SANDBOX_SNAPSHOT_INCOMPATIBLE: { status: 422, description: 'The sandbox snapshot was taken with an older database schema and its records no longer fit the current tables, or it holds ledger records without their transfer (left by a reset or a restore that ran while transfers committed, before 2026-12-07); take a new snapshot.' },
   SANDBOX_SNAPSHOT_LIMIT_REACHED: { status: 422, description: 'The client already keeps the maximum number of sandbox snapshots (20); delete one first.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'The Idempotency-Key was already used with a different request (also when the new request is itself invalid).' },
   PAIR_NOT_TRADABLE: { status: 422, description: 'No tradable asset pair joins the two assets of a trade quote, in either order (GET /v1/trades/asset-pairs lists them).' },

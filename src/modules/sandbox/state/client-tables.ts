@@ -140,6 +140,34 @@ export function keptRowsOf(table: ClientTable) {
 }
 
 /**
+ * The tables whose rows the client's writers lock before anything else of the client's, in the
+ * order they lock them: a card message its card, then the ledger accounts it moves; every money
+ * movement (a transfer, a hold, a pending credit, a timer's settlement) the ledger accounts it
+ * changes. A reset or a restore locks all of the client's rows of these tables, in this order,
+ * before it deletes anything (lockWritersOut), and its client's row only after them.
+ */
+export const writerLockedTables: readonly string[] = ['cards', 'ledger_accounts'];
+
+/**
+ * Makes the client's writers wait for this transaction, a reset or a restore that is about to
+ * delete the client's rows table by table: locks every row of writerLockedTables that the client
+ * has, in that order, waiting for the writers that hold one to commit first. Until 2026-12-07 a
+ * restore or a reset locked only the client's row, which an internal transfer never touches: a
+ * transfer that committed after the restore had deleted the ledger's entries and before it
+ * deleted the transfers left entries without their transfer (`ledger verify` failed), and card
+ * messages, which lock their card first and then the client's row (through the foreign keys of
+ * the rows they insert), deadlocked with a restore that held the client's row and deleted their
+ * cards (found by an audit). A writer that comes meanwhile waits for the commit and then finds
+ * the rows replaced: it is refused or acts on the restored state, as docs/sandbox.md says.
+ */
+export async function lockWritersOut(tx: Tx, clientId: string, tables: readonly ClientTable[]): Promise<void> {
+  for (const name of writerLockedTables) {
+    const table = tables.find((candidate) => candidate.name === name);
+    if (table) await sql`SELECT count(*) FROM (SELECT 1 FROM ${tableRef(table)} WHERE client_id = ${clientId} ORDER BY id FOR UPDATE) AS locked`.execute(tx);
+  }
+}
+
+/**
  * Deletes every row of `clientId` from `tables` (given in reference order; deleted in the
  * reverse), except the rows keptRowsOf keeps, returning the number of rows deleted per table.
  */

@@ -13,6 +13,7 @@ import {
   clientTables,
   deleteClientRows,
   keptRowsOf,
+  lockWritersOut,
   resetKeptTables,
   tableRef,
   type ClientTable,
@@ -104,7 +105,8 @@ export function snapshotView(row: SnapshotRow): SnapshotView {
 
 /**
  * Locks the client's row for the rest of the transaction (a reset, a snapshot or a restore of one
- * client run one at a time, and writes that insert rows referencing the client wait for it) and
+ * client run one at a time, and writes that insert rows referencing the client wait for it; a
+ * reset or a restore locks the rows the other writers lock before it, lockWritersOut) and
  * returns its clock offset. Refused while a clock advance of the client is running its timers:
  * they would run against state that is being replaced.
  */
@@ -161,9 +163,11 @@ async function reseed(tx: Tx, context: RequestContext, deps: Deps, kept: readonl
  * clock offset is not changed. One transaction.
  */
 export async function resetClientState(tx: Tx, context: RequestContext, deps: Deps): Promise<ResetView> {
+  const tables = await clientTables(tx);
+  // The writers' rows first, then the client's row, in the order the writers take them (lockWritersOut).
+  await lockWritersOut(tx, context.clientId, tables.filter((table) => !resetKeptTables.includes(table.name)));
   await lockClientState(tx, deps, context.clientId);
   await allowStateRewrite(tx);
-  const tables = await clientTables(tx);
   const kept = tables.filter((table) => resetKeptTables.includes(table.name));
   const deleted = await deleteClientRows(tx, context.clientId, tables.filter((table) => !resetKeptTables.includes(table.name)));
   await reseed(tx, context, deps, kept);
@@ -269,6 +273,9 @@ export async function deleteSnapshot(tx: Tx, context: RequestContext, snapshotId
   return snapshotView(row);
 }
 
+/** The triggers that check the ledger's references (migration 0014): their refusals name these constraints. */
+const ledgerReferenceChecks = ['ledger_entries_references', 'wallet_transactions_references'];
+
 /**
  * What a restore's failed INSERT of `tableName` becomes: a snapshot taken with another schema whose
  * rows break a rule of the current table (a data exception, class 22, or a constraint, class 23:
@@ -279,6 +286,17 @@ export async function deleteSnapshot(tx: Tx, context: RequestContext, snapshotId
 function incompatibleSnapshot(snapshot: SnapshotRow, tableName: string, error: unknown): unknown {
   const state = sqlStateOf(error);
   if (state === undefined || !(state.startsWith('22') || state.startsWith('23'))) return error;
+  const constraint = (error as { constraint?: unknown }).constraint;
+  if (state === '23503' && typeof constraint === 'string' && ledgerReferenceChecks.includes(constraint)) {
+    // Ledger entries or wallet records whose transfer is missing: a snapshot taken while a reset
+    // or a restore had left such rows (until 2026-12-07 one run while the client's transfers
+    // committed could; found by an audit). Restored, the ledger would not verify.
+    return new AppError(
+      'SANDBOX_SNAPSHOT_INCOMPATIBLE',
+      `This snapshot holds records of ${tableName} whose ledger transfer or account is not in it (left by a reset or a restore that ran ` +
+        'while transfers committed, before 2026-12-07): restored, the ledger would not verify. Take a new snapshot after a reset.',
+    );
+  }
   const current = schemaVersion();
   if (snapshot.schema_version === current) return error;
   const column = (error as { column?: unknown }).column;
@@ -309,11 +327,13 @@ export interface RestoreOptions {
  */
 export async function restoreSnapshot(tx: Tx, context: RequestContext, deps: Deps, snapshotId: string, options: RestoreOptions): Promise<RestoreView> {
   const { clientId } = context;
-  const previousOffsetMs = await lockClientState(tx, deps, clientId);
   const snapshot = await findSnapshot(tx, clientId, snapshotId);
   refuseSnapshotBeforeDataMigration(snapshot);
-  await allowStateRewrite(tx);
   const tables = await clientTables(tx);
+  // The writers' rows first, then the client's row, in the order the writers take them (lockWritersOut).
+  await lockWritersOut(tx, clientId, tables);
+  const previousOffsetMs = await lockClientState(tx, deps, clientId);
+  await allowStateRewrite(tx);
   const deleted = await deleteClientRows(tx, clientId, tables);
   const restored: Record<string, number> = {};
   const saved = await savedColumns(tx, clientId, snapshot.id);

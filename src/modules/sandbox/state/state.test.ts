@@ -592,6 +592,28 @@ describe('snapshots and restore', () => {
     expect((await t.request({ url: `/v1/customers/${later.id as string}`, key: client.key })).status).toBe(200);
   });
 
+  it('422 SANDBOX_SNAPSHOT_INCOMPATIBLE for a snapshot holding ledger entries without their transfer; nothing changes', async () => {
+    // Such entries were left by a reset or a restore run while the client's transfers committed
+    // (until 2026-12-07), and a snapshot taken then answered 500 to every restore (found by an audit).
+    const client = await t.newClient('snapshot with orphan entries');
+    const wallet = await linkedWallet(t, client);
+    await fund(t, wallet, '10.00', 'USD', client);
+    await withTransaction(t.deps.db, async (tx) => {
+      await sql`SELECT set_config('openbaas.sandbox_rewrite', 'on', true)`.execute(tx);
+      await sql`DELETE FROM wallet_transactions WHERE client_id = ${client.id}`.execute(tx);
+      await sql`DELETE FROM ledger_transfers WHERE client_id = ${client.id}`.execute(tx);
+    });
+    const saved = await snapshot(client);
+    await reset(client);
+    const before = await dumpClient(client.id);
+    const refused = await post(`/v1/sandbox/snapshots/${saved.id as string}/restore`, {}, client);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    expect(refused.body.code).toBe('SANDBOX_SNAPSHOT_INCOMPATIBLE');
+    expect(refused.body.message).toContain('ledger_entries');
+    expect(await dumpClient(client.id)).toEqual(before);
+    await expectLedgerClean(t);
+  });
+
   it('422 SANDBOX_SNAPSHOT_INCOMPATIBLE for a snapshot taken before a migration that changed records, naming the newest; nothing changes', async () => {
     // Until 2026-12-05 it restored: a card reversal saved before migration 0044 came back without the
     // link 0044 gave the others, and a second reversal of the purchase credited it again (found by an audit).
