@@ -60,21 +60,32 @@ function keepDataFolderPrivate(dataDir: string): void {
 }
 
 /**
+ * The lock files this process holds (by their real path). A lock file holding our own pid is ours
+ * only if it is one of these: otherwise an earlier process with the same pid left it, which is
+ * the rule in a container, where the server is PID 1 on every start (until 2026-12-07 such a lock
+ * was refused as "already open in this process" for ever after a kill -9 or an OOM kill; found by
+ * an audit).
+ */
+const lockedByThisProcess = new Set<string>();
+
+/**
  * PGlite is a single-process database: two processes on one data folder would corrupt it. The
  * lock file holds the owner's pid; a lock left by a process that no longer runs is taken over.
  */
 export function acquireDataFolderLock(dataDir: string): () => void {
   keepDataFolderPrivate(dataDir);
-  const lockPath = path.join(dataDir, 'openbaas.lock');
+  const lockPath = path.join(fs.realpathSync(dataDir), 'openbaas.lock');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(lockPath, 'wx');
       fs.writeSync(fd, String(process.pid));
       fs.closeSync(fd);
+      lockedByThisProcess.add(lockPath);
       let released = false;
       return () => {
         if (released) return;
         released = true;
+        lockedByThisProcess.delete(lockPath);
         try {
           if (fs.readFileSync(lockPath, 'utf8').trim() === String(process.pid)) fs.unlinkSync(lockPath);
         } catch {
@@ -91,10 +102,10 @@ export function acquireDataFolderLock(dataDir: string): () => void {
             `If that pid is not OpenBaaS (the one that locked the folder died and its pid was reused), delete ${path.join(dataDir, 'openbaas.lock')}.`,
         );
       }
-      if (ownerPid === process.pid) {
+      if (ownerPid === process.pid && lockedByThisProcess.has(lockPath)) {
         throw new DataFolderLockedError(`The data folder ${dataDir} is already open in this process.`);
       }
-      // Stale lock from a process that died: remove it and try again.
+      // Stale lock from a process that died (or from an earlier process that had our pid): remove it and try again.
       fs.rmSync(lockPath, { force: true });
     }
   }
