@@ -97,22 +97,68 @@ export async function serve(config: Config): Promise<void> {
   checkModuleSettings(config);
   const progress = startupReporter(config);
   const deps = await openDeps(config, systemClock, progress);
-  const bootstrap = await bootstrapSandbox(deps, progress);
+  let bootstrap: Awaited<ReturnType<typeof bootstrapSandbox>>;
   // The key of a sandbox client made by this start is shown once: when the server is ready, or
   // before the reason it did not start (until 2026-12-07 a start that failed after making the
   // client, on a port in use say, never showed it, and the next start made none; found by an audit).
+  let keyShown = false;
   const showNewKey = (started: boolean) => {
+    if (keyShown) return;
+    keyShown = true;
     if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, config.publicBaseUrl, config.console, started);
   };
+  // A SIGTERM or SIGINT from the making of the sandbox client until the server's own handlers
+  // take over (exitOnSignal, below) shows the key first: until 2026-12-07 the signal's default
+  // action ended the process there, and a Ctrl-C during a slow first start lost the key of a
+  // client already made (found by an audit). A signal while the client is being made waits for
+  // that transaction (at most SHUTDOWN_TIMEOUT_MS), so a key committed is never lost. The process
+  // then ends as the signal ends it (status 130 or 143 in a shell).
+  const bootstrapping = bootstrapSandbox(deps, progress).then((made) => (bootstrap = made));
+  let signalledDuringStart = false;
+  const onSignalDuringStart = (signal: NodeJS.Signals) => {
+    if (signalledDuringStart) return;
+    signalledDuringStart = true;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(deadline);
+      showNewKey(false);
+      process.stderr.write(`openbaas: ${signal}: stopped before the server was ready\n`);
+      process.off('SIGTERM', onSignalDuringStart);
+      process.off('SIGINT', onSignalDuringStart);
+      process.kill(process.pid, signal);
+    };
+    const deadline = setTimeout(end, config.shutdownTimeoutMs);
+    bootstrapping.then(end, end);
+  };
+  process.on('SIGTERM', onSignalDuringStart);
+  process.on('SIGINT', onSignalDuringStart);
+  const stopHandlingSignalsDuringStart = () => {
+    process.off('SIGTERM', onSignalDuringStart);
+    process.off('SIGINT', onSignalDuringStart);
+  };
+  await bootstrapping.catch((error: unknown) => {
+    stopHandlingSignalsDuringStart();
+    throw error;
+  });
   const { app, markShuttingDown, markDraining } = await buildApp(deps).catch((error: unknown) => {
+    stopHandlingSignalsDuringStart();
     showNewKey(false);
     throw error;
   });
+  // A signal came while the app was being built: the process is ending (onSignalDuringStart).
+  if (signalledDuringStart) return new Promise<void>(() => undefined);
   const workers = new WorkerRunner(config.runWorkers ? workerTasks(deps, app.log) : [], app.log);
 
   let closing: Promise<void> | undefined;
   const shutdown = (signal: string) => {
     closing ??= (async () => {
+      // Stopped before it was ready (while it starts to listen): the key of a client it made is shown first.
+      if (!keyShown) {
+        showNewKey(false);
+        process.stderr.write(`openbaas: ${signal}: stopped before the server was ready\n`);
+      }
       // Only a SIGTERM drains (a process manager or a load balancer's orchestrator sends it):
       // Ctrl-C (SIGINT) is a person at a terminal, who wants the server stopped now.
       if (config.shutdownDrainMs > 0 && signal === 'SIGTERM') {
@@ -149,6 +195,7 @@ export async function serve(config: Config): Promise<void> {
     })();
     return closing;
   };
+  stopHandlingSignalsDuringStart();
   exitOnSignal(shutdown, config.shutdownDrainMs + 2 * config.shutdownTimeoutMs, (object, message) => app.log.error(object, message));
 
   try {

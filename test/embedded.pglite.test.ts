@@ -248,3 +248,40 @@ describe('openbaas serve (embedded database)', () => {
     }
   });
 });
+
+describe('a first start stopped by a signal once the sandbox client is made', () => {
+  it('shows the key before it ends as the signal ends it; the next start makes none and takes it', async () => {
+    // Until 2026-12-07 a SIGTERM or Ctrl-C between the making of the client and the server's
+    // readiness ended the process with the signal's default action: the client was kept, its key
+    // never shown, and no later start made another (found by an audit).
+    const env = { DATA_DIR: temporaryFolder('embedded'), HOST: '127.0.0.1' };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0'], {
+      env: { ...process.env, LOG_LEVEL: 'info', OPENBAAS_API_KEY: '', DATABASE_URL: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.stdout.on('data', (chunk) => {
+      stdout += String(chunk);
+      if (stdout.includes('openbaas: creating the sandbox client…\n') && child.signalCode === null) child.kill('SIGTERM');
+    });
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (exitCode, exitSignal) => resolve([exitCode, exitSignal])));
+    expect([code, signal], `${stdout}${stderr}`).toEqual([null, 'SIGTERM']);
+    expect(stdout).toContain('The server did not start (the reason follows); the key is kept for the next start.');
+    expect(stderr).toContain('openbaas: SIGTERM: stopped before the server was ready\n');
+    const key = /API key \(shown once, keep it\): (sk_test_[A-Za-z0-9]+)/.exec(stdout)?.[1];
+    expect(key).toBeDefined();
+
+    const port = await freePortBelowEphemeral();
+    const started = startServer({ ...env, PORT: String(port), OPENBAAS_API_KEY: '' });
+    try {
+      await waitForReady(`http://127.0.0.1:${port}`, started);
+      expect(started.output()).not.toContain('API key (shown once');
+      const assets = await fetch(`http://127.0.0.1:${port}/v1/assets`, { headers: { authorization: `Bearer ${key ?? ''}` } });
+      expect(assets.status).toBe(200);
+    } finally {
+      expect(await started.stop('SIGTERM')).toBe(0);
+    }
+  });
+});
