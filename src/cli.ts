@@ -16,10 +16,10 @@ const loadMain = () => import('./main.js');
 /** The failures the command explains in one line (no stack): a loaded module adds its own. */
 const explained: Array<abstract new (...args: never[]) => Error> = [ConfigError, DataFolderLockedError, DataFolderUnusableError, DatabaseNewerError, MigrationChangedError, AppError];
 
-/** main.js, with the failure opening a database may add. */
+/** main.js, with the failures opening a database may add (a key of another database, a database that cannot be reached). */
 async function program() {
-  const [main, keyCheck] = await Promise.all([loadMain(), import('./platform/crypto/key-check.js')]);
-  explained.push(keyCheck.EncryptionKeyMismatchError);
+  const [main, keyCheck, database] = await Promise.all([loadMain(), import('./platform/crypto/key-check.js'), import('./platform/db/database.js')]);
+  explained.push(keyCheck.EncryptionKeyMismatchError, database.DatabaseConnectError);
   return main;
 }
 

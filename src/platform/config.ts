@@ -327,6 +327,28 @@ function bearerTokenOf(env: NodeJS.ProcessEnv, name: string): string | undefined
   return value;
 }
 
+/**
+ * DATABASE_URL as node-postgres reads it: a postgres:// (or postgresql://, socket:) URL, or a
+ * socket folder path. Until 2026-12-07 anything was taken: "not a url" was the host "base" and a
+ * mysql:// URL a PostgreSQL server, each failing at the first connection with a stack (found by
+ * an audit). The value is not repeated in the message: it may hold a password.
+ */
+function databaseUrlOf(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.startsWith('/')) return raw;
+  // node-postgres encodes spaces and stray % signs, and takes a URL with no host (postgres://u@/db).
+  const encoded = /\s|%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(raw) ? encodeURI(raw) : raw;
+  let protocol: string;
+  try {
+    protocol = new URL(encoded.replace('@/', '@host/')).protocol;
+  } catch {
+    throw new ConfigError('DATABASE_URL cannot be read as a URL: it must look like postgres://user:password@host:5432/database');
+  }
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:' && protocol !== 'socket:') {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// (or postgresql://) URL, got a ${protocol}// URL`);
+  }
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const modeRaw = env.OPENBAAS_MODE ?? 'sandbox';
   if (modeRaw !== 'sandbox' && modeRaw !== 'production') {
@@ -349,7 +371,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (webhookLeaseMs <= webhookTimeoutMs) {
     throw new ConfigError(`WEBHOOK_LEASE_MS (${webhookLeaseMs}) must be longer than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs})`);
   }
-  const databaseUrl = env.DATABASE_URL || undefined;
+  const databaseUrl = databaseUrlOf(env.DATABASE_URL || undefined);
   const encryptionKeyRaw = env.OPENBAAS_ENCRYPTION_KEY || undefined;
   const encryptionKey = encryptionKeyRaw === undefined ? undefined : parseEncryptionKey(encryptionKeyRaw);
   if (encryptionKeyRaw !== undefined && !encryptionKey) {

@@ -19,6 +19,30 @@ export function isPoolConnectTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === poolConnectTimeoutMessage;
 }
 
+/**
+ * The first connection to DATABASE_URL failed (PostgreSQL not running or not reachable, a database
+ * or role that does not exist, a wrong password, a connection timeout): the command says so in
+ * one line naming the URL without its password (until 2026-12-07 node-postgres's error with its
+ * stack, without naming DATABASE_URL; found by an audit). Only the first connection at start:
+ * once running, a lost database is answered 503 and retried.
+ */
+export class DatabaseConnectError extends Error {
+  override name = 'DatabaseConnectError';
+}
+
+/** A PostgreSQL connection string as it may be shown: without its password (in the URL or as a `password` parameter). */
+export function databaseUrlForDisplay(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    url.password = '';
+    url.searchParams.delete('password');
+    return url.toString();
+  } catch {
+    // Not a URL (node-postgres also takes "/socket/folder database"): it has no password to hide.
+    return databaseUrl.startsWith('/') ? databaseUrl : '(a connection string that is not a URL)';
+  }
+}
+
 export interface DatabaseHandle {
   db: Db;
   pool: pg.Pool;
@@ -93,6 +117,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     pool.on('error', () => {
       // An idle client lost its connection; the pool replaces it. Requests see their own errors.
     });
+    // The first connection is made now, so a database that cannot be reached is named as such
+    // (DatabaseConnectError), not as the failure of whatever query came first. It stays in the pool.
+    try {
+      (await pool.connect()).release();
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw new DatabaseConnectError(`cannot connect to the database of DATABASE_URL (${databaseUrlForDisplay(options.databaseUrl)}): ${(error as Error).message}`, { cause: error });
+    }
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, pool, kind: 'postgres', close: () => db.destroy() };
   }
