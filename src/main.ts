@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { ConfigError, type Config } from './platform/config.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { openDatabase, type DatabaseHandle } from './platform/db/database.js';
@@ -92,9 +93,41 @@ function exitOnSignal(stop: (signal: NodeJS.Signals) => Promise<void>, deadlineM
   process.on('SIGINT', onSignal);
 }
 
+/**
+ * HOST's refusals in one line naming it: a name that does not resolve (ENOTFOUND, EAI_AGAIN) or an
+ * address that is not one of this machine's (EADDRNOTAVAIL); undefined for any other failure.
+ */
+function hostRefusal(host: string, error: unknown): ConfigError | undefined {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return new ConfigError(`HOST: the host name ${host} does not resolve to an address (${code}): set HOST to an address of this machine (such as 127.0.0.1 or 0.0.0.0)`);
+  if (code === 'EADDRNOTAVAIL') return new ConfigError(`HOST: ${host} is not an address of this machine (EADDRNOTAVAIL): set HOST to one of its addresses (such as 127.0.0.1 or 0.0.0.0)`);
+  return undefined;
+}
+
+/**
+ * Opens and closes a listener on HOST (on a port the system picks), so a HOST the server could
+ * never listen on is refused before the database and the sandbox client are made: until
+ * 2026-12-07 it failed at the listener, after them, with a stack (found by an audit). The port
+ * itself is checked when the server listens (another process may take it meanwhile anyway).
+ */
+async function checkHost(host: string): Promise<void> {
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(0, host, () => resolve());
+    });
+  } catch (error) {
+    throw hostRefusal(host, error) ?? error;
+  } finally {
+    if (probe.listening) await new Promise((resolve) => probe.close(resolve));
+  }
+}
+
 /** config → database → migrations → app → listen → workers; graceful shutdown on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<void> {
   checkModuleSettings(config);
+  await checkHost(config.host);
   const progress = startupReporter(config);
   const deps = await openDeps(config, systemClock, progress);
   let bootstrap: Awaited<ReturnType<typeof bootstrapSandbox>>;
@@ -207,6 +240,8 @@ export async function serve(config: Config): Promise<void> {
     // A port in use or not allowed is the operator's to change: one line, as for a bad setting
     // (until 2026-12-07 the listener's error with its stack; found by a re-audit).
     const code = (error as NodeJS.ErrnoException).code;
+    const refusal = hostRefusal(config.host, error);
+    if (refusal) throw refusal;
     if (code === 'EADDRINUSE' || code === 'EACCES') {
       const why = code === 'EADDRINUSE' ? 'is in use by another process' : 'may not be opened by this user';
       throw new ConfigError(`${config.host}:${config.port} ${why} (${code}): stop that process or choose another port (--port or PORT)`);

@@ -216,6 +216,26 @@ describe('openbaas serve (embedded database)', () => {
     }
   });
 
+  it('LOG_LEVEL, HOST and PUBLIC_BASE_URL that cannot be used refuse the first start before anything is made: one line naming the setting, no key, no database', async () => {
+    // Until 2026-12-07 LOG_LEVEL and HOST failed after the database and the sandbox client were
+    // made (the key printed above pino's or the listener's stack), and PUBLIC_BASE_URL with new
+    // URL's stack (found by an audit).
+    for (const [name, value, message] of [
+      ['LOG_LEVEL', 'verbose', 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"'],
+      ['HOST', '256.1.1.1', 'HOST must be an IP address (such as 127.0.0.1 or 0.0.0.0) or a host name, got "256.1.1.1"'],
+      // TEST-NET-3: no address of this machine (no packet is sent: the listener is refused at once).
+      ['HOST', '203.0.113.7', 'HOST: 203.0.113.7 is not an address of this machine (EADDRNOTAVAIL): set HOST to one of its addresses (such as 127.0.0.1 or 0.0.0.0)'],
+      ['PUBLIC_BASE_URL', 'example.com', 'PUBLIC_BASE_URL must be an http:// or https:// URL (such as https://baas.example.com), got "example.com"'],
+      ['PUBLIC_BASE_URL', 'ftp://files.example.com', 'PUBLIC_BASE_URL must be an http:// or https:// URL (such as https://baas.example.com), got "ftp://files.example.com"'],
+    ] as const) {
+      const folder = temporaryFolder('embedded');
+      const failed = await runCli(['serve', '--port', '0'], { DATA_DIR: folder, OPENBAAS_API_KEY: '', [name]: value });
+      expect([failed.code, failed.stderr], `${name}=${value}`).toEqual([1, `openbaas: ${message}\n`]);
+      expect(failed.stdout).not.toContain('API key');
+      expect(fs.readdirSync(folder), `${name}=${value}`).toEqual([]);
+    }
+  });
+
   it('a first start that fails after making the sandbox client (its port in use) shows the key before the reason; the next start makes none and takes it', async () => {
     // Until 2026-12-07 the key was shown only once the server listened: a start that failed
     // after making the client never showed it, and no later start made another (found by an audit).

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 import { parseEncryptionKey } from './crypto/field-cipher.js';
 
@@ -349,6 +350,54 @@ function databaseUrlOf(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** pino's levels: LOG_LEVEL is one of them (in any case), or the log is silent. */
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * LOG_LEVEL, checked before anything is made: until 2026-12-07 pino refused an unknown level when
+ * the app was built, after the database and the sandbox client were made, with its stack and
+ * without naming the setting (found by an audit).
+ */
+function logLevelOf(raw: string | undefined): string {
+  const level = (raw?.trim() || 'info').toLowerCase();
+  if (!logLevels.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${raw ?? ''}"`);
+  return level;
+}
+
+/**
+ * HOST: an IP address or a host name in form (its resolution and whether it is an address of this
+ * machine are checked by `serve` before it opens the database). Until 2026-12-07 it was not checked
+ * until the listener opened, after the sandbox client was made (found by an audit).
+ */
+function hostOf(raw: string | undefined): string {
+  const host = raw?.trim() || '127.0.0.1';
+  if (net.isIP(host) !== 0) return host;
+  // Four dot-separated numbers that are no IPv4 address (256.1.1.1) would be looked up as a name.
+  const looksLikeIpv4 = /^[0-9.]+$/.test(host);
+  // Labels of letters, digits, hyphens and underscores (container service names may have them).
+  const hostName = /^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+  if (looksLikeIpv4 || !hostName.test(host)) throw new ConfigError(`HOST must be an IP address (such as 127.0.0.1 or 0.0.0.0) or a host name, got "${host}"`);
+  return host;
+}
+
+/**
+ * PUBLIC_BASE_URL: an http or https URL (the links the server hands out). Until 2026-12-07 a value
+ * that is no URL failed with new URL's TypeError and its stack, and ftp://x was taken (found by an audit).
+ */
+function publicBaseUrlOf(raw: string | undefined, port: number): string {
+  const value = (raw?.trim() || `http://localhost:${port}`).replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an http:// or https:// URL (such as https://baas.example.com), got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an http:// or https:// URL (such as https://baas.example.com), got "${value}"`);
+  }
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const modeRaw = env.OPENBAAS_MODE ?? 'sandbox';
   if (modeRaw !== 'sandbox' && modeRaw !== 'production') {
@@ -377,7 +426,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (encryptionKeyRaw !== undefined && !encryptionKey) {
     throw new ConfigError('OPENBAAS_ENCRYPTION_KEY must be 32 bytes written as 64 hex digits or in base64 (make one with: openssl rand -hex 32)');
   }
-  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  const publicBaseUrl = publicBaseUrlOf(env.PUBLIC_BASE_URL, port);
   const vaultKeyRaw = env.OPENBAAS_VAULT_KEY || undefined;
   const vaultKey = vaultKeyRaw === undefined ? undefined : parseEncryptionKey(vaultKeyRaw);
   if (vaultKeyRaw !== undefined && !vaultKey) {
@@ -389,7 +438,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   }
   return {
     mode,
-    host: env.HOST || '127.0.0.1',
+    host: hostOf(env.HOST),
     port,
     databaseUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
@@ -402,7 +451,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     sandboxApiKey,
     adminKey,
     metricsToken,
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: logLevelOf(env.LOG_LEVEL),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', mode === 'sandbox' ? 6000 : 1200, 1, 10_000_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 0, 0, 60_000),
