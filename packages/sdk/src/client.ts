@@ -36,7 +36,8 @@ const writeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * Answers worth sending again with the same key: the server stores a write's answer under its key
  * in the write's own transaction and never stores a 5xx, so a retry either replays the first
- * answer or does the write (once).
+ * answer or does the write (once). When the retries run out, the error carries the key, so the
+ * caller can go on retrying the same way.
  */
 const retriedStatuses = new Set([429, 500, 502, 503, 504]);
 /** 409 codes that say "the same request again, later" (docs/errors.md). */
@@ -143,6 +144,13 @@ async function sendAttempt(fetcher: (request: Request) => Promise<Response>, req
 }
 
 /**
+ * The `Idempotency-Key` each answer's request was sent with, for the answers retryingFetch hands
+ * over, so the error of a write carries its key (OpenBaaS.call) without the caller having to
+ * make one.
+ */
+const keyOfAnswer = new WeakMap<Response, string>();
+
+/**
  * The fetch under the client: gives every write an `Idempotency-Key` (unless the caller set one),
  * so a retry can never do the work twice, and retries what is worth retrying (retriedStatuses, a
  * busy 409, a failed connection, an attempt past `timeoutMs`) after the Retry-After the answer
@@ -168,6 +176,7 @@ export function retryingFetch(
         await sleep(Math.min(500 * 2 ** attempt, options.maxRetryDelayMs), request.signal);
         continue;
       }
+      if (key !== undefined) keyOfAnswer.set(response, key);
       if (last || !(await worthRetrying(response))) return response;
       const asked = retryAfterSeconds(response.headers.get('retry-after'));
       const delayMs = asked === undefined ? 500 * 2 ** attempt : asked * 1000;
@@ -239,7 +248,9 @@ export class OpenBaaS {
   private readonly call: Caller = async (method, path, init) => {
     const request = this.raw.request as unknown as (method: HttpMethod, path: string, init: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
     const { data, error, response } = await request(method, path, withMultipartBody(init));
-    if (!response.ok) throw new OpenBaaSError(response.status, error, retryAfterSeconds(response.headers.get('retry-after')));
+    // A write's error carries its key: after a 503 or a 409 IDEMPOTENCY_REQUEST_IN_PROGRESS that
+    // outlasted the retries, the write may be done or still running, and only that key replays it.
+    if (!response.ok) throw new OpenBaaSError(response.status, error, retryAfterSeconds(response.headers.get('retry-after')), keyOfAnswer.get(response));
     return data as never;
   };
 

@@ -10,8 +10,8 @@ export type ErrorDetail = NonNullable<ErrorBody['details']>[number];
 /**
  * Thrown by every call of the client that did not succeed. `code` is the API's stable code;
  * `status` the HTTP status; `details` names offending fields; `traceId` finds the request in the
- * server's logs. An answer that is not the API's error body (a proxy's 502 page, say) gets the
- * code `HTTP_ERROR`.
+ * server's logs; `idempotencyKey` is the key a write was sent with. An answer that is not the
+ * API's error body (a proxy's 502 page, say) gets the code `HTTP_ERROR`.
  */
 export class OpenBaaSError extends Error {
   override readonly name = 'OpenBaaSError';
@@ -23,8 +23,18 @@ export class OpenBaaSError extends Error {
   readonly retryAfterSeconds: number | undefined;
   /** The parsed body as the server sent it. */
   readonly body: unknown;
+  /**
+   * The `Idempotency-Key` the write was sent with (the caller's or the one the client made), on
+   * every error of a write; undefined for a read. After a 503, a 5xx, a 409
+   * IDEMPOTENCY_REQUEST_IN_PROGRESS or a 429 that outlasted the retries, the write may have been
+   * done, or may still be running: send it again with this key (`params.header['Idempotency-Key']`)
+   * and the server replays its answer rather than doing it twice. Until 2026-12-07 the key was
+   * kept only on `OpenBaaSConnectionError`, so calling again after such an answer made a new key
+   * and could do a payment twice (found by an audit).
+   */
+  readonly idempotencyKey: string | undefined;
 
-  constructor(status: number, body: unknown, retryAfterSeconds?: number) {
+  constructor(status: number, body: unknown, retryAfterSeconds?: number, idempotencyKey?: string) {
     const errorBody = isErrorBody(body) ? body : undefined;
     super(errorBody?.message ?? `HTTP ${status}${typeof body === 'string' && body ? `: ${body.slice(0, 200)}` : ''}`);
     this.status = status;
@@ -33,6 +43,7 @@ export class OpenBaaSError extends Error {
     this.traceId = errorBody?.traceId;
     this.retryAfterSeconds = retryAfterSeconds;
     this.body = body;
+    this.idempotencyKey = idempotencyKey;
   }
 
   /** True when this error carries `code` (narrows nothing, reads well: `if (error.is('NOT_FOUND'))`). */

@@ -5,6 +5,7 @@ import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instantCustomer, recordingFetch, startSdkServer, type SdkServer } from './server.js';
 import { samplePdf } from '../../../test/compliance/files.js';
+import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { isOpenBaaSError, OpenBaaSConnectionError, OpenBaaSError, retryAfterSeconds, type OpenBaaS } from '../src/index.js';
 
 /** The hand-written layer of the client (key, idempotency, retries, errors, pages) against a listening server. */
@@ -175,6 +176,78 @@ describe('retries of failed connections, timeouts, 5xx and busy 409s, with the s
     setTimeout(() => controller.abort(new Error('the caller gave up')), 50);
     expect(((await call) as Error).message).toBe('the caller gave up');
     expect(sent).toBe(1);
+  });
+});
+
+describe('when the retries run out, the error of a write carries its Idempotency-Key (until 2026-12-07 it did not; found by an audit)', () => {
+  it('a write still running on the server (409 IDEMPOTENCY_REQUEST_IN_PROGRESS to every retry): the key on the error replays it once done, done once', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      const { data: hook } = await server.sdk().post('/v1/webhooks', { body: { name: 'slow', url: receiver.url('/slow'), subscribedEventTypes: ['CUSTOMER_CREATED'] } });
+      const recorder = recordingFetch();
+      // The test event waits for the receiver, which holds it: the first attempt gets no answer
+      // within timeoutMs, the retries (same key) find it still running.
+      receiver.mode = 'hold';
+      const api = server.sdk({ fetch: recorder.fetch, timeoutMs: 500, maxRetries: 2, maxRetryDelayMs: 2_000 });
+      const error = await failure(api.post('/v1/webhooks/{id}/test', { params: { path: { id: hook.id } } }));
+      expect([error.status, error.code]).toEqual([409, 'IDEMPOTENCY_REQUEST_IN_PROGRESS']);
+      const keys = recorder.requests.map((request) => request.headers.get('idempotency-key'));
+      expect(keys).toHaveLength(3);
+      expect(new Set(keys).size).toBe(1);
+      expect(error.idempotencyKey).toBe(keys[0]);
+      expect(receiver.requests).toHaveLength(1);
+
+      // The first attempt ends; the caller retries with the key from the error, as the README says.
+      receiver.mode = 'ok';
+      receiver.release();
+      const again = server.sdk({ maxRetries: 10, maxRetryDelayMs: 2_000 });
+      const { data, response } = await again.raw.POST('/v1/webhooks/{id}/test', { params: { path: { id: hook.id }, header: { 'Idempotency-Key': error.idempotencyKey ?? '' } } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('idempotent-replayed')).toBe('true');
+      expect(data?.data.status).toBe('DELIVERED');
+      expect(receiver.requests).toHaveLength(1);
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  it('a write done on the server whose every answer came back 503: the key on the error replays it, one customer made', async () => {
+    const client = await server.t.newClient('503 to the end');
+    const api = server.sdk({
+      apiKey: client.key,
+      maxRetries: 2,
+      fetch: async (request) => {
+        await fetch(request);
+        // The server did the write (or replayed it); its answer is lost, a 503 arrives instead.
+        return new Response(JSON.stringify({ message: 'The service cannot reach its database right now; retry shortly.', code: 'SERVICE_UNAVAILABLE', traceId: 't' }), {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'retry-after': '0' },
+        });
+      },
+    });
+    const body = instantCustomer('Unavailable');
+    const error = await failure(api.post('/v1/customers/individual', { body }));
+    expect([error.status, error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect(error.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+
+    // The same write again with the key from the error: the server replays the first answer.
+    const plain = server.sdk({ apiKey: client.key });
+    const { data, response } = await plain.raw.POST('/v1/customers/individual', { body, params: { header: { 'Idempotency-Key': error.idempotencyKey ?? '' } } });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('idempotent-replayed')).toBe('true');
+    const { data: customers } = await plain.get('/v1/customers');
+    expect(customers.map((customer) => customer.id)).toEqual([data?.data.id]);
+  });
+
+  it('every error of a write carries its key (the caller\'s or the one made), a read\'s none', async () => {
+    const api = server.sdk();
+    const body = instantCustomer('Invalid key');
+    const made = await failure(api.post('/v1/customers/individual', { body: { ...body, email: 'not an email' } }));
+    expect([made.status, made.idempotencyKey]).toEqual([400, expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    const given = await failure(api.post('/v1/customers/individual', { body: { ...body, email: 'not an email' }, params: { header: { 'Idempotency-Key': 'mine-400' } } }));
+    expect(given.idempotencyKey).toBe('mine-400');
+    const read = await failure(api.get('/v1/customers/{id}', { params: { path: { id: '01900000-0000-7000-8000-000000000000' } } }));
+    expect([read.status, read.idempotencyKey]).toEqual([404, undefined]);
   });
 });
 
@@ -350,6 +423,9 @@ describe('retries of 429 and 503', () => {
       expect(error.retryAfterSeconds).toBeGreaterThan(1);
       expect(error.retryAfterSeconds).toBeGreaterThan(5);
       expect(double.requests).toHaveLength(3); // not retried
+      // A write refused so carries the key it was sent with, to send it again later.
+      const write = await failure(api.post('/v1/customers/individual', { body: instantCustomer('Limited') }));
+      expect([write.status, write.idempotencyKey]).toEqual([429, double.requests[3]?.headers.get('idempotency-key')]);
     } finally {
       await limited.close();
     }
