@@ -38,6 +38,11 @@ export function errorTraceIdOf(error: unknown): string | undefined {
   return isOpenBaaSError(error) ? error.traceId : undefined;
 }
 
+/** For a 429 (the key's rate limit): the seconds to wait, its Retry-After (30 without one); otherwise undefined. */
+export function rateLimitWaitSeconds(error: unknown): number | undefined {
+  return isOpenBaaSError(error) && error.status === 429 ? (error.retryAfterSeconds ?? 30) : undefined;
+}
+
 export function isNotFound(error: unknown): boolean {
   return isOpenBaaSError(error) && error.status === 404;
 }

@@ -1,5 +1,25 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { describeError, errorTraceIdOf, firstItems, listPageSize, type ListPage } from './api.js';
+import { describeError, errorTraceIdOf, firstItems, rateLimitWaitSeconds, listPageSize, type ListPage } from './api.js';
+
+/** Until when (Date.now() milliseconds) the console's reading again is paused: see `notePause`. */
+let pausedUntilMs = 0;
+
+/**
+ * Notes a failure: a 429 (the key's rate limit) pauses every page's reading again for the
+ * Retry-After it carries (30 s without one), since the limit is the key's, not the page's: the
+ * reads a person asks for (a filter, "Load more", a form) still go. Until 2026-12-07 the pages went
+ * on reading every few seconds through the limit, so the developer's own calls with the same key
+ * kept getting 429 (found by an audit).
+ */
+export function notePause(failure: unknown, nowMs = Date.now()): void {
+  const seconds = rateLimitWaitSeconds(failure);
+  if (seconds !== undefined) pausedUntilMs = Math.max(pausedUntilMs, nowMs + seconds * 1000);
+}
+
+/** Whether reading again is paused now (a 429's Retry-After has not passed), or the tab is hidden. */
+export function pollingPaused(nowMs = Date.now()): boolean {
+  return document.visibilityState !== 'visible' || nowMs < pausedUntilMs;
+}
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -10,7 +30,8 @@ export interface Loaded<T> {
 
 /**
  * Loads `load()` when the component appears and whenever `deps` change; with `pollMs`, again
- * every so often while the tab is visible, so a page follows what curl, the SDK or the clock do.
+ * every so often while the tab is visible and no 429 has paused reading (`notePause`), so a page
+ * follows what curl, the SDK or the clock do.
  * An answer that arrives after a newer request started is dropped. What was loaded is cleared when
  * `clearKey` changes (by default, whenever `deps` do): a list asked for more rows keeps the rows it
  * shows until the longer list arrives, or fails.
@@ -35,6 +56,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: num
         setLoading(false);
       },
       (failure: unknown) => {
+        notePause(failure);
         if (mine !== generation.current) return;
         setError(describeError(failure));
         setLoading(false);
@@ -48,7 +70,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: num
     run();
     if (!pollMs) return undefined;
     const timer = setInterval(() => {
-      if (document.visibilityState === 'visible') run();
+      if (!pollingPaused()) run();
     }, pollMs);
     return () => clearInterval(timer);
   }, deps);
@@ -115,6 +137,7 @@ export function useAction<A extends unknown[], T>(action: (...args: A) => Promis
       setResult(value);
       return value;
     } catch (failure) {
+      notePause(failure);
       setError({ text: describeError(failure), traceId: errorTraceIdOf(failure) });
       setResult(undefined);
       return undefined;

@@ -220,7 +220,8 @@ describe('the sandbox console in headless Chromium', () => {
       expect(await page.getByRole('alert').count()).toBe(0);
       expect(await unnamedControls(page)).toEqual([]);
     }
-    await expect(page.getByRole('table', { name: 'Wallets' }).textContent()).resolves.toContain('100.00');
+    // The balances of the rows on screen arrive after the list.
+    await page.getByRole('table', { name: 'Wallets' }).getByText('100.00').first().waitFor();
 
     // Signing out forgets the key.
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -1,9 +1,9 @@
-import { useState } from 'preact/hooks';
-import { firstItems, listPageSize, type OpenBaaS, type Schema } from '../api.js';
-import { useLoad } from '../hooks.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { describeError, type OpenBaaS, type Schema } from '../api.js';
+import { notePause, pollingPaused, useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
 import { BalanceChart, toMinor, type BalancePoint } from '../components/balance-chart.js';
-import { Facts, Field, Form, Id, Link, More, NewestShown, Page, Panel, Status, Time, Table } from '../components/ui.js';
+import { Facts, Field, Form, Id, Link, NewestShown, Page, Panel, Shown, Status, Time, Table } from '../components/ui.js';
 import { TransactionTree } from './transactions.js';
 
 type Balance = Schema<'WalletBalance'>;
@@ -38,65 +38,154 @@ export function BalanceTable(props: { balance: Balance; label: string }) {
   );
 }
 
-async function walletsWithBalances(api: OpenBaaS, customerId: string | undefined, count: number) {
-  const page = await firstItems(count, (limit, startAfterId) => api.get('/v1/wallets', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(customerId ? { customerId } : {}) } } }));
-  const balances = await Promise.all(page.items.map((wallet) => api.get('/v1/wallets/{id}/balance', { params: { path: { id: wallet.id } } })));
-  return { wallets: page.items.map((wallet, index) => ({ wallet, balance: balances[index]?.data })), total: page.total, hasMore: page.hasMore };
+/** How often the balance of a wallet row on screen is read again, in milliseconds. */
+const balancePollMs = 10_000;
+
+/**
+ * The balances of the Wallets page's rows, read only for the rows on screen: a row's balance is
+ * read when it comes on screen, unless read in the last 10 s, and again every 10 s while it stays
+ * there and the tab is visible. Rows off screen keep the balance last read. So the page sends about as many balance reads as fit on a screen, whatever the rows shown,
+ * and none while a 429 pauses reading (`notePause`). Until 2026-12-07 every wallet shown had its
+ * balance read every 5 s, twelve requests a minute per wallet, which with a few hundred wallets
+ * shown used up the key's rate limit (found by an audit).
+ */
+class OnScreenBalances {
+  readonly balances = new Map<string, Balance>();
+  error: string | undefined;
+  private readonly readAtMs = new Map<string, number>();
+  private readonly reading = new Set<string>();
+  private readonly onScreen = new Set<string>();
+  private readonly idOf = new Map<Element, string>();
+  private readonly observer: IntersectionObserver;
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly api: OpenBaaS,
+    private readonly changed: () => void,
+  ) {
+    this.observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        const id = this.idOf.get(entry.target);
+        if (id === undefined) continue;
+        if (entry.isIntersecting) this.onScreen.add(id);
+        else this.onScreen.delete(id);
+      }
+      this.readDue();
+    });
+    // Looks every second for rows whose balance is due; sends nothing when none is.
+    this.timer = setInterval(() => this.readDue(), 1000);
+  }
+
+  /** Follows a row of wallet `id` (its element); answers what stops following it. */
+  watch(id: string, element: Element): () => void {
+    this.idOf.set(element, id);
+    this.observer.observe(element);
+    return () => {
+      this.observer.unobserve(element);
+      this.idOf.delete(element);
+      this.onScreen.delete(id);
+    };
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.observer.disconnect();
+  }
+
+  /** Reads, in one batch, the balances of the rows on screen not read in the last `balancePollMs`. */
+  private readDue(): void {
+    if (pollingPaused()) return;
+    const now = Date.now();
+    const due = [...this.onScreen].filter((id) => !this.reading.has(id) && now - (this.readAtMs.get(id) ?? -Infinity) >= balancePollMs);
+    if (due.length === 0) return;
+    for (const id of due) {
+      this.reading.add(id);
+      this.readAtMs.set(id, now);
+    }
+    void Promise.allSettled(due.map((id) => this.api.get('/v1/wallets/{id}/balance', { params: { path: { id } } }))).then((answers) => {
+      let failure: unknown;
+      answers.forEach((answer, index) => {
+        const id = due[index] ?? '';
+        this.reading.delete(id);
+        if (answer.status === 'fulfilled') this.balances.set(id, answer.value.data);
+        else failure ??= answer.reason;
+      });
+      if (failure !== undefined) notePause(failure);
+      this.error = failure === undefined ? undefined : `Balances could not be read: ${describeError(failure)}`;
+      this.changed();
+    });
+  }
+}
+
+/** The page's OnScreenBalances, made with the page and stopped with it; the page renders again as balances arrive. */
+function useOnScreenBalances(api: OpenBaaS): OnScreenBalances | undefined {
+  const [reader, setReader] = useState<OnScreenBalances | undefined>(undefined);
+  const [, setVersion] = useState(0);
+  useEffect(() => {
+    const made = new OnScreenBalances(api, () => setVersion((version) => version + 1));
+    setReader(made);
+    return () => made.stop();
+  }, [api]);
+  return reader;
+}
+
+function WalletRow(props: { wallet: Schema<'Wallet'>; balances: OnScreenBalances | undefined }) {
+  const { wallet, balances } = props;
+  const row = useRef<HTMLTableRowElement>(null);
+  useEffect(() => (balances && row.current ? balances.watch(wallet.id, row.current) : undefined), [balances, wallet.id]);
+  const balance = balances?.balances.get(wallet.id);
+  return (
+    <tr ref={row}>
+      <td>
+        <Link to={['wallets', wallet.id]}>{wallet.name}</Link> <Id value={wallet.id} />
+      </td>
+      <td>
+        <Link to={['customers', wallet.customerId]}>
+          <Id value={wallet.customerId} />
+        </Link>
+      </td>
+      <td>{wallet.virtualAccount?.virtualAccountNumber ?? <span class="muted">none</span>}</td>
+      <td>
+        {balance
+          ? balanceRows(balance).map((entry) => (
+              <div key={entry.asset} class="num">
+                {entry.asset} {entry.available} / {entry.reserved} / {entry.pending}
+              </div>
+            ))
+          : '…'}
+      </td>
+    </tr>
+  );
 }
 
 export function WalletsPage(props: { customerId: string | undefined }) {
   const { api } = useSession();
   const [customerId, setCustomerId] = useState(props.customerId ?? '');
   const [filter, setFilter] = useState(props.customerId ?? '');
-  const [shown, setShown] = useState(listPageSize);
-  // Cleared when the filter changes, kept while "Load more" reads the longer list.
-  const loaded = useLoad(() => walletsWithBalances(api, filter || undefined, shown), [filter, shown], 5000, filter);
-  const rows = loaded.data?.wallets ?? [];
+  // The list alone is read every 5 s (a new wallet shows up); the balances of the rows on screen
+  // are read by OnScreenBalances.
+  const list = usePagedList(
+    (limit, startAfterId) => api.get('/v1/wallets', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(filter ? { customerId: filter } : {}) } } }),
+    [filter],
+    5000,
+  );
+  const balances = useOnScreenBalances(api);
+  const rows = list.data?.items ?? [];
   return (
     <Page title="Wallets">
-      <Form
-        label="Filter wallets"
-        class="filters"
-        onSubmit={() => {
-          setShown(listPageSize);
-          setFilter(customerId.trim());
-        }}
-      >
+      <Form label="Filter wallets" class="filters" onSubmit={() => setFilter(customerId.trim())}>
         <Field label="Customer id" value={customerId} onValue={setCustomerId} placeholder="all customers" />
         <button type="submit">Filter</button>
       </Form>
-      <Status loading={loaded.loading && !loaded.data} error={loaded.error} empty={loaded.data !== undefined && rows.length === 0} emptyText="No wallets yet: a KYC approval creates the customer's first one." />
+      <Status loading={list.loading && !list.data} error={list.error ?? balances?.error} empty={list.data !== undefined && rows.length === 0} emptyText="No wallets yet: a KYC approval creates the customer's first one." />
       {rows.length > 0 ? (
         <Table label="Wallets" columns={['Wallet', 'Customer', 'Account number', 'Balances (available / reserved / pending)']}>
-            {rows.map(({ wallet, balance }) => (
-              <tr key={wallet.id}>
-                <td>
-                  <Link to={['wallets', wallet.id]}>{wallet.name}</Link> <Id value={wallet.id} />
-                </td>
-                <td>
-                  <Link to={['customers', wallet.customerId]}>
-                    <Id value={wallet.customerId} />
-                  </Link>
-                </td>
-                <td>{wallet.virtualAccount?.virtualAccountNumber ?? <span class="muted">none</span>}</td>
-                <td>
-                  {balance
-                    ? balanceRows(balance).map((row) => (
-                        <div key={row.asset} class="num">
-                          {row.asset} {row.available} / {row.reserved} / {row.pending}
-                        </div>
-                      ))
-                    : '…'}
-                </td>
-              </tr>
-            ))}
-          </Table>
+          {rows.map((wallet) => (
+            <WalletRow key={wallet.id} wallet={wallet} balances={balances} />
+          ))}
+        </Table>
       ) : null}
-      {loaded.data && rows.length > 0 ? (
-        <p class="muted">
-          {rows.length} of {loaded.data.total} wallet(s) shown. <More hasMore={loaded.data.hasMore} onMore={() => setShown(shown + listPageSize)} busy={loaded.loading && loaded.data.hasMore && rows.length < shown} />
-        </p>
-      ) : null}
+      <Shown list={list.data} noun="wallet(s)" onMore={list.more} busy={list.loadingMore} />
     </Page>
   );
 }
