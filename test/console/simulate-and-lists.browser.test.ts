@@ -5,6 +5,7 @@ import { createApiKey } from '../../src/modules/tenants/tenants.service.js';
 import type { TestClient } from '../harness.js';
 import { balanceOf, deposit, fund, linkedWallet, withdrawalBody } from '../bank/fixtures.js';
 import { createReadyIndividual } from '../compliance/helpers.js';
+import { createIndividual } from '../customers/fixtures.js';
 import { issuedCard } from '../cards/fixtures.js';
 import { creditCard, openLine } from '../credit/fixtures.js';
 import { consoleSuite, signedIn, skipReason, unnamedControls } from './browser-support.js';
@@ -81,6 +82,38 @@ describe('the Simulate and Transactions pages use the wallet or card the link na
     await eventually(async () => (await shownOption(walletSelect))?.includes(oldest.virtualAccountNumber), true);
     await page.getByRole('list', { name: 'Transactions by parent' }).getByText('12.34 USD').first().waitFor();
     expect(await unnamedControls(page)).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  // Until 2026-12-07 the select offered those of the newest 100 wallets that had an account number,
+  // so 100 newer customers without KYC (wallets without one) left it empty (found by an audit).
+  it('offers the wallets with an account number when none of the newest 100 wallets has one, and deposits into the chosen one', async (context) => {
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('accounts behind 100 wallets');
+    const withAccount = await seed(client, 2);
+    for (let index = 0; index < 101; index += 1) await createIndividual(suite.t, client);
+    const newest = await suite.t.request({ url: '/v1/wallets?limit=100', key: client.key });
+    expect(newest.body.data).toHaveLength(100);
+    expect((newest.body.data as { virtualAccount: unknown }[]).filter((wallet) => wallet.virtualAccount)).toEqual([]);
+    const [older, newer] = withAccount;
+    if (!older || !newer) return expect.fail('no wallets seeded');
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
+
+    await openSimulate(page, '');
+    const form = page.getByRole('form', { name: 'Bank deposit' });
+    const select = form.getByLabel('Wallet');
+    // The newest wallet with an account number is chosen; both are offered, nothing else.
+    await eventually(() => select.inputValue(), newer.walletId);
+    const options = await select.locator('option').allTextContents();
+    expect(options).toHaveLength(2);
+    expect(options[0]).toContain(newer.virtualAccountNumber);
+    expect(options[1]).toContain(older.virtualAccountNumber);
+    await form.getByLabel('Amount (USD)').fill('7.00');
+    await form.getByRole('button', { name: 'Send deposit' }).click();
+    await page.getByRole('region', { name: 'Bank deposit' }).getByRole('status').filter({ hasText: 'Deposit received' }).waitFor();
+    expect(await balanceOf(suite.t, newer.walletId, 'USD', client)).toMatchObject({ PENDING: '7.00' });
+    expect(await page.getByRole('alert').count()).toBe(0);
     expect(pageErrors).toEqual([]);
     await page.close();
   });

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Schema } from '../api.js';
+import type { OpenBaaS, Schema } from '../api.js';
 import { useAction, useLoad, type Loaded } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Field, Form, Json, Outcome, Page, Panel, Select, shortId, Status, TraceLink } from '../components/ui.js';
@@ -98,16 +98,45 @@ function ChoiceStatus(props: { list: Loaded<unknown>; choice: Choice<unknown> })
 
 type Wallet = Schema<'Wallet'>;
 
+/** How many wallets with an account number the deposit's select offers, and how many wallets it reads at most to find them. */
+const depositWalletsOffered = 100;
+const depositWalletsSearched = 1000;
+
+/**
+ * The newest `depositWalletsOffered` wallets that have a virtual account number (a bank deposit
+ * needs one), read from the newest wallets in pages of 200 until that many are found, the list
+ * ends, or `depositWalletsSearched` wallets were read (GET /v1/wallets has no filter for an
+ * account number): most clients need one request. `searchedAll` says whether every wallet was
+ * looked at. Until 2026-12-07 only the newest 100 wallets were read, so when none of them had an
+ * account number (customers created without KYC) the select offered nothing though older wallets
+ * had one (found by an audit).
+ */
+async function walletsWithAccount(api: OpenBaaS): Promise<{ wallets: Wallet[]; searchedAll: boolean }> {
+  const wallets: Wallet[] = [];
+  let read = 0;
+  let startAfterId: string | undefined;
+  for (;;) {
+    const page = await api.get('/v1/wallets', { params: { query: { limit: 200, ...(startAfterId ? { startAfterId } : {}) } } });
+    read += page.data.length;
+    wallets.push(...page.data.filter((wallet) => wallet.virtualAccount?.virtualAccountNumber));
+    const more = page.pagination.hasMoreResults && page.pagination.nextStartAfterId !== null;
+    if (!more) return { wallets: wallets.slice(0, depositWalletsOffered), searchedAll: true };
+    if (wallets.length >= depositWalletsOffered || read >= depositWalletsSearched) return { wallets: wallets.slice(0, depositWalletsOffered), searchedAll: false };
+    startAfterId = page.pagination.nextStartAfterId ?? undefined;
+  }
+}
+
 function BankDeposit(props: { walletId: string | undefined }) {
   const { api } = useSession();
-  const wallets = useLoad(async () => (await api.get('/v1/wallets', { params: { query: { limit: 100 } } })).data.filter((wallet) => wallet.virtualAccount?.virtualAccountNumber), [], 5000);
+  const found = useLoad(() => walletsWithAccount(api), [], 5000);
+  const wallets: Loaded<Wallet[]> = { ...found, data: found.data?.wallets };
   const named = useLoad(async () => (props.walletId ? (await api.get('/v1/wallets/{id}', { params: { path: { id: props.walletId } } })).data : null), [props.walletId], 5000);
   const choice = useChoice<Wallet>(wallets, named, props.walletId, {
     noun: 'wallet',
     label: (wallet) => `${wallet.name}, account ${wallet.virtualAccount?.virtualAccountNumber ?? ''}`,
     unusable: (wallet) =>
       wallet.virtualAccount?.virtualAccountNumber ? undefined : `The wallet in the link (${wallet.name}, ${wallet.id}) has no virtual account number, so no bank deposit can reach it.`,
-    empty: 'No wallet with an account yet',
+    empty: found.data?.searchedAll === false ? `No wallet with an account among the newest ${depositWalletsSearched} wallets` : 'No wallet with an account yet',
   });
   const [amount, setAmount] = useState('100.00');
   const [network, setNetwork] = useState('ACH');
