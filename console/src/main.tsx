@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { clientFor, describeError, isNotFound, storedKey, storeKey } from './api.js';
 import { Field, Form } from './components/ui.js';
 import { useRoute } from './router.js';
-import { SessionContext, type Session } from './session.js';
+import { SessionContext, useSession, type Session } from './session.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { BankTransfersPage } from './pages/bank-transfers.js';
 import { CardPage, CardsPage } from './pages/cards.js';
@@ -84,8 +84,27 @@ function SignIn(props: { onSignedIn: (session: Session) => void; signOut: () => 
   );
 }
 
+/**
+ * In place of the Simulate page on a server without the sandbox routes (production): until
+ * 2026-12-07 `#/simulate` still showed every simulation form there, each answered 404 (found by
+ * an audit); the navigation already left it out.
+ */
+function NotOnProduction() {
+  return (
+    <section class="page">
+      <h1 id="page-title" tabIndex={-1}>
+        Simulate
+      </h1>
+      <p>
+        Not available on a production server: the simulations use the sandbox routes (<code>/v1/sandbox/…</code>), which a production server does not have. <a href="#/customers">Customers</a>
+      </p>
+    </section>
+  );
+}
+
 function CurrentPage() {
   const { section, id, query } = useRoute();
+  const { sandbox } = useSession();
   // Move focus to the new page's heading, so keyboard and screen reader users start there.
   useEffect(() => {
     document.getElementById('page-title')?.focus({ preventScroll: false });
@@ -115,6 +134,7 @@ function CurrentPage() {
     case 'api-keys':
       return <ApiKeysPage />;
     case 'simulate':
+      if (!sandbox) return <NotOnProduction />;
       return <SimulatePage walletId={query.get('walletId') ?? undefined} cardId={query.get('cardId') ?? undefined} />;
     default:
       return (

@@ -10,7 +10,7 @@ import { balanceOf, deposit, fund, linkedWallet } from '../bank/fixtures.js';
 import { createReadyIndividual, setOutcome, startKyc } from '../compliance/helpers.js';
 import { authorize } from '../cards/card-network.js';
 import { issuedCard } from '../cards/fixtures.js';
-import { consoleSuite, signedIn as signedInWith, skipReason, unnamedControls } from './browser-support.js';
+import { consoleSuite, listen, signedIn as signedInWith, skipReason, unnamedControls } from './browser-support.js';
 
 /**
  * The sandbox console walked by a real browser: Debian's Chromium driven by playwright-core
@@ -80,6 +80,30 @@ describe('the sandbox console in headless Chromium', () => {
       expect(page.headers['x-frame-options']).toBe('DENY');
     } finally {
       await forced.close();
+    }
+  });
+
+  // Until 2026-12-07 the navigation left Simulate out on a production server but `#/simulate`
+  // still showed every simulation form, each answered 404 (found by an audit).
+  it('on a production server with OPENBAAS_CONSOLE=on, #/simulate says it is not available and shows no form', async (context) => {
+    if (!suite.browser) return context.skip(skipReason);
+    const production = await createTestApp({ env: { OPENBAAS_MODE: 'production', OPENBAAS_CONSOLE: 'on' } });
+    try {
+      const baseUrl = await listen(production);
+      const { page, pageErrors } = await signedInWith(suite.browser, baseUrl, production.clientA.key);
+      const navigation = page.getByRole('navigation', { name: 'Main' });
+      await navigation.getByRole('link', { name: 'API keys' }).waitFor();
+      expect(await navigation.getByRole('link', { name: 'Simulate' }).count()).toBe(0);
+      await page.goto(`${baseUrl}/console#/simulate?walletId=0190f0f0-0000-7000-8000-000000000000`);
+      await page.getByRole('heading', { level: 1, name: 'Simulate' }).waitFor();
+      await page.getByText('Not available on a production server').waitFor();
+      expect(await page.getByRole('form').count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Send deposit' }).count()).toBe(0);
+      // The one 404 is the sign-in's probe of the sandbox routes (GET /v1/sandbox/clock); the page asked nothing of them.
+      expect(pageErrors).toEqual(['Failed to load resource: the server responded with a status of 404 (Not Found)']);
+      await page.close();
+    } finally {
+      await production.close();
     }
   });
 
