@@ -454,6 +454,44 @@ describe('lists say how many rows of how many they show, and page the rest', () 
     await page.close();
   });
 
+  // Until 2026-12-07 the Events page offered WEBHOOK_TEST, which GET /v1/events refuses (400), and
+  // always said "the newest 100 are shown", even of 3 or 0 events (found by an audit).
+  it('the Events filter offers the types the event list takes, and the page says how many of how many only when not all are shown', async (context) => {
+    if (!suite.browser) return context.skip(skipReason);
+    const client = await suite.t.newClient('events');
+    await seed(client, 30);
+    const all = await suite.t.request({ url: '/v1/events?limit=1', key: client.key });
+    const total = all.body.pagination.totalResults as number;
+    expect(total).toBeGreaterThan(100);
+    const created = await suite.t.request({ url: '/v1/events?limit=100&type=CUSTOMER_CREATED', key: client.key });
+    expect(created.body.pagination.totalResults).toBe(30);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
+
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByText(`The newest 100 of ${total.toLocaleString('en-US')} event(s) are shown.`).waitFor();
+    const form = page.getByRole('form', { name: 'Filter events' });
+    const select = form.getByLabel('Event type');
+    await select.locator('option', { hasText: 'CUSTOMER_CREATED' }).waitFor({ state: 'attached' });
+    const types = await select.locator('option').allTextContents();
+    expect(types).toContain('CUSTOMER_CREATED');
+    expect(types).not.toContain('WEBHOOK_TEST');
+
+    // 30 events, all shown: nothing to say about the rest.
+    await select.selectOption('CUSTOMER_CREATED');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    const table = page.getByRole('table', { name: 'Events' });
+    await expect.poll(() => table.locator('tbody > tr').count(), { timeout: 15_000 }).toBe(30);
+    expect(await page.getByText('are shown').count()).toBe(0);
+    // None of a type: "No events yet." alone.
+    await select.selectOption('CUSTOMER_KYB_FINISHED');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('No events yet.').waitFor();
+    expect(await page.getByText('are shown').count()).toBe(0);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
   it('reads the API keys again every few seconds, as every other list', async (context) => {
     if (!suite.browser) return context.skip(skipReason);
     const client = await suite.t.newClient('a new key');

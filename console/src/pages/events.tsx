@@ -1,15 +1,17 @@
 import { useState } from 'preact/hooks';
 import { useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
-import { Id, Json, Page, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
-import { totalText } from '../count-text.js';
+import { Id, Json, NewestShown, Page, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
 
 export function EventsPage() {
   const { api } = useSession();
   const types = useLoad(() => api.get('/v1/events/types'), []);
   const [applied, setApplied] = useState('');
   const events = useLoad(() => api.get('/v1/events', { params: { query: { limit: 100, ...(applied ? { type: applied as never } : {}) } } }), [applied], 3000);
-  const typeNames = (types.data?.data ?? []).map((entry) => entry.type);
+  // The filter offers the types GET /v1/events lists: not a test-only one (WEBHOOK_TEST goes to a
+  // receiver, never to the event list, and the filter refuses it). Until 2026-12-07 it was offered
+  // and answered 400 (found by an audit).
+  const typeNames = (types.data?.data ?? []).filter((entry) => !entry.testOnly).map((entry) => entry.type);
   const rows = events.data?.data ?? [];
   return (
     <Page title="Events">
@@ -39,7 +41,8 @@ export function EventsPage() {
             })}
           </Table>
       ) : null}
-      {events.data ? <p class="muted">{totalText(events.data.pagination)} event(s) in all; the newest 100 are shown.</p> : null}
+      {/* How many of how many, only when not all are shown (until 2026-12-07 it always said "the newest 100 are shown", even of 3 or 0; found by an audit). */}
+      {events.data ? <NewestShown shown={rows.length} of={events.data.pagination} noun="event(s)" /> : null}
     </Page>
   );
 }
