@@ -5,7 +5,8 @@ import { deposit } from '../bank/fixtures.js';
 import { consoleSuite, signedIn, skipReason } from './browser-support.js';
 
 /**
- * How much the console reads, in Chromium against the real app, on both databases: the Wallets
+ * How much the console reads, in Chromium against the real app (PGlite only: what the page sends
+ * does not depend on the database, and the 429 test waits out a minute's window): the Wallets
  * page reads the balances of the rows on screen only, however many wallets it shows, and a 429
  * pauses every read of the page for its Retry-After. An audit (2026-12-07) found the Wallets page
  * reading every shown wallet's balance every 5 s, which used up the key's rate limit with a few
