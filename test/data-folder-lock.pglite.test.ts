@@ -1,9 +1,11 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../src/paths.js';
 import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db/lock-file.js';
+import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
 // The embedded data folder's lock file (src/platform/db/lock-file.ts): which locks are taken over
@@ -50,5 +52,59 @@ describe('a lock file holding our own pid', () => {
     expect(result.output).toMatch(/^Applied \d+ migrations/);
     expect(result.code).toBe(0);
     expect(fs.existsSync(path.join(folder, 'openbaas.lock'))).toBe(false);
+  });
+});
+
+/** Runs `openbaas <args>` as the user nobody (uid 65534), which needs root and setpriv (util-linux). */
+function runAsNobody(args: string[], dataDir: string): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: packageRoot,
+      env: { ...process.env, HOME: os.tmpdir(), LOG_LEVEL: 'silent', DATABASE_URL: '', DATA_DIR: dataDir },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+const canSwitchUser = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
+
+describe('a data folder this user may not use', () => {
+  // Until 2026-12-07 Node's EPERM or EACCES with a stack, or PGlite's "failed to initialize
+  // properly" for files another user owns (found by an audit). Run as root with setpriv only: as
+  // root every access is allowed.
+  it.skipIf(!canSwitchUser)('another user\'s folder, a folder it may not write in or make, another user\'s database files: one line naming DATA_DIR and the cause, exit 1', async () => {
+    const root = temporaryFolder('perm');
+    fs.chmodSync(root, 0o755);
+    const othersFolder = path.join(root, 'others');
+    fs.mkdirSync(othersFolder, { mode: 0o777 });
+    fs.chmodSync(othersFolder, 0o777);
+    const readOnly = path.join(root, 'read-only');
+    fs.mkdirSync(readOnly, { mode: 0o500 });
+    fs.chownSync(readOnly, 65534, 65534);
+    const readOnlyParent = path.join(root, 'read-only-parent');
+    fs.mkdirSync(readOnlyParent, { mode: 0o555 });
+    const othersFiles = path.join(root, 'others-files');
+    expect((await runCli(['migrate'], { DATA_DIR: othersFiles })).code).toBe(0);
+    fs.chownSync(othersFiles, 65534, 65534);
+
+    for (const [dataDir, cause] of [
+      [othersFolder, `EPERM: operation not permitted, chmod '${othersFolder}' (owned by uid 0)`],
+      [readOnly, `EACCES: permission denied, open '${path.join(readOnly, 'openbaas.lock')}'`],
+      [path.join(readOnlyParent, 'data'), `EACCES: permission denied, mkdir '${path.join(readOnlyParent, 'data')}'`],
+      // The first of its database files (or folders) that nobody may not read or write.
+      [othersFiles, `EACCES: permission denied, access '${othersFiles}/*' (owned by uid 0)`],
+    ] as const) {
+      const result = await runAsNobody(['migrate'], dataDir);
+      expect(result.code, dataDir).toBe(1);
+      const expected =
+        `openbaas: The data folder ${dataDir} (DATA_DIR) cannot be used by this user (uid 65534): ${cause}. ` +
+        'The folder and its files must belong to the user that runs OpenBaaS, who must be able to write in it; or choose another DATA_DIR.\n';
+      const [before = '', after = ''] = expected.split('*');
+      expect(result.stderr.startsWith(before) && result.stderr.endsWith(after) && !result.stderr.includes('\n    at '), `${result.stderr} is not ${expected}`).toBe(true);
+    }
   });
 });

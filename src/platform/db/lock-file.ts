@@ -5,7 +5,7 @@ export class DataFolderLockedError extends Error {
   override name = 'DataFolderLockedError';
 }
 
-/** DATA_DIR names no folder that can be made (a file is in the way). */
+/** DATA_DIR names no folder that can be made (a file is in the way) or used by this user (another user's, not writable). */
 export class DataFolderUnusableError extends Error {
   override name = 'DataFolderUnusableError';
 }
@@ -36,6 +36,50 @@ function procField(pid: number, name: string): string | undefined {
 function commandOf(pid: number): string {
   const command = procField(pid, 'cmdline')?.split('\0').filter((part) => part !== '').join(' ');
   return command ? `: ${command.length > 200 ? `${command.slice(0, 200)}…` : command}` : '';
+}
+
+/** The user this process runs as, for the messages ("" where the platform has none). */
+function ourUser(): string {
+  return typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '';
+}
+
+/**
+ * A data folder this user may not use (a folder or file another user owns, a folder it may not
+ * write in, a read-only file system): one line naming DATA_DIR and the cause, not Node's error
+ * with a stack (until 2026-12-07; found by an audit). Other failures are thrown as they are.
+ */
+function unusableFolder(dataDir: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return error;
+  const errorPath = (error as NodeJS.ErrnoException).path;
+  const owner = errorPath === undefined ? undefined : fs.statSync(errorPath, { throwIfNoEntry: false });
+  const ownedByOther = owner !== undefined && typeof process.getuid === 'function' && owner.uid !== process.getuid();
+  return new DataFolderUnusableError(
+    `The data folder ${dataDir} (DATA_DIR) cannot be used by this user${ourUser()}: ${(error as Error).message}` +
+      (ownedByOther ? ` (owned by uid ${owner.uid})` : '') +
+      '. The folder and its files must belong to the user that runs OpenBaaS, who must be able to write in it; or choose another DATA_DIR.',
+  );
+}
+
+/**
+ * The database files of an existing data folder (made by another user, say) that this user may
+ * not read and write: refused in one line before PGlite opens them (until 2026-12-07 PGlite failed
+ * with "failed to initialize properly" and a stack, not naming the cause; found by an audit).
+ */
+function checkDatabaseFiles(dataDir: string): void {
+  // Read only: PG_VERSION and postgresql.conf; read and written: pg_control and the folders.
+  const { R_OK, W_OK, X_OK } = fs.constants;
+  for (const [name, access] of [
+    ['PG_VERSION', R_OK],
+    ['postgresql.conf', R_OK],
+    [path.join('global', 'pg_control'), R_OK | W_OK],
+    ['base', R_OK | W_OK | X_OK],
+    ['global', R_OK | W_OK | X_OK],
+    ['pg_wal', R_OK | W_OK | X_OK],
+  ] as const) {
+    const file = path.join(dataDir, name);
+    if (fs.existsSync(file)) fs.accessSync(file, access);
+  }
 }
 
 /**
@@ -73,7 +117,16 @@ const lockedByThisProcess = new Set<string>();
  * lock file holds the owner's pid; a lock left by a process that no longer runs is taken over.
  */
 export function acquireDataFolderLock(dataDir: string): () => void {
-  keepDataFolderPrivate(dataDir);
+  try {
+    keepDataFolderPrivate(dataDir);
+    checkDatabaseFiles(dataDir);
+    return lockDataFolder(dataDir);
+  } catch (error) {
+    throw unusableFolder(dataDir, error);
+  }
+}
+
+function lockDataFolder(dataDir: string): () => void {
   const lockPath = path.join(fs.realpathSync(dataDir), 'openbaas.lock');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
