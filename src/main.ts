@@ -135,10 +135,10 @@ export async function serve(config: Config): Promise<void> {
   // before the reason it did not start (until 2026-12-07 a start that failed after making the
   // client, on a port in use say, never showed it, and the next start made none; found by an audit).
   let keyShown = false;
-  const showNewKey = (started: boolean) => {
+  const showNewKey = (started: boolean, baseUrl = config.publicBaseUrl) => {
     if (keyShown) return;
     keyShown = true;
-    if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, config.publicBaseUrl, config.console, started);
+    if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, baseUrl, config.console, started);
   };
   // A SIGTERM or SIGINT from the making of the sandbox client until the server's own handlers
   // take over (exitOnSignal, below) shows the key first: until 2026-12-07 the signal's default
@@ -249,11 +249,17 @@ export async function serve(config: Config): Promise<void> {
     throw error;
   }
   workers.start();
-  showNewKey(true);
+  // Port 0 listens on a port the system picks: the ready line and the key's curl line name that
+  // one (until 2026-12-07 they said port 0; found by an audit). The links the API hands out were
+  // made from PUBLIC_BASE_URL before the port was known: with port 0, set PUBLIC_BASE_URL (README).
+  const address = app.server.address();
+  const listenedOn = typeof address === 'object' && address !== null ? address.port : config.port;
+  const baseUrl = config.port === 0 && config.publicBaseUrl === `http://localhost:0` ? `http://localhost:${listenedOn}` : config.publicBaseUrl;
+  showNewKey(true, baseUrl);
   // performance.now() counts from the start of the process, so module loading (and a build by
   // `npm start`) is included.
   const readySeconds = (performance.now() / 1000).toFixed(1);
-  progress?.(`ready in ${readySeconds} s on ${config.publicBaseUrl}`);
+  progress?.(`ready in ${readySeconds} s on ${baseUrl}${baseUrl === config.publicBaseUrl && config.port === 0 ? ` (listening on port ${listenedOn})` : ''}`);
   app.log.info({ database: deps.database.kind, mode: config.mode, readySeconds: Number(readySeconds) }, 'OpenBaaS is ready');
 }
 
