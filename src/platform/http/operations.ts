@@ -13,6 +13,9 @@ import type { Registry } from 'prom-client';
  */
 const readyTimeoutMs = 5_000;
 
+/** A reason of our own the process is not ready, which the probe may say publicly. */
+class NotReady extends Error {}
+
 /** Health, metrics and the OpenAPI document: public (the metrics unless OPENBAAS_METRICS_TOKEN is set), not rate limited, hidden from the reference. */
 /** `notReadyBecause` names why the process takes no new traffic ('draining', 'shutting down'), or is undefined. */
 export function registerOperationRoutes(app: App, deps: Deps, registry: Registry, notReadyBecause: () => string | undefined): void {
@@ -21,17 +24,22 @@ export function registerOperationRoutes(app: App, deps: Deps, registry: Registry
 
   app.get('/health/live', { config, schema: { hide: true } }, async () => ({ status: 'ok' }));
 
-  app.get('/health/ready', { config, schema: { hide: true } }, async (_request, reply) => {
+  app.get('/health/ready', { config, schema: { hide: true } }, async (request, reply) => {
     try {
       const stopping = notReadyBecause();
-      if (stopping !== undefined) throw new Error(stopping);
+      if (stopping !== undefined) throw new NotReady(stopping);
       const answered = await withinTime(deps.database.pool.query('SELECT 1').then(() => true), readyTimeoutMs, false);
-      if (!answered) throw new Error(`the database did not answer within ${readyTimeoutMs / 1000} s`);
+      if (!answered) throw new NotReady(`the database did not answer within ${readyTimeoutMs / 1000} s`);
       if (!migrationsChecked) migrationsChecked = await migrationsAreCurrent(deps.database.pool);
-      if (!migrationsChecked) throw new Error('migrations pending');
+      if (!migrationsChecked) throw new NotReady('migrations pending');
       return reply.send({ status: 'ready', database: deps.database.kind });
     } catch (error) {
-      throw new AppError('SERVICE_UNAVAILABLE', `Not ready: ${(error as Error).message}`);
+      if (error instanceof NotReady) throw new AppError('SERVICE_UNAVAILABLE', `Not ready: ${error.message}`);
+      // The probe is public: the database's error (naming its host and port, say) goes to the log
+      // only (until 2026-12-07 the answer read "Not ready: connect ECONNREFUSED 10.0.0.5:5432";
+      // found by an audit).
+      request.log.warn({ err: error }, 'readiness probe: the database query failed');
+      throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: the database cannot be reached');
     }
   });
 
