@@ -108,3 +108,50 @@ describe('a data folder this user may not use', () => {
     }
   });
 });
+
+describe('a data folder whose first start was interrupted while it created the database', () => {
+  const halfMade = (folder: string) =>
+    `openbaas: The data folder ${folder} (DATA_DIR) was left half-made by a first start that was interrupted while it created the database: ` +
+    'it holds no data yet. Delete the folder (or everything in it) and start again.\n';
+
+  it('is refused in one line saying it holds no data and can be deleted, by every command', async () => {
+    // Until 2026-12-07 such a folder failed every command with a stack from inside PGlite (found
+    // by an audit): what an interrupted creation leaves, PG_VERSION and the marker of the creation.
+    const folder = temporaryFolder('half-made');
+    fs.writeFileSync(path.join(folder, 'PG_VERSION'), '18\n');
+    fs.writeFileSync(path.join(folder, 'openbaas.creating'), '2026-12-07T00:00:00.000Z\n');
+    for (const args of [['migrate'], ['ledger', 'verify'], ['serve', '--port', '0']]) {
+      const result = await runCli(args, { DATA_DIR: folder });
+      expect([result.code, result.stderr], args.join(' ')).toEqual([1, halfMade(folder)]);
+    }
+    expect(fs.existsSync(path.join(folder, 'openbaas.lock'))).toBe(false);
+  });
+
+  it('a real interruption as the database files appear: the marker is there first; the next start either opens it or says so in one line', async () => {
+    const folder = temporaryFolder('half-made');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], {
+      cwd: packageRoot,
+      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: '', DATA_DIR: folder },
+      stdio: 'ignore',
+    });
+    let markerFirst: boolean | undefined;
+    const watcher = fs.watch(folder, (_event, name) => {
+      if (name !== 'PG_VERSION' || markerFirst !== undefined || !fs.existsSync(path.join(folder, 'PG_VERSION'))) return;
+      markerFirst = fs.existsSync(path.join(folder, 'openbaas.creating'));
+      child.kill('SIGKILL');
+    });
+    await new Promise((resolve) => child.on('close', resolve));
+    watcher.close();
+    expect(markerFirst).toBe(true);
+    const next = await runCli(['migrate'], { DATA_DIR: folder });
+    if (next.code === 0) expect(fs.existsSync(path.join(folder, 'openbaas.creating'))).toBe(false);
+    else expect([next.code, next.stderr]).toEqual([1, halfMade(folder)]);
+  });
+
+  it('a database created completely leaves no marker', async () => {
+    const folder = temporaryFolder('half-made');
+    expect((await runCli(['migrate'], { DATA_DIR: folder })).code).toBe(0);
+    expect(fs.existsSync(path.join(folder, 'PG_VERSION'))).toBe(true);
+    expect(fs.existsSync(path.join(folder, 'openbaas.creating'))).toBe(false);
+  });
+});

@@ -5,12 +5,21 @@ import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from './schema.js';
-import { acquireDataFolderLock } from './lock-file.js';
+import { acquireDataFolderLock, DataFolderUnusableError } from './lock-file.js';
 import { PreparingClient } from './prepared-statements.js';
 import { nextTurn } from '../next-turn.js';
 import { defaultEmbeddedCheckpoints, embeddedWalStartParams, startEmbeddedCheckpoints, type EmbeddedCheckpointOptions } from './embedded-checkpoints.js';
 
 export type Db = Kysely<Database>;
+
+/**
+ * In a data folder while its database is being created (PGlite's initdb), removed once it is: a
+ * first start interrupted then (a Ctrl-C, a SIGTERM) left a folder PGlite could never open, failing
+ * with a stack from inside it (until 2026-12-07; found by an audit). Such a folder is now refused
+ * in one line saying it holds no data and can be deleted. A folder made before the marker existed
+ * has none, and opens as before.
+ */
+const creatingMarkerName = 'openbaas.creating';
 
 /** The pool's answer when no connection came within its connection timeout (node-postgres's pg-pool). */
 export const poolConnectTimeoutMessage = 'timeout exceeded when trying to connect';
@@ -130,16 +139,24 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
 
   const releaseLock = options.memory ? () => {} : acquireDataFolderLock(requireDataDir(options));
-  // A new embedded database takes seconds to create (PGlite runs initdb): say so.
-  if (options.memory || !fs.existsSync(path.join(requireDataDir(options), 'PG_VERSION'))) {
-    options.onProgress?.(options.memory ? 'creating an in-memory database…' : `creating the embedded database in ${requireDataDir(options)}…`);
-  }
+  const creatingMarker = options.memory ? undefined : path.join(requireDataDir(options), creatingMarkerName);
   let lite: PGlite;
   try {
+    const creating = options.memory || !fs.existsSync(path.join(requireDataDir(options), 'PG_VERSION'));
+    if (creatingMarker !== undefined && !creating && fs.existsSync(creatingMarker)) {
+      throw new DataFolderUnusableError(
+        `The data folder ${requireDataDir(options)} (DATA_DIR) was left half-made by a first start that was interrupted while it created the database: ` +
+          'it holds no data yet. Delete the folder (or everything in it) and start again.',
+      );
+    }
+    // A new embedded database takes seconds to create (PGlite runs initdb): say so.
+    if (creating) options.onProgress?.(options.memory ? 'creating an in-memory database…' : `creating the embedded database in ${requireDataDir(options)}…`);
+    if (creating && creatingMarker !== undefined) fs.writeFileSync(creatingMarker, `${new Date().toISOString()}\n`);
     const startParams = [...PGlite.defaultStartParams, ...embeddedWalStartParams];
     lite = options.memory
       ? await PGlite.create({ dataDir: 'memory://', startParams, ...(options.memoryDataDump ? { loadDataDir: options.memoryDataDump } : {}) })
       : await PGlite.create(requireDataDir(options), { startParams });
+    if (creating && creatingMarker !== undefined) fs.rmSync(creatingMarker, { force: true });
   } catch (error) {
     releaseLock();
     throw error;
