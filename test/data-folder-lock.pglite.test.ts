@@ -155,3 +155,44 @@ describe('a data folder whose first start was interrupted while it created the d
     expect(fs.existsSync(path.join(folder, 'openbaas.creating'))).toBe(false);
   });
 });
+
+/**
+ * `processes` processes that each take the lock of `folder` at the same millisecond (spinning until
+ * then once loaded) and hold it a moment: what each said, OK or the refusal's name.
+ */
+async function takeLockAtOnce(folder: string, processes: number): Promise<string[]> {
+  const at = Date.now() + 4_000;
+  const script =
+    "import { acquireDataFolderLock } from './src/platform/db/lock-file.ts';" +
+    'const [folder, at] = [process.argv[1], Number(process.argv[2])];' +
+    "if (Date.now() >= at) { console.log('LATE'); process.exit(0); }" +
+    'while (Date.now() < at) {}' +
+    "try { const release = acquireDataFolderLock(folder); console.log('OK'); setTimeout(release, 500); }" +
+    'catch (error) { console.log(error.name); }';
+  const runs = Array.from({ length: processes }, () =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, folder, String(at)], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += String(chunk)));
+      child.on('error', reject);
+      child.on('close', () => resolve(output.trim()));
+    }),
+  );
+  return Promise.all(runs);
+}
+
+describe('several processes taking a stale lock at once', () => {
+  it('exactly one takes it; the others are refused', async () => {
+    // Until 2026-12-07 each read the stale pid, removed the lock and made its own: one that
+    // removed the lock after another had made its own went on too, and two or more processes
+    // opened the database in about half of such starts (found by an audit).
+    for (let trial = 0; trial < 8; trial++) {
+      const folder = temporaryFolder('lock-race');
+      fs.writeFileSync(path.join(folder, 'openbaas.lock'), '4000000');
+      const said = await takeLockAtOnce(folder, 6);
+      expect(said, `trial ${trial}`).not.toContain('LATE');
+      expect(said.filter((word) => word === 'OK'), `trial ${trial}: ${said.join(' ')}`).toHaveLength(1);
+      expect(said.filter((word) => word !== 'OK').every((word) => word === 'DataFolderLockedError'), said.join(' ')).toBe(true);
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -126,13 +127,87 @@ export function acquireDataFolderLock(dataDir: string): () => void {
   }
 }
 
+/**
+ * Creates `target` holding our pid, whole, or answers false when it exists: the pid is written to
+ * a file of this process's own first, then hard-linked to `target` (link fails if it exists), so
+ * no other process ever reads a lock file still empty.
+ */
+function createHoldingOurPid(target: string): boolean {
+  const own = `${target}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  try {
+    fs.writeFileSync(own, String(process.pid), { flag: 'wx' });
+  } catch (error) {
+    // A folder this user may not write in: the refusal names the lock file, not this one.
+    const failure = error as NodeJS.ErrnoException;
+    failure.message = failure.message.replace(own, target);
+    failure.path = target;
+    throw failure;
+  }
+  try {
+    fs.linkSync(own, target);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    // A file system without hard links: made in place, as before 2026-12-07.
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') return createInPlace(target);
+    throw error;
+  } finally {
+    fs.rmSync(own, { force: true });
+  }
+}
+
+function createInPlace(target: string): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(target, 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    fs.writeSync(fd, String(process.pid));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return true;
+}
+
+/** The pid in a lock file (NaN for an empty or garbled one); undefined when the file is gone. */
+function pidIn(file: string): number | undefined {
+  try {
+    return Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Whether a lock holding `pid` was left by a process that is gone (or by an earlier process with our pid). */
+function isStale(pid: number, lockPath: string): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  if (pid === process.pid) return !lockedByThisProcess.has(lockPath);
+  return !processIsAlive(pid);
+}
+
+/** Waits a few milliseconds without returning to the event loop (the lock is taken synchronously). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Takes the lock. A stale lock is removed only by the process holding `openbaas.lock.takeover`
+ * (made as the lock is, so one process at a time), which checks again that the lock is stale
+ * before removing it: until 2026-12-07 two processes starting at once on a stale lock could both
+ * read it stale, and the second removed the lock the first had just made, so both opened the
+ * database (found by an audit). A takeover file left by a process that died in the few system
+ * calls it is held for is removed in turn.
+ */
 function lockDataFolder(dataDir: string): () => void {
   const lockPath = path.join(fs.realpathSync(dataDir), 'openbaas.lock');
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fd = fs.openSync(lockPath, 'wx');
-      fs.writeSync(fd, String(process.pid));
-      fs.closeSync(fd);
+  const takeoverPath = `${lockPath}.takeover`;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (createHoldingOurPid(lockPath)) {
       lockedByThisProcess.add(lockPath);
       let released = false;
       return () => {
@@ -145,21 +220,29 @@ function lockDataFolder(dataDir: string): () => void {
           // already gone: nothing to release
         }
       };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const ownerPid = Number.parseInt(fs.readFileSync(lockPath, 'utf8').trim(), 10);
-      if (Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && processIsAlive(ownerPid)) {
-        throw new DataFolderLockedError(
-          `The data folder ${dataDir} is in use by another OpenBaaS process (pid ${ownerPid}${commandOf(ownerPid)}). ` +
-            'Stop that process first, or use another DATA_DIR (or DATABASE_URL for PostgreSQL, which several processes can share). ' +
-            `If that pid is not OpenBaaS (the one that locked the folder died and its pid was reused), delete ${path.join(dataDir, 'openbaas.lock')}.`,
-        );
-      }
-      if (ownerPid === process.pid && lockedByThisProcess.has(lockPath)) {
-        throw new DataFolderLockedError(`The data folder ${dataDir} is already open in this process.`);
-      }
-      // Stale lock from a process that died (or from an earlier process that had our pid): remove it and try again.
-      fs.rmSync(lockPath, { force: true });
+    }
+    const ownerPid = pidIn(lockPath);
+    if (ownerPid === undefined) continue; // released meanwhile: try again
+    if (!isStale(ownerPid, lockPath)) {
+      if (ownerPid === process.pid) throw new DataFolderLockedError(`The data folder ${dataDir} is already open in this process.`);
+      throw new DataFolderLockedError(
+        `The data folder ${dataDir} is in use by another OpenBaaS process (pid ${ownerPid}${commandOf(ownerPid)}). ` +
+          'Stop that process first, or use another DATA_DIR (or DATABASE_URL for PostgreSQL, which several processes can share). ' +
+          `If that pid is not OpenBaaS (the one that locked the folder died and its pid was reused), delete ${path.join(dataDir, 'openbaas.lock')}.`,
+      );
+    }
+    // Stale lock from a process that died (or from an earlier process that had our pid).
+    if (!createHoldingOurPid(takeoverPath)) {
+      const takerPid = pidIn(takeoverPath);
+      if (takerPid !== undefined && isStale(takerPid, takeoverPath)) fs.rmSync(takeoverPath, { force: true });
+      else pause(2);
+      continue;
+    }
+    try {
+      const now = pidIn(lockPath);
+      if (now !== undefined && isStale(now, lockPath)) fs.rmSync(lockPath, { force: true });
+    } finally {
+      fs.rmSync(takeoverPath, { force: true });
     }
   }
   throw new DataFolderLockedError(`Could not lock the data folder ${dataDir}.`);
