@@ -157,27 +157,38 @@ describe('a data folder whose first start was interrupted while it created the d
 });
 
 /**
- * `processes` processes that each take the lock of `folder` at the same millisecond (spinning until
- * then once loaded) and hold it a moment: what each said, OK or the refusal's name.
+ * `processes` processes that each take the lock of `folder` at the same moment (once all are
+ * loaded, each spinning until a file appears) and hold it a moment: what each said, OK or the
+ * refusal's name.
  */
 async function takeLockAtOnce(folder: string, processes: number): Promise<string[]> {
-  const at = Date.now() + 4_000;
+  const go = path.join(temporaryFolder('lock-race-go'), 'go');
   const script =
+    "import fs from 'node:fs';" +
     "import { acquireDataFolderLock } from './src/platform/db/lock-file.ts';" +
-    'const [folder, at] = [process.argv[1], Number(process.argv[2])];' +
-    "if (Date.now() >= at) { console.log('LATE'); process.exit(0); }" +
-    'while (Date.now() < at) {}' +
+    'const [folder, go] = [process.argv[1], process.argv[2]];' +
+    "console.log('READY');" +
+    'while (!fs.existsSync(go)) {}' +
     "try { const release = acquireDataFolderLock(folder); console.log('OK'); setTimeout(release, 500); }" +
     'catch (error) { console.log(error.name); }';
+  let ready = 0;
+  let allReady: () => void = () => undefined;
+  const loaded = new Promise<void>((resolve) => (allReady = resolve));
   const runs = Array.from({ length: processes }, () =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, folder, String(at)], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, folder, go], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] });
       let output = '';
-      child.stdout.on('data', (chunk) => (output += String(chunk)));
+      child.stdout.on('data', (chunk) => {
+        const before = output;
+        output += String(chunk);
+        if (!before.includes('READY') && output.includes('READY') && ++ready === processes) allReady();
+      });
       child.on('error', reject);
-      child.on('close', () => resolve(output.trim()));
+      child.on('close', () => resolve(output.replace('READY', '').trim()));
     }),
   );
+  await loaded;
+  fs.writeFileSync(go, '');
   return Promise.all(runs);
 }
 
@@ -190,7 +201,6 @@ describe('several processes taking a stale lock at once', () => {
       const folder = temporaryFolder('lock-race');
       fs.writeFileSync(path.join(folder, 'openbaas.lock'), '4000000');
       const said = await takeLockAtOnce(folder, 6);
-      expect(said, `trial ${trial}`).not.toContain('LATE');
       expect(said.filter((word) => word === 'OK'), `trial ${trial}: ${said.join(' ')}`).toHaveLength(1);
       expect(said.filter((word) => word !== 'OK').every((word) => word === 'DataFolderLockedError'), said.join(' ')).toBe(true);
     }
