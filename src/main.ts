@@ -148,6 +148,10 @@ export async function serve(config: Config): Promise<void> {
   // then ends as the signal ends it (status 130 or 143 in a shell).
   const bootstrapping = bootstrapSandbox(deps, progress).then((made) => (bootstrap = made));
   let signalledDuringStart = false;
+  const stopHandlingSignalsDuringStart = () => {
+    process.off('SIGTERM', onSignalDuringStart);
+    process.off('SIGINT', onSignalDuringStart);
+  };
   const onSignalDuringStart = (signal: NodeJS.Signals) => {
     if (signalledDuringStart) return;
     signalledDuringStart = true;
@@ -158,8 +162,7 @@ export async function serve(config: Config): Promise<void> {
       clearTimeout(deadline);
       showNewKey(false);
       process.stderr.write(`openbaas: ${signal}: stopped before the server was ready\n`);
-      process.off('SIGTERM', onSignalDuringStart);
-      process.off('SIGINT', onSignalDuringStart);
+      stopHandlingSignalsDuringStart();
       process.kill(process.pid, signal);
     };
     const deadline = setTimeout(end, config.shutdownTimeoutMs);
@@ -167,10 +170,6 @@ export async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', onSignalDuringStart);
   process.on('SIGINT', onSignalDuringStart);
-  const stopHandlingSignalsDuringStart = () => {
-    process.off('SIGTERM', onSignalDuringStart);
-    process.off('SIGINT', onSignalDuringStart);
-  };
   await bootstrapping.catch((error: unknown) => {
     stopHandlingSignalsDuringStart();
     throw error;
