@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', '.dist-build-*/**', 'node_modules/**', 'data/**', 'coverage/**', 'packages/*/dist/**', 'packages/sdk/test/.readme-*/**'] },
+  { ignores: ['dist/**', '.dist-build-*/**', '.test-build-*/**', 'node_modules/**', 'data/**', 'coverage/**', 'packages/*/dist/**', 'packages/sdk/test/.readme-*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -49,40 +49,51 @@ export function buildIsCurrent(root = packageRoot) {
   return inputs.every((file) => modifiedTimeMs(file) <= builtMs);
 }
 
-/** Transpiles src/ into dist/ file by file with esbuild, and copies the JSON data files next to them. */
-export async function build(root = packageRoot) {
-  const startedMs = performance.now();
-  process.stdout.write('openbaas: building dist/ (missing or older than src/)…\n');
+/**
+ * Transpiles src/ file by file with esbuild into `outFolder` (a folder directly under the package
+ * root, as dist/ is: the built src/paths.js finds the root as its folder's parent), and copies the
+ * JSON data files next to them. Returns false when esbuild (a dev dependency) is not installed.
+ */
+export async function transpile(root, outFolder) {
   let esbuild;
   try {
     esbuild = await import('esbuild');
   } catch {
-    process.stderr.write('openbaas: dist/ is missing or out of date, and esbuild (a dev dependency) is not installed: run `npm run build` first\n');
-    process.exit(1);
+    return false;
   }
   const src = path.join(root, 'src');
+  await esbuild.build({
+    entryPoints: buildInputs(src, '.ts'),
+    outdir: outFolder,
+    outbase: src,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.19',
+    sourcemap: true,
+    tsconfig: path.join(root, 'tsconfig.build.json'),
+    logLevel: 'warning',
+  });
+  for (const file of buildInputs(src, '.json')) {
+    const target = path.join(outFolder, path.relative(src, file));
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.copyFileSync(file, target);
+  }
+  return true;
+}
+
+/** Transpiles src/ into dist/ (see transpile). */
+export async function build(root = packageRoot) {
+  const startedMs = performance.now();
+  process.stdout.write('openbaas: building dist/ (missing or older than src/)…\n');
   const dist = path.join(root, 'dist');
   // Written into a folder of its own, then each file renamed into dist/: a server already running
   // from dist/ (or a second `npm start` building at the same moment) never reads a half-written file.
   const staging = fs.mkdtempSync(path.join(root, '.dist-build-'));
+  let transpiled;
   try {
-    await esbuild.build({
-      entryPoints: buildInputs(src, '.ts'),
-      outdir: staging,
-      outbase: src,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20.19',
-      sourcemap: true,
-      tsconfig: path.join(root, 'tsconfig.build.json'),
-      logLevel: 'warning',
-    });
-    for (const file of buildInputs(src, '.json')) {
-      const target = path.join(staging, path.relative(src, file));
-      fs.mkdirSync(path.dirname(target), { recursive: true });
-      fs.copyFileSync(file, target);
-    }
-    for (const entry of fs.readdirSync(staging, { recursive: true, withFileTypes: true })) {
+    transpiled = await transpile(root, staging);
+    const files = transpiled ? fs.readdirSync(staging, { recursive: true, withFileTypes: true }) : [];
+    for (const entry of files) {
       if (!entry.isFile()) continue;
       const built = path.join(entry.parentPath, entry.name);
       const target = path.join(dist, path.relative(staging, built));
@@ -91,6 +102,10 @@ export async function build(root = packageRoot) {
     }
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
+  }
+  if (!transpiled) {
+    process.stderr.write('openbaas: dist/ is missing or out of date, and esbuild (a dev dependency) is not installed: run `npm run build` first\n');
+    process.exit(1);
   }
   fs.writeFileSync(path.join(dist, '.build-stamp'), `${new Date().toISOString()}\n`);
   process.stdout.write(`openbaas: built in ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`);

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { packageRoot } from '../src/paths.js';
+import { cliArgs } from './support/cli-command.js';
 import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
@@ -180,7 +181,7 @@ describe('openbaas serve --port', () => {
 describe('openbaas serve --port 0', () => {
   it('the ready line and the new key\'s curl line name the port the system picked', async () => {
     // Until 2026-12-07 they said http://localhost:0 (found by an audit).
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--memory', '--port', '0'], {
+    const child = spawn(process.execPath, cliArgs('serve', '--memory', '--port', '0'), {
       cwd: packageRoot,
       env: { ...process.env, LOG_LEVEL: 'info', OPENBAAS_API_KEY: '', DATABASE_URL: '', PUBLIC_BASE_URL: '', HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],

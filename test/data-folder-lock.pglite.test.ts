@@ -2,9 +2,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../src/paths.js';
 import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db/lock-file.js';
+import { builtModule, cliArgs, cliFile } from './support/cli-command.js';
 import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
@@ -14,11 +16,11 @@ import { temporaryFolder } from './support/temp-folder.js';
 /** Runs `openbaas <args>` through bash, whose `exec` gives node the pid bash wrote into the lock file first. */
 function runWithOwnPidInLock(dataDir: string, args: string[]): Promise<{ code: number | null; output: string }> {
   const lockPath = path.join(dataDir, 'openbaas.lock');
-  const command = `echo $$ > "$LOCK_PATH"; exec "$NODE" --import tsx src/cli.ts ${args.join(' ')}`;
+  const command = `echo $$ > "$LOCK_PATH"; exec "$NODE" "$CLI" ${args.join(' ')}`;
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', command], {
       cwd: packageRoot,
-      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: '', DATA_DIR: dataDir, LOCK_PATH: lockPath, NODE: process.execPath },
+      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: '', DATA_DIR: dataDir, LOCK_PATH: lockPath, NODE: process.execPath, CLI: cliFile() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -58,7 +60,7 @@ describe('a lock file holding our own pid', () => {
 /** Runs `openbaas <args>` as the user nobody (uid 65534), which needs root and setpriv (util-linux). */
 function runAsNobody(args: string[], dataDir: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, ...cliArgs(...args)], {
       cwd: packageRoot,
       env: { ...process.env, HOME: os.tmpdir(), LOG_LEVEL: 'silent', DATABASE_URL: '', DATA_DIR: dataDir },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -129,7 +131,7 @@ describe('a data folder whose first start was interrupted while it created the d
 
   it('a real interruption as the database files appear: the marker is there first; the next start either opens it or says so in one line', async () => {
     const folder = temporaryFolder('half-made');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], {
+    const child = spawn(process.execPath, cliArgs('migrate'), {
       cwd: packageRoot,
       env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: '', DATA_DIR: folder },
       stdio: 'ignore',
@@ -165,7 +167,7 @@ async function takeLockAtOnce(folder: string, processes: number): Promise<string
   const go = path.join(temporaryFolder('lock-race-go'), 'go');
   const script =
     "import fs from 'node:fs';" +
-    "import { acquireDataFolderLock } from './src/platform/db/lock-file.ts';" +
+    `import { acquireDataFolderLock } from ${JSON.stringify(pathToFileURL(builtModule('src/platform/db/lock-file.ts')).href)};` +
     'const [folder, go] = [process.argv[1], process.argv[2]];' +
     "console.log('READY');" +
     'while (!fs.existsSync(go)) {}' +
@@ -176,7 +178,7 @@ async function takeLockAtOnce(folder: string, processes: number): Promise<string
   const loaded = new Promise<void>((resolve) => (allReady = resolve));
   const runs = Array.from({ length: processes }, () =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, folder, go], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script, folder, go], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] });
       let output = '';
       child.stdout.on('data', (chunk) => {
         const before = output;

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/platform/db/database.js';
 import { DataFolderLockedError } from '../src/platform/db/lock-file.js';
 import { migrate } from '../src/platform/db/migrate.js';
+import { cliArgs } from './support/cli-command.js';
 import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
@@ -112,7 +113,7 @@ interface RunningServer {
 }
 
 function startServer(env: Record<string, string>): RunningServer {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+  const child = spawn(process.execPath, cliArgs('serve'), {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -275,7 +276,7 @@ describe('a first start stopped by a signal once the sandbox client is made', ()
     // readiness ended the process with the signal's default action: the client was kept, its key
     // never shown, and no later start made another (found by an audit).
     const env = { DATA_DIR: temporaryFolder('embedded'), HOST: '127.0.0.1' };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0'], {
+    const child = spawn(process.execPath, cliArgs('serve', '--port', '0'), {
       env: { ...process.env, LOG_LEVEL: 'info', OPENBAAS_API_KEY: '', DATABASE_URL: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { packageRoot } from '../src/paths.js';
+import { cliArgs } from './support/cli-command.js';
 import { freePort } from './support/free-port.js';
 
 /**
@@ -28,7 +29,7 @@ function run(command: string, args: string[], env: Record<string, string>): Prom
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  server = spawn(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'src', 'cli.ts'), 'serve', '--memory', '--port', String(port)], {
+  server = spawn(process.execPath, cliArgs('serve', '--memory', '--port', String(port)), {
     cwd: packageRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', OPENBAAS_API_KEY: key, OPENBAAS_MODE: 'sandbox', DATABASE_URL: '' },
     stdio: 'ignore',

@@ -1,6 +1,5 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { packageRoot } from '../src/paths.js';
 import { systemClock } from '../src/platform/clock.js';
@@ -13,10 +12,11 @@ import { recordEvent } from '../src/modules/webhooks/events.store.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { clientSeeders } from '../src/modules/routes.js';
 import { createClient } from '../src/modules/tenants/tenants.service.js';
+import { cliArgs } from './support/cli-command.js';
 import { verifiesWith, WebhookReceiver, type ReceivedWebhook } from './webhook-receiver.js';
 
 /**
- * The real program in separate processes (`node dist/cli.js worker`) against one PostgreSQL
+ * The real program in separate processes (`openbaas worker`, this run's build of the sources) against one PostgreSQL
  * schema: a worker killed with SIGKILL in the middle of a burst, then a fresh one, must leave no
  * event undelivered; two workers at once must never make one attempt twice. PostgreSQL only: on
  * the embedded PGlite database a second process cannot open the database at all.
@@ -45,7 +45,7 @@ let databaseUrl: string;
 const spawned = new Set<ChildProcess>();
 
 function startWorker(): ChildProcess {
-  const child = spawn(process.execPath, [path.join(packageRoot, 'dist', 'cli.js'), 'worker'], {
+  const child = spawn(process.execPath, cliArgs('worker'), {
     cwd: packageRoot,
     env: { ...process.env, ...workerEnv, DATABASE_URL: databaseUrl },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -118,10 +118,6 @@ async function deliveryCounts(clientId: string): Promise<Record<string, number>>
 
 describe('webhook workers as separate processes (PostgreSQL only: PGlite allows one process, so this file runs in the postgres project)', () => {
   beforeAll(async () => {
-    execFileSync(process.execPath, [path.join(packageRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: packageRoot,
-      stdio: 'inherit',
-    });
     const url = process.env.TEST_DATABASE_URL;
     if (!url) throw new Error('TEST_DATABASE_URL is required');
     schema = `webhooks_process_${crypto.randomBytes(5).toString('hex')}`;

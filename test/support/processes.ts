@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { packageRoot } from '../../src/paths.js';
 import { createTestApp, testEncryptionKey, type TestContext } from '../harness.js';
+import { cliArgs } from './cli-command.js';
 import { freePort } from './free-port.js';
 
 /**
- * The program in processes of its own (`src/cli.ts` through tsx) on the test app's PostgreSQL
+ * The program in processes of its own (this run's build of the sources) on the test app's PostgreSQL
  * schema, for the tests of what several processes do at once. PostgreSQL only: a second process
  * cannot open the embedded database.
  */
@@ -30,7 +30,7 @@ export class ProgramProcesses {
    */
   start(args: string[], options: { route?: (url: string) => string; progress?: (line: string) => void } = {}): ChildProcess {
     const { route = (url: string) => url, progress } = options;
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'src', 'cli.ts'), ...args], {
+    const child = spawn(process.execPath, cliArgs(...args), {
       cwd: packageRoot,
       env: {
         ...process.env,

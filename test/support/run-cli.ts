@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { packageRoot } from '../../src/paths.js';
+import { cliArgs } from './cli-command.js';
 
 export interface CliResult {
   code: number | null;
@@ -8,12 +9,12 @@ export interface CliResult {
 }
 
 /**
- * Runs the `openbaas` command from the sources (tsx) in a child process, from the package root, on
+ * Runs the `openbaas` command (this run's build of the sources) in a child process, from the package root, on
  * the embedded database unless `env` says otherwise; resolves with its exit code and output.
  */
 export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, cliArgs(...args), {
       cwd: packageRoot,
       env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
