@@ -147,6 +147,9 @@ it("two decisions' second transactions in one group take their wallets' accounts
  * holds on the card's row.
  */
 describe("the client's time counts from the message's arrival", () => {
+  // Until 2026-12-07 250 ms, with 100 ms left after the 150 ms first transaction: on a busy machine
+  // the rest of that transaction took the 100 ms and nothing was sent (a CI pre-check beside audits).
+  const timeoutMs = 1000;
   let client: TestClient;
   let slow: CoopReceiver;
   beforeAll(async () => {
@@ -156,7 +159,7 @@ describe("the client's time counts from the message's arrival", () => {
       method: 'PATCH',
       url: `/v1/cards/programs/${program.id as string}`,
       key: client.key,
-      body: { coopAuth: { ...(program.coopAuth as Record<string, unknown>), timeoutMs: 250 } },
+      body: { coopAuth: { ...(program.coopAuth as Record<string, unknown>), timeoutMs } },
     });
     expect(patched.status).toBe(200);
   });
@@ -178,8 +181,8 @@ describe("the client's time counts from the message's arrival", () => {
     return result;
   }
 
-  it('a first transaction of 150 ms leaves the client about 100 of 250 ms: an answer after 150 ms is too late', async () => {
-    slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 150 });
+  it('a first transaction of 150 ms leaves the client at most 850 of 1,000 ms: an answer after 900 ms is too late', async () => {
+    slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 900 });
     const card = await fundedCard(t, '10.00', client, 'Cooperative Debit');
     const before = slow.requests.length;
     const result = await authorizeBehindLock(card.cardId, 150);
@@ -187,7 +190,7 @@ describe("the client's time counts from the message's arrival", () => {
     expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', coopAuth: { standInReason: 'TIMEOUT' } } });
     const window = Number(/^timed out after (\d+) ms$/.exec(result.record.coopAuth.detail as string)?.[1]);
     expect(window).toBeGreaterThan(0);
-    expect(window).toBeLessThanOrEqual(100);
+    expect(window).toBeLessThanOrEqual(timeoutMs - 150);
     expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
   });
 
@@ -195,10 +198,10 @@ describe("the client's time counts from the message's arrival", () => {
     slow.answer = () => ({ body: { responseCode: '00' } });
     const card = await fundedCard(t, '10.00', client, 'Cooperative Debit');
     const before = slow.requests.length;
-    const result = await authorizeBehindLock(card.cardId, 300);
+    const result = await authorizeBehindLock(card.cardId, timeoutMs + 100);
     expect(slow.requests.length).toBe(before);
     expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { status: 'FAILED', coopAuth: { standInReason: 'TIMEOUT', latencyMs: null } } });
-    expect(result.record.coopAuth.detail).toMatch(/^not sent: the message arrived \d+ ms before, past the program's timeoutMs \(250\)$/);
+    expect(result.record.coopAuth.detail).toMatch(/^not sent: the message arrived \d+ ms before, past the program's timeoutMs \(1000\)$/);
     expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '10.00', RESERVED: '0.00' });
     await expectLedgerClean(t);
   });
