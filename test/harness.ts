@@ -98,10 +98,30 @@ async function openTestDatabase(routeUrl: (url: string) => string = (url) => url
   };
 }
 
+/** A ManualClock that also moves with the wall clock (see `clockFollowsWallClock`). */
+class WallFollowingClock extends ManualClock {
+  private readonly startedAtMs = Date.now();
+
+  override now(): Date {
+    return new Date(super.now().getTime() + (Date.now() - this.startedAtMs));
+  }
+
+  override set(to: Date | string): void {
+    const targetMs = new Date(to).getTime();
+    if (targetMs < this.now().getTime()) throw new Error('a clock never moves backwards');
+    super.advance(targetMs - this.now().getTime());
+  }
+}
+
 export interface TestAppOptions {
   env?: Record<string, string>;
   extraRoutes?: BuildAppOptions['extraRoutes'];
   clockStart?: string;
+  /**
+   * The app's clock moves with the wall clock as well as by `advance` (from `clockStart`, or now):
+   * for an app beside processes of the program, which read the wall clock.
+   */
+  clockFollowsWallClock?: boolean;
   /** PostgreSQL only: the address the app connects to, given the server's (a relay in front of it, say). */
   routeDatabaseUrl?: (url: string) => string;
 }
@@ -116,7 +136,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestC
     OPENBAAS_ENCRYPTION_KEY: testEncryptionKey,
     ...options.env,
   });
-  const clock = new ManualClock(options.clockStart ?? '2026-03-01T12:00:00.000Z');
+  const clockStart = options.clockStart ?? (options.clockFollowsWallClock ? new Date().toISOString() : '2026-03-01T12:00:00.000Z');
+  const clock = options.clockFollowsWallClock ? new WallFollowingClock(clockStart) : new ManualClock(clockStart);
   const deps: Deps = { config, database, db: database.db, clock, clientSeeders };
   const { app, routes } = await buildApp(deps, { logger: false, ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}) });
 

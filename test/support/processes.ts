@@ -91,12 +91,15 @@ function exited(child: ChildProcess): Promise<void> {
 
 /**
  * The file's test app and its processes, made before its tests and stopped after them. The app's
- * clock starts at the wall clock, which the processes read.
+ * clock moves with the wall clock, which the processes read. (Until 2026-12-07 it stood still at
+ * the time the file started: once a file had run a minute, a deposit the app made was already due
+ * by the processes' clocks, and their timer workers settled it before the test's own `/settle`,
+ * which answered 409; seen on a busy machine.)
  */
 export function programProcessesSuite(): { readonly t: TestContext; readonly processes: ProgramProcesses } {
   const suite: { t?: TestContext; processes?: ProgramProcesses } = {};
   beforeAll(async () => {
-    suite.t = await createTestApp({ clockStart: new Date().toISOString() });
+    suite.t = await createTestApp({ clockFollowsWallClock: true });
     suite.processes = await ProgramProcesses.on(suite.t);
   }, 120_000);
   afterAll(async () => {
