@@ -72,7 +72,12 @@ function startupReporter(config: Config): ProgressReporter | undefined {
  * hangs (a database that no longer answers) still ends the process, with code 1, at the latest
  * `deadlineMs` after the signal.
  */
-function exitOnSignal(stop: (signal: NodeJS.Signals) => Promise<void>, deadlineMs: number, logError: (object: object, message: string) => void): void {
+export function exitOnSignal(
+  stop: (signal: NodeJS.Signals) => Promise<void>,
+  deadlineMs: number,
+  logError: (object: object, message: string) => void,
+  replacing?: (signal: NodeJS.Signals) => void,
+): void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -91,6 +96,15 @@ function exitOnSignal(stop: (signal: NodeJS.Signals) => Promise<void>, deadlineM
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // The listeners it takes over from are removed only now, once its own are on: removing a
+  // signal's last listener closes Node's watcher of it, and a signal the watcher had caught but not
+  // yet handed to a listener is lost with it. Until 2026-12-07 serve removed its start-time
+  // listeners first: a Ctrl-C or SIGTERM while the app was built (without a pass of the event loop)
+  // was lost, and the server went on to serve (found by an audit).
+  if (replacing) {
+    process.off('SIGTERM', replacing);
+    process.off('SIGINT', replacing);
+  }
 }
 
 /**
@@ -227,8 +241,7 @@ export async function serve(config: Config): Promise<void> {
     })();
     return closing;
   };
-  stopHandlingSignalsDuringStart();
-  exitOnSignal(shutdown, config.shutdownDrainMs + 2 * config.shutdownTimeoutMs, (object, message) => app.log.error(object, message));
+  exitOnSignal(shutdown, config.shutdownDrainMs + 2 * config.shutdownTimeoutMs, (object, message) => app.log.error(object, message), onSignalDuringStart);
 
   try {
     await app.listen({ host: config.host, port: config.port });
