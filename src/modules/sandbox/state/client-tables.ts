@@ -143,10 +143,14 @@ export function keptRowsOf(table: ClientTable) {
  * The tables whose rows the client's writers lock before anything else of the client's, in the
  * order they lock them: a card message its card, then the ledger accounts it moves; every money
  * movement (a transfer, a hold, a pending credit, a timer's settlement) the ledger accounts it
- * changes. A reset or a restore locks all of the client's rows of these tables, in this order,
- * before it deletes anything (lockWritersOut), and its client's row only after them.
+ * changes; the webhook worker the deliveries whose outcome it records (its attempt's foreign key
+ * holds the delivery's row). A reset or a restore locks all of the client's rows of these tables,
+ * in this order, before it deletes anything (lockWritersOut), and its client's row only after
+ * them. Until 2026-12-07 the deliveries were not locked: an attempt recorded between the restore's
+ * delete of the attempts and its delete of the deliveries made the second fail on the attempt's
+ * foreign key, and the restore answered 500 (found by a re-audit with the worker delivering).
  */
-export const writerLockedTables: readonly string[] = ['cards', 'ledger_accounts'];
+export const writerLockedTables: readonly string[] = ['cards', 'ledger_accounts', 'webhook_deliveries'];
 
 /**
  * Makes the client's writers wait for this transaction, a reset or a restore that is about to

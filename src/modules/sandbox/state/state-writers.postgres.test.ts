@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
+import { createTestApp, subscribeNowhere, type TestClient, type TestContext } from '../../../../test/harness.js';
 import { balanceOf, expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { fundWallet, newWallet } from '../../../../test/ledger/fixtures.js';
 import { fundedCard } from '../../../../test/cards/card-network.js';
@@ -34,7 +34,7 @@ async function untilSomeoneWaitsFor(pid: number): Promise<void> {
   for (;;) {
     const result = await sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE ${pid}::int = ANY (pg_blocking_pids(pid))`.execute(t.deps.db);
     if ((result.rows[0]?.waiting ?? 0) > 0) return;
-    if (Date.now() > deadline) throw new Error('nothing waited for the transfer');
+    if (Date.now() > deadline) throw new Error(`nothing waited for the session ${pid}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -132,5 +132,72 @@ describe('a restore while the client\'s card messages run', () => {
     expect(statuses.filter((status) => status >= 500)).toEqual([]);
     expect(statuses.filter((status) => status === 201).length).toBeGreaterThan(0);
     await expectLedgerClean(t);
+  });
+});
+
+describe('a restore while the webhook worker records an attempt of one of the client\'s deliveries', () => {
+  it('answers 200: the attempt is recorded before the restore deletes the deliveries, or not at all (until 2026-12-07 a 500, the deliveries\' delete refused by the attempt\'s foreign key)', async () => {
+    const client = await t.newClient('restore while a delivery is attempted');
+    await subscribeNowhere(t, client, 'owed', ['CUSTOMER_CREATED']);
+    const created = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count: 1 } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const snapshot = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'a delivery owed' } });
+    expect(snapshot.status, JSON.stringify(snapshot.body)).toBe(201);
+    const delivery = await t.deps.db.selectFrom('webhook_deliveries').select(['id', 'attempt_count']).where('client_id', '=', client.id).executeTakeFirstOrThrow();
+
+    // As the worker records an outcome: the delivery's row held (its foreign key check, here by
+    // hand) while the restore comes, then the attempt inserted and committed.
+    const connection = await t.deps.database.pool.connect();
+    let restored: ReturnType<TestContext['request']> | undefined;
+    try {
+      await connection.query('BEGIN');
+      await connection.query('SELECT 1 FROM webhook_deliveries WHERE client_id = $1 AND id = $2 FOR KEY SHARE', [client.id, delivery.id]);
+      const pid = (await connection.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+      restored = t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id as string}/restore`, key: client.key, body: {} });
+      await untilSomeoneWaitsFor(pid);
+      await connection.query(
+        `INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, error, worker)
+         VALUES ($1, $2, $3, now(), false, 'connection refused', 'test')`,
+        [client.id, delivery.id, delivery.attempt_count + 1],
+      );
+      await connection.query('COMMIT');
+    } finally {
+      connection.release();
+    }
+    const answer = await restored;
+    expect(answer?.status, JSON.stringify(answer?.body)).toBe(200);
+    await expectLedgerClean(t);
+  });
+});
+
+describe('a reset or a restore that deadlocks on every attempt', () => {
+  // Every attempt is made to fail as a deadlock would (a trigger of this test's schema raising
+  // 40P01 as the client's customers are deleted): what the client gets once the attempts run out.
+  it('answers 409 SANDBOX_STATE_BUSY, not 500 (until 2026-12-07 a 500 after 16–21 s under load); the same key restores once the writers are quiet', async () => {
+    const client = await t.newClient('restore that always deadlocks');
+    const created = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count: 1, fundAmount: '10.00', asset: 'USD' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const snapshot = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'one customer' } });
+    expect(snapshot.status, JSON.stringify(snapshot.body)).toBe(201);
+    await sql`
+      CREATE FUNCTION deadlock_always() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'deadlock detected (made by the test)' USING ERRCODE = '40P01'; END $$`.execute(t.deps.db);
+    await sql.raw(`CREATE TRIGGER deadlock_always BEFORE DELETE ON customers FOR EACH ROW WHEN (OLD.client_id = '${client.id}') EXECUTE FUNCTION deadlock_always()`).execute(t.deps.db);
+    try {
+      const restored = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id as string}/restore`, key: client.key, body: {}, idempotencyKey: 'restore-deadlocked' });
+      expect(restored.status, JSON.stringify(restored.body)).toBe(409);
+      expect(restored.body.code).toBe('SANDBOX_STATE_BUSY');
+      const reset = await t.request({ method: 'POST', url: '/v1/sandbox/reset', key: client.key, body: { confirm: 'RESET' } });
+      expect(reset.status, JSON.stringify(reset.body)).toBe(409);
+      expect(reset.body.code).toBe('SANDBOX_STATE_BUSY');
+    } finally {
+      await sql`DROP TRIGGER deadlock_always ON customers`.execute(t.deps.db);
+      await sql`DROP FUNCTION deadlock_always()`.execute(t.deps.db);
+    }
+    // Not kept under the key: the same request runs once the writers are quiet.
+    const again = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id as string}/restore`, key: client.key, body: {}, idempotencyKey: 'restore-deadlocked' });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    const customers = await t.request({ url: '/v1/customers', key: client.key });
+    expect(customers.body.data).toHaveLength(1);
   });
 });
