@@ -92,6 +92,12 @@ describe('a data folder this user may not use', () => {
     const othersFiles = path.join(root, 'others-files');
     expect((await runCli(['migrate'], { DATA_DIR: othersFiles })).code).toBe(0);
     fs.chownSync(othersFiles, 65534, 65534);
+    // A folder OpenBaaS made for root (0700), as a first `sudo npm start` leaves ./data: nobody cannot
+    // even look inside. Until 2026-12-07 the message's own stat of the file inside failed, and
+    // that EACCES was printed with its stack (found by an audit).
+    const rootsFolder = path.join(root, 'roots');
+    expect((await runCli(['migrate'], { DATA_DIR: rootsFolder })).code).toBe(0);
+    expect(fs.statSync(rootsFolder).mode & 0o777).toBe(0o700);
 
     for (const [dataDir, cause] of [
       [othersFolder, `EPERM: operation not permitted, chmod '${othersFolder}' (owned by uid 0)`],
@@ -99,6 +105,8 @@ describe('a data folder this user may not use', () => {
       [path.join(readOnlyParent, 'data'), `EACCES: permission denied, mkdir '${path.join(readOnlyParent, 'data')}'`],
       // The first of its database files (or folders) that nobody may not read or write.
       [othersFiles, `EACCES: permission denied, access '${othersFiles}/*' (owned by uid 0)`],
+      [rootsFolder, `EACCES: permission denied, open '${path.join(rootsFolder, 'openbaas.lock')}' (owned by uid 0)`],
+      [path.join(rootsFolder, 'sub'), `EACCES: permission denied, mkdir '${path.join(rootsFolder, 'sub')}' (owned by uid 0)`],
     ] as const) {
       const result = await runAsNobody(['migrate'], dataDir);
       expect(result.code, dataDir).toBe(1);

@@ -53,13 +53,29 @@ function unusableFolder(dataDir: string, error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return error;
   const errorPath = (error as NodeJS.ErrnoException).path;
-  const owner = errorPath === undefined ? undefined : fs.statSync(errorPath, { throwIfNoEntry: false });
+  const owner = errorPath === undefined ? undefined : ownerOf(errorPath);
   const ownedByOther = owner !== undefined && typeof process.getuid === 'function' && owner.uid !== process.getuid();
   return new DataFolderUnusableError(
     `The data folder ${dataDir} (DATA_DIR) cannot be used by this user${ourUser()}: ${(error as Error).message}` +
       (ownedByOther ? ` (owned by uid ${owner.uid})` : '') +
       '. The folder and its files must belong to the user that runs OpenBaaS, who must be able to write in it; or choose another DATA_DIR.',
   );
+}
+
+/**
+ * The nearest of `file` and its parents that this user may stat, for the owner in the message: a
+ * file inside a folder this user may not search (another user's, 0700 as OpenBaaS makes it) cannot
+ * be stat'ed itself, and until 2026-12-07 that second EACCES was printed with its stack instead of
+ * the one line (found by an audit).
+ */
+function ownerOf(file: string): fs.Stats | undefined {
+  for (let at = path.resolve(file); ; at = path.dirname(at)) {
+    try {
+      return fs.statSync(at, { throwIfNoEntry: false });
+    } catch {
+      if (path.dirname(at) === at) return undefined;
+    }
+  }
 }
 
 /**
