@@ -212,6 +212,27 @@ function pause(ms: number): void {
 }
 
 /**
+ * Our own files `<lock>.<pid>.<hex>` (and the takeover's) left by a process killed in the moment
+ * it wrote one (a kill -9 at the lock): removed when they are a minute old and their pid is gone
+ * (until 2026-12-07 they stayed for good; found by an audit). Their pid is checked too, and their
+ * age is what makes it safe where the pid means another process (another container's).
+ */
+function removeLeftovers(lockPath: string): void {
+  const folder = path.dirname(lockPath);
+  const leftover = new RegExp(`^${path.basename(lockPath).replace('.', '\\.')}(?:\\.takeover)?\\.(\\d+)\\.[0-9a-f]{12}$`);
+  try {
+    for (const name of fs.readdirSync(folder)) {
+      const pid = Number(leftover.exec(name)?.[1]);
+      if (!pid || pid === process.pid || processIsAlive(pid)) continue;
+      const file = path.join(folder, name);
+      if (Date.now() - fs.statSync(file).mtimeMs > 60_000) fs.rmSync(file, { force: true });
+    }
+  } catch {
+    // Tidying only: a file gone meanwhile or one this user may not remove is left.
+  }
+}
+
+/**
  * Takes the lock. A stale lock is removed only by the process holding `openbaas.lock.takeover`
  * (made as the lock is, so one process at a time), which checks again that the lock is stale
  * before removing it: until 2026-12-07 two processes starting at once on a stale lock could both
@@ -225,6 +246,7 @@ function lockDataFolder(dataDir: string): () => void {
   for (let attempt = 0; attempt < 200; attempt++) {
     if (createHoldingOurPid(lockPath)) {
       lockedByThisProcess.add(lockPath);
+      removeLeftovers(lockPath);
       let released = false;
       return () => {
         if (released) return;
