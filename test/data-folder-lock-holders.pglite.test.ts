@@ -1,15 +1,158 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { packageRoot } from '../src/paths.js';
+import { acquireDataFolderLock } from '../src/platform/db/lock-file.js';
+import { builtModule, cliArgs } from './support/cli-command.js';
 import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
-// What a process killed at the embedded data folder's lock (src/platform/db/lock-file.ts) leaves.
-// The other lock tests are in test/data-folder-lock.pglite.test.ts.
+// Who may take the embedded data folder's lock (src/platform/db/lock-file.ts) when its pid cannot
+// be checked (a holder in another PID namespace: two containers on one volume), what a stale
+// takeover file and a process killed at the lock leave, and that removing stale files never
+// removes a live one. The other lock tests are in test/data-folder-lock.pglite.test.ts.
 
+const deadPid = 4_000_000;
+/** A lock written in another PID namespace (another container): its pid cannot be checked here. */
+const foreignLock = (pid: number) => `${pid}\nhost=elsewhere pidns=pid:[1] boot=0\ntag=00\n`;
 const secondsAgo = (seconds: number) => new Date(Date.now() - seconds * 1000);
 
+describe('a lock written in another PID namespace or on another host', () => {
+  it('kept fresh by its holder: refused, without advising to delete it, even when its pid is unused here', async () => {
+    // Until 2026-12-07 its pid was checked here: a second container on one volume (both PID 1)
+    // took the first's lock as left by its own earlier self, and the writes of one were lost; from
+    // outside the container, pid 1 read as init and the message advised deleting the lock (found
+    // by an audit).
+    const folder = temporaryFolder('lock-foreign');
+    const lockPath = path.join(folder, 'openbaas.lock');
+    fs.writeFileSync(lockPath, foreignLock(deadPid));
+    const refresh = setInterval(() => fs.utimesSync(lockPath, new Date(), new Date()), 1000);
+    try {
+      const result = await runCli(['migrate'], { DATA_DIR: folder });
+      expect(result.code, result.stderr).toBe(1);
+      const lines = result.stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toBe(
+        `openbaas: the data folder ${folder} is locked by pid ${deadPid} on host elsewhere, in another container (PID namespace) or on another machine; ` +
+          'waiting up to 30 s to see whether that process still runs…',
+      );
+      expect(lines[1]).toBe(
+        `openbaas: The data folder ${folder} is in use by another OpenBaaS process (pid ${deadPid} on host elsewhere, in another container (PID namespace) or on another machine), ` +
+          `which keeps its lock ${lockPath} fresh. Stop that process first (one data folder serves one process: two containers on one volume cannot share it), ` +
+          'or use another DATA_DIR (or DATABASE_URL for PostgreSQL, which several processes can share).',
+      );
+      expect(fs.readFileSync(lockPath, 'utf8')).toBe(foreignLock(deadPid));
+      expect(fs.existsSync(path.join(folder, 'PG_VERSION'))).toBe(false);
+    } finally {
+      clearInterval(refresh);
+    }
+  });
+
+  it('not refreshed for 30 s (its holder is gone: a container restarted after a kill -9): taken over at once, or after waiting for the rest of the 30 s', async () => {
+    const folder = temporaryFolder('lock-foreign');
+    const lockPath = path.join(folder, 'openbaas.lock');
+    fs.writeFileSync(lockPath, foreignLock(1));
+    fs.utimesSync(lockPath, secondsAgo(60), secondsAgo(60));
+    const old = await runCli(['migrate'], { DATA_DIR: folder });
+    expect([old.code, old.stderr]).toEqual([0, '']);
+    expect(fs.existsSync(lockPath)).toBe(false);
+
+    fs.writeFileSync(lockPath, foreignLock(1));
+    fs.utimesSync(lockPath, secondsAgo(15), secondsAgo(15)); // a margin for the command's start on a busy machine
+    const started = Date.now();
+    const recent = await runCli(['migrate'], { DATA_DIR: folder });
+    expect(recent.code, recent.stderr).toBe(0);
+    expect(recent.stderr).toMatch(/^openbaas: the data folder .* is locked by pid 1 on host elsewhere, in another container .*waiting up to 30 s to see whether that process still runs…\n$/);
+    expect(Date.now() - started).toBeGreaterThan(3000);
+    expect(fs.existsSync(lockPath)).toBe(false);
+  });
+
+  it('the holder keeps it fresh and removes only its own lock', async () => {
+    const folder = temporaryFolder('lock-foreign');
+    const lockPath = path.join(folder, 'openbaas.lock');
+    const release = acquireDataFolderLock(folder);
+    fs.utimesSync(lockPath, secondsAgo(60), secondsAgo(60));
+    await new Promise((resolve) => setTimeout(resolve, 6500));
+    expect(Date.now() - fs.statSync(lockPath).mtimeMs).toBeLessThan(3000);
+    // Taken over meanwhile (this process was thought gone): the release leaves the new holder's lock.
+    fs.writeFileSync(lockPath, foreignLock(deadPid));
+    release();
+    expect(fs.readFileSync(lockPath, 'utf8')).toBe(foreignLock(deadPid));
+  });
+});
+
+const canUnshare = process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
+
+/** `openbaas <args>` as PID 1 of a PID namespace of its own (a container), as unshare runs it. */
+function startInNamespace(args: string[], dataDir: string): { child: ChildProcess; output: () => string; closed: Promise<number | null> } {
+  const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, ...cliArgs(...args)], {
+    cwd: packageRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', DATABASE_URL: '', DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += String(chunk)));
+  child.stderr?.on('data', (chunk) => (output += String(chunk)));
+  const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { child, output: () => output, closed };
+}
+
+describe('two containers on one volume', () => {
+  // Needs root and unshare (util-linux) for the PID namespaces: simulated above where they are missing.
+  it.skipIf(!canUnshare)('the second (PID 1 too) is refused while the first runs; so is a command outside; the first takes it back after a kill -9', async () => {
+    const folder = temporaryFolder('lock-containers');
+    const lockPath = path.join(folder, 'openbaas.lock');
+    expect((await runCli(['migrate'], { DATA_DIR: folder })).code).toBe(0);
+    const first = startInNamespace(['serve', '--port', '0'], folder);
+    try {
+      for (let waited = 0; !/ready in/.test(first.output()); waited += 200) {
+        expect(waited, first.output()).toBeLessThan(120_000);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(fs.readFileSync(lockPath, 'utf8')).toMatch(/^1\b/);
+
+      const second = startInNamespace(['migrate'], folder);
+      expect(await second.closed, second.output()).toBe(1);
+      expect(second.output()).toMatch(/is in use by another OpenBaaS process \(pid 1 on host .*, in another container \(PID namespace\) .*keeps its lock .* fresh/);
+      const outside = await runCli(['ledger', 'verify'], { DATA_DIR: folder });
+      expect(outside.code).toBe(1);
+      expect(outside.stderr).toMatch(/is in use by another OpenBaaS process \(pid 1 on host .*, in another container/);
+      expect(outside.stderr).not.toMatch(/delete/);
+      expect(fs.readFileSync(lockPath, 'utf8')).toMatch(/^1\b/);
+    } finally {
+      // --kill-child: the server (PID 1 there) dies with unshare, as a container killed with -9.
+      first.child.kill('SIGKILL');
+      await first.closed;
+    }
+    // Its next start (another namespace, PID 1 again) sees the lock no longer refreshed and takes it.
+    const restarted = startInNamespace(['migrate'], folder);
+    expect(await restarted.closed, restarted.output()).toBe(0);
+    expect(restarted.output()).toMatch(/waiting up to 30 s to see whether that process still runs…/);
+    expect(fs.existsSync(lockPath)).toBe(false);
+  });
+});
+
 describe('stale takeover files and leftovers', () => {
+  it('a takeover file whose pid now belongs to another program, older than its few milliseconds: removed, the folder opens', async () => {
+    // Until 2026-12-07 the folder could not be opened while that program ran ("Could not lock the
+    // data folder", naming no cause; found by an audit).
+    const folder = temporaryFolder('lock-takeover');
+    const sleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
+    try {
+      fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(deadPid));
+      const takeoverPath = path.join(folder, 'openbaas.lock.takeover');
+      fs.writeFileSync(takeoverPath, String(sleeper.pid));
+      fs.utimesSync(takeoverPath, secondsAgo(60), secondsAgo(60));
+      const result = await runCli(['migrate'], { DATA_DIR: folder });
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      expect(fs.readdirSync(folder).filter((name) => name.startsWith('openbaas.lock'))).toEqual([]);
+    } finally {
+      sleeper.kill();
+    }
+  });
+
   it('files of a process killed at the lock (openbaas.lock.<pid>.<hex>): removed once a minute old and their pid is gone', async () => {
     // Until 2026-12-07 they stayed for good (found by an audit).
     const folder = temporaryFolder('lock-leftovers');
@@ -22,5 +165,70 @@ describe('stale takeover files and leftovers', () => {
     for (const name of [...old, oldButAlive, notOurs]) fs.utimesSync(path.join(folder, name), secondsAgo(120), secondsAgo(120));
     expect((await runCli(['migrate'], { DATA_DIR: folder })).code).toBe(0);
     expect(fs.readdirSync(folder).filter((name) => name.startsWith('openbaas.lock')).sort()).toEqual([...kept].sort());
+  });
+});
+
+/**
+ * Instrumentation preloaded into each racing process: a pause of 0-30 ms before every removal of
+ * the lock or the takeover file (an rm, or the rename a removal starts with), standing for a process
+ * descheduled there, which is what opened the window.
+ */
+const descheduler = `
+const fs = require('node:fs');
+const target = (p) => typeof p === 'string' && /openbaas\\.lock(\\.takeover)?$/.test(p);
+const pause = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.random() * 30);
+for (const name of ['rmSync', 'unlinkSync', 'renameSync']) {
+  const original = fs[name];
+  fs[name] = function (p, ...rest) { if (target(p)) pause(); return original.call(fs, p, ...rest); };
+}
+`;
+
+/** `processes` processes taking the lock of `folder` at one moment, with `preload` loaded: what each said. */
+async function takeLockAtOnce(folder: string, processes: number, preload: string): Promise<string[]> {
+  const go = path.join(temporaryFolder('lock-race-go'), 'go');
+  const script =
+    "import fs from 'node:fs';" +
+    `import { acquireDataFolderLock } from ${JSON.stringify(pathToFileURL(builtModule('src/platform/db/lock-file.ts')).href)};` +
+    'const [folder, go] = [process.argv[1], process.argv[2]];' +
+    "console.log('READY');" +
+    'while (!fs.existsSync(go)) {}' +
+    "try { const release = acquireDataFolderLock(folder); console.log('OK'); setTimeout(release, 1500); }" +
+    'catch (error) { console.log(error.name); }';
+  let ready = 0;
+  let allReady: () => void = () => undefined;
+  const loaded = new Promise<void>((resolve) => (allReady = resolve));
+  const runs = Array.from({ length: processes }, () =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--require', preload, '--input-type=module', '-e', script, folder, go], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+      let output = '';
+      child.stdout.on('data', (chunk) => {
+        const before = output;
+        output += String(chunk);
+        if (!before.includes('READY') && output.includes('READY') && ++ready === processes) allReady();
+      });
+      child.on('error', reject);
+      child.on('close', () => resolve(output.replace('READY', '').trim()));
+    }),
+  );
+  await loaded;
+  fs.writeFileSync(go, '');
+  return Promise.all(runs);
+}
+
+describe('several processes at once on a stale lock and a stale takeover file (a kill -9 during a takeover)', () => {
+  it('exactly one takes the lock, even when each is descheduled before it removes a file', async () => {
+    // Until 2026-12-07 each that had read the takeover's dead pid removed the takeover file, even
+    // the one another had just made: several held the takeover together and removed each other's
+    // new lock, and two to four opened the database (found by an audit, with such pauses).
+    const preload = path.join(temporaryFolder('lock-race-preload'), 'deschedule.cjs');
+    fs.writeFileSync(preload, descheduler);
+    for (let trial = 0; trial < 5; trial++) {
+      const folder = temporaryFolder('lock-race');
+      fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(deadPid));
+      fs.writeFileSync(path.join(folder, 'openbaas.lock.takeover'), String(deadPid + 1));
+      const said = await takeLockAtOnce(folder, 8, preload);
+      expect(said.filter((word) => word === 'OK'), `trial ${trial}: ${said.join(' ')}`).toHaveLength(1);
+      expect(said.filter((word) => word !== 'OK').every((word) => word === 'DataFolderLockedError'), said.join(' ')).toBe(true);
+    }
   });
 });

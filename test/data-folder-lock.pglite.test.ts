@@ -39,7 +39,7 @@ describe('a lock file holding our own pid', () => {
     const lockPath = path.join(folder, 'openbaas.lock');
     fs.writeFileSync(lockPath, String(process.pid));
     const release = acquireDataFolderLock(folder);
-    expect(fs.readFileSync(lockPath, 'utf8')).toBe(String(process.pid));
+    expect(fs.readFileSync(lockPath, 'utf8').split('\n')[0]).toBe(String(process.pid));
     // Opened twice by one process: still refused.
     expect(() => acquireDataFolderLock(folder)).toThrow(new DataFolderLockedError(`The data folder ${folder} is already open in this process.`));
     release();

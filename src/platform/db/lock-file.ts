@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 export class DataFolderLockedError extends Error {
@@ -121,17 +122,59 @@ function keepDataFolderPrivate(dataDir: string): void {
 }
 
 /**
- * The lock files this process holds (by their real path). A lock file holding our own pid is ours
- * only if it is one of these: otherwise an earlier process with the same pid left it, which is
- * the rule in a container, where the server is PID 1 on every start (until 2026-12-07 such a lock
- * was refused as "already open in this process" for ever after a kill -9 or an OOM kill; found by
- * an audit).
+ * Who holds a lock, beside its pid: the host, the PID namespace and the boot. A pid says whether
+ * its process runs only when the reader shares all three: two containers on one volume are both
+ * PID 1 (until 2026-12-07 the second took the first's lock as its own left by a kill -9, both
+ * opened the database and the writes of one were lost; found by an audit), a command run outside
+ * the container reads pid 1 as init, and after a reboot the pid is someone else's.
  */
-const lockedByThisProcess = new Set<string>();
+function identityLine(): string {
+  let pidNamespace = '-';
+  try {
+    pidNamespace = fs.readlinkSync('/proc/self/ns/pid');
+  } catch {
+    // not Linux: the host name and the pid alone, as before
+  }
+  const boot = procFile('/proc/sys/kernel/random/boot_id')?.trim() || '-';
+  return `host=${os.hostname()} pidns=${pidNamespace} boot=${boot}`;
+}
+
+function procFile(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+const ourIdentity = identityLine();
+
+/**
+ * A lock held from elsewhere (another container, host or boot) cannot be judged by its pid: its
+ * holder sets the file's modification time every `refreshMs` while it holds it (on its main
+ * thread: a PGlite call can keep the event loop busy, seconds at most), and it is stale only when
+ * not refreshed for `foreignStaleMs`. A holder frozen for longer (SIGSTOP, a debugger) may lose
+ * the lock to a process elsewhere.
+ */
+const refreshMs = 5_000;
+const foreignStaleMs = 30_000;
+/** `openbaas.lock.takeover` is held for a few system calls: older than this, its holder is gone whatever its pid says. */
+const takeoverStaleMs = 10_000;
+/** How long a start keeps trying before it gives up (beyond a wait for a foreign lock). */
+const tryForMs = 2 * takeoverStaleMs;
+
+/**
+ * The contents of the lock files this process holds (by their real path). A lock file holding our
+ * own pid and identity is ours only if it is one of these: otherwise an earlier process with the
+ * same pid left it (until 2026-12-07 such a lock was refused as "already open in this process" for
+ * ever after a kill -9 or an OOM kill; found by an audit).
+ */
+const lockedByThisProcess = new Map<string, string>();
 
 /**
  * PGlite is a single-process database: two processes on one data folder would corrupt it. The
- * lock file holds the owner's pid; a lock left by a process that no longer runs is taken over.
+ * lock file holds the owner's pid and identity; a lock left by a process that no longer runs is
+ * taken over.
  */
 export function acquireDataFolderLock(dataDir: string): () => void {
   try {
@@ -143,15 +186,23 @@ export function acquireDataFolderLock(dataDir: string): () => void {
   }
 }
 
+/** A file of this process's own beside `target` (`<target>.<pid>.<hex>`), for a write or a rename. */
+function ownName(target: string): string {
+  return `${target}.${process.pid}.${randomBytes(6).toString('hex')}`;
+}
+
 /**
- * Creates `target` holding our pid, whole, or answers false when it exists: the pid is written to
- * a file of this process's own first, then hard-linked to `target` (link fails if it exists), so
- * no other process ever reads a lock file still empty.
+ * Creates `target` holding our pid, identity and a random tag, whole, and answers that content, or
+ * undefined when `target` exists: the content is written to a file of this process's own first,
+ * then hard-linked to `target` (link fails if it exists), so no other process ever reads a lock
+ * file still empty. The tag makes the content this one lock's, so a process removes only the very
+ * file it judged.
  */
-function createHoldingOurPid(target: string): boolean {
-  const own = `${target}.${process.pid}.${randomBytes(6).toString('hex')}`;
+function createHoldingOurPid(target: string): string | undefined {
+  const content = `${process.pid}\n${ourIdentity}\ntag=${randomBytes(8).toString('hex')}\n`;
+  const own = ownName(target);
   try {
-    fs.writeFileSync(own, String(process.pid), { flag: 'wx' });
+    fs.writeFileSync(own, content, { flag: 'wx' });
   } catch (error) {
     // A folder this user may not write in: the refusal names the lock file, not this one.
     const failure = error as NodeJS.ErrnoException;
@@ -161,54 +212,130 @@ function createHoldingOurPid(target: string): boolean {
   }
   try {
     fs.linkSync(own, target);
-    return true;
+    return content;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return false;
+    if (code === 'EEXIST') return undefined;
     // A file system without hard links: made in place, as before 2026-12-07.
-    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') return createInPlace(target);
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') return createInPlace(target, content);
     throw error;
   } finally {
     fs.rmSync(own, { force: true });
   }
 }
 
-function createInPlace(target: string): boolean {
+function createInPlace(target: string, content: string): string | undefined {
   let fd: number;
   try {
     fd = fs.openSync(target, 'wx');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw error;
   }
   try {
-    fs.writeSync(fd, String(process.pid));
+    fs.writeSync(fd, content);
   } finally {
     fs.closeSync(fd);
   }
-  return true;
+  return content;
 }
 
-/** The pid in a lock file (NaN for an empty or garbled one); undefined when the file is gone. */
-function pidIn(file: string): number | undefined {
+/** A lock file as read: its content, pid (NaN for an empty or garbled one), identity ("" in a lock of a build before 2026-12-07) and modification time. */
+interface LockFile {
+  content: string;
+  pid: number;
+  identity: string;
+  modifiedMs: number;
+}
+
+/** The lock file `file`; undefined when it is gone. */
+function readLock(file: string): LockFile | undefined {
   try {
-    return Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10);
+    const content = fs.readFileSync(file, 'utf8');
+    const modifiedMs = fs.statSync(file).mtimeMs;
+    const [pidLine = '', identity = ''] = content.split('\n');
+    return { content, pid: Number.parseInt(pidLine.trim(), 10), identity: identity.trim(), modifiedMs };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
 }
 
-/** Whether a lock holding `pid` was left by a process that is gone (or by an earlier process with our pid). */
-function isStale(pid: number, lockPath: string): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return true;
-  if (pid === process.pid) return !lockedByThisProcess.has(lockPath);
-  return !processIsAlive(pid);
+/** Whether the pid of `lock` can be checked here: written by a process of this host, PID namespace and boot, or by a build that wrote no identity. */
+function sameIdentity(lock: LockFile): boolean {
+  return lock.identity === '' || lock.identity === ourIdentity;
+}
+
+/**
+ * 'stale' for a lock left by a process that is gone (or by an earlier process with our pid),
+ * 'held' for one whose process runs, 'foreign' for one held from elsewhere and refreshed within
+ * `foreignStaleMs` (maybe held: see waitForForeignLock).
+ */
+function judge(lock: LockFile, lockPath: string): 'stale' | 'held' | 'foreign' {
+  if (!Number.isInteger(lock.pid) || lock.pid <= 0) return 'stale';
+  if (!sameIdentity(lock)) return Date.now() - lock.modifiedMs > foreignStaleMs ? 'stale' : 'foreign';
+  if (lock.pid === process.pid) return lockedByThisProcess.get(lockPath) === lock.content ? 'held' : 'stale';
+  return processIsAlive(lock.pid) ? 'held' : 'stale';
 }
 
 /** Waits a few milliseconds without returning to the event loop (the lock is taken synchronously). */
 function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Removes `file` only if it still holds `content` (the stale file this process judged): it is
+ * renamed to a name of our own first, so what is checked is what was removed, and a file another
+ * process made meanwhile is put back. Until 2026-12-07 a stale takeover file was removed blindly,
+ * so processes that had read the same dead pid each removed the one another had just made, held
+ * the takeover together and removed each other's new lock (found by an audit).
+ */
+function removeIfStill(file: string, content: string): void {
+  const own = ownName(file);
+  try {
+    fs.renameSync(file, own);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (procFile(own) === content) {
+    fs.rmSync(own, { force: true });
+    return;
+  }
+  try {
+    fs.linkSync(own, file);
+  } catch {
+    // Another file took its place meanwhile (it was gone for a few instructions): that one stays.
+  } finally {
+    fs.rmSync(own, { force: true });
+  }
+}
+
+/** What the refusal says of a lock's holder: its pid and command here, or where it runs. */
+function holderOf(lock: LockFile): string {
+  if (sameIdentity(lock)) return `pid ${lock.pid}${commandOf(lock.pid)}`;
+  const host = /host=(\S+)/.exec(lock.identity)?.[1] ?? '?';
+  return `pid ${lock.pid} on host ${host}, in another container (PID namespace) or on another machine`;
+}
+
+/**
+ * A lock held from elsewhere and refreshed lately: waits (once, saying so) until it is refreshed
+ * (held: 'held'), replaced or removed ('changed'), or not refreshed for `foreignStaleMs` ('stale').
+ * A container restarted after a kill -9 finds its earlier self's lock this way; a second container
+ * on the same volume finds the first's, refreshed.
+ */
+function waitForForeignLock(dataDir: string, lockPath: string, lock: LockFile): 'held' | 'changed' | 'stale' {
+  process.stderr.write(
+    `openbaas: the data folder ${dataDir} is locked by ${holderOf(lock)}; waiting up to ${foreignStaleMs / 1000} s to see whether that process still runs…\n`,
+  );
+  const since = Date.now();
+  for (;;) {
+    pause(250);
+    const now = readLock(lockPath);
+    if (now === undefined || now.content !== lock.content) return 'changed';
+    if (now.modifiedMs !== lock.modifiedMs) return 'held';
+    if (Date.now() - now.modifiedMs > foreignStaleMs || Date.now() - since > foreignStaleMs) return 'stale';
+  }
 }
 
 /**
@@ -233,55 +360,115 @@ function removeLeftovers(lockPath: string): void {
 }
 
 /**
+ * Keeps the lock's modification time fresh while this process holds the lock (see refreshMs); it
+ * stops when the lock no longer holds our content. The timer does not keep the process alive.
+ */
+function keepFresh(lockPath: string, content: string): () => void {
+  const timer = setInterval(() => {
+    try {
+      if (procFile(lockPath) !== content) {
+        clearInterval(timer);
+        return;
+      }
+      const now = new Date();
+      fs.utimesSync(lockPath, now, now);
+    } catch {
+      // Next time.
+    }
+  }, refreshMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
  * Takes the lock. A stale lock is removed only by the process holding `openbaas.lock.takeover`
  * (made as the lock is, so one process at a time), which checks again that the lock is stale
  * before removing it: until 2026-12-07 two processes starting at once on a stale lock could both
  * read it stale, and the second removed the lock the first had just made, so both opened the
  * database (found by an audit). A takeover file left by a process that died in the few system
- * calls it is held for is removed in turn.
+ * calls it is held for, or older than `takeoverStaleMs`, is removed in turn; stale files are
+ * removed only while they still hold what was judged (removeIfStill).
  */
 function lockDataFolder(dataDir: string): () => void {
   const lockPath = path.join(fs.realpathSync(dataDir), 'openbaas.lock');
   const takeoverPath = `${lockPath}.takeover`;
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (createHoldingOurPid(lockPath)) {
-      lockedByThisProcess.add(lockPath);
+  const shownLock = path.join(dataDir, 'openbaas.lock');
+  let waited = false;
+  let deadline = Date.now() + tryForMs;
+  let lastTakeover: LockFile | undefined;
+  const takeoverSeenSince = new Map<string, number>();
+  while (Date.now() < deadline) {
+    const content = createHoldingOurPid(lockPath);
+    if (content !== undefined) {
+      lockedByThisProcess.set(lockPath, content);
       removeLeftovers(lockPath);
+      const stopRefreshing = keepFresh(lockPath, content);
       let released = false;
       return () => {
         if (released) return;
         released = true;
+        stopRefreshing();
         lockedByThisProcess.delete(lockPath);
-        try {
-          if (fs.readFileSync(lockPath, 'utf8').trim() === String(process.pid)) fs.unlinkSync(lockPath);
-        } catch {
-          // already gone: nothing to release
-        }
+        // Only the lock this process made: one another process took over meanwhile is its own.
+        removeIfStill(lockPath, content);
       };
     }
-    const ownerPid = pidIn(lockPath);
-    if (ownerPid === undefined) continue; // released meanwhile: try again
-    if (!isStale(ownerPid, lockPath)) {
-      if (ownerPid === process.pid) throw new DataFolderLockedError(`The data folder ${dataDir} is already open in this process.`);
+    const lock = readLock(lockPath);
+    if (lock === undefined) continue; // released meanwhile: try again
+    let verdict = judge(lock, lockPath);
+    if (verdict === 'foreign') {
+      if (waited) verdict = 'held';
+      else {
+        waited = true;
+        const seen = waitForForeignLock(dataDir, lockPath, lock);
+        deadline = Date.now() + tryForMs;
+        if (seen === 'changed') continue;
+        verdict = seen;
+      }
+    }
+    if (verdict === 'held') {
+      if (lock.pid === process.pid && sameIdentity(lock)) throw new DataFolderLockedError(`The data folder ${dataDir} is already open in this process.`);
+      if (!sameIdentity(lock)) {
+        throw new DataFolderLockedError(
+          `The data folder ${dataDir} is in use by another OpenBaaS process (${holderOf(lock)}), which keeps its lock ${shownLock} fresh. ` +
+            'Stop that process first (one data folder serves one process: two containers on one volume cannot share it), or use another DATA_DIR (or DATABASE_URL for PostgreSQL, which several processes can share).',
+        );
+      }
       throw new DataFolderLockedError(
-        `The data folder ${dataDir} is in use by another OpenBaaS process (pid ${ownerPid}${commandOf(ownerPid)}). ` +
+        `The data folder ${dataDir} is in use by another OpenBaaS process (${holderOf(lock)}). ` +
           'Stop that process first, or use another DATA_DIR (or DATABASE_URL for PostgreSQL, which several processes can share). ' +
-          `If that pid is not OpenBaaS (the one that locked the folder died and its pid was reused), delete ${path.join(dataDir, 'openbaas.lock')}.`,
+          `If that pid is not OpenBaaS (the one that locked the folder died and its pid was reused), delete ${shownLock}.`,
       );
     }
-    // Stale lock from a process that died (or from an earlier process that had our pid).
-    if (!createHoldingOurPid(takeoverPath)) {
-      const takerPid = pidIn(takeoverPath);
-      if (takerPid !== undefined && isStale(takerPid, takeoverPath)) fs.rmSync(takeoverPath, { force: true });
+    // A stale lock: taken over by the holder of the takeover file only.
+    const ourTakeover = createHoldingOurPid(takeoverPath);
+    if (ourTakeover === undefined) {
+      const taker = readLock(takeoverPath);
+      if (taker === undefined) continue;
+      lastTakeover = taker;
+      if (!takeoverSeenSince.has(taker.content)) takeoverSeenSince.set(taker.content, Date.now());
+      // Old by its time, or by how long this process has seen it (a clock ahead of ours), or left by a dead pid.
+      const takerStale =
+        Date.now() - taker.modifiedMs > takeoverStaleMs ||
+        Date.now() - (takeoverSeenSince.get(taker.content) ?? Date.now()) > takeoverStaleMs ||
+        (sameIdentity(taker) && judge(taker, takeoverPath) === 'stale');
+      if (takerStale) removeIfStill(takeoverPath, taker.content);
       else pause(2);
       continue;
     }
     try {
-      const now = pidIn(lockPath);
-      if (now !== undefined && isStale(now, lockPath)) fs.rmSync(lockPath, { force: true });
+      // Still stale now that no other process may remove it: the very lock judged above, not
+      // refreshed since (one from elsewhere judged by waiting), or another judged stale again.
+      const now = readLock(lockPath);
+      const unchanged = now !== undefined && now.content === lock.content && now.modifiedMs === lock.modifiedMs;
+      if (now !== undefined && (unchanged || judge(now, lockPath) === 'stale')) removeIfStill(lockPath, now.content);
     } finally {
-      fs.rmSync(takeoverPath, { force: true });
+      removeIfStill(takeoverPath, ourTakeover);
     }
   }
-  throw new DataFolderLockedError(`Could not lock the data folder ${dataDir}.`);
+  const shownTakeover = path.join(dataDir, 'openbaas.lock.takeover');
+  throw new DataFolderLockedError(
+    `Could not lock the data folder ${dataDir}: ${shownTakeover}, which a process holds for a moment while it takes over a stale lock, ` +
+      `stayed in place${lastTakeover === undefined ? '' : ` (${holderOf(lastTakeover)})`}. If no OpenBaaS process is starting on this folder, delete ${shownTakeover}.`,
+  );
 }
