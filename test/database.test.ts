@@ -167,7 +167,7 @@ describe('embedded database folder', () => {
       const folder = temporaryFolder('database');
       fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(pid));
       const release = acquireDataFolderLock(folder);
-      expect(fs.readFileSync(path.join(folder, 'openbaas.lock'), 'utf8')).toBe(String(process.pid));
+      expect(fs.readFileSync(path.join(folder, 'openbaas.lock'), 'utf8').split('\n')[0]).toBe(String(process.pid));
       release();
     } finally {
       holder.kill();

@@ -59,7 +59,7 @@ async function npmStart(dataDir: string): Promise<Started> {
     await sleep(100);
   }
   // The data folder's lock file names the process that holds the database: the server.
-  const serverPid = Number(fs.readFileSync(path.join(dataDir, 'openbaas.lock'), 'utf8'));
+  const serverPid = Number.parseInt(fs.readFileSync(path.join(dataDir, 'openbaas.lock'), 'utf8'), 10);
   leftovers.push(serverPid);
   return { npm, serverPid, baseUrl, output: () => output, exited };
 }
