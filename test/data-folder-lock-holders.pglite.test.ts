@@ -60,7 +60,8 @@ describe('a lock written in another PID namespace or on another host', () => {
     expect(fs.existsSync(lockPath)).toBe(false);
 
     fs.writeFileSync(lockPath, foreignLock(1));
-    fs.utimesSync(lockPath, secondsAgo(15), secondsAgo(15)); // a margin for the command's start on a busy machine
+    // 22 s: 8 s left, a margin for the command's start on a busy machine (the wait is what is tested).
+    fs.utimesSync(lockPath, secondsAgo(22), secondsAgo(22));
     const started = Date.now();
     const recent = await runCli(['migrate'], { DATA_DIR: folder });
     expect(recent.code, recent.stderr).toBe(0);
@@ -127,6 +128,8 @@ describe('two containers on one volume', () => {
       await first.closed;
     }
     // Its next start (another namespace, PID 1 again) sees the lock no longer refreshed and takes it.
+    // The lock is made 22 s old first, so the start waits for the rest of the 30 s (about 8 s), not all of it.
+    fs.utimesSync(lockPath, secondsAgo(22), secondsAgo(22));
     const restarted = startInNamespace(['migrate'], folder);
     expect(await restarted.closed, restarted.output()).toBe(0);
     expect(restarted.output()).toMatch(/waiting up to 30 s to see whether that process still runs…/);

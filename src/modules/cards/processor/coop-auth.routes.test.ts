@@ -1216,6 +1216,9 @@ describe('repeats, advices and isolation', () => {
           return { body: null, later };
         };
       });
+      // The longest window: the snapshot must be taken while the request still waits (with the
+      // default 2 s a busy machine took longer once, and the snapshot held the stand-in's answer).
+      await patchCoopProgram(client, { timeoutMs: 4000 });
       const card = await coopCard('100.00', client);
       const first = t.request({ method: 'POST', url: `/v1/sandbox/cards/${card.cardId}/authorizations`, key: client.key, body: { amount: 4 }, idempotencyKey: 'snapshot-key' });
       await seen;
