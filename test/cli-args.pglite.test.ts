@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { packageRoot } from '../src/paths.js';
-import { cliArgs } from './support/cli-command.js';
+import { startCli } from './support/cli-command.js';
 import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
@@ -181,20 +180,12 @@ describe('openbaas serve --port', () => {
 describe('openbaas serve --port 0', () => {
   it('the ready line and the new key\'s curl line name the port the system picked', async () => {
     // Until 2026-12-07 they said http://localhost:0 (found by an audit).
-    const child = spawn(process.execPath, cliArgs('serve', '--memory', '--port', '0'), {
-      cwd: packageRoot,
-      env: { ...process.env, LOG_LEVEL: 'info', OPENBAAS_API_KEY: '', DATABASE_URL: '', PUBLIC_BASE_URL: '', HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += String(chunk)));
-    child.stderr.on('data', (chunk) => (output += String(chunk)));
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const { child, output, exited } = startCli(['serve', '--memory', '--port', '0'], { LOG_LEVEL: 'info', OPENBAAS_API_KEY: '', DATABASE_URL: '', PUBLIC_BASE_URL: '', HOST: '127.0.0.1' });
     try {
-      await vi.waitFor(() => expect(output).toMatch(/openbaas: ready in \d+\.\d s on /), { timeout: 120_000, interval: 100 });
-      const port = Number(/openbaas: ready in \d+\.\d s on http:\/\/localhost:(\d+)\n/.exec(output)?.[1]);
-      expect(port, output).toBeGreaterThan(0);
-      expect(output).toMatch(new RegExp(`curl -H "Authorization: sk_test_[A-Za-z0-9]+" http://localhost:${port}/v1/assets`));
+      await vi.waitFor(() => expect(output()).toMatch(/openbaas: ready in \d+\.\d s on /), { timeout: 120_000, interval: 100 });
+      const port = Number(/openbaas: ready in \d+\.\d s on http:\/\/localhost:(\d+)\n/.exec(output())?.[1]);
+      expect(port, output()).toBeGreaterThan(0);
+      expect(output()).toMatch(new RegExp(`curl -H "Authorization: sk_test_[A-Za-z0-9]+" http://localhost:${port}/v1/assets`));
       expect((await fetch(`http://127.0.0.1:${port}/health/ready`)).status).toBe(200);
     } finally {
       child.kill('SIGTERM');

@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../src/paths.js';
 import { acquireDataFolderLock } from '../src/platform/db/lock-file.js';
-import { builtModule, cliArgs } from './support/cli-command.js';
+import { cliArgs } from './support/cli-command.js';
+import { expectOneHolder, takeLockAtOnce } from './support/lock-race.js';
 import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
@@ -186,38 +186,6 @@ for (const name of ['rmSync', 'unlinkSync', 'renameSync']) {
 }
 `;
 
-/** `processes` processes taking the lock of `folder` at one moment, with `preload` loaded: what each said. */
-async function takeLockAtOnce(folder: string, processes: number, preload: string): Promise<string[]> {
-  const go = path.join(temporaryFolder('lock-race-go'), 'go');
-  const script =
-    "import fs from 'node:fs';" +
-    `import { acquireDataFolderLock } from ${JSON.stringify(pathToFileURL(builtModule('src/platform/db/lock-file.ts')).href)};` +
-    'const [folder, go] = [process.argv[1], process.argv[2]];' +
-    "console.log('READY');" +
-    'while (!fs.existsSync(go)) {}' +
-    "try { const release = acquireDataFolderLock(folder); console.log('OK'); setTimeout(release, 1500); }" +
-    'catch (error) { console.log(error.name); }';
-  let ready = 0;
-  let allReady: () => void = () => undefined;
-  const loaded = new Promise<void>((resolve) => (allReady = resolve));
-  const runs = Array.from({ length: processes }, () =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--require', preload, '--input-type=module', '-e', script, folder, go], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-      let output = '';
-      child.stdout.on('data', (chunk) => {
-        const before = output;
-        output += String(chunk);
-        if (!before.includes('READY') && output.includes('READY') && ++ready === processes) allReady();
-      });
-      child.on('error', reject);
-      child.on('close', () => resolve(output.replace('READY', '').trim()));
-    }),
-  );
-  await loaded;
-  fs.writeFileSync(go, '');
-  return Promise.all(runs);
-}
-
 describe('several processes at once on a stale lock and a stale takeover file (a kill -9 during a takeover)', () => {
   it('exactly one takes the lock, even when each is descheduled before it removes a file', async () => {
     // Until 2026-12-07 each that had read the takeover's dead pid removed the takeover file, even
@@ -229,9 +197,8 @@ describe('several processes at once on a stale lock and a stale takeover file (a
       const folder = temporaryFolder('lock-race');
       fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(deadPid));
       fs.writeFileSync(path.join(folder, 'openbaas.lock.takeover'), String(deadPid + 1));
-      const said = await takeLockAtOnce(folder, 8, preload);
-      expect(said.filter((word) => word === 'OK'), `trial ${trial}: ${said.join(' ')}`).toHaveLength(1);
-      expect(said.filter((word) => word !== 'OK').every((word) => word === 'DataFolderLockedError'), said.join(' ')).toBe(true);
+      const said = await takeLockAtOnce(folder, 8, { holdMs: 1500, preload });
+      expectOneHolder(said, trial);
     }
   });
 });

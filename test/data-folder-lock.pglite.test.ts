@@ -2,11 +2,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../src/paths.js';
 import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db/lock-file.js';
-import { builtModule, cliArgs, cliFile } from './support/cli-command.js';
+import { cliArgs, cliFile } from './support/cli-command.js';
+import { expectOneHolder, takeLockAtOnce } from './support/lock-race.js';
 import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
@@ -166,42 +166,6 @@ describe('a data folder whose first start was interrupted while it created the d
   });
 });
 
-/**
- * `processes` processes that each take the lock of `folder` at the same moment (once all are
- * loaded, each spinning until a file appears) and hold it a moment: what each said, OK or the
- * refusal's name.
- */
-async function takeLockAtOnce(folder: string, processes: number): Promise<string[]> {
-  const go = path.join(temporaryFolder('lock-race-go'), 'go');
-  const script =
-    "import fs from 'node:fs';" +
-    `import { acquireDataFolderLock } from ${JSON.stringify(pathToFileURL(builtModule('src/platform/db/lock-file.ts')).href)};` +
-    'const [folder, go] = [process.argv[1], process.argv[2]];' +
-    "console.log('READY');" +
-    'while (!fs.existsSync(go)) {}' +
-    "try { const release = acquireDataFolderLock(folder); console.log('OK'); setTimeout(release, 500); }" +
-    'catch (error) { console.log(error.name); }';
-  let ready = 0;
-  let allReady: () => void = () => undefined;
-  const loaded = new Promise<void>((resolve) => (allReady = resolve));
-  const runs = Array.from({ length: processes }, () =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script, folder, go], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-      let output = '';
-      child.stdout.on('data', (chunk) => {
-        const before = output;
-        output += String(chunk);
-        if (!before.includes('READY') && output.includes('READY') && ++ready === processes) allReady();
-      });
-      child.on('error', reject);
-      child.on('close', () => resolve(output.replace('READY', '').trim()));
-    }),
-  );
-  await loaded;
-  fs.writeFileSync(go, '');
-  return Promise.all(runs);
-}
-
 describe('several processes taking a stale lock at once', () => {
   it('exactly one takes it; the others are refused', async () => {
     // Until 2026-12-07 each read the stale pid, removed the lock and made its own: one that
@@ -210,9 +174,8 @@ describe('several processes taking a stale lock at once', () => {
     for (let trial = 0; trial < 8; trial++) {
       const folder = temporaryFolder('lock-race');
       fs.writeFileSync(path.join(folder, 'openbaas.lock'), '4000000');
-      const said = await takeLockAtOnce(folder, 6);
-      expect(said.filter((word) => word === 'OK'), `trial ${trial}: ${said.join(' ')}`).toHaveLength(1);
-      expect(said.filter((word) => word !== 'OK').every((word) => word === 'DataFolderLockedError'), said.join(' ')).toBe(true);
+      const said = await takeLockAtOnce(folder, 6, { holdMs: 500 });
+      expectOneHolder(said, trial);
     }
   });
 });

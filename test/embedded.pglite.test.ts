@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/platform/db/database.js';
 import { DataFolderLockedError } from '../src/platform/db/lock-file.js';
 import { migrate } from '../src/platform/db/migrate.js';
-import { cliArgs } from './support/cli-command.js';
+import { cliArgs, startCli } from './support/cli-command.js';
 import { runCli } from './support/run-cli.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
@@ -113,16 +113,9 @@ interface RunningServer {
 }
 
 function startServer(env: Record<string, string>): RunningServer {
-  const child = spawn(process.execPath, cliArgs('serve'), {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += String(chunk)));
-  child.stderr.on('data', (chunk) => (output += String(chunk)));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const { child, output, exited } = startCli(['serve'], { LOG_LEVEL: 'info', ...env });
   return {
-    output: () => output,
+    output,
     exited,
     stop: async (signal) => {
       child.kill(signal);
