@@ -101,10 +101,13 @@ export function exitOnSignal(
   // yet handed to a listener is lost with it. Until 2026-12-07 serve removed its start-time
   // listeners first: a Ctrl-C or SIGTERM while the app was built (without a pass of the event loop)
   // was lost, and the server went on to serve (found by an audit).
-  if (replacing) {
-    process.off('SIGTERM', replacing);
-    process.off('SIGINT', replacing);
-  }
+  if (replacing) stopListening(replacing);
+}
+
+/** Removes `listener` from SIGTERM and SIGINT. */
+function stopListening(listener: (signal: NodeJS.Signals) => void): void {
+  process.off('SIGTERM', listener);
+  process.off('SIGINT', listener);
 }
 
 /**
@@ -162,10 +165,7 @@ export async function serve(config: Config): Promise<void> {
   // then ends as the signal ends it (status 130 or 143 in a shell).
   const bootstrapping = bootstrapSandbox(deps, progress).then((made) => (bootstrap = made));
   let signalledDuringStart = false;
-  const stopHandlingSignalsDuringStart = () => {
-    process.off('SIGTERM', onSignalDuringStart);
-    process.off('SIGINT', onSignalDuringStart);
-  };
+  const stopHandlingSignalsDuringStart = () => stopListening(onSignalDuringStart);
   const onSignalDuringStart = (signal: NodeJS.Signals) => {
     if (signalledDuringStart) return;
     signalledDuringStart = true;
@@ -217,8 +217,7 @@ export async function serve(config: Config): Promise<void> {
         await new Promise<void>((resolve) => {
           const done = () => {
             clearTimeout(timer);
-            process.off('SIGTERM', done);
-            process.off('SIGINT', done);
+            stopListening(done);
             resolve();
           };
           const timer = setTimeout(done, config.shutdownDrainMs);

@@ -25,13 +25,18 @@ function processIsAlive(pid: number): boolean {
   return procField(pid, 'stat')?.replace(/^.*\) /s, '').startsWith('Z') !== true;
 }
 
-/** /proc/<pid>/<name> on Linux; undefined where there is none or it cannot be read. */
-function procField(pid: number, name: string): string | undefined {
+/** A file's text; undefined where there is none or it cannot be read (a /proc file off Linux, a lock file removed meanwhile). */
+function readIfPresent(file: string): string | undefined {
   try {
-    return fs.readFileSync(`/proc/${pid}/${name}`, 'utf8');
+    return fs.readFileSync(file, 'utf8');
   } catch {
     return undefined;
   }
+}
+
+/** /proc/<pid>/<name> on Linux; undefined where there is none or it cannot be read. */
+function procField(pid: number, name: string): string | undefined {
+  return readIfPresent(`/proc/${pid}/${name}`);
 }
 
 /** The owner's command line as Linux shows it, for the refusal's message ("" where unknown). */
@@ -135,17 +140,10 @@ function identityLine(): string {
   } catch {
     // not Linux: the host name and the pid alone, as before
   }
-  const boot = procFile('/proc/sys/kernel/random/boot_id')?.trim() || '-';
+  const boot = readIfPresent('/proc/sys/kernel/random/boot_id')?.trim() || '-';
   return `host=${os.hostname()} pidns=${pidNamespace} boot=${boot}`;
 }
 
-function procFile(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
 
 const ourIdentity = identityLine();
 
@@ -298,7 +296,7 @@ function removeIfStill(file: string, content: string): void {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
-  if (procFile(own) === content) {
+  if (readIfPresent(own) === content) {
     fs.rmSync(own, { force: true });
     return;
   }
@@ -366,7 +364,7 @@ function removeLeftovers(lockPath: string): void {
 function keepFresh(lockPath: string, content: string): () => void {
   const timer = setInterval(() => {
     try {
-      if (procFile(lockPath) !== content) {
+      if (readIfPresent(lockPath) !== content) {
         clearInterval(timer);
         return;
       }
