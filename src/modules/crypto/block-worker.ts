@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
-import { withTransaction, type Tx } from '../../platform/db/transaction.js';
+import type { Tx } from '../../platform/db/transaction.js';
+import { withClientTransaction } from '../../platform/db/client-fence.js';
 import { blocksPerCallMax, mineBlocks } from './crypto-transfers.service.js';
 import type { CryptoNetworkName } from './networks.js';
 
@@ -40,7 +41,8 @@ export async function mineDueBlocks(deps: Pick<Deps, 'db' | 'clock'>, periodSeco
   let mined = 0;
   for (const chain of chains.rows) {
     const now = new Date(deps.clock.now().getTime() + Number(chain.offset_ms));
-    const done = await withTransaction(deps.db, async (tx) => {
+    // One of the client's writers: waits for a sandbox reset or restore of the client (client-fence.ts).
+    const done = await withClientTransaction(deps.db, chain.client_id, async (tx) => {
       // A chain that never mined gets its row (height 0), then it is locked.
       await tx
         .insertInto('crypto_chain_heights')

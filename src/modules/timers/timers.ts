@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { isDatabaseAnswer, isRetryableDatabaseError, withTransaction, type Tx } from '../../platform/db/transaction.js';
+import { tryClientFenceSql, withClientTransaction } from '../../platform/db/client-fence.js';
 import type { RequestContext } from '../../platform/http/context.js';
 import { WriteStatement, type RowsKind } from '../../platform/db/write-statement.js';
 import './timers.tables.js';
@@ -185,7 +186,7 @@ function messageOf(error: unknown): string {
 
 /** Records a failed run on the timer (in a transaction of its own: the run's was rolled back). */
 async function recordFailure(db: Db, timer: DueTimer, wallNow: Date, error: unknown): Promise<void> {
-  await withTransaction(db, async (tx) => {
+  await withClientTransaction(db, timer.clientId, async (tx) => {
     const row = await tx
       .selectFrom('timers')
       .select('failed_attempts')
@@ -244,24 +245,36 @@ export async function runDueTimers(db: Db, clock: Clock, kinds: readonly TimerKi
   const limit = options.limit ?? dueTimersPerRunMax;
   const ran: DueTimer[] = [];
   const failed: FailedTimer[] = [];
+  // Clients whose data a sandbox reset or restore is replacing: their timers wait for the next call.
+  const fenced: string[] = [];
   while (ran.length + failed.length < limit && names.length > 0) {
     const wallNow = clock.now();
-    let claimed: DueTimer | undefined;
+    let claimed: DueTimer | 'fenced' | undefined;
     try {
       claimed = await withTransaction(db, async (tx) => {
-        const result = await sql<ClaimedRow>`
-          SELECT t.client_id, t.kind, t.subject_id, t.due_at, c.clock_offset_ms::text AS offset_ms
-          FROM timers t JOIN clients c ON c.id = t.client_id
-          WHERE t.kind = ANY(${names}::text[])
-            AND t.due_at <= ${wallNow}::timestamptz + (SELECT max(clock_offset_ms) FROM clients) * interval '1 millisecond'
-            AND t.due_at <= ${wallNow}::timestamptz + c.clock_offset_ms * interval '1 millisecond'
-            AND (t.retry_at IS NULL OR t.retry_at <= ${wallNow})
-            AND (c.clock_advance_lease_until IS NULL OR c.clock_advance_lease_until < ${wallNow})
-          ORDER BY t.due_at
-          LIMIT 1
-          FOR UPDATE OF t SKIP LOCKED`.execute(tx);
+        // The timer's row first (the client is not known before), then the client's fence
+        // (client-fence.ts) without waiting: a wait there, holding the timer's row, would deadlock
+        // with a restore that holds the fence and comes to delete the client's timers.
+        const result = await sql<ClaimedRow & { fenced: boolean }>`
+          WITH claimed AS MATERIALIZED (
+            SELECT t.client_id, t.kind, t.subject_id, t.due_at, c.clock_offset_ms::text AS offset_ms
+            FROM timers t JOIN clients c ON c.id = t.client_id
+            WHERE t.kind = ANY(${names}::text[])
+              AND t.due_at <= ${wallNow}::timestamptz + (SELECT max(clock_offset_ms) FROM clients) * interval '1 millisecond'
+              AND t.due_at <= ${wallNow}::timestamptz + c.clock_offset_ms * interval '1 millisecond'
+              AND (t.retry_at IS NULL OR t.retry_at <= ${wallNow})
+              AND (c.clock_advance_lease_until IS NULL OR c.clock_advance_lease_until < ${wallNow})
+              AND NOT (t.client_id = ANY(${fenced}::uuid[]))
+            ORDER BY t.due_at
+            LIMIT 1
+            FOR UPDATE OF t SKIP LOCKED)
+          SELECT claimed.*, ${tryClientFenceSql(sql`claimed.client_id`)} AS fenced FROM claimed`.execute(tx);
         const row = result.rows[0];
         if (!row) return undefined;
+        if (!row.fenced) {
+          fenced.push(row.client_id);
+          return 'fenced' as const;
+        }
         const timer = toDue(row);
         const handler = handlers.get(timer.kind);
         if (!handler) return undefined;
@@ -281,7 +294,7 @@ export async function runDueTimers(db: Db, clock: Clock, kinds: readonly TimerKi
       continue;
     }
     if (!claimed) break;
-    ran.push(claimed);
+    if (claimed !== 'fenced') ran.push(claimed);
   }
   if (failed.length > 0) {
     const list = failed.map((timer) => `${timer.kind} ${timer.subjectId}: ${timer.error}`).join('; ');
@@ -342,7 +355,7 @@ export async function runClientTimersUntil(
     const skipped = failed.map((timer) => `${timer.kind}/${timer.subjectId}`);
     let outcome: DueTimer | 'none';
     try {
-      outcome = await withTransaction(db, async (tx) => {
+      outcome = await withClientTransaction(db, run.clientId, async (tx) => {
         const result = await sql<ClaimedRow>`
           SELECT client_id, kind, subject_id, due_at, '0' AS offset_ms
           FROM timers

@@ -4,7 +4,7 @@ import type { App } from '../../platform/http/app-type.js';
 import type { Deps } from '../../platform/deps.js';
 import { clientNow, readClockOffset } from '../../platform/client-clock.js';
 import { fieldCipherOf } from '../../platform/crypto/field-cipher.js';
-import { withTransaction } from '../../platform/db/transaction.js';
+import { withClientTransaction } from '../../platform/db/client-fence.js';
 import { authorizationHeadersOf } from '../../platform/http/auth.js';
 import { authOf } from '../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
@@ -255,7 +255,7 @@ export function registerVaultRoutes(app: App, deps: Deps): void {
     async (request) => {
       const { claims, now } = verifiedToken(request);
       const fields = (request.query.fields ?? 'pan,cvv,expiry').split(',') as Array<'pan' | 'cvv' | 'expiry'>;
-      const data = await withTransaction(deps.db, (tx) => vault.showCard(tx, deps, claims, request.query.cardId, [...new Set(fields)], now));
+      const data = await withClientTransaction(deps.db, claims.clientId, (tx) => vault.showCard(tx, deps, claims, request.query.cardId, [...new Set(fields)], now));
       return { message: 'Card aliases retrieved', data, traceId: String(request.id) };
     },
   );
@@ -280,7 +280,7 @@ export function registerVaultRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const { claims, now } = verifiedToken(request);
-      const data = await withTransaction(deps.db, (tx) => vault.reveal(tx, deps, claims, request.body, now, requesterOf(request)));
+      const data = await withClientTransaction(deps.db, claims.clientId, (tx) => vault.reveal(tx, deps, claims, request.body, now, requesterOf(request)));
       return { message: 'Revealed', data, traceId: String(request.id) };
     },
   );

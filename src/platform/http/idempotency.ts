@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { withTransaction, sqlStateOf, type Tx } from '../db/transaction.js';
 import type { TransactionGroups } from '../db/transaction-groups.js';
+import { clientFenceSql, takeClientFence, type ClientFenceMode } from '../db/client-fence.js';
 import { fieldCipherOf } from '../crypto/field-cipher.js';
 import { authOf, isTraceId, type RequestContext } from './context.js';
 import { clientNow, requestClockOffset } from '../client-clock.js';
@@ -203,7 +204,7 @@ export async function runWrite<T>(
   reply: FastifyReply,
   deps: Deps,
   work: (tx: Tx, context: RequestContext) => Promise<WriteResult<T>>,
-  options: Pick<PausableWrite<T, never>, 'clockOffsetMs'> = {},
+  options: Pick<PausableWrite<T, never>, 'clockOffsetMs' | 'clientFence'> = {},
 ): Promise<FastifyReply> {
   return runPausableWrite<T, never>(request, reply, deps, { work, ...options });
 }
@@ -251,11 +252,37 @@ export interface PausableWrite<T, P> {
    * ran); absent: the request's own offset.
    */
   clockOffsetMs?: number;
+  /**
+   * How the write's own transactions take its client's fence (client-fence.ts) before anything
+   * else: shared (absent), as every writer of the client; exclusive for a sandbox reset or
+   * restore, which replaces the client's data. A write in `group` takes none: the card messages
+   * lock their card, then the ledger accounts, the order a reset or a restore locks them in
+   * (lockWritersOut), and a fence's wait would stall their whole group.
+   */
+  clientFence?: ClientFenceMode;
 }
 
-/** Runs a transaction of a write: in `group` when the write has one there, else on its own. */
-function transactionOf<R>(deps: Deps, group: TransactionGroups | undefined, keys: readonly string[], work: (tx: Tx) => Promise<R>): Promise<R> {
-  return group ? group.run(keys, work) : withTransaction(deps.db, work);
+/** The client's fence a write's transaction takes first, when it runs on its own (not in a group). */
+interface Fence {
+  clientId: string;
+  mode: ClientFenceMode;
+}
+
+/**
+ * Runs a transaction of a write: in `group` when the write has one there, else on its own, taking
+ * `fence` first when given (a keyed write takes it in its key's lookup instead).
+ */
+function transactionOf<R>(deps: Deps, group: TransactionGroups | undefined, keys: readonly string[], work: (tx: Tx) => Promise<R>, fence?: Fence): Promise<R> {
+  if (group) return group.run(keys, work);
+  return withTransaction(deps.db, async (tx) => {
+    if (fence) await takeClientFence(tx, fence.clientId, fence.mode);
+    return work(tx);
+  });
+}
+
+/** The fence a write's transactions take, unless they run in a group. */
+function fenceOf(write: Pick<PausableWrite<unknown, unknown>, 'group' | 'clientFence'>, context: RequestContext): Fence | undefined {
+  return write.group ? undefined : { clientId: context.clientId, mode: write.clientFence ?? 'shared' };
 }
 
 /** The status a paused write's idempotency record holds until its answer is known (102 Processing). */
@@ -279,7 +306,7 @@ async function resumePaused<T, P, R>(
   const { wait, finish } = write;
   if (!wait || !finish) throw new Error('a write paused without wait and finish');
   const waited = await wait(paused, context);
-  return transactionOf(deps, write.finishGroup ?? write.group, keys, async (tx) => then(tx, await finish(tx, context, paused, waited)));
+  return transactionOf(deps, write.finishGroup ?? write.group, keys, async (tx) => then(tx, await finish(tx, context, paused, waited)), fenceOf(write, context));
 }
 
 /**
@@ -292,9 +319,10 @@ async function resumePaused<T, P, R>(
 export async function runPausableWrite<T, P>(request: FastifyRequest, reply: FastifyReply, deps: Deps, write: PausableWrite<T, P>): Promise<FastifyReply> {
   const context = requestContext(request, deps, write.clockOffsetMs);
   const key = idempotencyKeyOf(request);
+  const fence = fenceOf(write, context);
   if (key === undefined) {
     try {
-      const first = await transactionOf(deps, write.group, [], (tx) => write.work(tx, context));
+      const first = await transactionOf(deps, write.group, [], (tx) => write.work(tx, context), fence);
       const result = isPaused(first) ? await resumePaused(deps, context, write, [], first.paused, async (_tx, finished) => finished) : first;
       return reply.code(result.statusCode ?? 200).send(envelopeOf(result, context));
     } catch (error) {
@@ -312,8 +340,10 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
       .where('client_id', '=', context.clientId)
       .where('key', '=', key)
       .executeTakeFirst();
-  const stored = async (tx: Tx): Promise<StoredResponse | undefined> => {
-    const locked = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${lockId}::bigint) AS locked`.execute(tx);
+  const stored = async (tx: Tx, withFence?: Fence): Promise<StoredResponse | undefined> => {
+    // The client's fence in the same statement as the key's lock: no round trip of its own.
+    const fenced = withFence ? sql`, ${clientFenceSql(withFence.clientId, withFence.mode)} AS fenced` : sql``;
+    const locked = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${lockId}::bigint) AS locked${fenced}`.execute(tx);
     if (!locked.rows[0]?.locked) {
       // Another request of this key holds the lock: the first one still running, or a replay of
       // an answer already stored, which this request may replay too (an answer never changes once
@@ -389,7 +419,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
   const keys = [`${context.clientId}\n${key}`];
   try {
     const first = await transactionOf(deps, write.group, keys, async (tx): Promise<{ replay: boolean; response: StoredResponse } | Paused<P>> => {
-      const previous = await stored(tx);
+      const previous = await stored(tx, fence);
       if (previous) return { replay: true, response: previous };
       const result = await write.work(tx, context);
       if (isPaused(result)) {

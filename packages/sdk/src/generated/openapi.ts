@@ -2092,7 +2092,7 @@ export interface paths {
         put?: never;
         /**
          * Put the client's data back as it was in a snapshot (sandbox)
-         * @description In one transaction: deletes every record the calling client owns (configuration included; API keys and snapshots excepted), writes the snapshot's records back with their ids, and sets the client's clock offset back to the saved one. Every read then answers as it did when the snapshot was taken, with one exception: webhook deliveries that were PENDING are marked CANCELLED, so the receiver does not get them twice, unless resendPendingDeliveries is true. The Idempotency-Keys of the snapshot routes (create, delete, restore) are kept as they are. The snapshot itself is kept and can be restored again. Requests of the client sent while a restore runs may see either state; send none.
+         * @description In one transaction: deletes every record the calling client owns (configuration included; API keys and snapshots excepted), writes the snapshot's records back with their ids, and sets the client's clock offset back to the saved one. Every read then answers as it did when the snapshot was taken, with one exception: webhook deliveries that were PENDING are marked CANCELLED, so the receiver does not get them twice, unless resendPendingDeliveries is true. The Idempotency-Keys of the snapshot routes (create, delete, restore) are kept as they are. The snapshot itself is kept and can be restored again. The client's writes sent while a restore runs wait for it and then run on the restored data (a card message whose card it replaced answers 404); its reads see the data before it until it commits.
          */
         post: operations["sandbox.restoreSnapshot"];
         delete?: never;

@@ -3,7 +3,7 @@ import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
 import { Envelope, Text } from '../../../platform/http/envelope.js';
 import { requestContext, runWrite } from '../../../platform/http/idempotency.js';
-import { withTransaction } from '../../../platform/db/transaction.js';
+import { withClientTransaction } from '../../../platform/db/client-fence.js';
 import { isUuid } from '../../../platform/ids.js';
 import { validationError } from '../../../platform/http/errors.js';
 import { assertPlainText } from '../../../platform/text.js';
@@ -55,7 +55,7 @@ export function registerComplianceControlRoutes(app: App, deps: Deps, runtime: C
       // control approved a KYC whose link had expired (found by an audit).
       if (isUuid(request.params.onboardingId)) {
         const context = requestContext(request, deps);
-        await withTransaction(deps.db, (tx) => expireIfDue(tx, context, request.params.onboardingId));
+        await withClientTransaction(deps.db, context.clientId, (tx) => expireIfDue(tx, context, request.params.onboardingId));
       }
       return runWrite(request, reply, deps, async (tx, context) => {
         if (request.body.completeRequirements === true) {

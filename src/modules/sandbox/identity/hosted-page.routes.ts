@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
-import { withTransaction } from '../../../platform/db/transaction.js';
+import { withClientTransaction } from '../../../platform/db/client-fence.js';
 import type { RequestContext } from '../../../platform/http/context.js';
 import { applyVerificationOutcome, expireIfDue, findByTokenHash, verificationOutcomes, type ComplianceRuntime, type VerificationOutcome } from '../../compliance/index.js';
 import { renderHostedPage, type HostedPageView } from './hosted-page.js';
@@ -111,7 +111,7 @@ export function registerHostedPageRoutes(app: App, deps: Deps, runtime: Complian
         const now = await readClientNow(deps, deps.db, found.onboarding.client_id);
         const context: RequestContext = { clientId: found.onboarding.client_id, traceId: String(request.id), now };
         const name = fullName(found);
-        const result = await withTransaction(deps.db, async (tx) => {
+        const result = await withClientTransaction(deps.db, context.clientId, async (tx) => {
           if (await expireIfDue(tx, context, found.onboarding.id)) return 'expired' as const;
           const onboarding = (await findByTokenHash(tx, hashSdkToken(token)))?.onboarding;
           if (!onboarding || onboarding.status === 'EXPIRED' || onboarding.status === 'ARCHIVED') return 'expired' as const;

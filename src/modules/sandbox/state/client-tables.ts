@@ -140,11 +140,13 @@ export function keptRowsOf(table: ClientTable) {
 }
 
 /**
- * The tables whose rows the client's writers lock before anything else of the client's, in the
- * order they lock them: a card message its card, then the ledger accounts it moves; every money
- * movement (a transfer, a hold, a pending credit, a timer's settlement) the ledger accounts it
- * changes; the webhook worker the deliveries whose outcome it records (its attempt's foreign key
- * holds the delivery's row). A reset or a restore locks all of the client's rows of these tables,
+ * The tables whose rows the client's writers that do not take the client's fence (client-fence.ts:
+ * the card messages and the batched transfers and trades, whose wait at the fence would stall
+ * the other requests of their transaction; the webhook worker's outcomes) lock before anything
+ * else of the client's, in the order they lock them: a card message its card, then the ledger
+ * accounts it moves; a batched transfer or trade the ledger accounts it changes; the webhook
+ * worker the deliveries whose outcome it records (its attempt's foreign key holds the delivery's
+ * row). A reset or a restore locks all of the client's rows of these tables,
  * in this order, before it deletes anything (lockWritersOut), and its client's row only after
  * them. Until 2026-12-07 the deliveries were not locked: an attempt recorded between the restore's
  * delete of the attempts and its delete of the deliveries made the second fail on the attempt's

@@ -5,9 +5,10 @@ import { createTestApp, subscribeNowhere, type TestClient, type TestContext } fr
 import { balanceOf, expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { fundWallet, newWallet } from '../../../../test/ledger/fixtures.js';
 import { fundedCard } from '../../../../test/cards/card-network.js';
-import { withTransaction } from '../../../platform/db/transaction.js';
+import { withTransaction, type Tx } from '../../../platform/db/transaction.js';
 import { findAsset } from '../../../platform/money/assets.js';
 import * as ledger from '../../ledger/index.js';
+import { runDueTimers, scheduleTimer, type TimerKind } from '../../timers/index.js';
 
 /**
  * A reset or a restore while the client's writers run (PostgreSQL only: on the embedded database
@@ -166,6 +167,132 @@ describe('a restore while the webhook worker records an attempt of one of the cl
     }
     const answer = await restored;
     expect(answer?.status, JSON.stringify(answer?.body)).toBe(200);
+    await expectLedgerClean(t);
+  });
+});
+
+/** The sessions that wait for a lock the session `pid` holds, with the kind of lock each waits for (advisory: the client fence). */
+async function waitingFor(pid: number): Promise<{ pid: number; locktype: string }[]> {
+  const result = await sql<{ pid: number; locktype: string }>`
+    SELECT l.pid, l.locktype FROM pg_locks l WHERE NOT l.granted AND ${pid}::int = ANY (pg_blocking_pids(l.pid)) ORDER BY l.pid`.execute(t.deps.db);
+  return result.rows;
+}
+
+/** Waits until a reset or a restore of the client holds its fence (client-fence.ts: an exclusive advisory lock). */
+async function untilFenced(clientId: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const result = await sql<{ held: number }>`
+      SELECT count(*)::int AS held FROM pg_locks
+      WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted AND objsubid = 2 AND objid = (hashtext(${clientId}::text)::bigint & 4294967295)::oid`.execute(t.deps.db);
+    if ((result.rows[0]?.held ?? 0) > 0) return;
+    if (Date.now() > deadline) throw new Error(`nothing held the fence of the client ${clientId}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Waits until a session waits for the session `pid`; answers the first of them. */
+async function untilWaiting(pid: number): Promise<{ pid: number; locktype: string }> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const [waiting] = await waitingFor(pid);
+    if (waiting) return waiting;
+    if (Date.now() > deadline) throw new Error(`nothing waited for the session ${pid}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('a restore while a timer of the client runs (the client fence)', () => {
+  it('waits for the timer\'s transaction before it locks anything, and the client\'s writes sent meanwhile wait for the restore: no deadlock, the timer runs once, the write is kept', async () => {
+    const { client, from, to } = await fundedPair('restore while a timer runs');
+    const snapshot = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'funded' } });
+    expect(snapshot.status, JSON.stringify(snapshot.body)).toBe(201);
+
+    // A timer that, as a payment's settlement does, holds its timer's row and then moves the
+    // client's money; it pauses in between until the restore (and a write) wait.
+    let runs = 0;
+    let claimedBy: (pid: number) => void = () => {};
+    const claimed = new Promise<number>((resolve) => (claimedBy = resolve));
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const settles: TimerKind = {
+      kind: 'test.settles-a-transfer',
+      async run(tx, context) {
+        runs += 1;
+        claimedBy((await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(tx)).rows[0]?.pid ?? 0);
+        await released;
+        if (!usd) throw new Error('no USD');
+        await ledger.postTransfer(tx, {
+          clientId: context.clientId,
+          now: context.now,
+          asset: usd,
+          legs: [{ from: { walletId: from }, to: { walletId: to }, amount: 2_500n }],
+          history: { parentTransactionId: crypto.randomUUID(), type: 'INTERNAL_TRANSFER', traceId: context.traceId },
+        });
+      },
+    };
+    await withTransaction(t.deps.db, (tx) => scheduleTimer(tx, { clientId: client.id, kind: settles.kind, subjectId: crypto.randomUUID(), dueAt: t.clock.now(), now: t.clock.now() }));
+    const worker = runDueTimers(t.deps.db, t.clock, [settles], { newTraceId: () => crypto.randomUUID() });
+    const timerPid = await claimed;
+
+    const restored = t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id as string}/restore`, key: client.key, body: {} });
+    let created: ReturnType<TestContext['request']> | undefined;
+    try {
+      const restoring = await untilWaiting(timerPid);
+      // The restore waits on the fence, holding none of the client's rows (until 2026-12-08 it
+      // locked the ledger accounts the timer was about to move and waited for the timer's row: a
+      // deadlock once the timer went on).
+      expect(restoring.locktype).toBe('advisory');
+      // A write of the client sent now waits for the restore, and runs on the restored data.
+      created = t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count: 1 } });
+      expect((await untilWaiting(restoring.pid)).locktype).toBe('advisory');
+    } finally {
+      release();
+    }
+
+    const [ran, restoredAnswer, createdAnswer] = await Promise.all([worker, restored, created]);
+    expect(ran.map((timer) => timer.kind)).toEqual([settles.kind]);
+    expect(runs).toBe(1);
+    expect(restoredAnswer.status, JSON.stringify(restoredAnswer.body)).toBe(200);
+    // The timer's transfer came before the snapshot was put back: gone with it.
+    expect(await balanceOf(t, from, 'USD', client)).toMatchObject({ AVAILABLE: '100.00' });
+    expect(await balanceOf(t, to, 'USD', client)).toMatchObject({ AVAILABLE: '100.00' });
+    // The customer created while the restore waited was created after it: kept.
+    expect(createdAnswer.status, JSON.stringify(createdAnswer.body)).toBe(201);
+    const customers = await t.request({ url: '/v1/customers', key: client.key });
+    expect(customers.body.data).toHaveLength(3);
+    await expectLedgerClean(t);
+  });
+});
+
+describe('the timer worker while a restore of a client waits for that client\'s writers', () => {
+  it('leaves that client\'s due timers to a later pass, without waiting, and runs the other clients\' timers', async () => {
+    const { client, from, to } = await fundedPair('timers while a restore waits');
+    const other = await t.newClient('timers beside a restore');
+    const snapshot = await t.request({ method: 'POST', url: '/v1/sandbox/snapshots', key: client.key, body: { name: 'funded' } });
+    expect(snapshot.status, JSON.stringify(snapshot.body)).toBe(201);
+    const ranFor: string[] = [];
+    const records: TimerKind = {
+      kind: 'test.records-its-client',
+      async run(_tx, context) {
+        ranFor.push(context.clientId);
+      },
+    };
+    const due = (clientId: string) => (tx: Tx) => scheduleTimer(tx, { clientId, kind: records.kind, subjectId: crypto.randomUUID(), dueAt: t.clock.now(), now: t.clock.now() });
+    await withTransaction(t.deps.db, due(client.id));
+    await withTransaction(t.deps.db, due(other.id));
+    // The restore holds the client's fence and waits for a transfer in flight (a writer that
+    // began before it); the worker runs meanwhile.
+    const restored = await whileATransferIsInFlight(client, from, to, async () => {
+      const answer = t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id as string}/restore`, key: client.key, body: {} });
+      await untilFenced(client.id);
+      const ran = await runDueTimers(t.deps.db, t.clock, [records], { newTraceId: () => crypto.randomUUID() });
+      expect(ran.map((timer) => timer.clientId)).toEqual([other.id]);
+      return answer;
+    });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    // Until 2026-12-08 the worker ran the timer of the client being restored.
+    expect(ranFor).toEqual([other.id]);
     await expectLedgerClean(t);
   });
 });

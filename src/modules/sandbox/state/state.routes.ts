@@ -93,8 +93,10 @@ const SnapshotParams = Type.Object({ snapshotId: Text.id() });
  * (withTransaction runs it again up to 8 times; PostgreSQL picks the restore, which waits first,
  * to break a deadlock): 409 SANDBOX_STATE_BUSY, not under the key, so a retry runs. Until
  * 2026-12-07 a 500 after 16–21 s, with timers settling, cards issued or credit lines moving at
- * the same time (found by a re-audit). The writers lock the client's rows in orders of their own
- * (docs/sandbox.md, "Reset and snapshots"), which no order of the restore's locks can follow.
+ * the same time (found by a re-audit). Since 2026-12-08 the writers that lock the client's rows in
+ * orders of their own wait at the client's fence (client-fence.ts), which the reset or restore
+ * takes exclusively first, so they no longer deadlock with it; this stays for the writers that
+ * rely on the order of its locks instead (lockWritersOut).
  */
 async function busyWhenWritersKeepConflicting<T>(what: 'reset' | 'restore', work: () => Promise<T>): Promise<T> {
   try {
@@ -136,7 +138,7 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
         const data = await service.resetClientState(tx, context, deps);
         const total = Object.values(data.deleted).reduce((sum, count) => sum + count, 0);
         return { message: `Sandbox reset: ${total} record(s) deleted`, data };
-      }));
+      }, { clientFence: 'exclusive' }));
     },
   );
 
@@ -215,7 +217,8 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
           'as it did when the snapshot was taken, with one exception: webhook deliveries that were PENDING are marked CANCELLED, so the ' +
           'receiver does not get them twice, unless resendPendingDeliveries is true. The Idempotency-Keys of the snapshot routes (create, ' +
           'delete, restore) are kept as they are. The snapshot itself is kept and can be restored again. ' +
-          'Requests of the client sent while a restore runs may see either state; send none.',
+          'The client\'s writes sent while a restore runs wait for it and then run on the restored data (a card message whose card it ' +
+          'replaced answers 404); its reads see the data before it until it commits.',
         params: SnapshotParams,
         body: RestoreBody,
         response: { 200: Envelope(RestoreSchema) },
@@ -232,7 +235,7 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
         });
         restoredOffsetMs = data.clockOffsetSeconds * 1000;
         return { message: `Snapshot ${data.snapshot.name} restored`, data };
-      }));
+      }, { clientFence: 'exclusive' }));
       // Committed: this process answers the client's next requests with the restored clock at once.
       if (restoredOffsetMs !== undefined) noteClockOffset(deps, authOf(request).clientId, restoredOffsetMs);
     },
