@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import type { Deps } from '../../platform/deps.js';
 import { withTransaction } from '../../platform/db/transaction.js';
+import { takeClientFences } from '../../platform/db/client-fence.js';
 import type { WorkerLogger } from '../../platform/workers.js';
 import { deliveryBody, errorKeptChars, nextStateAfter, responseBodyKeptChars, truncate, type NextState } from './delivery-policy.js';
 import { webhookHttpClient, type PostOutcome, type WebhookHttpClient } from './webhook-http.js';
@@ -434,13 +435,28 @@ export class DeliveryWorker {
     const abandoned = batch.filter(
       (entry) => entry.abandonedAt !== null && entry.row.attempt_count > 1 && !real.has(`${entry.row.id}#${entry.row.attempt_count - 1}`),
     );
-    const column = <T>(pick: (entry: QueuedOutcome) => T) => batch.map(pick);
     const health = batch.filter((entry) => entry.countsForHealth);
     // One statement: each delivery changes only if this worker still holds its claim; every
     // attempt is logged either way (it happened), unless its delivery no longer exists. The same statement keeps the endpoints' health
     // (see the health CTEs below) and returns the subscriptions that have now failed for
     // WEBHOOK_DISABLE_AFTER_MS; those are disabled afterwards, in a transaction of their own.
-    const result = await sql<{ client_id: string; subscription_id: string; clock_offset_ms: string }>`
+    // First the fence of the batch's clients (client-fence.ts): a sandbox reset or restore of one
+    // of them is then either committed before the statement below begins, whose checks then see
+    // its deliveries gone, or waits for it. Until 2026-12-08 a restore that deleted a delivery and
+    // committed while the statement ran made its attempt fail the delivery's foreign key, and with
+    // it the whole batch, the other clients' outcomes too (found by reading the code, then
+    // reproduced: restore-during-outcome.postgres.test.ts).
+    const result = await withTransaction(this.deps.db, async (tx) => {
+      await takeClientFences(tx, batch.map((entry) => entry.row.client_id));
+      return this.outcomesStatement(batch, abandoned, health).execute(tx);
+    });
+    for (const due of result.rows) await this.disableFailingEndpoint(due.client_id, due.subscription_id, Number(due.clock_offset_ms));
+  }
+
+  /** The one statement that records a batch's outcomes (writeOutcomes). */
+  private outcomesStatement(batch: readonly QueuedOutcome[], abandoned: readonly QueuedOutcome[], health: readonly QueuedOutcome[]) {
+    const column = <T>(pick: (entry: QueuedOutcome) => T) => batch.map(pick);
+    return sql<{ client_id: string; subscription_id: string; clock_offset_ms: string }>`
       WITH input AS (
         SELECT * FROM unnest(
           ${column((entry) => entry.row.client_id)}::uuid[], ${column((entry) => entry.row.id)}::uuid[],
@@ -533,8 +549,7 @@ export class DeliveryWorker {
       JOIN webhook_subscriptions s ON s.client_id = h.client_id AND s.id = h.subscription_id
       WHERE NOT h.succeeded_any AND s.active AND ${this.deps.config.webhookDisableAfterMs}::bigint > 0
         AND h.last_at - COALESCE(s.failing_since, h.first_at) >= ${this.deps.config.webhookDisableAfterMs}::bigint * interval '1 millisecond'
-    `.execute(this.deps.db);
-    for (const due of result.rows) await this.disableFailingEndpoint(due.client_id, due.subscription_id, Number(due.clock_offset_ms));
+    `;
   }
 
   /**

@@ -55,3 +55,16 @@ export function withClientTransaction<T>(db: Db, clientId: string, work: (tx: Tx
     return work(tx);
   });
 }
+
+/**
+ * Takes the shared fence of several clients at once, for a transaction that writes for all of
+ * them (the webhook worker's outcomes), in one order every such transaction follows (by the lock's
+ * key), so two of them never wait for each other behind a reset or a restore.
+ */
+export async function takeClientFences(tx: Tx, clientIds: readonly string[]): Promise<void> {
+  const distinct = [...new Set(clientIds)];
+  if (distinct.length === 0) return;
+  await sql`
+    SELECT count(pg_advisory_xact_lock_shared(${sql.lit(fenceSpace)}, k.key))
+    FROM (SELECT DISTINCT hashtext(c) AS key FROM unnest(${distinct}::text[]) AS c ORDER BY 1) AS k`.execute(tx);
+}
