@@ -50,6 +50,19 @@ function print(json: boolean, value: unknown, text: string): void {
 }
 
 /**
+ * Whether the data folder holds a database, or may: a folder this user may not search (another
+ * user's, 0700) cannot tell, and opening it then refuses it in one line naming the permission.
+ * Until 2026-12-08 such a folder was said to hold no database (found by an audit).
+ */
+function mayHoldDatabase(dataDir: string): boolean {
+  try {
+    return fs.statSync(path.join(dataDir, 'PG_VERSION'), { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return true;
+  }
+}
+
+/**
  * Opens the database for a command. A command that only reads or changes what a database holds
  * (`purpose` says what it would do) refuses an embedded data folder holding none: until
  * 2026-12-07 it created one, so `ledger verify` run from the wrong folder (or with DATA_DIR
@@ -58,7 +71,7 @@ function print(json: boolean, value: unknown, text: string): void {
  */
 async function withDeps<T>(work: (deps: Deps) => Promise<T>, purpose?: string): Promise<T> {
   const config = loadConfig(process.env, { runWorkers: false });
-  if (purpose !== undefined && config.databaseUrl === undefined && !fs.existsSync(path.join(config.dataDir, 'PG_VERSION'))) {
+  if (purpose !== undefined && config.databaseUrl === undefined && !mayHoldDatabase(config.dataDir)) {
     throw new ConfigError(
       `there is no database in ${config.dataDir} (DATA_DIR, default ./data), so nothing to ${purpose}: ` +
         'point DATA_DIR (or DATABASE_URL) at the database you mean, or start `openbaas serve` once to create one there.',

@@ -116,6 +116,15 @@ describe('a data folder this user may not use', () => {
       const [before = '', after = ''] = expected.split('*');
       expect(result.stderr.startsWith(before) && result.stderr.endsWith(after) && !result.stderr.includes('\n    at '), `${result.stderr} is not ${expected}`).toBe(true);
     }
+    // A command that refuses a folder holding no database tells the two apart: until 2026-12-08
+    // `ledger verify` said there was no database in root's folder (nobody cannot look inside).
+    const verify = await runAsNobody(['ledger', 'verify'], rootsFolder);
+    expect([verify.code, verify.stderr]).toEqual([
+      1,
+      `openbaas: The data folder ${rootsFolder} (DATA_DIR) cannot be used by this user (uid 65534): ` +
+        `EACCES: permission denied, open '${path.join(rootsFolder, 'openbaas.lock')}' (owned by uid 0). ` +
+        'The folder and its files must belong to the user that runs OpenBaaS, who must be able to write in it; or choose another DATA_DIR.\n',
+    ]);
   });
 });
 
