@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../src/paths.js';
-import { acquireDataFolderLock } from '../src/platform/db/lock-file.js';
+import { acquireDataFolderLock, takeoverFileOf } from '../src/platform/db/lock-file.js';
 import { cliArgs } from './support/cli-command.js';
 import { expectOneHolder, takeLockAtOnce } from './support/lock-race.js';
 import { runCli } from './support/run-cli.js';
@@ -145,9 +145,11 @@ describe('stale takeover files and leftovers', () => {
     const sleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
     try {
       fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(deadPid));
-      const takeoverPath = path.join(folder, 'openbaas.lock.takeover');
-      fs.writeFileSync(takeoverPath, String(sleeper.pid));
-      fs.utimesSync(takeoverPath, secondsAgo(60), secondsAgo(60));
+      // The stale lock's takeover file, and the single one of a build before 2026-12-08.
+      for (const takeoverPath of [takeoverFileOf(path.join(folder, 'openbaas.lock'), String(deadPid), 1), path.join(folder, 'openbaas.lock.takeover')]) {
+        fs.writeFileSync(takeoverPath, String(sleeper.pid));
+        fs.utimesSync(takeoverPath, secondsAgo(60), secondsAgo(60));
+      }
       const result = await runCli(['migrate'], { DATA_DIR: folder });
       expect([result.code, result.stderr]).toEqual([0, '']);
       expect(fs.readdirSync(folder).filter((name) => name.startsWith('openbaas.lock'))).toEqual([]);
@@ -159,7 +161,7 @@ describe('stale takeover files and leftovers', () => {
   it('files of a process killed at the lock (openbaas.lock.<pid>.<hex>): removed once a minute old and their pid is gone', async () => {
     // Until 2026-12-07 they stayed for good (found by an audit).
     const folder = temporaryFolder('lock-leftovers');
-    const old = ['openbaas.lock.4000000.a161f5e087fe', 'openbaas.lock.takeover.4000001.3735f2f4bb3c'];
+    const old = ['openbaas.lock.4000000.a161f5e087fe', 'openbaas.lock.takeover.4000001.3735f2f4bb3c', 'openbaas.lock.takeover.0123456789abcdef.1.4000001.3735f2f4bb3c'];
     const recent = 'openbaas.lock.4000002.0123456789ab'; // a process may be between its write and its link
     const oldButAlive = `openbaas.lock.${process.pid}.0123456789ab`;
     const notOurs = 'openbaas.lock.4000003.notours';
@@ -173,16 +175,18 @@ describe('stale takeover files and leftovers', () => {
 
 /**
  * Instrumentation preloaded into each racing process: a pause of 0-30 ms before every removal of
- * the lock or the takeover file (an rm, or the rename a removal starts with), standing for a process
- * descheduled there, which is what opened the window.
+ * the lock or a takeover file (an rm, or the rename a removal starts with) and before every link
+ * that makes or puts back one, standing for a process descheduled there, which is what opened the
+ * windows (the links since 2026-12-08: a pause between a removal's rename and its putting back
+ * made two holders of the single takeover file of before).
  */
 const descheduler = `
 const fs = require('node:fs');
-const target = (p) => typeof p === 'string' && /openbaas\\.lock(\\.takeover)?$/.test(p);
+const target = (p) => typeof p === 'string' && /openbaas\\.lock(\\.takeover(\\.[0-9a-f]{16}\\.\\d+)?)?$/.test(p);
 const pause = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.random() * 30);
-for (const name of ['rmSync', 'unlinkSync', 'renameSync']) {
+for (const name of ['rmSync', 'unlinkSync', 'renameSync', 'linkSync']) {
   const original = fs[name];
-  fs[name] = function (p, ...rest) { if (target(p)) pause(); return original.call(fs, p, ...rest); };
+  fs[name] = function (p, ...rest) { if (target(p) || target(rest[0])) pause(); return original.call(fs, p, ...rest); };
 }
 `;
 
@@ -193,11 +197,15 @@ describe('several processes at once on a stale lock and a stale takeover file (a
     // new lock, and two to four opened the database (found by an audit, with such pauses).
     const preload = path.join(temporaryFolder('lock-race-preload'), 'deschedule.cjs');
     fs.writeFileSync(preload, descheduler);
-    for (let trial = 0; trial < 5; trial++) {
+    // Until 2026-12-08, with pauses before the links too, 10 of 40 such trials still had two or
+    // three holders (the single takeover file: see takeoverFileOf); none of 200 since.
+    for (let trial = 0; trial < 10; trial++) {
       const folder = temporaryFolder('lock-race');
       fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(deadPid));
+      // A taker killed holding the takeover file: the stale lock's, and the single one of before.
+      fs.writeFileSync(takeoverFileOf(path.join(folder, 'openbaas.lock'), String(deadPid), 1), String(deadPid + 1));
       fs.writeFileSync(path.join(folder, 'openbaas.lock.takeover'), String(deadPid + 1));
-      const said = await takeLockAtOnce(folder, 8, { holdMs: 1500, preload });
+      const said = await takeLockAtOnce(folder, 8, { preload });
       expectOneHolder(said, trial);
     }
   });

