@@ -28,7 +28,8 @@ export type ClientFenceMode = 'shared' | 'exclusive';
 
 /** An SQL expression that takes the fence of `clientId` (an expression of the statement: a column, a parameter) for the transaction, waiting for it. */
 export function clientFenceSql(clientId: RawBuilder<unknown> | string, mode: ClientFenceMode): RawBuilder<unknown> {
-  const id = sql`${clientId}::text`;
+  // Through uuid, so every writer hashes the one spelling PostgreSQL gives the id (lower case).
+  const id = sql`${clientId}::uuid::text`;
   return mode === 'shared'
     ? sql`pg_advisory_xact_lock_shared(${sql.lit(fenceSpace)}, hashtext(${id}))`
     : sql`pg_advisory_xact_lock(${sql.lit(fenceSpace)}, hashtext(${id}))`;
@@ -40,7 +41,7 @@ export function clientFenceSql(clientId: RawBuilder<unknown> | string, mode: Cli
  * runs or waits to run (PostgreSQL refuses a shared request behind a waiting exclusive one).
  */
 export function tryClientFenceSql(clientIdColumn: RawBuilder<unknown>): RawBuilder<boolean> {
-  return sql<boolean>`pg_try_advisory_xact_lock_shared(${sql.lit(fenceSpace)}, hashtext(${clientIdColumn}::text))`;
+  return sql<boolean>`pg_try_advisory_xact_lock_shared(${sql.lit(fenceSpace)}, hashtext(${clientIdColumn}::uuid::text))`;
 }
 
 /** Takes the fence of `clientId` for the transaction, waiting for a reset or a restore of the client (shared) or for its writers (exclusive). */
@@ -66,5 +67,5 @@ export async function takeClientFences(tx: Tx, clientIds: readonly string[]): Pr
   if (distinct.length === 0) return;
   await sql`
     SELECT count(pg_advisory_xact_lock_shared(${sql.lit(fenceSpace)}, k.key))
-    FROM (SELECT DISTINCT hashtext(c) AS key FROM unnest(${distinct}::text[]) AS c ORDER BY 1) AS k`.execute(tx);
+    FROM (SELECT DISTINCT hashtext(c::text) AS key FROM unnest(${distinct}::uuid[]) AS c ORDER BY 1) AS k`.execute(tx);
 }
