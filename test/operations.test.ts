@@ -86,6 +86,25 @@ describe('whole-number settings', () => {
   });
 });
 
+// Until 2026-12-08 any text was taken and handed to the vault SDK as its cname (found by an audit).
+describe('OPENBAAS_VAULT_PUBLIC_HOST', () => {
+  it.each(['bad host/x', 'vault.example.com/path', 'https://vault.example.com', 'vault.example.com:0', 'vault.example.com:70000', '256.1.1.1', '[::1', 'a..b'])(
+    '%s is refused, naming the variable',
+    async (raw) => {
+      const { loadConfig } = await import('../src/platform/config.js');
+      expect(() => loadConfig({ OPENBAAS_VAULT_PUBLIC_HOST: raw })).toThrow(`OPENBAAS_VAULT_PUBLIC_HOST must be a host name or IP address, with :port or not (such as vault.example.com or vault.example.com:8443), got "${raw}"`);
+    },
+  );
+
+  it('takes a host name, an address and either with a port; defaults to the host of PUBLIC_BASE_URL', async () => {
+    const { loadConfig } = await import('../src/platform/config.js');
+    for (const raw of ['vault.example.com', 'Vault.Example.com:8443', '10.0.0.5', '[2001:db8::1]:443', 'vault']) {
+      expect(loadConfig({ OPENBAAS_VAULT_PUBLIC_HOST: raw }).vaultPublicHost).toBe(raw.toLowerCase());
+    }
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com' }).vaultPublicHost).toBe('api.example.com');
+  });
+});
+
 describe('OpenAPI', () => {
   it('serves a valid OpenAPI 3.1 document', async () => {
     const response = await t.request({ url: '/openapi.json', key: null });

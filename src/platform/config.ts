@@ -168,7 +168,7 @@ export const environmentVariables = [
   ['OPENBAAS_BITCOIN_NETWORK', 'testnet in sandbox, mainnet in production', 'the Bitcoin network (testnet or mainnet) deposit addresses are made for and withdrawal addresses are checked against'],
   ['OPENBAAS_CRYPTO_CONFIRMATIONS', '(the defaults: BITCOIN=3,ETHEREUM=12,TRON=19,SOLANA=32)', 'confirmations a crypto transfer needs, per network, as NETWORK=count pairs separated by commas (1 to 1000); networks left out keep their default'],
   ['OPENBAAS_CRYPTO_WITHDRAWAL_FEES', '(the defaults of docs/crypto.md)', 'flat crypto withdrawal fees, as ASSET/NETWORK=amount pairs separated by commas (USDC/TRON=1.50), within the asset\'s decimals, 0 allowed; pairs left out keep their default'],
-  ['OPENBAAS_VAULT_PUBLIC_HOST', '(the host of PUBLIC_BASE_URL)', 'the host name the vault SDK is pointed at (GET /v1/vault/config `cname`)'],
+  ['OPENBAAS_VAULT_PUBLIC_HOST', '(the host of PUBLIC_BASE_URL)', 'the host (a name or an address, with :port or not) the vault SDK is pointed at (GET /v1/vault/config `cname`)'],
   ['OPENBAAS_VAULT_ALLOWED_ORIGINS', '(none)', 'comma-separated origins (https://app.example.com) allowed to call the vault reveal endpoints from a browser (CORS); the hosted frame needs none'],
   [
     'OPENBAAS_VAULT_FRAME_ANCESTORS',
@@ -381,6 +381,24 @@ function hostOf(raw: string | undefined): string {
 }
 
 /**
+ * OPENBAAS_VAULT_PUBLIC_HOST: a host name or IP address (IPv6 in brackets), with a port or not,
+ * as the host of a URL is written; by default the host of PUBLIC_BASE_URL. Until 2026-12-08 any
+ * text was taken and handed to the vault SDK as its `cname` ("bad host/x"; found by an audit).
+ */
+function vaultPublicHostOf(raw: string | undefined, publicBaseUrl: string): string {
+  if (!raw) return new URL(publicBaseUrl).host;
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(raw);
+  const [, host = '', port] = match ?? [];
+  const hostName = /^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*$/;
+  const hostOk = host.startsWith('[') ? net.isIPv6(host.slice(1, -1)) : net.isIPv4(host) || (!/^[0-9.]+$/.test(host) && hostName.test(host));
+  const portOk = port === undefined || (Number(port) >= 1 && Number(port) <= 65_535);
+  if (!match || !hostOk || !portOk) {
+    throw new ConfigError(`OPENBAAS_VAULT_PUBLIC_HOST must be a host name or IP address, with :port or not (such as vault.example.com or vault.example.com:8443), got "${raw}"`);
+  }
+  return raw.toLowerCase();
+}
+
+/**
  * PUBLIC_BASE_URL: an http or https URL (the links the server hands out). Until 2026-12-07 a value
  * that is no URL failed with new URL's TypeError and its stack, and ftp://x was taken (found by an audit).
  */
@@ -480,7 +498,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     sandboxBlockSeconds: integer(env, 'OPENBAAS_SANDBOX_BLOCK_SECONDS', 0, 0, 86_400),
     cryptoConfirmations: pairList(env, 'OPENBAAS_CRYPTO_CONFIRMATIONS'),
     cryptoWithdrawalFees: pairList(env, 'OPENBAAS_CRYPTO_WITHDRAWAL_FEES'),
-    vaultPublicHost: env.OPENBAAS_VAULT_PUBLIC_HOST || new URL(publicBaseUrl).host,
+    vaultPublicHost: vaultPublicHostOf(env.OPENBAAS_VAULT_PUBLIC_HOST, publicBaseUrl),
     vaultAllowedOrigins: originList(env.OPENBAAS_VAULT_ALLOWED_ORIGINS),
     vaultFrameAncestors: frameAncestors(env.OPENBAAS_VAULT_FRAME_ANCESTORS, mode),
     writeBatchSizeMax: integer(env, 'WRITE_BATCH_SIZE_MAX', 64, 1, 1000),
