@@ -371,13 +371,18 @@ function logLevelOf(raw: string | undefined): string {
  */
 function hostOf(raw: string | undefined): string {
   const host = raw?.trim() || '127.0.0.1';
-  if (net.isIP(host) !== 0) return host;
-  // Four dot-separated numbers that are no IPv4 address (256.1.1.1) would be looked up as a name.
-  const looksLikeIpv4 = /^[0-9.]+$/.test(host);
-  // Labels of letters, digits, hyphens and underscores (container service names may have them).
-  const hostName = /^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
-  if (looksLikeIpv4 || !hostName.test(host)) throw new ConfigError(`HOST must be an IP address (such as 127.0.0.1 or 0.0.0.0) or a host name, got "${host}"`);
+  if (net.isIP(host) === 0 && !isHostName(host)) throw new ConfigError(`HOST must be an IP address (such as 127.0.0.1 or 0.0.0.0) or a host name, got "${host}"`);
   return host;
+}
+
+/**
+ * A host name in form: labels of letters, digits, hyphens and underscores (container service
+ * names may have them). Four dot-separated numbers that are no IPv4 address (256.1.1.1) are not
+ * one: they would be looked up as a name.
+ */
+function isHostName(host: string): boolean {
+  const hostName = /^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+  return !/^[0-9.]+$/.test(host) && hostName.test(host);
 }
 
 /**
@@ -389,8 +394,7 @@ function vaultPublicHostOf(raw: string | undefined, publicBaseUrl: string): stri
   if (!raw) return new URL(publicBaseUrl).host;
   const match = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(raw);
   const [, host = '', port] = match ?? [];
-  const hostName = /^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*$/;
-  const hostOk = host.startsWith('[') ? net.isIPv6(host.slice(1, -1)) : net.isIPv4(host) || (!/^[0-9.]+$/.test(host) && hostName.test(host));
+  const hostOk = host.startsWith('[') ? net.isIPv6(host.slice(1, -1)) : net.isIPv4(host) || isHostName(host);
   const portOk = port === undefined || (Number(port) >= 1 && Number(port) <= 65_535);
   if (!match || !hostOk || !portOk) {
     throw new ConfigError(`OPENBAAS_VAULT_PUBLIC_HOST must be a host name or IP address, with :port or not (such as vault.example.com or vault.example.com:8443), got "${raw}"`);

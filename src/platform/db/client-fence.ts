@@ -26,8 +26,8 @@ const fenceSpace = 0x0fe9ce;
 /** Whether a transaction writes as one of the client's writers or replaces the client's data (a reset or a restore). */
 export type ClientFenceMode = 'shared' | 'exclusive';
 
-/** An SQL expression that takes the fence of `clientId` (an expression of the statement: a column, a parameter) for the transaction, waiting for it. */
-export function clientFenceSql(clientId: RawBuilder<unknown> | string, mode: ClientFenceMode): RawBuilder<unknown> {
+/** An SQL expression that takes the fence of `clientId` for the transaction, waiting for it. */
+export function clientFenceSql(clientId: string, mode: ClientFenceMode): RawBuilder<unknown> {
   // Through uuid, so every writer hashes the one spelling PostgreSQL gives the id (lower case).
   const id = sql`${clientId}::uuid::text`;
   return mode === 'shared'
@@ -49,10 +49,10 @@ export async function takeClientFence(tx: Tx, clientId: string, mode: ClientFenc
   await sql`SELECT ${clientFenceSql(clientId, mode)}`.execute(tx);
 }
 
-/** withTransaction for one of the client's writers: takes the client's shared fence first. */
-export function withClientTransaction<T>(db: Db, clientId: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+/** withTransaction for one of the client's writers (shared) or for a reset or restore (exclusive): takes the client's fence first. */
+export function withClientTransaction<T>(db: Db, clientId: string, work: (tx: Tx) => Promise<T>, mode: ClientFenceMode = 'shared'): Promise<T> {
   return withTransaction(db, async (tx) => {
-    await takeClientFence(tx, clientId);
+    await takeClientFence(tx, clientId, mode);
     return work(tx);
   });
 }

@@ -337,19 +337,29 @@ function waitForForeignLock(dataDir: string, lockPath: string, lock: LockFile): 
 }
 
 /**
- * Our own files `<lock>.<pid>.<hex>` (and the takeover's) left by a process killed in the moment
- * it wrote one (a kill -9 at the lock): removed when they are a minute old and their pid is gone
- * (until 2026-12-07 they stayed for good; found by an audit). Their pid is checked too, and their
- * age is what makes it safe where the pid means another process (another container's).
+ * Tidies the folder once this process holds the lock. Our own files `<lock>.<pid>.<hex>` (and the
+ * takeover files') left by a process killed in the moment it wrote one (a kill -9 at the lock):
+ * removed when they are a minute old and their pid is gone (until 2026-12-07 they stayed for good;
+ * found by an audit); their pid is checked too, and their age is what makes it safe where the pid
+ * means another process (another container's). The takeover files (a taker killed holding one, a
+ * process too slow to use its own, and the single `openbaas.lock.takeover` of a build before
+ * 2026-12-08): removed, as each names a lock that is gone and none can be used again.
  */
 function removeLeftovers(lockPath: string): void {
   const folder = path.dirname(lockPath);
-  const leftover = new RegExp(`^${path.basename(lockPath).replace('.', '\\.')}(?:\\.takeover(?:\\.[0-9a-f]{16}\\.\\d+)?)?\\.(\\d+)\\.[0-9a-f]{12}$`);
+  const lockName = path.basename(lockPath).replace('.', '\\.');
+  const takeover = '\\.takeover(?:\\.[0-9a-f]{16}\\.\\d+)?';
+  const takeoverFile = new RegExp(`^${lockName}${takeover}$`);
+  const leftover = new RegExp(`^${lockName}(?:${takeover})?\\.(\\d+)\\.[0-9a-f]{12}$`);
   try {
     for (const name of fs.readdirSync(folder)) {
+      const file = path.join(folder, name);
+      if (takeoverFile.test(name)) {
+        fs.rmSync(file, { force: true });
+        continue;
+      }
       const pid = Number(leftover.exec(name)?.[1]);
       if (!pid || pid === process.pid || processIsAlive(pid)) continue;
-      const file = path.join(folder, name);
       if (Date.now() - fs.statSync(file).mtimeMs > 60_000) fs.rmSync(file, { force: true });
     }
   } catch {
@@ -399,7 +409,6 @@ function lockDataFolder(dataDir: string): () => void {
     if (content !== undefined) {
       lockedByThisProcess.set(lockPath, content);
       removeLeftovers(lockPath);
-      removeTakeoverFiles(lockPath);
       const stopRefreshing = keepFresh(lockPath, content);
       let released = false;
       return () => {
@@ -503,17 +512,3 @@ function takeoverIsStale(taker: LockFile, takeoverPath: string, seenSince: Map<s
   );
 }
 
-/**
- * The takeover files left in the folder (a taker killed holding one, a process too slow to use
- * its own, and the single `openbaas.lock.takeover` of a build before 2026-12-08), removed by the
- * process that now holds the lock: each names a lock that is gone, so none can be used again.
- */
-function removeTakeoverFiles(lockPath: string): void {
-  const folder = path.dirname(lockPath);
-  const takeover = new RegExp(`^${path.basename(lockPath).replace('.', '\\.')}\\.takeover(?:\\.[0-9a-f]{16}\\.\\d+)?$`);
-  try {
-    for (const name of fs.readdirSync(folder)) if (takeover.test(name)) fs.rmSync(path.join(folder, name), { force: true });
-  } catch {
-    // Tidying only.
-  }
-}

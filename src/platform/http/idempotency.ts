@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { withTransaction, sqlStateOf, type Tx } from '../db/transaction.js';
 import type { TransactionGroups } from '../db/transaction-groups.js';
-import { clientFenceSql, takeClientFence, type ClientFenceMode } from '../db/client-fence.js';
+import { clientFenceSql, withClientTransaction, type ClientFenceMode } from '../db/client-fence.js';
 import { fieldCipherOf } from '../crypto/field-cipher.js';
 import { authOf, isTraceId, type RequestContext } from './context.js';
 import { clientNow, requestClockOffset } from '../client-clock.js';
@@ -274,10 +274,7 @@ interface Fence {
  */
 function transactionOf<R>(deps: Deps, group: TransactionGroups | undefined, keys: readonly string[], work: (tx: Tx) => Promise<R>, fence?: Fence): Promise<R> {
   if (group) return group.run(keys, work);
-  return withTransaction(deps.db, async (tx) => {
-    if (fence) await takeClientFence(tx, fence.clientId, fence.mode);
-    return work(tx);
-  });
+  return fence ? withClientTransaction(deps.db, fence.clientId, work, fence.mode) : withTransaction(deps.db, work);
 }
 
 /** The fence a write's transactions take, unless they run in a group. */

@@ -29,17 +29,6 @@ afterAll(async () => {
 
 const usd = findAsset('USD', 'sandbox');
 
-/** Waits until another session's statement waits for a lock the session `pid` holds. */
-async function untilSomeoneWaitsFor(pid: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const result = await sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE ${pid}::int = ANY (pg_blocking_pids(pid))`.execute(t.deps.db);
-    if ((result.rows[0]?.waiting ?? 0) > 0) return;
-    if (Date.now() > deadline) throw new Error(`nothing waited for the session ${pid}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /**
  * Holds a transfer between two of the client's funded wallets uncommitted (as an internal
  * transfer: their ledger accounts locked, the entries written, nothing inserted that references
@@ -59,7 +48,7 @@ async function whileATransferIsInFlight(client: TestClient, from: string, to: st
       history: { parentTransactionId: crypto.randomUUID(), type: 'INTERNAL_TRANSFER', traceId: 'in-flight' },
     });
     sent = request();
-    await untilSomeoneWaitsFor(backend.rows[0]?.pid ?? 0);
+    await untilWaiting(backend.rows[0]?.pid ?? 0);
   });
   if (!sent) throw new Error('the request was not sent');
   return sent;
@@ -155,7 +144,7 @@ describe('a restore while the webhook worker records an attempt of one of the cl
       await connection.query('SELECT 1 FROM webhook_deliveries WHERE client_id = $1 AND id = $2 FOR KEY SHARE', [client.id, delivery.id]);
       const pid = (await connection.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
       restored = t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id as string}/restore`, key: client.key, body: {} });
-      await untilSomeoneWaitsFor(pid);
+      await untilWaiting(pid);
       await connection.query(
         `INSERT INTO webhook_delivery_attempts (client_id, delivery_id, attempt_number, attempted_at, succeeded, error, worker)
          VALUES ($1, $2, $3, now(), false, 'connection refused', 'test')`,
