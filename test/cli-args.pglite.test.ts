@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { packageRoot } from '../src/paths.js';
 import { startCli } from './support/cli-command.js';
 import { runCli } from './support/run-cli.js';
-import { temporaryFolder } from './support/temp-folder.js';
+import { migratedDataFolder, temporaryFolder } from './support/temp-folder.js';
 
 // Mistakes in the `openbaas` command line, and what `openbaas migrate` says. The mistakes are refused before any database is opened, so
 // one database is enough (the data folder is a throwaway one, in case a command did open it).
@@ -19,23 +19,6 @@ beforeAll(() => {
 afterAll(() => {
   fs.rmSync(folder, { recursive: true, force: true });
 });
-
-let migrated: Promise<string> | undefined;
-/**
- * A data folder holding a migrated database, for a test that needs one: a copy of the folder one
- * `openbaas migrate` made for the whole file (creating an embedded database takes about 8 s, so
- * once, not once per test).
- */
-async function migratedDataFolder(name: string): Promise<string> {
-  migrated ??= runCli(['migrate'], { DATA_DIR: path.join(folder, 'migrated') }).then((result) => {
-    if (result.code !== 0) throw new Error(`migrate failed: ${result.stderr}`);
-    return path.join(folder, 'migrated');
-  });
-  const copy = temporaryFolder(name);
-  fs.cpSync(await migrated, copy, { recursive: true });
-  return copy;
-}
-
 
 describe('openbaas command-line mistakes', () => {
   // Until 2026-12-05 each printed "openbaas: TypeError [ERR_PARSE_ARGS_…]" and a stack trace.
@@ -80,7 +63,7 @@ describe('openbaas command-line mistakes', () => {
   });
 
   it('a command that fails under --json says so in JSON, with the error code', async () => {
-    const data = await migratedDataFolder('cli-json');
+    const data = migratedDataFolder('cli-json');
     const result = await runCli(['keys', 'revoke', 'sk_test_Nope0000Nope', '--json'], { DATA_DIR: data });
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stderr)).toEqual({ error: { name: 'AppError', code: 'NOT_FOUND', message: 'Active API key not found' } });
@@ -141,7 +124,7 @@ describe('a command that reads or changes what a database holds, where there is 
   );
 
   it('takes options anywhere on the line, before or between the command\'s words (they were an unknown command)', async () => {
-    const data = await migratedDataFolder('cli-option-order');
+    const data = migratedDataFolder('cli-option-order');
     const outputs: string[] = [];
     for (const args of [['clients', 'list', '--json'], ['clients', '--json', 'list'], ['--json', 'clients', 'list']]) {
       const result = await runCli(args, { DATA_DIR: data });
@@ -156,7 +139,7 @@ describe('a command that reads or changes what a database holds, where there is 
   });
 
   it('a folder holding a database is used as before: ledger verify on a migrated one is clean', async () => {
-    const data = await migratedDataFolder('cli-verify');
+    const data = migratedDataFolder('cli-verify');
     const verified = await runCli(['ledger', 'verify', '--json'], { DATA_DIR: data });
     expect(verified.code, verified.stderr).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });

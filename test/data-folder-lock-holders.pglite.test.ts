@@ -7,7 +7,7 @@ import { acquireDataFolderLock, takeoverFileOf } from '../src/platform/db/lock-f
 import { cliArgs } from './support/cli-command.js';
 import { expectOneHolder, takeLockAtOnce } from './support/lock-race.js';
 import { runCli } from './support/run-cli.js';
-import { temporaryFolder } from './support/temp-folder.js';
+import { migratedDataFolder, temporaryFolder } from './support/temp-folder.js';
 
 // Who may take the embedded data folder's lock (src/platform/db/lock-file.ts) when its pid cannot
 // be checked (a holder in another PID namespace: two containers on one volume), what a stale
@@ -51,7 +51,7 @@ describe('a lock written in another PID namespace or on another host', () => {
   });
 
   it('not refreshed for 30 s (its holder is gone: a container restarted after a kill -9): taken over at once, or after waiting for the rest of the 30 s', async () => {
-    const folder = temporaryFolder('lock-foreign');
+    const folder = migratedDataFolder('lock-foreign');
     const lockPath = path.join(folder, 'openbaas.lock');
     fs.writeFileSync(lockPath, foreignLock(1));
     fs.utimesSync(lockPath, secondsAgo(60), secondsAgo(60));
@@ -103,7 +103,7 @@ function startInNamespace(args: string[], dataDir: string): { child: ChildProces
 describe('two containers on one volume', () => {
   // Needs root and unshare (util-linux) for the PID namespaces: simulated above where they are missing.
   it.skipIf(!canUnshare)('the second (PID 1 too) is refused while the first runs; so is a command outside; the first takes it back after a kill -9', async () => {
-    const folder = temporaryFolder('lock-containers');
+    const folder = migratedDataFolder('lock-containers');
     const lockPath = path.join(folder, 'openbaas.lock');
     expect((await runCli(['migrate'], { DATA_DIR: folder })).code).toBe(0);
     const first = startInNamespace(['serve', '--port', '0'], folder);
@@ -141,7 +141,7 @@ describe('stale takeover files and leftovers', () => {
   it('a takeover file whose pid now belongs to another program, older than its few milliseconds: removed, the folder opens', async () => {
     // Until 2026-12-07 the folder could not be opened while that program ran ("Could not lock the
     // data folder", naming no cause; found by an audit).
-    const folder = temporaryFolder('lock-takeover');
+    const folder = migratedDataFolder('lock-takeover');
     const sleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
     try {
       fs.writeFileSync(path.join(folder, 'openbaas.lock'), String(deadPid));
@@ -160,7 +160,7 @@ describe('stale takeover files and leftovers', () => {
 
   it('files of a process killed at the lock (openbaas.lock.<pid>.<hex>): removed once a minute old and their pid is gone', async () => {
     // Until 2026-12-07 they stayed for good (found by an audit).
-    const folder = temporaryFolder('lock-leftovers');
+    const folder = migratedDataFolder('lock-leftovers');
     const old = ['openbaas.lock.4000000.a161f5e087fe', 'openbaas.lock.takeover.4000001.3735f2f4bb3c', 'openbaas.lock.takeover.0123456789abcdef.1.4000001.3735f2f4bb3c'];
     const recent = 'openbaas.lock.4000002.0123456789ab'; // a process may be between its write and its link
     const oldButAlive = `openbaas.lock.${process.pid}.0123456789ab`;

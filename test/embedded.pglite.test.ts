@@ -9,7 +9,7 @@ import { DataFolderLockedError } from '../src/platform/db/lock-file.js';
 import { migrate } from '../src/platform/db/migrate.js';
 import { cliArgs, startCli } from './support/cli-command.js';
 import { runCli } from './support/run-cli.js';
-import { temporaryFolder } from './support/temp-folder.js';
+import { migratedDataFolder, temporaryFolder } from './support/temp-folder.js';
 
 // Behaviour of the embedded PGlite database and of the command on it; PostgreSQL has neither a
 // data folder nor a lock file, so this file runs only in the pglite project.
@@ -17,7 +17,7 @@ import { temporaryFolder } from './support/temp-folder.js';
 
 describe('embedded database folder', () => {
   it('keeps data across close and reopen, and holds the lock while open', async () => {
-    const folder = temporaryFolder('embedded');
+    const folder = migratedDataFolder('embedded');
     const first = await openDatabase({ dataDir: folder, poolMax: 1, connectTimeoutMs: 30_000 });
     await migrate(first.pool);
     await sql`INSERT INTO clients (id, name, created_at) VALUES (gen_random_uuid(), 'persisted', now())`.execute(first.db);
@@ -38,7 +38,7 @@ describe('embedded database folder', () => {
 
 describe('a data folder a newer build migrated', () => {
   it('is refused by `openbaas migrate` and `serve` with a message that says why and what to do', async () => {
-    const folder = temporaryFolder('embedded');
+    const folder = migratedDataFolder('embedded');
     const database = await openDatabase({ dataDir: folder, poolMax: 1, connectTimeoutMs: 30_000 });
     try {
       await migrate(database.pool);
@@ -58,7 +58,7 @@ describe('a data folder a newer build migrated', () => {
 
 describe('a data folder whose key file was replaced', () => {
   it('is refused at start with a message that names both keys and the file to restore', async () => {
-    const folder = temporaryFolder('embedded');
+    const folder = migratedDataFolder('embedded');
     expect((await runCli(['migrate'], { DATA_DIR: folder })).code).toBe(0);
     const keyFile = path.join(folder, 'encryption.key');
     const original = fs.readFileSync(keyFile);
@@ -74,7 +74,7 @@ describe('a data folder whose key file was replaced', () => {
 
 describe('openbaas command (embedded database)', () => {
   it('administers clients and keys, and refuses a data folder in use', async () => {
-    const env = { DATA_DIR: temporaryFolder('embedded') };
+    const env = { DATA_DIR: migratedDataFolder('embedded') };
     const created = await runCli(['clients', 'create', '--name', 'Cli Co', '--json'], env);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
@@ -236,7 +236,7 @@ describe('openbaas serve (embedded database)', () => {
     const port = await freePortBelowEphemeral();
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
-    const env = { DATA_DIR: temporaryFolder('embedded'), HOST: '127.0.0.1' };
+    const env = { DATA_DIR: migratedDataFolder('embedded'), HOST: '127.0.0.1' };
     let failed;
     try {
       failed = await runCli(['serve', '--port', String(port)], env);
@@ -268,7 +268,7 @@ describe('a first start stopped by a signal once the sandbox client is made', ()
     // Until 2026-12-07 a SIGTERM or Ctrl-C between the making of the client and the server's
     // readiness ended the process with the signal's default action: the client was kept, its key
     // never shown, and no later start made another (found by an audit).
-    const env = { DATA_DIR: temporaryFolder('embedded'), HOST: '127.0.0.1' };
+    const env = { DATA_DIR: migratedDataFolder('embedded'), HOST: '127.0.0.1' };
     const child = spawn(process.execPath, cliArgs('serve', '--port', '0'), {
       env: { ...process.env, LOG_LEVEL: 'info', OPENBAAS_API_KEY: '', DATABASE_URL: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
