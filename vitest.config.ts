@@ -14,9 +14,10 @@ export default defineConfig({
         include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
         // A file named *.pglite.test.ts or *.postgres.test.ts is about that database only.
         exclude: [`**/*.${database === 'pglite' ? 'postgres' : 'pglite'}.test.ts`, '**/node_modules/**'],
-        // The pglite project's files start from one migrated embedded database (test/harness.ts).
+        // Each project's files start from one migrated database made at the start of the run: an
+        // embedded one for pglite, a template database on the server for postgres (test/harness.ts).
         // Both build the sources once for the tests that start `openbaas` processes (test/cli-build.global.ts).
-        globalSetup: ['test/cli-build.global.ts', ...(database === 'pglite' ? ['test/pglite-template.global.ts'] : [])],
+        globalSetup: ['test/cli-build.global.ts', database === 'pglite' ? 'test/pglite-template.global.ts' : 'test/postgres-template.global.ts'],
         // A guard against hangs, not a speed check (npm run bench measures speed). Two files run
         // at once on two cores, so a test that starts several processes can take twice as long
         // as alone: embedded.pglite's five CLI runs took 49 s alone and passed 60 s beside

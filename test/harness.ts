@@ -11,6 +11,7 @@ import type { Deps } from '../src/platform/deps.js';
 import type { App } from '../src/platform/http/app-type.js';
 import { clientSeeders } from '../src/modules/routes.js';
 import { createApiKey, createClientWithKey } from '../src/modules/tenants/tenants.service.js';
+import { databaseUrlNamed } from './postgres-template.global.js';
 
 /** The field-encryption key of every test app (32 bytes, hex); override it through createTestApp({ env }). */
 export const testEncryptionKey = '0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0';
@@ -52,6 +53,8 @@ export interface TestContext {
   config: Config;
   clock: ManualClock;
   database: DatabaseHandle;
+  /** PostgreSQL only: the URL of the test app's database (for processes of the program on it). */
+  databaseUrl?: string;
   clientA: TestClient;
   clientB: TestClient;
   request(options: RequestOptions): Promise<TestResponse>;
@@ -73,7 +76,7 @@ export async function openEmbeddedTestDatabase(connectTimeoutMs: number): Promis
   return database;
 }
 
-async function openTestDatabase(routeUrl: (url: string) => string = (url) => url): Promise<{ database: DatabaseHandle; dispose: () => Promise<void> }> {
+async function openTestDatabase(routeUrl: (url: string) => string = (url) => url): Promise<{ database: DatabaseHandle; databaseUrl?: string; dispose: () => Promise<void> }> {
   if (testDatabase === 'pglite') {
     const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs: 30_000, memoryDataDump: pgliteTemplate() });
     // Nothing to apply when the template is current; applies what it lacks otherwise.
@@ -82,17 +85,23 @@ async function openTestDatabase(routeUrl: (url: string) => string = (url) => url
   }
   const url = process.env.TEST_DATABASE_URL;
   if (!url) throw new Error('TEST_DATABASE_URL is required for the postgres test project');
-  // Each test file works in its own schema, so files run in parallel without seeing each other.
-  const schema = `test_${crypto.randomBytes(6).toString('hex')}`;
+  // Each test app works in a database of its own, a copy of the run's migrated template
+  // (test/postgres-template.global.ts), so files run in parallel without seeing each other. Until
+  // 2026-12-07 each had a schema of its own in TEST_DATABASE_URL's database, migrated afresh.
+  const name = `test_${crypto.randomBytes(6).toString('hex')}`;
   const admin = await openDatabase({ databaseUrl: url, poolMax: 1, connectTimeoutMs: 10_000 });
-  await admin.pool.query(`CREATE SCHEMA ${schema}`);
-  const database = await openDatabase({ databaseUrl: routeUrl(url), poolMax: 10, connectTimeoutMs: 10_000, searchPath: schema });
+  await admin.pool.query(`CREATE DATABASE ${name} TEMPLATE ${inject('postgresTemplate')}`);
+  const databaseUrl = databaseUrlNamed(url, name);
+  const database = await openDatabase({ databaseUrl: routeUrl(databaseUrl), poolMax: 10, connectTimeoutMs: 10_000 });
+  // Nothing to apply when the template is current; applies what it lacks otherwise.
   await migrate(database.pool);
   return {
     database,
+    databaseUrl,
     dispose: async () => {
       await database.close();
-      await admin.pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      // FORCE: a process of the program a test left connected does not keep the database.
+      await admin.pool.query(`DROP DATABASE ${name} WITH (FORCE)`);
       await admin.close();
     },
   };
@@ -128,7 +137,7 @@ export interface TestAppOptions {
 
 /** Builds the real app on a fresh database with two clients (A and B), each with a full and a read-only key. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestContext> {
-  const { database, dispose } = await openTestDatabase(options.routeDatabaseUrl);
+  const { database, databaseUrl, dispose } = await openTestDatabase(options.routeDatabaseUrl);
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     PUBLIC_BASE_URL: 'http://openbaas.test',
@@ -180,6 +189,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestC
     config,
     clock,
     database,
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
     clientA,
     clientB,
     request,

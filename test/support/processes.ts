@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { packageRoot } from '../../src/paths.js';
 import { createTestApp, testEncryptionKey, type TestContext } from '../harness.js';
@@ -8,7 +7,7 @@ import { freePort } from './free-port.js';
 
 /**
  * The program in processes of its own (this run's build of the sources) on the test app's PostgreSQL
- * schema, for the tests of what several processes do at once. PostgreSQL only: a second process
+ * database, for the tests of what several processes do at once. PostgreSQL only: a second process
  * cannot open the embedded database.
  */
 export class ProgramProcesses {
@@ -16,11 +15,10 @@ export class ProgramProcesses {
 
   private constructor(private readonly databaseUrl: string) {}
 
-  /** Processes on `t`'s schema (the test app's database, seen through its search_path). */
-  static async on(t: TestContext): Promise<ProgramProcesses> {
-    const schema = (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(t.deps.db)).rows[0]?.schema ?? '';
-    const url = process.env.TEST_DATABASE_URL ?? '';
-    return new ProgramProcesses(`${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`);
+  /** Processes on `t`'s database. */
+  static on(t: TestContext): ProgramProcesses {
+    if (t.databaseUrl === undefined) throw new Error('processes of the program need the test app on PostgreSQL');
+    return new ProgramProcesses(t.databaseUrl);
   }
 
   /**
@@ -100,7 +98,7 @@ export function programProcessesSuite(): { readonly t: TestContext; readonly pro
   const suite: { t?: TestContext; processes?: ProgramProcesses } = {};
   beforeAll(async () => {
     suite.t = await createTestApp({ clockFollowsWallClock: true });
-    suite.processes = await ProgramProcesses.on(suite.t);
+    suite.processes = ProgramProcesses.on(suite.t);
   }, 120_000);
   afterAll(async () => {
     await suite.processes?.stopAll();
