@@ -9,7 +9,7 @@ import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.j
 import { packageRoot } from '../src/paths.js';
 import { testDatabase } from './harness.js';
 import { freePort } from './support/free-port.js';
-import { temporaryFolder } from './support/temp-folder.js';
+import { migratedDataFolder, temporaryFolder } from './support/temp-folder.js';
 
 // No image can be built here (no registry to pull node:20-slim from), so the container files are
 // tested against the program itself (issue 26, item 6): the image's command, run with the image's
@@ -76,9 +76,14 @@ function npmStartNodeFlags(): string[] {
 const knownVariables = new Set(environmentVariables.map(([name]) => name));
 const children = new Set<ChildProcess>();
 
-/** Replaces the image's /app with the package folder and its /app/data volume with a temporary folder. */
-function onThisMachine(env: Record<string, string>): Record<string, string> {
-  const dataDir = temporaryFolder('image-data');
+/**
+ * Replaces the image's /app with the package folder and its /app/data volume with a temporary
+ * folder: an empty one (a first start), or with `migrated` on the embedded database one holding a
+ * migrated database, for a test that is not about the first start (initdb and the migrations take
+ * seconds of CPU).
+ */
+function onThisMachine(env: Record<string, string>, options: { migrated?: boolean } = {}): Record<string, string> {
+  const dataDir = options.migrated && testDatabase === 'pglite' ? migratedDataFolder('image-data') : temporaryFolder('image-data');
   return { ...env, ...(env.DATA_DIR === '/app/data' ? { DATA_DIR: dataDir } : {}) };
 }
 
@@ -204,7 +209,7 @@ describe('the image command, run with the image environment', () => {
     const port = String(await freePort());
     const extra: Record<string, string> =
       testDatabase === 'postgres' && databaseUrl ? { DATABASE_URL: databaseUrl, OPENBAAS_ENCRYPTION_KEY: encryptionKey } : {};
-    const env = onThisMachine({ ...imageEnv, PORT: port, SHUTDOWN_DRAIN_MS: '3000', OPENBAAS_API_KEY: 'sk_test_drainingKey00000001', LOG_LEVEL: 'info', ...extra });
+    const env = onThisMachine({ ...imageEnv, PORT: port, SHUTDOWN_DRAIN_MS: '3000', OPENBAAS_API_KEY: 'sk_test_drainingKey00000001', LOG_LEVEL: 'info', ...extra }, { migrated: true });
     const server = run(imageCommand, env);
     await waitUntilHealthy(env, server);
     const signalled = Date.now();
@@ -227,7 +232,7 @@ describe('the image command, run with the image environment', () => {
       testDatabase === 'postgres' && databaseUrl ? { DATABASE_URL: databaseUrl, OPENBAAS_ENCRYPTION_KEY: encryptionKey } : {};
     for (const signals of [['SIGTERM', 'SIGTERM'], ['SIGINT']] as const) {
       const port = String(await freePort());
-      const env = onThisMachine({ ...imageEnv, PORT: port, SHUTDOWN_DRAIN_MS: '60000', LOG_LEVEL: 'info', ...extra });
+      const env = onThisMachine({ ...imageEnv, PORT: port, SHUTDOWN_DRAIN_MS: '60000', LOG_LEVEL: 'info', ...extra }, { migrated: true });
       const server = run(imageCommand, env);
       await waitUntilHealthy(env, server);
       const signalled = Date.now();

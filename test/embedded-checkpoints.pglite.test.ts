@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
 import { analyzeChangedTables } from '../src/platform/db/embedded-checkpoints.js';
-import { temporaryFolder } from './support/temp-folder.js';
+import { migratedDataFolder } from './support/temp-folder.js';
 
 // PGlite has no checkpointer process (single-user mode): without our own checkpoints its
 // write-ahead log grows for as long as the server runs. PostgreSQL checkpoints by itself, so this
@@ -44,7 +44,7 @@ function walSegments(folder: string): number {
 
 describe('the embedded database checkpoints its write-ahead log', () => {
   it('once the WAL since the last checkpoint passes the threshold, so a data folder keeps at most 64 MB of it', async () => {
-    const folder = temporaryFolder('wal');
+    const folder = migratedDataFolder('wal');
     await withDatabase({ intervalMs: 50, dataDir: folder }, async (database) => {
         const settings = await sql<{ max: string; min: string }>`SELECT current_setting('max_wal_size') AS max, current_setting('min_wal_size') AS min`.execute(database.db);
         expect(settings.rows[0]).toEqual({ max: '64MB', min: '32MB' });

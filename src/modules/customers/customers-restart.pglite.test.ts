@@ -7,13 +7,13 @@ import { loadConfig } from '../../platform/config.js';
 import { encryptionKeyFileName } from '../../platform/crypto/field-cipher.js';
 import { createClientWithKey } from '../tenants/tenants.service.js';
 import { individualBody } from '../../../test/customers/fixtures.js';
-import { temporaryFolder } from '../../../test/support/temp-folder.js';
+import { migratedDataFolder } from '../../../test/support/temp-folder.js';
 
 // The embedded database without OPENBAAS_ENCRYPTION_KEY: the generated key lives in the data
 // folder, so encrypted fields still read after the program restarts.
 describe('embedded database encryption key', () => {
   it('keeps encrypted document numbers readable across a restart', async () => {
-    const config = loadConfig({ DATA_DIR: temporaryFolder('customers'), LOG_LEVEL: 'silent' });
+    const config = loadConfig({ DATA_DIR: migratedDataFolder('customers'), LOG_LEVEL: 'silent' });
     const first = await openDeps(config);
     const { customerId, key } = await (async (deps) => {
       try {

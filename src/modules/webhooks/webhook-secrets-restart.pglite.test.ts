@@ -6,13 +6,13 @@ import { loadConfig } from '../../platform/config.js';
 import { createClientWithKey } from '../tenants/tenants.service.js';
 import { webhookSecretBoxOf } from './webhook-secrets.js';
 import { generateSecret } from './webhook-signing.js';
-import { temporaryFolder } from '../../../test/support/temp-folder.js';
+import { migratedDataFolder } from '../../../test/support/temp-folder.js';
 
 // A subscription whose secret is still in plain text, as every subscription created before
 // migration 0012 is: the next start of the program encrypts it, and it opens to the same secret.
 describe('webhook secrets written before migration 0012', () => {
   it('are encrypted when the program starts, and still open to the same secret', async () => {
-    const config = loadConfig({ DATA_DIR: temporaryFolder('webhooks'), LOG_LEVEL: 'silent' });
+    const config = loadConfig({ DATA_DIR: migratedDataFolder('webhooks'), LOG_LEVEL: 'silent' });
     const legacy = generateSecret();
     const first = await openDeps(config);
     const { clientId, webhookId } = await (async (deps) => {
