@@ -40,12 +40,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
   await run(`CREATE DATABASE ${name}`);
   // No session may be left on a template when a copy is made: this pool ends before any test starts.
+  const drop = () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   const pool = new pg.Pool({ connectionString: databaseUrlNamed(url, name), max: 1 });
   try {
     await migrate(pool);
-  } finally {
+  } catch (error) {
+    // A setup that fails leaves no template behind.
     await pool.end();
+    await drop();
+    throw error;
   }
+  await pool.end();
   project.provide('postgresTemplate', name);
-  return () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  return drop;
 }
