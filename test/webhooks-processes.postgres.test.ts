@@ -1,23 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { packageRoot } from '../src/paths.js';
 import { systemClock } from '../src/platform/clock.js';
-import { loadConfig } from '../src/platform/config.js';
-import { openDatabase, type DatabaseHandle } from '../src/platform/db/database.js';
-import { migrate } from '../src/platform/db/migrate.js';
 import { withTransaction } from '../src/platform/db/transaction.js';
 import type { Deps } from '../src/platform/deps.js';
 import { recordEvent } from '../src/modules/webhooks/events.store.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
-import { clientSeeders } from '../src/modules/routes.js';
 import { createClient } from '../src/modules/tenants/tenants.service.js';
+import { createTestApp, testEncryptionKey, type TestContext } from './harness.js';
 import { cliArgs } from './support/cli-command.js';
 import { verifiesWith, WebhookReceiver, type ReceivedWebhook } from './webhook-receiver.js';
 
 /**
  * The real program in separate processes (`openbaas worker`, this run's build of the sources) against one PostgreSQL
- * schema: a worker killed with SIGKILL in the middle of a burst, then a fresh one, must leave no
+ * database: a worker killed with SIGKILL in the middle of a burst, then a fresh one, must leave no
  * event undelivered; two workers at once must never make one attempt twice. PostgreSQL only: on
  * the embedded PGlite database a second process cannot open the database at all.
  */
@@ -32,13 +28,11 @@ const workerEnv = {
   WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION_MAX: '10',
   WEBHOOK_RETRY_SCHEDULE: '200ms,400ms,800ms,1s,1s,1s,1s',
   DB_POOL_MAX: '5',
-  // The key this test encrypts the subscriptions' secrets with: the worker processes open them.
-  OPENBAAS_ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'),
+  // The test app's key, which encrypts the subscriptions' secrets: the worker processes open them.
+  OPENBAAS_ENCRYPTION_KEY: testEncryptionKey,
 };
 
-let schema: string;
-let admin: DatabaseHandle;
-let database: DatabaseHandle;
+let t: TestContext;
 let deps: Deps;
 let databaseUrl: string;
 const spawned = new Set<ChildProcess>();
@@ -126,23 +120,18 @@ async function deliveryCounts(clientId: string): Promise<Record<string, number>>
 
 describe('webhook workers as separate processes (PostgreSQL only: PGlite allows one process, so this file runs in the postgres project)', () => {
   beforeAll(async () => {
-    const url = process.env.TEST_DATABASE_URL;
-    if (!url) throw new Error('TEST_DATABASE_URL is required');
-    schema = `webhooks_process_${crypto.randomBytes(5).toString('hex')}`;
-    admin = await openDatabase({ databaseUrl: url, poolMax: 1, connectTimeoutMs: 10_000 });
-    await admin.pool.query(`CREATE SCHEMA ${schema}`);
-    database = await openDatabase({ databaseUrl: url, poolMax: 5, connectTimeoutMs: 10_000, searchPath: schema });
-    await migrate(database.pool);
-    deps = { config: loadConfig({ LOG_LEVEL: 'silent', OPENBAAS_ENCRYPTION_KEY: workerEnv.OPENBAAS_ENCRYPTION_KEY }), database, db: database.db, clock: systemClock, clientSeeders };
-    databaseUrl = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    // A test app's database (a copy of the run's template, test/harness.ts), its clock the wall
+    // clock's, as the worker processes read it.
+    t = await createTestApp({ clockFollowsWallClock: true });
+    deps = t.deps;
+    if (t.databaseUrl === undefined) throw new Error('the test app has no database URL');
+    databaseUrl = t.databaseUrl;
   }, 180_000);
 
   afterAll(async () => {
     for (const child of spawned) child.kill('SIGKILL');
     await Promise.all([...spawned].map(exited));
-    await database?.close();
-    await admin?.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin?.close();
+    await t?.close();
   });
 
   it('a worker killed with SIGKILL in the middle of a burst of 1,000 events, then a fresh worker: every event delivered, none stranded', async () => {
