@@ -23,27 +23,92 @@ async function program() {
   return main;
 }
 
+/**
+ * What each command reads, how many words name it (with `keys revoke`'s prefix, the positionals it
+ * takes) and its lines of the usage. Anything not listed is refused: until 2026-12-07 an option of
+ * another command was ignored (`clients list --read-only` listed the clients), and so were extra
+ * words (found by an audit).
+ */
+const commandLines = {
+  serve: { options: ['memory', 'port', 'no-workers'], positionals: 1, usage: ['serve [--memory] [--port N] [--no-workers]', 'HTTP API plus background workers'] },
+  worker: { options: [], positionals: 1, usage: ['worker', 'background workers only'] },
+  migrate: { options: ['json'], positionals: 1, usage: ['migrate [--json]', 'apply pending database migrations'] },
+  'clients create': { options: ['name', 'json'], positionals: 2, usage: ['clients create --name NAME [--json]', 'create a client (tenant) and its first API key'] },
+  'clients list': { options: ['json'], positionals: 2, usage: ['clients list [--json]', 'list clients'] },
+  'keys create': {
+    options: ['client', 'read-only', 'allow-ip', 'json'],
+    positionals: 2,
+    usage: ['keys create --client ID [--read-only] [--allow-ip CIDR]... [--json]', 'create another API key for a client (shown once)'],
+  },
+  'keys revoke': { options: ['json'], positionals: 3, usage: ['keys revoke PREFIX [--json]', 'revoke a key by its prefix (sk_test_Ab12Cd34)'] },
+  'directory import': {
+    options: ['fedach', 'fedwire', 'bic', 'json'],
+    positionals: 2,
+    usage: ['directory import [--fedach FILE] [--fedwire FILE] [--bic FILE] [--json]', 'replace the built-in bank directory of each kind given', '(FedACHdir.txt, fpddir.txt, a BIC list as CSV)'],
+  },
+  'directory status': { options: ['json'], positionals: 2, usage: ['directory status [--json]', 'where each kind of bank directory data came from'] },
+  'ledger verify': {
+    options: ['json'],
+    positionals: 2,
+    usage: ['ledger verify [--json]', 'recompute every balance from the ledger entries and check', 'every invariant; exits 1 and names the rows on a violation'],
+  },
+} satisfies Record<string, CommandLine>;
+
+interface CommandLine {
+  options: readonly OptionName[];
+  positionals: number;
+  usage: readonly [string, ...string[]];
+}
+
+type CommandName = keyof typeof commandLines;
+
+/** The command of that name (its own keys only: until 2026-12-07 `openbaas constructor` crashed on Object's). */
+function commandLineOf(name: string): CommandLine | undefined {
+  return Object.hasOwn(commandLines, name) ? commandLines[name as CommandName] : undefined;
+}
+
+/** The usage lines of some commands: each synopsis with its description in a column (below it when the synopsis is too long). */
+function commandUsage(names: readonly CommandName[]): string {
+  const column = 47;
+  const lines: string[] = [];
+  for (const name of names) {
+    const [synopsis, first = '', ...more] = commandLines[name].usage;
+    if (synopsis.length + 3 > column) lines.push(`  ${synopsis}`, `${' '.repeat(column)}${first}`);
+    else lines.push(`  ${synopsis.padEnd(column - 3)} ${first}`);
+    for (const line of more) lines.push(`${' '.repeat(column)}${line}`);
+  }
+  return lines.join('\n');
+}
+
+const configurationNote = `Configuration comes from environment variables (see README). With no DATABASE_URL the embedded
+database in DATA_DIR (default ./data) is used; it is locked by a running server, so use the
+/v1/admin HTTP routes (OPENBAAS_ADMIN_KEY) to administer a running embedded server.`;
+
 const usage = `Usage: openbaas <command> [options]
 
 Commands:
-  serve [--memory] [--port N] [--no-workers]   HTTP API plus background workers
-  worker                                       background workers only
-  migrate                                      apply pending database migrations
-  clients create --name NAME [--json]          create a client (tenant) and its first API key
-  clients list [--json]                        list clients
-  keys create --client ID [--read-only] [--allow-ip CIDR]... [--json]
-                                               create another API key for a client (shown once)
-  keys revoke PREFIX [--json]                  revoke a key by its prefix (sk_test_Ab12Cd34)
-  directory import [--fedach FILE] [--fedwire FILE] [--bic FILE] [--json]
-                                               replace the built-in bank directory of each kind given
-                                               (FedACHdir.txt, fpddir.txt, a BIC list as CSV)
-  directory status [--json]                    where each kind of bank directory data came from
-  ledger verify [--json]                       recompute every balance from the ledger entries and check
-                                               every invariant; exits 1 and names the rows on a violation
+${commandUsage(Object.keys(commandLines) as CommandName[])}
 
-Configuration comes from environment variables (see README). With no DATABASE_URL the embedded
-database in DATA_DIR (default ./data) is used; it is locked by a running server, so use the
-/v1/admin HTTP routes (OPENBAAS_ADMIN_KEY) to administer a running embedded server.`;
+${configurationNote}`;
+
+/**
+ * `openbaas <command> --help`: the lines of that command, or of the commands its first word names
+ * (`openbaas keys --help`); an unknown command is a mistake. Until 2026-12-07 every `--help`
+ * printed the whole usage.
+ */
+function helpFor(positionals: readonly string[]): string {
+  const [command = '', subcommand = ''] = positionals;
+  const names = Object.keys(commandLines) as CommandName[];
+  const exact = names.find((name) => name === command) ?? names.find((name) => name === `${command} ${subcommand}`);
+  const group = subcommand === '' ? names.filter((name) => name.startsWith(`${command} `)) : [];
+  if (exact !== undefined) {
+    const [synopsis, ...description] = commandLines[exact].usage;
+    const text = description.join('\n');
+    return `Usage: openbaas ${synopsis}\n\n${text.charAt(0).toUpperCase()}${text.slice(1)}.\n\n${configurationNote}`;
+  }
+  if (group.length > 0) return `Usage: openbaas ${command} <command> [options]\n\nCommands:\n${commandUsage(group)}\n\n${configurationNote}`;
+  throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
+}
 
 function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
@@ -107,30 +172,11 @@ const options = {
 
 type OptionName = keyof typeof options;
 
-/**
- * The options each command reads and how many words name it (with `keys revoke`'s prefix, the
- * positionals it takes). Anything else is refused: until 2026-12-07 an option of another command
- * was ignored (`clients list --read-only` listed the clients), and so were extra words (found by
- * an audit).
- */
-const commandLines: Record<string, { options: readonly OptionName[]; positionals: number }> = {
-  serve: { options: ['memory', 'port', 'no-workers'], positionals: 1 },
-  worker: { options: [], positionals: 1 },
-  migrate: { options: ['json'], positionals: 1 },
-  'clients create': { options: ['name', 'json'], positionals: 2 },
-  'clients list': { options: ['json'], positionals: 2 },
-  'keys create': { options: ['client', 'read-only', 'allow-ip', 'json'], positionals: 2 },
-  'keys revoke': { options: ['json'], positionals: 3 },
-  'directory import': { options: ['fedach', 'fedwire', 'bic', 'json'], positionals: 2 },
-  'directory status': { options: ['json'], positionals: 2 },
-  'ledger verify': { options: ['json'], positionals: 2 },
-};
-
 /** Refuses an unknown command, an option the command does not read, or a word after its name it does not take. */
 function checkCommandLine(positionals: readonly string[], given: readonly string[]): void {
   const [command = '', subcommand = ''] = positionals;
-  const name = command in commandLines ? command : `${command} ${subcommand}`;
-  const line = commandLines[name];
+  const name = commandLineOf(command) === undefined ? `${command} ${subcommand}` : command;
+  const line = commandLineOf(name);
   // The command's words only, with the prefix of every other mistake (until 2026-12-07 the whole
   // line, options too, and without it), before any module is loaded (found by audits).
   if (line === undefined) throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
@@ -158,9 +204,13 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(argv);
   const [command, subcommand] = positionals;
   const json = values.json ?? false;
+  if (values.help && command) {
+    process.stdout.write(`${helpFor(positionals)}\n`);
+    return 0;
+  }
   if (values.help || !command) {
     process.stdout.write(`${usage}\n`);
-    // Asked for (`--help` anywhere, alone too), the usage is an answer; without a command, a mistake.
+    // Asked for (`--help` or `-h` alone), the usage is an answer; without a command, a mistake.
     return values.help ? 0 : 1;
   }
   checkCommandLine(positionals, Object.keys(values));
