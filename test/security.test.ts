@@ -87,6 +87,7 @@ describe.each(securityCases.map((entry) => [`${entry.method} ${entry.route}`, en
         const reused = await t.request({ method: entry.method, url: other.url, ...payload(other), idempotencyKey });
         expect(reused.status).toBe(422);
         expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+        expect(reused.body.details).toEqual([{ field: 'Idempotency-Key', message: 'was already used with a different request' }]);
       }
     });
   }

@@ -178,7 +178,17 @@ export async function reusedIdempotencyKeyError(
     return undefined; // the database is unreachable: the validation error is still a true answer
   }
   if (row === undefined || row.request_hash.equals(requestIdentity(request).hash)) return undefined;
-  return new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
+  return keyReusedError();
+}
+
+/**
+ * 422 IDEMPOTENCY_KEY_REUSED, naming the header in `details` as INVALID_IDEMPOTENCY_KEY does (until
+ * 2026-12-07 it named nothing; found by an audit).
+ */
+export function keyReusedError(): AppError {
+  return new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.', {
+    details: [{ field: 'Idempotency-Key', message: 'was already used with a different request' }],
+  });
 }
 
 /** A 64-bit advisory lock id for (client, key), so two requests with one key never run at once. */
@@ -355,7 +365,7 @@ export async function runPausableWrite<T, P>(request: FastifyRequest, reply: Fas
     const row = await storedRow(tx);
     if (!row) return undefined;
     if (!row.request_hash.equals(hash)) {
-      throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.');
+      throw keyReusedError();
     }
     if (row.status_code === inProgressStatus) {
       if (deps.clock.now().getTime() - row.created_at.getTime() < inProgressAbandonedMs) {

@@ -15,6 +15,7 @@ import {
   envelopeOf,
   idempotencyKeyOf,
   isStoredUnderKey,
+  keyReusedError,
   markReplayed,
   requestContext,
   requestIdentity,
@@ -301,7 +302,7 @@ export class WriteBatcher<I, O, L> {
           };
         } else if (row.request_hash !== null) {
           if (!row.request_hash.equals(request.hash)) {
-            settlements[index] = { kind: 'error', error: new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request.') };
+            settlements[index] = { kind: 'error', error: keyReusedError() };
           } else {
             const body = storedBody(this.deps, item.context.clientId, request.key, { response_body: row.response_body, response_sealed: row.response_sealed ?? false });
             settlements[index] = { kind: 'response', replay: true, response: { statusCode: row.status_code ?? 200, body } };
