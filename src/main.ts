@@ -270,7 +270,10 @@ export async function serve(config: Config): Promise<void> {
   // performance.now() counts from the start of the process, so module loading (and a build by
   // `npm start`) is included.
   const readySeconds = (performance.now() / 1000).toFixed(1);
-  progress?.(`ready in ${readySeconds} s on ${baseUrl}${baseUrl === config.publicBaseUrl && config.port === 0 ? ` (listening on port ${listenedOn})` : ''}`);
+  // A PUBLIC_BASE_URL is where clients reach the server (a proxy, say), not where it listens: the
+  // line names both (until 2026-12-07 only the former, unless the port was 0).
+  const listening = baseUrl === `http://localhost:${listenedOn}` ? '' : ` (listening on ${config.host.includes(':') ? `[${config.host}]` : config.host}:${listenedOn})`;
+  progress?.(`ready in ${readySeconds} s on ${baseUrl}${listening}`);
   app.log.info({ database: deps.database.kind, mode: config.mode, readySeconds: Number(readySeconds) }, 'OpenBaaS is ready');
 }
 

@@ -187,7 +187,7 @@ describe('openbaas serve --port', () => {
   });
 });
 
-describe('openbaas serve --port 0', () => {
+describe('openbaas serve: the ready line', () => {
   it('the ready line and the new key\'s curl line name the port the system picked', async () => {
     // Until 2026-12-07 they said http://localhost:0 (found by an audit).
     const { child, output, exited } = startCli(['serve', '--memory', '--port', '0'], { LOG_LEVEL: 'info', OPENBAAS_API_KEY: '', DATABASE_URL: '', PUBLIC_BASE_URL: '', HOST: '127.0.0.1' });
@@ -196,6 +196,21 @@ describe('openbaas serve --port 0', () => {
       const port = Number(/openbaas: ready in \d+\.\d s on http:\/\/localhost:(\d+)\n/.exec(output())?.[1]);
       expect(port, output()).toBeGreaterThan(0);
       expect(output()).toMatch(new RegExp(`curl -H "Authorization: sk_test_[A-Za-z0-9]+" http://localhost:${port}/v1/assets`));
+      expect((await fetch(`http://127.0.0.1:${port}/health/ready`)).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  });
+
+  it('with PUBLIC_BASE_URL the ready line names it and where the server listens', async () => {
+    // Until 2026-12-07 it named PUBLIC_BASE_URL alone, unless the port was 0.
+    const data = migratedDataFolder('cli-public-url');
+    const { child, output, exited } = startCli(['serve', '--port', '0'], { DATA_DIR: data, LOG_LEVEL: 'info', DATABASE_URL: '', PUBLIC_BASE_URL: 'https://baas.example.com', HOST: '127.0.0.1' });
+    try {
+      await vi.waitFor(() => expect(output()).toMatch(/openbaas: ready in \d+\.\d s on /), { timeout: 120_000, interval: 100 });
+      const port = Number(/openbaas: ready in \d+\.\d s on https:\/\/baas\.example\.com \(listening on 127\.0\.0\.1:(\d+)\)\n/.exec(output())?.[1]);
+      expect(port, output()).toBeGreaterThan(0);
       expect((await fetch(`http://127.0.0.1:${port}/health/ready`)).status).toBe(200);
     } finally {
       child.kill('SIGTERM');
