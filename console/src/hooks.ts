@@ -1,5 +1,25 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { describeError, errorTraceIdOf, firstItems, rateLimitWaitSeconds, listPageSize, type ListPage } from './api.js';
+import { pollMsOf, pollMsStorageKey, scaledInterval } from './poll-interval.js';
+
+/**
+ * How often the pages read their lists and records again, in milliseconds: 5,000, or what this
+ * browser's localStorage holds under `openbaas.pollMs` (`pollMsOf`). Read once, when the console loads.
+ */
+export const pollMs = pollMsOf(readStoredPollMs());
+
+function readStoredPollMs(): string | null {
+  try {
+    return localStorage.getItem(pollMsStorageKey);
+  } catch {
+    return null; // storage refused (a sandboxed frame, a privacy setting): the default
+  }
+}
+
+/** An interval that is `defaultMs` at the default `pollMs` (a history read every 3 s, say), scaled with it. */
+export function pollEvery(defaultMs: number): number {
+  return scaledInterval(defaultMs, pollMs);
+}
 
 /** Until when (Date.now() milliseconds) the console's reading again is paused: see `notePause`. */
 let pausedUntilMs = 0;

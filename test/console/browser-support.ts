@@ -91,8 +91,16 @@ export async function unnamedControls(page: Page): Promise<string[]> {
 }
 
 /** A fresh tab signed in with `key`, collecting the page's errors (uncaught ones and console errors). */
-export async function signedIn(browser: Browser, baseUrl: string, key: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; pageErrors: string[] }> {
+export async function signedIn(
+  browser: Browser,
+  baseUrl: string,
+  key: string,
+  viewport = { width: 1280, height: 900 },
+  options: { pollMs?: number } = {},
+): Promise<{ page: Page; pageErrors: string[] }> {
   const page = await browser.newPage({ viewport });
+  // A test about reading again sets a shorter interval than the console's 5 s (docs/console.md).
+  if (options.pollMs !== undefined) await page.addInitScript(`localStorage.setItem('openbaas.pollMs', '${options.pollMs}')`);
   const pageErrors: string[] = [];
   page.on('pageerror', (error) => pageErrors.push(String(error)));
   page.on('console', (message) => {

@@ -364,7 +364,7 @@ describe('lists say how many rows of how many they show, and page the rest', () 
     const client = await suite.t.newClient('load more keeps rows');
     const wallet = await linkedWallet(suite.t, client);
     for (let index = 0; index < 51; index++) await issuedCard(suite.t, client, { wallet });
-    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key, undefined, { pollMs: 1000 });
     await page.getByRole('link', { name: 'Cards' }).click();
     await page.getByText('50 of 51 card(s) shown.').waitFor();
     const rows = page.getByRole('table', { name: 'Cards' }).locator('tbody > tr');
@@ -416,6 +416,7 @@ describe('lists say how many rows of how many they show, and page the rest', () 
     await page.getByRole('button', { name: 'Load more' }).click();
     await page.getByRole('alert').filter({ hasText: 'Try again.' }).waitFor();
     await expect(customerRows.count()).resolves.toBe(50);
+    // The next poll (every second here) brings the longer list.
     await page.getByText('52 of 52 customer(s) shown.').waitFor({ timeout: 15_000 });
     await expect(customerRows.count()).resolves.toBe(52);
     // The browser logs the failed read it was given; nothing else went wrong.
@@ -433,7 +434,7 @@ describe('lists say how many rows of how many they show, and page the rest', () 
     for (let index = 0; index < 3; index++) lines.push(await openLine(suite.t, { client }));
     const cardIds = [];
     for (const line of lines.slice(0, 2)) cardIds.push(await creditCard(suite.t, line, client));
-    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key, undefined, { pollMs: 2500 });
     const cardReads: string[] = [];
     page.on('request', (request) => {
       if (new URL(request.url()).pathname === '/v1/cards') cardReads.push(request.url());
@@ -446,9 +447,14 @@ describe('lists say how many rows of how many they show, and page the rest', () 
       const row = table.locator('tbody > tr', { has: page.locator(`[title="${lines[index]?.lineId ?? ''}"]`) });
       await row.getByRole('link', { name: `•••• ${card.body.data.last4 as string}` }).waitFor();
     }
-    // The third line has no card; two polls of the lines (every 5 s) later, still one read of the cards.
+    // The third line has no card; two polls of the lines (every 2.5 s here; the cards every 15 s)
+    // later, still one read of the cards.
     await expect(table.locator('tbody > tr', { has: page.locator(`[title="${lines[2]?.lineId ?? ''}"]`) }).getByRole('link').count()).resolves.toBe(0);
-    await page.waitForTimeout(11_000);
+    const lineReads: number[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/v1/credit-lines') lineReads.push(Date.now());
+    });
+    await expect.poll(() => lineReads.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
     expect(cardReads).toHaveLength(1);
     expect(pageErrors).toEqual([]);
     await page.close();
@@ -495,7 +501,7 @@ describe('lists say how many rows of how many they show, and page the rest', () 
   it('reads the API keys again every few seconds, as every other list', async (context) => {
     if (!suite.browser) return context.skip(skipReason);
     const client = await suite.t.newClient('a new key');
-    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key, undefined, { pollMs: 1000 });
     await page.getByRole('link', { name: 'API keys' }).click();
     // The client's key and its read-only key (test/harness.ts makes both).
     await page.getByText('2 of 2 key(s) shown.').waitFor();
@@ -514,13 +520,13 @@ describe('pickers keep what they show while their lists are read again', () => {
     if (!suite.browser) return context.skip(skipReason);
     const client = await suite.t.newClient('pinned pickers');
     const [first] = await seed(client, 1);
-    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key);
+    const { page, pageErrors } = await signedIn(suite.browser, suite.baseUrl, client.key, undefined, { pollMs: 1000 });
     await page.goto(`${suite.baseUrl}/console#/trades`);
     await page.getByRole('heading', { level: 1, name: 'Trades' }).waitFor();
     const customer = page.getByLabel('Customer');
     await eventually(() => customer.inputValue(), first?.customerId ?? '');
     const [second] = await seed(client, 1);
-    // The list is read every 5 s: the newer customer is listed, not chosen.
+    // The list is read again (every second here): the newer customer is listed, not chosen.
     await page.locator(`option[value="${second?.customerId ?? ''}"]`).waitFor({ state: 'attached', timeout: 15_000 });
     expect(await customer.inputValue()).toBe(first?.customerId);
 

@@ -1,11 +1,11 @@
-import { usePagedList } from '../hooks.js';
+import { pollMs, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Page, Shown, Status, Time, Table } from '../components/ui.js';
 
 /** The client's API keys, read only: keys are made and revoked with `openbaas keys` or the admin API. */
 export function ApiKeysPage() {
   const { api } = useSession();
-  const keys = usePagedList((limit, startAfterId) => api.get('/v1/api-keys', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}) } } }), [], 5000);
+  const keys = usePagedList((limit, startAfterId) => api.get('/v1/api-keys', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}) } } }), [], pollMs);
   const rows = keys.data?.items ?? [];
   return (
     <Page title="API keys">

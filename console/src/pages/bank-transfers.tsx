@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
-import { useAction, usePagedList } from '../hooks.js';
+import { pollEvery, useAction, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Amount, Badge, ConfirmInPlace, Id, Link, Outcome, Page, SelectFilter, Shown, Status, Time, TraceLink, Table } from '../components/ui.js';
 
@@ -74,7 +74,7 @@ export function BankTransfersPage() {
   const list = usePagedList(
     (limit, startAfterId) => api.get('/v1/baas/transactions', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(applied ? { status: applied as 'PENDING' } : {}) } } }),
     [applied],
-    3000,
+    pollEvery(3000),
   );
   // One action for every step, so the outcome shown is always the last step's (until 2026-12-04
   // each kept its own, and a settle's outcome hid every later failure's; found by an audit). A

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
-import { useAction, useLoad, usePagedList } from '../hooks.js';
+import { pollEvery, useAction, useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Amount, Badge, ConfirmInPlace, Facts, Id, isOneOf, Link, NewestShown, Outcome, Page, Panel, SelectFilter, Shown, Status, Table, Time, TraceLink, Tree } from '../components/ui.js';
 
@@ -29,7 +29,7 @@ export function CardsPage() {
   const list = usePagedList(
     (limit, startAfterId) => api.get('/v1/cards', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(isOneOf(cardStatuses, applied) ? { status: applied } : {}) } } }),
     [applied],
-    4000,
+    pollEvery(4000),
   );
   const programs = useLoad(() => api.get('/v1/cards/programs', {}), []);
   const programName = new Map((programs.data?.data ?? []).map((program) => [program.id, program.name]));
@@ -122,9 +122,9 @@ function CardTransactionTree(props: { groups: CardTransactionGroup[] }) {
 
 export function CardPage(props: { id: string }) {
   const { api, sandbox } = useSession();
-  const card = useLoad(async () => (await api.get('/v1/cards/{cardId}', { params: { path: { cardId: props.id } } })).data, [props.id], 4000);
+  const card = useLoad(async () => (await api.get('/v1/cards/{cardId}', { params: { path: { cardId: props.id } } })).data, [props.id], pollEvery(4000));
   const programs = useLoad(() => api.get('/v1/cards/programs', {}), []);
-  const history = useLoad(() => api.get('/v1/cards/transactions', { params: { query: { cardId: props.id, limit: 100 } } }), [props.id], 3000);
+  const history = useLoad(() => api.get('/v1/cards/transactions', { params: { query: { cardId: props.id, limit: 100 } } }), [props.id], pollEvery(3000));
   const activate = useAction(async () => {
     const answer = await api.post('/v1/cards/{cardId}/activate', { params: { path: { cardId: props.id } } });
     card.reload();

@@ -1,5 +1,5 @@
 import { useEffect } from 'preact/hooks';
-import { useLoad } from '../hooks.js';
+import { pollMs, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Time } from '../components/ui.js';
 
@@ -9,7 +9,7 @@ export const clockMovedEvent = 'openbaas:clock-moved';
 /** The sandbox clock of this client, in the header (moved by the simulation page). */
 export function ClockBadge() {
   const { api } = useSession();
-  const clock = useLoad(() => api.get('/v1/sandbox/clock'), [], 5000);
+  const clock = useLoad(() => api.get('/v1/sandbox/clock'), [], pollMs);
   // An advance on this page reads the clock at once, not at the next poll (found by an audit, 2026-12-04).
   useEffect(() => {
     const reload = () => clock.reload();

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { OpenBaaS, Schema } from '../api.js';
-import { useLoad, usePagedList } from '../hooks.js';
+import { pollEvery, pollMs, useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Amount, Badge, Id, isOneOf, Link, Page, SelectFilter, Shown, Status, Table, Time } from '../components/ui.js';
 
@@ -31,7 +31,7 @@ export function CreditPage() {
   const list = usePagedList(
     (limit, startAfterId) => api.get('/v1/credit-lines', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(isOneOf(creditStatuses, applied) ? { status: applied } : {}) } } }),
     [applied],
-    5000,
+    pollMs,
   );
   const rows = list.data?.items ?? [];
   // The card of each line shown: the client's credit cards, newest first, page by page until every
@@ -40,7 +40,7 @@ export function CreditPage() {
   // per customer, which at 100 lines passed the API's rate limit (found by an audit). Cards change
   // rarely, so they are read again every 30 s, and at once when the lines shown change.
   const lineIds = rows.map((line) => line.id);
-  const cards = useLoad(() => cardsOfLines(api, lineIds), [lineIds.join(',')], 30_000);
+  const cards = useLoad(() => cardsOfLines(api, lineIds), [lineIds.join(',')], pollEvery(30_000));
   const cardOf = cards.data ?? new Map<string, CreditCard>();
   return (
     <Page title="Credit lines">

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { firstItems, listPageSize, type Schema } from '../api.js';
-import { moreRowsPending, useAction, useLoad } from '../hooks.js';
+import { moreRowsPending, pollMs, useAction, useLoad } from '../hooks.js';
 import { navigate, href } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, Facts, Field, Form, Id, Json, Link, More, Outcome, Page, Panel, Select, Status, Time, TraceLink, Table } from '../components/ui.js';
@@ -27,7 +27,7 @@ export function CustomersPage() {
         }),
       ),
     [search.email, search.type, shown],
-    5000,
+    pollMs,
     // Cleared when the search changes, kept while "Load more" reads the longer list.
     JSON.stringify(search),
   );
@@ -128,7 +128,7 @@ export function CustomerPage(props: { id: string }) {
 
 function CustomerDetail(props: { id: string }) {
   const { api, sandbox } = useSession();
-  const customer = useLoad(() => api.get('/v1/customers/{id}', { params: { path: { id: props.id } } }), [props.id], 5000);
+  const customer = useLoad(() => api.get('/v1/customers/{id}', { params: { path: { id: props.id } } }), [props.id], pollMs);
   const data = customer.data?.data;
   return (
     <Page title={data ? customerName(data) : 'Customer'}>
@@ -206,7 +206,7 @@ function Compliance(props: { customer: Customer; sandbox: boolean; onChange: () 
       }
     },
     [props.customer.id, props.customer.updatedAt],
-    5000,
+    pollMs,
   );
   const start = useAction(async (rerun: boolean) => {
     const onboardingId = props.customer.onboardingId;

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { useLoad } from '../hooks.js';
+import { pollEvery, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Id, Json, NewestShown, Page, SelectFilter, Status, Time, TraceLink, Table } from '../components/ui.js';
 
@@ -7,7 +7,7 @@ export function EventsPage() {
   const { api } = useSession();
   const types = useLoad(() => api.get('/v1/events/types'), []);
   const [applied, setApplied] = useState('');
-  const events = useLoad(() => api.get('/v1/events', { params: { query: { limit: 100, ...(applied ? { type: applied as never } : {}) } } }), [applied], 3000);
+  const events = useLoad(() => api.get('/v1/events', { params: { query: { limit: 100, ...(applied ? { type: applied as never } : {}) } } }), [applied], pollEvery(3000));
   // The filter offers the types GET /v1/events lists: not a test-only one (WEBHOOK_TEST goes to a
   // receiver, never to the event list, and the filter refuses it). Until 2026-12-07 it was offered
   // and answered 400 (found by an audit).

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { OpenBaaS, Schema } from '../api.js';
-import { useAction, useLoad, type Loaded } from '../hooks.js';
+import { pollMs, type Loaded, useAction, useLoad } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Field, Form, Json, Outcome, Page, Panel, Select, shortId, Status, TraceLink } from '../components/ui.js';
 import { clockMovedEvent } from './clock.js';
@@ -128,9 +128,9 @@ async function walletsWithAccount(api: OpenBaaS): Promise<{ wallets: Wallet[]; s
 
 function BankDeposit(props: { walletId: string | undefined }) {
   const { api } = useSession();
-  const found = useLoad(() => walletsWithAccount(api), [], 5000);
+  const found = useLoad(() => walletsWithAccount(api), [], pollMs);
   const wallets: Loaded<Wallet[]> = { ...found, data: found.data?.wallets };
-  const named = useLoad(async () => (props.walletId ? (await api.get('/v1/wallets/{id}', { params: { path: { id: props.walletId } } })).data : null), [props.walletId], 5000);
+  const named = useLoad(async () => (props.walletId ? (await api.get('/v1/wallets/{id}', { params: { path: { id: props.walletId } } })).data : null), [props.walletId], pollMs);
   const choice = useChoice<Wallet>(wallets, named, props.walletId, {
     noun: 'wallet',
     label: (wallet) => `${wallet.name}, account ${wallet.virtualAccount?.virtualAccountNumber ?? ''}`,
@@ -279,8 +279,8 @@ function cardLabel(card: Card): string {
 
 function CardSwipe(props: { cardId: string | undefined }) {
   const { api } = useSession();
-  const cards = useLoad(async () => (await api.get('/v1/cards', { params: { query: { limit: 100, status: 'ACTIVE' } } })).data, [], 5000);
-  const named = useLoad(async () => (props.cardId ? (await api.get('/v1/cards/{cardId}', { params: { path: { cardId: props.cardId } } })).data : null), [props.cardId], 5000);
+  const cards = useLoad(async () => (await api.get('/v1/cards', { params: { query: { limit: 100, status: 'ACTIVE' } } })).data, [], pollMs);
+  const named = useLoad(async () => (props.cardId ? (await api.get('/v1/cards/{cardId}', { params: { path: { cardId: props.cardId } } })).data : null), [props.cardId], pollMs);
   // A card the link names is swiped whatever its status: the network answers a blocked card too.
   const choice = useChoice<Card>(cards, named, props.cardId, { noun: 'card', label: cardLabel, unusable: () => undefined, empty: 'No active card yet' });
   const [amount, setAmount] = useState('25.50');

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ResponseBody } from '../../../packages/sdk/src/client.js';
-import { useAction, useLoad } from '../hooks.js';
+import { pollEvery, useAction, useLoad } from '../hooks.js';
 import { href, navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { Badge, Field, Form, Id, Json, Link, Outcome, Page, retryActionOf, Status, Time } from '../components/ui.js';
@@ -99,7 +99,7 @@ function offset(at: string, start: string): string {
 
 function Timeline(props: { traceId: string }) {
   const { api } = useSession();
-  const trace = useLoad(() => api.get('/v1/traces/{traceId}', { params: { path: { traceId: props.traceId } } }), [props.traceId], 3000);
+  const trace = useLoad(() => api.get('/v1/traces/{traceId}', { params: { path: { traceId: props.traceId } } }), [props.traceId], pollEvery(3000));
   const retry = useAction(async (deliveryId: string) => {
     const answer = await api.post('/v1/webhooks/deliveries/{deliveryId}/retry', { params: { path: { deliveryId } } });
     trace.reload();

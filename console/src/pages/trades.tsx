@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { useAction, useLoad, usePinnedChoice } from '../hooks.js';
+import { pollMs, useAction, useLoad, usePinnedChoice } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Amount, Badge, Facts, Field, Form, Id, Link, Outcome, Page, Panel, Select, shortId, Status, Table, Time, TraceLink } from '../components/ui.js';
 import { customerName } from './customers.js';
@@ -9,7 +9,7 @@ type Side = 'buy' | 'sell';
 
 function AssetPairs() {
   const { api } = useSession();
-  const pairs = useLoad(() => api.get('/v1/trades/asset-pairs'), [], 5000);
+  const pairs = useLoad(() => api.get('/v1/trades/asset-pairs'), [], pollMs);
   const rows = pairs.data?.data ?? [];
   return (
     <Panel title="Asset pairs">
@@ -36,9 +36,9 @@ function AssetPairs() {
 function QuoteAndExecute() {
   const { api } = useSession();
   // Read again every few seconds like every list of the console (a customer made with curl appears).
-  const customers = useLoad(() => api.get('/v1/customers', { params: { query: { limit: 100 } } }), [], 5000);
+  const customers = useLoad(() => api.get('/v1/customers', { params: { query: { limit: 100 } } }), [], pollMs);
   const [chosenCustomer, setCustomerId] = usePinnedChoice(customers.data?.data[0]?.id);
-  const wallets = useLoad(async () => (chosenCustomer ? (await api.get('/v1/wallets', { params: { query: { limit: 100, customerId: chosenCustomer } } })).data : []), [chosenCustomer], 5000);
+  const wallets = useLoad(async () => (chosenCustomer ? (await api.get('/v1/wallets', { params: { query: { limit: 100, customerId: chosenCustomer } } })).data : []), [chosenCustomer], pollMs);
   const [chosenWallet, setWalletId] = usePinnedChoice(wallets.data?.[0]?.id, '', chosenCustomer);
   const [fromAsset, setFromAsset] = useState('USD');
   const [toAsset, setToAsset] = useState('BTC');
@@ -134,7 +134,7 @@ function QuoteAndExecute() {
 
 function SandboxPrices() {
   const { api } = useSession();
-  const prices = useLoad(() => api.get('/v1/sandbox/prices'), [], 5000);
+  const prices = useLoad(() => api.get('/v1/sandbox/prices'), [], pollMs);
   const [symbol, setSymbol] = useState('');
   const [price, setPrice] = useState('');
   const rows = prices.data?.data ?? [];

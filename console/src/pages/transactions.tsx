@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Schema } from '../api.js';
-import { useLoad, usePinnedChoice } from '../hooks.js';
+import { pollEvery, pollMs, useLoad, usePinnedChoice } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Amount, Badge, Field, Form, Id, NewestShown, Page, Select, shortId, Status, Table, Time, Tree } from '../components/ui.js';
 
@@ -89,10 +89,10 @@ const historyLimit = 200;
 
 export function TransactionsPage(props: { walletId: string | undefined }) {
   const { api } = useSession();
-  const wallets = useLoad(() => api.get('/v1/wallets', { params: { query: { limit: 100 } } }), [], 5000);
+  const wallets = useLoad(() => api.get('/v1/wallets', { params: { query: { limit: 100 } } }), [], pollMs);
   // The wallet the link names is read by its id: the select lists the newest 100 wallets, and until
   // 2026-12-04 an older one named by the link showed another wallet in the select (found by an audit).
-  const named = useLoad(async () => (props.walletId ? (await api.get('/v1/wallets/{id}', { params: { path: { id: props.walletId } } })).data : null), [props.walletId], 5000);
+  const named = useLoad(async () => (props.walletId ? (await api.get('/v1/wallets/{id}', { params: { path: { id: props.walletId } } })).data : null), [props.walletId], pollMs);
   const [chosen, setWalletId] = usePinnedChoice(wallets.data?.data[0]?.id, props.walletId ?? '');
   const [status, setStatus] = useState('');
   const [operation, setOperation] = useState('');
@@ -114,7 +114,7 @@ export function TransactionsPage(props: { walletId: string | undefined }) {
           })
         : undefined,
     [chosen, applied.status, applied.operation, applied.type],
-    3000,
+    pollEvery(3000),
   );
   const listed = wallets.data?.data ?? [];
   const namedWallet = named.data && named.data.id === chosen && !listed.some((wallet) => wallet.id === chosen) ? [named.data] : [];

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeError, type OpenBaaS, type Schema } from '../api.js';
-import { notePause, pollingPaused, useLoad, usePagedList } from '../hooks.js';
+import { notePause, pollEvery, pollingPaused, pollMs, useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
 import { BalanceChart, toMinor, type BalancePoint } from '../components/balance-chart.js';
 import { Facts, Field, Form, Id, Link, NewestShown, Page, Panel, Shown, Status, Time, Table } from '../components/ui.js';
@@ -39,7 +39,7 @@ export function BalanceTable(props: { balance: Balance; label: string }) {
 }
 
 /** How often the balance of a wallet row on screen is read again, in milliseconds. */
-const balancePollMs = 10_000;
+const balancePollMs = pollEvery(10_000);
 
 /**
  * The balances of the Wallets page's rows, read only for the rows on screen: a row's balance is
@@ -167,7 +167,7 @@ export function WalletsPage(props: { customerId: string | undefined }) {
   const list = usePagedList(
     (limit, startAfterId) => api.get('/v1/wallets', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}), ...(filter ? { customerId: filter } : {}) } } }),
     [filter],
-    5000,
+    pollMs,
   );
   const balances = useOnScreenBalances(api);
   const rows = list.data?.items ?? [];
@@ -248,7 +248,7 @@ export function WalletPage(props: { id: string }) {
       return { wallet: wallet.data, balance: balance.data, records: history.data, recordsCount: history.pagination, assets: assets.data };
     },
     [props.id],
-    3000,
+    pollEvery(3000),
   );
   const data = loaded.data;
   const assets = data ? balanceRows(data.balance) : [];

@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
-import { useAction, useLoad, usePagedList } from '../hooks.js';
+import { pollEvery, pollMs, useAction, useLoad, usePagedList } from '../hooks.js';
 import { useSession } from '../session.js';
 import { Badge, Facts, Field, Form, Id, Link, NewestShown, Outcome, Page, Panel, retryActionOf, SelectFilter, Shown, Status, Time, TraceLink, Table } from '../components/ui.js';
 
 export function WebhooksPage() {
   const { api } = useSession();
-  const list = usePagedList((limit, startAfterId) => api.get('/v1/webhooks', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}) } } }), [], 5000);
+  const list = usePagedList((limit, startAfterId) => api.get('/v1/webhooks', { params: { query: { limit, ...(startAfterId ? { startAfterId } : {}) } } }), [], pollMs);
   const [name, setName] = useState('my receiver');
   const [url, setUrl] = useState('http://127.0.0.1:9000/hooks');
   const [types, setTypes] = useState('*');
@@ -65,12 +65,12 @@ export function WebhooksPage() {
 
 export function WebhookPage(props: { id: string }) {
   const { api } = useSession();
-  const webhook = useLoad(() => api.get('/v1/webhooks/{id}', { params: { path: { id: props.id } } }), [props.id], 5000);
+  const webhook = useLoad(() => api.get('/v1/webhooks/{id}', { params: { path: { id: props.id } } }), [props.id], pollMs);
   const [applied, setApplied] = useState('');
   const deliveries = useLoad(
     () => api.get('/v1/webhooks/{id}/deliveries', { params: { path: { id: props.id }, query: { limit: 50, ...(applied ? { status: applied as 'FAILED' } : {}) } } }),
     [props.id, applied],
-    3000,
+    pollEvery(3000),
   );
   const retry = useAction(async (deliveryId: string) => {
     const answer = await api.post('/v1/webhooks/deliveries/{deliveryId}/retry', { params: { path: { deliveryId } } });
