@@ -96,6 +96,11 @@ export const errorCodes = {
   INTERNAL_ERROR: { status: 500, description: 'A bug on our side. It is logged with the trace id; please report it.' },
   PRICE_FEED_UNAVAILABLE: { status: 503, description: 'No price feed is connected in this mode (production ships none), so trade quotes cannot be priced and credit lines cannot be opened; the sandbox prices them with its own feed.' },
   IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, description: 'No identity verification provider is configured in this mode (production ships none); only the EXTERNAL onboarding strategy works.' },
+  WRITE_CONFLICT: {
+    status: 503,
+    description:
+      'The request\'s transaction conflicted with concurrent writes to the same records (a deadlock or a serialization failure) on every one of its attempts and was rolled back: nothing was applied. Retry after Retry-After, with the same Idempotency-Key.',
+  },
   SERVICE_UNAVAILABLE: { status: 503, description: 'The service is starting, shutting down or cannot reach its database. Retry with the same Idempotency-Key: a write cut off from the database may have been applied.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 

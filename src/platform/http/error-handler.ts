@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isPoolConnectTimeout } from '../db/database.js';
+import { isRetryableDatabaseError } from '../db/transaction.js';
 import { AppError } from './errors.js';
 import type { ErrorDetail } from './errors.js';
 import { detailsFromAjvErrors } from './validation.js';
@@ -101,6 +102,13 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');
       appError = new AppError('SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly.', {
+        headers: { 'retry-after': '1' },
+      });
+    } else if (isRetryableDatabaseError(error)) {
+      // A transaction that still conflicted on its last attempt (withTransaction runs one up to 8
+      // times): contention, not a bug, and rolled back, so a retry is safe. Until 2026-12-07 a 500.
+      request.log.warn({ err: error }, 'write conflicted on every attempt');
+      appError = new AppError('WRITE_CONFLICT', 'This request conflicted with other writes to the same records on every attempt and was not applied; retry it (with the same Idempotency-Key).', {
         headers: { 'retry-after': '1' },
       });
     } else {
