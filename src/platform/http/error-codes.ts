@@ -99,7 +99,7 @@ export const errorCodes = {
   WRITE_CONFLICT: {
     status: 503,
     description:
-      'The request\'s transaction conflicted with concurrent writes to the same records (a deadlock or a serialization failure) on every one of its attempts and was rolled back: nothing was applied. Retry after Retry-After, with the same Idempotency-Key.',
+      'The request\'s transaction conflicted with concurrent writes to the same records (a deadlock or a serialization failure) on every one of its attempts, and was rolled back. Retry after Retry-After, with the same Idempotency-Key.',
   },
   SERVICE_UNAVAILABLE: { status: 503, description: 'The service is starting, shutting down or cannot reach its database. Retry with the same Idempotency-Key: a write cut off from the database may have been applied.' },
 } as const satisfies Record<string, { status: number; description: string }>;

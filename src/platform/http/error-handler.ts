@@ -106,9 +106,9 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       });
     } else if (isRetryableDatabaseError(error)) {
       // A transaction that still conflicted on its last attempt (withTransaction runs one up to 8
-      // times): contention, not a bug, and rolled back, so a retry is safe. Until 2026-12-07 a 500.
+      // times): contention, not a bug, and rolled back. Until 2026-12-07 a 500.
       request.log.warn({ err: error }, 'write conflicted on every attempt');
-      appError = new AppError('WRITE_CONFLICT', 'This request conflicted with other writes to the same records on every attempt and was not applied; retry it (with the same Idempotency-Key).', {
+      appError = new AppError('WRITE_CONFLICT', 'This request conflicted with other writes to the same records on every attempt and was rolled back; retry it (with the same Idempotency-Key).', {
         headers: { 'retry-after': '1' },
       });
     } else {
