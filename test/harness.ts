@@ -11,7 +11,7 @@ import type { Deps } from '../src/platform/deps.js';
 import type { App } from '../src/platform/http/app-type.js';
 import { clientSeeders } from '../src/modules/routes.js';
 import { createApiKey, createClientWithKey } from '../src/modules/tenants/tenants.service.js';
-import { databaseUrlNamed } from './postgres-template.global.js';
+import { databaseUrlNamed } from './support/database-url.js';
 
 /** The field-encryption key of every test app (32 bytes, hex); override it through createTestApp({ env }). */
 export const testEncryptionKey = '0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0';

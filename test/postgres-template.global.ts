@@ -2,19 +2,13 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../src/platform/db/migrate.js';
+import { databaseUrlNamed } from './support/database-url.js';
 
 declare module 'vitest' {
   interface ProvidedContext {
     /** The name of a migrated, empty database on TEST_DATABASE_URL's server, each test file's template (see harness.ts). */
     postgresTemplate: string;
   }
-}
-
-/** `url` (a PostgreSQL connection URL) naming the database `name` instead of its own. */
-export function databaseUrlNamed(url: string, name: string): string {
-  const named = new URL(url);
-  named.pathname = `/${name}`;
-  return named.toString();
 }
 
 /**
