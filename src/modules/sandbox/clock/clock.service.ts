@@ -112,7 +112,7 @@ async function takeLease(deps: Deps, request: AdvanceRequest): Promise<LeaseOutc
     const offsetMs = Number(holder.rows[0]?.offset ?? 0);
     if (offsetMs + request.seconds * 1000 > clockOffsetMaxSeconds * 1000) {
       const left = Math.floor((clockOffsetMaxSeconds * 1000 - offsetMs) / 1000);
-      throw new AppError('SANDBOX_CLOCK_LIMIT', `seconds: the clock may run at most ${clockOffsetMaxSeconds} s (100 years) ahead of the wall clock; it is ${offsetMs / 1000} s ahead, so at most ${left} s more. The clock never moves back; restoring a snapshot taken earlier (POST /v1/sandbox/snapshots/:snapshotId/restore) puts back its time.`, {
+      throw new AppError('SANDBOX_CLOCK_LIMIT', `seconds: the clock may run at most ${clockOffsetMaxSeconds} s (100 years) ahead of the wall clock; it is ${offsetMs / 1000} s ahead, so at most ${left} s more. The clock never moves back; restoring a snapshot taken earlier (POST /v1/sandbox/snapshots/:snapshotId/restore) puts back its offset from the wall clock.`, {
         details: [{ field: 'seconds', message: `at most ${left} more` }],
       });
     }

@@ -208,6 +208,8 @@ describe('422 SANDBOX_CLOCK_LIMIT', () => {
     expect(refused.status).toBe(422);
     expect(refused.body.code).toBe('SANDBOX_CLOCK_LIMIT');
     expect(refused.body.details).toEqual([{ field: 'seconds', message: `at most ${30 * 86_400} more` }]);
+    // A restore gives back the snapshot's offset, not its time (docs/sandbox.md; until 2026-12-07 the message said its time).
+    expect(refused.body.message).toMatch(/puts back its offset from the wall clock\.$/);
     expect((await readClock(client)).offsetSeconds).toBe(limitSeconds - 30 * 86_400);
     // The refusal is the answer to its Idempotency-Key, as on every write: replayed, and the key
     // cannot be taken for another request (which would move the clock).
