@@ -129,9 +129,10 @@ function mayHoldDatabase(dataDir: string): boolean {
 
 /**
  * Opens the database for a command. A command that only reads or changes what a database holds
- * (`purpose` says what it would do) refuses an embedded data folder holding none: until
- * 2026-12-07 it created one, so `ledger verify` run from the wrong folder (or with DATA_DIR
- * unset) reported an empty, new database clean (found by an audit). Commands that set a database
+ * (`purpose` says what it would do) refuses an embedded data folder holding none, before opening
+ * it: until 2026-12-07 it created one, so `ledger verify` run from the wrong folder (or with
+ * DATA_DIR unset) reported an empty, new database clean (found by an audit); openDeps refuses a
+ * PostgreSQL database no migration was applied to in the same way. Commands that set a database
  * up (`migrate`, `clients create`, `directory import`) create it as the server does.
  */
 async function withDeps<T>(work: (deps: Deps) => Promise<T>, purpose?: string): Promise<T> {
@@ -142,7 +143,7 @@ async function withDeps<T>(work: (deps: Deps) => Promise<T>, purpose?: string): 
         'point DATA_DIR (or DATABASE_URL) at the database you mean, or start `openbaas serve` once to create one there.',
     );
   }
-  const deps = await (await program()).openDeps(config);
+  const deps = await (await program()).openDeps(config, undefined, undefined, undefined, purpose);
   try {
     return await work(deps);
   } finally {

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { ConfigError, type Config } from './platform/config.js';
 import { systemClock, type Clock } from './platform/clock.js';
-import { openDatabase, type DatabaseHandle } from './platform/db/database.js';
-import { migrate } from './platform/db/migrate.js';
+import { databaseUrlForDisplay, openDatabase, type DatabaseHandle } from './platform/db/database.js';
+import { anyMigrationApplied, migrate } from './platform/db/migrate.js';
 import type { Deps } from './platform/deps.js';
 import { WorkerRunner } from './platform/workers.js';
 import { buildApp } from './app.js';
@@ -18,7 +18,20 @@ import { fieldCipherOf } from './platform/crypto/field-cipher.js';
 /** Start-up progress for a person watching the terminal ("applying migrations 3/41 (0003_ledger)…"). */
 export type ProgressReporter = (message: string) => void;
 
-export async function openDeps(config: Config, clock: Clock = systemClock, onProgress?: ProgressReporter, onMigrated?: (applied: readonly string[]) => void): Promise<Deps> {
+/**
+ * Opens the database, applies the pending migrations and checks the keys. With `purpose` (what a
+ * command that only reads or changes existing data would do), a database no migration was ever
+ * applied to is refused instead of set up: until 2026-12-07 `ledger verify` pointed at an empty
+ * PostgreSQL database (a wrong name in DATABASE_URL) created every table there and reported it
+ * clean (found by an audit; the embedded database's folder is checked before it is opened, cli.ts).
+ */
+export async function openDeps(
+  config: Config,
+  clock: Clock = systemClock,
+  onProgress?: ProgressReporter,
+  onMigrated?: (applied: readonly string[]) => void,
+  purpose?: string,
+): Promise<Deps> {
   const database: DatabaseHandle = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -30,6 +43,13 @@ export async function openDeps(config: Config, clock: Clock = systemClock, onPro
   });
   const deps: Deps = { config, database, db: database.db, clock, clientSeeders };
   try {
+    if (purpose !== undefined && !(await anyMigrationApplied(database.pool))) {
+      const where = config.databaseUrl === undefined ? `the embedded database in ${config.dataDir}` : `the database of DATABASE_URL (${databaseUrlForDisplay(config.databaseUrl)})`;
+      throw new ConfigError(
+        `${where} holds no OpenBaaS data (no migration was ever applied to it), so nothing to ${purpose}: ` +
+          'point DATABASE_URL (or DATA_DIR) at the database you mean, or run `openbaas migrate` once to set one up there.',
+      );
+    }
     const applied = await migrate(database.pool, undefined, {
       onMigration: ({ position, total, migration }) => onProgress?.(`applying migrations ${position}/${total} (${migration})…`),
     });

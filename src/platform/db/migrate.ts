@@ -128,6 +128,12 @@ export async function migrate(pool: pg.Pool, folder = migrationsDir, options: Mi
   }
 }
 
+/** True when some migration was ever applied to this database (it holds OpenBaaS's tables). */
+export async function anyMigrationApplied(pool: pg.Pool): Promise<boolean> {
+  const result = await pool.query<{ found: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS found");
+  return result.rows[0]?.found === true;
+}
+
 /** True when every migration file is recorded as applied (used by /health/ready). */
 export async function migrationsAreCurrent(pool: pg.Pool, folder = migrationsDir): Promise<boolean> {
   const expected = readMigrationFiles(folder).map((migration) => migration.version);
