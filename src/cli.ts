@@ -19,7 +19,7 @@ const explained: Array<abstract new (...args: never[]) => Error> = [ConfigError,
 /** main.js, with the failures opening a database may add (a key of another database, a database that cannot be reached). */
 async function program() {
   const [main, keyCheck, database] = await Promise.all([loadMain(), import('./platform/crypto/key-check.js'), import('./platform/db/database.js')]);
-  explained.push(keyCheck.EncryptionKeyMismatchError, database.DatabaseConnectError);
+  explained.push(keyCheck.EncryptionKeyMismatchError, keyCheck.VaultKeyMismatchError, database.DatabaseConnectError);
   return main;
 }
 

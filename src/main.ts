@@ -11,8 +11,8 @@ import { bootstrapSandbox } from './modules/tenants/tenants.service.js';
 import { clientSeeders } from './modules/routes.js';
 import { workerTasks } from './modules/worker-tasks.js';
 import { sealPlaintextWebhookSecrets } from './modules/webhooks/index.js';
-import { seedMissingCardPrograms } from './modules/cards/index.js';
-import { checkEncryptionKey } from './platform/crypto/key-check.js';
+import { cardVaultOf, seedMissingCardPrograms } from './modules/cards/index.js';
+import { checkEncryptionKey, checkVaultKey } from './platform/crypto/key-check.js';
 import { fieldCipherOf } from './platform/crypto/field-cipher.js';
 
 /** Start-up progress for a person watching the terminal ("applying migrations 3/41 (0003_ledger)…"). */
@@ -56,6 +56,7 @@ export async function openDeps(
     onMigrated?.(applied);
     // Before anything is encrypted: a process with another key than the database's is refused.
     await checkEncryptionKey(deps.db, fieldCipherOf(deps).keyId);
+    await checkVaultKey(deps.db, cardVaultOf(deps).keyId);
     // Webhook secrets written in plain text before migration 0012 are encrypted now.
     await sealPlaintextWebhookSecrets(deps);
     // Clients created before card programs existed (migration 0024) get the default programs.

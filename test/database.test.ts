@@ -4,10 +4,12 @@ import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acquireDataFolderLock, DataFolderLockedError } from '../src/platform/db/lock-file.js';
-import { checkEncryptionKey, EncryptionKeyMismatchError } from '../src/platform/crypto/key-check.js';
+import { checkEncryptionKey, checkVaultKey, EncryptionKeyMismatchError, VaultKeyMismatchError } from '../src/platform/crypto/key-check.js';
+import { cardVaultOf } from '../src/modules/cards/index.js';
 import { fieldCipherOf } from '../src/platform/crypto/field-cipher.js';
 import { checksumOf, DatabaseNewerError, MigrationChangedError, migrate, readMigrationFiles } from '../src/platform/db/migrate.js';
 import { withTransaction } from '../src/platform/db/transaction.js';
+import { issuedCard } from './cards/fixtures.js';
 import { createTestApp, type TestContext } from './harness.js';
 import { temporaryFolder } from './support/temp-folder.js';
 
@@ -79,6 +81,24 @@ describe('migrations', () => {
     await expect(checkEncryptionKey(t.deps.db, own)).rejects.toThrow(EncryptionKeyMismatchError);
     await sql`DELETE FROM encryption_key_check`.execute(t.deps.db);
     await checkEncryptionKey(t.deps.db, own);
+  });
+
+  it('refuse a process whose card vault key is not the database\'s, recorded at first start or taken from the card numbers encrypted before', async () => {
+    // Until 2026-12-07 such a process started, and answered 500 to every message on the others' cards (found by an audit).
+    const own = cardVaultOf(t.deps).keyId;
+    expect(own).toMatch(/^[0-9a-f]{8}$/);
+    await sql`DELETE FROM vault_key_check`.execute(t.deps.db);
+    // A database of before the check, with a card number encrypted under another key: that key is the database's.
+    const { cardId } = await issuedCard(t);
+    await sql`UPDATE cards SET pan_encrypted = regexp_replace(pan_encrypted, '^v1\.[0-9a-f]{8}\.', 'v1.0badc0de.') WHERE id = ${cardId}`.execute(t.deps.db);
+    await expect(checkVaultKey(t.deps.db, own)).rejects.toThrow(VaultKeyMismatchError);
+    await expect(checkVaultKey(t.deps.db, own)).rejects.toThrow(`the card vault key of this process (key id ${own}) is not the key this database's card numbers are encrypted with (key id 0badc0de)`);
+    await expect(checkVaultKey(t.deps.db, '0badc0de')).resolves.toBeUndefined();
+    // Recorded: the card no longer decides.
+    await sql`DELETE FROM cards WHERE id = ${cardId}`.execute(t.deps.db);
+    await expect(checkVaultKey(t.deps.db, own)).rejects.toThrow(VaultKeyMismatchError);
+    await sql`DELETE FROM vault_key_check`.execute(t.deps.db);
+    await checkVaultKey(t.deps.db, own);
   });
 
   it('enforce the database-level rules: an event without traceId is refused', async () => {

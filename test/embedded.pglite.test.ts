@@ -70,6 +70,21 @@ describe('a data folder whose key file was replaced', () => {
     fs.writeFileSync(keyFile, original, { mode: 0o600 });
     expect((await runCli(['migrate'], { DATA_DIR: folder })).code).toBe(0);
   });
+
+  // Until 2026-12-07 a process with another card vault key started, and answered 500 to every
+  // message on the cards the others issued (found by an audit, with two servers on PostgreSQL).
+  it('a process with another OPENBAAS_VAULT_KEY than the first is refused at start, in one line naming it', async () => {
+    const folder = migratedDataFolder('vault-key');
+    const first = 'cd'.repeat(32);
+    expect((await runCli(['migrate'], { DATA_DIR: folder, OPENBAAS_VAULT_KEY: first })).code).toBe(0);
+    for (const other of ['ef'.repeat(32), '']) {
+      const refused = await runCli(['migrate'], { DATA_DIR: folder, OPENBAAS_VAULT_KEY: other });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^openbaas: the card vault key of this process \(key id [0-9a-f]{8}\) is not the key this database's card numbers are encrypted with \(key id [0-9a-f]{8}\): every process on one database needs the same OPENBAAS_VAULT_KEY/);
+      expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
+    }
+    expect((await runCli(['migrate'], { DATA_DIR: folder, OPENBAAS_VAULT_KEY: first })).code).toBe(0);
+  });
 });
 
 describe('openbaas command (embedded database)', () => {

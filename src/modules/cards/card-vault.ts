@@ -23,6 +23,11 @@ export class CardVault {
     this.#cvvKey = derivedKey(vaultKey, 'card-vault/cvv');
   }
 
+  /** The id every number this vault encrypts carries (checked against the database's at start: key-check.ts). */
+  get keyId(): string {
+    return this.#cipher.keyId;
+  }
+
   encryptPan(pan: string, clientId: string, cardId: string): string {
     return this.#cipher.encrypt(pan, boundTo(clientId, cardId));
   }
