@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { packageRoot } from '../src/paths.js';
 import { startCli } from './support/cli-command.js';
-import { runCli } from './support/run-cli.js';
+import { commandsNeedingData, runCli } from './support/run-cli.js';
 import { migratedDataFolder, temporaryFolder } from './support/temp-folder.js';
 
 // Mistakes in the `openbaas` command line, and what `openbaas migrate` says. The mistakes are refused before any database is opened, so
@@ -120,13 +120,7 @@ describe('openbaas command-line mistakes', () => {
 // Until 2026-12-07 these commands created a database where there was none: `ledger verify` run
 // from the wrong folder (or with DATA_DIR unset) reported a new, empty database clean (an audit).
 describe('a command that reads or changes what a database holds, where there is none', () => {
-  it.each([
-    [['ledger', 'verify'], 'verify'],
-    [['clients', 'list'], 'list'],
-    [['keys', 'create', '--client', '01900000-0000-7000-8000-000000000000'], 'create a key for'],
-    [['keys', 'revoke', 'sk_test_Nope0000Nope'], 'revoke'],
-    [['directory', 'status'], 'report on'],
-  ])('%j: refused naming the folder, which it does not create; exit 1', async (args, purpose) => {
+  it.each(commandsNeedingData)('%j: refused naming the folder, which it does not create; exit 1', async (args, purpose) => {
     const data = path.join(folder, 'no-database', 'data');
     const result = await runCli(args, { DATA_DIR: data });
     expect(result.code).toBe(1);

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEncryptionKey } from './harness.js';
 import { databaseUrlNamed } from './support/database-url.js';
-import { runCli } from './support/run-cli.js';
+import { commandsNeedingData, runCli } from './support/run-cli.js';
 
 // Until 2026-12-07 the commands that only read or change what a database holds, pointed by
 // DATABASE_URL at an empty PostgreSQL database (a wrong name, say), applied every migration there,
@@ -25,13 +25,7 @@ afterAll(async () => {
 });
 
 describe('a command that reads or changes what a database holds, on an empty PostgreSQL database', () => {
-  it.each([
-    [['ledger', 'verify'], 'verify'],
-    [['clients', 'list'], 'list'],
-    [['keys', 'create', '--client', '01900000-0000-7000-8000-000000000000'], 'create a key for'],
-    [['keys', 'revoke', 'sk_test_Nope0000Nope'], 'revoke'],
-    [['directory', 'status'], 'report on'],
-  ])('%j: refused naming the database without its password, which it leaves empty; exit 1', async (args, purpose) => {
+  it.each(commandsNeedingData)('%j: refused naming the database without its password, which it leaves empty; exit 1', async (args, purpose) => {
     const databaseUrl = databaseUrlNamed(url, name);
     const result = await runCli(args, { DATABASE_URL: databaseUrl, OPENBAAS_ENCRYPTION_KEY: testEncryptionKey });
     expect(result.code, result.stderr).toBe(1);

@@ -27,3 +27,15 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/**
+ * The commands that only read or change what a database holds, each with what it says it would
+ * do (`nothing to <purpose>`) where there is no database: they refuse to create one (src/cli.ts).
+ */
+export const commandsNeedingData: ReadonlyArray<readonly [string[], string]> = [
+  [['ledger', 'verify'], 'verify'],
+  [['clients', 'list'], 'list'],
+  [['keys', 'create', '--client', '01900000-0000-7000-8000-000000000000'], 'create a key for'],
+  [['keys', 'revoke', 'sk_test_Nope0000Nope'], 'revoke'],
+  [['directory', 'status'], 'report on'],
+];
