@@ -404,6 +404,20 @@ describe('retries of 429 and 503', () => {
     }
   });
 
+  it('without Retry-After backs off 0.5 s, 1 s, … capped at maxRetryDelayMs, and still makes maxRetries retries', async () => {
+    // Until 2026-12-07 a backoff past maxRetryDelayMs gave up: 3 attempts here, not 5 (found by an audit).
+    const double = flaky(503, [undefined, undefined, undefined, undefined, undefined]);
+    const error = await failure(server.sdk({ fetch: double.fetch, maxRetries: 4, maxRetryDelayMs: 700 }).get('/v1/assets'));
+    expect(double.sentAtMs).toHaveLength(5);
+    expect(error.status).toBe(503);
+    const waits = double.sentAtMs.slice(1).map((at, index) => at - (double.sentAtMs[index] ?? 0));
+    expect(waits[0]).toBeGreaterThanOrEqual(450);
+    for (const wait of waits.slice(1)) {
+      expect(wait).toBeGreaterThanOrEqual(650);
+      expect(wait).toBeLessThan(2000);
+    }
+  });
+
   it('gives up after maxRetries with the typed error of the last answer', async () => {
     const double = flaky(503, ['0', '0', '0', '0']);
     const error = await failure(server.sdk({ fetch: double.fetch, maxRetries: 2 }).get('/v1/assets'));
