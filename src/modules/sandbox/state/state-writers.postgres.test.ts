@@ -289,7 +289,7 @@ describe('the timer worker while a restore of a client waits for that client\'s 
 describe('a reset or a restore that deadlocks on every attempt', () => {
   // Every attempt is made to fail as a deadlock would (a trigger of this test's schema raising
   // 40P01 as the client's customers are deleted): what the client gets once the attempts run out.
-  it('answers 409 SANDBOX_STATE_BUSY, not 500 (until 2026-12-07 a 500 after 16–21 s under load); the same key restores once the writers are quiet', async () => {
+  it('answers 503 WRITE_CONFLICT, as every write that conflicts on every attempt does, not 500 (until 2026-12-07 a 500 after 16–21 s under load, then a 409 of these routes\' own); the same key restores once the writers are quiet', async () => {
     const client = await t.newClient('restore that always deadlocks');
     const created = await t.request({ method: 'POST', url: '/v1/sandbox/customers', key: client.key, body: { count: 1, fundAmount: '10.00', asset: 'USD' } });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -301,11 +301,11 @@ describe('a reset or a restore that deadlocks on every attempt', () => {
     await sql.raw(`CREATE TRIGGER deadlock_always BEFORE DELETE ON customers FOR EACH ROW WHEN (OLD.client_id = '${client.id}') EXECUTE FUNCTION deadlock_always()`).execute(t.deps.db);
     try {
       const restored = await t.request({ method: 'POST', url: `/v1/sandbox/snapshots/${snapshot.body.data.id as string}/restore`, key: client.key, body: {}, idempotencyKey: 'restore-deadlocked' });
-      expect(restored.status, JSON.stringify(restored.body)).toBe(409);
-      expect(restored.body.code).toBe('SANDBOX_STATE_BUSY');
+      expect(restored.status, JSON.stringify(restored.body)).toBe(503);
+      expect(restored.body.code).toBe('WRITE_CONFLICT');
       const reset = await t.request({ method: 'POST', url: '/v1/sandbox/reset', key: client.key, body: { confirm: 'RESET' } });
-      expect(reset.status, JSON.stringify(reset.body)).toBe(409);
-      expect(reset.body.code).toBe('SANDBOX_STATE_BUSY');
+      expect(reset.status, JSON.stringify(reset.body)).toBe(503);
+      expect(reset.body.code).toBe('WRITE_CONFLICT');
     } finally {
       await sql`DROP TRIGGER deadlock_always ON customers`.execute(t.deps.db);
       await sql`DROP FUNCTION deadlock_always()`.execute(t.deps.db);

@@ -4,7 +4,6 @@ import type { Deps } from '../../../platform/deps.js';
 import { noteClockOffset } from '../../../platform/client-clock.js';
 import { authOf } from '../../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../../platform/http/envelope.js';
-import { sqlStateOf } from '../../../platform/db/transaction.js';
 import { AppError } from '../../../platform/http/errors.js';
 import { idempotencyKeyOf, runWrite } from '../../../platform/http/idempotency.js';
 import { listQueryProperties, paginate } from '../../../platform/http/pagination.js';
@@ -88,26 +87,6 @@ const SnapshotParams = Type.Object({ snapshotId: Text.id() });
  * Sandbox reset and snapshots (registered only in sandbox mode): empty the client's data, or save
  * it and put it back later.
  */
-/**
- * A reset or a restore that the client's other writers still deadlock with after every attempt
- * (withTransaction runs it again up to 8 times; PostgreSQL picks the restore, which waits first,
- * to break a deadlock): 409 SANDBOX_STATE_BUSY, not under the key, so a retry runs. Until
- * 2026-12-07 a 500 after 16–21 s, with timers settling, cards issued or credit lines moving at
- * the same time (found by a re-audit). Since 2026-12-08 the writers that lock the client's rows in
- * orders of their own wait at the client's fence (client-fence.ts), which the reset or restore
- * takes exclusively first, so they no longer deadlock with it; this stays for the writers that
- * rely on the order of its locks instead (lockWritersOut).
- */
-async function busyWhenWritersKeepConflicting<T>(what: 'reset' | 'restore', work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    const state = sqlStateOf(error);
-    if (state !== '40P01' && state !== '40001') throw error;
-    throw new AppError('SANDBOX_STATE_BUSY', `The ${what} deadlocked with this client's other writes on every attempt; retry when fewer of them run.`);
-  }
-}
-
 export function registerSandboxStateRoutes(app: App, deps: Deps): void {
   app.post(
     '/v1/sandbox/reset',
@@ -134,11 +113,11 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
       }
       // The request log of the requests answered so far is part of what the reset deletes.
       await flushRequestLog(app);
-      await busyWhenWritersKeepConflicting('reset', () => runWrite(request, reply, deps, async (tx, context) => {
+      await runWrite(request, reply, deps, async (tx, context) => {
         const data = await service.resetClientState(tx, context, deps);
         const total = Object.values(data.deleted).reduce((sum, count) => sum + count, 0);
         return { message: `Sandbox reset: ${total} record(s) deleted`, data };
-      }, { clientFence: 'exclusive' }));
+      }, { clientFence: 'exclusive' });
     },
   );
 
@@ -228,14 +207,14 @@ export function registerSandboxStateRoutes(app: App, deps: Deps): void {
       let restoredOffsetMs: number | undefined;
       // The request log of the requests answered so far is replaced like the rest.
       await flushRequestLog(app);
-      await busyWhenWritersKeepConflicting('restore', () => runWrite(request, reply, deps, async (tx, context) => {
+      await runWrite(request, reply, deps, async (tx, context) => {
         const data = await service.restoreSnapshot(tx, context, deps, request.params.snapshotId, {
           resendPendingDeliveries: request.body?.resendPendingDeliveries ?? false,
           requestIdempotencyKey: idempotencyKeyOf(request),
         });
         restoredOffsetMs = data.clockOffsetSeconds * 1000;
         return { message: `Snapshot ${data.snapshot.name} restored`, data };
-      }, { clientFence: 'exclusive' }));
+      }, { clientFence: 'exclusive' });
       // Committed: this process answers the client's next requests with the restored clock at once.
       if (restoredOffsetMs !== undefined) noteClockOffset(deps, authOf(request).clientId, restoredOffsetMs);
     },
