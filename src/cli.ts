@@ -143,7 +143,7 @@ async function withDeps<T>(work: (deps: Deps) => Promise<T>, purpose?: string): 
         'point DATA_DIR (or DATABASE_URL) at the database you mean, or start `openbaas serve` once to create one there.',
     );
   }
-  const deps = await (await program()).openDeps(config, undefined, undefined, undefined, purpose);
+  const deps = await (await program()).openDeps(config, { purpose });
   try {
     return await work(deps);
   } finally {
@@ -231,7 +231,7 @@ async function main(argv: string[]): Promise<number> {
       // Says what it applied (until 2026-12-07 it printed "up to date" also after applying all of them; found by an audit).
       let applied: readonly string[] = [];
       const config = loadConfig(process.env, { runWorkers: false });
-      const deps = await (await program()).openDeps(config, undefined, undefined, (versions) => (applied = versions));
+      const deps = await (await program()).openDeps(config, { onMigrated: (versions) => (applied = versions) });
       await deps.database.close();
       const first = applied[0];
       const last = applied.at(-1);

@@ -27,11 +27,9 @@ export type ProgressReporter = (message: string) => void;
  */
 export async function openDeps(
   config: Config,
-  clock: Clock = systemClock,
-  onProgress?: ProgressReporter,
-  onMigrated?: (applied: readonly string[]) => void,
-  purpose?: string,
+  options: { clock?: Clock; onProgress?: ProgressReporter; onMigrated?: (applied: readonly string[]) => void; purpose?: string } = {},
 ): Promise<Deps> {
+  const { clock = systemClock, onProgress, onMigrated, purpose } = options;
   const database: DatabaseHandle = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -167,7 +165,7 @@ export async function serve(config: Config): Promise<void> {
   checkModuleSettings(config);
   await checkHost(config.host);
   const progress = startupReporter(config);
-  const deps = await openDeps(config, systemClock, progress);
+  const deps = await openDeps(config, { onProgress: progress });
   let bootstrap: Awaited<ReturnType<typeof bootstrapSandbox>>;
   // The key of a sandbox client made by this start is shown once: when the server is ready, or
   // before the reason it did not start (until 2026-12-07 a start that failed after making the
@@ -301,7 +299,7 @@ export async function serve(config: Config): Promise<void> {
 /** Background workers only (no HTTP), for operators who scale them separately. */
 export async function runWorkersOnly(config: Config): Promise<void> {
   const progress = startupReporter(config);
-  const deps = await openDeps(config, systemClock, progress);
+  const deps = await openDeps(config, { onProgress: progress });
   const logger = {
     // An Error as its name, message, code and stack (JSON.stringify wrote it as {}, the cause lost; found by an audit).
     error: (object: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 'error', msg: message, ...object }, errorsAsObjects)}\n`),
