@@ -62,9 +62,13 @@ interface CommandLine {
 
 type CommandName = keyof typeof commandLines;
 
-/** The command of that name (its own keys only: until 2026-12-07 `openbaas constructor` crashed on Object's). */
-function commandLineOf(name: string): CommandLine | undefined {
-  return Object.hasOwn(commandLines, name) ? commandLines[name as CommandName] : undefined;
+/**
+ * The command the line's words name: its first word, or its first two (`clients list`). Own keys
+ * only: until 2026-12-07 `openbaas constructor` crashed on Object's.
+ */
+function commandNameOf(positionals: readonly string[]): CommandName | undefined {
+  const [command = '', subcommand = ''] = positionals;
+  return [command, `${command} ${subcommand}`].find((name): name is CommandName => Object.hasOwn(commandLines, name));
 }
 
 /** The usage lines of some commands: each synopsis with its description in a column (below it when the synopsis is too long). */
@@ -98,9 +102,8 @@ ${configurationNote}`;
  */
 function helpFor(positionals: readonly string[]): string {
   const [command = '', subcommand = ''] = positionals;
-  const names = Object.keys(commandLines) as CommandName[];
-  const exact = names.find((name) => name === command) ?? names.find((name) => name === `${command} ${subcommand}`);
-  const group = subcommand === '' ? names.filter((name) => name.startsWith(`${command} `)) : [];
+  const exact = commandNameOf(positionals);
+  const group = subcommand === '' ? (Object.keys(commandLines) as CommandName[]).filter((name) => name.startsWith(`${command} `)) : [];
   if (exact !== undefined) {
     const [synopsis, ...description] = commandLines[exact].usage;
     const text = description.join('\n');
@@ -175,12 +178,11 @@ type OptionName = keyof typeof options;
 
 /** Refuses an unknown command, an option the command does not read, or a word after its name it does not take. */
 function checkCommandLine(positionals: readonly string[], given: readonly string[]): void {
-  const [command = '', subcommand = ''] = positionals;
-  const name = commandLineOf(command) === undefined ? `${command} ${subcommand}` : command;
-  const line = commandLineOf(name);
+  const name = commandNameOf(positionals);
   // The command's words only, with the prefix of every other mistake (until 2026-12-07 the whole
   // line, options too, and without it), before any module is loaded (found by audits).
-  if (line === undefined) throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
+  if (name === undefined) throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
+  const line: CommandLine = commandLines[name];
   const foreign = given.find((option) => option !== 'help' && !line.options.includes(option as OptionName));
   if (foreign !== undefined) throw new UsageError(`Option '--${foreign}' is not an option of '${name}'`);
   const extra = positionals[line.positionals];
