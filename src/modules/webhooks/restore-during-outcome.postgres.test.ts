@@ -27,11 +27,11 @@ afterAll(async () => {
   await t.close();
 });
 
-/** Waits until a session of this database sleeps in pg_sleep (the restore, paused by the test's trigger). */
+/** Waits until a session of this database (pg_stat_activity covers the server: other test files sleep too) sleeps in pg_sleep (the restore, paused by the test's trigger). */
 async function untilSomeoneSleeps(): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const result = await sql<{ sleeping: number }>`SELECT count(*)::int AS sleeping FROM pg_stat_activity WHERE wait_event = 'PgSleep'`.execute(t.deps.db);
+    const result = await sql<{ sleeping: number }>`SELECT count(*)::int AS sleeping FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()`.execute(t.deps.db);
     if ((result.rows[0]?.sleeping ?? 0) > 0) return;
     if (Date.now() > deadline) throw new Error('the restore never reached the pause');
     await new Promise((resolve) => setTimeout(resolve, 20));

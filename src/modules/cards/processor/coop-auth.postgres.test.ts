@@ -41,11 +41,16 @@ async function clientWithReceiver(): Promise<{ client: TestClient; receiver: Coo
   return { client, receiver };
 }
 
-/** Backends waiting for a row lock on this test's cards table. */
+/**
+ * Backends waiting for a row lock on this test's cards table. pg_locks covers the whole server, and
+ * every test database is a copy of one template, where `cards` has the same oid: the locks are
+ * those of this database only, or another test file's waits would be counted.
+ */
 async function cardLockWaits(): Promise<number> {
   const result = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM pg_locks waiting
     JOIN pg_locks tuple ON tuple.pid = waiting.pid AND tuple.locktype = 'tuple' AND tuple.relation = 'cards'::regclass
+      AND tuple.database = (SELECT oid FROM pg_database WHERE datname = current_database())
     WHERE NOT waiting.granted`.execute(t.deps.db);
   return result.rows[0]?.n ?? 0;
 }
