@@ -247,6 +247,17 @@ export class OpenBaaS {
         idempotencyKey: options.idempotencyKey ?? (() => globalThis.crypto.randomUUID()),
       }),
     });
+    // openapi-fetch runs the middlewares' onResponse last-added first, so this one sees the answer
+    // the caller's middlewares (`raw.use`) leave: one they replaced with a new Response is not
+    // the one retryingFetch recorded, and its error would have lost the write's key (until
+    // 2026-12-08). The request is the one sent, holding the key retryingFetch gave it.
+    this.raw.use({
+      onResponse: ({ request, response }) => {
+        const key = request.headers.get('idempotency-key');
+        if (key !== null && writeMethods.has(request.method) && !keyOfAnswer.has(response)) keyOfAnswer.set(response, key);
+        return undefined;
+      },
+    });
   }
 
   private readonly call: Caller = async (method, path, init) => {

@@ -249,6 +249,18 @@ describe('when the retries run out, the error of a write carries its Idempotency
     const read = await failure(api.get('/v1/customers/{id}', { params: { path: { id: '01900000-0000-7000-8000-000000000000' } } }));
     expect([read.status, read.idempotencyKey]).toEqual([404, undefined]);
   });
+
+  it('a write\'s error keeps its key when a middleware of the caller replaces the answer', async () => {
+    const api = server.sdk();
+    api.raw.use({ onResponse: async ({ response }) => new Response(await response.text(), { status: response.status, headers: response.headers }) });
+    const body = instantCustomer('Replaced answer');
+    const made = await failure(api.post('/v1/customers/individual', { body: { ...body, email: 'not an email' } }));
+    expect([made.status, made.idempotencyKey]).toEqual([400, expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    const given = await failure(api.post('/v1/customers/individual', { body: { ...body, email: 'not an email' }, params: { header: { 'Idempotency-Key': 'mine-replaced' } } }));
+    expect(given.idempotencyKey).toBe('mine-replaced');
+    const read = await failure(api.get('/v1/customers/{id}', { params: { path: { id: '01900000-0000-7000-8000-000000000000' } } }));
+    expect([read.status, read.idempotencyKey]).toEqual([404, undefined]);
+  });
 });
 
 /** A server on 127.0.0.1 that answers every request with `answer` (slowly), over the real fetch. */
