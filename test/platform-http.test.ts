@@ -143,6 +143,9 @@ describe('400', () => {
     ['a field sent twice (JSON.parse would keep the last)', { rawBody: '{"name":"a","amount":"1.00","amount":"7.00","asset":"USD"}' }, 'VALIDATION_ERROR', 'amount'],
     ['a field sent twice, once escaped', { rawBody: '{"name":"a","am\\u006funt":"1.00","amount":"7.00","asset":"USD"}' }, 'VALIDATION_ERROR', 'amount'],
     ['a nested field sent twice', { rawBody: '{"name":"a","amount":"1.00","asset":"USD","nested":{"note":"x","note":"y"}}' }, 'VALIDATION_ERROR', 'nested.note'],
+    ['a number JSON.parse would round, named by its path', { rawBody: '{"name":"a","amount":"1.00","asset":"USD","list":[1,4.999999999999999999999]}' }, 'VALIDATION_ERROR', 'list[1]'],
+    ['a number JSON.parse would read as 0, named by its path', { rawBody: '{"name":"a","amount":"1.00","asset":"USD","list":[1e-400]}' }, 'VALIDATION_ERROR', 'list[0]'],
+    ['a number JSON.parse would read as Infinity, named by its path', { rawBody: '[1e400]' }, 'VALIDATION_ERROR', '[0]'],
   ];
 
   it.each(cases)('%s', async (_name, input, code, field) => {
@@ -168,14 +171,47 @@ describe('400', () => {
     }
   });
 
+  it('a number is refused only when JSON.parse cannot hold it as written: any double\'s own form, and its other spellings, pass', async () => {
+    const { checkJsonText, inexactNumber } = await import('../src/platform/http/validation.js');
+    for (const literal of ['0', '-0', '25.5', '1.50', '1E2', '1e+2', '-1.0e-2', '0.30000000000000004', '123456789012345', '100000000000000000000', '0.000000000000001', '5e-324', '1.7976931348623157e308', '-0.0000000000000000000']) {
+      expect(inexactNumber(literal), literal).toBeUndefined();
+    }
+    for (const [literal, read] of [
+      ['4.999999999999999999999', '5'],
+      ['1.0000000000000001', '1'],
+      ['123456789012345678', '123456789012345680'],
+      ['1e-400', '0'],
+      ['-1e400', '-Infinity'],
+      ['0.1000000000000000055511151231257827', '0.1'],
+    ] as const) {
+      expect(inexactNumber(literal), literal).toBe(read);
+    }
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (value) => {
+        expect(() => checkJsonText(JSON.stringify({ value, list: [value] }))).not.toThrow();
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a whole number or an amount sent as a number with more digits than a double holds is refused, not rounded', async () => {
+    // The sandbox clock's seconds: 4.999999999999999999999 was read as 5 and the clock moved.
+    const before = await t.request({ url: '/v1/sandbox/clock' });
+    const advance = await t.request({ method: 'POST', url: '/v1/sandbox/clock/advance', rawBody: '{"seconds":4.999999999999999999999}' });
+    expect(advance.status, JSON.stringify(advance.body)).toBe(400);
+    expect(advance.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'seconds', message: expect.stringContaining('would be read as 5') }] });
+    expect(before.body.data.offsetSeconds).toBeTypeOf('number');
+    expect((await t.request({ url: '/v1/sandbox/clock' })).body.data.offsetSeconds).toBe(before.body.data.offsetSeconds);
+  });
+
   it('reads a field name in an object as a field only: the same text as a value, in another object or in an array is no duplicate', async () => {
-    const { checkJsonKeys } = await import('../src/platform/http/validation.js');
+    const { checkJsonText } = await import('../src/platform/http/validation.js');
     for (const text of ['{"a":"a","b":{"a":1},"c":[{"a":1},{"a":2}],"d":"{\\"d\\":1,\\"d\\":2}"}', '[{"a":1},{"a":1}]', '"x"', '{}']) {
-      expect(() => checkJsonKeys(text), text).not.toThrow();
+      expect(() => checkJsonText(text), text).not.toThrow();
     }
     const named = (text: string) => {
       try {
-        checkJsonKeys(text);
+        checkJsonText(text);
         return undefined;
       } catch (error) {
         return (error as { details?: Array<{ field: string }> }).details?.[0]?.field;
@@ -199,7 +235,7 @@ describe('400', () => {
       fc.property(
         fc.jsonValue().filter((value) => !prototypeKey(value)),
         (value) => {
-          expect(() => checkJsonKeys(JSON.stringify(value))).not.toThrow();
+          expect(() => checkJsonText(JSON.stringify(value))).not.toThrow();
         },
       ),
       { numRuns: 300 },

@@ -282,7 +282,7 @@ function mergeUnionDetails(details: ErrorDetail[]): ErrorDetail[] {
 
 /**
  * A JSON request body: `undefined` for an empty one, else the parsed value, checked by
- * checkJsonValue and checkJsonKeys. The body must be UTF-8: a `charset` other than UTF-8 is
+ * checkJsonValue and checkJsonText. The body must be UTF-8: a `charset` other than UTF-8 is
  * 415 UNSUPPORTED_MEDIA_TYPE and bytes that are not UTF-8 are 400 INVALID_JSON (decoding them
  * would replace them with U+FFFD and store a text the client never sent).
  */
@@ -301,7 +301,7 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
     throw new AppError('INVALID_JSON', `The body is not valid JSON: ${(error as Error).message}`);
   }
   checkJsonValue(value);
-  checkJsonKeys(text);
+  checkJsonText(text);
   return value;
 }
 
@@ -329,7 +329,7 @@ type JsonItem = { value: unknown; depth: number; parent: JsonItem | undefined; k
  * jsonDepthMax, NUL characters and lone UTF-16 surrogates in strings or keys. Iterative, so a
  * hostile body cannot exhaust the stack. A refused string is named by its path in `details`
  * (`merchant.city`, `items[2]`), a refused field name by the path of the object that holds it
- * (`body` at the top), in the form checkJsonKeys uses.
+ * (`body` at the top), in the form checkJsonText uses.
  */
 export function checkJsonValue(root: unknown): void {
   const stack: JsonItem[] = [{ value: root, depth: 0, parent: undefined, key: undefined }];
@@ -355,7 +355,7 @@ export function checkJsonValue(root: unknown): void {
   }
 }
 
-/** The path of a value in a body, in the form checkJsonKeys uses (`merchant.city`, `items[2]`; `body` for the body itself). */
+/** The path of a value in a body, in the form checkJsonText uses (`merchant.city`, `items[2]`; `body` for the body itself). */
 function pathOf(item: JsonItem): string {
   const keys: (string | number)[] = [];
   for (let at: JsonItem | undefined = item; at?.key !== undefined; at = at.parent) keys.unshift(at.key);
@@ -371,17 +371,19 @@ function checkString(value: string, at: JsonItem, what: 'value' | 'field name'):
 }
 
 /**
- * Checks the field names of a JSON text (already known to parse), in one pass over the text, no
- * recursion; 400 VALIDATION_ERROR naming the field by its path:
+ * Checks the field names and numbers of a JSON text (already known to parse), in one pass over
+ * the text, no recursion; 400 VALIDATION_ERROR naming the field by its path:
  * - a field named twice in one object: JSON.parse keeps the last value silently, while a proxy, a
  *   signature check or an audit that reads the first would see another request
  *   (`{"amount":"1.00","amount":"7.00"}`);
  * - the prototype keys `__proto__`, and `constructor` holding `prototype`: no route takes them,
- *   and further on they could reach an object's prototype; they are unknown fields.
+ *   and further on they could reach an object's prototype; they are unknown fields;
+ * - a number JSON.parse cannot hold exactly (inexactNumber): it would round it silently, so
+ *   `4.999999999999999999999` became an amount of 5 and `1e-400` one of 0 (until 2026-12-08;
+ *   found by an audit).
  */
-export function checkJsonKeys(text: string): void {
-  if (!text.includes('{')) return;
-  // An object frame keeps the keys seen and the current one (for the path); an array, its index.
+export function checkJsonText(text: string): void {
+  // The path of the value being read: an object frame keeps the keys seen and the current one; an array, its index.
   type Frame = { keys: Set<string>; key: string | undefined; expectsKey: boolean } | { index: number };
   const stack: Frame[] = [];
   const path = () =>
@@ -422,8 +424,44 @@ export function checkJsonKeys(text: string): void {
       const top = stack[stack.length - 1];
       if (top && 'keys' in top) top.expectsKey = true;
       else if (top) top.index++;
+    } else if (char === 0x2d /* - */ || (char >= 0x30 && char <= 0x39) /* 0-9 */) {
+      const start = at;
+      while (at + 1 < text.length && isNumberChar(text.charCodeAt(at + 1))) at++;
+      const literal = text.slice(start, at + 1);
+      const read = inexactNumber(literal);
+      if (read !== undefined) {
+        throw validationError(path() || 'body', `is a number that cannot be held exactly (${literal} would be read as ${read}); send at most 15 significant digits`);
+      }
     }
   }
+}
+
+/** Digits, the sign, the point and the exponent's letter: the characters a JSON number is written with. */
+function isNumberChar(char: number): boolean {
+  return (char >= 0x30 && char <= 0x39) || char === 0x2e /* . */ || char === 0x65 /* e */ || char === 0x45 /* E */ || char === 0x2b /* + */ || char === 0x2d; /* - */
+}
+
+/**
+ * What JSON.parse makes of a number literal when that is not the number written (its shortest
+ * form, `5` for `4.999999999999999999999`, `0` for `1e-400`, `Infinity` for `1e400`), else
+ * undefined. At most 15 significant digits always come back as written (a double's 15 decimal
+ * digits of precision); longer literals and exponents are compared digit by digit.
+ */
+export function inexactNumber(literal: string): string | undefined {
+  if (literal.length <= 15 && !/[eE]/.test(literal)) return undefined;
+  const read = String(Number(literal));
+  return decimalDigits(literal) === decimalDigits(read) ? undefined : read;
+}
+
+/** A decimal literal as sign, significant digits and exponent (`-12e-1` for -1.20), one form per value; `0` for zero, whatever its sign; undefined for Infinity. */
+function decimalDigits(literal: string): string | undefined {
+  const match = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (!match) return undefined;
+  const [, sign = '', whole = '', fraction = '', exponent = '0'] = match;
+  const digits = `${whole}${fraction}`.replace(/^0+/, '');
+  if (digits === '') return '0';
+  const trimmed = digits.replace(/0+$/, '');
+  return `${sign}${trimmed}e${Number(exponent) - fraction.length + (digits.length - trimmed.length)}`;
 }
 
 function unknownField(field: string): AppError {
