@@ -300,10 +300,9 @@ export async function serve(config: Config): Promise<void> {
 export async function runWorkersOnly(config: Config): Promise<void> {
   const progress = startupReporter(config);
   const deps = await openDeps(config, { onProgress: progress });
-  const logger = {
-    // An Error as its name, message, code and stack (JSON.stringify wrote it as {}, the cause lost; found by an audit).
-    error: (object: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 'error', msg: message, ...object }, errorsAsObjects)}\n`),
-  };
+  // An Error as its name, message, code and stack (JSON.stringify wrote it as {}, the cause lost; found by an audit).
+  const line = (level: 'error' | 'warn') => (object: object, message: string) => process.stderr.write(`${JSON.stringify({ level, msg: message, ...object }, errorsAsObjects)}\n`);
+  const logger = { error: line('error'), warn: line('warn') };
   const workers = new WorkerRunner(workerTasks(deps, logger), logger);
   workers.start();
   // The tasks' timers do not hold the process open (in `serve` the listener does): without this,

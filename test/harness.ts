@@ -76,9 +76,12 @@ export async function openEmbeddedTestDatabase(connectTimeoutMs: number): Promis
   return database;
 }
 
-async function openTestDatabase(routeUrl: (url: string) => string = (url) => url): Promise<{ database: DatabaseHandle; databaseUrl?: string; dispose: () => Promise<void> }> {
+async function openTestDatabase(
+  routeUrl: (url: string) => string = (url) => url,
+  embeddedConnectTimeoutMs = 30_000,
+): Promise<{ database: DatabaseHandle; databaseUrl?: string; dispose: () => Promise<void> }> {
   if (testDatabase === 'pglite') {
-    const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs: 30_000, memoryDataDump: pgliteTemplate() });
+    const database = await openDatabase({ memory: true, poolMax: 1, connectTimeoutMs: embeddedConnectTimeoutMs, memoryDataDump: pgliteTemplate() });
     // Nothing to apply when the template is current; applies what it lacks otherwise.
     await migrate(database.pool);
     return { database, dispose: () => database.close() };
@@ -133,11 +136,13 @@ export interface TestAppOptions {
   clockFollowsWallClock?: boolean;
   /** PostgreSQL only: the address the app connects to, given the server's (a relay in front of it, say). */
   routeDatabaseUrl?: (url: string) => string;
+  /** The embedded database only: how long a query waits for its one connection (30 s by default). */
+  embeddedConnectTimeoutMs?: number;
 }
 
 /** Builds the real app on a fresh database with two clients (A and B), each with a full and a read-only key. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestContext> {
-  const { database, databaseUrl, dispose } = await openTestDatabase(options.routeDatabaseUrl);
+  const { database, databaseUrl, dispose } = await openTestDatabase(options.routeDatabaseUrl, options.embeddedConnectTimeoutMs);
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     PUBLIC_BASE_URL: 'http://openbaas.test',

@@ -1,3 +1,5 @@
+import { isPoolConnectTimeout } from './db/database.js';
+
 /**
  * Background work in a process: each task runs, then waits its interval, until stopped. The
  * interval is a polling cadence, not a business decision; tasks read time from the injected
@@ -18,6 +20,7 @@ export interface WorkerTask {
 
 export interface WorkerLogger {
   error(object: object, message: string): void;
+  warn(object: object, message: string): void;
 }
 
 export class WorkerRunner {
@@ -42,7 +45,10 @@ export class WorkerRunner {
         try {
           await task.run();
         } catch (error) {
-          this.logger.error({ err: error, task: task.name }, 'worker task failed');
+          // No free connection within DB_CONNECT_TIMEOUT_MS (the embedded database's one connection
+          // held by a long request, say): busy, not broken; the task runs again at its interval.
+          if (isPoolConnectTimeout(error)) this.logger.warn({ task: task.name }, `worker task found no free database connection in time; it runs again in ${task.intervalMs} ms`);
+          else this.logger.error({ err: error, task: task.name }, 'worker task failed');
         }
       })();
       this.running.add(execution);

@@ -91,7 +91,7 @@ export interface DeliveryWorkerOptions {
   /** The outgoing HTTP client; by default the one of the configured mode. */
   http?: WebhookHttpClient;
   /** Told of the failures the worker recovers from by itself (an outcome it could not write, say); the server's logger. */
-  logger?: WorkerLogger;
+  logger?: Pick<WorkerLogger, 'error'>;
 }
 
 interface QueuedOutcome {
@@ -124,7 +124,7 @@ export class DeliveryWorker {
   /** Fault injection settings: read in sandbox mode only, so production never injects a fault. */
   private readonly faults: WebhookFaultsCache | undefined;
   private readonly random: () => number;
-  private readonly logger: WorkerLogger | undefined;
+  private readonly logger: Pick<WorkerLogger, 'error'> | undefined;
   /** Requests in flight per subscription, learnt from the endpoints' answers. */
   private readonly flow: EndpointFlowControl;
 

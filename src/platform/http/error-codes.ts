@@ -101,7 +101,7 @@ export const errorCodes = {
     description:
       'The request\'s transaction conflicted with concurrent writes to the same records (a deadlock or a serialization failure) on every one of its attempts, and was rolled back. Retry after Retry-After, with the same Idempotency-Key.',
   },
-  SERVICE_UNAVAILABLE: { status: 503, description: 'The service is starting, shutting down or cannot reach its database. Retry with the same Idempotency-Key: a write cut off from the database may have been applied.' },
+  SERVICE_UNAVAILABLE: { status: 503, description: 'The service is starting, shutting down, cannot reach its database or found no free database connection in time (DB_CONNECT_TIMEOUT_MS). Retry with the same Idempotency-Key: a write cut off from the database may have been applied.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;
