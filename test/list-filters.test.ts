@@ -79,10 +79,10 @@ describe.each(filters)('GET %s?%s=', (path, parameter, resource) => {
 
 describe('the paging parameters are checked whatever the filters match', () => {
   it.each([
-    ['/v1/transactions?parentTransactionId=abc&startAfterId=garbage', 'startAfterId'],
-    ['/v1/transactions?cardTransactionId=abc&offset=1&startAfterId=019c0000-0000-7000-8000-000000000000', 'offset'],
-    ['/v1/transactions?parentBankTransactionId=abc&createdAfter=2026-02-30', 'createdAfter'],
-  ])('%s: 400 naming %s (a malformed linking filter answered an empty page first)', async (url, field) => {
+    ['/v1/transactions?parentTransactionId=019c0000-0000-7000-8000-00000000000a&startAfterId=garbage', 'startAfterId'],
+    ['/v1/transactions?cardTransactionId=019c0000-0000-7000-8000-00000000000a&offset=1&startAfterId=019c0000-0000-7000-8000-000000000000', 'offset'],
+    ['/v1/transactions?parentBankTransactionId=019c0000-0000-7000-8000-00000000000a&createdAfter=2026-02-30', 'createdAfter'],
+  ])('%s: 400 naming %s (a linking filter nothing links to answered an empty page first)', async (url, field) => {
     const response = await t.request({ url });
     expect(response.status, JSON.stringify(response.body)).toBe(400);
     expect(response.body.details[0].field).toBe(field);
@@ -98,21 +98,27 @@ describe('the paging parameters are checked whatever the filters match', () => {
     expect(response.body.details).toEqual([{ field, message: `must be sent once (it was sent ${times} times)` }]);
   });
 
-  it('a malformed linking filter with good paging still answers an empty page', async () => {
-    const response = await t.request({ url: '/v1/transactions?parentTransactionId=abc&limit=5' });
+  it('a linking filter that is not an id is 400 naming it (a typo answered an empty page until 2026-12-08); an id nothing links to answers an empty page', async () => {
+    for (const [name, value] of [['parentTransactionId', 'abc'], ['cardTransactionId', '%F0%9F%92%B3'], ['cryptoTransactionId', '%20019c0000-0000-7000-8000-000000000000']] as const) {
+      const response = await t.request({ url: `/v1/transactions?${name}=${value}&limit=5` });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: name, message: expect.stringContaining('must be an id') }] });
+    }
+    const response = await t.request({ url: '/v1/transactions?parentTransactionId=019C0000-0000-7000-8000-00000000000A&limit=5' });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } });
   });
 
   it.each(['/v1/baas/transactions', '/v1/digital/transactions'])(
-    '%s?cryptoTransactionId= not an id: an empty page as on /v1/transactions, and paging is checked',
+    '%s?cryptoTransactionId=: not an id is 400 naming it, an id nothing links to an empty page, as on /v1/transactions, and paging is checked',
     async (path) => {
-      for (const id of ['abc', '019c0000-0000-7000-8000-000000000000']) {
-        const response = await t.request({ url: `${path}?cryptoTransactionId=${id}&limit=5` });
-        expect(response.status, JSON.stringify(response.body)).toBe(200);
-        expect(response.body).toMatchObject({ data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } });
-      }
-      const badCursor = await t.request({ url: `${path}?cryptoTransactionId=abc&startAfterId=garbage` });
+      const malformed = await t.request({ url: `${path}?cryptoTransactionId=abc&limit=5` });
+      expect(malformed.status, JSON.stringify(malformed.body)).toBe(400);
+      expect(malformed.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'cryptoTransactionId' }] });
+      const response = await t.request({ url: `${path}?cryptoTransactionId=019c0000-0000-7000-8000-000000000000&limit=5` });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body).toMatchObject({ data: [], pagination: { totalResults: 0, hasMoreResults: false, nextStartAfterId: null } });
+      const badCursor = await t.request({ url: `${path}?cryptoTransactionId=019c0000-0000-7000-8000-000000000000&startAfterId=garbage` });
       expect(badCursor.status).toBe(400);
       expect(badCursor.body.details[0].field).toBe('startAfterId');
     },

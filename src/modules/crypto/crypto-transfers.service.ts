@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import { datedAfter, type RequestContext } from '../../platform/http/context.js';
-import { AppError, notFound, validationError } from '../../platform/http/errors.js';
+import { AppError, notFound, requireLinkFilterId, validationError } from '../../platform/http/errors.js';
 import { KeptRefusal } from '../../platform/http/idempotency.js';
 import { idAt, isUuid } from '../../platform/ids.js';
 import { formatAmount, parseAmount } from '../../platform/money/amount.js';
@@ -858,7 +858,7 @@ export interface CryptoTransferFilters extends ListQuery {
 /**
  * Crypto transfers, newest first, each with its current state and its records (oldest first).
  * `cryptoTransactionId` (a parent or a child id) selects the one transfer it belongs to; an id
- * that is not the client's gives an empty page. A walletId not of the client answers 404.
+ * that is not the client's gives an empty page, a value that is not an id a 400. A walletId not of the client answers 404.
  */
 export async function listCryptoTransfers(db: Db, clientId: string, filters: CryptoTransferFilters): Promise<{ data: CryptoTransferGroupView[]; pagination: Pagination }> {
   let query = db.selectFrom('crypto_transfers').selectAll().where('client_id', '=', clientId);
@@ -867,15 +867,11 @@ export async function listCryptoTransfers(db: Db, clientId: string, filters: Cry
     query = query.where('wallet_id', '=', wallet.id);
   }
   if (filters.cryptoTransactionId !== undefined) {
-    // A link, not a resource of its own (docs/api-design.md, Lists): an id that is not one matches
-    // nothing, as on GET /v1/transactions, and the paging parameters are still checked.
-    const id = filters.cryptoTransactionId.toLowerCase();
-    if (isUuid(id)) {
-      const child = await db.selectFrom('crypto_transactions').select('crypto_transfer_id').where('client_id', '=', clientId).where('id', '=', id).executeTakeFirst();
-      query = query.where('id', '=', child?.crypto_transfer_id ?? id);
-    } else {
-      query = query.where(sql<boolean>`false`);
-    }
+    // A link, not a resource of its own (docs/api-design.md, Lists): an id nothing links to
+    // matches nothing, as on GET /v1/transactions; a value that is not an id is a 400 naming it.
+    const id = requireLinkFilterId('cryptoTransactionId', filters.cryptoTransactionId).toLowerCase();
+    const child = await db.selectFrom('crypto_transactions').select('crypto_transfer_id').where('client_id', '=', clientId).where('id', '=', id).executeTakeFirst();
+    query = query.where('id', '=', child?.crypto_transfer_id ?? id);
   }
   if (filters.direction !== undefined) query = query.where('direction', '=', filters.direction);
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);

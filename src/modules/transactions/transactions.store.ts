@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Tx } from '../../platform/db/transaction.js';
 import '../ledger/index.js';
@@ -40,8 +39,8 @@ export type WalletTransactionRow = Awaited<ReturnType<ReturnType<typeof walletTr
 export interface WalletTransactionFilters {
   /** A wallet of the client (the route answers 404 for any other). */
   walletId?: string | undefined;
-  /** Each linking filter given: its column and its id, or null for a value that is not an id (matches nothing). */
-  links?: readonly { column: LinkingColumn; id: string | null }[];
+  /** Each linking filter given: its column and its id (the route refuses a value that is not an id). */
+  links?: readonly { column: LinkingColumn; id: string }[];
   operation?: 'CREDIT' | 'DEBIT' | undefined;
   status?: 'PENDING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | undefined;
   balanceType?: 'AVAILABLE' | 'RESERVED' | 'PENDING' | undefined;
@@ -63,9 +62,7 @@ export interface WalletTransactionFilters {
 export function walletTransactionsListQuery(db: Db | Tx, clientId: string, filters: WalletTransactionFilters) {
   let select = walletTransactionsQuery(db, clientId);
   if (filters.walletId !== undefined) select = select.where('wallet_id', '=', filters.walletId);
-  for (const { column, id } of filters.links ?? []) {
-    select = id === null ? select.where(sql<boolean>`false`) : select.where(column, '=', id);
-  }
+  for (const { column, id } of filters.links ?? []) select = select.where(column, '=', id);
   if (filters.operation !== undefined) select = select.where('operation', '=', filters.operation);
   if (filters.status !== undefined) select = select.where('status', '=', filters.status);
   if (filters.balanceType !== undefined) select = select.where('balance_type', '=', filters.balanceType);

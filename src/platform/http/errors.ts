@@ -1,3 +1,4 @@
+import { isUuid } from '../ids.js';
 import { errorCodes, type ErrorCode } from './error-codes.js';
 
 export interface ErrorDetail {
@@ -30,4 +31,16 @@ export function notFound(resource: string, field?: string): AppError {
 
 export function validationError(field: string, message: string): AppError {
   return new AppError('VALIDATION_ERROR', `${field}: ${message}`, { details: [{ field, message }] });
+}
+
+/**
+ * A list filter that matches a link between records (`parentTransactionId`, `cryptoTransactionId`,
+ * …; docs/api-design.md, Lists) names no resource, so an id nothing links to answers an empty page;
+ * a value that is not an id at all is a mistake, refused naming the filter (until 2026-12-08 it
+ * answered an empty page too, so a typo looked like "no records"; found by an audit). Nothing is
+ * told about what exists: no id of any client has that shape.
+ */
+export function requireLinkFilterId(field: string, value: string): string {
+  if (!isUuid(value)) throw validationError(field, 'must be an id (a UUID); an id nothing links to answers an empty page');
+  return value;
 }

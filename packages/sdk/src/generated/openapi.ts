@@ -900,7 +900,7 @@ export interface paths {
         };
         /**
          * List wallet transactions (the unified history), newest first
-         * @description Every effect of the ledger on a wallet is a child record under a parent. Needs walletId or at least one linking filter (parentTransactionId, cardTransactionId, parentCardTransactionId, bankTransactionId, parentBankTransactionId, cryptoTransactionId, parentCryptoTransactionId). Filtering by parentTransactionId returns both sides of an internal transfer. The other filters (operation, status, balanceType, type, asset, purpose, createdAfter, createdBefore) narrow that list and combine with each other and with paging; asset and purpose alone do not replace walletId. An unknown asset is 400 UNKNOWN_ASSET, a purpose not in the list 400 VALIDATION_ERROR, each naming its parameter.
+         * @description Every effect of the ledger on a wallet is a child record under a parent. Needs walletId or at least one linking filter (parentTransactionId, cardTransactionId, parentCardTransactionId, bankTransactionId, parentBankTransactionId, cryptoTransactionId, parentCryptoTransactionId). Filtering by parentTransactionId returns both sides of an internal transfer. The other filters (operation, status, balanceType, type, asset, purpose, createdAfter, createdBefore) narrow that list and combine with each other and with paging; asset and purpose alone do not replace walletId. An unknown asset is 400 UNKNOWN_ASSET, a purpose not in the list 400 VALIDATION_ERROR, each naming its parameter. A linking filter that is not an id is 400 VALIDATION_ERROR naming it; an id nothing links to answers an empty page.
          */
         get: operations["transactions.list"];
         put?: never;

@@ -3,7 +3,7 @@ import type { App } from '../../../platform/http/app-type.js';
 import type { Deps } from '../../../platform/deps.js';
 import { authOf } from '../../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../../platform/http/envelope.js';
-import { notFound, validationError } from '../../../platform/http/errors.js';
+import { notFound, requireLinkFilterId, validationError } from '../../../platform/http/errors.js';
 import { listQueryProperties, paginate } from '../../../platform/http/pagination.js';
 import { isUuid } from '../../../platform/ids.js';
 import { requireAsset } from '../../../platform/money/assets.js';
@@ -106,7 +106,8 @@ export function registerTransactionRoutes(app: App, deps: Deps, walletExists: Wa
           'cryptoTransactionId, parentCryptoTransactionId). Filtering by parentTransactionId returns both sides of an internal transfer. ' +
           'The other filters (operation, status, balanceType, type, asset, purpose, createdAfter, createdBefore) narrow that list and combine ' +
           'with each other and with paging; asset and purpose alone do not replace walletId. An unknown asset is 400 UNKNOWN_ASSET, a purpose ' +
-          'not in the list 400 VALIDATION_ERROR, each naming its parameter.',
+          'not in the list 400 VALIDATION_ERROR, each naming its parameter. A linking filter that is not an id is 400 VALIDATION_ERROR naming it; ' +
+          'an id nothing links to answers an empty page.',
         querystring: ListQuery,
         response: { 200: ListEnvelope(WalletTransactionSchema) },
       },
@@ -126,12 +127,8 @@ export function registerTransactionRoutes(app: App, deps: Deps, walletExists: Wa
       }
       const select = walletTransactionsListQuery(deps.db, clientId, {
         walletId: query.walletId,
-        // An id that is not one of ours matches nothing, as an unknown id would; the paging
-        // parameters are still checked (a mangled cursor is a 400, not an empty last page).
-        links: linked.map(([name, column]) => {
-          const value = query[name];
-          return { column, id: value !== undefined && isUuid(value) ? value : null };
-        }),
+        // An id nothing links to matches nothing; a value that is not an id is a 400 naming it.
+        links: linked.map(([name, column]) => ({ column, id: requireLinkFilterId(name, query[name] ?? '') })),
         operation: query.operation,
         status: query.status,
         balanceType: query.balanceType,
