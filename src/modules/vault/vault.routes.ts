@@ -10,6 +10,7 @@ import { authOf } from '../../platform/http/context.js';
 import { Envelope, ListEnvelope, Text } from '../../platform/http/envelope.js';
 import { runWrite, requestContext } from '../../platform/http/idempotency.js';
 import { listQueryProperties } from '../../platform/http/pagination.js';
+import { validationError } from '../../platform/http/errors.js';
 import { framePage, frameContentSecurityPolicy, frameNonce } from './frame.js';
 import { bearerToken, invalidVaultToken, rotateVaultSecret, vaultScopes, verifyVaultToken, type VaultTokenClaims } from './vault-token.js';
 import * as vault from './vault.service.js';
@@ -255,7 +256,11 @@ export function registerVaultRoutes(app: App, deps: Deps): void {
     async (request) => {
       const { claims, now } = verifiedToken(request);
       const fields = (request.query.fields ?? 'pan,cvv,expiry').split(',') as Array<'pan' | 'cvv' | 'expiry'>;
-      const data = await withClientTransaction(deps.db, claims.clientId, (tx) => vault.showCard(tx, deps, claims, request.query.cardId, [...new Set(fields)], now));
+      // As the reveal's `fields` array (uniqueItems): a field named twice is a mistake, not merged
+      // silently (until 2026-12-08; found by an audit).
+      const repeated = fields.find((field, index) => fields.indexOf(field) !== index);
+      if (repeated !== undefined) throw validationError('fields', `must not repeat an item (${repeated} is named twice)`);
+      const data = await withClientTransaction(deps.db, claims.clientId, (tx) => vault.showCard(tx, deps, claims, request.query.cardId, fields, now));
       return { message: 'Card aliases retrieved', data, traceId: String(request.id) };
     },
   );

@@ -106,6 +106,14 @@ describe('reveals', () => {
     expect(audit.every((entry) => entry.cardId === cardId)).toBe(true);
   });
 
+  it('show refuses a field named twice in fields, naming it, as reveal does (it was merged silently)', async () => {
+    const { wallet, cardId } = await issuedCard(t);
+    const token = await tokenFor(wallet.customerId, { cardId });
+    const shown = await t.request({ url: `/v1/vault/show?type=card&cardId=${cardId}&fields=pan,pan`, key: null, headers: { authorization: `Bearer ${token}` } });
+    expect(shown.status, JSON.stringify(shown.body)).toBe(400);
+    expect(shown.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'fields', message: 'must not repeat an item (pan is named twice)' }] });
+  });
+
   it('show answers aliases; reveal turns them, or a card and fields, into the values, with no-store', async () => {
     const { wallet, cardId } = await issuedCard(t);
     const token = await tokenFor(wallet.customerId, { cardId });
@@ -238,6 +246,12 @@ describe('reveals refused', () => {
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.details, JSON.stringify(body)).toEqual(details);
     }
+    // Many fields no form knows: at most 20 details, as on every route (60,000 were all listed).
+    const many = await revealRequest(token, Object.fromEntries(Array.from({ length: 500 }, (_, index) => [`k${index}`, 1])));
+    expect(many.status).toBe(400);
+    expect(many.body.details).toHaveLength(20);
+    expect(many.body.details[0].message).toMatch(/^must have the fields of one of its forms/);
+    expect(many.raw.body.length).toBeLessThan(4000);
   });
 
   it('400 on a token request that repeats a scope, naming scopes (it was dropped silently)', async () => {
