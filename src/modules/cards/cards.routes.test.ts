@@ -87,6 +87,9 @@ describe('card programs: refused changes', () => {
     ['an approving stand-in decline code', 'Cooperative Debit', { coopAuth: { timeoutMs: 1000, standIn: { mode: 'DECLINE', responseCode: '00', maxAmountMinor: null }, partialApprovalEnabled: true } }, 'coopAuth.standIn.responseCode'],
     ['extended hold days below the default', 'Standard Debit', { holdExpiry: { defaultDays: 10, extendedDays: 5, extendedMccs: [] } }, 'holdExpiry.extendedDays'],
     ['an MCC range backwards', 'Standard Debit', { holdExpiry: { defaultDays: 7, extendedDays: 31, extendedMccs: ['3999-3501'] } }, 'holdExpiry.extendedMccs'],
+    ['an MCC named twice in one list', 'Standard Debit', { holdExpiry: { defaultDays: 7, extendedDays: 30, extendedMccs: ['7011', '4411', '7011'] } }, 'holdExpiry.extendedMccs'],
+    ['an MCC inside a range of the same list', 'Standard Debit', { holdExpiry: { defaultDays: 7, extendedDays: 30, extendedMccs: ['3000-3999', '3500'] } }, 'holdExpiry.extendedMccs'],
+    ['two over-capture rules sharing MCCs', 'Standard Debit', { overCapture: { defaultPct: 0, byMcc: [{ mccs: ['5000-6000'], pct: 20 }, { mccs: ['4121', '5812'], pct: 10 }] } }, 'overCapture.byMcc[1].mccs'],
     ['coopAuth null on a COOP_AUTH program', 'Cooperative Debit', { coopAuth: null }, 'coopAuth'],
     ['an over-capture entry of no MCC', 'Standard Debit', { overCapture: { defaultPct: 0, byMcc: [{ mccs: [], pct: 10 }] } }, 'overCapture.byMcc[0].mccs'],
     ['a malformed MCC', 'Standard Debit', { overCapture: { defaultPct: 0, byMcc: [{ mccs: ['58'], pct: 20 }] } }, 'overCapture.byMcc[0].mccs[0]'],
@@ -101,6 +104,19 @@ describe('card programs: refused changes', () => {
     expect(response.status).toBe(400);
     expect(response.body.code).toBe('VALIDATION_ERROR');
     if (field) expect((response.body.details as any[]).map((detail) => detail.field)).toContain(field);
+  });
+
+  it('an overlap is named by its later entry and the one it shares MCCs with; ranges that touch without sharing are taken', async () => {
+    const program = (await cardPrograms(t))['Standard Debit'];
+    const patch = (body: unknown) => t.request({ method: 'PATCH', url: `/v1/cards/programs/${program.id as string}`, body });
+    const across = await patch({ overCapture: { defaultPct: 0, byMcc: [{ mccs: ['5000-6000'], pct: 20 }, { mccs: ['4121', '5812'], pct: 10 }] } });
+    expect(across.body.details).toEqual([{ field: 'overCapture.byMcc[1].mccs', message: '"5812" shares MCCs with "5000-6000" of overCapture.byMcc[0].mccs: name each MCC once' }]);
+    const within = await patch({ holdExpiry: { defaultDays: 7, extendedDays: 30, extendedMccs: ['3500', '3000-3999'] } });
+    expect(within.body.details).toEqual([{ field: 'holdExpiry.extendedMccs', message: '"3000-3999" shares MCCs with "3500": name each MCC once' }]);
+    const touching = await patch({ holdExpiry: { defaultDays: 7, extendedDays: 30, extendedMccs: ['3351-3500', '3501-3999', '7011'] } });
+    expect(touching.status, JSON.stringify(touching.body)).toBe(200);
+    const defaults = await patch({ overCapture: program.overCapture, holdExpiry: program.holdExpiry });
+    expect(defaults.status, JSON.stringify(defaults.body)).toBe(200);
   });
 
   it('an unknown program: 404', async () => {

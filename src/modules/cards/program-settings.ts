@@ -120,6 +120,22 @@ export function mccIn(list: readonly string[], mcc: string): boolean {
   });
 }
 
+/** 400 naming the later of two entries that share an MCC (`"3500"` in `"3000-3999"`, or one MCC twice). */
+function refuseOverlaps(entries: readonly { entry: string; field: string }[]): void {
+  const ranges = entries.map((item, order) => ({ ...item, order, range: mccRangeOf(item.entry) })).sort((a, b) => a.range[0] - b.range[0] || a.order - b.order);
+  // Sorted by start, an entry overlaps an earlier one exactly when it starts at or before the
+  // furthest end so far.
+  let furthest = ranges[0];
+  for (const current of ranges.slice(1)) {
+    if (furthest && current.range[0] <= furthest.range[1]) {
+      const [first, second] = furthest.order < current.order ? [furthest, current] : [current, furthest];
+      const where = first.field === second.field ? '' : ` of ${first.field}`;
+      throw validationError(second.field, `"${second.entry}" shares MCCs with "${first.entry}"${where}: name each MCC once`);
+    }
+    if (!furthest || current.range[1] > furthest.range[1]) furthest = current;
+  }
+}
+
 /** Rules across fields, which the schemas cannot state; each failure names its field. */
 export function checkSettings(settings: {
   coopAuth?: CoopAuthSettings | null | undefined;
@@ -149,6 +165,10 @@ export function checkSettings(settings: {
       if (from > to) throw validationError(field, `"${entry}" is a range whose start is after its end`);
     }
   }
+  // An MCC named twice, in one list or in two over-capture rules, is refused: stored as sent, it
+  // left which rule applies unsaid (the first that matches did; until 2026-12-08; found by an audit).
+  if (holdExpiry) refuseOverlaps(holdExpiry.extendedMccs.map((entry) => ({ entry, field: 'holdExpiry.extendedMccs' })));
+  if (overCapture) refuseOverlaps(overCapture.byMcc.flatMap((rule, index) => rule.mccs.map((entry) => ({ entry, field: `overCapture.byMcc[${index}].mccs` }))));
   if (holdExpiry && holdExpiry.extendedDays < holdExpiry.defaultDays) {
     throw validationError('holdExpiry.extendedDays', `must be at least defaultDays (${holdExpiry.defaultDays})`);
   }
