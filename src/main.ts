@@ -66,14 +66,17 @@ export async function openDeps(
   return deps;
 }
 
-function printSandboxKey(key: string, clientId: string, baseUrl: string, consoleServed: boolean, started = true): void {
+function printSandboxKey(key: string, clientId: string, baseUrl: string, consoleServed: boolean, started: boolean, memory: boolean): void {
   const line = '─'.repeat(72);
   process.stdout.write(
     `\n${line}\n  OpenBaaS sandbox: a client and an API key were created.\n` +
       `  Client: ${clientId}\n  API key (shown once, keep it): ${key}\n\n` +
       (started
         ? `  curl -H "Authorization: ${key}" ${baseUrl}/v1/assets\n` + (consoleServed ? `  Console: ${baseUrl}/console (paste the key to sign in)\n` : '')
-        : '  The server did not start (the reason follows); the key is kept for the next start.\n') +
+        : memory
+          ? // An in-memory database goes with the process: nothing is kept (until 2026-12-08 this said it was; found by an audit).
+            '  The server did not start (the reason follows); the in-memory database is gone, and this key with it.\n'
+          : '  The server did not start (the reason follows); the key is kept for the next start.\n') +
       `${line}\n\n`,
   );
 }
@@ -174,7 +177,7 @@ export async function serve(config: Config): Promise<void> {
   const showNewKey = (started: boolean, baseUrl = config.publicBaseUrl) => {
     if (keyShown) return;
     keyShown = true;
-    if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, baseUrl, config.console, started);
+    if (bootstrap && !config.sandboxApiKey) printSandboxKey(bootstrap.key.key, bootstrap.client.id, baseUrl, config.console, started, config.memory);
   };
   // A SIGTERM or SIGINT from the making of the sandbox client until the server's own handlers
   // take over (exitOnSignal, below) shows the key first: until 2026-12-07 the signal's default

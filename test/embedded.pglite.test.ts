@@ -245,6 +245,23 @@ describe('openbaas serve (embedded database)', () => {
     }
   });
 
+  it('with --memory, a start that fails after making the sandbox client shows its key and says it is gone with the database, not kept', async () => {
+    // Until 2026-12-08 it said the key was kept for the next start (found by an audit).
+    const port = await freePortBelowEphemeral();
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    let failed;
+    try {
+      failed = await runCli(['serve', '--memory', '--port', String(port)], { HOST: '127.0.0.1', OPENBAAS_API_KEY: '' });
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/API key \(shown once, keep it\): sk_test_/);
+    expect(failed.stdout).toContain('The server did not start (the reason follows); the in-memory database is gone, and this key with it.');
+    expect(failed.stdout).not.toContain('kept for the next start');
+  });
+
   it('a first start that fails after making the sandbox client (its port in use) shows the key before the reason; the next start makes none and takes it', async () => {
     // Until 2026-12-07 the key was shown only once the server listened: a start that failed
     // after making the client never showed it, and no later start made another (found by an audit).
