@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, portMax, portMin, wholeNumber } from './platform/config.js';
 import { DataFolderLockedError, DataFolderUnusableError } from './platform/db/lock-file.js';
 import { DatabaseNewerError, MigrationChangedError } from './platform/db/migrate.js';
+import { assert } from './platform/assert.js';
 import { AppError } from './platform/http/errors.js';
 import type { Deps } from './platform/deps.js';
 
@@ -33,17 +34,29 @@ const commandLines = {
   serve: { options: ['memory', 'port', 'no-workers'], positionals: 1, usage: ['serve [--memory] [--port N] [--no-workers]', 'HTTP API plus background workers'] },
   worker: { options: [], positionals: 1, usage: ['worker', 'background workers only'] },
   migrate: { options: ['json'], positionals: 1, usage: ['migrate [--json]', 'apply pending database migrations'] },
-  'clients create': { options: ['name', 'json'], positionals: 2, usage: ['clients create --name NAME [--json]', 'create a client (tenant) and its first API key'] },
+  'clients create': {
+    options: ['name', 'json'],
+    positionals: 2,
+    needs: { oneOf: ['name'], text: '--name NAME' },
+    usage: ['clients create --name NAME [--json]', 'create a client (tenant) and its first API key'],
+  },
   'clients list': { options: ['json'], positionals: 2, usage: ['clients list [--json]', 'list clients'] },
   'keys create': {
     options: ['client', 'read-only', 'allow-ip', 'json'],
     positionals: 2,
+    needs: { oneOf: ['client'], text: '--client ID' },
     usage: ['keys create --client ID [--read-only] [--allow-ip CIDR]... [--json]', 'create another API key for a client (shown once)'],
   },
-  'keys revoke': { options: ['json'], positionals: 3, usage: ['keys revoke PREFIX [--json]', 'revoke a key by its prefix (sk_test_Ab12Cd34)'] },
+  'keys revoke': {
+    options: ['json'],
+    positionals: 3,
+    needs: { lastWord: true, text: 'the key prefix, for example sk_test_Ab12Cd34' },
+    usage: ['keys revoke PREFIX [--json]', 'revoke a key by its prefix (sk_test_Ab12Cd34)'],
+  },
   'directory import': {
     options: ['fedach', 'fedwire', 'bic', 'json'],
     positionals: 2,
+    needs: { oneOf: ['fedach', 'fedwire', 'bic'], text: '--fedach FILE, --fedwire FILE and/or --bic FILE' },
     usage: ['directory import [--fedach FILE] [--fedwire FILE] [--bic FILE] [--json]', 'replace the built-in bank directory of each kind given', '(FedACHdir.txt, fpddir.txt, a BIC list as CSV)'],
   },
   'directory status': { options: ['json'], positionals: 2, usage: ['directory status [--json]', 'where each kind of bank directory data came from'] },
@@ -57,6 +70,8 @@ const commandLines = {
 interface CommandLine {
   options: readonly OptionName[];
   positionals: number;
+  /** What the command cannot run without: one of these options with a value, or its last word (`keys revoke`'s prefix). */
+  needs?: { oneOf?: readonly OptionName[]; lastWord?: true; text: string };
   usage: readonly [string, ...string[]];
 }
 
@@ -176,8 +191,13 @@ const options = {
 
 type OptionName = keyof typeof options;
 
-/** Refuses an unknown command, an option the command does not read, or a word after its name it does not take. */
-function checkCommandLine(positionals: readonly string[], given: readonly string[]): void {
+/**
+ * Refuses an unknown command, an option the command does not read, a word after its name it does
+ * not take, or a command without what it needs (until 2026-12-08 the last was found once the
+ * command's modules had loaded, and said in one line without the usage; found by an audit).
+ */
+function checkCommandLine(positionals: readonly string[], values: Readonly<Record<string, unknown>>): void {
+  const given = Object.keys(values);
   const name = commandNameOf(positionals);
   // The command's words only, with the prefix of every other mistake (until 2026-12-07 the whole
   // line, options too, and without it), before any module is loaded (found by audits).
@@ -187,6 +207,10 @@ function checkCommandLine(positionals: readonly string[], given: readonly string
   if (foreign !== undefined) throw new UsageError(`Option '--${foreign}' is not an option of '${name}'`);
   const extra = positionals[line.positionals];
   if (extra !== undefined) throw new UsageError(`Unexpected argument '${extra}' after '${positionals.slice(0, line.positionals).join(' ')}'`);
+  const { needs } = line;
+  if (!needs) return;
+  const met = needs.lastWord ? Boolean(positionals[line.positionals - 1]) : (needs.oneOf ?? []).some((option) => Boolean(values[option]));
+  if (!met) throw new UsageError(`${name} needs ${needs.text}`);
 }
 
 function parseCommandLine(argv: string[]) {
@@ -216,7 +240,7 @@ async function main(argv: string[]): Promise<number> {
     // Asked for (`--help` or `-h` alone), the usage is an answer; without a command, a mistake.
     return values.help ? 0 : 1;
   }
-  checkCommandLine(positionals, Object.keys(values));
+  checkCommandLine(positionals, values);
   switch (command) {
     case 'serve': {
       // The PORT variable's rule: until 2026-12-06 `--port 1e1` listened on port 10 and `--port ""`
@@ -244,8 +268,8 @@ async function main(argv: string[]): Promise<number> {
     case 'clients': {
       const tenants = await import('./modules/tenants/tenants.service.js');
       if (subcommand === 'create') {
-        if (!values.name) throw new ConfigError('clients create needs --name');
         const name = values.name;
+        assert(name, 'checkCommandLine asks for --name');
         const result = await withDeps((deps) => tenants.createClientWithKey(deps, name));
         print(json, result, `Client ${result.client.id} (${result.client.name})\nAPI key (shown once): ${result.apiKey.key}`);
         return 0;
@@ -260,8 +284,8 @@ async function main(argv: string[]): Promise<number> {
     case 'keys': {
       const tenants = await import('./modules/tenants/tenants.service.js');
       if (subcommand === 'create') {
-        if (!values.client) throw new ConfigError('keys create needs --client <clientId>');
         const clientId = values.client;
+        assert(clientId, 'checkCommandLine asks for --client');
         const apiKey = await withDeps((deps) =>
           tenants.createApiKey(deps, clientId, { readOnly: values['read-only'] ?? false, allowedCidrs: values['allow-ip'] ?? [], cidrField: '--allow-ip' }),
           'create a key for',
@@ -271,7 +295,7 @@ async function main(argv: string[]): Promise<number> {
       }
       if (subcommand === 'revoke') {
         const prefix = positionals[2];
-        if (!prefix) throw new ConfigError('keys revoke needs the key prefix, for example sk_test_Ab12Cd34');
+        assert(prefix, 'checkCommandLine asks for the prefix');
         const revoked = await withDeps((deps) => tenants.revokeApiKey(deps, prefix), 'revoke');
         print(json, revoked, `Revoked ${revoked.prefix} at ${revoked.revokedAt}.`);
         return 0;
@@ -283,9 +307,6 @@ async function main(argv: string[]): Promise<number> {
       explained.push(DirectoryFileError);
       if (subcommand === 'import') {
         const files = { fedach: values.fedach, fedwire: values.fedwire, bic: values.bic };
-        if (!files.fedach && !files.fedwire && !files.bic) {
-          throw new ConfigError('directory import needs --fedach FILE, --fedwire FILE and/or --bic FILE');
-        }
         const read = await readDirectoryFiles(files);
         const imported = await withDeps((deps) => writeDirectoryFiles(deps.db, read, deps.clock.now()));
         print(json, imported, imported.map((entry) => `Imported ${entry.recordCount} ${entry.kind} records from ${entry.fileName}.`).join('\n'));

@@ -32,6 +32,12 @@ describe('openbaas command-line mistakes', () => {
     [['worker', '--port', '8081'], "Option '--port' is not an option of 'worker'"],
     [['migrate', 'now'], "Unexpected argument 'now' after 'migrate'"],
     [['keys', 'revoke', 'sk_test_Ab12Cd34', 'sk_test_Ef56Gh78'], "Unexpected argument 'sk_test_Ef56Gh78' after 'keys revoke sk_test_Ab12Cd34'"],
+    // Until 2026-12-08 what a command needs was found once its modules had loaded, and said without the usage (found by an audit).
+    [['clients', 'create'], 'clients create needs --name NAME'],
+    [['clients', 'create', '--name', ''], 'clients create needs --name NAME'],
+    [['keys', 'create', '--read-only'], 'keys create needs --client ID'],
+    [['keys', 'revoke'], 'keys revoke needs the key prefix, for example sk_test_Ab12Cd34'],
+    [['directory', 'import'], 'directory import needs --fedach FILE, --fedwire FILE and/or --bic FILE'],
   ])('%j: one line naming the problem, then the usage; exit 1', async (args, problem) => {
     const result = await runCli(args, { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
@@ -50,6 +56,7 @@ describe('openbaas command-line mistakes', () => {
     // Until 2026-12-07 the whole line, its options too: "Unknown command: nonsense --json" (found by an audit).
     [['nonsense', '--json'], /^Unknown command: nonsense$/],
     [['--json', 'nonsense', 'more'], /^Unknown command: nonsense more$/],
+    [['keys', 'create', '--json'], /^keys create needs --client ID$/],
   ])('%j under --json: one JSON line on stderr naming the problem, no usage; exit 1', async (args, problem) => {
     const result = await runCli(args, { DATA_DIR: path.join(folder, 'data') });
     expect(result.code).toBe(1);
