@@ -98,6 +98,12 @@ describe('the paging parameters are checked whatever the filters match', () => {
     expect(response.body.details).toEqual([{ field, message: `must be sent once (it was sent ${times} times)` }]);
   });
 
+  it('a parameter with an empty name (?=5) is told so (it was said to be the query string, "not a known query parameter")', async () => {
+    const response = await t.request({ url: '/v1/customers?=5' });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'querystring', message: 'holds a parameter with an empty name (as in ?=5), which no parameter has' }] });
+  });
+
   it('a linking filter that is not an id is 400 naming it (a typo answered an empty page until 2026-12-08); an id nothing links to answers an empty page', async () => {
     for (const [name, value] of [['parentTransactionId', 'abc'], ['cardTransactionId', '%F0%9F%92%B3'], ['cryptoTransactionId', '%20019c0000-0000-7000-8000-000000000000']] as const) {
       const response = await t.request({ url: `/v1/transactions?${name}=${value}&limit=5` });

@@ -163,8 +163,12 @@ export function detailsFromAjvErrors(allErrors: readonly ErrorObject[], context:
       field = joinPath(field, String((error.params as { missingProperty: string }).missingProperty));
       message = 'is required';
     } else if (error.keyword === 'additionalProperties') {
-      field = joinPath(field, String((error.params as { additionalProperty: string }).additionalProperty));
+      const name = String((error.params as { additionalProperty: string }).additionalProperty);
+      field = joinPath(field, name);
       message = context === 'body' ? 'is not a known field' : 'is not a known query parameter';
+      // A name that is empty (`?=5`, `{"": 1}`) is told so, where it was named as the whole query
+      // string or body, "not a known query parameter" (until 2026-12-08; found by an audit).
+      if (name === '') message = context === 'body' ? 'holds a field with an empty name, which no field has' : 'holds a parameter with an empty name (as in ?=5), which no parameter has';
     } else if (error.keyword === 'const' || error.keyword === 'enum') {
       const values = allowedAt.get(error.instancePath) ?? [];
       message = `must be one of ${values.map((value) => JSON.stringify(value)).join(', ')}`;
