@@ -535,6 +535,7 @@ describe('404, 410, 413, 415', () => {
     const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: 'name=widget', contentType });
     expect(response.status).toBe(415);
     expect(response.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(response.body.details).toEqual([{ field: 'Content-Type', message: 'send JSON bodies as application/json' }]);
   });
 
   it.each(['application/json; charset=iso-8859-1', 'application/json;charset="utf-16"', 'application/json; charset=latin1'])(
@@ -543,8 +544,15 @@ describe('404, 410, 413, 415', () => {
       const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: JSON.stringify(thing), contentType });
       expect(response.status).toBe(415);
       expect(response.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+      expect(response.body.details).toEqual([{ field: 'Content-Type', message: expect.stringMatching(/^charset=.* is not accepted: JSON bodies are UTF-8$/) }]);
     },
   );
+
+  it.each(['application/json; charset=utf-8; charset=latin1', 'application/json; charset=utf-8;charset=utf-8'])('415 for %s: a charset named twice, which readers could take either way', async (contentType) => {
+    const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: JSON.stringify(thing), contentType });
+    expect(response.status, JSON.stringify(response.body)).toBe(415);
+    expect(response.body).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', details: [{ field: 'Content-Type', message: 'names charset more than once' }] });
+  });
 
   it.each(['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'application/json; charset="utf8"'])('%s is read', async (contentType) => {
     const response = await t.request({ method: 'POST', url: '/v1/test/things', rawBody: JSON.stringify({ ...thing, name: 'Café 東京' }), contentType });

@@ -43,7 +43,9 @@ function missingOneOf(request: FastifyRequest, body: unknown): ErrorDetail[] {
 function unsupportedMediaType(error: FastifyError, request: FastifyRequest): AppError {
   const consumes = request.routeOptions.schema?.consumes;
   const wanted = consumes?.includes('multipart/form-data') ? "send this route's body as multipart/form-data" : 'send JSON bodies as application/json';
-  return new AppError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${wanted}. (${error.message})`);
+  return new AppError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${wanted}. (${error.message})`, {
+    details: [{ field: 'Content-Type', message: wanted }],
+  });
 }
 
 function toAppError(error: FastifyError & { validationContext?: string }, request: FastifyRequest): AppError | undefined {

@@ -296,9 +296,19 @@ function mergeUnionDetails(details: ErrorDetail[]): ErrorDetail[] {
  * would replace them with U+FFFD and store a text the client never sent).
  */
 export function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  const charsets = [...(contentType ?? '').matchAll(/;\s*charset\s*=\s*"?([^";\s]*)/gi)].map((match) => (match[1] ?? '').toLowerCase());
+  // Named twice, one reader could take the first and another the last (until 2026-12-08 the first
+  // was read: `charset=utf-8; charset=latin1` passed; found by an audit).
+  if (charsets.length > 1) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The Content-Type names its charset more than once; name it once (utf-8).', {
+      details: [{ field: 'Content-Type', message: 'names charset more than once' }],
+    });
+  }
+  const charset = charsets[0];
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `JSON bodies are UTF-8 (RFC 8259); charset=${charset} is not accepted.`);
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `JSON bodies are UTF-8 (RFC 8259); charset=${charset} is not accepted.`, {
+      details: [{ field: 'Content-Type', message: `charset=${charset} is not accepted: JSON bodies are UTF-8` }],
+    });
   }
   if (!isUtf8(body)) throw new AppError('INVALID_JSON', 'The body is not valid UTF-8 (JSON bodies are UTF-8, RFC 8259).');
   const text = body.toString('utf8');
