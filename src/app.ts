@@ -14,7 +14,7 @@ import { errorHandler } from './platform/http/error-handler.js';
 import { ErrorBodySchema } from './platform/http/envelope.js';
 import { refuseMalformedIdempotencyKey, reusedIdempotencyKeyError } from './platform/http/idempotency.js';
 import { RouteMethods } from './platform/http/method-not-allowed.js';
-import { isJsonRequest, jsonBodyLimitBytes, parseJsonBody, refuseBodyFields, refuseNulInParameters, validatorCompiler } from './platform/http/validation.js';
+import { isJsonRequest, jsonBodyLimitBytes, parseJsonBody, refuseBodyFields, refuseNulInParameters, refuseUndecodableQuery, validatorCompiler } from './platform/http/validation.js';
 import { lazySerializerFactory } from './platform/http/serialization.js';
 import { createMetrics } from './platform/http/metrics.js';
 import { registerOperationRoutes } from './platform/http/operations.js';
@@ -96,7 +96,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? new AppError('NOT_FOUND', 'Not found: no resource has an id this long (path parameters are 300 characters at most).')
           : error.code === 'FST_ERR_BAD_URL'
-            ? new AppError('BAD_REQUEST', 'The path is not a valid URL: a percent sign must start a valid escape (%XX).')
+            ? new AppError('BAD_REQUEST', 'The path is not a valid URL: its percent escapes must be %XX of UTF-8 text.')
             : error;
       // Answered before the onRequest hooks run, so the trace header and the headers of every
       // answer are set here (until 2026-12-05 those two lacked the latter; found by an audit).
@@ -191,6 +191,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   app.addHook('preValidation', async (request) => {
     // A NUL character reaches the parameters only as %00 in the URL: one search on most requests.
     if (request.url.includes('%00')) refuseNulInParameters(request.params, request.query);
+    if (request.url.includes('%')) refuseUndecodableQuery(request.url);
     // A write sent without a body is treated as an empty object: routes whose fields are all
     // optional accept it, and the others name each missing field.
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};

@@ -98,6 +98,26 @@ describe('the paging parameters are checked whatever the filters match', () => {
     expect(response.body.details).toEqual([{ field, message: `must be sent once (it was sent ${times} times)` }]);
   });
 
+  it.each([
+    ['email=%zz', 'email'],
+    ['email=%C0%AF', 'email'],
+    ['email=%ED%A0%80', 'email'],
+    ['type=%C0%AF', 'type'],
+    ['%zz=1', 'querystring'],
+  ])('a query string that does not decode (?%s) is 400 naming %s (it was read as written, or told "must be one of")', async (query, field) => {
+    const response = await t.request({ url: `/v1/customers?${query}` });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field, message: expect.stringContaining('percent-encoding') }] });
+  });
+
+  it('percent escapes that decode are read as before: %40, %2B, + for a space, %E2%82%AC', async () => {
+    for (const query of ['email=a%40example.com', 'email=a%2Bb%40example.com', 'email=a+b%40example.com', 'email=%E2%82%AC%40example.com']) {
+      const response = await t.request({ url: `/v1/customers?${query}` });
+      expect(response.status, `${query}: ${JSON.stringify(response.body)}`).not.toBe(500);
+      expect(JSON.stringify(response.body), query).not.toContain('percent-encoding');
+    }
+  });
+
   it('a parameter with an empty name (?=5) is told so (it was said to be the query string, "not a known query parameter")', async () => {
     const response = await t.request({ url: '/v1/customers?=5' });
     expect(response.status, JSON.stringify(response.body)).toBe(400);

@@ -340,6 +340,34 @@ export function refuseNulInParameters(...sources: unknown[]): void {
   }
 }
 
+/**
+ * A query string whose percent escapes do not decode (`%zz`, or bytes that are not UTF-8 such as
+ * `%C0%AF` or `%ED%A0%80`) is 400 VALIDATION_ERROR naming the parameter, as such a path is 400.
+ * The query parser keeps such a value as written, so `?email=%zz` was looked up as the text
+ * "%zz" and an enum was told "must be one of" (until 2026-12-08; found by an audit).
+ */
+export function refuseUndecodableQuery(url: string): void {
+  const start = url.indexOf('?');
+  if (start === -1) return;
+  for (const pair of url.slice(start + 1).split('&')) {
+    if (!pair.includes('%')) continue;
+    const equals = pair.indexOf('=');
+    const rawName = equals === -1 ? pair : pair.slice(0, equals);
+    const decode = (text: string) => decodeURIComponent(text.replaceAll('+', ' '));
+    let name: string;
+    try {
+      name = decode(rawName);
+    } catch {
+      throw validationError('querystring', `holds a parameter name that is not valid percent-encoding (${rawName.slice(0, 40)}): escapes are %XX of UTF-8 text`);
+    }
+    try {
+      if (equals !== -1) decode(pair.slice(equals + 1));
+    } catch {
+      throw validationError(name, 'is not valid percent-encoding: escapes are %XX of UTF-8 text');
+    }
+  }
+}
+
 /** A value met in a body, with its parent and its key: a path is built only for a value refused (this runs on every JSON request). */
 type JsonItem = { value: unknown; depth: number; parent: JsonItem | undefined; key: string | number | undefined };
 
