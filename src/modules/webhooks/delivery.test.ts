@@ -11,8 +11,11 @@ import type { EventType } from './event-types.js';
 import { recordEvent } from './events.store.js';
 
 // Compressed schedule: retries after about 1 s, 2 s and 3 s of the injected clock, then FAILED.
+// The timeout is generous: with 300 ms, a receiver that answers at once was now and then recorded as
+// timed out on a loaded machine (a flaky-test review, 2026-12-08); the one test of a receiver that
+// hangs gives its worker a timeout of its own.
 const env = {
-  WEBHOOK_TIMEOUT_MS: '300',
+  WEBHOOK_TIMEOUT_MS: '3000',
   WEBHOOK_RETRY_SCHEDULE: '1s,2s,3s',
   WEBHOOK_RETRY_JITTER_PERCENT: '10',
   WEBHOOK_LEASE_MS: '5000',
@@ -157,7 +160,8 @@ describe('fan-out and delivery', () => {
 
       flaky.mode = 'hang';
       t.clock.advance(400);
-      expect(await worker.deliverDue()).toBe(1);
+      const impatient = new DeliveryWorker({ ...t.deps, config: { ...t.deps.config, webhookTimeoutMs: 300 } });
+      expect(await impatient.deliverDue()).toBe(1);
 
       await flaky.down();
       t.clock.advance(2300);

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestClient, type TestContext } from '../../../../test/harness.js';
 import { expectLedgerClean } from '../../../../test/bank/fixtures.js';
 import { cardPrograms } from '../../../../test/cards/fixtures.js';
@@ -376,20 +376,23 @@ describe('the stand-in decides', () => {
     });
   });
 
+  // A window of 1 s, not the 250 ms minimum: on a loaded machine the first transaction alone took
+  // 288 ms of 250, so no request was sent (a flaky-test review, 2026-12-08).
   it('a timeout: the stand-in answers at timeoutMs without waiting for the client; the late answer changes nothing', async () => {
     await withEndpoint(async (client, slow) => {
-      await patchCoopProgram(client, { timeoutMs: 250 });
-      slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 500 });
+      await patchCoopProgram(client, { timeoutMs: 1000 });
+      slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 1500 });
       const card = await coopCard('100.00', client);
       const result = await authorize(t, card.cardId, { amount: 10 }, client);
       expect(result).toMatchObject({ responseCode: '91', decisionSource: 'STAND_IN', record: { coopAuth: { standInReason: 'TIMEOUT', httpStatus: null } } });
       // The client had what was left of timeoutMs once the first transaction had run (coop-client.ts).
       const window = Number(/^timed out after (\d+) ms$/.exec(result.record.coopAuth.detail as string)?.[1]);
       expect(window).toBeGreaterThan(0);
-      expect(window).toBeLessThanOrEqual(250);
+      expect(window).toBeLessThanOrEqual(1000);
       expect(result.record.coopAuth.latencyMs).toBeGreaterThanOrEqual(window);
       await expectOutcome(result, '91', ['COOP_AUTH_0100', 'CARD_TRANSACTION_FAILED'], client);
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // Past the late answer.
+      await new Promise((resolve) => setTimeout(resolve, 700));
       const after = await t.request({ url: `/v1/cards/transactions/${result.parentCardTransactionId as string}`, key: client.key });
       expect(after.body.data).toMatchObject({ status: 'FAILED', heldAmount: 0 });
       expect(await balances(t, card.walletId, client)).toMatchObject({ AVAILABLE: '100.00', RESERVED: '0.00' });
@@ -399,8 +402,8 @@ describe('the stand-in decides', () => {
   it('the late answer is logged (warning, with the event id) and ignored', async () => {
     const captured = await appWithLogCapture(t);
     await withEndpoint(async (client, slow) => {
-      await patchCoopProgram(client, { timeoutMs: 250 });
-      slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 400 });
+      await patchCoopProgram(client, { timeoutMs: 1000 });
+      slow.answer = () => ({ body: { responseCode: '00' }, delayMs: 1300 });
       const card = await coopCard('100.00', client);
       const response = await captured.app.inject({
         method: 'POST',
@@ -410,13 +413,13 @@ describe('the stand-in decides', () => {
       });
       expect(response.statusCode).toBe(201);
       const eventId = response.json<any>().data.record.coopAuth.eventId as string;
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await vi.waitFor(() => expect(captured.logged()).toContain('arrived after the timeout'), { timeout: 5_000, interval: 50 });
       const line = captured
         .logged()
         .split('\n')
         .find((text) => text.includes('arrived after the timeout'));
       expect(line).toBeDefined();
-      expect(JSON.parse(line ?? '{}')).toMatchObject({ level: 40, eventId, httpStatus: 200, timeoutMs: 250 });
+      expect(JSON.parse(line ?? '{}')).toMatchObject({ level: 40, eventId, httpStatus: 200, timeoutMs: 1000 });
     }).finally(() => captured.close());
   });
 
