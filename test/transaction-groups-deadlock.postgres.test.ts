@@ -51,6 +51,17 @@ async function deadlockAgainst(run: (work: (tx: Tx) => Promise<string>) => Promi
       (value) => value,
       (error: { code?: string }) => `rejected ${error.code ?? ''}`,
     );
+    // The member waits for a before the other asks for b, and a while before (its deadlock check
+    // then fires first): until 2026-12-08 a fixed 300 ms, which a loaded machine could outrun, so
+    // that no deadlock happened at all (attempts 1; a flaky-test review).
+    const otherPid = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const waiting = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND $1::int = ANY (pg_blocking_pids(pid))', [otherPid]);
+      if ((waiting.rows[0]?.n ?? 0) > 0) break;
+      if (Date.now() > deadline) throw new Error('the member never waited for the row the other transaction holds');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     await new Promise((resolve) => setTimeout(resolve, 300));
     const otherDone = other.query(`UPDATE ${table} SET v = v + 1 WHERE id = 'b'`).then(
       async () => {
