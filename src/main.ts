@@ -68,15 +68,13 @@ export async function openDeps(
 
 function printSandboxKey(key: string, clientId: string, baseUrl: string, consoleServed: boolean, started: boolean, memory: boolean): void {
   const line = '─'.repeat(72);
+  // An in-memory database goes with the process: nothing is kept (until 2026-12-08 this said it was; found by an audit).
+  const notStarted = `  The server did not start (the reason follows); ${memory ? 'the in-memory database is gone, and this key with it' : 'the key is kept for the next start'}.\n`;
+  const howToUse = `  curl -H "Authorization: ${key}" ${baseUrl}/v1/assets\n` + (consoleServed ? `  Console: ${baseUrl}/console (paste the key to sign in)\n` : '');
   process.stdout.write(
     `\n${line}\n  OpenBaaS sandbox: a client and an API key were created.\n` +
       `  Client: ${clientId}\n  API key (shown once, keep it): ${key}\n\n` +
-      (started
-        ? `  curl -H "Authorization: ${key}" ${baseUrl}/v1/assets\n` + (consoleServed ? `  Console: ${baseUrl}/console (paste the key to sign in)\n` : '')
-        : memory
-          ? // An in-memory database goes with the process: nothing is kept (until 2026-12-08 this said it was; found by an audit).
-            '  The server did not start (the reason follows); the in-memory database is gone, and this key with it.\n'
-          : '  The server did not start (the reason follows); the key is kept for the next start.\n') +
+      (started ? howToUse : notStarted) +
       `${line}\n\n`,
   );
 }

@@ -95,6 +95,11 @@ function isDatabaseUnavailable(error: unknown): boolean {
   );
 }
 
+/** A 503 the client retries after a second: the database busy, unreachable, or conflicting on every attempt. */
+function retryShortly(code: 'SERVICE_UNAVAILABLE' | 'WRITE_CONFLICT', message: string): AppError {
+  return new AppError(code, message, { headers: { 'retry-after': '1' } });
+}
+
 /** Expected outcomes become their 4xx; anything else is a bug: a 500, logged with its stack. */
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const traceId = String(request.id);
@@ -106,21 +111,15 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       // Until 2026-12-08 answered and logged at error level as a database that cannot be reached
       // (found by an audit): a busy database is not an outage.
       request.log.warn('no database connection came free within DB_CONNECT_TIMEOUT_MS');
-      appError = new AppError('SERVICE_UNAVAILABLE', 'No database connection came free in time (the database is busy, or cannot be reached); retry shortly.', {
-        headers: { 'retry-after': '1' },
-      });
+      appError = retryShortly('SERVICE_UNAVAILABLE', 'No database connection came free in time (the database is busy, or cannot be reached); retry shortly.');
     } else if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');
-      appError = new AppError('SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly.', {
-        headers: { 'retry-after': '1' },
-      });
+      appError = retryShortly('SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly.');
     } else if (isRetryableDatabaseError(error)) {
       // A transaction that still conflicted on its last attempt (withTransaction runs one up to 8
       // times): contention, not a bug, and rolled back. Until 2026-12-07 a 500.
       request.log.warn({ err: error }, 'write conflicted on every attempt');
-      appError = new AppError('WRITE_CONFLICT', 'This request conflicted with other writes to the same records on every attempt and was rolled back; retry it (with the same Idempotency-Key).', {
-        headers: { 'retry-after': '1' },
-      });
+      appError = retryShortly('WRITE_CONFLICT', 'This request conflicted with other writes to the same records on every attempt and was rolled back; retry it (with the same Idempotency-Key).');
     } else {
       request.log.error({ err: error }, 'unexpected error');
       appError = new AppError('INTERNAL_ERROR', `Internal error. Please report it with the trace id ${traceId}.`);

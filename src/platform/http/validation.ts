@@ -138,7 +138,6 @@ export function detailsFromAjvErrors(allErrors: readonly ErrorObject[], context:
   const { errors: unformed, details } = formsNotStarted(allErrors, rootName);
   const errors = closestUnionBranches(unformed);
   const seen = new Set<string>();
-  if (details.length >= validationDetailsMax) return mergeUnionDetails(details.slice(0, validationDetailsMax));
   // A union of constants (anyOf of literals: an event type, say) fails once per branch: one detail
   // names them all. Until 2026-12-03 each branch was a detail of its own, cut at
   // validationDetailsMax, so a list of 44 event types showed 20 (found by an audit).
@@ -151,6 +150,7 @@ export function detailsFromAjvErrors(allErrors: readonly ErrorObject[], context:
     allowedAt.set(error.instancePath, values);
   }
   for (const error of errors) {
+    if (details.length >= validationDetailsMax) break;
     // A nullable object (anyOf object | null) given an object with a wrong field fails both
     // branches; the null branch's "must be null" would tell the client to drop the whole object.
     const insideThisObject = (other: ErrorObject) =>
@@ -185,7 +185,6 @@ export function detailsFromAjvErrors(allErrors: readonly ErrorObject[], context:
     if (seen.has(key)) continue;
     seen.add(key);
     details.push({ field, message });
-    if (details.length >= validationDetailsMax) break;
   }
   // Several branch errors of one union on the same field read best as one line.
   return mergeUnionDetails(details);
@@ -349,11 +348,11 @@ export function refuseNulInParameters(...sources: unknown[]): void {
 export function refuseUndecodableQuery(url: string): void {
   const start = url.indexOf('?');
   if (start === -1) return;
+  const decode = (text: string) => decodeURIComponent(text.replaceAll('+', ' '));
   for (const pair of url.slice(start + 1).split('&')) {
     if (!pair.includes('%')) continue;
     const equals = pair.indexOf('=');
     const rawName = equals === -1 ? pair : pair.slice(0, equals);
-    const decode = (text: string) => decodeURIComponent(text.replaceAll('+', ' '));
     let name: string;
     try {
       name = decode(rawName);
